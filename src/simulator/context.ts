@@ -1,0 +1,149 @@
+/**
+ * The contract between the simulator's core (server, auth, limits, faults, clock, async
+ * operations) and its areas (private cloud, devices, ...). An area is plain data plus
+ * handlers keyed by OpenAPI operation id; it never sees the HTTP framework.
+ */
+import type { Readable } from 'node:stream';
+
+/** A seeded pseudo-random source; the same seed gives the same sequence. */
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+  int(minInclusive: number, maxInclusive: number): number;
+  pick<T>(items: readonly T[]): T;
+  uuid(): string;
+  /** A child generator whose sequence depends only on the parent seed and `label`. */
+  fork(label: string): Rng;
+}
+
+/**
+ * Simulated time. `now()` advances `timeScale` times faster than real time, plus any
+ * offset set through `/_sim/clock`. Durations in the world are simulated milliseconds.
+ */
+export interface SimClock {
+  now(): number;
+  nowIso(): string;
+  readonly timeScale: number;
+  /** Moves simulated time forward (control surface and tests). */
+  advance(ms: number): void;
+}
+
+export type AsyncFlavour = 'dataServices' | 'devices' | 'subscriptions' | 'reporting';
+export type AsyncTerminal = 'SUCCEEDED' | 'FAILED' | 'TIMEDOUT' | 'CANCELLED';
+
+/** What an area asks for when it accepts a long-running write (a 202). */
+export interface AsyncOperationSpec {
+  flavour: AsyncFlavour;
+  /** Operation type label, e.g. `software-update`. */
+  type: string;
+  /** Id of the resource it acts on (system id, report id...). */
+  resourceId?: string;
+  /** Simulated duration until the operation ends. */
+  durationMs: number;
+  timeoutMinutes?: number;
+  /**
+   * Called once, in simulated-time order, when the operation's end time has passed; it
+   * applies the side effects to the world and returns how the operation ended.
+   */
+  complete(): AsyncOutcome;
+}
+
+export interface AsyncOutcome {
+  status: AsyncTerminal;
+  result?: unknown;
+  resultType?: string;
+  error?: { errorCode: string; message: string };
+  /** Reporting: `results[]` entries `{name, resourceUri}`. */
+  results?: Array<{ name: string; resourceUri: string }>;
+}
+
+export interface AsyncOperationRecord {
+  id: string;
+  flavour: AsyncFlavour;
+  type: string;
+  resourceId?: string;
+  startedAt: number;
+  endsAt: number;
+  endedAt?: number;
+  timeoutMinutes: number;
+  outcome?: AsyncOutcome;
+  /** Set by fault injection: the operation never reaches a terminal state. */
+  stuck?: boolean;
+}
+
+export interface AsyncOperations {
+  /** Registers the operation and returns its record; the Location path is `locationOf(record)`. */
+  start(spec: AsyncOperationSpec): AsyncOperationRecord;
+  get(id: string): AsyncOperationRecord | undefined;
+  locationOf(record: AsyncOperationRecord): string;
+  /** Runs `complete()` of every operation whose end time has passed, in end-time order. */
+  settle(): void;
+  /** Operations still running whose resourceId matches (409 checks). */
+  running(resourceId: string): AsyncOperationRecord[];
+}
+
+/** An e-mail the platform would have sent (report exports, invitations). */
+export interface OutboxMessage {
+  id: string;
+  to: string[];
+  subject: string;
+  body: string;
+  /** Links in the mail, e.g. the report download URL. */
+  links: string[];
+  sentAt: string;
+  kind: string;
+}
+
+export interface SimRequest {
+  operationId: string;
+  method: string;
+  /** Path parameters by name. */
+  params: Record<string, string>;
+  /** Query parameters; repeated keys (`id=a&id=b`) become arrays. */
+  query: Record<string, string | string[]>;
+  body: unknown;
+  headers: Record<string, string | undefined>;
+  /** Region of a regional area, from the path prefix or header. */
+  region: string;
+  /** The authenticated API client. */
+  clientId: string;
+  /** The origin of this simulator, for absolute URLs (download links). */
+  origin: string;
+}
+
+export interface SimResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** JSON body; omitted for empty responses. */
+  body?: unknown;
+  /** Streamed body (CSV downloads); `headers` must then carry the content type. */
+  stream?: Readable;
+}
+
+export type OperationHandler = (req: SimRequest) => SimResponse | Promise<SimResponse>;
+
+/** Shared services every area receives. */
+export interface SimContext {
+  clock: SimClock;
+  asyncOps: AsyncOperations;
+  outbox: OutboxMessage[];
+  /** Appends to the outbox with id and timestamp filled in. */
+  sendMail(message: Omit<OutboxMessage, 'id' | 'sentAt'>): OutboxMessage;
+  rng: Rng;
+  /** World-file settings of this area (sizes, pinned failures), already parsed. */
+  config: Record<string, unknown>;
+  /** The state of another area (devices read subscriptions, for example). */
+  stateOf<S>(areaKey: string): S;
+}
+
+/**
+ * One area of the platform. `createState` builds the seeded world part; `handlers` serves
+ * its operations. Handlers throw `SimHttpError` (see errors.ts) for platform errors.
+ */
+export interface AreaModule<State = unknown> {
+  key: string;
+  createState(ctx: SimContext): State;
+  handlers(state: State, ctx: SimContext): Record<string, OperationHandler>;
+  /** Counts for `/_sim/world`. */
+  summary(state: State): Record<string, number>;
+}
