@@ -15,8 +15,10 @@ const layerRules = [
   { target: './src/scheduler', from: ['./src/cli', './src/simulator'] },
   { target: './src/errors', from: ['./src/api', './src/steps', './src/playbook', './src/engine', './src/scheduler', './src/store', './src/cli', './src/simulator', './src/expressions', './src/logging'] },
   { target: './src/logging', from: ['./src/api', './src/steps', './src/playbook', './src/engine', './src/scheduler', './src/store', './src/cli', './src/simulator', './src/expressions'] },
+  // The platform description is a leaf every layer reads.
+  { target: './src/openapi', from: ['./src/api', './src/steps', './src/playbook', './src/engine', './src/scheduler', './src/store', './src/cli', './src/simulator', './src/expressions'] },
   // The simulator is a product of its own: only the CLI may use it, and it uses no engine code.
-  { target: './src/simulator', from: ['./src/steps', './src/playbook', './src/engine', './src/scheduler', './src/store', './src/cli', './src/expressions'] },
+  { target: './src/simulator', from: ['./src/api', './src/steps', './src/playbook', './src/engine', './src/scheduler', './src/store', './src/cli', './src/expressions'] },
 ];
 
 export default tseslint.config(
