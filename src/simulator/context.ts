@@ -109,6 +109,8 @@ export interface SimRequest {
   clientId: string;
   /** The origin of this simulator, for absolute URLs (download links). */
   origin: string;
+  /** `limit` range and default of a list operation (from the description's `x-fleetbook-paging`). */
+  paging?: { default: number; min: number; max: number; envelope: boolean };
 }
 
 export interface SimResponse {
