@@ -1,0 +1,96 @@
+/**
+ * One pino logger passed down; children add `runId`, `stepId`, `attempt`. Secrets are
+ * removed twice: by key (credentials and tokens wherever they sit in an object) and by
+ * value (any registered secret string, e.g. a `secret: true` playbook input, wherever it
+ * appears inside a logged string).
+ */
+import { pino, type Logger, type DestinationStream, type LevelWithSilent } from 'pino';
+
+export type { Logger } from 'pino';
+
+/** Object keys whose values are always secret, at any depth pino redaction reaches. */
+const secretKeys = [
+  'clientSecret',
+  'client_secret',
+  'access_token',
+  'accessToken',
+  'token',
+  'password',
+  'authorization',
+  'Authorization',
+];
+const redactPaths = secretKeys.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
+
+export const REDACTED = '[REDACTED]';
+
+/** The set of secret values a logger scrubs from every string it writes. */
+export interface SecretRegistry {
+  add(value: string | undefined): void;
+  /** Replaces every registered secret inside `text`. */
+  scrub(text: string): string;
+  /** Deep copy of `value` with secrets scrubbed from every string. */
+  scrubValue<T>(value: T): T;
+}
+
+export function createSecretRegistry(): SecretRegistry {
+  const secrets = new Set<string>();
+  const scrub = (text: string): string => {
+    let out = text;
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  };
+  const scrubValue = <T>(value: T): T => {
+    if (secrets.size === 0) return value;
+    if (typeof value === 'string') return scrub(value) as T;
+    if (Array.isArray(value)) return value.map((item: unknown) => scrubValue(item)) as T;
+    if (value !== null && typeof value === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) out[key] = scrubValue(item);
+      return out as T;
+    }
+    return value;
+  };
+  return {
+    // Very short values would scrub ordinary words; they are not worth hiding by value.
+    add: (value) => {
+      if (value && value.length >= 4) secrets.add(value);
+    },
+    scrub,
+    scrubValue,
+  };
+}
+
+export interface LoggerOptions {
+  /** @default 'info' */
+  level?: LevelWithSilent;
+  /** Where JSON lines go. @default standard error */
+  destination?: DestinationStream;
+  secrets?: SecretRegistry;
+  /** Fields on every line, e.g. `{ runId }`. */
+  base?: Record<string, unknown>;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const secrets = options.secrets;
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: options.base ?? {},
+      redact: { paths: redactPaths, censor: REDACTED },
+      formatters: secrets
+        ? { log: (object: Record<string, unknown>) => secrets.scrubValue(object) }
+        : {},
+      hooks: secrets
+        ? {
+            logMethod(args, method) {
+              method.apply(
+                this,
+                args.map((arg: unknown) => (typeof arg === 'string' ? secrets.scrub(arg) : arg)) as Parameters<typeof method>,
+              );
+            },
+          }
+        : {},
+    },
+    options.destination ?? pino.destination(2),
+  );
+}
