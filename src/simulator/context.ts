@@ -43,9 +43,17 @@ export interface AsyncOperationSpec {
   timeoutMinutes?: number;
   /**
    * Called once, in simulated-time order, when the operation's end time has passed; it
-   * applies the side effects to the world and returns how the operation ended.
+   * applies the side effects to the world and returns how the operation ended. When fault
+   * injection forces a failure, `injectedFailure` is set: the area should leave the world
+   * as a failed operation would (the record ends FAILED with this error whatever it returns).
    */
-  complete(): AsyncOutcome;
+  complete(injectedFailure?: InjectedFailure): AsyncOutcome;
+}
+
+/** A failure forced on an async operation by fault injection (`asyncOperations` rules). */
+export interface InjectedFailure {
+  errorCode: string;
+  message: string;
 }
 
 export interface AsyncOutcome {
@@ -103,7 +111,10 @@ export interface SimRequest {
   query: Record<string, string | string[]>;
   body: unknown;
   headers: Record<string, string | undefined>;
-  /** Region of a regional area, from the path prefix or header. */
+  /**
+   * Region of a regional area, from the path prefix or header; `''` when the request named
+   * no region (region-agnostic: lists show every region's resources, any id resolves).
+   */
   region: string;
   /** The authenticated API client. */
   clientId: string;
@@ -139,8 +150,9 @@ export interface SimContext {
 }
 
 /**
- * One area of the platform. `createState` builds the seeded world part; `handlers` serves
- * its operations. Handlers throw `SimHttpError` (see errors.ts) for platform errors.
+ * One area of the platform. `createState` builds the seeded world part from `ctx.rng` and
+ * `ctx.config` only (not the clock), so the same seed gives the same world; `handlers`
+ * serves its operations. Handlers throw `SimHttpError` (see errors.ts) for platform errors.
  */
 export interface AreaModule<State = unknown> {
   key: string;
