@@ -1,0 +1,4 @@
+/** The filter and sort languages of list operations. */
+export { compileFilter, FILTER_OPERATORS, type CompileFilterOptions, type FilterPredicate } from './compile-filter.js';
+export { compileSort, type SortComparator } from './compile-sort.js';
+export type { PropertySchema, PropertyType } from './property-schema.js';
