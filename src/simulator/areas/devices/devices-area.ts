@@ -1,0 +1,402 @@
+/**
+ * Device management: devices added in batches of five (async), listed with filter and sort,
+ * and updated (application assignment, subscriptions) in batches of five (async). Device
+ * updates consume and release subscription quantity in the subscriptions area's state.
+ */
+import type { AreaModule, AsyncOutcome, Rng, SimContext, SimRequest } from '../../context.js';
+import { badRequest, notFound, SimHttpError } from '../../errors.js';
+import { createListQuery } from '../../filter/index.js';
+import { acceptedResponse, batchIds, checkTags, dryRunResponse, isDryRun, MAX_BATCH } from '../subscriptions/batch-writes.js';
+import type { Subscription, SubscriptionsState } from '../subscriptions/subscriptions-area.js';
+import { generatedRecord, touch, type RecordFields } from '../workspaces/world-time.js';
+
+export type DeviceType = 'COMPUTE' | 'STORAGE' | 'NETWORK';
+export type AssignedState = 'ASSIGNED_TO_SERVICE' | 'UNASSIGNED';
+
+export interface Device extends RecordFields {
+  resourceUri: string;
+  serialNumber: string;
+  macAddress: string | null;
+  partNumber: string | null;
+  deviceType: DeviceType;
+  model: string;
+  region: string | null;
+  application: { id: string } | null;
+  assignedState: AssignedState;
+  subscription: Array<{ id: string }>;
+  tags: Record<string, string>;
+}
+
+/** An application devices can be assigned to, with the regions it runs in. */
+export interface Application {
+  id: string;
+  name: string;
+  regions: string[];
+}
+
+export interface DevicesState {
+  devices: Device[];
+  byId: Map<string, Device>;
+  bySerial: Map<string, Device>;
+  applications: Application[];
+  /** Serial numbers whose addition always fails (world file `failSerialNumbers`). */
+  failSerialNumbers: ReadonlySet<string>;
+}
+
+/** World-file settings of the devices area. */
+export interface DevicesConfig {
+  /** @default 40 */
+  devices?: number;
+  /** Applications devices can be assigned to (ids a playbook can name). @default three generated ones */
+  applications?: Application[];
+  /** Serial numbers whose addition fails (listed in the operation's `failedDevicesSerial`). @default [] */
+  failSerialNumbers?: string[];
+}
+
+const ADD_DURATION_MS = 12_000;
+const UPDATE_DURATION_MS = 6_000;
+const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
+const MODELS: Record<DeviceType, readonly string[]> = {
+  COMPUTE: ['CS-2200 G11', 'CS-3400 G11', 'CS-1100 G10'],
+  STORAGE: ['SA-6000', 'SA-5200'],
+  NETWORK: ['NS-2930F', 'NS-6300M'],
+};
+const GROUPS = { network: 'NETWORK', compute: 'COMPUTE', storage: 'STORAGE' } as const;
+
+const schema = {
+  id: 'string',
+  serialNumber: 'string',
+  macAddress: 'string',
+  partNumber: 'string',
+  deviceType: 'string',
+  model: 'string',
+  region: 'string',
+  assignedState: 'string',
+  'application/id': 'string',
+  type: 'string',
+  createdAt: 'timestamp',
+  updatedAt: 'timestamp',
+} as const;
+
+const listQuery = createListQuery({ filter: schema, sort: schema });
+
+function hex(rng: Rng, bytes: number): string[] {
+  return Array.from({ length: bytes }, () => rng.int(0, 255).toString(16).padStart(2, '0'));
+}
+
+function newDevice(record: RecordFields, fields: Pick<Device, 'serialNumber' | 'deviceType' | 'model'> & Partial<Device>): Device {
+  return {
+    ...record,
+    resourceUri: `/devices/v1/devices/${record.id}`,
+    macAddress: null,
+    partNumber: null,
+    region: null,
+    application: null,
+    assignedState: 'UNASSIGNED',
+    subscription: [],
+    tags: {},
+    ...fields,
+  };
+}
+
+function createState(ctx: SimContext): DevicesState {
+  const config = ctx.config as DevicesConfig;
+  const rng = ctx.rng.fork('devices');
+  const subscriptions = ctx.stateOf<SubscriptionsState>('subscriptions');
+  const applications: Application[] =
+    config.applications?.map((a) => ({ ...a, regions: [...a.regions] })) ??
+    ['Fleet Insights', 'Compute Ops', 'Storage Central'].map((name) => {
+      const regions = REGIONS.filter(() => rng.next() < 0.7);
+      return { id: rng.uuid(), name, regions: regions.length > 0 ? regions : [rng.pick(REGIONS)] };
+    });
+  const devices: Device[] = [];
+  for (let i = 0; i < (config.devices ?? 40); i += 1) {
+    const deviceType = rng.pick(['COMPUTE', 'COMPUTE', 'STORAGE', 'NETWORK'] as const);
+    const device = newDevice(generatedRecord(rng, 'devices/device', 600), {
+      serialNumber: `${deviceType.charAt(0)}Z${String(100_000 + i * 37 + rng.int(0, 36)).padStart(8, '0')}`,
+      deviceType,
+      model: rng.pick(MODELS[deviceType]),
+      macAddress: deviceType === 'NETWORK' ? hex(rng, 6).join(':') : null,
+      partNumber: deviceType === 'COMPUTE' ? `P${rng.int(10_000, 99_999)}-B21` : null,
+    });
+    if (rng.next() < 0.6) {
+      const application = rng.pick(applications);
+      device.application = { id: application.id };
+      device.region = rng.pick(application.regions);
+      device.assignedState = 'ASSIGNED_TO_SERVICE';
+      const usable = subscriptions.subscriptions.filter((s) => s.subscriptionStatus === 'STARTED' && s.availableQuantity > 0);
+      if (usable.length > 0 && rng.next() < 0.7) {
+        const subscription = rng.pick(usable);
+        subscription.availableQuantity -= 1;
+        device.subscription = [{ id: subscription.id }];
+      }
+    }
+    devices.push(device);
+  }
+  return {
+    devices,
+    byId: new Map(devices.map((d) => [d.id, d])),
+    bySerial: new Map(devices.map((d) => [d.serialNumber, d])),
+    applications,
+    failSerialNumbers: new Set(config.failSerialNumbers ?? []),
+  };
+}
+
+interface AddEntry {
+  group: keyof typeof GROUPS;
+  serialNumber: string;
+  macAddress?: string;
+  partNumber?: string;
+  subscriptionKey?: string;
+  tags: Record<string, string>;
+}
+
+function fieldError(subject: string, message: string, description: string): SimHttpError {
+  return badRequest(message, [{ source: 'field', subject, description }]);
+}
+
+function objectBody(req: SimRequest): Record<string, unknown> {
+  if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
+    throw fieldError('body', 'The request body must be a JSON object', 'expected an object');
+  }
+  return req.body as Record<string, unknown>;
+}
+
+/** The add body: the three arrays (all required, empty allowed), at most 5 devices in all. */
+function parseAddBody(req: SimRequest, state: DevicesState): AddEntry[] {
+  const body = objectBody(req);
+  const entries: AddEntry[] = [];
+  const extra: Record<keyof typeof GROUPS, 'macAddress' | 'partNumber' | 'subscriptionKey'> = {
+    network: 'macAddress',
+    compute: 'partNumber',
+    storage: 'subscriptionKey',
+  };
+  for (const group of Object.keys(GROUPS) as Array<keyof typeof GROUPS>) {
+    const items = body[group];
+    if (!Array.isArray(items)) throw fieldError(group, `'${group}' must be an array (empty allowed)`, 'required array');
+    items.forEach((item: unknown, index) => {
+      const subject = `${group}[${index}]`;
+      const fields = (item ?? {}) as Record<string, unknown>;
+      const serialNumber = fields.serialNumber;
+      if (typeof serialNumber !== 'string' || serialNumber.length === 0) {
+        throw fieldError(`${subject}.serialNumber`, `${subject} needs a serialNumber`, 'required non-empty string');
+      }
+      const extraName = extra[group];
+      const extraValue = fields[extraName];
+      if (typeof extraValue !== 'string' || extraValue.length === 0) {
+        throw fieldError(`${subject}.${extraName}`, `${subject} needs ${extraName}`, 'required non-empty string');
+      }
+      const tags = checkTags({}, (fields.tags ?? {}) as Record<string, string>, `${subject}.tags`);
+      entries.push({ group, serialNumber, [extraName]: extraValue, tags });
+    });
+  }
+  if (entries.length === 0 || entries.length > MAX_BATCH) {
+    throw fieldError('body', `Add 1 to ${MAX_BATCH} devices per request in all, got ${entries.length}`, `1 to ${MAX_BATCH} devices across network, compute and storage`);
+  }
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    if (seen.has(entry.serialNumber)) {
+      throw fieldError('serialNumber', `Serial number '${entry.serialNumber}' appears twice in the request`, `duplicate serial number ${entry.serialNumber}`);
+    }
+    seen.add(entry.serialNumber);
+    if (state.bySerial.has(entry.serialNumber)) {
+      throw fieldError('serialNumber', `Serial number '${entry.serialNumber}' is already in the workspace`, `existing serial number ${entry.serialNumber}`);
+    }
+  }
+  return entries;
+}
+
+type UpdateChange =
+  | { kind: 'assign'; applicationId: string; region: string }
+  | { kind: 'unassign' }
+  | { kind: 'subscribe'; subscriptionId: string }
+  | { kind: 'unsubscribe' };
+
+function parseUpdateBody(req: SimRequest, state: DevicesState): UpdateChange {
+  const body = objectBody(req);
+  const touchesApplication = 'application' in body || 'region' in body;
+  const touchesSubscription = 'subscription' in body;
+  if (touchesApplication === touchesSubscription) {
+    throw fieldError(
+      'body',
+      touchesApplication ? 'One kind of change per call: application or subscription, not both' : 'Nothing to change: give application and region, or subscription',
+      'exactly one of application (with region) or subscription',
+    );
+  }
+  if (touchesSubscription) {
+    const list = body.subscription;
+    if (!Array.isArray(list) || list.length > 1) throw fieldError('subscription', 'subscription must be [] (remove) or [{id}] (apply)', 'an array of at most one {id}');
+    if (list.length === 0) return { kind: 'unsubscribe' };
+    const id = (list[0] as { id?: unknown } | null)?.id;
+    if (typeof id !== 'string') throw fieldError('subscription[0].id', 'subscription[0].id must be a string', 'subscription id');
+    return { kind: 'subscribe', subscriptionId: id };
+  }
+  const application = body.application as { id?: unknown } | null | undefined;
+  const applicationId = application?.id ?? null;
+  const region = body.region ?? null;
+  if (applicationId === null && region === null) return { kind: 'unassign' };
+  if (typeof applicationId !== 'string') throw fieldError('application.id', 'application.id is required to assign (null with region null removes)', 'application id');
+  if (typeof region !== 'string') throw fieldError('region', 'region is required to assign an application', 'a region of the application');
+  const known = state.applications.find((a) => a.id === applicationId);
+  if (!known) throw fieldError('application.id', `Application '${applicationId}' does not exist`, 'unknown application');
+  if (!known.regions.includes(region)) {
+    throw fieldError('region', `Application '${known.name}' is not available in region '${region}' (available: ${known.regions.join(', ')})`, 'region of the application');
+  }
+  return { kind: 'assign', applicationId, region };
+}
+
+function releaseSubscriptions(device: Device, subscriptions: SubscriptionsState): void {
+  for (const { id } of device.subscription) {
+    const subscription = subscriptions.byId.get(id);
+    if (subscription) subscription.availableQuantity = Math.min(subscription.quantity, subscription.availableQuantity + 1);
+  }
+  device.subscription = [];
+}
+
+/** Devices that still need a unit of `subscription` (those not already on it). */
+function unitsNeeded(devices: readonly Device[], subscription: Subscription): number {
+  return devices.filter((d) => !d.subscription.some((s) => s.id === subscription.id)).length;
+}
+
+function handlers(state: DevicesState, ctx: SimContext) {
+  const subscriptions = (): SubscriptionsState => ctx.stateOf<SubscriptionsState>('subscriptions');
+  const find = (id: string): Device => {
+    const device = state.byId.get(id);
+    if (!device) throw notFound('Device', id);
+    return device;
+  };
+
+  const checkSubscription = (subscriptionId: string, devices: readonly Device[]): Subscription => {
+    const subscription = subscriptions().byId.get(subscriptionId);
+    if (!subscription) throw fieldError('subscription[0].id', `Subscription '${subscriptionId}' does not exist`, 'unknown subscription');
+    if (subscription.subscriptionStatus !== 'STARTED') {
+      throw fieldError('subscription[0].id', `Subscription '${subscription.key}' is ${subscription.subscriptionStatus}, not STARTED`, 'subscription not active');
+    }
+    const needed = unitsNeeded(devices, subscription);
+    if (subscription.availableQuantity < needed) {
+      throw fieldError(
+        'subscription[0].id',
+        `Subscription '${subscription.key}' has ${subscription.availableQuantity} units left, ${needed} needed`,
+        'not enough quantity left',
+      );
+    }
+    return subscription;
+  };
+
+  const applyUpdate = (devices: readonly Device[], change: UpdateChange): AsyncOutcome => {
+    const nowIso = ctx.clock.nowIso();
+    if (change.kind === 'subscribe') {
+      // Another update may have used the quantity since this one was accepted.
+      let subscription: Subscription;
+      try {
+        subscription = checkSubscription(change.subscriptionId, devices);
+      } catch (error) {
+        return { status: 'FAILED', error: { errorCode: 'SUBSCRIPTION_UNAVAILABLE', message: (error as Error).message } };
+      }
+      for (const device of devices) {
+        if (device.subscription.some((s) => s.id === subscription.id)) continue;
+        releaseSubscriptions(device, subscriptions());
+        subscription.availableQuantity -= 1;
+        device.subscription = [{ id: subscription.id }];
+        touch(device, nowIso);
+      }
+      touch(subscription, nowIso);
+    } else {
+      for (const device of devices) {
+        if (change.kind === 'unsubscribe') releaseSubscriptions(device, subscriptions());
+        if (change.kind === 'assign') {
+          device.application = { id: change.applicationId };
+          device.region = change.region;
+          device.assignedState = 'ASSIGNED_TO_SERVICE';
+        }
+        if (change.kind === 'unassign') {
+          device.application = null;
+          device.region = null;
+          device.assignedState = 'UNASSIGNED';
+        }
+        touch(device, nowIso);
+      }
+    }
+    return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'DEVICES_UPDATE' };
+  };
+
+  return {
+    'devices.listDevices': (req: SimRequest) => ({ status: 200, body: listQuery.page(state.devices, req) }),
+
+    'devices.getDevice': (req: SimRequest) => ({ status: 200, body: find(req.params.id ?? '') }),
+
+    'devices.addDevices': (req: SimRequest) => {
+      const entries = parseAddBody(req, state);
+      if (isDryRun(req)) return dryRunResponse();
+      const record = ctx.asyncOps.start({
+        flavour: 'devices',
+        type: 'devices-add',
+        durationMs: ADD_DURATION_MS,
+        complete: (injectedFailure) => {
+          if (injectedFailure) {
+            return { status: 'FAILED', error: injectedFailure, result: { failedDevicesSerial: entries.map((e) => e.serialNumber) }, resultType: 'DEVICES_ADD' };
+          }
+          const nowIso = ctx.clock.nowIso();
+          const keys = new Set(subscriptions().subscriptions.map((s) => s.key));
+          const failed: string[] = [];
+          for (const entry of entries) {
+            const unknownKey = entry.subscriptionKey !== undefined && !keys.has(entry.subscriptionKey);
+            if (unknownKey || state.failSerialNumbers.has(entry.serialNumber) || state.bySerial.has(entry.serialNumber)) {
+              failed.push(entry.serialNumber);
+              continue;
+            }
+            const rng = ctx.rng.fork(`device-serial:${entry.serialNumber}`);
+            const deviceType = GROUPS[entry.group];
+            const device = newDevice(
+              { id: rng.uuid(), type: 'devices/device', generation: 1, createdAt: nowIso, updatedAt: nowIso },
+              {
+                serialNumber: entry.serialNumber,
+                deviceType,
+                model: rng.pick(MODELS[deviceType]),
+                macAddress: entry.macAddress ?? null,
+                partNumber: entry.partNumber ?? null,
+                tags: entry.tags,
+              },
+            );
+            state.devices.push(device);
+            state.byId.set(device.id, device);
+            state.bySerial.set(device.serialNumber, device);
+          }
+          if (failed.length === 0) return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'DEVICES_ADD' };
+          return {
+            status: 'FAILED',
+            result: { failedDevicesSerial: failed },
+            resultType: 'DEVICES_ADD',
+            error: { errorCode: 'DEVICES_NOT_ADDED', message: `${failed.length} of ${entries.length} devices could not be added: ${failed.join(', ')}` },
+          };
+        },
+      });
+      return acceptedResponse(ctx.asyncOps, record);
+    },
+
+    'devices.updateDevices': (req: SimRequest) => {
+      const contentType = req.headers['content-type'];
+      if (contentType !== undefined && !contentType.startsWith('application/merge-patch+json')) {
+        throw new SimHttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Device updates take application/merge-patch+json, got ${contentType}`);
+      }
+      const devices = batchIds(req).map(find);
+      const change = parseUpdateBody(req, state);
+      if (change.kind === 'subscribe') checkSubscription(change.subscriptionId, devices);
+      if (isDryRun(req)) return dryRunResponse();
+      const record = ctx.asyncOps.start({
+        flavour: 'devices',
+        type: 'devices-update',
+        durationMs: UPDATE_DURATION_MS,
+        complete: (injectedFailure) => (injectedFailure ? { status: 'FAILED', error: injectedFailure } : applyUpdate(devices, change)),
+      });
+      return acceptedResponse(ctx.asyncOps, record);
+    },
+  };
+}
+
+export const devicesArea: AreaModule<DevicesState> = {
+  key: 'devices',
+  createState,
+  handlers,
+  summary: (state) => ({ devices: state.devices.length, applications: state.applications.length }),
+};

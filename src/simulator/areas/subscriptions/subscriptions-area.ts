@@ -1,0 +1,285 @@
+/**
+ * Subscription management: subscriptions added by key (async), tag updates (async), and
+ * the workspace's auto-subscription settings.
+ *
+ * `PATCH /subscriptions/v1/subscriptions` is listed by the reference without a body; here it
+ * mirrors the device update: `?id=..&id=..` (at most 5), an `application/merge-patch+json`
+ * body `{tags: {name: value | null}}` (null removes the tag), 202 with an async operation
+ * whose completion applies the tags.
+ */
+import type { AreaModule, Rng, SimContext, SimRequest } from '../../context.js';
+import { badRequest, notFound } from '../../errors.js';
+import { createListQuery } from '../../filter/index.js';
+import { generatedRecord, touch, WORLD_EPOCH_MS, type RecordFields } from '../workspaces/world-time.js';
+import { acceptedResponse, batchIds, checkTags, dryRunResponse, isDryRun, MAX_BATCH } from './batch-writes.js';
+
+export const DEVICE_TYPES = ['COMPUTE', 'STORAGE', 'NETWORK'] as const;
+export const SUBSCRIPTION_TIERS = ['FOUNDATION', 'ADVANCED', 'ENTERPRISE'] as const;
+const SUBSCRIPTION_TYPES = ['CENTRAL_STORAGE', 'CENTRAL_COMPUTE', 'CENTRAL_NETWORK'] as const;
+const END_USERS = ['Northwind Labs', 'Contoso Freight', 'Blue Harbor Clinic', 'Granite Works'];
+
+export interface Subscription extends RecordFields {
+  resourceUri: string;
+  key: string;
+  quantity: number;
+  availableQuantity: number;
+  evaluationType: 'NONE' | 'EVAL';
+  productSku: string;
+  productDescription: string;
+  quote: string;
+  endUserName: string;
+  subscriptionType: (typeof SUBSCRIPTION_TYPES)[number];
+  subscriptionStatus: 'STARTED' | 'ENDED' | 'SUSPENDED';
+  tier: (typeof SUBSCRIPTION_TIERS)[number];
+  startTime: string;
+  endTime: string;
+  tags: Record<string, string>;
+}
+
+export interface AutoSubscriptionSettings extends RecordFields {
+  resourceUri: string;
+  autoSubscriptionSettings: Array<{ deviceType: string; tier: string }>;
+}
+
+export interface SubscriptionsState {
+  /** In creation order; `byId` indexes the same objects. */
+  subscriptions: Subscription[];
+  byId: Map<string, Subscription>;
+  autoSettings: AutoSubscriptionSettings[];
+}
+
+/** World-file settings of the subscriptions area. */
+export interface SubscriptionsConfig {
+  /** @default 12 */
+  subscriptions?: number;
+}
+
+/** Simulated duration of a subscription write. */
+const WRITE_DURATION_MS = 8_000;
+const DAY_MS = 86_400_000;
+const KEY_PATTERN = /^[A-Z0-9]{8,32}$/;
+
+const schema = {
+  id: 'string',
+  key: 'string',
+  quantity: 'integer',
+  availableQuantity: 'integer',
+  evaluationType: 'string',
+  productSku: 'string',
+  productDescription: 'string',
+  quote: 'string',
+  endUserName: 'string',
+  subscriptionType: 'string',
+  subscriptionStatus: 'string',
+  tier: 'string',
+  startTime: 'timestamp',
+  endTime: 'timestamp',
+  createdAt: 'timestamp',
+  updatedAt: 'timestamp',
+} as const;
+
+const listQuery = createListQuery({ filter: schema, sort: schema });
+
+function subscriptionFrom(rng: Rng, key: string, record: RecordFields): Subscription {
+  const subscriptionType = rng.pick(SUBSCRIPTION_TYPES);
+  const tier = rng.pick(SUBSCRIPTION_TIERS);
+  const quantity = rng.pick([5, 10, 25, 50, 100]);
+  const start = Date.parse(record.createdAt);
+  const evaluation = rng.next() < 0.2;
+  const endTime = new Date(start + (evaluation ? 90 : rng.pick([365, 730, 1095])) * DAY_MS).toISOString();
+  return {
+    ...record,
+    resourceUri: `/subscriptions/v1/subscriptions/${record.id}`,
+    key,
+    quantity,
+    availableQuantity: quantity,
+    evaluationType: evaluation ? 'EVAL' : 'NONE',
+    productSku: `S${rng.int(1000, 9999)}-${tier.slice(0, 3)}`,
+    productDescription: `${tier.charAt(0)}${tier.slice(1).toLowerCase()} ${subscriptionType.slice(8).toLowerCase()} subscription, ${quantity} units`,
+    quote: String(rng.int(10_000_000, 99_999_999)),
+    endUserName: rng.pick(END_USERS),
+    subscriptionType,
+    subscriptionStatus: Date.parse(endTime) < WORLD_EPOCH_MS ? 'ENDED' : 'STARTED',
+    tier,
+    startTime: record.createdAt,
+    endTime,
+    tags: {},
+  };
+}
+
+function generateKey(rng: Rng): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  let key = '';
+  for (let i = 0; i < 14; i += 1) key += alphabet[rng.int(0, alphabet.length - 1)];
+  return key;
+}
+
+function createState(ctx: SimContext): SubscriptionsState {
+  const config = ctx.config as SubscriptionsConfig;
+  const rng = ctx.rng.fork('subscriptions');
+  const subscriptions = Array.from({ length: config.subscriptions ?? 12 }, () =>
+    subscriptionFrom(rng, generateKey(rng), generatedRecord(rng, 'subscription', 500)),
+  );
+  const settingsRng = ctx.rng.fork('auto-subscription-settings');
+  const autoSettings: AutoSubscriptionSettings = {
+    ...generatedRecord(settingsRng, 'auto-subscription-settings', 900),
+    resourceUri: '',
+    // Defaults from workspace creation.
+    autoSubscriptionSettings: [
+      { deviceType: 'COMPUTE', tier: 'FOUNDATION' },
+      { deviceType: 'STORAGE', tier: 'FOUNDATION' },
+    ],
+  };
+  autoSettings.resourceUri = `/subscriptions/v1/auto-subscription-settings/${autoSettings.id}`;
+  return { subscriptions, byId: new Map(subscriptions.map((s) => [s.id, s])), autoSettings: [autoSettings] };
+}
+
+function bodyOf(req: SimRequest): Record<string, unknown> {
+  if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
+    throw badRequest('The request body must be a JSON object', [{ source: 'field', subject: 'body', description: 'expected an object' }]);
+  }
+  return req.body as Record<string, unknown>;
+}
+
+function handlers(state: SubscriptionsState, ctx: SimContext) {
+  const find = (id: string): Subscription => {
+    const subscription = state.byId.get(id);
+    if (!subscription) throw notFound('Subscription', id);
+    return subscription;
+  };
+  const findSettings = (id: string): AutoSubscriptionSettings => {
+    const settings = state.autoSettings.find((s) => s.id === id);
+    if (!settings) throw notFound('Auto-subscription settings', id);
+    return settings;
+  };
+
+  return {
+    'subscriptions.listSubscriptions': (req: SimRequest) => ({ status: 200, body: listQuery.page(state.subscriptions, req) }),
+
+    'subscriptions.getSubscription': (req: SimRequest) => ({ status: 200, body: find(req.params.id ?? '') }),
+
+    'subscriptions.addSubscriptions': (req: SimRequest) => {
+      const entries = bodyOf(req).subscriptions;
+      if (!Array.isArray(entries) || entries.length === 0 || entries.length > MAX_BATCH) {
+        throw badRequest(`Give 1 to ${MAX_BATCH} subscription keys`, [
+          { source: 'field', subject: 'subscriptions', description: `1 to ${MAX_BATCH} items of {key}` },
+        ]);
+      }
+      const keys = entries.map((entry: unknown, index) => {
+        const key = (entry as { key?: unknown } | null)?.key;
+        const subject = `subscriptions[${index}].key`;
+        if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+          throw badRequest(`'${String(key)}' is not a subscription key`, [
+            { source: 'field', subject, description: 'a key is 8 to 32 upper-case letters and digits' },
+          ]);
+        }
+        if (entries.slice(0, index).some((other: unknown) => (other as { key?: unknown }).key === key)) {
+          throw badRequest(`Subscription key '${key}' is given twice`, [{ source: 'field', subject, description: 'duplicate key in the request' }]);
+        }
+        if (state.subscriptions.some((s) => s.key === key)) {
+          throw badRequest(`Subscription key '${key}' is already in the workspace`, [{ source: 'field', subject, description: 'key already added' }]);
+        }
+        return key;
+      });
+      if (isDryRun(req)) return dryRunResponse();
+      const record = ctx.asyncOps.start({
+        flavour: 'subscriptions',
+        type: 'subscriptions-add',
+        durationMs: WRITE_DURATION_MS,
+        complete: (injectedFailure) => {
+          if (injectedFailure) return { status: 'FAILED', error: injectedFailure };
+          const nowIso = ctx.clock.nowIso();
+          for (const key of keys) {
+            // Concurrent adds of one key: the first to complete wins.
+            if (state.subscriptions.some((s) => s.key === key)) continue;
+            const rng = ctx.rng.fork(`subscription-key:${key}`);
+            const added = subscriptionFrom(rng, key, { id: rng.uuid(), type: 'subscription', generation: 1, createdAt: nowIso, updatedAt: nowIso });
+            state.subscriptions.push(added);
+            state.byId.set(added.id, added);
+          }
+          return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'SUBSCRIPTIONS_ADD' };
+        },
+      });
+      return acceptedResponse(ctx.asyncOps, record);
+    },
+
+    'subscriptions.updateSubscriptions': (req: SimRequest) => {
+      const ids = batchIds(req);
+      const targets = ids.map(find);
+      const tags = bodyOf(req).tags;
+      if (tags === null || typeof tags !== 'object' || Array.isArray(tags)) {
+        throw badRequest('The body must carry tags: {name: value | null}', [{ source: 'field', subject: 'tags', description: 'expected an object' }]);
+      }
+      const patch = tags as Record<string, string | null>;
+      for (const subscription of targets) checkTags(subscription.tags, patch, 'tags');
+      if (isDryRun(req)) return dryRunResponse();
+      const record = ctx.asyncOps.start({
+        flavour: 'subscriptions',
+        type: 'subscriptions-update',
+        durationMs: WRITE_DURATION_MS,
+        complete: (injectedFailure) => {
+          if (injectedFailure) return { status: 'FAILED', error: injectedFailure };
+          const nowIso = ctx.clock.nowIso();
+          for (const subscription of targets) {
+            subscription.tags = checkTags(subscription.tags, patch, 'tags');
+            touch(subscription, nowIso);
+          }
+          return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'SUBSCRIPTIONS_UPDATE' };
+        },
+      });
+      return acceptedResponse(ctx.asyncOps, record);
+    },
+
+    'subscriptions.listAutoSubscriptionSettings': (req: SimRequest) => ({
+      status: 200,
+      body: settingsQuery.page(state.autoSettings, req),
+    }),
+
+    'subscriptions.getAutoSubscriptionSettings': (req: SimRequest) => ({ status: 200, body: findSettings(req.params.id ?? '') }),
+
+    'subscriptions.updateAutoSubscriptionSettings': (req: SimRequest) => {
+      const settings = findSettings(req.params.id ?? '');
+      const pairs = bodyOf(req).autoSubscriptions;
+      if (!Array.isArray(pairs) || pairs.length === 0) {
+        throw badRequest('autoSubscriptions must list {deviceType, tier} pairs', [
+          { source: 'field', subject: 'autoSubscriptions', description: 'a non-empty array' },
+        ]);
+      }
+      const next = settings.autoSubscriptionSettings.map((pair) => ({ ...pair }));
+      pairs.forEach((pair: unknown, index) => {
+        const { deviceType, tier } = (pair ?? {}) as { deviceType?: unknown; tier?: unknown };
+        if (typeof deviceType !== 'string' || !(DEVICE_TYPES as readonly string[]).includes(deviceType)) {
+          throw badRequest(`Unknown deviceType '${String(deviceType)}'`, [
+            { source: 'field', subject: `autoSubscriptions[${index}].deviceType`, description: `one of ${DEVICE_TYPES.join(', ')}` },
+          ]);
+        }
+        if (tier !== null && (typeof tier !== 'string' || !(SUBSCRIPTION_TIERS as readonly string[]).includes(tier))) {
+          throw badRequest(`Unknown tier '${String(tier)}'`, [
+            { source: 'field', subject: `autoSubscriptions[${index}].tier`, description: `one of ${SUBSCRIPTION_TIERS.join(', ')}, or null to remove` },
+          ]);
+        }
+        const at = next.findIndex((existing) => existing.deviceType === deviceType);
+        if (tier === null) {
+          if (at >= 0) next.splice(at, 1);
+        } else if (at >= 0) {
+          next[at] = { deviceType, tier };
+        } else {
+          next.push({ deviceType, tier });
+        }
+      });
+      settings.autoSubscriptionSettings = next;
+      touch(settings, ctx.clock.nowIso());
+      return { status: 200, body: settings };
+    },
+  };
+}
+
+// The settings list supports no filtering (reference).
+const settingsQuery = createListQuery({});
+
+export const subscriptionsArea: AreaModule<SubscriptionsState> = {
+  key: 'subscriptions',
+  createState,
+  handlers,
+  summary: (state) => ({ subscriptions: state.subscriptions.length, autoSubscriptionSettings: state.autoSettings.length }),
+};
