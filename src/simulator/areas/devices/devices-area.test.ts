@@ -48,7 +48,7 @@ describe('devices area', () => {
     });
     expect(response.status).toBe(202);
     expect(response.headers?.Location).toMatch(/^\/devices\/v1\/async-operations\//);
-    expect(response.body).toEqual({ code: 'ACCEPTED', status: 'INITIALIZED', transactionId: response.headers?.Location?.split('/').pop() });
+    expect(response.body).toEqual({ code: '202', status: 'Accepted', transactionId: response.headers?.Location?.split('/').pop() });
     expect(state.bySerial.has('NEW-N1')).toBe(false);
     ctx.advance(60_000);
     expect(outcomeOf(response.headers?.Location)).toMatchObject({ status: 'SUCCEEDED', result: 'SUCCEEDED' });
@@ -60,16 +60,17 @@ describe('devices area', () => {
     const { ctx, state, call, outcomeOf, subscriptions } = setup({ failSerialNumbers: ['BAD-1'] });
     const key = subscriptions.subscriptions[0]!.key;
     const response = await call('devices.addDevices', {
-      body: { network: [], compute: [{ serialNumber: 'BAD-1', partNumber: 'P' }], storage: [{ serialNumber: 'S-OK', subscriptionKey: key }, { serialNumber: 'S-NOKEY', subscriptionKey: 'NOSUCHKEY1' }] },
+      body: { network: [], compute: [{ serialNumber: 'BAD-1', partNumber: 'P' }], storage: [{ serialNumber: 'S-OK', subscriptionKey: key }, { serialNumber: 'S-NOKEY', subscriptionKey: 'NOSUCHKEY1' }, { serialNumber: 'S-BARE' }] },
     });
     ctx.advance(60_000);
     expect(outcomeOf(response.headers?.Location)).toMatchObject({ status: 'FAILED', result: { failedDevicesSerial: ['BAD-1', 'S-NOKEY'] } });
     expect(state.bySerial.has('S-OK')).toBe(true);
+    expect(state.bySerial.has('S-BARE')).toBe(true);
     expect(state.bySerial.has('BAD-1')).toBe(false);
   });
 
   it('refuses more than 5 devices, missing arrays, duplicate and existing serials; dry-run validates only', async () => {
-    const { state, call, rejection, ctx } = setup();
+    const { state, call, rejection, ctx, outcomeOf } = setup();
     const six = Array.from({ length: 6 }, (_, i) => ({ serialNumber: `X${i}`, partNumber: 'P' }));
     expect((await rejection('devices.addDevices', { body: { ...emptyAdd, compute: six } })).message).toContain('1 to 5 devices');
     expect((await rejection('devices.addDevices', { body: { compute: [{ serialNumber: 'A', partNumber: 'P' }] } })).message).toContain("'network' must be an array");
@@ -77,10 +78,12 @@ describe('devices area', () => {
     expect(dup.message).toBe("Serial number 'D1' appears twice in the request");
     const existing = state.devices[0]!.serialNumber;
     expect((await rejection('devices.addDevices', { body: { ...emptyAdd, network: [{ serialNumber: existing, macAddress: 'm' }] } })).message).toContain(`'${existing}' is already in the workspace`);
-    expect((await rejection('devices.addDevices', { body: { ...emptyAdd, storage: [{ serialNumber: 'S' }] } })).message).toContain('needs subscriptionKey');
+    expect((await rejection('devices.addDevices', { body: { ...emptyAdd, network: [{ serialNumber: 'N' }] } })).message).toContain('needs macAddress');
     const dry = await call('devices.addDevices', { query: { 'dry-run': 'true' }, body: { ...emptyAdd, compute: [{ serialNumber: 'DRY', partNumber: 'P' }] } });
-    expect(dry.status).toBe(200);
-    ctx.advance(60_000);
+    expect(dry.status).toBe(202);
+    expect(outcomeOf(dry.headers?.Location)).toBeUndefined();
+    ctx.advance(1);
+    expect(outcomeOf(dry.headers?.Location)).toMatchObject({ status: 'SUCCEEDED', resultType: 'DRY_RUN' });
     expect(state.bySerial.has('DRY')).toBe(false);
   });
 
@@ -96,11 +99,12 @@ describe('devices area', () => {
     for (const device of devices) expect(device).toMatchObject({ application: { id: application.id }, region, assignedState: 'ASSIGNED_TO_SERVICE' });
     await call('devices.updateDevices', { headers, query: { id: ids }, body: { application: { id: null }, region: null } });
     ctx.advance(60_000);
-    for (const device of devices) expect(device).toMatchObject({ application: null, region: null, assignedState: 'UNASSIGNED' });
+    for (const device of devices) expect(device).toMatchObject({ region: null, assignedState: 'UNASSIGNED' });
+    for (const device of devices) expect(device.application).toBeUndefined();
     expect((await rejection('devices.updateDevices', { headers, query: { id: ids }, body: { application: { id: 'nope' }, region } })).message).toContain("Application 'nope' does not exist");
     expect((await rejection('devices.updateDevices', { headers, query: { id: ids }, body: { application: { id: application.id }, region: 'mars' } })).message).toContain("not available in region 'mars'");
     expect((await rejection('devices.updateDevices', { headers, query: { id: ids }, body: { region, subscription: [] } })).message).toContain('One kind of change per call');
-    expect((await rejection('devices.updateDevices', { headers: { 'content-type': 'application/json' }, query: { id: ids }, body: { subscription: [] } })).status).toBe(415);
+    expect((await rejection('devices.updateDevices', { headers: { 'content-type': 'application/json' }, query: { id: ids }, body: { subscription: [] } })).message).toContain('merge-patch');
     const six = state.devices.slice(0, 6).map((d) => d.id);
     expect((await rejection('devices.updateDevices', { headers, query: { id: six }, body: { subscription: [] } })).message).toContain('At most 5 ids');
     expect((await rejection('devices.updateDevices', { headers, query: { id: 'missing' }, body: { subscription: [] } })).status).toBe(404);

@@ -4,9 +4,9 @@
  * updates consume and release subscription quantity in the subscriptions area's state.
  */
 import type { AreaModule, AsyncOutcome, Rng, SimContext, SimRequest } from '../../context.js';
-import { badRequest, notFound, SimHttpError } from '../../errors.js';
+import { badRequest, notFound, type SimHttpError } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
-import { acceptedResponse, batchIds, checkTags, dryRunResponse, isDryRun, MAX_BATCH } from '../subscriptions/batch-writes.js';
+import { acceptWrite, batchIds, checkTags, MAX_BATCH } from '../subscriptions/batch-writes.js';
 import type { Subscription, SubscriptionsState } from '../subscriptions/subscriptions-area.js';
 import { generatedRecord, touch, type RecordFields } from '../workspaces/world-time.js';
 
@@ -16,12 +16,13 @@ export type AssignedState = 'ASSIGNED_TO_SERVICE' | 'UNASSIGNED';
 export interface Device extends RecordFields {
   resourceUri: string;
   serialNumber: string;
-  macAddress: string | null;
-  partNumber: string | null;
+  macAddress?: string;
+  partNumber?: string;
   deviceType: DeviceType;
   model: string;
   region: string | null;
-  application: { id: string } | null;
+  /** Absent when unassigned (the description's IdRef has a string id). */
+  application?: { id: string };
   assignedState: AssignedState;
   subscription: Array<{ id: string }>;
   tags: Record<string, string>;
@@ -88,10 +89,7 @@ function newDevice(record: RecordFields, fields: Pick<Device, 'serialNumber' | '
   return {
     ...record,
     resourceUri: `/devices/v1/devices/${record.id}`,
-    macAddress: null,
-    partNumber: null,
     region: null,
-    application: null,
     assignedState: 'UNASSIGNED',
     subscription: [],
     tags: {},
@@ -116,8 +114,8 @@ function createState(ctx: SimContext): DevicesState {
       serialNumber: `${deviceType.charAt(0)}Z${String(100_000 + i * 37 + rng.int(0, 36)).padStart(8, '0')}`,
       deviceType,
       model: rng.pick(MODELS[deviceType]),
-      macAddress: deviceType === 'NETWORK' ? hex(rng, 6).join(':') : null,
-      partNumber: deviceType === 'COMPUTE' ? `P${rng.int(10_000, 99_999)}-B21` : null,
+      ...(deviceType === 'NETWORK' ? { macAddress: hex(rng, 6).join(':') } : {}),
+      ...(deviceType === 'COMPUTE' ? { partNumber: `P${rng.int(10_000, 99_999)}-B21` } : {}),
     });
     if (rng.next() < 0.6) {
       const application = rng.pick(applications);
@@ -166,6 +164,7 @@ function objectBody(req: SimRequest): Record<string, unknown> {
 function parseAddBody(req: SimRequest, state: DevicesState): AddEntry[] {
   const body = objectBody(req);
   const entries: AddEntry[] = [];
+  // A storage device's subscriptionKey is optional (description); the others' extras are required.
   const extra: Record<keyof typeof GROUPS, 'macAddress' | 'partNumber' | 'subscriptionKey'> = {
     network: 'macAddress',
     compute: 'partNumber',
@@ -183,11 +182,12 @@ function parseAddBody(req: SimRequest, state: DevicesState): AddEntry[] {
       }
       const extraName = extra[group];
       const extraValue = fields[extraName];
-      if (typeof extraValue !== 'string' || extraValue.length === 0) {
+      const optional = group === 'storage' && extraValue === undefined;
+      if (!optional && (typeof extraValue !== 'string' || extraValue.length === 0)) {
         throw fieldError(`${subject}.${extraName}`, `${subject} needs ${extraName}`, 'required non-empty string');
       }
       const tags = checkTags({}, (fields.tags ?? {}) as Record<string, string>, `${subject}.tags`);
-      entries.push({ group, serialNumber, [extraName]: extraValue, tags });
+      entries.push({ group, serialNumber, ...(optional ? {} : { [extraName]: extraValue as string }), tags });
     });
   }
   if (entries.length === 0 || entries.length > MAX_BATCH) {
@@ -310,7 +310,7 @@ function handlers(state: DevicesState, ctx: SimContext) {
           device.assignedState = 'ASSIGNED_TO_SERVICE';
         }
         if (change.kind === 'unassign') {
-          device.application = null;
+          delete device.application;
           device.region = null;
           device.assignedState = 'UNASSIGNED';
         }
@@ -327,8 +327,7 @@ function handlers(state: DevicesState, ctx: SimContext) {
 
     'devices.addDevices': (req: SimRequest) => {
       const entries = parseAddBody(req, state);
-      if (isDryRun(req)) return dryRunResponse();
-      const record = ctx.asyncOps.start({
+      return acceptWrite(ctx.asyncOps, req, {
         flavour: 'devices',
         type: 'devices-add',
         durationMs: ADD_DURATION_MS,
@@ -353,8 +352,8 @@ function handlers(state: DevicesState, ctx: SimContext) {
                 serialNumber: entry.serialNumber,
                 deviceType,
                 model: rng.pick(MODELS[deviceType]),
-                macAddress: entry.macAddress ?? null,
-                partNumber: entry.partNumber ?? null,
+                ...(entry.macAddress === undefined ? {} : { macAddress: entry.macAddress }),
+                ...(entry.partNumber === undefined ? {} : { partNumber: entry.partNumber }),
                 tags: entry.tags,
               },
             );
@@ -371,25 +370,24 @@ function handlers(state: DevicesState, ctx: SimContext) {
           };
         },
       });
-      return acceptedResponse(ctx.asyncOps, record);
     },
 
     'devices.updateDevices': (req: SimRequest) => {
       const contentType = req.headers['content-type'];
       if (contentType !== undefined && !contentType.startsWith('application/merge-patch+json')) {
-        throw new SimHttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Device updates take application/merge-patch+json, got ${contentType}`);
+        throw badRequest(`Device updates take application/merge-patch+json, got ${contentType}`, [
+          { source: 'header', subject: 'Content-Type', description: 'application/merge-patch+json' },
+        ]);
       }
       const devices = batchIds(req).map(find);
       const change = parseUpdateBody(req, state);
       if (change.kind === 'subscribe') checkSubscription(change.subscriptionId, devices);
-      if (isDryRun(req)) return dryRunResponse();
-      const record = ctx.asyncOps.start({
+      return acceptWrite(ctx.asyncOps, req, {
         flavour: 'devices',
         type: 'devices-update',
         durationMs: UPDATE_DURATION_MS,
         complete: (injectedFailure) => (injectedFailure ? { status: 'FAILED', error: injectedFailure } : applyUpdate(devices, change)),
       });
-      return acceptedResponse(ctx.asyncOps, record);
     },
   };
 }

@@ -2,8 +2,7 @@
  * Request rules the device and subscription areas share: batches of at most five, the
  * `dry-run` flag, repeated `id` parameters, tag limits and the small 202 body.
  */
-import type { AsyncOperationRecord, SimRequest, SimResponse } from '../../context.js';
-import type { AsyncOperations } from '../../context.js';
+import type { AsyncOperations, AsyncOperationSpec, SimRequest, SimResponse } from '../../context.js';
 import { badRequest, type BadRequestIssue } from '../../errors.js';
 
 /** Devices and subscriptions take at most five items per write (facts page). */
@@ -12,7 +11,7 @@ const MAX_TAGS = 25;
 const MAX_TAG_NAME = 128;
 const MAX_TAG_VALUE = 256;
 
-export function isDryRun(req: SimRequest): boolean {
+function isDryRun(req: SimRequest): boolean {
   const value = req.query['dry-run'];
   return (Array.isArray(value) ? value[0] : value) === 'true';
 }
@@ -64,16 +63,19 @@ export function checkTags(
   return next;
 }
 
-/** The 202 of a device or subscription write: Location plus `{code, status, transactionId}`. */
-export function acceptedResponse(asyncOps: AsyncOperations, record: AsyncOperationRecord): SimResponse {
+/**
+ * Starts the async operation of an accepted device or subscription write and answers the
+ * 202: Location plus `{code, status, transactionId}`. With `dry-run=true` the request was
+ * only validated: the operation changes nothing and succeeds at once, so a client follows
+ * it exactly like a real one (the description documents only the 202 for these writes).
+ */
+export function acceptWrite(asyncOps: AsyncOperations, req: SimRequest, spec: AsyncOperationSpec): SimResponse {
+  const record = isDryRun(req)
+    ? asyncOps.start({ ...spec, type: `${spec.type}-dry-run`, durationMs: 0, complete: () => ({ status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'DRY_RUN' }) })
+    : asyncOps.start(spec);
   return {
     status: 202,
     headers: { Location: asyncOps.locationOf(record) },
-    body: { code: 'ACCEPTED', status: 'INITIALIZED', transactionId: record.id },
+    body: { code: '202', status: 'Accepted', transactionId: record.id },
   };
-}
-
-/** The answer to a write with `dry-run=true` that passed validation: nothing is started. */
-export function dryRunResponse(): SimResponse {
-  return { status: 200, body: { code: 'VALIDATED', status: 'SUCCEEDED', transactionId: '' } };
 }

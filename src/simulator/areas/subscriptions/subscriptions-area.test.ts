@@ -41,15 +41,15 @@ describe('subscriptions area', () => {
     expect(response.status).toBe(202);
     const location = response.headers?.Location ?? '';
     expect(location).toMatch(/^\/subscriptions\/v1\/async-operations\/[0-9a-f-]{36}$/);
-    expect(response.body).toMatchObject({ status: 'INITIALIZED', transactionId: location.split('/').pop() });
+    expect(response.body).toEqual({ code: '202', status: 'Accepted', transactionId: location.split('/').pop() });
     expect(state.subscriptions).toHaveLength(12);
     ctx.advance(60_000);
     expect(ctx.asyncOps.get(location.split('/').pop()!)?.outcome?.status).toBe('SUCCEEDED');
     expect(state.subscriptions.map((s) => s.key)).toEqual(expect.arrayContaining(['NEWKEY0001', 'NEWKEY0002']));
   });
 
-  it('refuses more than 5 keys, duplicates, existing and malformed keys; dry-run starts nothing', async () => {
-    const { state, call, rejection } = setup();
+  it('refuses more than 5 keys, duplicates, existing and malformed keys; dry-run changes nothing', async () => {
+    const { ctx, state, call, rejection } = setup();
     const six = Array.from({ length: 6 }, (_, i) => ({ key: `NEWKEY000${i}` }));
     expect((await rejection('subscriptions.addSubscriptions', { body: { subscriptions: six } })).message).toContain('1 to 5');
     expect((await rejection('subscriptions.addSubscriptions', { body: { subscriptions: [{ key: 'NEWKEY0001' }, { key: 'NEWKEY0001' }] } })).message).toContain('given twice');
@@ -57,8 +57,10 @@ describe('subscriptions area', () => {
     expect((await rejection('subscriptions.addSubscriptions', { body: { subscriptions: [{ key: existing }] } })).message).toContain('already in the workspace');
     expect((await rejection('subscriptions.addSubscriptions', { body: { subscriptions: [{ key: 'bad key' }] } })).status).toBe(400);
     const dry = await call('subscriptions.addSubscriptions', { body: { subscriptions: [{ key: 'NEWKEY0009' }] }, query: { 'dry-run': 'true' } });
-    expect(dry.status).toBe(200);
-    expect(dry.headers?.Location).toBeUndefined();
+    expect(dry.status).toBe(202);
+    ctx.advance(1);
+    expect(ctx.asyncOps.get(dry.headers!.Location!.split('/').pop()!)?.outcome?.status).toBe('SUCCEEDED');
+    expect(state.subscriptions.some((s) => s.key === 'NEWKEY0009')).toBe(false);
   });
 
   it('updates tags of up to 5 subscriptions asynchronously, null removing a tag', async () => {

@@ -11,7 +11,7 @@ import type { AreaModule, Rng, SimContext, SimRequest } from '../../context.js';
 import { badRequest, notFound } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { generatedRecord, touch, WORLD_EPOCH_MS, type RecordFields } from '../workspaces/world-time.js';
-import { acceptedResponse, batchIds, checkTags, dryRunResponse, isDryRun, MAX_BATCH } from './batch-writes.js';
+import { acceptWrite, batchIds, checkTags, MAX_BATCH } from './batch-writes.js';
 
 export const DEVICE_TYPES = ['COMPUTE', 'STORAGE', 'NETWORK'] as const;
 export const SUBSCRIPTION_TIERS = ['FOUNDATION', 'ADVANCED', 'ENTERPRISE'] as const;
@@ -181,8 +181,7 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
         }
         return key;
       });
-      if (isDryRun(req)) return dryRunResponse();
-      const record = ctx.asyncOps.start({
+      return acceptWrite(ctx.asyncOps, req, {
         flavour: 'subscriptions',
         type: 'subscriptions-add',
         durationMs: WRITE_DURATION_MS,
@@ -200,7 +199,6 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
           return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'SUBSCRIPTIONS_ADD' };
         },
       });
-      return acceptedResponse(ctx.asyncOps, record);
     },
 
     'subscriptions.updateSubscriptions': (req: SimRequest) => {
@@ -212,8 +210,7 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
       }
       const patch = tags as Record<string, string | null>;
       for (const subscription of targets) checkTags(subscription.tags, patch, 'tags');
-      if (isDryRun(req)) return dryRunResponse();
-      const record = ctx.asyncOps.start({
+      return acceptWrite(ctx.asyncOps, req, {
         flavour: 'subscriptions',
         type: 'subscriptions-update',
         durationMs: WRITE_DURATION_MS,
@@ -227,7 +224,6 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
           return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'SUBSCRIPTIONS_UPDATE' };
         },
       });
-      return acceptedResponse(ctx.asyncOps, record);
     },
 
     'subscriptions.listAutoSubscriptionSettings': (req: SimRequest) => ({
