@@ -1,0 +1,193 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formatsModule from 'ajv-formats';
+import { describe, expect, it } from 'vitest';
+import { inputSchemaOf, loadPlatformDescription, type OperationDescriptor } from './description.js';
+
+// ajv-formats is CommonJS: under NodeNext the default import is the module, whose `default` is the plugin.
+const addFormats = formatsModule.default;
+
+const description = loadPlatformDescription();
+const op = (id: string): OperationDescriptor => {
+  const found = description.byId.get(id);
+  if (!found) throw new Error(`no operation ${id}`);
+  return found;
+};
+
+function compileInput(id: string) {
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  addFormats(ajv);
+  return ajv.compile(inputSchemaOf(op(id)));
+}
+
+/** Every node of a JSON value, with its JSON pointer. */
+function* walk(value: unknown, pointer = ''): Generator<[string, unknown]> {
+  yield [pointer, value];
+  if (typeof value === 'object' && value !== null) {
+    for (const [key, child] of Object.entries(value)) yield* walk(child, `${pointer}/${key}`);
+  }
+}
+
+describe('loadPlatformDescription', () => {
+  it('describes every operation once per area, in the counts of the reference', () => {
+    const byArea: Record<string, number> = {};
+    for (const o of description.operations) byArea[o.area] = (byArea[o.area] ?? 0) + 1;
+    expect(byArea).toEqual({
+      auth: 1,
+      privateCloud: 16,
+      dataServices: 1,
+      consumptionAnalytics: 3,
+      devices: 5,
+      subscriptions: 8,
+      workspaces: 6,
+      users: 5,
+      reporting: 5,
+      reportingV1alpha1: 5,
+    });
+    expect(description.byId.size).toBe(description.operations.length);
+  });
+
+  it('caches: a second call returns the same frozen object', () => {
+    expect(loadPlatformDescription()).toBe(description);
+    expect(Object.isFrozen(op('privateCloud.getSystem').responses)).toBe(true);
+  });
+
+  it('describes a regional read with its address, limits and permission', () => {
+    const getSystem = op('privateCloud.getSystem');
+    expect(getSystem).toMatchObject({
+      area: 'privateCloud',
+      method: 'GET',
+      path: '/private-cloud-business/v1beta1/systems/{id}',
+      base: 'regional',
+      regions: ['us-west', 'eu-west', 'eu-central', 'ap-northeast'],
+      rateLimit: { group: 'privateCloud' },
+      permission: { level: 'view' },
+      deprecated: false,
+      isWrite: false,
+      successStatus: 200,
+    });
+    expect(getSystem.pathParams.map((p) => p.name)).toEqual(['id']);
+    expect(getSystem.queryParams.map((p) => p.name)).toEqual(['filter']);
+    expect(getSystem.responses['200']?.contentType).toBe('application/json');
+    expect(op('consumptionAnalytics.getReport').regions).toEqual(['us-west', 'ap-northeast', 'eu-central']);
+  });
+
+  it('inlines every $ref, in operations and in components.schemas', () => {
+    for (const [pointer, node] of walk({ operations: description.operations, schemas: description.schemas })) {
+      if (typeof node === 'object' && node !== null && '$ref' in node) throw new Error(`$ref left at ${pointer}`);
+    }
+    const system = description.schemas.System as { allOf: Array<{ properties?: Record<string, unknown> }> };
+    expect(system.allOf[1]?.properties?.state).toMatchObject({ enum: expect.arrayContaining(['OFFLINE', 'ONLINE']) });
+  });
+
+  it('has well-formed schemas: every property is a schema object with a plain name', () => {
+    // Catches YAML slips such as an unquoted comma splitting a flow-mapping description.
+    for (const [pointer, node] of walk(description.schemas)) {
+      if (!pointer.endsWith('/properties') || typeof node !== 'object' || node === null) continue;
+      for (const [name, schema] of Object.entries(node)) {
+        expect(name, `${pointer}/${name}`).toMatch(/^[A-Za-z_][A-Za-z0-9_]*$/);
+        expect(typeof schema === 'object' && schema !== null, `${pointer}/${name}`).toBe(true);
+      }
+    }
+  });
+
+  it('marks writes: every non-GET but the token request, plus the version refresh GET', () => {
+    const writes = description.operations.filter((o) => o.isWrite).map((o) => o.id);
+    expect(writes).toContain('privateCloud.refreshSoftwareVersions');
+    expect(writes).not.toContain('auth.createToken');
+    for (const o of description.operations) {
+      if (o.id === 'auth.createToken' || o.id === 'privateCloud.refreshSoftwareVersions') continue;
+      expect(o.isWrite, o.id).toBe(o.method !== 'GET');
+    }
+  });
+
+  it('gives every 202 an async flavour and a Location header, and every async flavour a 202', () => {
+    for (const o of description.operations) {
+      expect(o.async !== undefined, o.id).toBe(o.successStatus === 202);
+      if (o.successStatus === 202) expect(o.responses['202']?.headers, o.id).toContain('Location');
+    }
+    expect(op('privateCloud.runSoftwareUpdate').async).toBe('dataServices');
+    expect(op('devices.addDevices').async).toBe('devices');
+    expect(op('subscriptions.updateSubscriptions').async).toBe('subscriptions');
+    expect(op('reportingV1alpha1.createReportExport').async).toBe('reporting');
+  });
+
+  it('answers the success statuses of the facts page', () => {
+    expect(op('privateCloud.createProvisioningPolicy').successStatus).toBe(200);
+    expect(op('workspaces.createTenant').successStatus).toBe(201);
+    expect(op('users.inviteUser').responses['201']?.headers).toEqual(['Location']);
+    expect(op('users.deleteUser').successStatus).toBe(204);
+    expect(op('workspaces.deleteTenant').responses['204']).toEqual({ headers: [] });
+  });
+
+  it('keeps x-fleetbook-paging in step with the limit parameter of each list', () => {
+    const paged = description.operations.filter((o) => o.paging);
+    expect(paged.length).toBeGreaterThan(10);
+    for (const o of paged) {
+      const limit = o.queryParams.find((p) => p.name === 'limit');
+      if (o.paging?.envelope === false) {
+        expect(limit, o.id).toBeUndefined();
+        expect(o.responses[String(o.successStatus)]?.schema?.type, o.id).toBe('array');
+        continue;
+      }
+      expect(limit?.schema, o.id).toMatchObject({ default: o.paging?.default, minimum: o.paging?.min, maximum: o.paging?.max });
+      expect(o.queryParams.map((p) => p.name), o.id).toContain('offset');
+    }
+    expect(op('devices.listDevices').paging).toEqual({ default: 2000, min: 1, max: 2000, envelope: true });
+    expect(op('consumptionAnalytics.listReports').paging?.envelope).toBe(false);
+  });
+
+  it('carries the published per-minute limits and leaves the others without one', () => {
+    expect(op('devices.listDevices').rateLimit).toEqual({ group: 'devices.list', perMinute: 160 });
+    expect(op('subscriptions.addSubscriptions').rateLimit).toEqual({ group: 'subscriptions.add', perMinute: 4 });
+    expect(op('users.listUsers').rateLimit).toEqual({ group: 'users.list', perMinute: 300 });
+    expect(op('users.getUser').rateLimit).toEqual({ group: 'users' });
+  });
+
+  it('marks the v1alpha1 reporting operations deprecated, and only those', () => {
+    for (const o of description.operations) expect(o.deprecated, o.id).toBe(o.area === 'reportingV1alpha1');
+  });
+
+  it('describes the request bodies with their content types', () => {
+    expect(op('devices.updateDevices').requestBody?.contentType).toBe('application/merge-patch+json');
+    expect(op('auth.createToken').requestBody?.contentType).toBe('application/x-www-form-urlencoded');
+    expect(op('privateCloud.resumeSoftwareUpdate').requestBody).toBeUndefined();
+    expect(op('consumptionAnalytics.downloadReportContents').responses['200']).toMatchObject({
+      contentType: 'text/csv',
+      headers: ['Content-Disposition'],
+    });
+  });
+});
+
+describe('inputSchemaOf', () => {
+  it('takes path and query parameters by name, plus body', () => {
+    const validate = compileInput('privateCloud.runSoftwarePrechecks');
+    expect(validate({ id: 'sys-1', body: { catalogVersion: '2.4.0' } })).toBe(true);
+    expect(validate({ id: 'sys-1', body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['c1'] } })).toBe(true);
+  });
+
+  it('refuses a misspelt body field, a missing required body and an unknown parameter', () => {
+    const validate = compileInput('privateCloud.runSoftwarePrechecks');
+    expect(validate({ id: 'sys-1', body: { catalogVersoin: '2.4.0' } })).toBe(false);
+    expect(validate.errors?.map((e) => e.keyword)).toContain('additionalProperties');
+    expect(validate({ id: 'sys-1' })).toBe(false);
+    expect(validate({ id: 'sys-1', body: { catalogVersion: '2.4.0' }, limit: 10 })).toBe(false);
+    expect(validate({ id: 'sys-1', body: { catalogVersion: '2.4.0', hypervisorClusterIds: [] } })).toBe(false);
+  });
+
+  it('checks query ranges and arrays', () => {
+    const list = compileInput('privateCloud.listSystems');
+    expect(list({ filter: "state eq 'ONLINE'", offset: 0, limit: 100 })).toBe(true);
+    expect(list({ limit: 5 })).toBe(false);
+    const patch = compileInput('devices.updateDevices');
+    expect(patch({ id: ['a', 'b'], 'dry-run': true, body: { application: { id: null }, region: null } })).toBe(true);
+    expect(patch({ id: ['a', 'b', 'c', 'd', 'e', 'f'], body: { subscription: [] } })).toBe(false);
+    expect(patch({ id: ['a'], body: {} })).toBe(false);
+  });
+
+  it('compiles under ajv strict mode for every operation', () => {
+    const ajv = new Ajv2020({ strict: true });
+    addFormats(ajv);
+    for (const o of description.operations) expect(() => ajv.compile(inputSchemaOf(o)), o.id).not.toThrow();
+    expect(inputSchemaOf(op('privateCloud.getSystem'))).toBe(inputSchemaOf(op('privateCloud.getSystem')));
+  });
+});
