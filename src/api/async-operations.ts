@@ -1,0 +1,214 @@
+/**
+ * Following a 202 to its end. The Location path is matched against the description's
+ * `*.getAsyncOperation` operations, so each poll is an ordinary call: the right base
+ * (regional for data services, global otherwise), that operation's rate-limit group,
+ * auth, retries. Between polls one abortable timer runs; a wait keeps only its last record.
+ */
+import type { OperationDescriptor } from '../openapi/description.js';
+import { UnfollowableOperationError } from './errors.js';
+import type { CallOptions, CallResult, Executor } from './executor.js';
+import { sleep } from './sleep.js';
+
+export type AsyncFlavour = 'dataServices' | 'devices' | 'subscriptions' | 'reporting';
+
+/** The async record as the platform sends it; every field may be missing. */
+export interface AsyncOperationRecord {
+  id?: string;
+  type?: string;
+  /** Devices and subscriptions. */
+  status?: string;
+  /** Data services and reporting. */
+  state?: string;
+  progressPercent?: number;
+  suggestedPollingIntervalSeconds?: number;
+  timeoutMinutes?: number;
+  result?: unknown;
+  resultType?: string;
+  /** Reporting: the generated report's links. */
+  results?: Array<{ name?: string; resourceUri?: string }>;
+  error?: unknown;
+  [field: string]: unknown;
+}
+
+export const AsyncOutcome = { succeeded: 'succeeded', failed: 'failed', timedOut: 'timedOut', cancelled: 'cancelled' } as const;
+export type AsyncOutcome = (typeof AsyncOutcome)[keyof typeof AsyncOutcome];
+
+/** Why an operation did not succeed, from whichever error shape its flavour uses. */
+export interface AsyncOperationFailure {
+  message: string;
+  code?: string;
+  /** The platform's error object (or failed result), as sent. */
+  details?: unknown;
+}
+
+export interface AsyncOperationResult {
+  outcome: AsyncOutcome;
+  /** The last record read. */
+  operation: AsyncOperationRecord;
+  /** Set unless the outcome is `succeeded`. */
+  error?: AsyncOperationFailure;
+  flavour: AsyncFlavour;
+  /** The path polled. */
+  location: string;
+  polls: number;
+}
+
+export interface WaitOptions {
+  /**
+   * Give up after this many ms with outcome `timedOut`.
+   * @default the record's `timeoutMinutes` from the first poll; no deadline when neither is given
+   */
+  timeoutMs?: number;
+  /** Aborting rejects the wait with the signal's reason. */
+  signal?: AbortSignal;
+  /** Called when `progressPercent` changes. */
+  onProgress?: (percent: number, operation: AsyncOperationRecord) => void;
+  /** Lower bound of the interval between polls, in ms. @default 1_000 */
+  minPollMs?: number;
+  /** Upper bound of the interval between polls, in ms. @default 60_000 */
+  maxPollMs?: number;
+  /** Region of a regional poll when `source` is a bare Location. @default the call's region, else the client's */
+  region?: string;
+}
+
+/** Interval when the record suggests none. */
+const DEFAULT_POLL_MS = 5_000;
+
+const terminalStates: Record<string, AsyncOutcome> = {
+  SUCCEEDED: 'succeeded',
+  FAILED: 'failed',
+  TIMEDOUT: 'timedOut',
+  TIMEOUT: 'timedOut',
+  CANCELLED: 'cancelled',
+  CANCELED: 'cancelled',
+};
+
+/** The outcome a status spells, or `undefined` while it runs (INITIALIZED, RUNNING, PAUSED, unknown). */
+export function terminalOutcome(status: unknown): AsyncOutcome | undefined {
+  if (typeof status !== 'string') return undefined;
+  return terminalStates[status.toUpperCase().replace(/[^A-Z]/g, '')];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function flavourOf(pollOperation: OperationDescriptor): AsyncFlavour {
+  switch (pollOperation.area) {
+    case 'dataServices':
+    case 'devices':
+    case 'subscriptions':
+      return pollOperation.area;
+    default:
+      return 'reporting';
+  }
+}
+
+/** Data services and reporting report progress in `state`, devices and subscriptions in `status`. */
+function statusOf(record: AsyncOperationRecord, flavour: AsyncFlavour): unknown {
+  return flavour === 'devices' || flavour === 'subscriptions' ? (record.status ?? record.state) : (record.state ?? record.status);
+}
+
+/** The failure of a finished operation in one shape. */
+export function failureOf(record: AsyncOperationRecord, outcome: AsyncOutcome): AsyncOperationFailure {
+  const error = record.error;
+  if (isRecord(error)) {
+    const message = [error.message, error.error, error.errorMessage].find((value) => typeof value === 'string');
+    const code = [error.errorCode, error.code].find((value) => typeof value === 'string');
+    return { message: (message as string | undefined) ?? `the operation ended ${outcome}`, ...(code ? { code: code as string } : {}), details: error };
+  }
+  if (typeof error === 'string' && error.length > 0) return { message: error, details: error };
+  if (isRecord(record.result) && Array.isArray(record.result.failedDevicesSerial)) {
+    return { message: `devices failed: ${record.result.failedDevicesSerial.join(', ')}`, details: record.result };
+  }
+  return { message: outcome === 'timedOut' ? 'the platform timed the operation out' : `the operation ended ${outcome}` };
+}
+
+interface Target {
+  pollOperation: OperationDescriptor;
+  id: string;
+  location: string;
+  region: string | undefined;
+}
+
+function templatePattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '([^/]+)');
+  return new RegExp(`^${escaped}/?$`);
+}
+
+function locate(executor: Executor, source: string | CallResult, region: string | undefined): Target {
+  const pollOperations = executor.catalogue.operations.filter((operation) => operation.id.endsWith('.getAsyncOperation'));
+  const fromResult = typeof source === 'string' ? undefined : source;
+  const location = typeof source === 'string' ? source : source.headers.location;
+  const regionOf = region ?? fromResult?.region;
+  if (location) {
+    const path = new URL(location, 'http://location.invalid').pathname;
+    for (const pollOperation of pollOperations) {
+      const match = templatePattern(pollOperation.path).exec(path);
+      if (match?.[1]) return { pollOperation, id: decodeURIComponent(match[1]), location: path, region: regionOf };
+    }
+    throw new UnfollowableOperationError(
+      `Cannot follow '${location}': it is no async-operation path of the platform (${pollOperations.map((operation) => operation.path).join(', ')}).`,
+    );
+  }
+  // Without a Location (a reporting export), the body's id names the operation of the call's area.
+  const operation = fromResult?.operation;
+  const id = isRecord(fromResult?.body) ? fromResult.body.id : undefined;
+  if (operation?.async && typeof id === 'string') {
+    const pollOperation =
+      pollOperations.find((candidate) => candidate.id === `${operation.area}.getAsyncOperation`) ??
+      pollOperations.find((candidate) => candidate.id === `${operation.async}.getAsyncOperation`);
+    if (pollOperation) return { pollOperation, id, location: pollOperation.path.replace(/\{[^}]+\}/, encodeURIComponent(id)), region: regionOf };
+  }
+  throw new UnfollowableOperationError(
+    `${operation?.id ?? 'The call'} answered HTTP ${fromResult?.status ?? '?'} without a Location header or an operation id: there is nothing to follow.`,
+  );
+}
+
+/**
+ * Polls the async operation of `source` (a Location path or a 202 call result) until it
+ * ends, the deadline passes, or `signal` aborts.
+ */
+export async function waitForOperation(executor: Executor, source: string | CallResult, options: WaitOptions = {}): Promise<AsyncOperationResult> {
+  const target = locate(executor, source, options.region);
+  const flavour = flavourOf(target.pollOperation);
+  const minPollMs = options.minPollMs ?? 1_000;
+  const maxPollMs = Math.max(minPollMs, options.maxPollMs ?? 60_000);
+  const callOptions: CallOptions = { region: target.region, signal: options.signal };
+  const startedAt = Date.now();
+  // The platform's clock may differ from ours (and the simulator's runs faster), so the
+  // record's `timeoutMinutes` counts from our first poll, not from its `startedAt`.
+  let deadline = options.timeoutMs === undefined ? undefined : startedAt + options.timeoutMs;
+  let lastPercent: number | undefined;
+  for (let polls = 1; ; polls += 1) {
+    const { body } = await executor.call(target.pollOperation.id, { id: target.id }, callOptions);
+    const record: AsyncOperationRecord = isRecord(body) ? body : {};
+    const finish = (outcome: AsyncOutcome, error?: AsyncOperationFailure): AsyncOperationResult => ({
+      outcome,
+      operation: record,
+      ...(outcome === 'succeeded' ? {} : { error: error ?? failureOf(record, outcome) }),
+      flavour,
+      location: target.location,
+      polls,
+    });
+    if (typeof record.progressPercent === 'number' && record.progressPercent !== lastPercent) {
+      lastPercent = record.progressPercent;
+      options.onProgress?.(lastPercent, record);
+    }
+    const outcome = terminalOutcome(statusOf(record, flavour));
+    if (outcome) return finish(outcome);
+    if (deadline === undefined && typeof record.timeoutMinutes === 'number' && record.timeoutMinutes > 0) {
+      deadline = startedAt + record.timeoutMinutes * 60_000;
+    }
+    const now = Date.now();
+    if (deadline !== undefined && now >= deadline) {
+      return finish('timedOut', {
+        message: `no terminal state after ${Math.round((now - startedAt) / 1000)} s of waiting; the operation may still be running on the platform`,
+        code: 'WAIT_DEADLINE_EXCEEDED',
+      });
+    }
+    const suggestedMs = typeof record.suggestedPollingIntervalSeconds === 'number' ? record.suggestedPollingIntervalSeconds * 1000 : DEFAULT_POLL_MS;
+    const intervalMs = Math.min(maxPollMs, Math.max(minPollMs, suggestedMs));
+    await sleep(deadline === undefined ? intervalMs : Math.min(intervalMs, deadline - now), options.signal);
+  }
+}

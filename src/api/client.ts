@@ -1,0 +1,128 @@
+/**
+ * `createPlatformClient`: one client for every area of the platform, built from the
+ * platform description. See ARCHITECTURE.md for the call path.
+ */
+import type { Writable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { loadPlatformDescription } from '../openapi/description.js';
+import type { Logger } from '../logging/index.js';
+import { waitForOperation, type AsyncOperationResult, type WaitOptions } from './async-operations.js';
+import { createTokenProvider, type ClientCredentials } from './auth.js';
+import type { CallInput } from './build-request.js';
+import { download, type DownloadResult } from './download.js';
+import { InvalidClientOptionsError } from './errors.js';
+import { createExecutor, type CallOptions, type CallResult, type OperationCatalogue } from './executor.js';
+import type { AreaMethodsOf, InputArgs, ListItemOf, OperationId, OperationInput, OperationResponseBody } from './operation-types.js';
+import type { operations } from './generated/platform.js';
+import { paginate } from './paging.js';
+import { createRateLimiter, type RateLimiterOptions } from './rate-limiter.js';
+import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
+
+export interface PlatformClientOptions {
+  credentials: ClientCredentials;
+  /** `{auth_url}`: the token service. */
+  authUrl: string;
+  /** `{base_url}`: devices, subscriptions, workspaces, users, reporting. */
+  baseUrl: string;
+  /**
+   * `{regional_url}`: private cloud, data services, consumption analytics. A template with
+   * `{region}`, or one URL for every region (the region then travels in `x-fleetbook-region`).
+   */
+  regionalUrl: string;
+  /** Region of regional calls that name none. */
+  region?: string;
+  /** Per-minute caps by rate-limit group, and the cap of groups without a published limit. */
+  rateLimits?: Pick<RateLimiterOptions, 'perMinute' | 'defaultPerMinute'>;
+  /** Requests in flight at once across all groups. @default 16 */
+  maxConcurrency?: number;
+  /** @default {@link defaultRetryPolicy} */
+  retry?: Partial<RetryPolicy>;
+  /** Time allowed for the response head of one attempt, in ms. @default 60_000 */
+  requestTimeoutMs?: number;
+  /** undici dispatcher (a `MockAgent` in tests). @default undici's global dispatcher */
+  dispatcher?: Dispatcher;
+  /** Logger; the client logs through children carrying `operationId`, `attempt`, `httpStatus`, `durationMs`. */
+  logger?: Logger;
+  /** The operations to serve. @default the platform description */
+  catalogue?: OperationCatalogue;
+}
+
+/** A call's result, its body typed by the operation. */
+export type TypedCallResult<K extends OperationId> = CallResult<OperationResponseBody<K>>;
+
+export interface PlatformClient extends AreaMethodsOf<operations, CallOptions, Omit<CallResult, 'body'>> {
+  /** Calls one operation by id, typed from the description. */
+  call<K extends OperationId>(operationId: K, ...args: InputArgs<OperationInput<K>, CallOptions>): Promise<TypedCallResult<K>>;
+  /** `call` for ids known only at run time (playbook steps); the input is checked against the description. */
+  invoke(operationId: string, input?: CallInput, options?: CallOptions): Promise<CallResult>;
+  /** Every item of a list operation, a page at a time. */
+  paginate<K extends OperationId>(operationId: K, input?: Partial<OperationInput<K>>, options?: CallOptions): AsyncGenerator<ListItemOf<K>, void, undefined>;
+  /** Follows an async operation (a Location path or a 202 result) to its end. */
+  waitForOperation(source: string | CallResult, options?: WaitOptions): Promise<AsyncOperationResult>;
+  /** Streams an operation's answer (a CSV) to a file path or a writable stream. */
+  download<K extends OperationId>(operationId: K, input: OperationInput<K>, destination: string | Writable, options?: CallOptions): Promise<DownloadResult>;
+  /** The operations this client serves. */
+  readonly catalogue: OperationCatalogue;
+}
+
+function checkUrl(name: string, value: string | undefined): string {
+  const probe = value?.replaceAll('{region}', 'region');
+  if (!probe || !URL.canParse(probe) || !/^https?:$/.test(new URL(probe).protocol)) {
+    throw new InvalidClientOptionsError(`Expected \`${name}\` to be an http(s) URL, got ${value === undefined ? 'nothing' : `'${value}'`}.`);
+  }
+  return value as string;
+}
+
+export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
+  const { credentials } = options;
+  if (!credentials?.clientId || !credentials.clientSecret) {
+    throw new InvalidClientOptionsError('Expected `credentials` with a clientId and a clientSecret (FLEETBOOK_CLIENT_ID, FLEETBOOK_CLIENT_SECRET).');
+  }
+  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  if (!(requestTimeoutMs > 0)) throw new InvalidClientOptionsError(`Expected \`requestTimeoutMs\` to be a number of ms above 0, got ${requestTimeoutMs}.`);
+  const retry = resolveRetryPolicy(options.retry);
+  const catalogue = options.catalogue ?? loadPlatformDescription();
+  const executor = createExecutor({
+    catalogue,
+    addresses: { baseUrl: checkUrl('baseUrl', options.baseUrl), regionalUrl: checkUrl('regionalUrl', options.regionalUrl) },
+    defaultRegion: options.region,
+    tokens: createTokenProvider({
+      credentials,
+      authUrl: checkUrl('authUrl', options.authUrl),
+      dispatcher: options.dispatcher,
+      retry,
+      requestTimeoutMs,
+      logger: options.logger,
+    }),
+    limiter: createRateLimiter({ ...options.rateLimits, ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }) }),
+    retry,
+    requestTimeoutMs,
+    dispatcher: options.dispatcher,
+    logger: options.logger,
+  });
+
+  const invoke = (operationId: string, input: CallInput = {}, callOptions: CallOptions = {}): Promise<CallResult> =>
+    executor.call(operationId, input, callOptions);
+
+  // `client.<area>.<verbNoun>` for every callable operation of the catalogue.
+  const areas: Record<string, Record<string, (input?: CallInput, callOptions?: CallOptions) => Promise<CallResult>>> = {};
+  for (const operation of catalogue.operations) {
+    if (operation.base === 'auth') continue;
+    const method = operation.id.slice(operation.area.length + 1);
+    (areas[operation.area] ??= {})[method] = (input, callOptions) => invoke(operation.id, input, callOptions);
+  }
+
+  const client = {
+    ...areas,
+    catalogue,
+    invoke,
+    call: (operationId: string, input?: CallInput, callOptions?: CallOptions) => invoke(operationId, input, callOptions),
+    paginate: (operationId: string, input?: CallInput, callOptions?: CallOptions) => paginate(executor, operationId, input, callOptions),
+    waitForOperation: (source: string | CallResult, waitOptions?: WaitOptions) => waitForOperation(executor, source, waitOptions),
+    download: (operationId: string, input: CallInput, destination: string | Writable, callOptions?: CallOptions) =>
+      download(executor, operationId, input, destination, callOptions),
+  };
+  // The runtime table is built from the same description the types are generated from; the
+  // catalogue test checks that every typed operation is present.
+  return client as unknown as PlatformClient;
+}

@@ -1,0 +1,188 @@
+/**
+ * The call path every request of the client takes: operation → address → rate limit →
+ * auth → send → classify → retry (see ARCHITECTURE.md). Paging, async-operation waits and
+ * downloads are built on `exchange`.
+ */
+import type { Dispatcher } from 'undici';
+import type { OperationDescriptor } from '../openapi/description.js';
+import type { Logger } from '../logging/index.js';
+import { didYouMean } from '../errors/did-you-mean.js';
+import { buildRequest, type Addresses, type CallInput } from './build-request.js';
+import type { TokenProvider } from './auth.js';
+import { ApiError, createHttpError, InvalidResponseError, UnknownOperationError, type ResponseHeaders } from './errors.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { withRetry, type RetryPolicy } from './retry.js';
+import { readText, sendRequest, type IncomingResponse } from './transport.js';
+
+export interface CallOptions {
+  /** Region of a regional operation. @default the client's `region` */
+  region?: string | undefined;
+  signal?: AbortSignal | undefined;
+  /**
+   * Declares a write safe to repeat, so it is retried like a read (network errors, 408,
+   * 5xx). @default false
+   */
+  idempotent?: boolean | undefined;
+}
+
+export interface CallResult<B = unknown> {
+  status: number;
+  headers: ResponseHeaders;
+  /** Parsed JSON, text for other content types, `undefined` when empty. */
+  body: B;
+  operation: OperationDescriptor;
+  /** The region a regional call went to. */
+  region?: string;
+}
+
+/** What `exchange` hands to its consumer along with a success response. */
+export interface ExchangeContext {
+  operation: OperationDescriptor;
+  region: string | undefined;
+  attempt: number;
+}
+
+/** The operations of the platform description the client works from. */
+export interface OperationCatalogue {
+  operations: readonly OperationDescriptor[];
+  byId: ReadonlyMap<string, OperationDescriptor>;
+}
+
+export interface ExecutorOptions {
+  catalogue: OperationCatalogue;
+  addresses: Addresses;
+  defaultRegion: string | undefined;
+  tokens: TokenProvider;
+  limiter: RateLimiter;
+  retry: RetryPolicy;
+  requestTimeoutMs: number;
+  dispatcher: Dispatcher | undefined;
+  logger: Logger | undefined;
+}
+
+export interface Executor {
+  readonly catalogue: OperationCatalogue;
+  /** The operation by id; an unknown id is an error naming close matches. */
+  operation(operationId: string): OperationDescriptor;
+  /**
+   * Sends the call with retries, and hands each success response to `consume`, whose
+   * result is returned. `consume` may throw a retryable error to have the call repeated.
+   */
+  exchange<T>(operationId: string, input: CallInput, options: CallOptions, consume: (response: IncomingResponse, context: ExchangeContext) => Promise<T>, accept?: string): Promise<T>;
+  /** One call, the body read as JSON or text. */
+  call(operationId: string, input: CallInput, options: CallOptions): Promise<CallResult>;
+}
+
+/** Error bodies are read up to this size: enough for any platform error, bounded for HTML pages. */
+const MAX_ERROR_BODY_CHARS = 16_384;
+
+/** JSON when declared (or undeclared and parseable), text otherwise, `undefined` when empty. */
+function parseBody(operationId: string, status: number, contentType: string | undefined, text: string): unknown {
+  if (text.length === 0) return undefined;
+  const declaredJson = contentType !== undefined && /[/+]json\b/i.test(contentType);
+  if (contentType !== undefined && !declaredJson) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    if (!declaredJson) return text;
+    throw new InvalidResponseError(`${operationId} answered HTTP ${status} with a body that is not valid JSON.`, 'INVALID_RESPONSE', {
+      operationId,
+      status,
+      retryable: false,
+      cause: error,
+    });
+  }
+}
+
+export function createExecutor(options: ExecutorOptions): Executor {
+  const { catalogue, tokens, limiter, logger } = options;
+  const callable = catalogue.operations.filter((operation) => operation.base !== 'auth').map((operation) => operation.id);
+
+  const operation = (operationId: string): OperationDescriptor => {
+    const found = catalogue.byId.get(operationId);
+    if (!found) {
+      throw new UnknownOperationError(`Unknown operation '${operationId}'.${didYouMean(operationId, callable)} Run \`fleetbook actions\` for the list.`);
+    }
+    if (found.base === 'auth') {
+      throw new UnknownOperationError(`${operationId} is not callable: the client obtains and renews tokens itself, and a token must never become a step output.`);
+    }
+    return found;
+  };
+
+  function exchange<T>(
+    operationId: string,
+    input: CallInput,
+    callOptions: CallOptions,
+    consume: (response: IncomingResponse, context: ExchangeContext) => Promise<T>,
+    accept?: string,
+  ): Promise<T> {
+    const op = operation(operationId);
+    const built = buildRequest(op, input, options.addresses, callOptions.region ?? options.defaultRegion);
+    if (accept) built.headers.accept = accept;
+    const write = op.isWrite && !callOptions.idempotent;
+    const group = op.rateLimit?.group ?? op.area;
+    const signal = callOptions.signal;
+    const log = logger?.child({ operationId });
+
+    const send = (token: string): Promise<IncomingResponse> =>
+      sendRequest({
+        operationId,
+        write,
+        url: built.url,
+        method: op.method,
+        headers: { ...built.headers, authorization: `Bearer ${token}` },
+        ...(built.body === undefined ? {} : { body: built.body }),
+        dispatcher: options.dispatcher,
+        timeoutMs: options.requestTimeoutMs,
+        signal,
+      });
+
+    const attemptOnce = async (attempt: number): Promise<T> => {
+      const startedAt = Date.now();
+      let token = await tokens.getToken(signal);
+      let response = await send(token);
+      if (response.status === 401) {
+        // The token may have been revoked or expired early: renew it once and repeat.
+        await response.body.dump();
+        tokens.invalidate(token);
+        token = await tokens.getToken(signal);
+        response = await send(token);
+      }
+      log?.debug({ attempt, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'platform answered');
+      if (response.status < 200 || response.status >= 300) {
+        const error = createHttpError({
+          operationId,
+          status: response.status,
+          bodyText: await readText(response.body, MAX_ERROR_BODY_CHARS),
+          headers: response.headers,
+          write,
+          ...(op.permission ? { permission: op.permission } : {}),
+        });
+        if (response.status === 429) limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs);
+        throw error;
+      }
+      return consume(response, { operation: op, region: built.region, attempt });
+    };
+
+    return withRetry((attempt) => limiter.schedule(group, op.rateLimit?.perMinute, () => attemptOnce(attempt), signal), {
+      policy: options.retry,
+      signal,
+      onRetry: (error, attempt, delayMs) =>
+        log?.warn(
+          { attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
+          'platform call failed; retrying',
+        ),
+    });
+  }
+
+  const call: Executor['call'] = (operationId, input, callOptions) =>
+    exchange(operationId, input, callOptions, async (response, context) => ({
+      status: response.status,
+      headers: response.headers,
+      body: parseBody(operationId, response.status, response.headers['content-type'], await response.body.text()),
+      operation: context.operation,
+      ...(context.region === undefined ? {} : { region: context.region }),
+    }));
+
+  return { catalogue, operation, exchange, call };
+}
