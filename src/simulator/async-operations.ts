@@ -137,6 +137,7 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
         flavour: spec.flavour,
         type: spec.type,
         ...(spec.resourceId === undefined ? {} : { resourceId: spec.resourceId }),
+        ...(spec.resourceUri === undefined ? {} : { resourceUri: spec.resourceUri }),
         startedAt,
         endsAt: startedAt + Math.max(0, spec.durationMs),
         timeoutMinutes: spec.timeoutMinutes ?? Math.max(60, Math.ceil((2 * spec.durationMs) / MINUTE_MS)),

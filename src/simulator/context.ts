@@ -38,6 +38,8 @@ export interface AsyncOperationSpec {
   type: string;
   /** Id of the resource it acts on (system id, report id...). */
   resourceId?: string;
+  /** Path of that resource (data-services records list it in `associatedResources`). */
+  resourceUri?: string;
   /** Simulated duration until the operation ends. */
   durationMs: number;
   timeoutMinutes?: number;
@@ -70,6 +72,7 @@ export interface AsyncOperationRecord {
   flavour: AsyncFlavour;
   type: string;
   resourceId?: string;
+  resourceUri?: string;
   startedAt: number;
   endsAt: number;
   endedAt?: number;
@@ -156,6 +159,8 @@ export interface SimContext {
  */
 export interface AreaModule<State = unknown> {
   key: string;
+  /** JSON Schema of this area's world-file section (`ctx.config`); checked before the world is built. */
+  configSchema?: object;
   createState(ctx: SimContext): State;
   handlers(state: State, ctx: SimContext): Record<string, OperationHandler>;
   /** Counts for `/_sim/world`. */

@@ -1,0 +1,284 @@
+import { UsageError } from '../../../errors/index.js';
+import type { Rng } from '../../context.js';
+import { generatedRecord } from '../workspaces/world-time.js';
+import {
+  REGIONS,
+  UPDATE_STEPS,
+  compareVersions,
+  type Catalog,
+  type Cluster,
+  type PinnedFailure,
+  type Policy,
+  type PrivateCloudState,
+  type Server,
+  type System,
+  type UpdateStep,
+} from './model.js';
+
+const BASE = '/private-cloud-business/v1beta1';
+
+/** World-file section `privateCloud`. */
+export interface PrivateCloudConfig {
+  /** @default 6 */
+  systems?: number;
+  /** How long a successful precheck stays valid, simulated minutes. @default 240 */
+  precheckValidityMinutes?: number;
+  /** Pinned failures; `[]` for none. @default one failure at the hypervisor step of the first system's first cluster */
+  failures?: Array<{ system: string; cluster?: string; operation: 'update' | 'precheck'; step?: UpdateStep; times?: number }>;
+}
+
+export const PRIVATE_CLOUD_CONFIG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    systems: { type: 'integer', minimum: 1, maximum: 100_000 },
+    precheckValidityMinutes: { type: 'number', exclusiveMinimum: 0 },
+    failures: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['system', 'operation'],
+        properties: {
+          system: { type: 'string', minLength: 1 },
+          cluster: { type: 'string', minLength: 1 },
+          operation: { enum: ['update', 'precheck'] },
+          step: { enum: UPDATE_STEPS },
+          times: { type: 'integer', minimum: 1 },
+        },
+      },
+    },
+  },
+} as const;
+
+const CATALOG_VERSIONS = [
+  { version: '2.2.0', releaseDate: '2024-06-18' },
+  { version: '2.3.1', releaseDate: '2024-11-05' },
+  { version: '2.4.0', releaseDate: '2025-02-20' },
+] as const;
+
+function generateCatalogs(rng: Rng, customerId: string): Catalog[] {
+  return CATALOG_VERSIONS.map(({ version, releaseDate }, index) => {
+    const record = generatedRecord(rng, 'system-software-catalog', 400);
+    const minor = index + 2;
+    return {
+      ...record,
+      name: index === 0 ? '' : `Software catalog ${version}`,
+      customerId,
+      resourceUri: `${BASE}/system-software-catalogs/${record.id}`,
+      version,
+      releaseDate,
+      eula: `https://eula.example.com/catalogs/${version}.html`,
+      hypervisor: { name: 'hypervisor', version: `8.0.${minor}` },
+      hypervisorManager: { name: 'hypervisor-manager', version: `8.0.${minor}.1` },
+      serverFirmware: { name: 'server-firmware', version: `${2024 + index}.0${minor}.0` },
+      storageConnectionManager: { name: 'storage-connection-manager', version: `3.${minor}.0` },
+      storageSoftware: { name: 'storage-software', version: `6.1.${minor}` },
+    };
+  });
+}
+
+/** The variety of the default world, by system index modulo 6. */
+const PROFILES = [
+  { state: 'ONLINE', updateSupported: true, version: '2.2.0', unavailableOnLast: false },
+  { state: 'OFFLINE', updateSupported: true, version: '2.3.1', unavailableOnLast: false },
+  { state: 'ONLINE', updateSupported: true, version: '2.3.1', unavailableOnLast: false },
+  { state: 'ONLINE', updateSupported: true, version: '2.2.0', unavailableOnLast: true },
+  { state: 'ONLINE', updateSupported: true, version: '2.4.0', unavailableOnLast: false },
+  { state: 'ONLINE', updateSupported: false, version: '2.3.1', unavailableOnLast: false },
+] as const;
+
+function generateServer(rng: Rng, system: System, cluster: Cluster, index: number, customerId: string): Server {
+  const record = generatedRecord(rng, 'hci-server', 600);
+  const name = `${system.name}-${cluster.name}-srv${index + 1}`;
+  const octet = rng.int(10, 250);
+  return {
+    ...record,
+    name,
+    customerId,
+    resourceUri: `${BASE}/systems/${system.id}/servers/${record.id}`,
+    systemId: system.id,
+    serialNumber: `SRV${rng.int(100_000_000, 999_999_999)}`,
+    model: rng.pick(['HC-380 Gen11', 'HC-360 Gen11', 'HC-380 Gen10 Plus']),
+    powerState: 'ON',
+    memoryGib: String(rng.pick([256, 384, 512, 768])),
+    processorCount: String(rng.pick([1, 2])),
+    processorModel: rng.pick(['Processor 6430 32-core', 'Processor 5418Y 24-core']),
+    ncmVersion: `1.${rng.int(2, 6)}.${rng.int(0, 9)}`,
+    onPremUniqueID: rng.uuid(),
+    indicatorLedStatus: 'OFF',
+    bmcFirmwareVersion: `1.${rng.int(50, 70)}`,
+    bmcState: 'ENABLED',
+    bmcStatus: 'OK',
+    bmcNetworkInfo: {
+      gateway: '10.20.0.1',
+      bmcHostname: `bmc-${name}`,
+      bmcIp: `10.20.${index}.${octet}`,
+      network: rng.next() < 0.2 ? '' : '10.20.0.0',
+      subnetMask: '255.255.0.0',
+    },
+    hypervisorHost: {
+      ResourceUri: `/virtualization/v1beta1/hypervisor-hosts/${record.id}`,
+      hypervisorClusterId: cluster.id,
+      hypervisorClusterName: cluster.name,
+      hypervisorHostIp: `10.30.${index}.${octet}`,
+      id: rng.uuid(),
+      name: `host-${name}`,
+      type: cluster.type,
+    },
+    health: {
+      agentlessManagementService: 'READY',
+      biosOrHardwareHealth: 'OK',
+      fanHealth: 'OK',
+      fanRedundancy: 'REDUNDANT',
+      hbLastUpdateTimestamp: 'Sun Jun  1 00:00:00 2025',
+      memoryHealth: 'OK',
+      networkHealth: 'OK',
+      overallServerHealth: 'OK',
+      powerState: rng.next() < 0.2 ? '' : 'ON',
+      powerSuppliesHealth: 'OK',
+      powerSuppliesRedundancy: 'REDUNDANT',
+      processorHealth: 'OK',
+      smartStorageBatteryHealth: 'OK',
+      storageHealth: 'OK',
+      temperaturesHealth: 'OK',
+    },
+  };
+}
+
+function generateSystem(rng: Rng, index: number, customerId: string): System {
+  const profile = PROFILES[index % PROFILES.length]!;
+  const region = REGIONS[index % REGIONS.length]!;
+  const record = generatedRecord(rng, 'hci-cluster', 700);
+  const system: System = {
+    ...record,
+    name: `hci-${region}-${String(index + 1).padStart(2, '0')}`,
+    customerId,
+    resourceUri: `${BASE}/systems/${record.id}`,
+    region,
+    state: profile.state,
+    stackType: profile.updateSupported ? 'STACK_TYPE_HCI' : 'STACK_TYPE_HCI_LEGACY',
+    updateSupported: profile.updateSupported,
+    healthStatus: profile.state === 'OFFLINE' ? 'MISSING' : rng.next() < 0.8 ? 'OK' : 'WARNING',
+    clusters: [],
+    servers: [],
+  };
+  const clusterCount = rng.int(2, 4);
+  for (let c = 0; c < clusterCount; c += 1) {
+    const cluster: Cluster = {
+      id: rng.uuid(),
+      name: `cluster-${String.fromCharCode(97 + c)}`,
+      type: 'HYPERVISOR_TYPE_STANDARD',
+      currentVersion: profile.version,
+      unavailable: [],
+    };
+    if (!profile.updateSupported) {
+      cluster.unavailable = CATALOG_VERSIONS.filter((v) => compareVersions(v.version, profile.version) > 0).map((v) => ({
+        version: v.version,
+        reasons: ['Software updates are not supported for this system family'],
+      }));
+    } else if (profile.unavailableOnLast && c === clusterCount - 1) {
+      cluster.unavailable = [{ version: '2.4.0', reasons: ['Server firmware baseline of catalog 2.4.0 does not support the installed server model'] }];
+    }
+    system.clusters.push(cluster);
+    const serverCount = rng.int(2, 4);
+    for (let s = 0; s < serverCount; s += 1) system.servers.push(generateServer(rng, system, cluster, s, customerId));
+  }
+  return system;
+}
+
+function generatePolicies(rng: Rng, customerId: string, systems: readonly System[]): Policy[] {
+  const specs = [
+    { name: 'gold-thin-encrypted', storageType: 'STORAGE_TYPE_BLOCK', iops: 50_000, dedupe: true },
+    { name: 'silver-thin', storageType: 'STORAGE_TYPE_BLOCK', iops: 20_000, dedupe: true },
+    { name: 'bronze-file', storageType: 'STORAGE_TYPE_FILE', iops: 5_000, dedupe: false },
+  ];
+  return specs.map((spec) => {
+    const record = generatedRecord(rng, 'vm-provisioning-policy', 300);
+    const system = systems.length > 0 ? rng.pick(systems) : undefined;
+    const cluster = system?.clusters[0];
+    return {
+      ...record,
+      name: spec.name,
+      customerId,
+      resourceUri: `${BASE}/vm-provisioning-policies/${record.id}`,
+      description: `${spec.name}: ${spec.dedupe ? 'deduplicated' : 'plain'} volumes, ${spec.iops} IOPS limit`,
+      storageType: spec.storageType,
+      performancePolicy: { id: rng.uuid() },
+      protectionPolicy: {
+        id: rng.uuid(),
+        name: `${spec.name}-protection`,
+        description: 'Daily snapshots kept for two weeks',
+        effectiveFromDateTime: '2025-01-01T00:00:00.000Z',
+        overrides: { backupGranularity: 'VOLUME', consistency: 'APPLICATION' },
+      },
+      volumeInfo: {
+        allFlash: spec.dedupe,
+        conversionType: 'CONVERSIONTYPE_THIN',
+        dataReduction: spec.dedupe,
+        deduplication: spec.dedupe,
+        encryption: { cipher: 'AES_256_XTS', provider: 'array', scope: 'Volume' },
+        qos: { perfIopsLimit: spec.iops, perfMbpsLimit: spec.iops / 50 },
+        snapshotAllocWarning: 80,
+        userAllocWarning: 90,
+      },
+      associatedObjects: cluster && system
+        ? [
+            {
+              generation: 1,
+              resourceUri: `${system.resourceUri}/hypervisor-clusters/${cluster.id}`,
+              type: 'hypervisor-cluster',
+              associatedDatastores: [{ id: rng.uuid(), name: `ds-${spec.name}`, type: 'DATASTORE_TYPE_VMFS' }],
+              associatedVmCount: 2,
+              associatedVms: [
+                { id: rng.uuid(), name: `vm-${spec.name}-1` },
+                { id: rng.uuid(), name: `vm-${spec.name}-2` },
+              ],
+              storageProfileId: rng.uuid(),
+              clusterId: cluster.id,
+              clusterName: cluster.name,
+            },
+          ]
+        : [],
+    };
+  });
+}
+
+function resolveFailures(config: PrivateCloudConfig, systems: readonly System[]): PinnedFailure[] {
+  const first = systems[0];
+  const pinned = config.failures ?? (first ? [{ system: first.name, cluster: first.clusters[0]?.name, operation: 'update' as const, step: 'hypervisor' as const, times: 1 }] : []);
+  return pinned.map((failure, index) => {
+    const system = systems.find((s) => s.name === failure.system || s.id === failure.system);
+    if (!system) {
+      throw new UsageError(`world file: privateCloud.failures[${index}].system '${failure.system}' is not a system of this world (e.g. ${systems.slice(0, 3).map((s) => s.name).join(', ')})`, 'INVALID_WORLD_FILE');
+    }
+    const cluster = failure.cluster === undefined ? undefined : system.clusters.find((c) => c.name === failure.cluster || c.id === failure.cluster);
+    if (failure.cluster !== undefined && !cluster) {
+      throw new UsageError(`world file: privateCloud.failures[${index}].cluster '${failure.cluster}' is not a cluster of ${system.name} (${system.clusters.map((c) => c.name).join(', ')})`, 'INVALID_WORLD_FILE');
+    }
+    return {
+      systemId: system.id,
+      ...(cluster ? { clusterId: cluster.id } : {}),
+      operation: failure.operation,
+      ...(failure.step ? { step: failure.step } : {}),
+      remaining: failure.times ?? 1,
+    };
+  });
+}
+
+/** The seeded private cloud world (see the brief's default world); fast enough for thousands of systems. */
+export function generatePrivateCloud(rng: Rng, config: PrivateCloudConfig): PrivateCloudState {
+  const customerId = rng.uuid().replace(/-/g, '').slice(0, 16);
+  const catalogs = generateCatalogs(rng.fork('catalogs'), customerId);
+  const systemRng = rng.fork('systems');
+  const systems = Array.from({ length: config.systems ?? 6 }, (_, index) => generateSystem(systemRng, index, customerId));
+  return {
+    customerId,
+    systems,
+    systemsById: new Map(systems.map((system) => [system.id, system])),
+    catalogs,
+    policies: generatePolicies(rng.fork('policies'), customerId, systems),
+    failures: resolveFailures(config, systems),
+    precheckValidityMs: (config.precheckValidityMinutes ?? 240) * 60_000,
+  };
+}

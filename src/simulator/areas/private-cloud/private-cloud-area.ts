@@ -1,0 +1,401 @@
+/**
+ * Private cloud: systems, clusters, servers, catalogs and VM provisioning policies, with
+ * the software lifecycle rules (prechecks that expire, updates that fail at a step and are
+ * resumed, one software operation per system at a time).
+ */
+import type { AreaModule, AsyncOutcome, InjectedFailure, SimContext, SimRequest, SimResponse } from '../../context.js';
+import { badRequest, conflict, notFound, SimHttpError } from '../../errors.js';
+import { createListQuery } from '../../filter/index.js';
+import { listPage } from '../../paging.js';
+import { touch } from '../workspaces/world-time.js';
+import { generatePrivateCloud, PRIVATE_CLOUD_CONFIG_SCHEMA, type PrivateCloudConfig } from './generate.js';
+import {
+  availableCatalogs,
+  DURATIONS_MS,
+  UPDATE_STEPS,
+  type Cluster,
+  type Policy,
+  type PrivateCloudState,
+  type SoftwareOperationKind,
+  type System,
+} from './model.js';
+import { catalogView, isPrecheckValid, systemView } from './views.js';
+
+const firstOf = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+
+const systemsQuery = createListQuery({
+  filter: {
+    id: 'string',
+    name: 'string',
+    type: 'string',
+    state: 'string',
+    region: 'string',
+    stackType: 'string',
+    updateSupported: 'boolean',
+    generation: 'integer',
+    createdAt: 'timestamp',
+    updatedAt: 'timestamp',
+    customerId: 'string',
+    'health/status': 'string',
+    'softwareInfo/updateState': 'string',
+  },
+});
+const catalogsQuery = createListQuery({
+  filter: { id: 'string', name: 'string', type: 'string', version: 'string', releaseDate: 'string', generation: 'integer', createdAt: 'timestamp', updatedAt: 'timestamp' },
+});
+const policyProperties = { id: 'string', name: 'string', description: 'string', storageType: 'string', generation: 'integer', createdAt: 'timestamp', updatedAt: 'timestamp' } as const;
+const policiesQuery = createListQuery({ filter: policyProperties, sort: policyProperties });
+
+/** Only the named top-level properties (and `id`): `select` on catalogs, `filter` on a system. */
+function pick(view: Record<string, unknown>, names: string, parameter: string): Record<string, unknown> {
+  const result: Record<string, unknown> = { id: view.id };
+  for (const name of names.split(',').map((n) => n.trim()).filter(Boolean)) {
+    if (!(name in view)) {
+      throw badRequest(`Unknown property '${name}' in ${parameter}`, [
+        { source: 'query.parameter', subject: parameter, description: `unknown property '${name}' (known: ${Object.keys(view).join(', ')})` },
+      ]);
+    }
+    result[name] = view[name];
+  }
+  return result;
+}
+
+const accepted = (location: string): SimResponse => ({ status: 202, headers: { location } });
+
+export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimContext) {
+  const findSystem = (req: SimRequest, id = req.params.id ?? ''): System => {
+    const system = state.systemsById.get(id);
+    if (!system || (req.region && system.region !== req.region)) throw notFound('System', id);
+    return system;
+  };
+
+  /** The checks every software operation on a system makes first: offline 403, one at a time 409. */
+  const checkIdle = (system: System): void => {
+    if (system.state === 'OFFLINE') {
+      throw new SimHttpError(403, 'SYSTEM_OFFLINE', `System ${system.name} is OFFLINE: the operation is forbidden in the current state of the system`);
+    }
+    if (ctx.asyncOps.running(system.id).length > 0) {
+      throw conflict('OPERATION_IN_PROGRESS', `A software precheck or update operation is already in progress on system ${system.name}`);
+    }
+  };
+
+  const checkUpdatable = (system: System): void => {
+    if (!system.updateSupported) {
+      throw badRequest(`System ${system.name} belongs to a family that does not support software updates`);
+    }
+  };
+
+  /** The clusters a precheck or update covers; 400 for unknown clusters or a catalog one of them does not offer. */
+  const targetsOf = (system: System, body: { catalogVersion: string; hypervisorClusterIds?: string[] }): Cluster[] => {
+    const ids = body.hypervisorClusterIds;
+    const clusters = ids
+      ? ids.map((id) => {
+          const cluster = system.clusters.find((c) => c.id === id);
+          if (!cluster) {
+            throw badRequest(`Hypervisor cluster '${id}' is not a cluster of system ${system.name}`, [
+              { source: 'field', subject: 'hypervisorClusterIds', description: `unknown cluster '${id}'` },
+            ]);
+          }
+          return cluster;
+        })
+      : system.clusters;
+    const lacking = clusters.filter((cluster) => !availableCatalogs(state, system, cluster).some((c) => c.version === body.catalogVersion));
+    if (lacking.length > 0) {
+      throw badRequest(
+        `Catalog ${body.catalogVersion} is not available on cluster(s) ${lacking.map((c) => c.name).join(', ')} of system ${system.name}` +
+          (ids ? '' : '; name the clusters that offer it in hypervisorClusterIds'),
+        [{ source: 'field', subject: 'catalogVersion', description: `not an available catalog of ${lacking.map((c) => c.name).join(', ')}` }],
+      );
+    }
+    return clusters;
+  };
+
+  /** Starts a software operation on a system and records it as the system's last one. */
+  const startOperation = (
+    system: System,
+    kind: SoftwareOperationKind,
+    durationMs: number,
+    clusters: readonly Cluster[],
+    inputs: { catalogVersion?: string },
+    finish: (injected: InjectedFailure | undefined, endsAtMs: number) => AsyncOutcome,
+  ): SimResponse => {
+    const clusterIds = clusters.map((c) => c.id);
+    system.active = { kind, clusterIds };
+    const record = ctx.asyncOps.start({
+      flavour: 'dataServices',
+      type: kind,
+      resourceId: system.id,
+      resourceUri: system.resourceUri,
+      durationMs,
+      complete: (injected) => {
+        system.active = undefined;
+        touch(system, new Date(record.endsAt).toISOString());
+        return finish(injected, record.endsAt);
+      },
+    });
+    system.lastOperation = { record, ...inputs, ...(clusters.length > 0 ? { clusterIds } : {}) };
+    return accepted(ctx.asyncOps.locationOf(record));
+  };
+
+  const takeFailure = (system: System, operation: 'update' | 'precheck', clusterIds: readonly string[], fromStep: number) => {
+    const failure = state.failures.find(
+      (f) =>
+        f.remaining > 0 &&
+        f.systemId === system.id &&
+        f.operation === operation &&
+        (f.clusterId === undefined || clusterIds.includes(f.clusterId)) &&
+        (f.step === undefined || UPDATE_STEPS.indexOf(f.step) >= fromStep),
+    );
+    if (failure) failure.remaining -= 1;
+    return failure;
+  };
+
+  /** Runs the update steps from `fromStep`; a pinned failure ends it at its step. */
+  const startUpdate = (system: System, kind: SoftwareOperationKind, catalogVersion: string, clusters: Cluster[], fromStep: number): SimResponse => {
+    const clusterIds = clusters.map((c) => c.id);
+    const failure = takeFailure(system, 'update', clusterIds, fromStep);
+    const failStep = failure ? (failure.step ? UPDATE_STEPS.indexOf(failure.step) : fromStep) : undefined;
+    const lastStep = failStep ?? UPDATE_STEPS.length - 1;
+    const failedCluster = clusters.find((c) => c.id === failure?.clusterId) ?? clusters[0];
+    return startOperation(system, kind, (lastStep - fromStep + 1) * DURATIONS_MS.updateStep, clusters, { catalogVersion }, (injected) => {
+      if (failStep !== undefined || injected) {
+        const failedStep = UPDATE_STEPS[lastStep]!;
+        system.failedUpdate = { catalogVersion, clusterIds, failedStep };
+        return {
+          status: 'FAILED',
+          error: injected ?? {
+            errorCode: 'UPDATE_STEP_FAILED',
+            message: `Update to ${catalogVersion} failed at step ${failedStep} on cluster ${failedCluster?.name ?? ''}; fix the cause, then resume the update`,
+          },
+          result: { failedStep },
+        };
+      }
+      system.failedUpdate = undefined;
+      for (const cluster of clusters) {
+        cluster.currentVersion = catalogVersion;
+        cluster.precheck = undefined;
+        cluster.precheckFailed = undefined;
+      }
+      return { status: 'SUCCEEDED' };
+    });
+  };
+
+  type SoftwareBody = { catalogVersion: string; hypervisorClusterIds?: string[] };
+
+  return {
+    'privateCloud.listSystems': (req: SimRequest): SimResponse => {
+      const now = ctx.clock.now();
+      const inRegion = req.region ? state.systems.filter((s) => s.region === req.region) : state.systems;
+      if (firstOf(req.query.filter) === undefined) {
+        // Without a filter only the page is rendered: lists of thousands stay cheap.
+        const page = listPage(inRegion, req);
+        return { status: 200, body: { ...page, items: page.items.map((s) => systemView(state, s, now)) } };
+      }
+      return { status: 200, body: systemsQuery.page(inRegion.map((s) => systemView(state, s, now)), req) };
+    },
+    'privateCloud.getSystem': (req: SimRequest): SimResponse => {
+      const view = systemView(state, findSystem(req), ctx.clock.now());
+      const fields = firstOf(req.query.filter);
+      return { status: 200, body: fields ? pick(view, fields, 'filter') : view };
+    },
+    'privateCloud.listServers': (req: SimRequest): SimResponse => ({ status: 200, body: listPage(findSystem(req).servers, req) }),
+    'privateCloud.getServer': (req: SimRequest): SimResponse => {
+      const system = findSystem(req, req.params.systemId ?? '');
+      const server = system.servers.find((s) => s.id === req.params.serverId);
+      if (!server) throw notFound('Server', req.params.serverId ?? '');
+      return { status: 200, body: server };
+    },
+    'privateCloud.runSoftwarePrechecks': (req: SimRequest): SimResponse => {
+      const system = findSystem(req);
+      checkIdle(system);
+      checkUpdatable(system);
+      const body = req.body as SoftwareBody;
+      const clusters = targetsOf(system, body);
+      const failure = takeFailure(system, 'precheck', clusters.map((c) => c.id), 0);
+      return startOperation(system, 'software-prechecks', DURATIONS_MS.precheck, clusters, { catalogVersion: body.catalogVersion }, (injected, endsAtMs) => {
+        const failed = clusters.filter((c) => injected || (failure && (failure.clusterId === undefined || failure.clusterId === c.id)));
+        for (const cluster of clusters) {
+          if (failed.includes(cluster)) {
+            cluster.precheck = undefined;
+            cluster.precheckFailed = body.catalogVersion;
+          } else {
+            cluster.precheck = { catalogVersion: body.catalogVersion, validUntilMs: endsAtMs + state.precheckValidityMs };
+            cluster.precheckFailed = undefined;
+          }
+        }
+        if (failed.length === 0) return { status: 'SUCCEEDED' };
+        return {
+          status: 'FAILED',
+          error: injected ?? {
+            errorCode: 'PRECHECK_FAILED',
+            message: `Prechecks for ${body.catalogVersion} failed on cluster(s) ${failed.map((c) => c.name).join(', ')}; correct the cause and rerun them`,
+          },
+        };
+      });
+    },
+    'privateCloud.runSoftwareUpdate': (req: SimRequest): SimResponse => {
+      const system = findSystem(req);
+      checkIdle(system);
+      checkUpdatable(system);
+      const body = req.body as SoftwareBody;
+      const clusters = targetsOf(system, body);
+      const now = ctx.clock.now();
+      const stale = clusters.filter((cluster) => !isPrecheckValid(cluster, body.catalogVersion, now));
+      if (stale.length > 0) {
+        throw new SimHttpError(
+          412,
+          'PRECHECK_REQUIRED',
+          `No valid prechecks for ${body.catalogVersion} on cluster(s) ${stale.map((c) => c.name).join(', ')}: rerun the prechecks on the same inputs, then retry the update`,
+          [
+            {
+              type: 'precondition failed',
+              issues: stale.map((cluster) => ({
+                source: 'field' as const,
+                subject: 'hypervisorClusterIds',
+                description: `cluster ${cluster.name} (${cluster.id}) has ${cluster.precheck ? 'an expired or different-version' : 'no successful'} precheck for ${body.catalogVersion}`,
+              })),
+            },
+          ],
+        );
+      }
+      return startUpdate(system, 'software-update', body.catalogVersion, clusters, 0);
+    },
+    'privateCloud.resumeSoftwareUpdate': (req: SimRequest): SimResponse => {
+      const system = findSystem(req);
+      checkIdle(system);
+      checkUpdatable(system);
+      const failed = system.failedUpdate;
+      if (!failed) throw badRequest(`The last software update of system ${system.name} did not fail: there is nothing to resume`);
+      const clusters = system.clusters.filter((c) => failed.clusterIds.includes(c.id));
+      return startUpdate(system, 'software-update-resume', failed.catalogVersion, clusters, UPDATE_STEPS.indexOf(failed.failedStep));
+    },
+    'privateCloud.refreshSoftwareVersions': (req: SimRequest): SimResponse => {
+      const system = findSystem(req);
+      checkIdle(system);
+      // Versions are computed from the catalogs, so a refresh has nothing stale to fix.
+      return startOperation(system, 'software-version-refresh', DURATIONS_MS.refresh, [], {}, () => ({ status: 'SUCCEEDED' }));
+    },
+    'privateCloud.addHypervisorCluster': (req: SimRequest): SimResponse => {
+      const system = findSystem(req);
+      checkIdle(system);
+      const body = req.body as { hypervisorClusterName: string };
+      if (system.clusters.some((c) => c.name === body.hypervisorClusterName)) {
+        throw conflict('CLUSTER_EXISTS', `System ${system.name} already has a hypervisor cluster named ${body.hypervisorClusterName}`);
+      }
+      const cluster: Cluster = {
+        id: ctx.rng.uuid(),
+        name: body.hypervisorClusterName,
+        type: 'HYPERVISOR_TYPE_STANDARD',
+        currentVersion: system.clusters[0]?.currentVersion ?? state.catalogs[0]?.version ?? '',
+        unavailable: [],
+      };
+      return startOperation(system, 'add-hypervisor-cluster', DURATIONS_MS.addCluster, [], {}, (injected) => {
+        if (injected) return { status: 'FAILED', error: injected };
+        system.clusters.push(cluster);
+        return { status: 'SUCCEEDED', result: { hypervisorClusterId: cluster.id } };
+      });
+    },
+    'privateCloud.listSoftwareCatalogs': (req: SimRequest): SimResponse => {
+      const views = state.catalogs.map((catalog) => catalogView(state, catalog, req.region));
+      const page = catalogsQuery.page(views, req);
+      const select = firstOf(req.query.select);
+      return { status: 200, body: select ? { ...page, items: page.items.map((view) => pick(view, select, 'select')) } : page };
+    },
+    'privateCloud.getSoftwareCatalog': (req: SimRequest): SimResponse => {
+      const catalog = state.catalogs.find((c) => c.id === req.params.id);
+      if (!catalog) throw notFound('Software catalog', req.params.id ?? '');
+      return { status: 200, body: catalogView(state, catalog, req.region) };
+    },
+    ...policyHandlers(state, ctx),
+  };
+}
+
+function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
+  const findPolicy = (id: string): Policy => {
+    const policy = state.policies.find((p) => p.id === id);
+    if (!policy) throw notFound('VM provisioning policy', id);
+    return policy;
+  };
+  const checkIdle = (policy: Policy): void => {
+    if (ctx.asyncOps.running(policy.id).length > 0) {
+      throw conflict('OPERATION_IN_PROGRESS', `A change to VM provisioning policy ${policy.name} is already in progress`);
+    }
+  };
+  const startChange = (policy: Policy, type: string, apply: () => void): SimResponse => {
+    const record = ctx.asyncOps.start({
+      flavour: 'dataServices',
+      type,
+      resourceId: policy.id,
+      resourceUri: policy.resourceUri,
+      durationMs: DURATIONS_MS.policyChange,
+      complete: (injected) => {
+        if (injected) return { status: 'FAILED', error: injected };
+        apply();
+        return { status: 'SUCCEEDED' };
+      },
+    });
+    return accepted(ctx.asyncOps.locationOf(record));
+  };
+
+  return {
+    'privateCloud.listProvisioningPolicies': (req: SimRequest): SimResponse => ({ status: 200, body: policiesQuery.page(state.policies, req) }),
+    'privateCloud.getProvisioningPolicy': (req: SimRequest): SimResponse => ({ status: 200, body: findPolicy(req.params.id ?? '') }),
+    'privateCloud.createProvisioningPolicy': (req: SimRequest): SimResponse => {
+      const body = req.body as Partial<Policy> & { name: string };
+      if (state.policies.some((p) => p.name === body.name)) {
+        throw conflict('POLICY_NAME_EXISTS', `A VM provisioning policy named '${body.name}' already exists`);
+      }
+      const id = ctx.rng.uuid();
+      const now = ctx.clock.nowIso();
+      const policy: Policy = {
+        id,
+        type: 'vm-provisioning-policy',
+        generation: 1,
+        createdAt: now,
+        updatedAt: now,
+        customerId: state.customerId,
+        resourceUri: `/private-cloud-business/v1beta1/vm-provisioning-policies/${id}`,
+        name: body.name,
+        description: body.description ?? '',
+        storageType: body.storageType ?? 'STORAGE_TYPE_BLOCK',
+        performancePolicy: { id: ctx.rng.uuid() },
+        protectionPolicy: body.protectionPolicy ?? {},
+        volumeInfo: body.volumeInfo ?? {},
+        associatedObjects: [],
+      };
+      state.policies.push(policy);
+      return { status: 200, body: policy };
+    },
+    'privateCloud.updateProvisioningPolicy': (req: SimRequest): SimResponse => {
+      const policy = findPolicy(req.params.id ?? '');
+      checkIdle(policy);
+      const changes = req.body as Partial<Pick<Policy, 'description' | 'storageType' | 'protectionPolicy' | 'volumeInfo'>>;
+      return startChange(policy, 'vm-provisioning-policy-update', () => {
+        Object.assign(policy, changes);
+        touch(policy, ctx.clock.nowIso());
+      });
+    },
+    'privateCloud.deleteProvisioningPolicy': (req: SimRequest): SimResponse => {
+      const policy = findPolicy(req.params.id ?? '');
+      checkIdle(policy);
+      return startChange(policy, 'vm-provisioning-policy-delete', () => {
+        state.policies.splice(state.policies.indexOf(policy), 1);
+      });
+    },
+  };
+}
+
+/** The private cloud area module (world-file section `privateCloud`). */
+export const privateCloudArea: AreaModule<PrivateCloudState> = {
+  key: 'privateCloud',
+  configSchema: PRIVATE_CLOUD_CONFIG_SCHEMA,
+  createState: (ctx) => generatePrivateCloud(ctx.rng, ctx.config as PrivateCloudConfig),
+  handlers: (state, ctx) => createPrivateCloudHandlers(state, ctx),
+  summary: (state) => ({
+    systems: state.systems.length,
+    hypervisorClusters: state.systems.reduce((n, s) => n + s.clusters.length, 0),
+    servers: state.systems.reduce((n, s) => n + s.servers.length, 0),
+    catalogs: state.catalogs.length,
+    provisioningPolicies: state.policies.length,
+  }),
+};

@@ -1,0 +1,78 @@
+import type { FastifyInstance } from 'fastify';
+import { isFleetbookError } from '../errors/index.js';
+import type { OutboxMessage, SimClock } from './context.js';
+import { badRequest, SimHttpError } from './errors.js';
+import type { FaultSettings } from './faults.js';
+import type { RequestLogEntry } from './request-log.js';
+
+/** A response that did not match the description (`validateResponses`). */
+export interface ResponseViolation {
+  operationId: string;
+  method: string;
+  path: string;
+  status: number;
+  problems: string[];
+}
+
+/** What `/_sim/` exposes, also handed to in-process callers as `simulator.control`. */
+export interface SimulatorControl {
+  requests(filter?: { operationId?: string }): RequestLogEntry[];
+  clearRequests(): void;
+  outbox(): readonly OutboxMessage[];
+  faults: {
+    get(): FaultSettings;
+    /** Replaces the fault settings (checked; a `UsageError` when invalid). */
+    set(settings: FaultSettings): void;
+  };
+  clock: SimClock;
+  /** Rebuilds the world from the seed; the clock, tokens, faults and request log stay. */
+  reset(): void;
+  world(): { seed: number; timeScale: number; areas: Record<string, Record<string, number>> };
+  violations(): readonly ResponseViolation[];
+  revokeTokens(): void;
+}
+
+/** The `/_sim/` control surface: not part of the platform, no auth. */
+export function registerControlRoutes(app: FastifyInstance, control: SimulatorControl): void {
+  app.get('/_sim/requests', (request) => {
+    const { operationId } = request.query as { operationId?: string };
+    return { items: control.requests(operationId ? { operationId } : {}) };
+  });
+  app.delete('/_sim/requests', (_request, reply) => {
+    control.clearRequests();
+    return reply.code(204).send();
+  });
+  app.get('/_sim/outbox', () => ({ items: control.outbox() }));
+  app.get('/_sim/faults', () => control.faults.get());
+  app.put('/_sim/faults', (request) => {
+    try {
+      control.faults.set((request.body ?? {}) as FaultSettings);
+    } catch (error) {
+      if (isFleetbookError(error)) throw badRequest(error.message);
+      throw error;
+    }
+    return control.faults.get();
+  });
+  app.post('/_sim/tokens/revoke', (_request, reply) => {
+    control.revokeTokens();
+    return reply.code(204).send();
+  });
+  const clockView = () => ({ now: control.clock.nowIso(), nowMs: control.clock.now(), timeScale: control.clock.timeScale });
+  app.get('/_sim/clock', clockView);
+  app.post('/_sim/clock', (request) => {
+    const { advanceMs } = (request.body ?? {}) as { advanceMs?: unknown };
+    if (typeof advanceMs !== 'number' || !Number.isFinite(advanceMs) || advanceMs < 0) {
+      throw new SimHttpError(400, 'BAD_REQUEST', 'advanceMs must be a non-negative number of simulated milliseconds', [
+        { type: 'bad request', issues: [{ source: 'field', subject: 'advanceMs', description: 'must be a non-negative number' }] },
+      ]);
+    }
+    control.clock.advance(advanceMs);
+    return clockView();
+  });
+  app.post('/_sim/reset', () => {
+    control.reset();
+    return control.world();
+  });
+  app.get('/_sim/world', () => control.world());
+  app.get('/_sim/violations', () => ({ items: control.violations() }));
+}

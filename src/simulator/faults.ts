@@ -1,0 +1,169 @@
+import type { AsyncFaultKind, AsyncFaultSource } from './async-operations.js';
+import { loadConfigFile } from './config-file.js';
+import type { Rng } from './context.js';
+import { createRng } from './rng.js';
+
+/** One request fault rule. Probabilities are drawn from the seeded fault rng, so a run is reproducible. */
+export interface FaultRule {
+  /** Operation id, or a glob on operation ids (`devices.*`, `*`). */
+  route: string;
+  /** Status to answer instead of serving the request (e.g. 503). */
+  status?: number;
+  /** Share of matching requests that get `status`. @default 1 */
+  rate?: number;
+  /** Real milliseconds added before the request is served. */
+  latencyMs?: number;
+  /** Share of matching requests whose connection is dropped (socket destroyed, no answer). */
+  drop?: number;
+  /**
+   * Drop the connection after the handler ran: the write is applied, the client never hears
+   * of it. Alone (no `drop`), drops at `rate`. @default false
+   */
+  afterAccept?: boolean;
+  /** Apply at most this many times (latency-only rules count each delayed request). @default unlimited */
+  count?: number;
+}
+
+export interface AsyncFaultRule {
+  /** Async operation type (`software-update`), or a glob. */
+  type: string;
+  outcome: AsyncFaultKind;
+  /** @default unlimited */
+  count?: number;
+}
+
+export interface FaultSettings {
+  rules?: FaultRule[];
+  asyncOperations?: AsyncFaultRule[];
+  /** Revoke every token issued so far, once, when these settings are applied. */
+  revokeTokens?: boolean;
+}
+
+/** What to do to one request. */
+export interface FaultDecision {
+  latencyMs: number;
+  status?: number;
+  drop?: 'before' | 'after';
+}
+
+const FAULTS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    rules: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['route'],
+        properties: {
+          route: { type: 'string', minLength: 1 },
+          status: { type: 'integer', minimum: 400, maximum: 599 },
+          rate: { type: 'number', minimum: 0, maximum: 1 },
+          latencyMs: { type: 'number', minimum: 0 },
+          drop: { type: 'number', minimum: 0, maximum: 1 },
+          afterAccept: { type: 'boolean' },
+          count: { type: 'integer', minimum: 0 },
+        },
+      },
+    },
+    asyncOperations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type', 'outcome'],
+        properties: {
+          type: { type: 'string', minLength: 1 },
+          outcome: { enum: ['FAILED', 'never'] },
+          count: { type: 'integer', minimum: 0 },
+        },
+      },
+    },
+    revokeTokens: { type: 'boolean' },
+  },
+} as const;
+
+/** Reads and checks fault settings from a YAML/JSON path or an object (`UsageError` `INVALID_FAULTS`). */
+export function loadFaultSettings(source: string | object): FaultSettings {
+  return loadConfigFile<FaultSettings>(source, FAULTS_SCHEMA, 'INVALID_FAULTS', 'faults file');
+}
+
+function globMatcher(glob: string): (name: string) => boolean {
+  if (!glob.includes('*')) return (name) => name === glob;
+  const pattern = new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return (name) => pattern.test(name);
+}
+
+interface Counted<R> {
+  rule: R;
+  matches: (name: string) => boolean;
+  remaining: number;
+}
+
+function counted<R extends { count?: number }>(rule: R, key: string): Counted<R> {
+  return { rule, matches: globMatcher(key), remaining: rule.count ?? Number.POSITIVE_INFINITY };
+}
+
+export interface Faults extends AsyncFaultSource {
+  /** Replaces the settings (and revokes tokens when they say so). */
+  set(settings: FaultSettings): void;
+  /** The settings with the uses left of each counted rule. */
+  current(): FaultSettings;
+  decide(operationId: string): FaultDecision;
+}
+
+/**
+ * Fault injection, reproducible by seed: the same settings and the same sequence of
+ * requests give the same faults. `onRevokeTokens` is called when settings ask for it.
+ */
+export function createFaults(seed: number, onRevokeTokens: () => void): Faults {
+  let rng: Rng = createRng(seed).fork('faults');
+  let rules: Array<Counted<FaultRule>> = [];
+  let asyncRules: Array<Counted<AsyncFaultRule>> = [];
+
+  const chance = (rate: number | undefined): boolean => (rate ?? 1) >= 1 || rng.next() < (rate ?? 1);
+  const withRemaining = <R extends { count?: number }>(entry: Counted<R>): R =>
+    entry.rule.count === undefined ? entry.rule : { ...entry.rule, count: entry.remaining };
+
+  return {
+    set(settings) {
+      rng = createRng(seed).fork('faults');
+      rules = (settings.rules ?? []).map((rule) => counted(rule, rule.route));
+      asyncRules = (settings.asyncOperations ?? []).map((rule) => counted(rule, rule.type));
+      if (settings.revokeTokens) onRevokeTokens();
+    },
+    current: () => ({ rules: rules.map(withRemaining), asyncOperations: asyncRules.map(withRemaining) }),
+    decide(operationId) {
+      const decision: FaultDecision = { latencyMs: 0 };
+      for (const entry of rules) {
+        if (entry.remaining <= 0 || !entry.matches(operationId)) continue;
+        const { rule } = entry;
+        let applied = false;
+        if (rule.latencyMs) {
+          decision.latencyMs += rule.latencyMs;
+          applied = true;
+        }
+        if (decision.status === undefined && decision.drop === undefined) {
+          // `afterAccept` alone means: drop after the handler, at `rate`.
+          const dropRate = rule.drop ?? (rule.afterAccept ? (rule.rate ?? 1) : 0);
+          if (dropRate > 0 && chance(dropRate)) {
+            decision.drop = rule.afterAccept ? 'after' : 'before';
+            applied = true;
+          } else if (rule.status !== undefined && chance(rule.rate)) {
+            decision.status = rule.status;
+            applied = true;
+          }
+        }
+        if (applied) entry.remaining -= 1;
+      }
+      return decision;
+    },
+    takeAsyncFault(type) {
+      const entry = asyncRules.find((candidate) => candidate.remaining > 0 && candidate.matches(type));
+      if (!entry) return undefined;
+      entry.remaining -= 1;
+      return entry.rule.outcome;
+    },
+  };
+}

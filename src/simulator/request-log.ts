@@ -1,0 +1,44 @@
+/** One request as `/_sim/requests` shows it. */
+export interface RequestLogEntry {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  /** Empty for paths that match no operation. */
+  operationId: string;
+  clientId?: string;
+  /** 0 when the connection was dropped before an answer. */
+  status: number;
+  /** Region the request named; absent for global and region-agnostic requests. */
+  region?: string;
+  /** Real time the request arrived. */
+  time: string;
+  /** Simulated time the request arrived. */
+  simTime: string;
+  durationMs: number;
+  /** Set when fault injection dropped the connection (`before` or `after` the handler ran). */
+  dropped?: 'before' | 'after';
+}
+
+/** Oldest entries go once this many are kept, so a long-running simulator stays small. */
+const MAX_ENTRIES = 100_000;
+
+export interface RequestLog {
+  add(entry: RequestLogEntry): void;
+  list(filter?: { operationId?: string }): RequestLogEntry[];
+  clear(): void;
+}
+
+export function createRequestLog(): RequestLog {
+  let entries: RequestLogEntry[] = [];
+  return {
+    add(entry) {
+      entries.push(entry);
+      // Trimming in batches keeps `add` cheap.
+      if (entries.length > MAX_ENTRIES * 1.1) entries = entries.slice(-MAX_ENTRIES);
+    },
+    list: (filter = {}) => (filter.operationId ? entries.filter((e) => e.operationId === filter.operationId) : [...entries]),
+    clear() {
+      entries = [];
+    },
+  };
+}

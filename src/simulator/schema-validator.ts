@@ -1,0 +1,27 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS: its module object is the plugin function.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+/** One ajv instance (JSON Schema 2020-12 with formats) for every schema the simulator checks. */
+export function createSchemaValidator(): { compile(schema: object): ValidateFunction } {
+  const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true });
+  addFormats(ajv);
+  return { compile: (schema) => ajv.compile(schema) };
+}
+
+/** The JSON pointer an ajv error is about (the missing property for `required`). */
+export function pointerOf(error: ErrorObject): string {
+  const missing = error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
+  return missing === undefined ? error.instancePath : `${error.instancePath}/${missing}`;
+}
+
+/** A short human message for an ajv error: the allowed values of an enum, the extra property. */
+export function describeSchemaError(error: ErrorObject): string {
+  const params = error.params as { allowedValues?: unknown[]; additionalProperty?: string };
+  if (error.keyword === 'enum' && params.allowedValues) return `must be one of ${params.allowedValues.map(String).join(', ')}`;
+  if (error.keyword === 'additionalProperties' && params.additionalProperty) return `unknown property '${params.additionalProperty}'`;
+  if (error.keyword === 'required') return 'is required';
+  return error.message ?? error.keyword;
+}

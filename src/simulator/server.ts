@@ -1,0 +1,343 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { inputSchemaOf, loadPlatformDescription, type OperationDescriptor } from '../openapi/description.js';
+import { areaModules } from './areas/index.js';
+import { createAsyncViews } from './async-views.js';
+import { createAuth, ROLE_LEVELS, type Auth } from './auth.js';
+import { createSimClock } from './clock.js';
+import type { AreaModule, OperationHandler, SimClock, SimRequest, SimResponse } from './context.js';
+import { registerControlRoutes, type ResponseViolation, type SimulatorControl } from './control.js';
+import { SimHttpError } from './errors.js';
+import { createFaults, loadFaultSettings, type FaultSettings } from './faults.js';
+import { checkInput, inputOf } from './input-validation.js';
+import { createRateLimits } from './rate-limits.js';
+import { createRequestLog, type RequestLogEntry } from './request-log.js';
+import { createSchemaValidator, describeSchemaError, pointerOf } from './schema-validator.js';
+import { buildWorld, type World } from './world.js';
+import { loadWorldFile, type ApiClient } from './world-file.js';
+
+export interface SimulatorOptions {
+  /** 0 picks a free port. @default 0 */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Seed of the generated world. @default the world file's seed, else 1 */
+  seed?: number;
+  /** World file: YAML path or the parsed object. @default the default world */
+  world?: string | object;
+  /** Simulated milliseconds per real millisecond. @default 1 */
+  timeScale?: number;
+  /** Fault settings: YAML/JSON path or object. @default none */
+  faults?: string | FaultSettings;
+  /** Validate every JSON response against the description (500 `SIMULATOR_RESPONSE_INVALID` on drift). @default false */
+  validateResponses?: boolean;
+  /** Multiplies every published per-minute rate limit. @default 1 */
+  rateLimitScale?: number;
+  /** Per-minute limits by rate-limit group, overriding the published ones. @default {} */
+  rateLimits?: Record<string, number>;
+  /** Lifetime of issued tokens, in simulated seconds. @default 7199 */
+  tokenLifetimeSeconds?: number;
+  /** Fastify's own request logging. @default false */
+  logger?: boolean;
+}
+
+export interface Simulator {
+  /** Origin, e.g. `http://127.0.0.1:43121`. */
+  url: string;
+  baseUrl: string;
+  authUrl: string;
+  /** Regional base address with a `{region}` placeholder. */
+  regionalUrl: string;
+  port: number;
+  clients: ApiClient[];
+  control: SimulatorControl;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_CLIENTS: readonly ApiClient[] = [
+  { clientId: 'sim-admin', clientSecret: 'sim-admin-secret', role: 'Administrator' },
+  { clientId: 'sim-operator', clientSecret: 'sim-operator-secret', role: 'Operator' },
+  { clientId: 'sim-observer', clientSecret: 'sim-observer-secret', role: 'Observer' },
+];
+
+/** Header naming the region when the path has no `/regions/<region>` prefix. */
+export const REGION_HEADER = 'x-fleetbook-region';
+
+function mergeClients(extra: readonly ApiClient[]): ApiClient[] {
+  const byId = new Map(DEFAULT_CLIENTS.map((client) => [client.clientId, client]));
+  for (const client of extra) byId.set(client.clientId, client);
+  return [...byId.values()];
+}
+
+/** `{id}` templates as fastify `:id` parameters. */
+const routePath = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
+
+function withoutQuery(url: string): string {
+  const at = url.indexOf('?');
+  return at < 0 ? url : url.slice(0, at);
+}
+
+function serverError(error: unknown): SimHttpError {
+  return new SimHttpError(500, 'INTERNAL_SERVER_ERROR', `Simulator error: ${error instanceof Error ? error.message : String(error)}`, [
+    { type: 'retry info', retryAfterSeconds: 30 },
+  ]);
+}
+
+function injectedStatus(status: number): SimHttpError {
+  const retryable = status === 429 || status >= 500;
+  return new SimHttpError(
+    status,
+    status >= 500 ? 'SERVICE_UNAVAILABLE' : 'INJECTED_FAULT',
+    `Injected fault: this request was answered ${status} by the simulator's fault settings`,
+    retryable ? [{ type: 'retry info', retryAfterSeconds: status >= 500 ? 30 : 1 }] : undefined,
+  );
+}
+
+/** Fastify-level failures (bad JSON, unsupported content type, body too large) as platform errors. */
+function frameworkError(error: { statusCode?: number; message: string }): SimHttpError {
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+  return status === 500 ? serverError(error) : new SimHttpError(status, status === 400 ? 'BAD_REQUEST' : 'INVALID_REQUEST', error.message);
+}
+
+/**
+ * Starts the platform simulator: one origin serving the token endpoint, every global and
+ * regional operation of the description, and the `/_sim/` control surface.
+ * See ARCHITECTURE.md for the request pipeline.
+ */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const description = loadPlatformDescription();
+  const areas: readonly AreaModule[] = areaModules;
+  const worldFile = options.world === undefined ? {} : loadWorldFile(options.world, areas);
+  const seed = options.seed ?? worldFile.seed ?? 1;
+  const clients = mergeClients(worldFile.clients ?? []);
+  const clock: SimClock = createSimClock({ timeScale: options.timeScale ?? 1 });
+  const auth: Auth = createAuth(clients, clock, options.tokenLifetimeSeconds ?? 7199);
+  const faults = createFaults(seed, () => auth.revokeAll());
+  if (options.faults !== undefined) faults.set(loadFaultSettings(options.faults));
+  const rateLimits = createRateLimits({ scale: options.rateLimitScale ?? 1, overrides: options.rateLimits ?? {} });
+  const requestLog = createRequestLog();
+  const violations: ResponseViolation[] = [];
+  const validator = createSchemaValidator();
+  const validateResponses = options.validateResponses ?? false;
+
+  const makeWorld = (): World => buildWorld(areas, { seed, clock, faults, sections: worldFile });
+  let world = makeWorld();
+  const asyncViews = createAsyncViews(() => world.services.asyncOps, clock);
+  const handlerOf = (operationId: string): OperationHandler | undefined => asyncViews[operationId] ?? world.handlers.get(operationId);
+
+  const inputValidators = new Map<string, ValidateFunction>();
+  const inputValidatorOf = (op: OperationDescriptor): ValidateFunction => {
+    let validate = inputValidators.get(op.id);
+    if (!validate) inputValidators.set(op.id, (validate = validator.compile(inputSchemaOf(op))));
+    return validate;
+  };
+  const responseValidators = new Map<string, ValidateFunction | null>();
+  const responseValidatorOf = (op: OperationDescriptor, status: number): ValidateFunction | null => {
+    const key = `${op.id} ${status}`;
+    let validate = responseValidators.get(key);
+    if (validate === undefined) {
+      const schema = (op.responses[String(status)] ?? op.responses.default)?.schema;
+      validate = schema ? validator.compile(schema as object) : null;
+      responseValidators.set(key, validate);
+    }
+    return validate;
+  };
+
+  const app = Fastify({ logger: options.logger ?? false, routerOptions: { maxParamLength: 1000 }, bodyLimit: 10 * 1024 * 1024 });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+
+  function send(reply: FastifyReply, op: OperationDescriptor | undefined, response: SimResponse, path: string): void {
+    let { status, body } = response;
+    if (validateResponses && op && body !== undefined && !response.stream) {
+      const validate = responseValidatorOf(op, status);
+      const declared = op.responses[String(status)] ?? op.responses.default;
+      const problems = !declared
+        ? status < 300 ? [`status ${status} is not in the description`] : []
+        : validate && !validate(body)
+          ? (validate.errors ?? []).map((error) => `${pointerOf(error) || '/'} ${describeSchemaError(error)}`)
+          : [];
+      if (problems.length > 0) {
+        violations.push({ operationId: op.id, method: reply.request.method, path, status, problems });
+        status = 500;
+        body = new SimHttpError(
+          500,
+          'SIMULATOR_RESPONSE_INVALID',
+          `The simulator's ${response.status} answer to ${op.id} does not match the description: ${problems.join('; ')}`,
+        ).toBody();
+      }
+    }
+    reply.code(status);
+    if (response.headers) reply.headers(response.headers);
+    if (response.stream) void reply.send(response.stream);
+    else if (body === undefined) void reply.send();
+    else void reply.type('application/json').send(body);
+  }
+
+  function drop(reply: FastifyReply): void {
+    reply.hijack();
+    reply.request.raw.socket.destroy();
+  }
+
+  function regionOf(op: OperationDescriptor, request: FastifyRequest, fromPath: string | undefined): string {
+    const header = request.headers[REGION_HEADER];
+    const region = fromPath ?? (typeof header === 'string' ? header : undefined);
+    if (region === undefined || region === '') return '';
+    const valid = op.regions ?? [];
+    if (!valid.includes(region)) {
+      throw new SimHttpError(404, 'UNKNOWN_REGION', `Region '${region}' is not served by ${op.area}; valid regions: ${valid.join(', ')}`);
+    }
+    return region;
+  }
+
+  async function serve(op: OperationDescriptor, request: FastifyRequest, reply: FastifyReply, regionFromPath: string | undefined): Promise<void> {
+    const startedReal = performance.now();
+    const path = withoutQuery(request.url);
+    const entry: RequestLogEntry = {
+      method: request.method,
+      path,
+      operationId: op.id,
+      status: 0,
+      time: new Date().toISOString(),
+      simTime: clock.nowIso(),
+      durationMs: 0,
+    };
+    requestLog.add(entry);
+    const extraHeaders: Record<string, string> = {};
+    try {
+      const fault = faults.decide(op.id);
+      if (fault.latencyMs > 0) await sleep(fault.latencyMs);
+      if (fault.drop === 'before') {
+        entry.dropped = 'before';
+        drop(reply);
+        return;
+      }
+      if (fault.status !== undefined) throw injectedStatus(fault.status);
+      const params = { ...(request.params as Record<string, string>) };
+      delete params.region;
+      const query = request.query as Record<string, string | string[]>;
+      const region = op.base === 'regional' ? regionOf(op, request, regionFromPath) : '';
+      if (region) entry.region = region;
+
+      let clientId: string;
+      let response: SimResponse;
+      if (op.base === 'auth') {
+        const form = (request.body ?? {}) as Record<string, unknown>;
+        clientId = typeof form.client_id === 'string' ? form.client_id : '';
+        entry.clientId = clientId;
+        applyRateLimit(op, clientId, extraHeaders);
+        checkInput(op, inputValidatorOf(op), inputOf(op, params, query, request.body));
+        response = { status: 200, body: auth.issue(form), headers: { 'cache-control': 'no-store' } };
+      } else {
+        const client = auth.authenticate(request.headers.authorization);
+        clientId = client.clientId;
+        entry.clientId = clientId;
+        const level = op.permission?.level;
+        if (level && !ROLE_LEVELS[client.role].includes(level)) {
+          throw new SimHttpError(
+            403,
+            'FORBIDDEN',
+            `Client '${clientId}' (role ${client.role}) lacks the ${level} level of ${op.permission?.permission ?? 'the permission'} that ${op.id} needs`,
+          );
+        }
+        applyRateLimit(op, clientId, extraHeaders);
+        checkInput(op, inputValidatorOf(op), inputOf(op, params, query, request.body));
+        const handler = handlerOf(op.id);
+        if (!handler) throw new SimHttpError(501, 'NOT_IMPLEMENTED', `The simulator has no handler for ${op.id} yet`);
+        world.services.asyncOps.settle();
+        const simRequest: SimRequest = {
+          operationId: op.id,
+          method: request.method,
+          params,
+          query,
+          body: request.body,
+          headers: request.headers as Record<string, string | undefined>,
+          region,
+          clientId,
+          origin: `${request.protocol}://${request.headers.host ?? request.hostname}`,
+          ...(op.paging ? { paging: op.paging } : {}),
+        };
+        response = await handler(simRequest);
+      }
+      if (fault.drop === 'after') {
+        entry.status = response.status;
+        entry.dropped = 'after';
+        drop(reply);
+        return;
+      }
+      send(reply, op, { ...response, headers: { ...extraHeaders, ...response.headers } }, path);
+    } catch (error) {
+      const simError = error instanceof SimHttpError ? error : serverError(error);
+      send(reply, op, { status: simError.status, body: simError.toBody(), headers: { ...extraHeaders, ...simError.headers } }, path);
+    } finally {
+      if (!entry.dropped) entry.status = reply.statusCode;
+      entry.durationMs = Math.round((performance.now() - startedReal) * 100) / 100;
+    }
+  }
+
+  function applyRateLimit(op: OperationDescriptor, clientId: string, headers: Record<string, string>): void {
+    const group = op.rateLimit?.group;
+    if (group === undefined) return;
+    const limit = rateLimits.limitOf(group, op.rateLimit?.perMinute);
+    if (limit === undefined) return;
+    Object.assign(headers, rateLimits.take(clientId, group, limit).headers);
+  }
+
+  for (const op of description.operations) {
+    const method = op.method.toUpperCase() as 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+    app.route({ method, url: routePath(op.path), handler: (request, reply) => serve(op, request, reply, undefined) });
+    if (op.base === 'regional') {
+      app.route({
+        method,
+        url: `/regions/:region${routePath(op.path)}`,
+        handler: (request, reply) => serve(op, request, reply, (request.params as { region: string }).region),
+      });
+    }
+  }
+
+  const control: SimulatorControl = {
+    requests: (filter) => requestLog.list(filter),
+    clearRequests: () => requestLog.clear(),
+    outbox: () => world.services.outbox.messages,
+    faults: { get: () => faults.current(), set: (settings) => faults.set(loadFaultSettings(settings)) },
+    clock,
+    reset() {
+      world = makeWorld();
+    },
+    world: () => ({ seed, timeScale: clock.timeScale, areas: world.summary() }),
+    violations: () => violations,
+    revokeTokens: () => auth.revokeAll(),
+  };
+  registerControlRoutes(app, control);
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = withoutQuery(request.url);
+    requestLog.add({ method: request.method, path, operationId: '', status: 404, time: new Date().toISOString(), simTime: clock.nowIso(), durationMs: 0 });
+    const error = new SimHttpError(404, 'NOT_FOUND', `No operation at ${request.method} ${path}`);
+    void reply.code(404).type('application/json').send(error.toBody());
+  });
+  app.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
+    const simError = error instanceof SimHttpError ? error : frameworkError(error);
+    void reply.code(simError.status).headers(simError.headers).type('application/json').send(simError.toBody());
+  });
+
+  const host = options.host ?? '127.0.0.1';
+  await app.listen({ port: options.port ?? 0, host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+  return {
+    url,
+    baseUrl: url,
+    authUrl: url,
+    regionalUrl: `${url}/regions/{region}`,
+    port,
+    clients,
+    control,
+    close: () => app.close(),
+  };
+}

@@ -1,0 +1,48 @@
+import { loadConfigFile } from './config-file.js';
+import type { AreaModule } from './context.js';
+
+export const ROLES = ['Administrator', 'Operator', 'Observer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface ApiClient {
+  clientId: string;
+  clientSecret: string;
+  role: Role;
+}
+
+/** A world file: the seed, extra API clients and one section per area key (that area's `ctx.config`). */
+export interface WorldFile {
+  seed?: number;
+  clients?: ApiClient[];
+  [areaKey: string]: unknown;
+}
+
+/**
+ * Reads and checks a world file (YAML path or object) against the sections the given
+ * areas accept; problems are reported with their file location (`UsageError`
+ * `INVALID_WORLD_FILE`).
+ */
+export function loadWorldFile(source: string | object, areas: readonly AreaModule[]): WorldFile {
+  const schema = {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      seed: { type: 'integer' },
+      clients: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['clientId', 'clientSecret', 'role'],
+          properties: {
+            clientId: { type: 'string', minLength: 1 },
+            clientSecret: { type: 'string', minLength: 1 },
+            role: { enum: ROLES },
+          },
+        },
+      },
+      ...Object.fromEntries(areas.map((area) => [area.key, area.configSchema ?? { type: 'object' }])),
+    },
+  };
+  return loadConfigFile<WorldFile>(source, schema, 'INVALID_WORLD_FILE', 'world file');
+}
