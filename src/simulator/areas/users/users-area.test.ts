@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { createAreaHarness } from '../subscriptions/area-harness.js';
+import { usersArea } from './users-area.js';
+
+type List = { items: Array<Record<string, unknown>>; total: number };
+
+describe('users area', () => {
+  it('generates 25 users, mixed VERIFIED and UNVERIFIED, with varied lastLogin', () => {
+    const { state } = createAreaHarness(usersArea);
+    expect(state.users).toHaveLength(25);
+    const statuses = new Set(state.users.map((u) => u.userStatus));
+    expect(statuses).toEqual(new Set(['VERIFIED', 'UNVERIFIED']));
+    expect(new Set(state.users.map((u) => u.lastLogin)).size).toBeGreaterThan(5);
+    expect(new Set(state.users.map((u) => u.username)).size).toBe(25);
+  });
+
+  it('filters on the listed properties with functions and the substring form of in', async () => {
+    const { state, call, rejection } = createAreaHarness(usersArea);
+    const list = async (filter: string) => ((await call('users.listUsers', { query: { filter } })).body as List).items.map((u) => u.id);
+    const ids = (predicate: (u: (typeof state.users)[number]) => boolean) => state.users.filter(predicate).map((u) => u.id);
+    const someone = state.users[3]!;
+    const first = someone.username.split('.')[0]!;
+    expect(await list(`startswith(username, '${first}.')`)).toEqual(ids((u) => u.username.startsWith(`${first}.`)));
+    expect(await list(`'${first}' in username`)).toEqual(ids((u) => u.username.includes(first)));
+    expect(await list("endswith(username, '@example.com') and userStatus eq 'UNVERIFIED'")).toEqual(ids((u) => u.userStatus === 'UNVERIFIED'));
+    expect(await list('lastLogin eq null')).toEqual(ids((u) => u.lastLogin === null));
+    expect(await list('lastLogin gt 2025-03-01T00:00:00Z')).toEqual(ids((u) => u.lastLogin !== null && u.lastLogin > '2025-03-01T00:00:00Z'));
+    expect(await list(`contains(id, '${someone.id.slice(0, 8)}')`)).toEqual([someone.id]);
+    expect((await rejection('users.listUsers', { query: { filter: "email eq 'x'" } })).message).toContain("unknown property 'email'");
+  });
+
+  it('shows users without their preferences', async () => {
+    const { state, call } = createAreaHarness(usersArea);
+    const user = (await call('users.getUser', { params: { id: state.users[0]!.id } })).body as Record<string, unknown>;
+    expect(Object.keys(user).sort()).toEqual(['createdAt', 'generation', 'id', 'lastLogin', 'type', 'updatedAt', 'userStatus', 'username']);
+  });
+
+  it('invites: 201 + Location + message, welcome e-mail on request, duplicate 409', async () => {
+    const { ctx, call, rejection } = createAreaHarness(usersArea);
+    const quiet = await call('users.inviteUser', { method: 'POST', body: { email: 'quiet@corp.example' } });
+    expect(quiet.status).toBe(201);
+    expect(ctx.outbox).toHaveLength(0);
+    const invited = await call('users.inviteUser', { method: 'POST', body: { email: 'new.person@corp.example', sendWelcomeEmail: true } });
+    expect(invited).toMatchObject({ status: 201, body: { message: "User 'new.person@corp.example' invited" } });
+    const id = invited.headers!.Location!.split('/').pop()!;
+    expect(invited.headers!.Location).toBe(`/identity/v1/users/${id}`);
+    expect((await call('users.getUser', { params: { id } })).body).toMatchObject({ username: 'new.person@corp.example', userStatus: 'UNVERIFIED', lastLogin: null });
+    expect(ctx.outbox).toHaveLength(1);
+    expect(ctx.outbox[0]).toMatchObject({ to: ['new.person@corp.example'], kind: 'user-invitation' });
+    const again = await rejection('users.inviteUser', { body: { email: 'New.Person@corp.example', sendWelcomeEmail: true } });
+    expect(again.status).toBe(409);
+    expect(ctx.outbox).toHaveLength(1);
+  });
+
+  it('updates preferences (PUT) and deletes (204)', async () => {
+    const { state, call, rejection } = createAreaHarness(usersArea);
+    const user = state.users[0]!;
+    const updated = await call('users.updateUserPreferences', { method: 'PUT', params: { id: user.id }, body: { language: 'de', idleTimeout: 600 } });
+    expect(updated).toEqual({ status: 200, body: { language: 'de', idleTimeout: 600 } });
+    expect((await call('users.updateUserPreferences', { params: { id: user.id }, body: { idleTimeout: 1200 } })).body).toEqual({ language: 'de', idleTimeout: 1200 });
+    expect((await call('users.deleteUser', { method: 'DELETE', params: { id: user.id } })).status).toBe(204);
+    expect((await rejection('users.getUser', { params: { id: user.id } })).status).toBe(404);
+    expect(state.users).toHaveLength(24);
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * Workspace management: the workspace of the API clients (an MSP workspace) with its
+ * contact details, and its MSP tenants (workspace records of type MSP_TENANT).
+ */
+import type { AreaModule, Rng, SimContext, SimRequest, SimResponse } from '../../context.js';
+import { conflict, notFound } from '../../errors.js';
+import { createListQuery } from '../../filter/index.js';
+import { generatedRecord, touch, type RecordFields } from './world-time.js';
+
+export interface Address {
+  streetAddress?: string;
+  streetAddressComplement?: string;
+  city?: string;
+  stateOrRegion?: string;
+  zip?: string;
+  countryCode: string;
+}
+
+export interface Contact {
+  address: Address;
+  phoneNumber?: string;
+  email: string;
+}
+
+export interface Workspace extends RecordFields {
+  type: 'STANDARD_ENTERPRISE' | 'MSP' | 'MSP_TENANT';
+  workspaceName: string;
+  createdBy: string;
+  description?: string;
+}
+
+export interface WorkspacesState {
+  workspace: Workspace;
+  tenants: Workspace[];
+  /** Contact details by workspace id (the workspace and each tenant). */
+  contacts: Map<string, Contact>;
+}
+
+/** World-file settings of the workspaces area. */
+export interface WorkspacesConfig {
+  /** @default 2 */
+  tenants?: number;
+  /** @default 'Fleetbook Sandbox' */
+  workspaceName?: string;
+}
+
+const CITIES = [
+  { city: 'Berlin', stateOrRegion: 'Berlin', zip: '10117', countryCode: 'DE', phone: '+49 30 ' },
+  { city: 'Lyon', stateOrRegion: 'Auvergne-Rhone-Alpes', zip: '69002', countryCode: 'FR', phone: '+33 4 ' },
+  { city: 'Austin', stateOrRegion: 'TX', zip: '78701', countryCode: 'US', phone: '+1 512 ' },
+  { city: 'Osaka', stateOrRegion: 'Osaka', zip: '530-0001', countryCode: 'JP', phone: '+81 6 ' },
+];
+const TENANT_NAMES = ['Acme Logistics', 'Harbor Health', 'Summit Retail', 'Orbit Media', 'Pine Valley Schools', 'Delta Foods'];
+
+function contactFor(rng: Rng, domain: string): Contact {
+  const place = rng.pick(CITIES);
+  return {
+    address: {
+      streetAddress: `${rng.int(1, 250)} ${rng.pick(['Main Street', 'Harbour Road', 'Park Avenue', 'Station Square'])}`,
+      streetAddressComplement: rng.next() < 0.5 ? `Floor ${rng.int(1, 12)}` : '',
+      city: place.city,
+      stateOrRegion: place.stateOrRegion,
+      zip: place.zip,
+      countryCode: place.countryCode,
+    },
+    phoneNumber: `${place.phone}${rng.int(1_000_000, 9_999_999)}`,
+    email: `it-admin@${domain}`,
+  };
+}
+
+function domainOf(name: string): string {
+  return `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.example`;
+}
+
+function createState(ctx: SimContext): WorkspacesState {
+  const config = ctx.config as WorkspacesConfig;
+  const rng = ctx.rng.fork('workspaces');
+  const workspaceName = config.workspaceName ?? 'Fleetbook Sandbox';
+  const workspace: Workspace = { ...generatedRecord(rng, 'MSP', 1200), type: 'MSP', workspaceName, createdBy: `owner@${domainOf(workspaceName)}` };
+  const contacts = new Map<string, Contact>([[workspace.id, contactFor(rng, domainOf(workspaceName))]]);
+  const tenants = Array.from({ length: config.tenants ?? 2 }, (_, i): Workspace => {
+    const name = TENANT_NAMES[i % TENANT_NAMES.length] + (i >= TENANT_NAMES.length ? ` ${Math.floor(i / TENANT_NAMES.length) + 1}` : '');
+    const tenant: Workspace = {
+      ...generatedRecord(rng, 'MSP_TENANT', 900),
+      type: 'MSP_TENANT',
+      workspaceName: name,
+      createdBy: workspace.createdBy,
+      description: `Managed for ${name}`,
+    };
+    contacts.set(tenant.id, contactFor(rng, domainOf(name)));
+    return tenant;
+  });
+  return { workspace, tenants, contacts };
+}
+
+interface TenantRequest {
+  workspaceName: string;
+  description?: string;
+  email: string;
+  phoneNumber?: string;
+  address: Address;
+}
+
+const tenantQuery = createListQuery({});
+
+function handlers(state: WorkspacesState, ctx: SimContext) {
+  const findWorkspace = (id: string): Workspace => {
+    const found = id === state.workspace.id ? state.workspace : state.tenants.find((t) => t.id === id);
+    if (!found) throw notFound('Workspace', id);
+    return found;
+  };
+  const findTenant = (id: string): Workspace => {
+    const tenant = state.tenants.find((t) => t.id === id);
+    if (!tenant) throw notFound('Tenant', id);
+    return tenant;
+  };
+  const checkNameFree = (name: string, exceptId?: string): void => {
+    const taken = state.tenants.find((t) => t.id !== exceptId && t.workspaceName.toLowerCase() === name.toLowerCase());
+    if (taken) throw conflict('TENANT_NAME_CONFLICT', `A tenant named '${name}' already exists (${taken.id})`);
+  };
+  const contactOf = (body: TenantRequest): Contact => ({
+    address: { ...body.address },
+    email: body.email,
+    ...(body.phoneNumber === undefined ? {} : { phoneNumber: body.phoneNumber }),
+  });
+
+  return {
+    'workspaces.getWorkspace': (req: SimRequest): SimResponse => ({ status: 200, body: findWorkspace(req.params.workspaceId ?? '') }),
+
+    'workspaces.getWorkspaceContact': (req: SimRequest): SimResponse => {
+      const workspace = findWorkspace(req.params.id ?? '');
+      return { status: 200, body: state.contacts.get(workspace.id) };
+    },
+
+    'workspaces.listTenants': (req: SimRequest): SimResponse => ({ status: 200, body: tenantQuery.page(state.tenants, req) }),
+
+    'workspaces.createTenant': (req: SimRequest): SimResponse => {
+      const body = req.body as TenantRequest;
+      checkNameFree(body.workspaceName);
+      const nowIso = ctx.clock.nowIso();
+      const tenant: Workspace = {
+        id: ctx.rng.fork(`tenant:${state.tenants.length}:${body.workspaceName}`).uuid(),
+        type: 'MSP_TENANT',
+        generation: 1,
+        createdAt: nowIso,
+        updatedAt: nowIso,
+        workspaceName: body.workspaceName,
+        createdBy: state.workspace.createdBy,
+        ...(body.description === undefined ? {} : { description: body.description }),
+      };
+      state.tenants.push(tenant);
+      state.contacts.set(tenant.id, contactOf(body));
+      return { status: 201, headers: { Location: `/workspaces/v1/msp-tenants/${tenant.id}` }, body: { message: `Tenant '${tenant.workspaceName}' created` } };
+    },
+
+    'workspaces.updateTenant': (req: SimRequest): SimResponse => {
+      const tenant = findTenant(req.params.tenantId ?? '');
+      const body = req.body as TenantRequest;
+      checkNameFree(body.workspaceName, tenant.id);
+      tenant.workspaceName = body.workspaceName;
+      if (body.description === undefined) delete tenant.description;
+      else tenant.description = body.description;
+      state.contacts.set(tenant.id, contactOf(body));
+      touch(tenant, ctx.clock.nowIso());
+      return { status: 200, body: { message: `Tenant '${tenant.workspaceName}' updated` } };
+    },
+
+    'workspaces.deleteTenant': (req: SimRequest): SimResponse => {
+      const tenant = findTenant(req.params.tenantId ?? '');
+      state.tenants.splice(state.tenants.indexOf(tenant), 1);
+      state.contacts.delete(tenant.id);
+      return { status: 204 };
+    },
+  };
+}
+
+export const workspacesArea: AreaModule<WorkspacesState> = {
+  key: 'workspaces',
+  createState,
+  handlers,
+  summary: (state) => ({ workspaces: 1, tenants: state.tenants.length }),
+};
