@@ -1,0 +1,177 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestSimulator } from './core-helpers.js';
+
+const SYSTEMS = '/private-cloud-business/v1beta1/systems';
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+async function start(options: Parameters<typeof startTestSimulator>[0] = {}) {
+  const t = await startTestSimulator(options);
+  close = () => t.sim.close();
+  return t;
+}
+
+describe('simulator core: auth', () => {
+  it('issues tokens and refuses a wrong secret', async () => {
+    const { sim } = await start();
+    const ok = await fetch(`${sim.authUrl}/as/token.oauth2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=sim-observer&client_secret=sim-observer-secret',
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ token_type: 'Bearer', expires_in: 7199 });
+    const bad = await fetch(`${sim.authUrl}/as/token.oauth2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=sim-observer&client_secret=nope',
+    });
+    expect(bad.status).toBe(401);
+  });
+
+  it('answers 401 telling missing, malformed, unknown, expired and revoked tokens apart', async () => {
+    const { sim, call, token } = await start({ tokenLifetimeSeconds: 60 });
+    const reasonOf = async (authorization?: string) => {
+      const response = await fetch(`${sim.url}${SYSTEMS}`, { headers: authorization ? { authorization } : {} });
+      expect(response.status).toBe(401);
+      const body = (await response.json()) as { errorDetails: Array<{ metadata: { reason: string } }> };
+      return body.errorDetails[0]?.metadata.reason;
+    };
+    expect(await reasonOf()).toBe('missing');
+    expect(await reasonOf('Basic abc')).toBe('malformed');
+    expect(await reasonOf(`Bearer sim_${'0'.repeat(48)}`)).toBe('unknown');
+    const first = await token();
+    expect((await call('GET', SYSTEMS)).status).toBe(200);
+    sim.control.clock.advance(61_000);
+    expect(await reasonOf(`Bearer ${first}`)).toBe('expired');
+    const revoked = await fetch(`${sim.authUrl}/as/token.oauth2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=sim-admin&client_secret=sim-admin-secret',
+    }).then((r) => r.json() as Promise<{ access_token: string }>);
+    expect((await fetch(`${sim.url}/_sim/tokens/revoke`, { method: 'POST' })).status).toBe(204);
+    expect(await reasonOf(`Bearer ${revoked.access_token}`)).toBe('revoked');
+  });
+
+  it('answers 403 when the role lacks the level (observer write, operator delete)', async () => {
+    const { call } = await start();
+    const policies = await call('GET', '/private-cloud-business/v1beta1/vm-provisioning-policies', { client: 'sim-observer' });
+    expect(policies.status).toBe(200);
+    const id = policies.body.items[0].id as string;
+    const observerWrite = await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { client: 'sim-observer', body: { name: 'p1' } });
+    expect(observerWrite.status).toBe(403);
+    expect(observerWrite.body.errorCode).toBe('FORBIDDEN');
+    expect((await call('DELETE', `/private-cloud-business/v1beta1/vm-provisioning-policies/${id}`, { client: 'sim-operator' })).status).toBe(403);
+    expect((await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { client: 'sim-operator', body: { name: 'p1' } })).status).toBe(200);
+  });
+});
+
+describe('simulator core: limits, validation, regions', () => {
+  it('rate limits per client and group with headers and a retry-info detail', async () => {
+    const { call } = await start({ rateLimits: { privateCloud: 3 } });
+    const first = await call('GET', SYSTEMS);
+    expect(first.headers.get('ratelimit-limit')).toBe('3');
+    expect(first.headers.get('ratelimit-remaining')).toBe('2');
+    await call('GET', SYSTEMS);
+    await call('GET', SYSTEMS);
+    const limited = await call('GET', SYSTEMS);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(limited.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    expect(limited.body.errorDetails[0]).toMatchObject({ type: 'retry info' });
+    expect(limited.body.errorDetails[0].retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((await call('GET', SYSTEMS, { client: 'sim-observer' })).status).toBe(200);
+  });
+
+  it('answers 400 naming the bad field and the bad query parameter', async () => {
+    const { call } = await start();
+    const body = await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'x'.repeat(81) } });
+    expect(body.status).toBe(400);
+    expect(body.body.errorDetails[0].issues).toContainEqual(expect.objectContaining({ source: 'field', subject: 'name' }));
+    const query = await call('GET', `${SYSTEMS}?limit=1000`);
+    expect(query.status).toBe(400);
+    expect(query.body.errorDetails[0].issues[0]).toMatchObject({ source: 'query.parameter', subject: 'limit' });
+  });
+
+  it('serves regions by prefix or header and names the valid ones for an unknown region', async () => {
+    const { call } = await start();
+    const all = await call('GET', `${SYSTEMS}?limit=100`);
+    const west = await call('GET', `/regions/us-west${SYSTEMS}?limit=100`);
+    const byHeader = await call('GET', `${SYSTEMS}?limit=100`, { headers: { 'x-fleetbook-region': 'us-west' } });
+    expect(all.body.total).toBe(6);
+    expect(west.body.items.every((s: { region: string }) => s.region === 'us-west')).toBe(true);
+    expect(byHeader.body.total).toBe(west.body.total);
+    const other = all.body.items.find((s: { region: string }) => s.region !== 'us-west');
+    expect((await call('GET', `/regions/us-west${SYSTEMS}/${other.id}`)).status).toBe(404);
+    const unknown = await call('GET', `/regions/mars-north${SYSTEMS}`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toContain('us-west, eu-west, eu-central, ap-northeast');
+  });
+});
+
+describe('simulator core: faults, control, determinism', () => {
+  it('injects statuses, latency and dropped connections by route, counted', async () => {
+    const { sim, call } = await start({
+      faults: { rules: [{ route: 'privateCloud.listSystems', status: 503, count: 1 }, { route: 'privateCloud.getSystem', drop: 1, count: 1 }, { route: 'privateCloud.listServers', latencyMs: 150, count: 1 }] },
+    });
+    const injected = await call('GET', SYSTEMS);
+    expect(injected.status).toBe(503);
+    expect(injected.body.errorDetails[0]).toMatchObject({ type: 'retry info' });
+    const systems = await call('GET', SYSTEMS);
+    expect(systems.status).toBe(200);
+    await expect(call('GET', `${SYSTEMS}/${systems.body.items[0].id}`)).rejects.toThrow();
+    const before = Date.now();
+    expect((await call('GET', `${SYSTEMS}/${systems.body.items[0].id}/servers`)).status).toBe(200);
+    expect(Date.now() - before).toBeGreaterThanOrEqual(140);
+    const log = sim.control.requests({ operationId: 'privateCloud.getSystem' });
+    expect(log).toHaveLength(1);
+    // Faults come before auth, so a dropped request names no client.
+    expect(log[0]).toMatchObject({ status: 0, dropped: 'before' });
+  });
+
+  it('applies a write but drops the answer with afterAccept', async () => {
+    const t = await start({ faults: { rules: [{ route: 'privateCloud.createProvisioningPolicy', afterAccept: true, count: 1 }] } });
+    await expect(t.call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'lost-answer' } })).rejects.toThrow();
+    const list = await t.call('GET', "/private-cloud-business/v1beta1/vm-provisioning-policies?filter=name eq 'lost-answer'");
+    expect(list.body.total).toBe(1);
+    expect(t.sim.control.requests({ operationId: 'privateCloud.createProvisioningPolicy' })[0]).toMatchObject({ status: 200, dropped: 'after' });
+  });
+
+  it('exposes /_sim/ endpoints: requests, faults, clock, world, reset, violations', async () => {
+    const { sim, call } = await start();
+    await call('GET', SYSTEMS);
+    const requests = (await (await fetch(`${sim.url}/_sim/requests?operationId=privateCloud.listSystems`)).json()) as { items: unknown[] };
+    expect(requests.items).toEqual([expect.objectContaining({ method: 'GET', path: SYSTEMS, status: 200, clientId: 'sim-admin' })]);
+    expect((await fetch(`${sim.url}/_sim/requests`, { method: 'DELETE' })).status).toBe(204);
+    expect(sim.control.requests()).toHaveLength(0);
+    const faults = await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: [{ route: 'devices.*', status: 500, count: 2 }] }) });
+    expect(await faults.json()).toMatchObject({ rules: [{ route: 'devices.*', status: 500, count: 2 }] });
+    const badFaults = await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: [{ status: 500 }] }) });
+    expect(badFaults.status).toBe(400);
+    const clock = (await (await fetch(`${sim.url}/_sim/clock`)).json()) as { nowMs: number };
+    const advanced = (await (await fetch(`${sim.url}/_sim/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: 3_600_000 }) })).json()) as { nowMs: number };
+    expect(advanced.nowMs - clock.nowMs).toBeGreaterThanOrEqual(3_600_000);
+    const world = (await (await fetch(`${sim.url}/_sim/world`)).json()) as { areas: { privateCloud: { systems: number } } };
+    expect(world.areas.privateCloud.systems).toBe(6);
+    await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'temp' } });
+    expect((await fetch(`${sim.url}/_sim/reset`, { method: 'POST' })).status).toBe(200);
+    expect((await call('GET', '/private-cloud-business/v1beta1/vm-provisioning-policies')).body.total).toBe(3);
+    expect(await (await fetch(`${sim.url}/_sim/violations`)).json()).toEqual({ items: [] });
+    expect((await fetch(`${sim.url}/_sim/outbox`)).status).toBe(200);
+  });
+
+  it('builds the same world from the same seed and another from another seed', async () => {
+    const snapshot = async (seed: number) => {
+      const t = await startTestSimulator({ seed });
+      try {
+        return JSON.stringify((await t.call('GET', `${SYSTEMS}?limit=100`)).body);
+      } finally {
+        await t.sim.close();
+      }
+    };
+    expect(await snapshot(7)).toBe(await snapshot(7));
+    expect(await snapshot(7)).not.toBe(await snapshot(8));
+  });
+});

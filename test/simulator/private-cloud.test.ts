@@ -1,0 +1,172 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestSimulator, type JsonBody } from './core-helpers.js';
+
+const BASE = '/private-cloud-business/v1beta1';
+const MINUTE = 60_000;
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+/** A simulator whose clock only moves when the test advances it (time scale near zero). */
+async function start(world?: object) {
+  const t = await startTestSimulator({ timeScale: 1e-6, ...(world ? { world } : {}) });
+  close = () => t.sim.close();
+  const advance = (ms: number) => t.sim.control.clock.advance(ms);
+  const systems = (await t.call('GET', `${BASE}/systems?limit=100`)).body.items as JsonBody[];
+  const byName = (name: string) => systems.find((s) => s.name === name);
+  const operation = async (location: string) => (await t.call('GET', location)).body;
+  return { ...t, advance, systems, byName, operation };
+}
+
+describe('private cloud: software lifecycle', () => {
+  it('prechecks, update failing at the pinned step, resume, success; catalogs follow', async () => {
+    const { call, advance, systems, operation } = await start();
+    const system = systems[0];
+    expect(system.softwareInfo.hypervisorClusters[0].availableSoftwareCatalogs.map((c: JsonBody) => c.version)).toEqual(['2.3.1', '2.4.0']);
+    const path = `${BASE}/systems/${system.id}`;
+
+    const noPrecheck = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
+    expect(noPrecheck.status).toBe(412);
+    expect(noPrecheck.body.errorCode).toBe('PRECHECK_REQUIRED');
+
+    const precheck = await call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } });
+    expect(precheck.status).toBe(202);
+    const precheckAt = precheck.headers.get('location')!;
+    expect(precheckAt).toMatch(/^\/data-services\/v1beta1\/async-operations\//);
+    expect((await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } })).status).toBe(409);
+    advance(5 * MINUTE);
+    expect(await operation(precheckAt)).toMatchObject({ state: 'SUCCEEDED', progressPercent: 100 });
+    const prechecked = (await call('GET', path)).body;
+    expect(prechecked.softwareInfo.updateState).toBe('PRECHECK_COMPLETE');
+    expect(prechecked.softwareInfo.precheckValidUntil).toBeDefined();
+
+    const update = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
+    expect(update.status).toBe(202);
+    const updateAt = update.headers.get('location')!;
+    const conflict = await call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.errorCode).toBe('OPERATION_IN_PROGRESS');
+    expect((await call('GET', `${path}/software-version-refresh`)).status).toBe(409);
+    advance(15 * MINUTE);
+    expect(await operation(updateAt)).toMatchObject({ state: 'RUNNING' });
+    // The pinned failure: the hypervisor step, the second of three (30 minutes).
+    advance(15 * MINUTE);
+    const failed = await operation(updateAt);
+    expect(failed).toMatchObject({ state: 'FAILED', healthStatus: 'ERROR', error: { errorCode: 'UPDATE_STEP_FAILED' } });
+    expect(failed.error.error).toContain('hypervisor');
+    const failedSystem = (await call('GET', path)).body;
+    expect(failedSystem.softwareInfo.updateState).toBe('UPDATE_FAILED');
+    expect(failedSystem.softwareInfo.lastOperation).toMatchObject({ state: 'FAILED', failedStep: 'hypervisor' });
+
+    const resume = await call('POST', `${path}/software-update-resume`);
+    expect(resume.status).toBe(202);
+    const resumeAt = resume.headers.get('location')!;
+    // Resume continues from the hypervisor step: two steps, 30 minutes.
+    advance(30 * MINUTE);
+    expect(await operation(resumeAt)).toMatchObject({ state: 'SUCCEEDED' });
+    const updated = (await call('GET', path)).body;
+    expect(updated.softwareInfo.hypervisorClusters.every((c: JsonBody) => c.currentSoftwareVersion === '2.4.0' && c.availableSoftwareCatalogs.length === 0)).toBe(true);
+    expect(updated.softwareInfo.updateState).toBe('UP_TO_DATE');
+
+    const withPath = (await call('GET', `${BASE}/system-software-catalogs?filter=version eq '2.4.0'&select=systemsWithUpdatePath`)).body;
+    expect(Object.keys(withPath.items[0]).sort()).toEqual(['id', 'systemsWithUpdatePath']);
+    expect(withPath.items[0].systemsWithUpdatePath.map((s: JsonBody) => s.id)).not.toContain(system.id);
+
+    const notFailed = await call('POST', `${path}/software-update-resume`);
+    expect(notFailed.status).toBe(400);
+  });
+
+  it('answers 412 once the precheck result is stale', async () => {
+    const { call, advance, systems } = await start({ privateCloud: { precheckValidityMinutes: 60, failures: [] } });
+    const path = `${BASE}/systems/${systems[2].id}`;
+    expect((await call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(202);
+    advance(5 * MINUTE + 61 * MINUTE);
+    const stale = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
+    expect(stale.status).toBe(412);
+    expect(stale.body.message).toContain('rerun the prechecks');
+    expect(stale.body.errorDetails[0].type).toBe('precondition failed');
+  });
+
+  it('refuses unknown clusters, unavailable catalogs, unsupported families and offline systems at once', async () => {
+    const { call, systems } = await start();
+    const [fresh, offline, , partial, , legacy] = systems;
+    const unknown = await call('POST', `${BASE}/systems/${fresh.id}/software-prechecks`, { body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errorDetails[0].issues[0].subject).toBe('hypervisorClusterIds');
+    // The last cluster of this system cannot take 2.4.0: all clusters (omitted ids) must offer it.
+    const lastCluster = partial.softwareInfo.hypervisorClusters.at(-1);
+    expect(lastCluster.unavailableSoftwareCatalogs[0]).toMatchObject({ version: '2.4.0' });
+    expect((await call('POST', `${BASE}/systems/${partial.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(400);
+    const others = partial.softwareInfo.hypervisorClusters.slice(0, -1).map((c: JsonBody) => c.id);
+    expect((await call('POST', `${BASE}/systems/${partial.id}/software-prechecks`, { body: { catalogVersion: '2.4.0', hypervisorClusterIds: others } })).status).toBe(202);
+    expect(legacy.updateSupported).toBe(false);
+    expect((await call('POST', `${BASE}/systems/${legacy.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(400);
+    expect(offline.state).toBe('OFFLINE');
+    expect((await call('POST', `${BASE}/systems/${offline.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(403);
+  });
+
+  it('runs version refresh and add-cluster as async operations', async () => {
+    const { call, advance, systems, operation } = await start();
+    const path = `${BASE}/systems/${systems[4].id}`;
+    const refresh = await call('GET', `${path}/software-version-refresh`);
+    expect(refresh.status).toBe(202);
+    advance(MINUTE);
+    expect(await operation(refresh.headers.get('location')!)).toMatchObject({ state: 'SUCCEEDED' });
+    const add = await call('POST', `${path}/add-hypervisor-cluster`, { body: { hypervisorClusterName: 'cluster-new', platformDatacenterName: 'dc-1', configureVds: true } });
+    expect(add.status).toBe(202);
+    expect((await call('POST', `${path}/add-hypervisor-cluster`, { body: { hypervisorClusterName: 'x', platformDatacenterName: 'dc-1' } })).status).toBe(409);
+    advance(10 * MINUTE);
+    expect(await operation(add.headers.get('location')!)).toMatchObject({ state: 'SUCCEEDED' });
+    expect((await call('GET', path)).body.hypervisorClusters.map((c: JsonBody) => c.name)).toContain('cluster-new');
+  });
+
+  it('fails an update by async fault injection and keeps the system resumable', async () => {
+    const t = await startTestSimulator({ timeScale: 1e-6, world: { privateCloud: { failures: [] } }, faults: { asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] } });
+    close = () => t.sim.close();
+    const system = (await t.call('GET', `${BASE}/systems`)).body.items[2];
+    const path = `${BASE}/systems/${system.id}`;
+    await t.call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } });
+    t.sim.control.clock.advance(5 * MINUTE);
+    const update = await t.call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
+    t.sim.control.clock.advance(45 * MINUTE);
+    expect((await t.call('GET', update.headers.get('location')!)).body).toMatchObject({ state: 'FAILED', error: { errorCode: 'SIMULATED_FAILURE' } });
+    expect((await t.call('POST', `${path}/software-update-resume`)).status).toBe(202);
+  });
+});
+
+describe('private cloud: provisioning policies', () => {
+  it('creates (200), refuses duplicates (409), updates and deletes through async operations', async () => {
+    const { call, advance, operation } = await start();
+    const created = await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum', description: 'fast', storageType: 'STORAGE_TYPE_BLOCK' } });
+    expect(created.status).toBe(200);
+    expect((await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum' } })).status).toBe(409);
+    const path = `${BASE}/vm-provisioning-policies/${created.body.id}`;
+    const patch = await call('PATCH', path, { body: { description: 'faster' } });
+    expect(patch.status).toBe(202);
+    expect((await call('GET', path)).body.description).toBe('fast');
+    advance(30_000);
+    expect(await operation(patch.headers.get('location')!)).toMatchObject({ state: 'SUCCEEDED' });
+    expect((await call('GET', path)).body).toMatchObject({ description: 'faster', generation: 2 });
+    const del = await call('DELETE', path);
+    expect(del.status).toBe(202);
+    advance(30_000);
+    expect(await operation(del.headers.get('location')!)).toMatchObject({ state: 'SUCCEEDED' });
+    expect((await call('GET', path)).status).toBe(404);
+  });
+});
+
+describe('private cloud: time scale', () => {
+  it('divides durations and the suggested polling interval by the time scale', async () => {
+    const t = await startTestSimulator({ timeScale: 3000 });
+    close = () => t.sim.close();
+    const system = (await t.call('GET', `${BASE}/systems`)).body.items[4];
+    const refresh = await t.call('GET', `${BASE}/systems/${system.id}/software-version-refresh`);
+    const first = (await t.call('GET', refresh.headers.get('location')!)).body;
+    expect(first.suggestedPollingIntervalSeconds).toBeCloseTo(0.01);
+    // One simulated minute at 3000x is 20 ms of real time.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect((await t.call('GET', refresh.headers.get('location')!)).body.state).toBe('SUCCEEDED');
+  });
+});
