@@ -28,22 +28,11 @@ function* walk(value: unknown, pointer = ''): Generator<[string, unknown]> {
 }
 
 describe('loadPlatformDescription', () => {
-  it('describes every operation once per area, in the counts of the reference', () => {
-    const byArea: Record<string, number> = {};
-    for (const o of description.operations) byArea[o.area] = (byArea[o.area] ?? 0) + 1;
-    expect(byArea).toEqual({
-      auth: 1,
-      privateCloud: 16,
-      dataServices: 1,
-      consumptionAnalytics: 3,
-      devices: 5,
-      subscriptions: 8,
-      workspaces: 6,
-      users: 5,
-      reporting: 5,
-      reportingV1alpha1: 5,
-    });
+  it('lists the operations in document order, each reachable by id', () => {
+    expect(description.operations[0]?.id).toBe('auth.createToken');
+    expect(description.operations.at(-1)?.id).toBe('reportingV1alpha1.getAsyncOperation');
     expect(description.byId.size).toBe(description.operations.length);
+    for (const o of description.operations) expect(description.byId.get(o.id)).toBe(o);
   });
 
   it('caches: a second call returns the same frozen object', () => {
@@ -86,6 +75,17 @@ describe('loadPlatformDescription', () => {
       for (const [name, schema] of Object.entries(node)) {
         expect(name, `${pointer}/${name}`).toMatch(/^[A-Za-z_][A-Za-z0-9_]*$/);
         expect(typeof schema === 'object' && schema !== null, `${pointer}/${name}`).toBe(true);
+      }
+    }
+  });
+
+  it('compiles every component and response schema under ajv strict mode', () => {
+    const ajv = new Ajv2020({ strict: true });
+    addFormats(ajv);
+    for (const [name, schema] of Object.entries(description.schemas)) expect(() => ajv.compile(schema), name).not.toThrow();
+    for (const o of description.operations) {
+      for (const [status, response] of Object.entries(o.responses)) {
+        if (response.schema) expect(() => ajv.compile(response.schema!), `${o.id} ${status}`).not.toThrow();
       }
     }
   });
