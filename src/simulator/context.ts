@@ -138,6 +138,16 @@ export interface SimResponse {
 
 export type OperationHandler = (req: SimRequest) => SimResponse | Promise<SimResponse>;
 
+/** A route of an area that is not a platform operation (see `AreaModule.extraRoutes`). */
+export interface ExtraRoute {
+  /** Label for the request log, e.g. `_sim.downloadReport`. */
+  name: string;
+  method: 'GET';
+  /** Path with `:param` placeholders, e.g. `/_sim/downloads/:id`; parameters land in `req.params`. */
+  path: string;
+  handler: OperationHandler;
+}
+
 /** Shared services every area receives. */
 export interface SimContext {
   clock: SimClock;
@@ -163,6 +173,12 @@ export interface AreaModule<State = unknown> {
   configSchema?: object;
   createState(ctx: SimContext): State;
   handlers(state: State, ctx: SimContext): Record<string, OperationHandler>;
+  /**
+   * Routes outside the platform description, e.g. the signed report-download URLs under
+   * `/_sim/downloads/`. Served without bearer auth, input validation or rate limits (the
+   * handler checks its own signature); `req.operationId` is the route's `name`.
+   */
+  extraRoutes?(state: State, ctx: SimContext): ExtraRoute[];
   /** Counts for `/_sim/world`. */
   summary(state: State): Record<string, number>;
 }

@@ -298,6 +298,43 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
   }
 
+  // Extra routes keep their paths across resets; each request uses the current world's handler.
+  for (const route of world.extraRoutes.values()) {
+    app.route({
+      method: route.method,
+      url: route.path,
+      handler: async (request, reply) => {
+        const path = withoutQuery(request.url);
+        const entry: RequestLogEntry = { method: request.method, path, operationId: route.name, status: 0, time: new Date().toISOString(), simTime: clock.nowIso(), durationMs: 0 };
+        requestLog.add(entry);
+        const startedReal = performance.now();
+        try {
+          world.services.asyncOps.settle();
+          const current = world.extraRoutes.get(route.name);
+          if (!current) throw new SimHttpError(404, 'NOT_FOUND', `No route at ${path}`);
+          const response = await current.handler({
+            operationId: route.name,
+            method: request.method,
+            params: request.params as Record<string, string>,
+            query: request.query as Record<string, string | string[]>,
+            body: request.body,
+            headers: request.headers as Record<string, string | undefined>,
+            region: '',
+            clientId: '',
+            origin: `${request.protocol}://${request.headers.host ?? request.hostname}`,
+          });
+          send(reply, undefined, response, path);
+        } catch (error) {
+          const simError = error instanceof SimHttpError ? error : serverError(error);
+          send(reply, undefined, { status: simError.status, body: simError.toBody(), headers: simError.headers }, path);
+        } finally {
+          entry.status = reply.statusCode;
+          entry.durationMs = Math.round((performance.now() - startedReal) * 100) / 100;
+        }
+      },
+    });
+  }
+
   const control: SimulatorControl = {
     requests: (filter) => requestLog.list(filter),
     clearRequests: () => requestLog.clear(),

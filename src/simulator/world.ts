@@ -1,11 +1,13 @@
 import type { AsyncFaultSource } from './async-operations.js';
-import type { AreaModule, OperationHandler, SimClock } from './context.js';
+import type { AreaModule, ExtraRoute, OperationHandler, SimClock } from './context.js';
 import { createAreaContext, createSimServices, type SimServices } from './services.js';
 
 /** One built world: shared services, each area's state, and every handler by operation id. */
 export interface World {
   services: SimServices;
   handlers: ReadonlyMap<string, OperationHandler>;
+  /** Routes outside the description (e.g. report downloads), by name. */
+  extraRoutes: ReadonlyMap<string, ExtraRoute>;
   /** Counts of every area, for `/_sim/world`. */
   summary(): Record<string, Record<string, number>>;
 }
@@ -29,6 +31,7 @@ export function buildWorld(areas: readonly AreaModule[], options: BuildWorldOpti
     return states.get(key) as S;
   };
   const handlers = new Map<string, OperationHandler>();
+  const extraRoutes = new Map<string, ExtraRoute>();
   for (const area of areas) {
     const config = (options.sections[area.key] ?? {}) as Record<string, unknown>;
     const ctx = createAreaContext(services, area.key, config, stateOf);
@@ -38,10 +41,12 @@ export function buildWorld(areas: readonly AreaModule[], options: BuildWorldOpti
       if (handlers.has(operationId)) throw new Error(`Operation '${operationId}' is served by two areas (second: '${area.key}')`);
       handlers.set(operationId, handler);
     }
+    for (const route of area.extraRoutes?.(state, ctx) ?? []) extraRoutes.set(route.name, route);
   }
   return {
     services,
     handlers,
+    extraRoutes,
     summary: () => Object.fromEntries(areas.map((area) => [area.key, area.summary(states.get(area.key))])),
   };
 }
