@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../logging/index.js';
-import { ApiError, createHttpError, InvalidResponseError } from './errors.js';
+import { ApiError, asFinal, createHttpError, InvalidResponseError } from './errors.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { readText, sendRequest } from './transport.js';
 
@@ -136,6 +136,9 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
           { operationId: TOKEN_OPERATION, attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
           'token request failed; retrying',
         ),
+    }).catch((error: unknown) => {
+      // The token endpoint had its retries; the waiting call must not multiply them.
+      throw error instanceof ApiError ? asFinal(error) : error;
     });
 
   return {

@@ -159,6 +159,19 @@ export class ApiError extends FleetbookError {
   }
 }
 
+/** The same error, marked as not to be repeated (its own retries are spent). */
+export function asFinal(error: ApiError): ApiError {
+  if (!error.retryable) return error;
+  const type = error.constructor as new (message: string, code: string, init: ApiErrorInit) => ApiError;
+  return new type(error.message, error.code, {
+    operationId: error.operationId,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.body === undefined ? {} : { body: error.body }),
+    retryable: false,
+    cause: error.cause,
+  });
+}
+
 export class BadRequestError extends ApiError {
   override name = 'BadRequestError';
 }

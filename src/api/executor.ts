@@ -109,7 +109,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return found;
   };
 
-  function exchange<T>(
+  async function exchange<T>(
     operationId: string,
     input: CallInput,
     callOptions: CallOptions,

@@ -8,19 +8,21 @@
  */
 import type { operations } from './generated/platform.js';
 
+/** The type with no members: the part an operation does not have. */
+type Empty = Record<never, never>;
 type Defined<T> = Exclude<T, undefined>;
-/** `{}` for a part the operation does not have (`path?: never`). */
-type PartOf<T> = [Defined<T>] extends [never] ? {} : Defined<T>;
+/** `Empty` for a part the operation does not have (`path?: never`). */
+type PartOf<T> = [Defined<T>] extends [never] ? Empty : Defined<T>;
 
-type ParametersOf<Op> = Op extends { parameters: infer P } ? P : {};
-type PathOf<Op> = ParametersOf<Op> extends { path?: infer P } ? PartOf<P> : {};
-type QueryOf<Op> = ParametersOf<Op> extends { query?: infer Q } ? PartOf<Q> : {};
+type ParametersOf<Op> = Op extends { parameters: infer P } ? P : Empty;
+type PathOf<Op> = ParametersOf<Op> extends { path?: infer P } ? PartOf<P> : Empty;
+type QueryOf<Op> = ParametersOf<Op> extends { query?: infer Q } ? PartOf<Q> : Empty;
 type ContentOf<T> = T extends { content: infer C } ? C[keyof C] : never;
 type BodyOf<Op> = Op extends { requestBody: infer B }
-  ? [Defined<B>] extends [never] ? {} : { body: ContentOf<Defined<B>> }
+  ? [Defined<B>] extends [never] ? Empty : { body: ContentOf<Defined<B>> }
   : Op extends { requestBody?: infer B }
-    ? [Defined<B>] extends [never] ? {} : { body?: ContentOf<Defined<B>> }
-    : {};
+    ? [Defined<B>] extends [never] ? Empty : { body?: ContentOf<Defined<B>> }
+    : Empty;
 
 /** A call's input: path and query parameters by name, plus `body`. */
 export type InputOf<Ops, K extends keyof Ops> = PathOf<Ops[K]> & QueryOf<Ops[K]> & BodyOf<Ops[K]>;
@@ -33,7 +35,7 @@ export type ResponseBodyOf<Ops, K extends keyof Ops> = Ops[K] extends { response
   : unknown;
 
 /** Arguments after the operation id: the input may be left out when nothing in it is required. */
-export type InputArgs<I, O> = {} extends I ? [input?: I, options?: O] : [input: I, options?: O];
+export type InputArgs<I, O> = Empty extends I ? [input?: I, options?: O] : [input: I, options?: O];
 
 /** `area` of `area.verbNoun`. */
 export type AreaOf<K> = K extends `${infer A}.${string}` ? A : never;

@@ -1,0 +1,168 @@
+import { describe, expect, it } from 'vitest';
+import { terminalOutcome } from './async-operations.js';
+import { UnfollowableOperationError } from './errors.js';
+import { createMockPlatform } from './testing.js';
+
+const json = { headers: { 'content-type': 'application/json' } };
+const fast = { minPollMs: 1, maxPollMs: 5 };
+
+/** Serves `records` in order at `path` of `pool`, the last one for every later poll; returns the poll times. */
+function serve(pool: ReturnType<ReturnType<typeof createMockPlatform>['regional']>, path: string, records: Array<Record<string, unknown>>): number[] {
+  const times: number[] = [];
+  pool
+    .intercept({ path, method: 'GET' })
+    .reply(() => {
+      times.push(Date.now());
+      const record = records[Math.min(times.length, records.length) - 1];
+      return { statusCode: 200, data: record ?? {}, responseOptions: json };
+    })
+    .persist();
+  return times;
+}
+
+describe('terminalOutcome', () => {
+  it('reads every spelling of the terminal states, case-insensitively', () => {
+    expect(['SUCCEEDED', 'succeeded', 'FAILED', 'TIMEDOUT', 'TIMEOUT', 'Timed_Out', 'CANCELLED', 'canceled'].map(terminalOutcome)).toEqual([
+      'succeeded', 'succeeded', 'failed', 'timedOut', 'timedOut', 'timedOut', 'cancelled', 'cancelled',
+    ]);
+    expect(['INITIALIZED', 'RUNNING', 'PAUSED', 'SOMETHING_NEW', undefined].map(terminalOutcome)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+  });
+});
+
+describe('data-services operations (state)', () => {
+  const location = '/data-services/v1beta1/async-operations/op-1';
+  const start = (platform: ReturnType<typeof createMockPlatform>) => {
+    platform
+      .regional('eu-west')
+      .intercept({ path: '/private-cloud-business/v1beta1/systems/sys-1/software-prechecks', method: 'POST' })
+      .reply(202, '', { headers: { location } });
+    return platform.client().call('privateCloud.runSoftwarePrechecks', { id: 'sys-1', body: { catalogVersion: '2.4.0' } }, { region: 'eu-west' });
+  };
+
+  it('follows the Location on the regional address of the call to success, reporting progress', async () => {
+    const platform = createMockPlatform();
+    const times = serve(platform.regional('eu-west'), location, [
+      { id: 'op-1', state: 'INITIALIZED', suggestedPollingIntervalSeconds: 30 },
+      { id: 'op-1', state: 'RUNNING', progressPercent: 40, suggestedPollingIntervalSeconds: 30 },
+      { id: 'op-1', state: 'RUNNING', progressPercent: 40 },
+      { id: 'op-1', state: 'SUCCEEDED', progressPercent: 100 },
+    ]);
+    const accepted = await start(platform);
+    const progress: number[] = [];
+    const result = await platform.client().waitForOperation(accepted, { ...fast, onProgress: (percent) => progress.push(percent) });
+    expect(result).toMatchObject({ outcome: 'succeeded', flavour: 'dataServices', location, polls: 4, operation: { state: 'SUCCEEDED' } });
+    expect(result.error).toBeUndefined();
+    expect(progress).toEqual([40, 100]);
+    expect(times).toHaveLength(4);
+  });
+
+  it('ends failed with the operation error', async () => {
+    const platform = createMockPlatform();
+    serve(platform.regional('eu-west'), location, [
+      { state: 'RUNNING' },
+      { state: 'FAILED', error: { error: 'cluster c1 failed the storage check', errorCode: 'PRECHECK_FAILED', traceId: 't-1' } },
+    ]);
+    const result = await platform.client().waitForOperation(await start(platform), fast);
+    expect(result.outcome).toBe('failed');
+    expect(result.error).toMatchObject({ message: 'cluster c1 failed the storage check', code: 'PRECHECK_FAILED' });
+  });
+
+  it('ends timedOut when the platform says TIMEOUT', async () => {
+    const platform = createMockPlatform();
+    serve(platform.regional('eu-west'), location, [{ state: 'TIMEOUT' }]);
+    const result = await platform.client().waitForOperation(await start(platform), fast);
+    expect(result).toMatchObject({ outcome: 'timedOut', error: { message: 'the platform timed the operation out' } });
+  });
+});
+
+describe('device and subscription operations (status)', () => {
+  it('follows a device operation to success', async () => {
+    const platform = createMockPlatform();
+    serve(platform.global, '/devices/v1/async-operations/d-1', [{ status: 'running', progressPercent: 50 }, { status: 'succeeded', result: 'SUCCEEDED' }]);
+    const result = await platform.client().waitForOperation('/devices/v1/async-operations/d-1', fast);
+    expect(result).toMatchObject({ outcome: 'succeeded', flavour: 'devices', polls: 2 });
+  });
+
+  it('reports the serials of a failed device addition', async () => {
+    const platform = createMockPlatform();
+    serve(platform.global, '/devices/v1/async-operations/d-2', [{ status: 'FAILED', resultType: 'DeviceAddResult', result: { failedDevicesSerial: ['SN1', 'SN2'] } }]);
+    const result = await platform.client().waitForOperation('https://api.test/devices/v1/async-operations/d-2', fast);
+    expect(result).toMatchObject({ outcome: 'failed', error: { message: 'devices failed: SN1, SN2' } });
+  });
+
+  it("times out a subscription operation at the record's timeoutMinutes", async () => {
+    const platform = createMockPlatform();
+    const times = serve(platform.global, '/subscriptions/v1/async-operations/s-1', [{ status: 'RUNNING', timeoutMinutes: 0.001 }]);
+    const result = await platform.client().waitForOperation('/subscriptions/v1/async-operations/s-1', { minPollMs: 10, maxPollMs: 10 });
+    expect(result).toMatchObject({ outcome: 'timedOut', flavour: 'subscriptions', error: { code: 'WAIT_DEADLINE_EXCEEDED' } });
+    expect(times.length).toBeGreaterThanOrEqual(2);
+    expect(times.length).toBeLessThanOrEqual(10);
+  });
+
+  it("times out at the caller's deadline and cancels on CANCELLED", async () => {
+    const platform = createMockPlatform();
+    serve(platform.global, '/subscriptions/v1/async-operations/s-2', [{ status: 'PAUSED' }]);
+    serve(platform.global, '/subscriptions/v1/async-operations/s-3', [{ status: 'CANCELLED' }]);
+    const client = platform.client();
+    const startedAt = Date.now();
+    const timedOut = await client.waitForOperation('/subscriptions/v1/async-operations/s-2', { timeoutMs: 50, minPollMs: 10, maxPollMs: 10 });
+    expect(timedOut.outcome).toBe('timedOut');
+    expect(Date.now() - startedAt).toBeLessThan(500);
+    expect((await client.waitForOperation('/subscriptions/v1/async-operations/s-3', fast)).outcome).toBe('cancelled');
+  });
+});
+
+describe('reporting operations (state)', () => {
+  it('follows an export by the id of its 202 body to the report link', async () => {
+    const platform = createMockPlatform();
+    platform.global.intercept({ path: '/reporting/v1/report-exports', method: 'POST' }).reply(202, { id: 'exp-1', status: 'ACCEPTED' }, json);
+    serve(platform.global, '/reporting/v1/async-operations/exp-1', [
+      { state: 'RUNNING' },
+      { state: 'SUCCEEDED', results: [{ name: 'report.csv', resourceUri: 'https://files.test/report.csv' }] },
+    ]);
+    const client = platform.client();
+    const accepted = await client.invoke('reporting.createReportExport', { body: { name: 'nightly', kind: 'REPORT.EXPORTS' } });
+    const result = await client.waitForOperation(accepted, fast);
+    expect(result).toMatchObject({ outcome: 'succeeded', flavour: 'reporting', location: '/reporting/v1/async-operations/exp-1' });
+    expect(result.operation.results?.[0]?.resourceUri).toBe('https://files.test/report.csv');
+  });
+
+  it('ends failed with the reporting error shape', async () => {
+    const platform = createMockPlatform();
+    serve(platform.global, '/reporting/v1alpha1/async-operations/r-9', [{ state: 'FAILED', error: { debugId: 'd-9', message: 'no data for the filter', timestamp: '2026-01-01T00:00:00Z' } }]);
+    const result = await platform.client().waitForOperation('/reporting/v1alpha1/async-operations/r-9', fast);
+    expect(result).toMatchObject({ outcome: 'failed', flavour: 'reporting', error: { message: 'no data for the filter' } });
+  });
+});
+
+describe('waiting', () => {
+  it('honours the suggested interval within the clamp', async () => {
+    const platform = createMockPlatform();
+    const times = serve(platform.global, '/devices/v1/async-operations/d-3', [
+      { status: 'RUNNING', suggestedPollingIntervalSeconds: 0.001 },
+      { status: 'RUNNING', suggestedPollingIntervalSeconds: 30 },
+      { status: 'SUCCEEDED' },
+    ]);
+    await platform.client().waitForOperation('/devices/v1/async-operations/d-3', { minPollMs: 60, maxPollMs: 120 });
+    const [first = 0, second = 0, third = 0] = times;
+    expect(second - first).toBeGreaterThanOrEqual(55);
+    expect(second - first).toBeLessThan(110);
+    expect(third - second).toBeGreaterThanOrEqual(115);
+  });
+
+  it('stops waiting when the signal aborts, with its reason', async () => {
+    const platform = createMockPlatform();
+    const times = serve(platform.global, '/devices/v1/async-operations/d-4', [{ status: 'RUNNING', suggestedPollingIntervalSeconds: 30 }]);
+    const controller = new AbortController();
+    const reason = new Error('run cancelled by the operator');
+    setTimeout(() => controller.abort(reason), 30);
+    const startedAt = Date.now();
+    await expect(platform.client().waitForOperation('/devices/v1/async-operations/d-4', { signal: controller.signal, maxPollMs: 10_000 })).rejects.toBe(reason);
+    expect(Date.now() - startedAt).toBeLessThan(1_000);
+    expect(times).toHaveLength(1);
+  });
+
+  it('refuses a Location that is no async-operation path', async () => {
+    await expect(createMockPlatform().client().waitForOperation('/devices/v1/devices/abc')).rejects.toBeInstanceOf(UnfollowableOperationError);
+  });
+});

@@ -1,0 +1,78 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { contentDispositionFilename } from './download.js';
+import { NotFoundError } from './errors.js';
+import { createMockPlatform } from './testing.js';
+
+const contentsPath = '/consumption-analytics/v1/reports/rep-1/contents';
+const csv = 'date,cost\n' + Array.from({ length: 2000 }, (_, i) => `2026-01-${String((i % 28) + 1).padStart(2, '0')},${i}.5`).join('\n');
+const csvHeaders = { headers: { 'content-type': 'text/csv', 'content-disposition': 'attachment; filename="usage-2026-01.csv"' } };
+
+let directory: string;
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'fleetbook-download-'));
+});
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('download', () => {
+  it('streams the CSV to a file and reports bytes and file name', async () => {
+    const platform = createMockPlatform();
+    let accept = '';
+    platform
+      .regional('eu-central')
+      .intercept({ path: contentsPath, method: 'GET' })
+      .reply((request) => {
+        accept = (request.headers as Record<string, string>).accept ?? '';
+        return { statusCode: 200, data: csv, responseOptions: csvHeaders };
+      });
+    const target = join(directory, 'out.csv');
+    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target);
+    expect(result).toEqual({ bytesWritten: Buffer.byteLength(csv), filename: 'usage-2026-01.csv', path: target, contentType: 'text/csv' });
+    expect(await readFile(target, 'utf8')).toBe(csv);
+    expect(accept).toBe('text/csv');
+    expect(await readdir(directory)).toEqual(['out.csv']);
+  });
+
+  it('names the file from Content-Disposition when the destination is a directory', async () => {
+    const platform = createMockPlatform();
+    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, csv, csvHeaders);
+    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, directory);
+    expect(result.path).toBe(join(directory, 'usage-2026-01.csv'));
+    expect(await readFile(join(directory, 'usage-2026-01.csv'), 'utf8')).toBe(csv);
+  });
+
+  it('streams to a writable stream', async () => {
+    const platform = createMockPlatform();
+    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, csv, csvHeaders);
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, sink);
+    expect(result.bytesWritten).toBe(Buffer.byteLength(csv));
+    expect(Buffer.concat(chunks).toString()).toBe(csv);
+  });
+
+  it('leaves no file behind when the report does not exist', async () => {
+    const platform = createMockPlatform();
+    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(404, { message: 'report not found' });
+    const target = join(directory, 'out.csv');
+    await expect(platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target)).rejects.toBeInstanceOf(NotFoundError);
+    expect(await readdir(directory)).toEqual([]);
+  });
+});
+
+describe('contentDispositionFilename', () => {
+  it('reads plain and extended names and never leaves the directory', () => {
+    expect(contentDispositionFilename('attachment; filename="a b.csv"')).toBe('a b.csv');
+    expect(contentDispositionFilename('attachment; filename=plain.csv')).toBe('plain.csv');
+    expect(contentDispositionFilename("attachment; filename=\"x.csv\"; filename*=UTF-8''r%C3%A9sum%C3%A9.csv")).toBe('résumé.csv');
+    expect(contentDispositionFilename('attachment; filename="../../etc/passwd"')).toBe('passwd');
+    expect(contentDispositionFilename('attachment')).toBeUndefined();
+    expect(contentDispositionFilename(undefined)).toBeUndefined();
+  });
+});

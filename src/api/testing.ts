@@ -1,0 +1,104 @@
+/**
+ * Test support for the client's unit tests: a `MockAgent` with the network disabled, a
+ * token endpoint that counts its requests and hands out numbered tokens, and a client
+ * wired to both with millisecond retry delays.
+ */
+import { Writable } from 'node:stream';
+import { MockAgent, type MockPool } from 'undici';
+import { createLogger, type Logger } from '../logging/index.js';
+import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from './client.js';
+
+export const testUrls = {
+  authUrl: 'https://auth.test',
+  baseUrl: 'https://api.test',
+  regionalUrl: 'https://{region}.api.test',
+} as const;
+
+export const testCredentials = { clientId: 'client-1234', clientSecret: 'very-secret-value-0001' } as const;
+
+export interface MockPlatform {
+  agent: MockAgent;
+  /** The pool of `{base_url}`. */
+  global: MockPool;
+  /** The pool of `{regional_url}` for a region. */
+  regional(region: string): MockPool;
+  /** Token requests answered so far. */
+  tokenRequests(): number;
+  /** Tokens issued so far, in order (`token-1`, `token-2`...). */
+  issuedTokens(): string[];
+  /** Answers the next token requests with `status` instead of a token. */
+  failTokenRequests(status: number, times: number): void;
+  client(overrides?: Partial<PlatformClientOptions>): PlatformClient;
+}
+
+export function createMockPlatform(tokenLifetimeSeconds = 7199): MockPlatform {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const auth = agent.get(testUrls.authUrl);
+  const issued: string[] = [];
+  let requests = 0;
+  let failures: { status: number; remaining: number } | undefined;
+  auth
+    .intercept({ path: '/as/token.oauth2', method: 'POST' })
+    .reply<Record<string, unknown>>(() => {
+      requests += 1;
+      if (failures && failures.remaining > 0) {
+        failures.remaining -= 1;
+        return { statusCode: failures.status, data: { httpStatusCode: failures.status, errorCode: 'TOKEN_FAILURE', message: 'token service trouble' } };
+      }
+      const token = `token-${issued.length + 1}`;
+      issued.push(token);
+      return { statusCode: 200, data: { access_token: token, token_type: 'Bearer', expires_in: tokenLifetimeSeconds } };
+    })
+    .persist();
+  return {
+    agent,
+    global: agent.get(testUrls.baseUrl),
+    regional: (region) => agent.get(testUrls.regionalUrl.replace('{region}', region)),
+    tokenRequests: () => requests,
+    issuedTokens: () => [...issued],
+    failTokenRequests(status, times) {
+      failures = { status, remaining: times };
+    },
+    client: (overrides = {}) =>
+      createPlatformClient({
+        ...testUrls,
+        credentials: testCredentials,
+        region: 'eu-central',
+        dispatcher: agent,
+        retry: { initialDelayMs: 1, maxDelayMs: 5 },
+        ...overrides,
+      }),
+  };
+}
+
+/** A logger writing parsed JSON lines into memory, at every level. */
+export function captureLogs(): { logger: Logger; lines: () => Array<Record<string, unknown>>; text: () => string } {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  const text = (): string => chunks.join('');
+  return {
+    logger: createLogger({ destination, level: 'trace' }),
+    text,
+    lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+/** JSON of an error with everything a log or a report could show of it: message, stack, fields, causes. */
+export function serialiseError(error: unknown): string {
+  const seen = new Set<unknown>();
+  const walk = (value: unknown): unknown => {
+    if (value instanceof Error) {
+      if (seen.has(value)) return '[seen]';
+      seen.add(value);
+      return { ...Object.fromEntries(Object.entries(value)), name: value.name, message: value.message, stack: value.stack, cause: walk(value.cause) };
+    }
+    return value;
+  };
+  return JSON.stringify(walk(error));
+}
