@@ -225,16 +225,17 @@ function handlers(state: ReportingState, ctx: SimContext) {
       const body = req.body as ExportRequest;
       const plan = planOf(body);
       const delivery = body.definition.enrollment.delivery;
-      let entry: ReportExport | undefined;
+      // The export's id is its operation's: the entry exists before the operation can complete.
+      const exports = state.exports;
       const record = ctx.asyncOps.start({
         flavour: 'reporting',
         type: 'report-export',
         durationMs: state.durationMs,
-        complete: (injected) => complete(entry as ReportExport, plan, injected),
+        complete: (injected) => complete(exports.find((e) => e.id === record.id) as ReportExport, plan, injected),
       });
       record.resourceUri = `${base(req)}/statuses/${record.id}`;
       const signature = ctx.rng.fork(`report-signature:${record.id}`).uuid().replace(/-/g, '');
-      entry = {
+      const entry: ReportExport = {
         id: record.id,
         name: body.name,
         reportType: plan.reportType,
