@@ -1,5 +1,49 @@
-/** Entry point of the `fleetbook` command; returns the process exit code. */
-export async function main(argv: string[]): Promise<number> {
-  process.stdout.write(`fleetbook: ${argv.join(' ')}\n`);
-  return 0;
+/**
+ * The `fleetbook` command. Each command lives in `commands/<name>.ts` and registers itself
+ * on the program; this file only maps what went wrong to the exit codes of DESIGN.md, so
+ * no command prints a stack trace for a user's mistake.
+ */
+import { Command, CommanderError } from 'commander';
+import { ExitCode, isFleetbookError } from '../errors/index.js';
+import { registerActionsCommand } from './commands/actions.js';
+import { registerSimulateCommand } from './commands/simulate.js';
+import type { CliIo } from './io.js';
+import { processIo } from './io.js';
+
+/** Commander's own codes for requests that are not errors. */
+const helpCodes = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
+export function createProgram(io: CliIo): Command {
+  const program = new Command('fleetbook')
+    .description('Validated, durable, scheduled playbooks for the Cloud Platform Management APIs.')
+    .version(io.version, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
+    .exitOverride();
+  registerActionsCommand(program, io);
+  registerSimulateCommand(program, io);
+  for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script); resolves to the process exit code. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const program = createProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return io.exitCode ?? ExitCode.success;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return helpCodes.has(error.code) ? ExitCode.success : ExitCode.usage;
+    }
+    if (isFleetbookError(error)) {
+      io.stderr.write(`fleetbook: ${error.message}\n`);
+      return error.exitCode;
+    }
+    // An internal fault: say so plainly; the stack is for bug reports, not operators.
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr.write(`fleetbook: internal error: ${message}\n`);
+    if (process.env.FLEETBOOK_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
+    return ExitCode.runFailed;
+  }
 }

@@ -1,0 +1,92 @@
+/**
+ * `fleetbook simulate`: the platform simulator as a server of its own, until SIGTERM or
+ * SIGINT. It prints the addresses and API clients an operator points Fleetbook at.
+ */
+import type { Command } from 'commander';
+import { UsageError } from '../../errors/index.js';
+import { startSimulator } from '../../simulator/index.js';
+import type { CliIo } from '../io.js';
+
+interface SimulateOptions {
+  port: string;
+  host: string;
+  seed: string;
+  world?: string;
+  timeScale: string;
+  faults?: string;
+  json?: boolean;
+}
+
+function parseNumberOption(name: string, text: string, check: (value: number) => boolean, expected: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || !check(value)) {
+    throw new UsageError(`--${name} must be ${expected}, got '${text}'`, 'INVALID_OPTION');
+  }
+  return value;
+}
+
+export function registerSimulateCommand(program: Command, io: CliIo): void {
+  program
+    .command('simulate')
+    .description('serve the platform simulator (every operation, auth, limits, faults) until SIGTERM/SIGINT')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--seed <n>', 'seed of the generated world', '1')
+    .option('--world <file>', 'world file (YAML): sizes, pinned failures, extra API clients')
+    .option('--time-scale <n>', 'divide every simulated duration by n (60: a minute takes a second)', '1')
+    .option('--faults <file>', 'fault-injection file (YAML or JSON)')
+    .option('--json', 'print the connection details as one JSON line')
+    .action(async (options: SimulateOptions) => {
+      const port = parseNumberOption('port', options.port, (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a port number (0-65535)');
+      const seed = parseNumberOption('seed', options.seed, Number.isInteger, 'an integer');
+      const timeScale = parseNumberOption('time-scale', options.timeScale, (v) => v > 0, 'a positive number');
+      const simulator = await startSimulator({
+        port,
+        host: options.host,
+        seed,
+        timeScale,
+        ...(options.world ? { world: options.world } : {}),
+        ...(options.faults ? { faults: options.faults } : {}),
+      });
+      const connection = {
+        url: simulator.url,
+        authUrl: simulator.authUrl,
+        baseUrl: simulator.baseUrl,
+        regionalUrl: simulator.regionalUrl,
+        clients: simulator.clients,
+      };
+      if (options.json) {
+        io.stdout.write(`${JSON.stringify(connection)}\n`);
+      } else {
+        io.stdout.write(
+          [
+            `Simulator listening on ${simulator.url} (seed ${seed}, time scale ${timeScale})`,
+            '',
+            'Point Fleetbook at it:',
+            `  export FLEETBOOK_AUTH_URL=${simulator.authUrl}`,
+            `  export FLEETBOOK_BASE_URL=${simulator.baseUrl}`,
+            `  export FLEETBOOK_REGIONAL_URL='${simulator.regionalUrl}'`,
+            `  export FLEETBOOK_CLIENT_ID=${simulator.clients[0]?.clientId ?? 'sim-admin'}`,
+            `  export FLEETBOOK_CLIENT_SECRET=${simulator.clients[0]?.clientSecret ?? 'sim-admin-secret'}`,
+            '',
+            'API clients:',
+            ...simulator.clients.map((client) => `  ${client.clientId.padEnd(16)} ${client.role.padEnd(14)} secret: ${client.clientSecret}`),
+            '',
+            `Control surface: ${simulator.url}/_sim/ (requests, outbox, faults, clock, reset, world)`,
+            'Press Ctrl-C to stop.',
+            '',
+          ].join('\n'),
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await simulator.close();
+    });
+}
