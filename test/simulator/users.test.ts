@@ -16,7 +16,7 @@ describe('users and workspaces through HTTP', () => {
     expect(all).toHaveLength(25);
     const unverified = await call('GET', `/identity/v1/users?filter=${encodeURIComponent("userStatus eq 'UNVERIFIED' and endswith(username, '.com')")}`);
     expect(unverified.body.total).toBe(all.filter((u) => u.userStatus === 'UNVERIFIED').length);
-    const part = (all[0].username as string).split('.')[0];
+    const part = (all[0].username as string).split('.')[0]!;
     const substring = await call('GET', `/identity/v1/users?filter=${encodeURIComponent(`'${part}' in username`)}`);
     expect(substring.body.total).toBe(all.filter((u) => (u.username as string).includes(part)).length);
 
