@@ -4,12 +4,15 @@ import { createRateLimiter } from './rate-limiter.js';
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('rate limiter', () => {
-  it('starts at most the per-minute cap of a group in one window, other groups unaffected', async () => {
-    const limiter = createRateLimiter({ windowMs: 200 });
+  it('spreads the per-minute cap of a group evenly over the window, other groups unaffected', async () => {
+    // 6 a "minute" of 600 ms: one start per 100 ms slice, never a burst of 6 at a boundary.
+    const limiter = createRateLimiter({ windowMs: 600 });
     const started: string[] = [];
     const run = (group: string, perMinute: number, label: string) => limiter.schedule(group, perMinute, async () => void started.push(label));
-    const all = [run('a', 2, 'a1'), run('a', 2, 'a2'), run('a', 2, 'a3'), run('b', 1, 'b1')];
+    const all = [run('a', 6, 'a1'), run('a', 6, 'a2'), run('a', 6, 'a3'), run('b', 1, 'b1')];
     await tick(50);
+    expect(started.sort()).toEqual(['a1', 'b1']);
+    await tick(100);
     expect(started.sort()).toEqual(['a1', 'a2', 'b1']);
     await Promise.all(all);
     expect(started).toContain('a3');

@@ -42,6 +42,18 @@ function checkCount(name: string, value: number, min: number): number {
   return value;
 }
 
+/**
+ * Into how many equal windows a minute is cut: the largest divisor of the limit up to 60.
+ * A whole-minute window lets a client send a minute's worth at the end of one window and
+ * again at the start of the next, which a server counting with a token bucket answers
+ * with 429s; with slices no span of a minute ever carries more than the limit.
+ */
+function sliceCount(perMinute: number): number {
+  if (!Number.isFinite(perMinute)) return 1;
+  for (let slices = Math.min(60, perMinute); slices > 1; slices -= 1) if (perMinute % slices === 0) return slices;
+  return 1;
+}
+
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
   const overrides = options.perMinute ?? {};
   for (const [group, value] of Object.entries(overrides)) checkCount(`rateLimits.perMinute['${group}']`, value, 1);
@@ -58,7 +70,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       // a slow group never occupy slots other groups could use. Carrying over the tasks still
       // waiting for a slot or an answer into the next window's count keeps a backlog that
       // passed the gate late from bursting above the limit.
-      bucket = { queue: new PQueue({ intervalCap: perMinute, interval: windowMs, carryoverIntervalCount: true }), pausedUntil: 0, timer: undefined };
+      const slices = sliceCount(perMinute);
+      bucket = {
+        queue: new PQueue({ intervalCap: perMinute / slices, interval: windowMs / slices, carryoverIntervalCount: true }),
+        pausedUntil: 0,
+        timer: undefined,
+      };
       buckets.set(group, bucket);
     }
     return bucket;
