@@ -1,0 +1,148 @@
+/**
+ * The run store: everything Fleetbook must remember across processes. The engine writes
+ * a journal event *before* it acts on the transition it describes (write-ahead), so a
+ * crash at any point leaves a journal from which `fleetbook resume` knows what was done,
+ * what was in flight (and where to re-attach), and what never started.
+ *
+ * Every method is async so a PostgreSQL store can follow the embedded SQLite one.
+ */
+
+export const RunStatus = {
+  running: 'running',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  /** Stopped by SIGINT/SIGTERM or a crash noticed later; resumable. */
+  interrupted: 'interrupted',
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+export const StepStatus = {
+  running: 'running',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  skipped: 'skipped',
+  /** A write not sent because the run is a dry run. */
+  simulated: 'simulated',
+  /** A loop item or step never started (tolerance exceeded, run stopped). */
+  notStarted: 'notStarted',
+  interrupted: 'interrupted',
+} as const;
+export type StepStatus = (typeof StepStatus)[keyof typeof StepStatus];
+
+export interface ErrorRecord {
+  message: string;
+  code?: string;
+  httpStatus?: number;
+  operationId?: string;
+  details?: unknown;
+}
+
+/**
+ * A step's place in a run: step ids joined with `.`, loop items as `[index]`, e.g.
+ * `systems[3].update`. Unique within a run; the journal's key for a step execution.
+ */
+export type StepPath = string;
+
+/** The journal: one entry per transition, in order. */
+export type JournalEvent =
+  | { type: 'step.started'; path: StepPath; stepId: string; kind: string; input?: unknown }
+  | {
+      type: 'request.sending';
+      path: StepPath;
+      attempt: number;
+      operationId: string;
+      method: string;
+      /** What reconciliation needs to find the write's effect later (e.g. system id, serials). */
+      idempotency?: Record<string, unknown>;
+    }
+  | { type: 'request.answered'; path: StepPath; attempt: number; httpStatus: number; location?: string }
+  | { type: 'request.failed'; path: StepPath; attempt: number; error: ErrorRecord; outcomeUnknown: boolean }
+  | { type: 'operation.progress'; path: StepPath; location: string; progressPercent?: number; state?: string }
+  | { type: 'operation.finished'; path: StepPath; location: string; outcome: string; operation?: unknown }
+  | { type: 'retry.scheduled'; path: StepPath; attempt: number; delayMs: number; reason: string }
+  | { type: 'step.finished'; path: StepPath; status: StepStatus; outputs?: unknown; error?: ErrorRecord }
+  | { type: 'item.started'; path: StepPath; index: number }
+  | { type: 'item.finished'; path: StepPath; index: number; status: StepStatus };
+
+export interface JournalEntry {
+  runId: string;
+  seq: number;
+  at: string;
+  event: JournalEvent;
+}
+
+export interface NewRun {
+  id: string;
+  playbook: string;
+  /** Where the playbook was loaded from, to load it again on resume. */
+  playbookSource: string;
+  /** Hash of the normalised playbook; resume refuses a changed structure unless forced. */
+  playbookHash: string;
+  /** Inputs with every secret input removed (secrets are never stored). */
+  inputs: Record<string, unknown>;
+  secretInputNames: string[];
+  dryRun: boolean;
+  trigger: { kind: 'manual' | 'schedule' | 'resume'; scheduleId?: string };
+  startedAt: string;
+}
+
+export interface RunRecord extends NewRun {
+  status: RunStatus;
+  endedAt?: string;
+  outputs?: unknown;
+  error?: ErrorRecord;
+  /** How many times the run was resumed. */
+  resumes: number;
+}
+
+/** A step execution as the journal leaves it (folded from its events). */
+export interface StepRecord {
+  path: StepPath;
+  stepId: string;
+  kind: string;
+  status: StepStatus;
+  attempts: number;
+  startedAt: string;
+  endedAt?: string;
+  input?: unknown;
+  outputs?: unknown;
+  error?: ErrorRecord;
+  /** The last async operation Location seen for the step (re-attach point). */
+  location?: string;
+  operationOutcome?: string;
+}
+
+export interface RunFilter {
+  playbook?: string;
+  status?: RunStatus;
+  /** ISO timestamp: runs started at or after. */
+  since?: string;
+  /** @default 50 */
+  limit?: number;
+}
+
+export interface RunStore {
+  createRun(run: NewRun): Promise<RunRecord>;
+  /** Appends to the journal; resolves once the entry is durable. */
+  append(runId: string, event: JournalEvent): Promise<void>;
+  setRunStatus(runId: string, status: RunStatus, result?: { outputs?: unknown; error?: ErrorRecord }): Promise<void>;
+  /** Marks a run resumed (counts resumes, status back to running). */
+  markResumed(runId: string): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  listRuns(filter?: RunFilter): Promise<RunRecord[]>;
+  journal(runId: string): Promise<JournalEntry[]>;
+  steps(runId: string): Promise<StepRecord[]>;
+  /**
+   * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds
+   * it. Renewing is acquiring again by the same owner. Runs (`run:<id>`) and the scheduler
+   * (`scheduler`) use leases so two processes never drive the same thing.
+   */
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  releaseLease(key: string, owner: string): Promise<void>;
+  /** Scheduler state per schedule (last fire, consecutive failures, paused); opaque JSON here. */
+  getScheduleState(scheduleKey: string): Promise<Record<string, unknown> | undefined>;
+  setScheduleState(scheduleKey: string, state: Record<string, unknown>): Promise<void>;
+  /** Deletes runs that ended before `before` (ISO); returns how many. */
+  prune(before: string): Promise<number>;
+  close(): Promise<void>;
+}
