@@ -286,14 +286,26 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     Object.assign(headers, rateLimits.take(clientId, group, limit).headers);
   }
 
+  // Handlers resolve to the reply itself: an async handler resolving to undefined lets
+  // fastify finish the response before a streamed body (CSV, report download) is sent.
   for (const op of description.operations) {
     const method = op.method.toUpperCase() as 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-    app.route({ method, url: routePath(op.path), handler: (request, reply) => serve(op, request, reply, undefined) });
+    app.route({
+      method,
+      url: routePath(op.path),
+      handler: async (request, reply) => {
+        await serve(op, request, reply, undefined);
+        return reply;
+      },
+    });
     if (op.base === 'regional') {
       app.route({
         method,
         url: `/regions/:region${routePath(op.path)}`,
-        handler: (request, reply) => serve(op, request, reply, (request.params as { region: string }).region),
+        handler: async (request, reply) => {
+          await serve(op, request, reply, (request.params as { region: string }).region);
+          return reply;
+        },
       });
     }
   }
@@ -331,6 +343,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           entry.status = reply.statusCode;
           entry.durationMs = Math.round((performance.now() - startedReal) * 100) / 100;
         }
+        return reply;
       },
     });
   }
