@@ -1,0 +1,30 @@
+/**
+ * A value from a playbook that may hold `${{ }}` expressions, compiled once when the
+ * playbook loads. A string that is exactly one expression keeps the expression's type;
+ * a string with several, or with text around one, is a string. Objects and arrays are
+ * templates all the way down.
+ */
+export interface Template {
+  /** The value as written in the playbook. */
+  readonly source: unknown;
+  /** True when the value holds no expression (evaluate returns `source`). */
+  readonly isStatic: boolean;
+  /** Step ids the expressions read through `steps.<id>`, for the load-time reference rules. */
+  readonly stepReferences: readonly string[];
+  /** Top-level context names the expressions read (`inputs`, `steps`, a loop variable...). */
+  readonly rootReferences: readonly string[];
+  /** Plain JSON (arrays and objects normalised, no JSONata sequence artefacts). */
+  evaluate(context: ExpressionContext): Promise<unknown>;
+}
+
+/** What expressions can read. */
+export interface ExpressionContext {
+  inputs: Record<string, unknown>;
+  steps: Record<string, { status: string; outputs?: unknown; error?: unknown }>;
+  run: { id: string; playbook: string; dryRun: boolean; startedAt: string };
+  env: Record<string, string | undefined>;
+  /** Inside a forEach: `{ index, first, last }`. */
+  loop?: { index: number; first: boolean; last: boolean };
+  /** Loop variables by their `as` name, and other scoped names. */
+  [name: string]: unknown;
+}

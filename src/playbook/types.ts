@@ -1,0 +1,207 @@
+/**
+ * A playbook after loading: parsed, validated, defaults applied, expressions compiled.
+ * The engine runs only this form; nothing here refers to YAML anymore, except `location`
+ * for messages.
+ */
+import type { Template } from '../expressions/types.js';
+
+/** Where a thing was written: for messages that point at the playbook. */
+export interface SourceLocation {
+  file: string;
+  line: number;
+  column: number;
+  /** JSON pointer inside the playbook document, e.g. `/steps/1/with/id`. */
+  pointer: string;
+}
+
+/** What a retry applies to. Numbers are HTTP statuses. */
+export type RetryOn = 'transient' | 'operationFailed' | 'timeout' | 'any' | number;
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. @default 1 (no retry) unless the playbook's defaults say otherwise */
+  maxAttempts: number;
+  /** @default 2000 */
+  initialDelayMs: number;
+  /** @default 2 */
+  backoffRate: number;
+  /** @default 60000 */
+  maxDelayMs: number;
+  /** @default 'full' */
+  jitter: 'full' | 'none';
+  /** @default ['transient'] */
+  on: RetryOn[];
+}
+
+export interface WaitOptions {
+  /** Deadline of the async operation; absent: the operation's own `timeoutMinutes`. */
+  timeoutMs?: number;
+  minPollMs?: number;
+  maxPollMs?: number;
+}
+
+interface StepBase {
+  id: string;
+  name?: string;
+  /** Position in the playbook, e.g. `systems.update` for a nested step (ids are unique per playbook). */
+  location: SourceLocation;
+  if?: Template;
+  /** Merged with the playbook's defaults. */
+  retry: RetryPolicy;
+  timeoutMs?: number;
+  continueOnError: boolean;
+  /** Runs when the step failed after its retries; the step then counts as recovered if rescue succeeds. */
+  rescue?: Step[];
+  /** Runs after the step (and rescue) whatever happened. */
+  always?: Step[];
+}
+
+export interface CallStep extends StepBase {
+  kind: 'call';
+  operationId: string;
+  /** Path and query parameters by name, plus `body`. */
+  with: Template;
+  region?: Template;
+  /** Follow a 202 to its end. */
+  wait?: WaitOptions;
+  /** Repeat the call until this holds (condition polling). */
+  until?: Template;
+  poll?: { intervalMs: number; timeoutMs: number };
+  paginate?: 'all';
+  /** Stream the response body to this file. */
+  saveTo?: Template;
+}
+
+export interface SetStep extends StepBase {
+  kind: 'set';
+  values: Template;
+}
+
+export interface LogStep extends StepBase {
+  kind: 'log';
+  message: Template;
+  level: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export interface AssertStep extends StepBase {
+  kind: 'assert';
+  condition: Template;
+  message?: Template;
+}
+
+export interface FailStep extends StepBase {
+  kind: 'fail';
+  message: Template;
+}
+
+export interface SleepStep extends StepBase {
+  kind: 'sleep';
+  /** Milliseconds, or a template yielding a duration string or milliseconds. */
+  duration: Template;
+}
+
+export interface ForEachStep extends StepBase {
+  kind: 'forEach';
+  items: Template;
+  /** Name of the loop variable. @default 'item' */
+  as: string;
+  /** @default 1 */
+  concurrency: Template;
+  /** Rolling batches: sizes as counts or percentages of the items; the last repeats. */
+  batches?: Array<number | string>;
+  /** Failures allowed before no new item starts: a count, or a percentage string like `"10%"`. */
+  tolerate?: { failures: Template };
+  steps: Step[];
+}
+
+export interface ParallelStep extends StepBase {
+  kind: 'parallel';
+  /** Each branch runs its steps in order; branches run at once. */
+  branches: Step[][];
+}
+
+export interface BlockStep extends StepBase {
+  kind: 'block';
+  steps: Step[];
+}
+
+export interface UsesStep extends StepBase {
+  kind: 'uses';
+  /** As written: a bundled name or a path relative to the using playbook. */
+  playbookRef: string;
+  with: Template;
+  /** Loaded and validated with the parent. */
+  playbook: Playbook;
+}
+
+export interface HttpStep extends StepBase {
+  kind: 'http';
+  /** `{ method, url, headers, body }`. */
+  request: Template;
+}
+
+export type Step =
+  | CallStep
+  | SetStep
+  | LogStep
+  | AssertStep
+  | FailStep
+  | SleepStep
+  | ForEachStep
+  | ParallelStep
+  | BlockStep
+  | UsesStep
+  | HttpStep;
+export type StepKind = Step['kind'];
+
+export interface InputSpec {
+  /** JSON Schema type. */
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
+  description?: string;
+  default?: unknown;
+  /** Redacted everywhere it could appear; never stored. */
+  secret: boolean;
+  /** Required when it has no default. */
+  required: boolean;
+  /** The declaration as JSON Schema, for validating given values. */
+  schema: Record<string, unknown>;
+}
+
+export const OverlapPolicy = { skip: 'skip', queue: 'queue', allow: 'allow', cancelRunning: 'cancel-running' } as const;
+export type OverlapPolicy = (typeof OverlapPolicy)[keyof typeof OverlapPolicy];
+
+export interface ScheduleSpec {
+  /** Stable key: playbook name and index, or the schedule's `id`. */
+  key: string;
+  cron: string;
+  /** IANA name. @default 'UTC' */
+  timezone: string;
+  /** @default 'skip' */
+  overlap: OverlapPolicy;
+  /** @default 'last' */
+  catchUp: 'none' | 'last' | 'all';
+  /** How far back a restarted daemon looks for missed fires. */
+  catchUpWindowMs?: number;
+  inputs: Record<string, unknown>;
+  jitterMs?: number;
+  pauseAfterFailures?: number;
+  /** @default true */
+  enabled: boolean;
+  location: SourceLocation;
+}
+
+export interface Playbook {
+  name: string;
+  description?: string;
+  /** Absolute path of the file it was loaded from. */
+  source: string;
+  /** Hash of the normalised structure; resume refuses a changed playbook. */
+  hash: string;
+  inputs: Record<string, InputSpec>;
+  /** Playbook outputs: a template over the final context. */
+  outputs?: Template;
+  defaults: { retry: RetryPolicy; timeoutMs?: number; wait: WaitOptions; region?: string };
+  schedules: ScheduleSpec[];
+  /** Concurrency key: runs with the same rendered key never overlap. */
+  lock?: Template;
+  steps: Step[];
+}
