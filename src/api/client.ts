@@ -8,7 +8,7 @@ import { loadPlatformDescription } from '../openapi/description.js';
 import type { Logger } from '../logging/index.js';
 import { waitForOperation, type AsyncOperationResult, type WaitOptions } from './async-operations.js';
 import { createTokenProvider, type ClientCredentials } from './auth.js';
-import type { CallInput } from './build-request.js';
+import { buildRequest, type CallInput } from './build-request.js';
 import { download, type DownloadResult } from './download.js';
 import { InvalidClientOptionsError } from './errors.js';
 import { createExecutor, type CallOptions, type CallResult, type OperationCatalogue } from './executor.js';
@@ -61,8 +61,24 @@ export interface PlatformClient extends AreaMethodsOf<operations, CallOptions, O
   waitForOperation(source: string | CallResult, options?: WaitOptions): Promise<AsyncOperationResult>;
   /** Streams an operation's answer (a CSV) to a file path or a writable stream. */
   download<K extends OperationId>(operationId: K, input: OperationInput<K>, destination: string | Writable, options?: CallOptions): Promise<DownloadResult>;
+  /**
+   * The request a call would send (method, URL, headers without credentials, body), checked
+   * like a real call but not sent: what a dry run prints for a write.
+   */
+  describeRequest(operationId: string, input?: CallInput, options?: Pick<CallOptions, 'region'>): DescribedRequest;
   /** The operations this client serves. */
   readonly catalogue: OperationCatalogue;
+}
+
+/** A request as it would be sent; never carries the bearer token. */
+export interface DescribedRequest {
+  operationId: string;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The parsed body (not its serialisation), when the call has one. */
+  body?: unknown;
+  region?: string;
 }
 
 function checkUrl(name: string, value: string | undefined): string {
@@ -112,8 +128,23 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     (areas[operation.area] ??= {})[method] = (input, callOptions) => invoke(operation.id, input, callOptions);
   }
 
+  const addresses = { baseUrl: options.baseUrl, regionalUrl: options.regionalUrl };
+  const describeRequest = (operationId: string, input: CallInput = {}, callOptions: Pick<CallOptions, 'region'> = {}): DescribedRequest => {
+    const operation = executor.operation(operationId);
+    const built = buildRequest(operation, input, addresses, callOptions.region ?? options.region);
+    return {
+      operationId,
+      method: operation.method,
+      url: built.url,
+      headers: built.headers,
+      ...(input.body === undefined ? {} : { body: input.body }),
+      ...(built.region === undefined ? {} : { region: built.region }),
+    };
+  };
+
   const client = {
     ...areas,
+    describeRequest,
     catalogue,
     invoke,
     call: (operationId: string, input?: CallInput, callOptions?: CallOptions) => invoke(operationId, input, callOptions),

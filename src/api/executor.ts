@@ -23,6 +23,11 @@ export interface CallOptions {
    * 5xx). @default false
    */
   idempotent?: boolean | undefined;
+  /**
+   * `false`: one attempt, no retry by the client. For callers that retry with a policy of
+   * their own (a playbook step), so the two retry loops do not multiply. @default true
+   */
+  retries?: boolean | undefined;
 }
 
 export interface CallResult<B = unknown> {
@@ -165,7 +170,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     };
 
     return withRetry((attempt) => limiter.schedule(group, op.rateLimit?.perMinute, () => attemptOnce(attempt), signal), {
-      policy: options.retry,
+      policy: callOptions.retries === false ? { ...options.retry, maxAttempts: 1 } : options.retry,
       signal,
       onRetry: (error, attempt, delayMs) =>
         log?.warn(

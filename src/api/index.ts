@@ -1,5 +1,5 @@
 /** The public surface of the API client. */
-export { createPlatformClient, type PlatformClient, type PlatformClientOptions, type TypedCallResult } from './client.js';
+export { createPlatformClient, type PlatformClient, type PlatformClientOptions, type TypedCallResult, type DescribedRequest } from './client.js';
 export type { CallOptions, CallResult, OperationCatalogue } from './executor.js';
 export type { CallInput } from './build-request.js';
 export type { ClientCredentials } from './auth.js';
