@@ -84,6 +84,29 @@ describe('createAsyncOperations', () => {
     expect(ops.running('p')).toHaveLength(1);
   });
 
+  it('ends a TIMEDOUT fault at its timeoutMinutes, RUNNING until then, the area told as for a failure', () => {
+    const { clock, ops } = setup({ 'software-update': 'TIMEDOUT' });
+    let injected: unknown;
+    const record = ops.start({
+      flavour: 'dataServices',
+      type: 'software-update',
+      resourceId: 'sys',
+      durationMs: 45 * MINUTE,
+      complete: (failure) => ((injected = failure), { status: 'SUCCEEDED' }),
+    });
+    expect(record.timeoutMinutes).toBe(90);
+    clock.advance(89 * MINUTE);
+    ops.settle();
+    expect(asyncStateOf(record, clock.now()).state).toBe('RUNNING');
+    expect(ops.running('sys')).toHaveLength(1);
+    clock.advance(MINUTE);
+    ops.settle();
+    expect(injected).toMatchObject({ errorCode: 'OPERATION_TIMED_OUT' });
+    expect(record.outcome).toMatchObject({ status: 'TIMEDOUT', error: { errorCode: 'OPERATION_TIMED_OUT' } });
+    expect(asyncStateOf(record, clock.now()).state).toBe('TIMEDOUT');
+    expect(ops.running('sys')).toEqual([]);
+  });
+
   it('records a completion that throws as FAILED and keeps settling', () => {
     const { clock, ops } = setup();
     const bad = ops.start({ flavour: 'reporting', type: 'x', durationMs: 1, complete: () => { throw new Error('boom'); } });

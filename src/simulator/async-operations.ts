@@ -9,7 +9,7 @@ import type {
 } from './context.js';
 
 /** What fault injection decides for a new async operation of a given type. */
-export type AsyncFaultKind = 'FAILED' | 'never';
+export type AsyncFaultKind = 'FAILED' | 'TIMEDOUT' | 'never';
 
 /** Consulted once per started operation; faults.ts implements it (counts, rates). */
 export interface AsyncFaultSource {
@@ -41,6 +41,8 @@ interface Pending {
   id: string;
   complete: AsyncOperationSpec['complete'];
   injectedFailure: InjectedFailure | undefined;
+  /** The terminal state an injected failure ends in. */
+  injectedStatus: 'FAILED' | 'TIMEDOUT';
 }
 
 function before(x: Pending, y: Pending): boolean {
@@ -132,6 +134,9 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
     start(spec) {
       const startedAt = clock.now();
       const fault = faults?.takeAsyncFault(spec.type);
+      const timeoutMinutes = spec.timeoutMinutes ?? Math.max(60, Math.ceil((2 * spec.durationMs) / MINUTE_MS));
+      // A TIMEDOUT fault: the platform gives up on the operation when its timeout passes.
+      const durationMs = fault === 'TIMEDOUT' ? timeoutMinutes * MINUTE_MS : Math.max(0, spec.durationMs);
       const record: AsyncOperationRecord = {
         id: rng.uuid(),
         flavour: spec.flavour,
@@ -139,8 +144,8 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
         ...(spec.resourceId === undefined ? {} : { resourceId: spec.resourceId }),
         ...(spec.resourceUri === undefined ? {} : { resourceUri: spec.resourceUri }),
         startedAt,
-        endsAt: startedAt + Math.max(0, spec.durationMs),
-        timeoutMinutes: spec.timeoutMinutes ?? Math.max(60, Math.ceil((2 * spec.durationMs) / MINUTE_MS)),
+        endsAt: startedAt + durationMs,
+        timeoutMinutes,
         ...(fault === 'never' ? { stuck: true } : {}),
       };
       records.set(record.id, record);
@@ -158,7 +163,10 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
           injectedFailure:
             fault === 'FAILED'
               ? { errorCode: 'SIMULATED_FAILURE', message: `The ${spec.type} operation failed (injected fault)` }
-              : undefined,
+              : fault === 'TIMEDOUT'
+                ? { errorCode: 'OPERATION_TIMED_OUT', message: `The ${spec.type} operation did not finish within ${timeoutMinutes} minutes (injected fault)` }
+                : undefined,
+          injectedStatus: fault === 'TIMEDOUT' ? 'TIMEDOUT' : 'FAILED',
         });
       }
       return record;
@@ -193,8 +201,8 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
             error: { errorCode: 'SIMULATOR_INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) },
           };
         }
-        if (due.injectedFailure && outcome.status !== 'FAILED') {
-          outcome = { status: 'FAILED', error: due.injectedFailure };
+        if (due.injectedFailure && outcome.status !== due.injectedStatus) {
+          outcome = { status: due.injectedStatus, error: due.injectedFailure };
         }
         record.outcome = outcome;
         record.endedAt = due.endsAt;

@@ -27,6 +27,11 @@ export interface FaultRule {
 export interface AsyncFaultRule {
   /** Async operation type (`software-update`), or a glob. */
   type: string;
+  /**
+   * `FAILED`: ends FAILED when it would have ended. `TIMEDOUT`: RUNNING until its
+   * `timeoutMinutes` pass, then TIMEDOUT. `never`: stays RUNNING for good (the waiter's
+   * own deadline must end the wait).
+   */
   outcome: AsyncFaultKind;
   /** @default unlimited */
   count?: number;
@@ -75,7 +80,7 @@ const FAULTS_SCHEMA = {
         required: ['type', 'outcome'],
         properties: {
           type: { type: 'string', minLength: 1 },
-          outcome: { enum: ['FAILED', 'never'] },
+          outcome: { enum: ['FAILED', 'TIMEDOUT', 'never'] },
           count: { type: 'integer', minimum: 0 },
         },
       },
