@@ -61,6 +61,7 @@ export type JournalEvent =
   | { type: 'operation.finished'; path: StepPath; location: string; outcome: string; operation?: unknown }
   | { type: 'retry.scheduled'; path: StepPath; attempt: number; delayMs: number; reason: string }
   | { type: 'step.finished'; path: StepPath; status: StepStatus; outputs?: unknown; error?: ErrorRecord }
+  /** `path` is the loop step's path; the item itself is `path[index]` (e.g. `systems[3]`). */
   | { type: 'item.started'; path: StepPath; index: number }
   | { type: 'item.finished'; path: StepPath; index: number; status: StepStatus };
 
@@ -110,6 +111,21 @@ export interface StepRecord {
   /** The last async operation Location seen for the step (re-attach point). */
   location?: string;
   operationOutcome?: string;
+  /**
+   * The last request sent with no answer journaled, or failed with `outcomeUnknown`: the
+   * write resume must reconcile before sending it again. Absent once answered or finished.
+   */
+  unansweredRequest?: UnansweredRequest;
+}
+
+/** A `request.sending` whose outcome the journal does not know. */
+export interface UnansweredRequest {
+  attempt: number;
+  operationId: string;
+  method: string;
+  idempotency?: Record<string, unknown>;
+  /** Present when the request failed in a way that may have reached the server. */
+  error?: ErrorRecord;
 }
 
 export interface RunFilter {
@@ -119,6 +135,14 @@ export interface RunFilter {
   since?: string;
   /** @default 50 */
   limit?: number;
+}
+
+/** What both store factories accept. */
+export interface RunStoreOptions {
+  /** The clock for journal times, run end times and lease expiry (tests pass their own). @default () => new Date() */
+  now?: () => Date;
+  /** Largest JSON of one journal event or run result, in bytes. @default 262144 (256 KiB) */
+  maxPayloadBytes?: number;
 }
 
 export interface RunStore {

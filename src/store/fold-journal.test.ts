@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { foldJournal } from './fold-journal.js';
+import type { JournalEntry, JournalEvent } from './types.js';
+
+/** A journal with one second between entries, so times show which event set them. */
+function journal(...events: JournalEvent[]): JournalEntry[] {
+  return events.map((event, index) => ({ runId: 'r1', seq: index + 1, at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(), event }));
+}
+const second = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
+const location = '/data-services/v1beta1/async-operations/op-1';
+
+describe('foldJournal', () => {
+  it('folds a finished call step: attempts, location, outcome, outputs, times', () => {
+    const [step, ...rest] = foldJournal(
+      journal(
+        { type: 'step.started', path: 'update', stepId: 'update', kind: 'call', input: { id: 's1' } },
+        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'busy', httpStatus: 503 }, outcomeUnknown: false },
+        { type: 'retry.scheduled', path: 'update', attempt: 1, delayMs: 2000, reason: '503' },
+        { type: 'request.sending', path: 'update', attempt: 2, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        { type: 'request.answered', path: 'update', attempt: 2, httpStatus: 202, location },
+        { type: 'operation.progress', path: 'update', location, progressPercent: 40 },
+        { type: 'operation.finished', path: 'update', location, outcome: 'SUCCEEDED' },
+        { type: 'step.finished', path: 'update', status: 'succeeded', outputs: { status: 202 } },
+      ),
+    );
+    expect(rest).toEqual([]);
+    expect(step).toEqual({
+      path: 'update',
+      stepId: 'update',
+      kind: 'call',
+      status: 'succeeded',
+      attempts: 2,
+      startedAt: second(0),
+      endedAt: second(8),
+      input: { id: 's1' },
+      outputs: { status: 202 },
+      location,
+      operationOutcome: 'SUCCEEDED',
+    });
+  });
+
+  it('leaves a started step without a finish running, with the Location to re-attach to', () => {
+    const steps = foldJournal(
+      journal(
+        { type: 'step.started', path: 'catalog', stepId: 'catalog', kind: 'call' },
+        { type: 'step.finished', path: 'catalog', status: 'succeeded', outputs: { body: { items: [] } } },
+        { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
+        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location },
+      ),
+    );
+    expect(steps.map((s) => [s.path, s.status])).toEqual([
+      ['catalog', 'succeeded'],
+      ['update', 'running'],
+    ]);
+    expect(steps[1]).toMatchObject({ location, attempts: 1 });
+    expect(steps[1]).not.toHaveProperty('unansweredRequest');
+    expect(steps[1]).not.toHaveProperty('endedAt');
+  });
+
+  it('keeps a write with no journaled answer as the unanswered request, through a restart of the step', () => {
+    const sending: JournalEvent = {
+      type: 'request.sending',
+      path: 'update',
+      attempt: 1,
+      operationId: 'privateCloud.runSoftwareUpdate',
+      method: 'POST',
+      idempotency: { id: 's1', catalogVersion: '2.4.0' },
+    };
+    const started: JournalEvent = { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' };
+    const dropped = { message: 'socket hang up', code: 'UND_ERR_SOCKET' };
+    const [step] = foldJournal(
+      journal(started, sending, { type: 'request.failed', path: 'update', attempt: 1, error: dropped, outcomeUnknown: true }, started),
+    );
+    expect(step).toMatchObject({
+      status: 'running',
+      attempts: 1,
+      unansweredRequest: { attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST', idempotency: { id: 's1', catalogVersion: '2.4.0' }, error: dropped },
+    });
+    // Reconciliation found the operation running and attached to it.
+    const [attached] = foldJournal(journal(started, sending, started, { type: 'operation.progress', path: 'update', location }));
+    expect(attached).toMatchObject({ location });
+    expect(attached).not.toHaveProperty('unansweredRequest');
+  });
+
+  it('a failure known not to have reached the server leaves nothing to reconcile', () => {
+    const [step] = foldJournal(
+      journal(
+        { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
+        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'refused', httpStatus: 409 }, outcomeUnknown: false },
+      ),
+    );
+    expect(step).not.toHaveProperty('unansweredRequest');
+  });
+
+  it('a re-run of a failed step drops its old ending and the old operation once it sends again', () => {
+    const steps = foldJournal(
+      journal(
+        { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
+        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location },
+        { type: 'operation.finished', path: 'update', location, outcome: 'FAILED' },
+        { type: 'step.finished', path: 'update', status: 'failed', error: { message: 'operation failed' } },
+        { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
+      ),
+    );
+    expect(steps).toHaveLength(1);
+    expect(steps[0]).toMatchObject({ status: 'running', startedAt: second(5), location, operationOutcome: 'FAILED' });
+    expect(steps[0]).not.toHaveProperty('error');
+    expect(steps[0]).not.toHaveProperty('endedAt');
+    const [resent] = foldJournal(
+      journal(
+        { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
+        { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location },
+        { type: 'operation.finished', path: 'update', location, outcome: 'FAILED' },
+        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+      ),
+    );
+    expect(resent).not.toHaveProperty('location');
+    expect(resent).not.toHaveProperty('operationOutcome');
+  });
+
+  it('makes a record per loop item, between the loop and the item steps', () => {
+    const steps = foldJournal(
+      journal(
+        { type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' },
+        { type: 'item.started', path: 'systems', index: 0 },
+        { type: 'step.started', path: 'systems[0].precheck', stepId: 'precheck', kind: 'call' },
+        { type: 'step.finished', path: 'systems[0].precheck', status: 'failed', error: { message: 'stale' } },
+        { type: 'item.finished', path: 'systems', index: 0, status: 'failed' },
+        { type: 'item.started', path: 'systems', index: 1 },
+      ),
+    );
+    expect(steps.map((s) => [s.path, s.kind, s.status])).toEqual([
+      ['systems', 'forEach', 'running'],
+      ['systems[0]', 'item', 'failed'],
+      ['systems[0].precheck', 'call', 'failed'],
+      ['systems[1]', 'item', 'running'],
+    ]);
+    expect(steps[1]).toMatchObject({ stepId: 'systems', startedAt: second(1), endedAt: second(4) });
+  });
+
+  it('ignores events of a step whose start is missing rather than inventing one', () => {
+    expect(foldJournal(journal({ type: 'step.finished', path: 'ghost', status: 'succeeded' }))).toEqual([]);
+  });
+});

@@ -1,0 +1,114 @@
+import type { JournalEntry, StepPath, StepRecord } from './types.js';
+import { StepStatus } from './types.js';
+
+/** The kind of the records `foldJournal` makes for loop items (`systems[3]`). */
+export const itemKind = 'item';
+
+/**
+ * Folds a run's journal (in `seq` order) into one record per step execution and loop item,
+ * in the order they first started. Both stores serve `steps()` from this one function.
+ *
+ * - status: `running` from `step.started` until `step.finished` sets it, so a step started
+ *   and never finished is `running`: the point where resume picks the run up.
+ * - attempts: the highest `attempt` of the step's `request.sending` events (0 when it sent none).
+ * - location: the last one seen in `request.answered` or `operation.*`. A new
+ *   `request.sending` forgets the previous one: its answer brings the Location that counts.
+ * - unansweredRequest: set by `request.sending`, kept by a `request.failed` whose outcome is
+ *   unknown, cleared by an answer, an operation seen (the write took effect) or the finish.
+ * - a step started again (resume re-runs it) keeps what was learned (attempts, location,
+ *   an unanswered write) and drops its previous ending (status, outputs, error).
+ */
+export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
+  const records = new Map<StepPath, StepRecord>();
+
+  for (const { at, event } of entries) {
+    switch (event.type) {
+      case 'step.started': {
+        const previous = records.get(event.path);
+        records.delete(event.path);
+        const record: StepRecord = {
+          path: event.path,
+          stepId: event.stepId,
+          kind: event.kind,
+          status: StepStatus.running,
+          attempts: previous?.attempts ?? 0,
+          startedAt: at,
+        };
+        if (event.input !== undefined) record.input = event.input;
+        if (previous?.location !== undefined) record.location = previous.location;
+        if (previous?.operationOutcome !== undefined) record.operationOutcome = previous.operationOutcome;
+        if (previous?.unansweredRequest !== undefined) record.unansweredRequest = previous.unansweredRequest;
+        // Re-inserted so a re-run step sits where it ran last, next to its re-run children.
+        records.set(event.path, record);
+        break;
+      }
+      case 'item.started': {
+        const path = `${event.path}[${event.index}]`;
+        records.delete(path);
+        records.set(path, {
+          path,
+          stepId: records.get(event.path)?.stepId ?? '',
+          kind: itemKind,
+          status: StepStatus.running,
+          attempts: 0,
+          startedAt: at,
+        });
+        break;
+      }
+      case 'item.finished': {
+        const record = records.get(`${event.path}[${event.index}]`);
+        if (record) {
+          record.status = event.status;
+          record.endedAt = at;
+        }
+        break;
+      }
+      default: {
+        const record = records.get(event.path);
+        // Events of a step whose start is missing are journal damage, not a step to invent.
+        if (!record) break;
+        switch (event.type) {
+          case 'request.sending':
+            record.attempts = Math.max(record.attempts, event.attempt);
+            delete record.location;
+            delete record.operationOutcome;
+            record.unansweredRequest = {
+              attempt: event.attempt,
+              operationId: event.operationId,
+              method: event.method,
+              ...(event.idempotency === undefined ? {} : { idempotency: event.idempotency }),
+            };
+            break;
+          case 'request.answered':
+            delete record.unansweredRequest;
+            if (event.location !== undefined) record.location = event.location;
+            break;
+          case 'request.failed':
+            if (event.outcomeUnknown && record.unansweredRequest) record.unansweredRequest.error = event.error;
+            else delete record.unansweredRequest;
+            break;
+          // An operation seen means the write took effect: nothing left to reconcile.
+          case 'operation.progress':
+            delete record.unansweredRequest;
+            record.location = event.location;
+            break;
+          case 'operation.finished':
+            delete record.unansweredRequest;
+            record.location = event.location;
+            record.operationOutcome = event.outcome;
+            break;
+          case 'retry.scheduled':
+            break;
+          case 'step.finished':
+            record.status = event.status;
+            record.endedAt = at;
+            delete record.unansweredRequest;
+            if (event.outputs !== undefined) record.outputs = event.outputs;
+            if (event.error !== undefined) record.error = event.error;
+            break;
+        }
+      }
+    }
+  }
+  return [...records.values()];
+}

@@ -1,0 +1,147 @@
+import { foldJournal } from './fold-journal.js';
+import { normaliseTimestamp } from './payload.js';
+import {
+  assertLeaseTtl,
+  encodeEvent,
+  newRunToRow,
+  normaliseFilter,
+  resolveStoreOptions,
+  rowToEntry,
+  rowToRun,
+  runExists,
+  runNotFound,
+  statusChange,
+  type JournalRow,
+  type RunRow,
+} from './run-row.js';
+import { StoreError, StoreErrorCode } from './store-error.js';
+import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
+import { RunStatus } from './types.js';
+
+/**
+ * A run store in this process's memory, with the SQLite store's semantics (values are kept
+ * as the same JSON, so they read back alike): for unit tests and runs that need no history.
+ * Nothing survives the process.
+ */
+export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
+  const resolved = resolveStoreOptions(options);
+  // Map order is insertion order: the tie-break of runs started at the same instant.
+  const runs = new Map<string, RunRow>();
+  const journals = new Map<string, JournalRow[]>();
+  const leases = new Map<string, { owner: string; expiresAtMs: number }>();
+  const schedules = new Map<string, string>();
+  let closed = false;
+
+  function open(): void {
+    if (closed) throw new StoreError('The run store is closed.', StoreErrorCode.storeClosed);
+  }
+  function existing(runId: string): RunRow {
+    const row = runs.get(runId);
+    if (!row) throw runNotFound(runId);
+    return row;
+  }
+
+  return {
+    async createRun(run) {
+      open();
+      const row = newRunToRow(run, resolved);
+      if (runs.has(row.id)) throw runExists(row.id);
+      runs.set(row.id, row);
+      journals.set(row.id, []);
+      return rowToRun(row);
+    },
+
+    async append(runId, event) {
+      open();
+      existing(runId);
+      const eventJson = encodeEvent(runId, event, resolved);
+      const journal = journals.get(runId) ?? [];
+      journal.push({ runId, seq: journal.length + 1, at: resolved.now().toISOString(), eventJson });
+      journals.set(runId, journal);
+    },
+
+    async setRunStatus(runId, status, result) {
+      open();
+      const row = existing(runId);
+      Object.assign(row, statusChange(runId, status, result, resolved));
+    },
+
+    async markResumed(runId) {
+      open();
+      const row = existing(runId);
+      Object.assign(row, statusChange(runId, RunStatus.running, {}, resolved), { resumes: row.resumes + 1 });
+    },
+
+    async getRun(runId) {
+      open();
+      const row = runs.get(runId);
+      return row && rowToRun(row);
+    },
+
+    async listRuns(filter: RunFilter = {}) {
+      open();
+      const { since, limit } = normaliseFilter(filter);
+      return [...runs.values()]
+        .reverse()
+        .filter((row) => (filter.playbook === undefined || row.playbook === filter.playbook) && (filter.status === undefined || row.status === filter.status) && (since === undefined || row.startedAt >= since))
+        // Stable sort: among equal start times the later-created run stays first.
+        .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
+        .slice(0, limit)
+        .map(rowToRun);
+    },
+
+    async journal(runId) {
+      open();
+      return (journals.get(runId) ?? []).map(rowToEntry);
+    },
+
+    async steps(runId) {
+      open();
+      return foldJournal((journals.get(runId) ?? []).map(rowToEntry));
+    },
+
+    async acquireLease(key, owner, ttlMs) {
+      open();
+      assertLeaseTtl(ttlMs);
+      const nowMs = resolved.now().getTime();
+      const lease = leases.get(key);
+      if (lease && lease.owner !== owner && lease.expiresAtMs > nowMs) return false;
+      leases.set(key, { owner, expiresAtMs: nowMs + ttlMs });
+      return true;
+    },
+
+    async releaseLease(key, owner) {
+      open();
+      if (leases.get(key)?.owner === owner) leases.delete(key);
+    },
+
+    async getScheduleState(scheduleKey) {
+      open();
+      const text = schedules.get(scheduleKey);
+      return text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
+    },
+
+    async setScheduleState(scheduleKey, state) {
+      open();
+      schedules.set(scheduleKey, JSON.stringify(state));
+    },
+
+    async prune(before) {
+      open();
+      const cutoff = normaliseTimestamp(before, 'before');
+      let pruned = 0;
+      for (const [id, row] of runs) {
+        if (row.endedAt !== null && row.endedAt < cutoff) {
+          runs.delete(id);
+          journals.delete(id);
+          pruned += 1;
+        }
+      }
+      return pruned;
+    },
+
+    async close() {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import { decodePayload, defaultMaxPayloadBytes, encodePayload, normaliseTimestamp } from './payload.js';
+import { StoreError, StoreErrorCode } from './store-error.js';
+import type { ErrorRecord, JournalEntry, JournalEvent, NewRun, RunRecord, RunStoreOptions } from './types.js';
+import { RunStatus } from './types.js';
+
+/**
+ * A run as both stores keep it: scalars for what is filtered on, JSON text for the rest.
+ * The memory store holds these objects, the SQLite store selects its columns under these
+ * names, and one pair of conversions serves both.
+ */
+export interface RunRow {
+  id: string;
+  playbook: string;
+  playbookSource: string;
+  playbookHash: string;
+  inputsJson: string;
+  secretInputNamesJson: string;
+  dryRun: number;
+  triggerJson: string;
+  startedAt: string;
+  status: RunStatus;
+  endedAt: string | null;
+  outputsJson: string | null;
+  errorJson: string | null;
+  resumes: number;
+}
+
+export interface JournalRow {
+  runId: string;
+  seq: number;
+  at: string;
+  eventJson: string;
+}
+
+/** Options with their defaults applied. */
+export interface ResolvedStoreOptions {
+  now: () => Date;
+  maxPayloadBytes: number;
+}
+
+export function resolveStoreOptions(options: RunStoreOptions = {}): ResolvedStoreOptions {
+  const maxPayloadBytes = options.maxPayloadBytes ?? defaultMaxPayloadBytes;
+  if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes <= 0) {
+    throw new StoreError(`Expected \`maxPayloadBytes\` to be a positive integer, got ${maxPayloadBytes}.`, StoreErrorCode.invalidArgument);
+  }
+  return { now: options.now ?? (() => new Date()), maxPayloadBytes };
+}
+
+export function newRunToRow(run: NewRun, options: ResolvedStoreOptions): RunRow {
+  if (run.id.length === 0) throw new StoreError('A run id must not be empty.', StoreErrorCode.invalidArgument);
+  return {
+    id: run.id,
+    playbook: run.playbook,
+    playbookSource: run.playbookSource,
+    playbookHash: run.playbookHash,
+    inputsJson: encodePayload(run.inputs, `the inputs of run ${run.id}`, options.maxPayloadBytes),
+    secretInputNamesJson: JSON.stringify(run.secretInputNames),
+    dryRun: run.dryRun ? 1 : 0,
+    triggerJson: JSON.stringify(run.trigger),
+    startedAt: normaliseTimestamp(run.startedAt, `the start time of run ${run.id}`),
+    status: RunStatus.running,
+    endedAt: null,
+    outputsJson: null,
+    errorJson: null,
+    resumes: 0,
+  };
+}
+
+export function rowToRun(row: RunRow): RunRecord {
+  const run: RunRecord = {
+    id: row.id,
+    playbook: row.playbook,
+    playbookSource: row.playbookSource,
+    playbookHash: row.playbookHash,
+    inputs: decodePayload<Record<string, unknown>>(row.inputsJson) ?? {},
+    secretInputNames: decodePayload<string[]>(row.secretInputNamesJson) ?? [],
+    dryRun: row.dryRun === 1,
+    trigger: decodePayload<RunRecord['trigger']>(row.triggerJson) ?? { kind: 'manual' },
+    startedAt: row.startedAt,
+    status: row.status,
+    resumes: row.resumes,
+  };
+  if (row.endedAt !== null) run.endedAt = row.endedAt;
+  const outputs = decodePayload<unknown>(row.outputsJson);
+  if (outputs !== undefined) run.outputs = outputs;
+  const error = decodePayload<ErrorRecord>(row.errorJson);
+  if (error !== undefined) run.error = error;
+  return run;
+}
+
+/** The columns `setRunStatus` writes: a run that is not running has ended now. */
+export function statusChange(
+  runId: string,
+  status: RunStatus,
+  result: { outputs?: unknown; error?: ErrorRecord } | undefined,
+  options: ResolvedStoreOptions,
+): Pick<RunRow, 'status' | 'endedAt'> & { outputsJson?: string | null; errorJson?: string | null } {
+  if (!Object.values(RunStatus).includes(status)) {
+    throw new StoreError(`'${String(status)}' is not a run status.`, StoreErrorCode.invalidArgument);
+  }
+  const change: ReturnType<typeof statusChange> = {
+    status,
+    endedAt: status === RunStatus.running ? null : options.now().toISOString(),
+  };
+  if (result) {
+    change.outputsJson = result.outputs === undefined ? null : encodePayload(result.outputs, `the outputs of run ${runId}`, options.maxPayloadBytes);
+    change.errorJson = result.error === undefined ? null : encodePayload(result.error, `the error of run ${runId}`, options.maxPayloadBytes);
+  }
+  return change;
+}
+
+export function encodeEvent(runId: string, event: JournalEvent, options: ResolvedStoreOptions): string {
+  return encodePayload(event, `the journal event '${event.type}' of ${event.path} in run ${runId}`, options.maxPayloadBytes);
+}
+
+export function rowToEntry(row: JournalRow): JournalEntry {
+  return { runId: row.runId, seq: row.seq, at: row.at, event: JSON.parse(row.eventJson) as JournalEvent };
+}
+
+export function runNotFound(runId: string): StoreError {
+  return new StoreError(`There is no run '${runId}' in the store.`, StoreErrorCode.runNotFound, { runId });
+}
+
+export function runExists(runId: string): StoreError {
+  return new StoreError(`A run '${runId}' is already in the store; run ids must be unique.`, StoreErrorCode.runExists, { runId });
+}
+
+export function assertLeaseTtl(ttlMs: number): void {
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new StoreError(`Expected \`ttlMs\` to be a positive number of milliseconds, got ${ttlMs}.`, StoreErrorCode.invalidArgument);
+  }
+}
+
+/** @default 50 */
+export const defaultListLimit = 50;
+
+export function normaliseFilter(filter: { since?: string; limit?: number }): { since?: string; limit: number } {
+  const limit = filter.limit ?? defaultListLimit;
+  if (!Number.isInteger(limit) || limit <= 0) {
+    throw new StoreError(`Expected \`limit\` to be a positive integer, got ${limit}.`, StoreErrorCode.invalidArgument);
+  }
+  return { limit, ...(filter.since === undefined ? {} : { since: normaliseTimestamp(filter.since, 'since') }) };
+}

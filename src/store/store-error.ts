@@ -1,0 +1,30 @@
+import { ExitCode, FleetbookError } from '../errors/index.js';
+
+/** Why a store call was refused. Stable identifiers for scripts and tests. */
+export const StoreErrorCode = {
+  runNotFound: 'RUN_NOT_FOUND',
+  runExists: 'RUN_EXISTS',
+  payloadTooLarge: 'PAYLOAD_TOO_LARGE',
+  invalidArgument: 'STORE_INVALID_ARGUMENT',
+  /** The store file was written by a newer Fleetbook: refusing beats corrupting it. */
+  storeTooNew: 'STORE_TOO_NEW',
+  storeClosed: 'STORE_CLOSED',
+} as const;
+export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
+
+/** Exit 2 for what the operator must fix (a newer store, a bad argument); 1 otherwise. */
+const usageCodes: ReadonlySet<StoreErrorCode> = new Set([StoreErrorCode.storeTooNew, StoreErrorCode.invalidArgument]);
+
+/** A store call that cannot be honoured; the message says what to do about it. */
+export class StoreError extends FleetbookError {
+  declare readonly code: StoreErrorCode;
+
+  constructor(message: string, code: StoreErrorCode, details?: Record<string, unknown>) {
+    super(message, { code, exitCode: usageCodes.has(code) ? ExitCode.usage : ExitCode.runFailed, details });
+    this.name = 'StoreError';
+  }
+}
+
+export function isStoreError(error: unknown): error is StoreError {
+  return error instanceof StoreError;
+}
