@@ -1,0 +1,50 @@
+/**
+ * The import rules of DESIGN.md, checked by `npm run lint`:
+ *
+ *   cli ──► scheduler ──► engine            cli ──► simulator (nothing else imports it)
+ *   cli ──► engine ──► steps ──► api ──► undici
+ *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
+ *   errors, logging, openapi (the platform description): leaves imported by all
+ *
+ * Each rule names a folder and the folders it must not import.
+ */
+const layer = (name, from, forbidden) => ({
+  name,
+  severity: 'error',
+  comment: `${from} must not import ${forbidden.join(', ')} (DESIGN.md, architecture)`,
+  from: { path: `^src/${from}/` },
+  to: { path: `^src/(${forbidden.join('|')})/` },
+});
+
+const above = ['cli', 'simulator'];
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycles make load order matter and layers meaningless.',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    layer('leaves-errors', 'errors', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'logging', 'openapi']),
+    layer('leaves-logging', 'logging', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'openapi']),
+    layer('leaves-openapi', 'openapi', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions']),
+    layer('api', 'api', ['steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', ...above]),
+    layer('steps', 'steps', ['playbook', 'engine', 'scheduler', ...above]),
+    // Step executors describe their results in the journal's terms (types only); they never write to the store.
+    { ...layer('steps-store', 'steps', ['store']), to: { path: '^src/store/', dependencyTypesNot: ['type-only'] } },
+    layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above]),
+    layer('expressions', 'expressions', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', ...above]),
+    layer('store', 'store', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'expressions', ...above]),
+    layer('engine', 'engine', ['scheduler', ...above]),
+    layer('scheduler', 'scheduler', above),
+    layer('simulator', 'simulator', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', 'cli']),
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|node_modules)/' },
+    // See type-only imports too, so a layer cannot lean on another through its types.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
