@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { compileTemplate, tryCompileTemplate } from './compile-template.js';
+import { ExpressionError } from './expression-error.js';
+import type { ExpressionContext } from './types.js';
+
+const where = { pointer: '/steps/0/with', stepId: 'precheck' };
+
+function context(extra: Record<string, unknown> = {}): ExpressionContext {
+  return {
+    inputs: { catalogVersion: '2.4.0', count: 3, tags: ['a'] },
+    steps: {
+      catalog: { status: 'succeeded', outputs: { body: { items: [{ id: 'c1', systems: [{ id: 's1' }] }] } } },
+    },
+    run: { id: 'r1', playbook: 'p', dryRun: false, startedAt: '2024-01-01T00:00:00Z' },
+    env: { HOME: '/home/x' },
+    ...extra,
+  };
+}
+
+describe('compileTemplate', () => {
+  it('returns static values untouched', async () => {
+    const source = { a: 1, b: ['x', { c: true }] };
+    const template = compileTemplate(source, where);
+    expect(template.isStatic).toBe(true);
+    expect(template.stepReferences).toEqual([]);
+    expect(await template.evaluate(context())).toBe(source);
+  });
+
+  it('keeps the type of a string that is exactly one expression', async () => {
+    expect(await compileTemplate('${{ inputs.count }}', where).evaluate(context())).toBe(3);
+    expect(await compileTemplate('  ${{ inputs.count > 2 }} ', where).evaluate(context())).toBe(true);
+    expect(await compileTemplate('${{ {"a": {"b": inputs.count}} }}', where).evaluate(context())).toEqual({ a: { b: 3 } });
+  });
+
+  it('interpolates several expressions or text around one into a string', async () => {
+    const template = compileTemplate("version eq '${{ inputs.catalogVersion }}' (${{ inputs.count }}) ${{ inputs.tags[] }} ${{ nothing }}.", where);
+    expect(await template.evaluate(context())).toBe(`version eq '2.4.0' (3) ["a"] .`);
+  });
+
+  it('renders objects and arrays all the way down, dropping undefined keys and nulling undefined items', async () => {
+    const template = compileTemplate({ id: '${{ system.id }}', missing: '${{ nothing }}', list: ['${{ nothing }}', 1] }, where);
+    expect(template.isStatic).toBe(false);
+    expect(await template.evaluate(context({ system: { id: 's9' } }))).toEqual({ id: 's9', list: [null, 1] });
+  });
+
+  it('returns plain arrays: `[]` keeps a one-element array, without JSONata sequence flags', async () => {
+    const kept = await compileTemplate('${{ steps.catalog.outputs.body.items.systems.id[] }}', where).evaluate(context());
+    expect(kept).toEqual(['s1']);
+    expect(Object.keys(kept as object)).toEqual(['0']);
+    expect(Object.getPrototypeOf(kept)).toBe(Array.prototype);
+    const collapsed = await compileTemplate('${{ steps.catalog.outputs.body.items.systems.id }}', where).evaluate(context());
+    expect(collapsed).toBe('s1');
+    const built = await compileTemplate('${{ {"a": [1, 2].($ * 2)} }}', where).evaluate(context());
+    expect(built).toEqual({ a: [2, 4] });
+    expect(Object.getPrototypeOf(built)).toBe(Object.prototype);
+  });
+
+  it('finds step and root references', () => {
+    const template = compileTemplate(
+      {
+        a: '${{ steps.catalog.outputs.body.items[id = $$.inputs.x].id }}',
+        b: '${{ $count($$.steps.other.outputs) + loop.index }}',
+        c: '${{ system.id & items[name = "q"].value }}',
+      },
+      where,
+    );
+    expect([...template.stepReferences].sort()).toEqual(['catalog', 'other']);
+    expect([...template.rootReferences].sort()).toEqual(['inputs', 'items', 'loop', 'steps', 'system']);
+  });
+
+  it('offers $duration', async () => {
+    expect(await compileTemplate('${{ $duration("1h30m") }}', where).evaluate(context())).toBe(5_400_000);
+    await expect(compileTemplate('${{ $duration("soon") }}', where).evaluate(context())).rejects.toThrow(/not a duration/);
+  });
+
+  it('names the field, the step and the position when an expression does not parse', () => {
+    const { errors } = tryCompileTemplate({ a: 'x ${{ inputs. }}', b: '${{ ) }}', c: '${{ inputs.x', d: '${{ }}' }, where);
+    expect(errors.map((error) => [error.code, error.pointer])).toEqual([
+      ['EXPRESSION_PARSE', '/steps/0/with/a'],
+      ['EXPRESSION_PARSE', '/steps/0/with/b'],
+      ['EXPRESSION_PARSE', '/steps/0/with/c'],
+      ['EXPRESSION_PARSE', '/steps/0/with/d'],
+    ]);
+    expect(errors[1]?.message).toBe(
+      `Expression \${{ ) }} at /steps/0/with/b of step 'precheck' does not parse (position 2 of the expression): The symbol ")" cannot be used as a unary operator`,
+    );
+    expect(errors[1]?.offsetInValue).toBe(4);
+    expect(errors[2]?.reason).toBe("'${{' has no closing '}}'");
+    expect(() => compileTemplate('${{ ) }}', where)).toThrow(ExpressionError);
+  });
+
+  it('reports evaluation errors with code EXPRESSION_EVALUATION', async () => {
+    const template = compileTemplate({ n: '${{ inputs.catalogVersion + 1 }}' }, where);
+    const error = await template.evaluate(context()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ExpressionError);
+    expect(error).toMatchObject({ code: 'EXPRESSION_EVALUATION', pointer: '/steps/0/with/n', stepId: 'precheck', jsonataCode: 'T2001' });
+  });
+
+  it('refuses prototype-polluting keys and functions in produced values', async () => {
+    for (const expression of ['${{ {"__proto__": {"polluted": true}} }}', '${{ {"a": {"constructor": 1}} }}', '${{ function($x) { $x } }}']) {
+      await expect(compileTemplate(expression, where).evaluate(context())).rejects.toMatchObject({ code: 'EXPRESSION_EVALUATION' });
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('gives no way to the process or to prototypes of the context', async () => {
+    const results = await Promise.all(
+      ['inputs.constructor', 'inputs.constructor.constructor', '$string(inputs.__proto__)', 'env.constructor'].map((expression) =>
+        compileTemplate(`\${{ ${expression} }}`, where).evaluate(context()),
+      ),
+    );
+    expect(results).toEqual([undefined, undefined, undefined, undefined]);
+    await expect(compileTemplate('${{ $process }}', where).evaluate(context())).resolves.toBeUndefined();
+    await expect(compileTemplate('${{ $require("fs") }}', where).evaluate(context())).rejects.toMatchObject({
+      code: 'EXPRESSION_EVALUATION',
+    });
+  });
+
+  it('stops a runaway expression', async () => {
+    const template = compileTemplate('${{ ($f := function($n) { $f($n + 1) }; $f(0)) }}', where);
+    await expect(template.evaluate(context())).rejects.toMatchObject({ code: 'EXPRESSION_EVALUATION' });
+  });
+
+  it('can be evaluated concurrently with different contexts', async () => {
+    const template = compileTemplate('${{ item * 2 }}', where);
+    const results = await Promise.all([1, 2, 3, 4].map((item) => template.evaluate(context({ item }))));
+    expect(results).toEqual([2, 4, 6, 8]);
+  });
+});

@@ -1,0 +1,290 @@
+import jsonata from 'jsonata';
+import { ExpressionError, ExpressionErrorCode, type ExpressionWhere } from './expression-error.js';
+import { registerExtraFunctions } from './functions.js';
+import { normaliseValue, UnsafeValueError } from './normalise.js';
+import { findReferences } from './references.js';
+import type { ExpressionContext, Template } from './types.js';
+
+/**
+ * Guardrails of one evaluation: JSONata stops an expression that runs longer or recurses
+ * deeper than this (a runaway `$eval` or recursive lambda must not hang a run).
+ */
+export const EXPRESSION_LIMITS = { timeoutMs: 2000, stackDepth: 500 } as const;
+
+const OPEN = '${{';
+const CLOSE = '}}';
+
+interface CompiledExpression {
+  /** Text between `${{` and `}}`. */
+  text: string;
+  /** Offset of `text` in the string value. */
+  offset: number;
+  expression: jsonata.Expression;
+}
+
+type Node =
+  | { kind: 'static'; value: unknown }
+  | { kind: 'whole'; where: ExpressionWhere; compiled: CompiledExpression }
+  | { kind: 'interpolation'; where: ExpressionWhere; parts: Array<string | CompiledExpression> }
+  | { kind: 'array'; items: Node[] }
+  | { kind: 'object'; entries: Array<[string, Node]> };
+
+interface Segment {
+  text: string;
+  offset: number;
+}
+
+/** Outcome of `tryCompileTemplate`: a template when every expression parsed, and every error found. */
+export interface TemplateCompilation {
+  template?: Template;
+  errors: ExpressionError[];
+}
+
+function escapePointerToken(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+function jsonataPosition(error: unknown, textLength: number): { position: number; code?: string; message: string } {
+  const details = (typeof error === 'object' && error !== null ? error : {}) as { position?: unknown; code?: unknown; message?: unknown };
+  const rawPosition = typeof details.position === 'number' ? details.position : 1;
+  return {
+    // JSONata counts from 1 to the end of the offending token.
+    position: Math.min(Math.max(rawPosition - 1, 0), Math.max(textLength - 1, 0)),
+    ...(typeof details.code === 'string' ? { code: details.code } : {}),
+    message: typeof details.message === 'string' ? details.message : String(error),
+  };
+}
+
+/**
+ * Splits a string at its `${{ }}` markers. The end of an expression is the first `}}` outside
+ * string literals, back-quoted names and JSONata's own braces, so `${{ {"a": {"b": 1}} }}` works.
+ */
+function splitTemplate(value: string, where: ExpressionWhere, errors: ExpressionError[]): Array<string | Segment> {
+  const parts: Array<string | Segment> = [];
+  let cursor = 0;
+  while (cursor < value.length) {
+    const open = value.indexOf(OPEN, cursor);
+    if (open === -1) break;
+    if (open > cursor) parts.push(value.slice(cursor, open));
+    const start = open + OPEN.length;
+    let depth = 0;
+    let quote: string | undefined;
+    let end = -1;
+    for (let index = start; index < value.length; index += 1) {
+      const char = value[index];
+      if (quote !== undefined) {
+        if (char === '\\') index += 1;
+        else if (char === quote) quote = undefined;
+        continue;
+      }
+      if (char === '"' || char === "'" || char === '`') quote = char;
+      else if (char === '{') depth += 1;
+      else if (char === '}' && depth > 0) depth -= 1;
+      else if (char === '}' && value.startsWith(CLOSE, index)) {
+        end = index;
+        break;
+      }
+    }
+    if (end === -1) {
+      const text = value.slice(start);
+      errors.push(
+        new ExpressionError("'${{' has no closing '}}'", {
+          code: ExpressionErrorCode.parse,
+          where,
+          expression: text,
+          position: 0,
+          offsetInValue: open,
+        }),
+      );
+      return parts;
+    }
+    parts.push({ text: value.slice(start, end), offset: start });
+    cursor = end + CLOSE.length;
+  }
+  if (cursor < value.length) parts.push(value.slice(cursor));
+  return parts;
+}
+
+function compileExpression(segment: Segment, where: ExpressionWhere, errors: ExpressionError[]): CompiledExpression | undefined {
+  if (segment.text.trim() === '') {
+    errors.push(
+      new ExpressionError('the expression is empty', {
+        code: ExpressionErrorCode.parse,
+        where,
+        expression: segment.text,
+        position: 0,
+        offsetInValue: segment.offset,
+      }),
+    );
+    return undefined;
+  }
+  try {
+    const expression = jsonata(segment.text, { timeout: EXPRESSION_LIMITS.timeoutMs, stack: EXPRESSION_LIMITS.stackDepth });
+    registerExtraFunctions(expression);
+    return { text: segment.text, offset: segment.offset, expression };
+  } catch (error) {
+    const { position, code, message } = jsonataPosition(error, segment.text.length);
+    errors.push(
+      new ExpressionError(message, {
+        code: ExpressionErrorCode.parse,
+        where,
+        expression: segment.text,
+        position,
+        offsetInValue: segment.offset + position,
+        ...(code === undefined ? {} : { jsonataCode: code }),
+        cause: error,
+      }),
+    );
+    return undefined;
+  }
+}
+
+function compileString(value: string, where: ExpressionWhere, errors: ExpressionError[]): Node {
+  if (!value.includes(OPEN)) return { kind: 'static', value };
+  const before = errors.length;
+  const parts = splitTemplate(value, where, errors).map((part) =>
+    typeof part === 'string' ? part : compileExpression(part, where, errors),
+  );
+  if (errors.length > before) return { kind: 'static', value };
+  const compiled = parts as Array<string | CompiledExpression>;
+  const expressions = compiled.filter((part): part is CompiledExpression => typeof part !== 'string');
+  const onlyWhitespaceAround = compiled.every((part) => typeof part !== 'string' || part.trim() === '');
+  const [single] = expressions;
+  if (expressions.length === 1 && single !== undefined && onlyWhitespaceAround) return { kind: 'whole', where, compiled: single };
+  return { kind: 'interpolation', where, parts: compiled };
+}
+
+function compileNode(value: unknown, where: ExpressionWhere, errors: ExpressionError[]): Node {
+  if (typeof value === 'string') return compileString(value, where, errors);
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown, index) => compileNode(item, { ...where, pointer: `${where.pointer}/${index}` }, errors));
+    return items.every((item) => item.kind === 'static') ? { kind: 'static', value } : { kind: 'array', items };
+  }
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>).map(
+      ([key, item]): [string, Node] => [key, compileNode(item, { ...where, pointer: `${where.pointer}/${escapePointerToken(key)}` }, errors)],
+    );
+    return entries.every(([, item]) => item.kind === 'static') ? { kind: 'static', value } : { kind: 'object', entries };
+  }
+  return { kind: 'static', value };
+}
+
+function collectExpressions(node: Node, into: CompiledExpression[]): void {
+  switch (node.kind) {
+    case 'static':
+      return;
+    case 'whole':
+      into.push(node.compiled);
+      return;
+    case 'interpolation':
+      for (const part of node.parts) if (typeof part !== 'string') into.push(part);
+      return;
+    case 'array':
+      for (const item of node.items) collectExpressions(item, into);
+      return;
+    case 'object':
+      for (const [, item] of node.entries) collectExpressions(item, into);
+      return;
+  }
+}
+
+async function evaluateExpression(compiled: CompiledExpression, where: ExpressionWhere, context: ExpressionContext): Promise<unknown> {
+  const fail = (message: string, position: number, error: unknown, code?: string): ExpressionError =>
+    new ExpressionError(message, {
+      code: ExpressionErrorCode.evaluation,
+      where,
+      expression: compiled.text,
+      position,
+      offsetInValue: compiled.offset + position,
+      ...(code === undefined ? {} : { jsonataCode: code }),
+      cause: error,
+    });
+  let raw: unknown;
+  try {
+    raw = await compiled.expression.evaluate(context);
+  } catch (error) {
+    const { position, code, message } = jsonataPosition(error, compiled.text.length);
+    throw fail(message, position, error, code);
+  }
+  try {
+    return normaliseValue(raw);
+  } catch (error) {
+    if (error instanceof UnsafeValueError) throw fail(error.message, 0, error);
+    throw error;
+  }
+}
+
+/** How a value sits inside a string: text as is, nothing for null/undefined, JSON for the rest. */
+function stringify(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+async function evaluateNode(node: Node, context: ExpressionContext): Promise<unknown> {
+  switch (node.kind) {
+    case 'static':
+      return node.value;
+    case 'whole':
+      return evaluateExpression(node.compiled, node.where, context);
+    case 'interpolation': {
+      const texts = await Promise.all(
+        node.parts.map(async (part) => (typeof part === 'string' ? part : stringify(await evaluateExpression(part, node.where, context)))),
+      );
+      return texts.join('');
+    }
+    case 'array': {
+      const items = await Promise.all(node.items.map((item) => evaluateNode(item, context)));
+      return items.map((item) => item ?? null);
+    }
+    case 'object': {
+      const result: Record<string, unknown> = {};
+      for (const [key, item] of node.entries) {
+        const value = await evaluateNode(item, context);
+        if (value !== undefined) result[key] = value;
+      }
+      return result;
+    }
+  }
+}
+
+/**
+ * Compiles every `${{ }}` in a playbook value, collecting every expression that does not
+ * parse instead of stopping at the first (the loader reports all problems in one pass).
+ */
+export function tryCompileTemplate(value: unknown, where: ExpressionWhere): TemplateCompilation {
+  const errors: ExpressionError[] = [];
+  const root = compileNode(value, where, errors);
+  if (errors.length > 0) return { errors };
+  const expressions: CompiledExpression[] = [];
+  collectExpressions(root, expressions);
+  const roots = new Set<string>();
+  const steps = new Set<string>();
+  for (const compiled of expressions) {
+    const found = findReferences(compiled.expression.ast());
+    for (const name of found.roots) roots.add(name);
+    for (const id of found.steps) steps.add(id);
+  }
+  const template: Template = {
+    source: value,
+    isStatic: root.kind === 'static',
+    stepReferences: [...steps],
+    rootReferences: [...roots],
+    evaluate: (context) => evaluateNode(root, context),
+  };
+  return { template, errors };
+}
+
+/**
+ * Compiles a playbook value into a `Template`, once per playbook load. Strings hold
+ * `${{ expr }}` (JSONata); a string that is one expression (whitespace around it allowed)
+ * keeps the value's type, others are strings. Throws the first `ExpressionError`
+ * (`EXPRESSION_PARSE`) when an expression does not parse.
+ */
+export function compileTemplate(value: unknown, where: ExpressionWhere): Template {
+  const { template, errors } = tryCompileTemplate(value, where);
+  const [first] = errors;
+  if (first !== undefined || template === undefined) throw first;
+  return template;
+}
