@@ -1052,6 +1052,8 @@ export interface components {
             }[];
             softwareInfo: components["schemas"]["SystemSoftwareInfo"];
         };
+        /** @description A system as `GET /systems/{id}?filter=<names>` answers it: `id` and the named properties only (their shapes as in `System`). Without `filter` the answer is a whole `System`. */
+        SystemSelection: components["schemas"]["CommonRecord"];
         SystemList: components["schemas"]["ListEnvelope"] & {
             items?: components["schemas"]["System"][];
         };
@@ -2037,7 +2039,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The system. */
+            /** @description The system; with `filter`, only `id` and the properties it names. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2086,7 +2088,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["System"];
+                    "application/json": components["schemas"]["System"] | components["schemas"]["SystemSelection"];
                 };
             };
             400: components["responses"]["BadRequest"];
