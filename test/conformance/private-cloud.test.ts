@@ -1,0 +1,245 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallResult, PlatformClient } from '../../src/api/index.js';
+import { answerOf, expectConformant, expectNoViolations, followDriving, startConformance, type Conformance, type JsonBody } from './harness.js';
+
+const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'] as const;
+const MINUTE_MS = 60_000;
+
+let t: Conformance;
+let systems: JsonBody[];
+beforeAll(async () => {
+  // Simulated time runs at real speed and moves on only when a wait drives it
+  // (`followDriving`): an operation is still running when the next request checks a rule.
+  t = await startConformance({ timeScale: 1 });
+  systems = [];
+  for (const region of REGIONS) {
+    const { body } = await t.admin.privateCloud.listSystems({ limit: 100 }, { region });
+    systems.push(...(body.items as JsonBody[]));
+  }
+});
+afterAll(async () => {
+  await expectConformant(t.sim, 'private-cloud');
+  await t.close();
+});
+
+const regionOf = (system: JsonBody) => ({ region: system.region as string });
+const follow = (client: PlatformClient, accepted: CallResult) => followDriving(t.sim, client, accepted);
+
+describe('private cloud conformance', () => {
+  it('inventory: systems by region, servers, catalogs with select, paging envelope', async () => {
+    const { admin, observer } = t;
+    expect(systems).toHaveLength(6);
+    for (const region of REGIONS) {
+      const { body } = await observer.privateCloud.listSystems({}, { region });
+      expect(body).toMatchObject({ offset: 0, count: body.items?.length, total: body.items?.length });
+      expect((body.items as JsonBody[]).every((system) => system.region === region)).toBe(true);
+    }
+    const [system] = systems;
+    const byId = await admin.privateCloud.getSystem({ id: system.id }, regionOf(system));
+    expect(byId.body).toMatchObject({ id: system.id, name: system.name });
+    const picked = await admin.privateCloud.getSystem({ id: system.id, filter: 'name,state' }, regionOf(system));
+    expect(Object.keys(picked.body as object).sort()).toEqual(['id', 'name', 'state']);
+    // The system is in one region only: asked in another, it is not found.
+    const elsewhere = REGIONS.find((region) => region !== system.region)!;
+    expect((await answerOf(admin.privateCloud.getSystem({ id: system.id }, { region: elsewhere }))).status).toBe(404);
+
+    const servers = await admin.privateCloud.listServers({ id: system.id, limit: 10 }, regionOf(system));
+    const server = (servers.body.items as JsonBody[])[0];
+    expect(server.systemId).toBe(system.id);
+    const one = await admin.privateCloud.getServer({ systemId: system.id, serverId: server.id }, regionOf(system));
+    expect(one.body).toMatchObject({ id: server.id, serialNumber: server.serialNumber });
+
+    const catalogs = await admin.privateCloud.listSoftwareCatalogs({ filter: "version eq '2.4.0'", select: 'systemsWithUpdatePath' }, regionOf(system));
+    expect(catalogs.body.total).toBe(1);
+    const [catalog] = catalogs.body.items as JsonBody[];
+    expect(Object.keys(catalog).sort()).toEqual(['id', 'systemsWithUpdatePath']);
+    expect(catalog.systemsWithUpdatePath.map((entry: JsonBody) => entry.id)).toContain(system.id);
+    const full = await admin.privateCloud.getSoftwareCatalog({ id: catalog.id }, regionOf(system));
+    expect(full.body).toMatchObject({ id: catalog.id, version: '2.4.0' });
+
+    // Paging limits of the facts page: systems 10–100.
+    const paged = await admin.privateCloud.listSystems({ limit: 10, offset: 5 }, { region: 'us-west' });
+    expect(paged.body).toMatchObject({ offset: 5, count: 0 });
+    const tooMany = await answerOf(admin.privateCloud.listSystems({ limit: 101 }, { region: 'us-west' }));
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.errorDetails[0].issues[0]).toMatchObject({ source: 'query.parameter', subject: 'limit' });
+  });
+
+  it('regions: one regional URL for every region sends x-fleetbook-region; the prefix and the header agree', async () => {
+    const headerClient = t.clientFor('sim-observer', { regionalUrl: t.sim.url });
+    const byHeader = await headerClient.privateCloud.listSystems({}, { region: 'eu-west' });
+    const byPrefix = await t.observer.privateCloud.listSystems({}, { region: 'eu-west' });
+    expect(byHeader.body).toEqual(byPrefix.body);
+    const logged = t.sim.control.requests({ operationId: 'privateCloud.listSystems' }).slice(-2);
+    expect(logged.map((entry) => [entry.path, entry.region])).toEqual([
+      ['/private-cloud-business/v1beta1/systems', 'eu-west'],
+      ['/regions/eu-west/private-cloud-business/v1beta1/systems', 'eu-west'],
+    ]);
+    const unknown = await fetch(`${t.sim.url}/regions/mars-1/private-cloud-business/v1beta1/systems`);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as JsonBody).errorCode).toBe('UNKNOWN_REGION');
+  });
+
+  it('lifecycle: 412 without precheck, precheck, update failing at the pinned step, resume, catalogs follow', async () => {
+    const { admin } = t;
+    // The default world pins a failure at the hypervisor step of the first system.
+    const system = systems.find((candidate) => candidate.name.endsWith('-01'))!;
+    const at = regionOf(system);
+    const body = { catalogVersion: '2.4.0' };
+
+    const noPrecheck = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at));
+    expect(noPrecheck).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
+    expect(noPrecheck.body.errorDetails[0].type).toBe('precondition failed');
+
+    const precheck = await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at);
+    expect(precheck.status).toBe(202);
+    expect(precheck.headers.location).toMatch(/^\/data-services\/v1beta1\/async-operations\/[\w-]+$/);
+    // One software operation at a time: prechecks, update, resume, refresh, add-cluster → 409.
+    for (const second of [
+      () => admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at),
+      () => admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at),
+      () => admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at),
+      () => admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at),
+      () => admin.privateCloud.addHypervisorCluster({ id: system.id, body: { hypervisorClusterName: 'c-x', platformDatacenterName: 'dc' } }, at),
+    ]) {
+      expect(await answerOf(second())).toMatchObject({ status: 409, errorCode: 'OPERATION_IN_PROGRESS' });
+    }
+    const prechecked = await follow(admin, precheck);
+    expect(prechecked).toMatchObject({ outcome: 'succeeded', flavour: 'dataServices' });
+    expect(prechecked.operation).toMatchObject({ state: 'SUCCEEDED', progressPercent: 100 });
+
+    const update = await admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at);
+    expect(update.status).toBe(202);
+    const failed = await follow(admin, update);
+    expect(failed.outcome).toBe('failed');
+    expect(failed.operation).toMatchObject({ state: 'FAILED', healthStatus: 'ERROR', error: { errorCode: 'UPDATE_STEP_FAILED' } });
+    expect(failed.error?.message).toContain('hypervisor');
+    const afterFailure = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
+    expect(afterFailure.softwareInfo.lastOperation).toMatchObject({ state: 'FAILED', failedStep: 'hypervisor', catalogVersion: '2.4.0' });
+
+    const resumed = await admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at);
+    expect(resumed.status).toBe(202);
+    expect((await follow(admin, resumed)).outcome).toBe('succeeded');
+    const updated = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
+    expect(updated.softwareInfo.updateState).toBe('UP_TO_DATE');
+    for (const cluster of updated.softwareInfo.hypervisorClusters) {
+      expect(cluster).toMatchObject({ currentSoftwareVersion: '2.4.0', availableSoftwareCatalogs: [] });
+    }
+    const catalog = (await admin.privateCloud.listSoftwareCatalogs({ filter: "version eq '2.4.0'" }, at)).body.items as JsonBody[];
+    expect(catalog[0].systemsWithUpdatePath.map((entry: JsonBody) => entry.id)).not.toContain(system.id);
+    // Nothing failed any more: resume is a 400 at once.
+    expect(await answerOf(admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at))).toMatchObject({ status: 400 });
+    // The resumed update posted exactly one update and one resume.
+    const writes = t.sim.control.requests().filter((entry) => entry.path.startsWith(`/regions/${system.region}/private-cloud-business/v1beta1/systems/${system.id}/software-update`) && entry.status === 202);
+    expect(writes.map((entry) => entry.operationId)).toEqual(['privateCloud.runSoftwareUpdate', 'privateCloud.resumeSoftwareUpdate']);
+  });
+
+  it('a precheck is valid for its window: an update after it answers 412 saying to rerun the prechecks', async () => {
+    const { admin } = t;
+    const system = systems.find((candidate) => candidate.name.endsWith('-03'))!;
+    const at = regionOf(system);
+    const [firstCluster, ...otherClusters] = (system.hypervisorClusters as JsonBody[]).map((cluster) => cluster.id as string);
+    expect(otherClusters.length).toBeGreaterThan(0);
+    const body = { catalogVersion: '2.4.0' };
+    await follow(admin, await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at));
+    // Default validity: 240 simulated minutes.
+    t.sim.control.clock.advance(241 * MINUTE_MS);
+    const stale = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at));
+    expect(stale).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
+    expect(stale.body.message).toContain('rerun the prechecks');
+    // A precheck of some clusters does not cover the others.
+    const one = { ...body, hypervisorClusterIds: [firstCluster!] };
+    await follow(admin, await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body: one }, at));
+    expect(await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at))).toMatchObject({ status: 412 });
+    const update = await admin.privateCloud.runSoftwareUpdate({ id: system.id, body: one }, at);
+    expect(update.status).toBe(202);
+    expect((await follow(admin, update)).outcome).toBe('succeeded');
+    const after = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
+    const versions = (after.softwareInfo.hypervisorClusters as JsonBody[]).map((cluster) => [cluster.id, cluster.currentSoftwareVersion === '2.4.0']);
+    expect(Object.fromEntries(versions)).toEqual(Object.fromEntries([[firstCluster, true], ...otherClusters.map((id) => [id, false])]));
+  });
+
+  it('refuses at once: unknown cluster, catalog a cluster lacks, family without updates (400), offline system (403)', async () => {
+    const { admin } = t;
+    const byNumber = (n: string) => systems.find((candidate) => candidate.name.endsWith(n))!;
+    const first = byNumber('-04');
+    const unknown = await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: first.id, body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } }, regionOf(first)));
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errorDetails[0].issues[0].subject).toBe('hypervisorClusterIds');
+    const partialSystem = byNumber('-04');
+    const lacking = await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: partialSystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(partialSystem)));
+    expect(lacking.status).toBe(400);
+    expect(lacking.body.errorDetails[0].issues[0].subject).toBe('catalogVersion');
+    const legacySystem = byNumber('-06');
+    expect(legacySystem.updateSupported).toBe(false);
+    expect((await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: legacySystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(legacySystem)))).status).toBe(400);
+    const offlineSystem = byNumber('-02');
+    expect(offlineSystem.state).toBe('OFFLINE');
+    expect(await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: offlineSystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(offlineSystem)))).toMatchObject({ status: 403, errorCode: 'SYSTEM_OFFLINE' });
+    // A malformed body: 400 naming the field.
+    const malformed = await answerOf(admin.invoke('privateCloud.runSoftwarePrechecks', { id: first.id, body: { catalogVersion: 7 } }, regionOf(first)));
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errorDetails[0].issues[0]).toMatchObject({ source: 'field', subject: 'catalogVersion' });
+  });
+
+  it('version refresh and add-hypervisor-cluster run as data-services operations', async () => {
+    const { admin } = t;
+    const system = systems.find((candidate) => candidate.name.endsWith('-05'))!;
+    const at = regionOf(system);
+    const refresh = await admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at);
+    expect(refresh.status).toBe(202);
+    expect((await follow(admin, refresh)).outcome).toBe('succeeded');
+    const before = ((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).hypervisorClusters.length;
+    const add = await admin.privateCloud.addHypervisorCluster(
+      { id: system.id, body: { hypervisorClusterName: 'cluster-conformance', platformDatacenterName: 'dc-1', configureVds: true } },
+      at,
+    );
+    expect(add.status).toBe(202);
+    const added = await follow(admin, add);
+    expect(added.outcome).toBe('succeeded');
+    const after = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
+    expect(after.hypervisorClusters).toHaveLength(before + 1);
+    expect(after.hypervisorClusters.at(-1).name).toBe('cluster-conformance');
+  });
+
+  it('provisioning policies: create 200, update and delete 202 with operations', async () => {
+    const { admin, operator } = t;
+    const listed = await operator.privateCloud.listProvisioningPolicies({ sort: 'name asc', limit: 20 });
+    expect(listed.body.total).toBe(3);
+    const created = await operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy', description: 'gold', storageType: 'STORAGE_TYPE_BLOCK' } });
+    expect(created.status).toBe(200);
+    const id = (created.body as JsonBody).id as string;
+    expect(await answerOf(operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy' } }))).toMatchObject({ status: 409 });
+    const tooLong = await answerOf(operator.privateCloud.createProvisioningPolicy({ body: { name: 'x'.repeat(81) } }));
+    expect(tooLong.status).toBe(400);
+    const update = await operator.privateCloud.updateProvisioningPolicy({ id, body: { description: 'platinum' } });
+    expect(update.status).toBe(202);
+    expect(await answerOf(operator.privateCloud.updateProvisioningPolicy({ id, body: { description: 'again' } }))).toMatchObject({ status: 409 });
+    expect((await follow(operator, update)).outcome).toBe('succeeded');
+    expect((await operator.privateCloud.getProvisioningPolicy({ id })).body).toMatchObject({ description: 'platinum' });
+    const removal = await admin.privateCloud.deleteProvisioningPolicy({ id });
+    expect(removal.status).toBe(202);
+    expect((await follow(admin, removal)).outcome).toBe('succeeded');
+    expect((await answerOf(admin.privateCloud.getProvisioningPolicy({ id }))).status).toBe(404);
+  });
+
+  it('async operations: INITIALIZED, RUNNING with progress, SUCCEEDED; polling interval divided by the time scale', async () => {
+    // A clock that only moves when told, to see each state.
+    const still = await startConformance({ timeScale: 1e-6 });
+    try {
+      const [system] = (await still.admin.privateCloud.listSystems({}, { region: 'eu-central' })).body.items as JsonBody[];
+      const accepted = await still.admin.privateCloud.refreshSoftwareVersions({ id: system.id }, regionOf(system));
+      const read = async () => (await still.admin.dataServices.getAsyncOperation({ id: accepted.headers.location!.split('/').pop()! }, regionOf(system))).body as JsonBody;
+      expect(await read()).toMatchObject({ state: 'INITIALIZED', progressPercent: 0, suggestedPollingIntervalSeconds: 30 / 1e-6 });
+      still.sim.control.clock.advance(30_000);
+      expect(await read()).toMatchObject({ state: 'RUNNING', progressPercent: 50 });
+      still.sim.control.clock.advance(30_000);
+      const done = await read();
+      expect(done).toMatchObject({ state: 'SUCCEEDED', progressPercent: 100, type: 'software-version-refresh' });
+      expect(done.endedAt).toBeDefined();
+      await expectNoViolations(still.sim);
+    } finally {
+      await still.close();
+    }
+  });
+});
