@@ -4,3 +4,5 @@ export { createMemoryRunStore } from './memory-store.js';
 export { foldJournal, itemKind } from './fold-journal.js';
 export { StoreError, StoreErrorCode, isStoreError } from './store-error.js';
 export { defaultMaxPayloadBytes } from './payload.js';
+export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store.js';
+export { openRunStore, resolveFleetbookHome, defaultFleetbookHome, runStoreFileName, type OpenRunStoreOptions } from './open-run-store.js';

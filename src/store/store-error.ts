@@ -8,12 +8,14 @@ export const StoreErrorCode = {
   invalidArgument: 'STORE_INVALID_ARGUMENT',
   /** The store file was written by a newer Fleetbook: refusing beats corrupting it. */
   storeTooNew: 'STORE_TOO_NEW',
+  /** The file is not a store Fleetbook can open (not SQLite, no permission). */
+  storeUnreadable: 'STORE_UNREADABLE',
   storeClosed: 'STORE_CLOSED',
 } as const;
 export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
 
 /** Exit 2 for what the operator must fix (a newer store, a bad argument); 1 otherwise. */
-const usageCodes: ReadonlySet<StoreErrorCode> = new Set([StoreErrorCode.storeTooNew, StoreErrorCode.invalidArgument]);
+const usageCodes: ReadonlySet<StoreErrorCode> = new Set([StoreErrorCode.storeTooNew, StoreErrorCode.storeUnreadable, StoreErrorCode.invalidArgument]);
 
 /** A store call that cannot be honoured; the message says what to do about it. */
 export class StoreError extends FleetbookError {

@@ -1,5 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMemoryRunStore } from '../../src/store/memory-store.js';
+import { createSqliteRunStore } from '../../src/store/sqlite-store.js';
 import type { NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
 
 /** A clock the test moves by hand. */
@@ -28,7 +32,15 @@ interface StoreFactory {
   open(options: RunStoreOptions): Promise<RunStore>;
 }
 
-const factories: StoreFactory[] = [{ name: 'memory', open: async (options) => createMemoryRunStore(options) }];
+const tempDir = mkdtempSync(join(tmpdir(), 'fleetbook-store-'));
+afterAll(() => rmSync(tempDir, { recursive: true, force: true }));
+let fileCount = 0;
+
+const factories: StoreFactory[] = [
+  { name: 'memory', open: async (options) => createMemoryRunStore(options) },
+  // A fresh file per test: the store as `fleetbook` uses it, WAL and all.
+  { name: 'sqlite', open: async (options) => createSqliteRunStore({ ...options, file: join(tempDir, `runs-${(fileCount += 1)}.sqlite`) }) },
+];
 
 describe.each(factories)('RunStore contract: $name', (factory) => {
   let clock: ReturnType<typeof manualClock>;

@@ -1,0 +1,51 @@
+/**
+ * The SQLite store's schema as numbered migrations: migration `i` brings a store from
+ * `PRAGMA user_version` `i` to `i + 1`. Append new ones; never edit a released one, since
+ * stores in the field were made by it.
+ */
+export const migrations: readonly string[] = [
+  `
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    playbook TEXT NOT NULL,
+    playbook_source TEXT NOT NULL,
+    playbook_hash TEXT NOT NULL,
+    inputs_json TEXT NOT NULL,
+    secret_input_names_json TEXT NOT NULL,
+    dry_run INTEGER NOT NULL,
+    trigger_json TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    ended_at TEXT,
+    outputs_json TEXT,
+    error_json TEXT,
+    resumes INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX runs_by_start ON runs (started_at);
+  CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;
+
+  -- seq counts per run from 1; the key makes "the next seq" one index lookup.
+  CREATE TABLE journal (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    event_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+  );
+
+  CREATE TABLE schedule_state (
+    schedule_key TEXT PRIMARY KEY,
+    state_json TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  `,
+];
+
+/** The schema version this Fleetbook writes. */
+export const schemaVersion = migrations.length;

@@ -1,0 +1,229 @@
+import Database from 'better-sqlite3';
+import { foldJournal } from './fold-journal.js';
+import { normaliseTimestamp } from './payload.js';
+import {
+  assertLeaseTtl,
+  encodeEvent,
+  newRunToRow,
+  normaliseFilter,
+  resolveStoreOptions,
+  rowToEntry,
+  rowToRun,
+  runExists,
+  runNotFound,
+  statusChange,
+  type JournalRow,
+  type RunRow,
+} from './run-row.js';
+import { migrations, schemaVersion } from './schema.js';
+import { StoreError, StoreErrorCode } from './store-error.js';
+import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
+import { RunStatus } from './types.js';
+
+export interface SqliteRunStoreOptions extends RunStoreOptions {
+  /** The database file (created when missing). `:memory:` works for tests. */
+  file: string;
+  /** How long a write waits for another process's write lock before failing. @default 5000 */
+  busyTimeoutMs?: number;
+}
+
+const runColumns = `
+  id, playbook, playbook_source AS playbookSource, playbook_hash AS playbookHash,
+  inputs_json AS inputsJson, secret_input_names_json AS secretInputNamesJson, dry_run AS dryRun,
+  trigger_json AS triggerJson, started_at AS startedAt, status, ended_at AS endedAt,
+  outputs_json AS outputsJson, error_json AS errorJson, resumes`;
+
+function isSqliteError(error: unknown, code: string): boolean {
+  return error instanceof Database.SqliteError && error.code === code;
+}
+
+/** Brings the file to `schemaVersion`, or refuses one written by a newer Fleetbook. */
+function migrate(db: Database.Database, file: string): void {
+  const found = db.pragma('user_version', { simple: true }) as number;
+  if (found > schemaVersion) {
+    throw new StoreError(
+      `The run store ${file} was written by a newer Fleetbook (schema version ${found}; this one knows up to ${schemaVersion}). ` +
+        `Upgrade Fleetbook, or set FLEETBOOK_HOME to another directory.`,
+      StoreErrorCode.storeTooNew,
+      { file, found, supported: schemaVersion },
+    );
+  }
+  if (found === schemaVersion) return;
+  // IMMEDIATE takes the write lock first, so two processes opening a new store at once
+  // migrate it once: the second re-reads the version inside the lock and finds it done.
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    for (let version = current; version < schemaVersion; version += 1) db.exec(migrations[version] ?? '');
+    db.pragma(`user_version = ${schemaVersion}`);
+  }).immediate();
+}
+
+/**
+ * The embedded run store: one SQLite file in WAL mode, so readers (`fleetbook runs`) never
+ * block the run that is writing, and several processes can share it. `synchronous =
+ * NORMAL` makes each append durable against a crash of the process (what resume is for)
+ * without an fsync per journal entry; a power loss may cost the last entries.
+ */
+export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
+  const resolved = resolveStoreOptions(options);
+  let db: Database.Database;
+  try {
+    db = new Database(options.file, { timeout: options.busyTimeoutMs ?? 5000 });
+  } catch (error) {
+    throw new StoreError(`Cannot open the run store ${options.file}: ${(error as Error).message}.`, StoreErrorCode.storeUnreadable, { file: options.file });
+  }
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, options.file);
+  } catch (error) {
+    db.close();
+    if (error instanceof StoreError) throw error;
+    throw new StoreError(
+      `The run store ${options.file} cannot be read (${(error as Error).message}). Is it a Fleetbook store? Set FLEETBOOK_HOME to another directory to start afresh.`,
+      StoreErrorCode.storeUnreadable,
+      { file: options.file },
+    );
+  }
+
+  const statements = {
+    insertRun: db.prepare<RunRow>(`
+      INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run,
+        trigger_json, started_at, status, ended_at, outputs_json, error_json, resumes)
+      VALUES (@id, @playbook, @playbookSource, @playbookHash, @inputsJson, @secretInputNamesJson, @dryRun,
+        @triggerJson, @startedAt, @status, @endedAt, @outputsJson, @errorJson, @resumes)`),
+    // One statement: the next seq is read and written under the same write lock, so two
+    // connections appending to one run never collide.
+    append: db.prepare<[string, string, string, string]>(`
+      INSERT INTO journal (run_id, seq, at, event_json)
+      SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM journal WHERE run_id = ?`),
+    setStatus: db.prepare<{ id: string; status: string; endedAt: string | null }>(`UPDATE runs SET status = @status, ended_at = @endedAt WHERE id = @id`),
+    setStatusAndResult: db.prepare<{ id: string; status: string; endedAt: string | null; outputsJson: string | null; errorJson: string | null }>(
+      `UPDATE runs SET status = @status, ended_at = @endedAt, outputs_json = @outputsJson, error_json = @errorJson WHERE id = @id`,
+    ),
+    markResumed: db.prepare<[string]>(
+      `UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1 WHERE id = ?`,
+    ),
+    getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
+    listRuns: db.prepare<{ playbook: string | null; status: string | null; since: string | null; limit: number }, RunRow>(`
+      SELECT ${runColumns} FROM runs
+      WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR status = @status)
+        AND (@since IS NULL OR started_at >= @since)
+      ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
+    journal: db.prepare<[string], JournalRow>(`SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? ORDER BY seq`),
+    acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
+      INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
+      ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
+      WHERE leases.owner = excluded.owner OR leases.expires_at_ms <= @nowMs`),
+    releaseLease: db.prepare<[string, string]>(`DELETE FROM leases WHERE key = ? AND owner = ?`),
+    getSchedule: db.prepare<[string], { stateJson: string }>(`SELECT state_json AS stateJson FROM schedule_state WHERE schedule_key = ?`),
+    setSchedule: db.prepare<[string, string, string]>(`
+      INSERT INTO schedule_state (schedule_key, state_json, updated_at) VALUES (?, ?, ?)
+      ON CONFLICT (schedule_key) DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at`),
+    prune: db.prepare<[string]>(`DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?`),
+  };
+
+  function open(): void {
+    if (!db.open) throw new StoreError('The run store is closed.', StoreErrorCode.storeClosed);
+  }
+  function changedRun(runId: string, changes: number): void {
+    if (changes === 0) throw runNotFound(runId);
+  }
+
+  return {
+    async createRun(run) {
+      open();
+      const row = newRunToRow(run, resolved);
+      try {
+        statements.insertRun.run(row);
+      } catch (error) {
+        if (isSqliteError(error, 'SQLITE_CONSTRAINT_PRIMARYKEY')) throw runExists(row.id);
+        throw error;
+      }
+      return rowToRun(row);
+    },
+
+    async append(runId, event) {
+      open();
+      const eventJson = encodeEvent(runId, event, resolved);
+      try {
+        statements.append.run(runId, resolved.now().toISOString(), eventJson, runId);
+      } catch (error) {
+        if (isSqliteError(error, 'SQLITE_CONSTRAINT_FOREIGNKEY')) throw runNotFound(runId);
+        throw error;
+      }
+    },
+
+    async setRunStatus(runId, status, result) {
+      open();
+      const change = statusChange(runId, status, result, resolved);
+      const info =
+        change.outputsJson === undefined
+          ? statements.setStatus.run({ id: runId, status: change.status, endedAt: change.endedAt })
+          : statements.setStatusAndResult.run({ id: runId, status: change.status, endedAt: change.endedAt, outputsJson: change.outputsJson, errorJson: change.errorJson ?? null });
+      changedRun(runId, info.changes);
+    },
+
+    async markResumed(runId) {
+      open();
+      changedRun(runId, statements.markResumed.run(runId).changes);
+    },
+
+    async getRun(runId) {
+      open();
+      const row = statements.getRun.get(runId);
+      return row && rowToRun(row);
+    },
+
+    async listRuns(filter: RunFilter = {}) {
+      open();
+      const { since, limit } = normaliseFilter(filter);
+      return statements.listRuns
+        .all({ playbook: filter.playbook ?? null, status: filter.status ?? null, since: since ?? null, limit })
+        .map(rowToRun);
+    },
+
+    async journal(runId) {
+      open();
+      return statements.journal.all(runId).map(rowToEntry);
+    },
+
+    async steps(runId) {
+      open();
+      return foldJournal(statements.journal.all(runId).map(rowToEntry));
+    },
+
+    async acquireLease(key, owner, ttlMs) {
+      open();
+      assertLeaseTtl(ttlMs);
+      const nowMs = resolved.now().getTime();
+      return statements.acquireLease.run({ key, owner, nowMs, expiresAtMs: nowMs + ttlMs }).changes === 1;
+    },
+
+    async releaseLease(key, owner) {
+      open();
+      statements.releaseLease.run(key, owner);
+    },
+
+    async getScheduleState(scheduleKey) {
+      open();
+      const row = statements.getSchedule.get(scheduleKey);
+      return row && (JSON.parse(row.stateJson) as Record<string, unknown>);
+    },
+
+    async setScheduleState(scheduleKey, state) {
+      open();
+      statements.setSchedule.run(scheduleKey, JSON.stringify(state), resolved.now().toISOString());
+    },
+
+    async prune(before) {
+      open();
+      return statements.prune.run(normaliseTimestamp(before, 'before')).changes;
+    },
+
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
