@@ -1,0 +1,33 @@
+import { stepList } from './schema-parts.js';
+import type { StepDefinition } from './step-definition.js';
+
+export const blockStep: StepDefinition = {
+  kind: 'block',
+  description: 'Groups steps, so `rescue`, `always`, `retry`, `timeout` and `if` apply to them together.',
+  fields: { block: { ...stepList, description: 'The steps, run in order.' } },
+  nested: { block: 'steps' },
+  canWrite: false,
+  examples: [
+    {
+      description: 'Update, resume on failure, always report.',
+      yaml: `name: block-example
+inputs:
+  systemId: { type: string }
+steps:
+  - id: update
+    block:
+      - id: run
+        call: privateCloud.runSoftwareUpdate
+        with: { id: "\${{ inputs.systemId }}", body: { catalogVersion: "2.4.0" } }
+        wait: true
+    rescue:
+      - id: resume
+        call: privateCloud.resumeSoftwareUpdate
+        with: { id: "\${{ inputs.systemId }}" }
+        wait: true
+    always:
+      - log: "update ended: \${{ steps.run.status }}"
+`,
+    },
+  ],
+};

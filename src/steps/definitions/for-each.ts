@@ -1,0 +1,55 @@
+import { STEP_ID_PATTERN, anyTemplate, orExpression, stepList } from './schema-parts.js';
+import type { StepDefinition } from './step-definition.js';
+
+const countOrPercent = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?%$' }] };
+
+export const forEachStep: StepDefinition = {
+  kind: 'forEach',
+  description:
+    'Runs its steps once per item, `concurrency` at a time, optionally in rolling `batches`, stopping new items once ' +
+    'failures exceed `tolerate.failures`.',
+  fields: {
+    forEach: { ...anyTemplate, description: 'The items: a list, or an expression yielding one (end the path with `[]`).' },
+    as: { type: 'string', pattern: STEP_ID_PATTERN, description: 'Name of the loop variable. Default item.' },
+    concurrency: { ...orExpression({ type: 'integer', minimum: 1 }), description: 'Items running at once. Default 1.' },
+    batches: {
+      type: 'array',
+      minItems: 1,
+      items: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?%$' }] },
+      description: 'Rolling batch sizes, counts or percentages of all items, e.g. `[1, "25%", "100%"]`; the last repeats.',
+    },
+    tolerate: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['failures'],
+      properties: {
+        failures: { ...orExpression(countOrPercent), description: 'Failed items allowed: a count, or a percentage of all items.' },
+      },
+    },
+    steps: stepList,
+  },
+  required: ['steps'],
+  nested: { steps: 'steps' },
+  canWrite: false,
+  examples: [
+    {
+      description: 'Precheck every system, two at a time, tolerating one failure.',
+      yaml: `name: for-each-example
+inputs:
+  systemIds: { type: array, items: { type: string } }
+steps:
+  - id: systems
+    forEach: "\${{ inputs.systemIds[] }}"
+    as: systemId
+    concurrency: 2
+    batches: [1, "50%", "100%"]
+    tolerate: { failures: 1 }
+    steps:
+      - id: precheck
+        call: privateCloud.runSoftwarePrechecks
+        with: { id: "\${{ systemId }}", body: { catalogVersion: "2.4.0" } }
+        wait: true
+`,
+    },
+  ],
+};

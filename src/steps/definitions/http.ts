@@ -1,0 +1,34 @@
+import { anyTemplate, orExpression } from './schema-parts.js';
+import type { StepDefinition } from './step-definition.js';
+
+export const httpStep: StepDefinition = {
+  kind: 'http',
+  description: 'Sends one HTTP request (a webhook, a chat message). Outputs: status, headers, body.',
+  fields: {
+    http: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['url'],
+      properties: {
+        method: { ...orExpression({ enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }), description: 'Default POST.' },
+        url: { type: 'string', description: 'http(s) URL; may hold `${{ }}`.' },
+        headers: { ...orExpression({ type: 'object', additionalProperties: { type: 'string' } }) },
+        body: { ...anyTemplate, description: 'Sent as JSON unless a string.' },
+      },
+    },
+  },
+  canWrite: true,
+  examples: [
+    {
+      description: 'Tell a chat channel the run ended.',
+      yaml: `name: http-example
+inputs:
+  webhookUrl: { type: string, secret: true }
+steps:
+  - http:
+      url: "\${{ inputs.webhookUrl }}"
+      body: { text: "run \${{ run.id }} ended" }
+`,
+    },
+  ],
+};

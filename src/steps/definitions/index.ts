@@ -1,0 +1,28 @@
+import { assertStep } from './assert.js';
+import { blockStep } from './block.js';
+import { callStep } from './call.js';
+import { failStep } from './fail.js';
+import { forEachStep } from './for-each.js';
+import { httpStep } from './http.js';
+import { logStep } from './log.js';
+import { parallelStep } from './parallel.js';
+import { setStep } from './set.js';
+import { sleepStep } from './sleep.js';
+import { usesStep } from './uses.js';
+
+/** Every step kind Fleetbook ships, in the order the language reference lists them. */
+export const builtinStepDefinitions = [
+  callStep,
+  setStep,
+  logStep,
+  assertStep,
+  failStep,
+  sleepStep,
+  forEachStep,
+  parallelStep,
+  blockStep,
+  usesStep,
+  httpStep,
+] as const;
+
+export { commonStepFields, retryPolicy } from './common.js';

@@ -1,0 +1,46 @@
+import { didYouMean } from '../errors/did-you-mean.js';
+import { FleetbookError, ExitCode } from '../errors/index.js';
+import { builtinStepDefinitions } from './definitions/index.js';
+import type { StepDefinition } from './definitions/step-definition.js';
+
+/** A step kind asked for that the registry does not hold, or declared twice. */
+export class StepRegistryError extends FleetbookError {
+  constructor(message: string, code: 'UNKNOWN_STEP_KIND' | 'DUPLICATE_STEP_KIND') {
+    super(message, { code, exitCode: ExitCode.usage });
+    this.name = 'StepRegistryError';
+  }
+}
+
+export interface StepRegistry {
+  /** Kinds in declaration order. */
+  readonly kinds: readonly string[];
+  has(kind: string): boolean;
+  /** Throws `StepRegistryError` (`UNKNOWN_STEP_KIND`) naming the known kinds. */
+  get(kind: string): StepDefinition;
+  list(): readonly StepDefinition[];
+}
+
+/** A registry of step kinds; refuses two definitions of one kind. @default the built-in kinds */
+export function createStepRegistry(definitions: readonly StepDefinition[] = builtinStepDefinitions): StepRegistry {
+  const byKind = new Map<string, StepDefinition>();
+  for (const definition of definitions) {
+    if (byKind.has(definition.kind)) throw new StepRegistryError(`step kind '${definition.kind}' is declared twice`, 'DUPLICATE_STEP_KIND');
+    byKind.set(definition.kind, definition);
+  }
+  const kinds = [...byKind.keys()];
+  return {
+    kinds,
+    has: (kind) => byKind.has(kind),
+    get(kind) {
+      const definition = byKind.get(kind);
+      if (definition === undefined) {
+        throw new StepRegistryError(
+          `unknown step kind '${kind}'.${didYouMean(kind, kinds)} Known kinds: ${kinds.join(', ')}.`,
+          'UNKNOWN_STEP_KIND',
+        );
+      }
+      return definition;
+    },
+    list: () => [...byKind.values()],
+  };
+}
