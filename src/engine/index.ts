@@ -1,0 +1,4 @@
+/** The engine: runs a loaded playbook (see ARCHITECTURE.md). */
+export { runPlaybook, type RunOptions, type RunResult } from './run-playbook.js';
+export type { StepSummary } from './step-runner.js';
+export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';

@@ -1,0 +1,53 @@
+/**
+ * A run's inputs: the given values checked against the playbook's declarations, defaults
+ * applied. Every problem is a `UsageError` naming the input, raised before anything runs.
+ */
+import { UsageError } from '../errors/index.js';
+import type { InputSpec } from '../playbook/types.js';
+import { compileSchema } from '../steps/executors/call-input.js';
+
+export interface ResolvedInputs {
+  values: Record<string, unknown>;
+  /** Names of the `secret: true` inputs that have a value. */
+  secretNames: string[];
+}
+
+/** `-i name=value` text as the declared type: strings stay text, other types are read as JSON. */
+export function parseInputText(spec: InputSpec | undefined, text: string): unknown {
+  if (spec === undefined || spec.type === 'string') return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // Left as text: the type check names the input and the expected type.
+    return text;
+  }
+}
+
+export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, given: Readonly<Record<string, unknown>>, playbookName: string): ResolvedInputs {
+  const problems: string[] = [];
+  const declared = Object.keys(specs);
+  for (const name of Object.keys(given)) {
+    if (!(name in specs)) problems.push(`unknown input '${name}' (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`);
+  }
+  const values: Record<string, unknown> = {};
+  const secretNames: string[] = [];
+  for (const [name, spec] of Object.entries(specs)) {
+    const value = given[name] !== undefined ? given[name] : structuredClone(spec.default);
+    if (value === undefined) {
+      if (spec.required) problems.push(`input '${name}' (${spec.type}) is required`);
+      continue;
+    }
+    const validate = compileSchema(spec.schema);
+    if (!validate(value)) {
+      const why = (validate.errors ?? []).map((error) => `${error.instancePath ? `${error.instancePath} ` : ''}${error.message ?? error.keyword}`).join('; ');
+      problems.push(`input '${name}' ${why} (declared ${spec.type}, got ${spec.secret ? 'a secret value' : JSON.stringify(value)})`);
+      continue;
+    }
+    values[name] = value;
+    if (spec.secret) secretNames.push(name);
+  }
+  if (problems.length > 0) {
+    throw new UsageError(`Playbook '${playbookName}': ${problems.join('; ')}.`, 'INVALID_INPUTS', { problems });
+  }
+  return { values, secretNames };
+}

@@ -1,0 +1,431 @@
+/**
+ * Runs steps: `if`, rendering, the journal's `step.started` / `step.finished`, attempts with
+ * the retry policy and the timeout, `rescue`, `always`, `continueOnError`, and the
+ * containers (`forEach`, `parallel`, `block`, `uses`). Leaf kinds are performed by the
+ * executors of `src/steps/executors/`. See ARCHITECTURE.md.
+ */
+import type { PlatformClient } from '../api/index.js';
+import { sleep } from '../api/sleep.js';
+import type { Logger, SecretRegistry } from '../logging/index.js';
+import type { ForEachStep, ParallelStep, Step, UsesStep } from '../playbook/types.js';
+import { executeAssert, executeFail, executeLog, executeSet, executeSleep } from '../steps/executors/basic.js';
+import { executeCall, type CallOutputs } from '../steps/executors/call.js';
+import { toErrorRecord } from '../steps/executors/error-record.js';
+import { executeHttp } from '../steps/executors/http.js';
+import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
+import type { ExecutorRuntime, LeafResult } from '../steps/executors/types.js';
+import { StepStatus, type ErrorRecord, type JournalEvent } from '../store/types.js';
+import { resolveInputs } from './inputs.js';
+import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
+import { Scope, type StepView } from './scope.js';
+import { retryCondition, stepRetryDelayMs } from './step-retry.js';
+
+/** One line of a run's summary: a step execution or a loop item. */
+export interface StepSummary {
+  path: string;
+  stepId: string;
+  /** The step kind, or `item` for a loop item. */
+  kind: string;
+  status: StepStatus;
+  attempts: number;
+  durationMs: number;
+  error?: ErrorRecord;
+  /** The step failed, then its `rescue` succeeded. */
+  rescued?: boolean;
+}
+
+export interface RunnerOptions {
+  client: PlatformClient;
+  logger: Logger;
+  secrets: SecretRegistry;
+  dryRun: boolean;
+  journal(event: JournalEvent): Promise<void>;
+  now: () => number;
+  random: () => number;
+}
+
+/** Where a sequence of steps runs. */
+interface Frame {
+  scope: Scope;
+  /** Path of the enclosing step (`''` at the top). */
+  prefix: string;
+  signal: AbortSignal;
+}
+
+type Ending = 'succeeded' | 'failed' | 'interrupted';
+interface Outcome {
+  status: StepStatus;
+  outputs?: unknown;
+  error?: ErrorRecord;
+  rescued?: boolean;
+}
+
+const LEAF_KINDS = new Set(['call', 'set', 'log', 'assert', 'fail', 'sleep', 'http']);
+
+const join = (prefix: string, id: string): string => (prefix === '' ? id : `${prefix}.${id}`);
+
+function timeoutError(stepId: string, timeoutMs: number): StepError {
+  return new StepError(`Step '${stepId}' did not finish within its timeout of ${timeoutMs} ms.`, { kind: StepFailureKind.timeout, code: 'STEP_TIMEOUT' });
+}
+
+/** Runs `task` with a signal that also aborts after `timeoutMs`; a timeout rejects with a `STEP_TIMEOUT` error. */
+async function withTimeout<T>(timeoutMs: number | undefined, parent: AbortSignal, stepId: string, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  if (timeoutMs === undefined) return task(parent);
+  const timer = new AbortController();
+  const handle = setTimeout(() => timer.abort(timeoutError(stepId, timeoutMs)), timeoutMs);
+  try {
+    return await task(AbortSignal.any([parent, timer.signal]));
+  } catch (error) {
+    if (timer.signal.aborted && !parent.aborted) throw timer.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(handle);
+  }
+}
+
+/** A leaf step rendered: what `step.started` records, and the attempt to make. */
+interface PreparedLeaf {
+  input?: unknown;
+  attempt(runtime: ExecutorRuntime): Promise<LeafResult>;
+}
+
+export interface StepRunner {
+  /** Runs a sequence in `scope`; stops at the first failure not continued, or at cancellation. */
+  runSequence(steps: readonly Step[], scope: Scope, prefix: string, signal: AbortSignal): Promise<Ending>;
+  /** Every step execution and loop item so far, in the order they started (never-started ones last). */
+  summaries(): StepSummary[];
+}
+
+export function createStepRunner(options: RunnerOptions): StepRunner {
+  const { client, secrets, now } = options;
+  const summaries: StepSummary[] = [];
+
+  const notStarted = (steps: readonly Step[], prefix: string): void => {
+    for (const step of steps) summaries.push({ path: join(prefix, step.id), stepId: step.id, kind: step.kind, status: StepStatus.notStarted, attempts: 0, durationMs: 0 });
+  };
+
+  async function runSequence(steps: readonly Step[], frame: Frame): Promise<Ending> {
+    for (const [index, step] of steps.entries()) {
+      if (frame.signal.aborted) {
+        notStarted(steps.slice(index), frame.prefix);
+        return 'interrupted';
+      }
+      const outcome = await runStep(step, frame);
+      if (outcome.status === StepStatus.interrupted) {
+        notStarted(steps.slice(index + 1), frame.prefix);
+        return 'interrupted';
+      }
+      if (outcome.status === StepStatus.failed && !step.continueOnError) {
+        notStarted(steps.slice(index + 1), frame.prefix);
+        return 'failed';
+      }
+    }
+    return 'succeeded';
+  }
+
+  async function prepareLeaf(step: Step, scope: Scope, stepPath: string): Promise<PreparedLeaf> {
+    const context = scope.context();
+    switch (step.kind) {
+      case 'call': {
+        const input = ((await step.with.evaluate(context)) ?? {}) as Record<string, unknown>;
+        const region = step.region ? ((await step.region.evaluate(context)) as string | undefined) : scope.root.playbook.defaults.region;
+        const saveTo = step.saveTo ? String(await step.saveTo.evaluate(context)) : undefined;
+        const wait = step.wait ? { ...scope.root.playbook.defaults.wait, ...step.wait } : undefined;
+        const until = step.until;
+        return {
+          input: { operationId: step.operationId, with: input, ...(region === undefined ? {} : { region }) },
+          attempt: (runtime) =>
+            executeCall(
+              {
+                operationId: step.operationId,
+                input,
+                region,
+                wait,
+                poll: step.poll,
+                paginate: step.paginate,
+                saveTo,
+                // The step's own retries replace the client's, so the two do not multiply.
+                clientRetries: step.retry.maxAttempts <= 1,
+                until:
+                  until &&
+                  (async (outputs: CallOutputs) => {
+                    // The condition reads the answer as `steps.<id>.outputs`, like any later step.
+                    const view: StepView = { status: StepStatus.running, outputs };
+                    const current = scope.context();
+                    return Boolean(await until.evaluate({ ...current, steps: { ...current.steps, [step.id]: view } }));
+                  }),
+              },
+              runtime,
+            ),
+        };
+      }
+      case 'http': {
+        const request = await step.request.evaluate(context);
+        return { input: request, attempt: (runtime) => executeHttp(request, runtime) };
+      }
+      case 'set': {
+        const values = await step.values.evaluate(context);
+        return { input: values, attempt: async () => executeSet(values) };
+      }
+      case 'log': {
+        const message = await step.message.evaluate(context);
+        return { attempt: async (runtime) => executeLog(message, step.level, runtime) };
+      }
+      case 'assert': {
+        const condition = await step.condition.evaluate(context);
+        const message = step.message ? await step.message.evaluate(context) : undefined;
+        return { attempt: async () => executeAssert(condition, message, step.condition.source) };
+      }
+      case 'fail': {
+        const message = await step.message.evaluate(context);
+        return { attempt: async () => executeFail(message) };
+      }
+      case 'sleep': {
+        const duration = await step.duration.evaluate(context);
+        return { input: { duration }, attempt: (runtime) => executeSleep(duration, runtime) };
+      }
+      default:
+        throw new Error(`${stepPath}: '${step.kind}' is not a leaf step`);
+    }
+  }
+
+  /** The attempts of a leaf step under its retry policy and timeout. */
+  async function runAttempts(step: Step, prepared: PreparedLeaf, frame: Frame, stepPath: string, record: StepSummary, log: Logger): Promise<Outcome> {
+    const policy = step.retry;
+    const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
+    for (let attempt = 1; ; attempt += 1) {
+      record.attempts = attempt;
+      const attemptLog = log.child({ attempt });
+      try {
+        const result = await withTimeout(timeoutMs, frame.signal, step.id, (signal) =>
+          prepared.attempt({ client, signal, logger: attemptLog, secrets, dryRun: options.dryRun, path: stepPath, attempt, journal: options.journal }),
+        );
+        return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
+      } catch (error) {
+        if (frame.signal.aborted) return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
+        const reason = retryCondition(error, policy.on);
+        if (reason === undefined || attempt >= policy.maxAttempts) return { status: StepStatus.failed, error: toErrorRecord(error) };
+        const delayMs = stepRetryDelayMs(policy, attempt, error, options.random);
+        await options.journal({ type: 'retry.scheduled', path: stepPath, attempt: attempt + 1, delayMs, reason });
+        attemptLog.warn({ delayMs, reason, error: toErrorRecord(error) }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
+        try {
+          await sleep(delayMs, frame.signal);
+        } catch {
+          return { status: StepStatus.interrupted, error: toErrorRecord(error) };
+        }
+      }
+    }
+  }
+
+  async function runStep(step: Step, frame: Frame): Promise<Outcome> {
+    const stepPath = join(frame.prefix, step.id);
+    const startedAt = now();
+    const record: StepSummary = { path: stepPath, stepId: step.id, kind: step.kind, status: StepStatus.running, attempts: 0, durationMs: 0 };
+    summaries.push(record);
+    const log = options.logger.child({ stepId: step.id, ...(stepPath === step.id ? {} : { path: stepPath }) });
+    const context = frame.scope.context();
+    let started = false;
+    /** Journals `step.started` once, with the rendered input. */
+    const start = async (input?: unknown): Promise<void> => {
+      if (started) return;
+      started = true;
+      await options.journal({ type: 'step.started', path: stepPath, stepId: step.id, kind: step.kind, ...(input === undefined ? {} : { input: secrets.scrubValue(input) }) });
+      log.info({ kind: step.kind }, `step ${stepPath} started`);
+    };
+    const settle = async (outcome: Outcome): Promise<Outcome> => {
+      const finished: Outcome = secrets.scrubValue(outcome);
+      record.status = finished.status;
+      record.durationMs = now() - startedAt;
+      if (finished.error) record.error = finished.error;
+      if (finished.rescued) record.rescued = true;
+      if (record.attempts === 0 && outcome.status !== StepStatus.skipped) record.attempts = 1;
+      frame.scope.steps[step.id] = { status: finished.status, ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }), ...(finished.error ? { error: finished.error } : {}) };
+      await start();
+      await options.journal({
+        type: 'step.finished',
+        path: stepPath,
+        status: finished.status,
+        ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
+        ...(finished.error ? { error: finished.error } : {}),
+      });
+      const level = finished.status === StepStatus.failed ? 'error' : 'info';
+      log[level]({ kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts, ...(finished.error ? { error: finished.error } : {}) }, `step ${stepPath} ${finished.status}`);
+      return finished;
+    };
+
+    try {
+      if (step.if && !(await step.if.evaluate(context))) return await settle({ status: StepStatus.skipped });
+    } catch (error) {
+      return settle({ status: StepStatus.failed, error: toErrorRecord(error) });
+    }
+
+    let outcome: Outcome;
+    if (LEAF_KINDS.has(step.kind)) {
+      let prepared: PreparedLeaf;
+      try {
+        prepared = await prepareLeaf(step, frame.scope, stepPath);
+      } catch (error) {
+        return settle({ status: StepStatus.failed, error: toErrorRecord(error) });
+      }
+      await start(prepared.input);
+      outcome = await runAttempts(step, prepared, frame, stepPath, record, log);
+    } else {
+      record.attempts = 1;
+      outcome = await runContainer(step, frame, stepPath, log, start).catch((error: unknown) =>
+        frame.signal.aborted ? { status: StepStatus.interrupted, error: toErrorRecord(error) } : { status: StepStatus.failed, error: toErrorRecord(error) },
+      );
+    }
+
+    const inner: Frame = { ...frame, prefix: stepPath };
+    if (outcome.status === StepStatus.failed && step.rescue && !frame.signal.aborted) {
+      frame.scope.steps[step.id] = { status: StepStatus.failed, ...(outcome.error ? { error: outcome.error } : {}) };
+      log.warn({ error: outcome.error }, `step ${stepPath} failed; running its rescue`);
+      const rescue = await runSequence(step.rescue, inner);
+      if (rescue === 'succeeded') outcome = { ...outcome, status: StepStatus.succeeded, rescued: true };
+      else if (rescue === 'interrupted') outcome = { ...outcome, status: StepStatus.interrupted };
+    }
+    if (step.always && !frame.signal.aborted) {
+      frame.scope.steps[step.id] = { status: outcome.status, ...(outcome.outputs === undefined ? {} : { outputs: outcome.outputs }), ...(outcome.error ? { error: outcome.error } : {}) };
+      const always = await runSequence(step.always, inner);
+      if (always === 'interrupted' && outcome.status !== StepStatus.failed) outcome = { ...outcome, status: StepStatus.interrupted };
+      else if (always === 'failed' && outcome.status !== StepStatus.failed) {
+        outcome = { ...outcome, status: StepStatus.failed, error: { message: `a step of '${step.id}'.always failed`, code: 'ALWAYS_FAILED' } };
+      }
+    }
+    return settle(outcome);
+  }
+
+  async function runContainer(step: Step, frame: Frame, stepPath: string, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+    const timeoutMs = step.timeoutMs;
+    return withTimeout(timeoutMs, frame.signal, step.id, async (signal) => {
+      const inner: Frame = { scope: frame.scope, prefix: stepPath, signal };
+      switch (step.kind) {
+        case 'forEach':
+          return runForEach(step, inner, stepPath, log, start);
+        case 'parallel':
+          return runParallel(step, inner, start);
+        case 'block': {
+          await start();
+          return endingOutcome(await runSequence(step.steps, inner), 'a step of the block failed', {});
+        }
+        case 'uses':
+          return runUses(step, inner, start);
+        default:
+          throw new Error(`${stepPath}: '${step.kind}' is not a container step`);
+      }
+    }).then((outcome) => {
+      // A timeout aborts the children; they end interrupted, the container timed out.
+      if (timeoutMs !== undefined && outcome.status === StepStatus.interrupted && !frame.signal.aborted) {
+        return { ...outcome, status: StepStatus.failed, error: toErrorRecord(timeoutError(step.id, timeoutMs)) };
+      }
+      return outcome;
+    });
+  }
+
+  function endingOutcome(ending: Ending, failure: string, outputs: unknown): Outcome {
+    if (ending === 'succeeded') return { status: StepStatus.succeeded, outputs };
+    if (ending === 'interrupted') return { status: StepStatus.interrupted, outputs };
+    return { status: StepStatus.failed, outputs, error: { message: failure, code: 'STEPS_FAILED' } };
+  }
+
+  async function runParallel(step: ParallelStep, frame: Frame, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+    await start({ branches: step.branches.length });
+    const endings = await Promise.all(step.branches.map((branch) => runSequence(branch, frame)));
+    const ending: Ending = endings.includes('interrupted') ? 'interrupted' : endings.includes('failed') ? 'failed' : 'succeeded';
+    const failed = endings.filter((one) => one === 'failed').length;
+    return endingOutcome(ending, `${failed} of ${endings.length} branches failed`, { branches: endings });
+  }
+
+  async function runUses(step: UsesStep, frame: Frame, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+    const given = ((await step.with.evaluate(frame.scope.context())) ?? {}) as Record<string, unknown>;
+    const child = step.playbook;
+    const resolved = resolveInputs(child.inputs, given, child.name);
+    for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
+    await start({ playbook: child.name, inputs: resolved.values });
+    const parentRoot = frame.scope.root;
+    const scope = new Scope({ playbook: child, inputs: resolved.values, run: parentRoot.run, env: parentRoot.env });
+    const ending = await runSequence(child.steps, { ...frame, scope });
+    if (ending !== 'succeeded') return endingOutcome(ending, `playbook '${child.name}' failed`, {});
+    return { status: StepStatus.succeeded, outputs: child.outputs ? await child.outputs.evaluate(scope.context()) : {} };
+  }
+
+  async function runForEach(step: ForEachStep, frame: Frame, stepPath: string, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+    const context = frame.scope.context();
+    const items = await step.items.evaluate(context);
+    if (!Array.isArray(items)) {
+      throw new StepError(`forEach '${step.id}': \`forEach\` must give an array, got ${items === null ? 'null' : typeof items}. (A one-item JSONata result needs \`[]\` at the end of the path.)`, {
+        kind: StepFailureKind.invalidInput,
+        code: 'FOREACH_NOT_ARRAY',
+      });
+    }
+    const total = items.length;
+    const concurrency = concurrencyOf(await step.concurrency.evaluate(context));
+    const allowed = toleratedFailures(step.tolerate ? await step.tolerate.failures.evaluate(context) : undefined, total);
+    const sizes = batchSizes(step.batches, total);
+    await start({ items: total, concurrency, batches: sizes, toleratedFailures: allowed });
+
+    interface ItemResult {
+      index: number;
+      item: unknown;
+      status: StepStatus;
+      steps: Record<string, StepView>;
+    }
+    const results: ItemResult[] = items.map((item, index) => ({ index, item, status: StepStatus.notStarted, steps: {} }));
+    let failures = 0;
+    const mayStart = (): boolean => !frame.signal.aborted && failures <= allowed;
+
+    const runItem = async (index: number): Promise<void> => {
+      const itemPath = `${stepPath}[${index}]`;
+      const startedAt = now();
+      const record: StepSummary = { path: itemPath, stepId: step.id, kind: 'item', status: StepStatus.running, attempts: 1, durationMs: 0 };
+      summaries.push(record);
+      await options.journal({ type: 'item.started', path: stepPath, index });
+      const scope = frame.scope.child({ [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } });
+      const ending = await runSequence(step.steps, { scope, prefix: itemPath, signal: frame.signal });
+      const status = ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;
+      if (status === StepStatus.failed) failures += 1;
+      results[index] = { index, item: items[index], status, steps: scope.steps };
+      record.status = status;
+      record.durationMs = now() - startedAt;
+      await options.journal({ type: 'item.finished', path: stepPath, index, status });
+      if (status === StepStatus.failed && failures > allowed) {
+        log.warn({ failures, toleratedFailures: allowed }, `forEach ${stepPath}: ${failures} failed items exceed the tolerance of ${allowed}; no new item starts`);
+      }
+    };
+
+    let next = 0;
+    for (const size of sizes) {
+      const end = next + size;
+      const running = new Set<Promise<void>>();
+      while (next < end && mayStart()) {
+        if (running.size >= concurrency) {
+          await Promise.race(running);
+          continue;
+        }
+        const promise: Promise<void> = runItem(next).finally(() => running.delete(promise));
+        running.add(promise);
+        next += 1;
+      }
+      await Promise.all(running);
+      if (!mayStart()) break;
+    }
+
+    for (const result of results) {
+      if (result.status === StepStatus.notStarted) {
+        summaries.push({ path: `${stepPath}[${result.index}]`, stepId: step.id, kind: 'item', status: StepStatus.notStarted, attempts: 0, durationMs: 0 });
+      }
+    }
+    const count = (status: StepStatus): number => results.filter((result) => result.status === status).length;
+    const outputs = { items: results, succeeded: count(StepStatus.succeeded), failed: count(StepStatus.failed), notStarted: count(StepStatus.notStarted) };
+    if (failures > allowed) {
+      return { status: StepStatus.failed, outputs, error: { message: `${failures} of ${total} items failed (tolerated: ${allowed}); ${outputs.notStarted} never started`, code: 'TOLERANCE_EXCEEDED' } };
+    }
+    if (frame.signal.aborted || count(StepStatus.interrupted) > 0) return { status: StepStatus.interrupted, outputs };
+    return { status: StepStatus.succeeded, outputs };
+  }
+
+  return {
+    runSequence: (steps, scope, prefix, signal) => runSequence(steps, { scope, prefix, signal }),
+    summaries: () => [...summaries],
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The `call` step: one platform operation by id, with `wait` (follow a 202 to its end),
+ * `until` + `poll` (repeat a read until a condition holds), `paginate: all` and `saveTo`.
+ * Every request is journaled before it is sent and again when it is answered or fails, so
+ * resume knows which writes may have reached the platform.
+ */
+import { ApiError, UnknownOperationError, type CallResult } from '../../api/index.js';
+import { sleep } from '../../api/sleep.js';
+import type { OperationDescriptor } from '../../openapi/description.js';
+import { checkCallInput } from './call-input.js';
+import { toErrorRecord } from './error-record.js';
+import { StepError, StepFailureKind } from './step-error.js';
+import type { ExecutorRuntime, LeafResult } from './types.js';
+
+export interface CallArgs {
+  operationId: string;
+  /** Rendered `with`: path and query parameters by name, plus `body`. */
+  input: Record<string, unknown>;
+  region?: string | undefined;
+  /** Follow a 202 to a terminal state. */
+  wait?: { timeoutMs?: number | undefined; minPollMs?: number | undefined; maxPollMs?: number | undefined } | undefined;
+  /** Repeat the call until this holds for the outputs. */
+  until?: ((outputs: CallOutputs) => Promise<boolean>) | undefined;
+  /** @default { intervalMs: 5000, timeoutMs: 300000 } when `until` is set */
+  poll?: { intervalMs: number; timeoutMs: number } | undefined;
+  paginate?: 'all' | undefined;
+  /** File path the answer streams to. */
+  saveTo?: string | undefined;
+  /** False when the step retries with its own policy: the client then makes one attempt per call. */
+  clientRetries: boolean;
+}
+
+export interface CallOutputs {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  /** The async operation's final record, when the step waited for one. */
+  operation?: unknown;
+}
+
+const DEFAULT_POLL = { intervalMs: 5_000, timeoutMs: 300_000 } as const;
+/** Progress is journaled at these steps so a long wait leaves a few lines, not hundreds. */
+const PROGRESS_JOURNAL_STEP = 25;
+
+/**
+ * What reconciliation needs to find a write's effect later: the path parameters and the
+ * body's top-level scalar fields (and arrays of scalars), e.g. the system id, the catalog
+ * version, the cluster ids, a serial number, an e-mail address.
+ */
+export function idempotencyOf(operation: OperationDescriptor, input: Record<string, unknown>): Record<string, unknown> {
+  const facts: Record<string, unknown> = {};
+  for (const param of operation.pathParams) if (input[param.name] !== undefined) facts[param.name] = input[param.name];
+  const body = input.body;
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    for (const [key, value] of Object.entries(body)) {
+      const scalar = (item: unknown): boolean => item === null || ['string', 'number', 'boolean'].includes(typeof item);
+      if (scalar(value) || (Array.isArray(value) && value.every(scalar))) facts[`body.${key}`] = value;
+    }
+  }
+  return facts;
+}
+
+/** A failed write may have been applied when no answer came back or the platform failed mid-way (5xx but 503). */
+function isOutcomeUnknown(operation: OperationDescriptor, error: unknown): boolean {
+  if (!operation.isWrite || !(error instanceof ApiError)) return false;
+  return error.status === undefined || (error.status >= 500 && error.status !== 503);
+}
+
+export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Promise<LeafResult> {
+  const { client, signal, path, attempt } = runtime;
+  const operation = client.catalogue.byId.get(args.operationId);
+  // The loader refuses unknown ids before a run; a hand-built playbook gets the same message.
+  if (!operation) throw new UnknownOperationError(`Unknown operation '${args.operationId}'. Run \`fleetbook actions\` for the list.`);
+  checkCallInput(operation, args.input);
+  const callOptions = { region: args.region, signal, retries: args.clientRetries };
+  const log = runtime.logger.child({ operationId: operation.id });
+
+  if (runtime.dryRun && operation.isWrite) {
+    const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
+    log.info({ dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
+    return { status: 'simulated', outputs: { simulated: true, request } };
+  }
+
+  /** Journals the request, sends it with `send`, journals the answer or the failure. */
+  const journaled = async <T>(send: () => Promise<T>, answer: (value: T) => { httpStatus: number; location?: string }): Promise<T> => {
+    await runtime.journal({
+      type: 'request.sending',
+      path,
+      attempt,
+      operationId: operation.id,
+      method: operation.method,
+      ...(operation.isWrite ? { idempotency: runtime.secrets.scrubValue(idempotencyOf(operation, args.input)) } : {}),
+    });
+    const startedAt = Date.now();
+    let value: T;
+    try {
+      value = await send();
+    } catch (error) {
+      if (!signal.aborted) {
+        await runtime.journal({ type: 'request.failed', path, attempt, error: runtime.secrets.scrubValue(toErrorRecord(error)), outcomeUnknown: isOutcomeUnknown(operation, error) });
+      }
+      throw error;
+    }
+    const { httpStatus, location } = answer(value);
+    await runtime.journal({ type: 'request.answered', path, attempt, httpStatus, ...(location ? { location } : {}) });
+    log.info({ httpStatus, durationMs: Date.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
+    return value;
+  };
+
+  if (args.saveTo !== undefined) {
+    const saveTo = args.saveTo;
+    const result = await journaled(() => client.download(operation.id as never, args.input as never, saveTo, callOptions), () => ({ httpStatus: operation.successStatus }));
+    return { outputs: { status: operation.successStatus, headers: {}, body: result } satisfies CallOutputs };
+  }
+
+  if (args.paginate === 'all') {
+    const items = await journaled(
+      async () => {
+        const gathered: unknown[] = [];
+        for await (const item of client.paginate(operation.id as never, args.input as never, callOptions)) gathered.push(item);
+        return gathered;
+      },
+      () => ({ httpStatus: operation.successStatus }),
+    );
+    return { outputs: { status: operation.successStatus, headers: {}, body: { items, count: items.length, total: items.length } } satisfies CallOutputs };
+  }
+
+  const follow = async (result: CallResult): Promise<unknown> => {
+    let journaledPercent = -PROGRESS_JOURNAL_STEP;
+    let progressJournal: Promise<void> = Promise.resolve();
+    const waited = await client.waitForOperation(result, {
+      signal,
+      ...(args.wait?.timeoutMs === undefined ? {} : { timeoutMs: args.wait.timeoutMs }),
+      ...(args.wait?.minPollMs === undefined ? {} : { minPollMs: args.wait.minPollMs }),
+      ...(args.wait?.maxPollMs === undefined ? {} : { maxPollMs: args.wait.maxPollMs }),
+      ...(result.region === undefined ? {} : { region: result.region }),
+      onProgress: (progressPercent, record) => {
+        log.info({ progressPercent, state: record.state ?? record.status }, `${operation.id}: ${progressPercent}%`);
+        if (progressPercent - journaledPercent < PROGRESS_JOURNAL_STEP && progressPercent < 100) return;
+        journaledPercent = progressPercent;
+        const location = result.headers.location ?? '';
+        const state = record.state ?? record.status;
+        progressJournal = progressJournal.then(() =>
+          runtime.journal({ type: 'operation.progress', path, location, progressPercent, ...(typeof state === 'string' ? { state } : {}) }),
+        );
+      },
+    });
+    await progressJournal;
+    await runtime.journal({ type: 'operation.finished', path, location: waited.location, outcome: waited.outcome, operation: runtime.secrets.scrubValue(waited.operation) });
+    log.info({ outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
+    if (waited.outcome === 'succeeded') return waited.operation;
+    const deadline = waited.error?.code === 'WAIT_DEADLINE_EXCEEDED';
+    throw new StepError(`${operation.id}: the async operation ${deadline ? 'did not end in time' : `ended ${waited.outcome}`}: ${waited.error?.message ?? 'no reason given'}`, {
+      kind: deadline ? StepFailureKind.timeout : StepFailureKind.operationFailed,
+      code: deadline ? 'WAIT_TIMEOUT' : 'OPERATION_FAILED',
+      operationId: operation.id,
+      details: { location: waited.location, outcome: waited.outcome, operation: waited.operation, ...(waited.error?.code ? { errorCode: waited.error.code } : {}) },
+    });
+  };
+
+  const poll = args.poll ?? DEFAULT_POLL;
+  const pollStartedAt = Date.now();
+  for (;;) {
+    const result = await journaled(
+      () => client.invoke(operation.id, args.input, callOptions),
+      (answer) => ({ httpStatus: answer.status, ...(answer.headers.location ? { location: answer.headers.location } : {}) }),
+    );
+    const followable = result.status === 202 && operation.async !== undefined;
+    const outputs: CallOutputs = {
+      status: result.status,
+      headers: result.headers,
+      body: result.body,
+      ...(args.wait && followable ? { operation: await follow(result) } : {}),
+    };
+    if (!args.until || (await args.until(outputs))) return { outputs };
+    if (Date.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
+      throw new StepError(`${operation.id}: the \`until\` condition did not hold within ${poll.timeoutMs} ms.`, {
+        kind: StepFailureKind.timeout,
+        code: 'POLL_TIMEOUT',
+        operationId: operation.id,
+      });
+    }
+    log.debug({ intervalMs: poll.intervalMs }, 'until condition not met; polling again');
+    await sleep(poll.intervalMs, signal);
+  }
+}
