@@ -54,6 +54,29 @@ export interface DevicesConfig {
   failSerialNumbers?: string[];
 }
 
+/** JSON Schema of the world-file section `devices`. */
+const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    devices: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+    applications: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'name', 'regions'],
+        properties: {
+          id: { type: 'string', minLength: 1 },
+          name: { type: 'string', minLength: 1 },
+          regions: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['us-west', 'eu-west', 'eu-central', 'ap-northeast'] } },
+        },
+      },
+    },
+    failSerialNumbers: { type: 'array', items: { type: 'string', minLength: 1 } },
+  },
+} as const;
+
 const ADD_DURATION_MS = 12_000;
 const UPDATE_DURATION_MS = 6_000;
 const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
@@ -394,6 +417,7 @@ function handlers(state: DevicesState, ctx: SimContext) {
 
 export const devicesArea: AreaModule<DevicesState> = {
   key: 'devices',
+  configSchema,
   createState,
   handlers,
   summary: (state) => ({ devices: state.devices.length, applications: state.applications.length }),

@@ -54,6 +54,13 @@ export interface SubscriptionsConfig {
   subscriptions?: number;
 }
 
+/** JSON Schema of the world-file section `subscriptions`. */
+const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { subscriptions: { type: 'integer', minimum: 0, maximum: 100_000 } },
+} as const;
+
 /** Simulated duration of a subscription write. */
 const WRITE_DURATION_MS = 8_000;
 const DAY_MS = 86_400_000;
@@ -275,6 +282,7 @@ const settingsQuery = createListQuery({});
 
 export const subscriptionsArea: AreaModule<SubscriptionsState> = {
   key: 'subscriptions',
+  configSchema,
   createState,
   handlers,
   summary: (state) => ({ subscriptions: state.subscriptions.length, autoSubscriptionSettings: state.autoSettings.length }),

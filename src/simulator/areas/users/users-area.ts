@@ -28,6 +28,16 @@ export interface UsersConfig {
   emailDomain?: string;
 }
 
+/** JSON Schema of the world-file section `users`. */
+const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    users: { type: 'integer', minimum: 0, maximum: 100_000 },
+    emailDomain: { type: 'string', pattern: '^[a-z0-9-]+(\\.[a-z0-9-]+)+$' },
+  },
+} as const;
+
 const FIRST = ['dana', 'jonas', 'mira', 'ali', 'sofia', 'chen', 'lea', 'omar', 'ines', 'raj', 'eva', 'tomas', 'yuki'];
 const LAST = ['weber', 'berg', 'costa', 'nowak', 'okafor', 'lind', 'haddad', 'moreau', 'tanaka', 'silva'];
 
@@ -136,6 +146,7 @@ function handlers(state: UsersState, ctx: SimContext) {
 
 export const usersArea: AreaModule<UsersState> = {
   key: 'users',
+  configSchema,
   createState,
   handlers,
   summary: (state) => ({ users: state.users.length }),

@@ -44,6 +44,16 @@ export interface WorkspacesConfig {
   workspaceName?: string;
 }
 
+/** JSON Schema of the world-file section `workspaces`. */
+const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    tenants: { type: 'integer', minimum: 0, maximum: 10_000 },
+    workspaceName: { type: 'string', minLength: 1 },
+  },
+} as const;
+
 const CITIES = [
   { city: 'Berlin', stateOrRegion: 'Berlin', zip: '10117', countryCode: 'DE', phone: '+49 30 ' },
   { city: 'Lyon', stateOrRegion: 'Auvergne-Rhone-Alpes', zip: '69002', countryCode: 'FR', phone: '+33 4 ' },
@@ -176,6 +186,7 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
 
 export const workspacesArea: AreaModule<WorkspacesState> = {
   key: 'workspaces',
+  configSchema,
   createState,
   handlers,
   summary: (state) => ({ workspaces: 1, tenants: state.tenants.length }),
