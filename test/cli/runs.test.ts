@@ -1,0 +1,198 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { openRunStore } from '../../src/store/open-run-store.js';
+import type { JournalEvent, NewRun, RunStore } from '../../src/store/types.js';
+
+let home: string;
+
+function capture(): { io: CliIo; stdout: () => string; stderr: () => string } {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const chunks = { out: '', err: '' };
+  out.on('data', (chunk: Buffer) => (chunks.out += chunk.toString()));
+  err.on('data', (chunk: Buffer) => (chunks.err += chunk.toString()));
+  return { io: { stdout: out, stderr: err, env: { FLEETBOOK_HOME: home }, version: '0.0.0-test' }, stdout: () => chunks.out, stderr: () => chunks.err };
+}
+
+async function fleetbook(...argv: string[]) {
+  const { io, stdout, stderr } = capture();
+  const code = await main(argv, io);
+  return { code, stdout: stdout(), stderr: stderr() };
+}
+
+const iso = (daysAgo: number, plusMs = 0) => new Date(Date.now() - daysAgo * 86_400_000 + plusMs).toISOString();
+
+function newRun(id: string, playbook: string, startedAt: string): NewRun {
+  return {
+    id,
+    playbook,
+    playbookSource: `playbooks/${playbook}.yaml`,
+    playbookHash: 'sha256:abc',
+    inputs: { catalogVersion: '2.4.0' },
+    secretInputNames: [],
+    dryRun: false,
+    trigger: { kind: 'manual' },
+    startedAt,
+  };
+}
+
+/** The store's clock while seeding: each run is journaled and ended at its own time. */
+let seedNowMs = Date.now();
+
+/** A rolling update that failed on system 1's update, journaled as the engine does; two exports, one old. */
+async function seed(store: RunStore): Promise<void> {
+  seedNowMs = Date.parse(iso(1));
+  const location = '/data-services/v1beta1/async-operations/op-7';
+  await store.createRun(newRun('run-rolling-1', 'rolling-cluster-update', iso(1)));
+  const events: JournalEvent[] = [
+    { type: 'step.started', path: 'catalog', stepId: 'catalog', kind: 'call' },
+    { type: 'request.sending', path: 'catalog', attempt: 1, operationId: 'privateCloud.listSoftwareCatalogs', method: 'GET' },
+    { type: 'request.answered', path: 'catalog', attempt: 1, httpStatus: 200 },
+    { type: 'step.finished', path: 'catalog', status: 'succeeded' },
+    { type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' },
+    { type: 'item.started', path: 'systems', index: 0 },
+    { type: 'step.started', path: 'systems[0].update', stepId: 'update', kind: 'call' },
+    { type: 'request.sending', path: 'systems[0].update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+    { type: 'request.failed', path: 'systems[0].update', attempt: 1, error: { message: 'busy', httpStatus: 503 }, outcomeUnknown: false },
+    { type: 'request.sending', path: 'systems[0].update', attempt: 2, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+    { type: 'request.answered', path: 'systems[0].update', attempt: 2, httpStatus: 202, location },
+    { type: 'operation.finished', path: 'systems[0].update', location, outcome: 'FAILED' },
+    { type: 'step.finished', path: 'systems[0].update', status: 'failed', error: { message: 'update failed at step 3', code: 'OPERATION_FAILED', operationId: 'privateCloud.runSoftwareUpdate' } },
+    { type: 'item.finished', path: 'systems', index: 0, status: 'failed' },
+    { type: 'step.finished', path: 'systems', status: 'failed' },
+  ];
+  for (const event of events) {
+    seedNowMs += 1000;
+    await store.append('run-rolling-1', event);
+  }
+  await store.setRunStatus('run-rolling-1', 'failed', { error: { message: '1 system failed' } });
+
+  await store.createRun(newRun('run-export-1', 'nightly-export', iso(3)));
+  seedNowMs = Date.parse(iso(3, 90_000));
+  await store.setRunStatus('run-export-1', 'succeeded');
+  await store.createRun(newRun('run-export-old', 'nightly-export', iso(60)));
+  seedNowMs = Date.parse(iso(60, 90_000));
+  await store.setRunStatus('run-export-old', 'succeeded');
+}
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'fleetbook-home-'));
+  const store = await openRunStore({ home, now: () => new Date(seedNowMs) });
+  await seed(store);
+  await store.close();
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+describe('fleetbook runs list', () => {
+  it('prints recent runs newest first as a table (the default subcommand)', async () => {
+    for (const argv of [['runs'], ['runs', 'list']]) {
+      const { code, stdout } = await fleetbook(...argv);
+      expect(code).toBe(0);
+      const lines = stdout.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^RUN\s+PLAYBOOK\s+STATUS\s+STARTED\s+DURATION\s+TRIGGER/);
+      expect(lines.slice(1).map((line) => line.split(/\s+/).slice(0, 3))).toEqual([
+        ['run-rolling-1', 'rolling-cluster-update', 'failed'],
+        ['run-export-1', 'nightly-export', 'succeeded'],
+        ['run-export-old', 'nightly-export', 'succeeded'],
+      ]);
+    }
+  });
+
+  it('filters by playbook, status and since, and prints JSON lines with --json', async () => {
+    const { code, stdout } = await fleetbook('runs', 'list', '--playbook', 'nightly-export', '--status', 'succeeded', '--since', '7d', '--json');
+    expect(code).toBe(0);
+    const runs = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id: string; status: string; durationMs: number });
+    expect(runs.map((run) => run.id)).toEqual(['run-export-1']);
+    expect(runs[0]).toMatchObject({ status: 'succeeded', playbook: 'nightly-export', inputs: { catalogVersion: '2.4.0' } });
+    expect(typeof runs[0]?.durationMs).toBe('number');
+    expect((await fleetbook('runs', 'list', '--since', '2020-01-01', '--json')).stdout.trimEnd().split('\n')).toHaveLength(3);
+  });
+
+  it('rejects a bad filter with exit code 2 and says what it expects', async () => {
+    const since = await fleetbook('runs', 'list', '--since', 'last week');
+    expect(since.code).toBe(2);
+    expect(since.stderr).toContain('--since must be a duration like 7d');
+    const status = await fleetbook('runs', 'list', '--status', 'faild');
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain("Did you mean 'failed'?");
+  });
+});
+
+describe('fleetbook runs show', () => {
+  it('prints the step tree with status, attempts, durations, the async operation and errors', async () => {
+    const { code, stdout } = await fleetbook('runs', 'show', 'run-rolling-1');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Run run-rolling-1 {2}rolling-cluster-update {2}failed\n/);
+    expect(stdout).toContain('error: 1 system failed');
+    const lines = stdout.split('\n');
+    const row = (label: string) => lines.find((line) => line.startsWith(label))?.split(/\s{2,}/);
+    expect(row('STEP')).toEqual(['STEP', 'STATUS', 'ATTEMPTS', 'DURATION', 'OPERATION']);
+    expect(row('catalog')?.slice(0, 3)).toEqual(['catalog', 'succeeded', '1']);
+    expect(row('systems')?.slice(0, 2)).toEqual(['systems', 'failed']);
+    expect(row('  [0]')?.slice(0, 2)).toEqual(['', '[0]']);
+    const update = row('    update');
+    expect(update?.slice(1, 4)).toEqual(['update', 'failed', '2']);
+    expect(update?.at(-1)).toBe('op-7 (FAILED)');
+    const errorLine = lines[lines.findIndex((line) => line.startsWith('    update')) + 1];
+    expect(errorLine).toBe('      ! update failed at step 3 (OPERATION_FAILED, privateCloud.runSoftwareUpdate)');
+  });
+
+  it('prints the run and its nested steps as JSON with --json', async () => {
+    const { code, stdout } = await fleetbook('runs', 'show', 'run-rolling-1', '--json');
+    expect(code).toBe(0);
+    const shown = JSON.parse(stdout) as { run: { id: string; status: string }; steps: Array<{ path: string; children: Array<{ path: string; children: Array<Record<string, unknown>> }> }> };
+    expect(shown.run).toMatchObject({ id: 'run-rolling-1', status: 'failed' });
+    expect(shown.steps.map((step) => step.path)).toEqual(['catalog', 'systems']);
+    const update = shown.steps[1]?.children[0]?.children[0];
+    expect(update).toMatchObject({
+      path: 'systems[0].update',
+      label: 'update',
+      status: 'failed',
+      attempts: 2,
+      location: '/data-services/v1beta1/async-operations/op-7',
+      asyncOperationId: 'op-7',
+      operationOutcome: 'FAILED',
+      error: { code: 'OPERATION_FAILED' },
+    });
+    expect(typeof update?.durationMs).toBe('number');
+  });
+
+  it('an unknown run id is exit 2 with the closest recent ids', async () => {
+    const { code, stdout, stderr } = await fleetbook('runs', 'show', 'run-rolling-2');
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain("no run 'run-rolling-2'");
+    expect(stderr).toContain("Did you mean 'run-rolling-1'?");
+  });
+
+  it('a missing run id is a usage error, exit 2', async () => {
+    const { code, stderr } = await fleetbook('runs', 'show');
+    expect(code).toBe(2);
+    expect(stderr).toContain("missing required argument 'runId'");
+  });
+});
+
+describe('fleetbook runs prune', () => {
+  it('deletes runs that ended before the cutoff and keeps the rest', async () => {
+    const { code, stdout } = await fleetbook('runs', 'prune', '--older-than', '30d');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Pruned 1 run that ended before \d{4}-\d{2}-\d{2} /);
+    const left = await fleetbook('runs', 'list', '--json');
+    expect(left.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(['run-rolling-1', 'run-export-1']);
+  });
+
+  it('takes the retention from FLEETBOOK_RETENTION, and asks for one when there is none', async () => {
+    const { io, stdout } = capture();
+    io.env.FLEETBOOK_RETENTION = '2d';
+    expect(await main(['runs', 'prune', '--json'], io)).toBe(0);
+    expect(JSON.parse(stdout())).toMatchObject({ pruned: 2 });
+    const missing = await fleetbook('runs', 'prune');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--older-than 30d');
+  });
+});
