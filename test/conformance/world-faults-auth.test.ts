@@ -66,7 +66,7 @@ describe('world file', () => {
       const auditor = clientFor('auditor', { credentials: { clientId: 'auditor', clientSecret: 'auditor-pass' } });
       const users = await auditor.users.listUsers({ limit: 5 });
       expect((users.body.items as JsonBody[]).every((user) => String(user.username).endsWith('@corp.example'))).toBe(true);
-      expect(await answerOf(auditor.users.inviteUser({ body: { email: 'x@corp.example' } }))).toMatchObject({ status: 403, errorCode: 'FORBIDDEN' });
+      expect(await answerOf(auditor.users.inviteUser({ body: { email: 'x@corp.example', sendWelcomeEmail: false } }))).toMatchObject({ status: 403, errorCode: 'FORBIDDEN' });
       expect(sim.clients.map((client) => client.clientId)).toEqual(['sim-admin', 'sim-operator', 'sim-observer', 'auditor']);
     });
   });
@@ -145,12 +145,12 @@ describe('faults', () => {
   it('drops connections before and after the handler: after, the write is applied and the client hears nothing', async () => {
     await withSim({}, async ({ sim, admin }) => {
       sim.control.faults.set({ rules: [{ route: 'users.inviteUser', afterAccept: true, count: 1 }, { route: 'users.getUser', drop: 1, count: 1 }] });
-      const invite = await admin.users.inviteUser({ body: { email: 'dropped@corp.example' } }).catch((error: unknown) => error);
+      const invite = await admin.users.inviteUser({ body: { email: 'dropped@corp.example', sendWelcomeEmail: false } }).catch((error: unknown) => error);
       expect(invite).toMatchObject({ code: expect.stringMatching(/CONNECTION|NETWORK|SOCKET|TRANSPORT/) });
       const logged = sim.control.requests({ operationId: 'users.inviteUser' });
       expect(logged).toEqual([expect.objectContaining({ status: 201, dropped: 'after' })]);
       // The invitation happened: inviting again conflicts.
-      expect(await answerOf(admin.users.inviteUser({ body: { email: 'dropped@corp.example' } }))).toMatchObject({ status: 409 });
+      expect(await answerOf(admin.users.inviteUser({ body: { email: 'dropped@corp.example', sendWelcomeEmail: false } }))).toMatchObject({ status: 409 });
       const get = await admin.users.getUser({ id: 'anything' }).catch((error: unknown) => error);
       expect(get).toMatchObject({ code: expect.stringMatching(/CONNECTION|NETWORK|SOCKET|TRANSPORT/) });
       expect(sim.control.requests({ operationId: 'users.getUser' })).toEqual([expect.objectContaining({ dropped: 'before' })]);
