@@ -115,6 +115,21 @@ describe('SQLite run store', () => {
     }
   });
 
+  it('every append that resolved survives a SIGKILL of the appending process', async () => {
+    const store = open();
+    await store.createRun(run('r1'));
+    const worker = join(import.meta.dirname, 'fixtures', 'append-worker.ts');
+    const killed = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', worker, file, 'r1', 'a', '200', 'kill'], (error) => {
+        if (error && error.signal === null) reject(error);
+        else resolve(error?.signal ?? null);
+      });
+    });
+    expect(killed).toBe('SIGKILL');
+    const reopened = open();
+    expect((await reopened.journal('r1')).map((entry) => entry.seq)).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
+  });
+
   it('appends fast enough for the engine (µs per append logged, not asserted)', async () => {
     const store = open();
     await store.createRun(run('r1'));
