@@ -1,0 +1,62 @@
+/**
+ * The readable view of `fleetbook run` on a terminal: log lines (pino JSON) turned into
+ * short lines with the step and its progress, and a final summary of every step.
+ */
+import { Writable } from 'node:stream';
+import type { RunResult } from '../../engine/index.js';
+
+const levelNames: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+
+function humanDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** One readable line of a parsed log line. */
+export function formatLogLine(line: Record<string, unknown>): string {
+  const time = typeof line.time === 'number' ? new Date(line.time).toISOString().slice(11, 19) : '';
+  const level = levelNames[Number(line.level)] ?? 'info';
+  const where = typeof line.path === 'string' ? line.path : typeof line.stepId === 'string' ? line.stepId : '';
+  const progress = typeof line.progressPercent === 'number' ? ` [${'#'.repeat(Math.round(line.progressPercent / 10)).padEnd(10, '.')}]` : '';
+  const error = line.error !== null && typeof line.error === 'object' && typeof (line.error as { message?: unknown }).message === 'string' ? `: ${(line.error as { message: string }).message}` : '';
+  return `${time} ${level.toUpperCase().padEnd(5)} ${where ? `${where}  ` : ''}${String(line.msg ?? '')}${progress}${error}\n`;
+}
+
+/** A destination for the logger that writes readable lines to `out`. */
+export function createReadableLogStream(out: NodeJS.WritableStream): Writable {
+  let pending = '';
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      pending += String(chunk);
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const text of lines) {
+        if (text.trim() === '') continue;
+        try {
+          out.write(formatLogLine(JSON.parse(text) as Record<string, unknown>));
+        } catch {
+          out.write(`${text}\n`);
+        }
+      }
+      done();
+    },
+  });
+}
+
+/** The final summary: every step with its status, duration and attempts, then the outputs. */
+export function formatSummary(result: RunResult): string {
+  const rows = result.steps.map((step) => [step.status + (step.rescued ? ' (rescued)' : ''), step.status === 'notStarted' || step.status === 'skipped' ? '-' : humanDuration(step.durationMs), step.kind === 'item' ? '' : String(step.attempts), step.path]);
+  const widths = [0, 1, 2].map((column) => Math.max(...[['STATUS', 'DURATION', 'ATTEMPTS'][column] ?? '', ...rows.map((row) => row[column] ?? '')].map((text) => text.length)));
+  const format = (row: string[]): string => `  ${row.map((cell, column) => (column < 3 ? cell.padEnd((widths[column] ?? 0) + 2) : cell)).join('')}\n`;
+  const lines = [
+    `\nRun ${result.runId} ${result.status} in ${humanDuration(result.durationMs)}\n`,
+    format(['STATUS', 'DURATION', 'ATTEMPTS', 'STEP']),
+    ...rows.map(format),
+  ];
+  if (result.simulatedSteps.length > 0) lines.push(`Dry run: not sent: ${result.simulatedSteps.join(', ')}\n`);
+  if (result.error) lines.push(`Error: ${result.error.message}\n`);
+  if (result.outputs !== undefined) lines.push(`Outputs: ${JSON.stringify(result.outputs, null, 2)}\n`);
+  return lines.join('');
+}
