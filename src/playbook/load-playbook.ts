@@ -1,0 +1,173 @@
+/**
+ * `loadPlaybook`: read → parse (positions kept) → schema → semantic rules → normalise,
+ * every problem located, all of them in one pass. Never throws for a user's mistake.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadPlatformDescription, type PlatformDescription } from '../openapi/description.js';
+import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
+import type { JsonSchema } from '../steps/definitions/schema-parts.js';
+import { normalisePlaybook } from './normalise-playbook.js';
+import { createPlaybookSchema } from './playbook-schema.js';
+import type { Problem } from './problem.js';
+import { hasErrors } from './problem.js';
+import { stepReferenceRule } from './reference-rule.js';
+import { isRawObject } from './raw-steps.js';
+import { runDocumentRules, type Finding } from './rules.js';
+import { validateAgainstSchema } from './schema-validation.js';
+import { parseSourceDocument, type SourceDocument } from './source-document.js';
+import type { Playbook } from './types.js';
+
+/** Files larger than this are refused before parsing. @default 1 MiB */
+export const DEFAULT_MAX_PLAYBOOK_BYTES = 1024 * 1024;
+
+// src/playbook/ under vitest and dist/playbook/ after the build: the package root is two levels up.
+const BUNDLED_DIR = fileURLToPath(new URL('../../playbooks/', import.meta.url));
+
+export interface LoadPlaybookOptions {
+  /** @default the built-in step kinds */
+  registry?: StepRegistry;
+  /** @default the platform description of the package */
+  description?: PlatformDescription;
+  /** @default DEFAULT_MAX_PLAYBOOK_BYTES */
+  maxBytes?: number;
+}
+
+export interface LoadPlaybookResult {
+  /** Present when there is no error (warnings may remain). */
+  playbook?: Playbook;
+  problems: Problem[];
+}
+
+const schemas = new WeakMap<StepRegistry, WeakMap<PlatformDescription, JsonSchema>>();
+
+function schemaFor(registry: StepRegistry, description: PlatformDescription): JsonSchema {
+  let byDescription = schemas.get(registry);
+  if (!byDescription) schemas.set(registry, (byDescription = new WeakMap()));
+  let schema = byDescription.get(description);
+  if (!schema) byDescription.set(description, (schema = createPlaybookSchema(registry, description)));
+  return schema;
+}
+
+/** A bare name (no slash, no `.yaml`) is a bundled playbook; anything else a path from `fromDir`. */
+export function resolvePlaybookRef(ref: string, fromDir: string): string {
+  if (!ref.includes('/') && !ref.includes('\\') && !/\.ya?ml$/.test(ref)) return resolve(BUNDLED_DIR, `${ref}.yaml`);
+  return isAbsolute(ref) ? ref : resolve(fromDir, ref);
+}
+
+function fileProblem(file: string, code: string, message: string, line = 1, column = 1): Problem {
+  return { code, message, severity: 'error', file, line, column, pointer: '' };
+}
+
+/** The file as text, or the problem that keeps it from being read as a playbook. */
+function readPlaybookText(file: string, maxBytes: number): { text?: string; problem?: Problem } {
+  let bytes: Buffer;
+  try {
+    const stats = statSync(file);
+    if (stats.isDirectory()) return { problem: fileProblem(file, 'NOT_A_FILE', 'is a directory, not a playbook file') };
+    if (stats.size > maxBytes) return { problem: fileProblem(file, 'FILE_TOO_LARGE', `is ${stats.size} bytes; a playbook may have at most ${maxBytes}`) };
+    bytes = readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { problem: fileProblem(file, 'FILE_NOT_FOUND', 'no such file') };
+    return { problem: fileProblem(file, 'FILE_UNREADABLE', `cannot be read (${code ?? String(error)})`) };
+  }
+  const lossy = bytes.toString('utf8');
+  const at = (index: number): { line: number; column: number } => {
+    const before = lossy.slice(0, index).split('\n');
+    return { line: before.length, column: (before.at(-1)?.length ?? 0) + 1 };
+  };
+  const nul = lossy.indexOf('\u0000');
+  if (nul !== -1) {
+    const { line, column } = at(nul);
+    return { problem: fileProblem(file, 'NOT_TEXT', 'is a binary file (it holds a NUL byte), not a YAML playbook', line, column) };
+  }
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    const { line, column } = at(lossy.indexOf('\uFFFD'));
+    return { problem: fileProblem(file, 'INVALID_UTF8', 'is not valid UTF-8 text', line, column) };
+  }
+}
+
+function locateFindings(source: SourceDocument, findings: Array<Finding & { offsetInValue?: number }>): Problem[] {
+  return findings.map((finding) => ({
+    code: finding.code,
+    message: finding.message,
+    severity: finding.severity ?? 'error',
+    file: source.file,
+    ...source.locate(finding.pointer, {
+      ...(finding.atKey ? { key: true } : {}),
+      ...(finding.offsetInValue === undefined ? {} : { offsetInValue: finding.offsetInValue }),
+    }),
+    pointer: finding.pointer,
+  }));
+}
+
+/** Sorted by position, so output follows the file. */
+function byPosition(a: Problem, b: Problem): number {
+  return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
+}
+
+function load(file: string, options: Required<LoadPlaybookOptions>, stack: readonly string[]): LoadPlaybookResult {
+  const { text, problem } = readPlaybookText(file, options.maxBytes);
+  if (text === undefined) return { problems: problem ? [problem] : [] };
+  const source = parseSourceDocument(file, text);
+  const problems = [...source.problems];
+  if (hasErrors(problems)) return { problems };
+  if (!isRawObject(source.data)) return { problems: [fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`')] };
+  const data = source.data;
+
+  const ruleFindings = runDocumentRules(data, options.registry, options.description);
+  // A step of no known kind or an unknown operation is reported once, by its rule, not again field by field.
+  const explained = ruleFindings
+    .filter((finding) => finding.code === 'UNKNOWN_STEP_KIND' || finding.code === 'MULTIPLE_STEP_KINDS' || finding.code === 'UNKNOWN_OPERATION')
+    .map((finding) => (finding.code === 'UNKNOWN_OPERATION' ? finding.pointer.replace(/\/call$/, '') : finding.pointer));
+  const schemaFindings = validateAgainstSchema(schemaFor(options.registry, options.description), data).filter(
+    (finding) => !explained.some((pointer) => finding.pointer === pointer || finding.pointer.startsWith(`${pointer}/`)),
+  );
+  const findings: Array<Finding & { offsetInValue?: number }> = [...schemaFindings, ...ruleFindings];
+
+  const usesProblems: Problem[] = [];
+  const expressionFindings: Array<Finding & { offsetInValue: number }> = [];
+  const playbook = normalisePlaybook(data, file, {
+    file,
+    registry: options.registry,
+    locate: (pointer) => source.locate(pointer),
+    findings,
+    expressionFindings,
+    loadUses(ref, pointer) {
+      const target = resolvePlaybookRef(ref, dirname(file));
+      if (stack.includes(target)) {
+        findings.push({ code: 'USES_CYCLE', message: `'${ref}' uses itself: ${[...stack, target].join(' → ')}`, pointer });
+        return undefined;
+      }
+      const loaded = load(target, options, [...stack, target]);
+      if (loaded.problems.length > 0) {
+        if (hasErrors(loaded.problems)) findings.push({ code: 'USES_INVALID', message: `the playbook '${ref}' (${target}) has problems, listed with its own file`, pointer });
+        usesProblems.push(...loaded.problems);
+      }
+      return loaded.playbook;
+    },
+  });
+  findings.push(...expressionFindings, ...stepReferenceRule(playbook));
+
+  problems.push(...locateFindings(source, findings), ...usesProblems);
+  problems.sort(byPosition);
+  return hasErrors(problems) ? { problems } : { playbook, problems };
+}
+
+/** Loads and checks a playbook file; `playbook` is absent when any problem is an error. */
+export function loadPlaybook(file: string, options: LoadPlaybookOptions = {}): LoadPlaybookResult {
+  const absolute = resolve(file);
+  return load(
+    absolute,
+    {
+      registry: options.registry ?? createStepRegistry(),
+      description: options.description ?? loadPlatformDescription(),
+      maxBytes: options.maxBytes ?? DEFAULT_MAX_PLAYBOOK_BYTES,
+    },
+    [absolute],
+  );
+}

@@ -1,0 +1,252 @@
+/**
+ * Builds the normalised `Playbook` from a document already checked against the schema:
+ * durations in milliseconds, retry defaults merged, expressions compiled (their parse
+ * errors reported), sub-playbooks loaded through `loadUses`.
+ */
+import { createHash } from 'node:crypto';
+import { compileTemplate, tryCompileTemplate } from '../expressions/compile-template.js';
+import { parseDuration } from '../expressions/duration.js';
+import type { Template } from '../expressions/types.js';
+import type { StepRegistry } from '../steps/registry.js';
+import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep } from './raw-steps.js';
+import type { Finding } from './rules.js';
+import type { InputSpec, Playbook, RetryOn, RetryPolicy, ScheduleSpec, SourceLocation, Step, WaitOptions } from './types.js';
+
+/** The retry policy when neither the playbook nor the step says otherwise: one attempt. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 1,
+  initialDelayMs: 2000,
+  backoffRate: 2,
+  maxDelayMs: 60_000,
+  jitter: 'full',
+  on: ['transient'],
+};
+
+export interface NormaliseContext {
+  file: string;
+  registry: StepRegistry;
+  locate(pointer: string): { line: number; column: number };
+  /** Loads the playbook a `uses` step names; undefined when it has problems (reported by the loader). */
+  loadUses(ref: string, pointer: string): Playbook | undefined;
+  findings: Finding[];
+  /** Expression errors with their position inside the value, for exact columns. */
+  expressionFindings: Array<Finding & { offsetInValue: number }>;
+}
+
+function ms(value: unknown): number | undefined {
+  return value === undefined ? undefined : parseDuration(value);
+}
+
+function mergeRetry(base: RetryPolicy, raw: unknown): RetryPolicy {
+  if (!isRawObject(raw)) return base;
+  return {
+    maxAttempts: typeof raw.maxAttempts === 'number' ? raw.maxAttempts : base.maxAttempts,
+    initialDelayMs: ms(raw.initialDelay) ?? base.initialDelayMs,
+    backoffRate: typeof raw.backoffRate === 'number' ? raw.backoffRate : base.backoffRate,
+    maxDelayMs: ms(raw.maxDelay) ?? base.maxDelayMs,
+    jitter: raw.jitter === 'none' ? 'none' : raw.jitter === 'full' ? 'full' : base.jitter,
+    on: Array.isArray(raw.on) ? (raw.on as RetryOn[]) : base.on,
+  };
+}
+
+function waitOptions(raw: unknown): WaitOptions {
+  if (!isRawObject(raw)) return {};
+  const options: WaitOptions = {};
+  const timeoutMs = ms(raw.timeout);
+  const minPollMs = ms(raw.minPoll);
+  const maxPollMs = ms(raw.maxPoll);
+  if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+  if (minPollMs !== undefined) options.minPollMs = minPollMs;
+  if (maxPollMs !== undefined) options.maxPollMs = maxPollMs;
+  return options;
+}
+
+function createNormaliser(context: NormaliseContext) {
+  const location = (pointer: string): SourceLocation => ({ file: context.file, pointer, ...context.locate(pointer) });
+
+  function template(value: unknown, pointer: string, stepId?: string): Template {
+    const { template: compiled, errors } = tryCompileTemplate(value, { pointer, ...(stepId === undefined ? {} : { stepId }) });
+    for (const error of errors) {
+      context.expressionFindings.push({ code: error.code, message: `${error.reason} (in \${{ ${error.expression.trim()} }})`, pointer: error.pointer, offsetInValue: error.offsetInValue });
+    }
+    return compiled ?? compileTemplate(null, { pointer });
+  }
+
+  function steps(items: unknown, pointer: string, retry: RetryPolicy): Step[] {
+    if (!Array.isArray(items)) return [];
+    return rawStepsOf(items, pointer, context.registry).flatMap((raw) => {
+      const step = normaliseStep(raw, retry);
+      return step === undefined ? [] : [step];
+    });
+  }
+
+  function generatedId(raw: RawStep, kind: string): string {
+    // Not an identifier on purpose: it can never collide with (or be read as) an id written by hand.
+    const indexes = raw.pointer.split('/').filter((token) => /^\d+$/.test(token)).map((token) => Number(token) + 1);
+    return `${kind}#${indexes.join('.')}`;
+  }
+
+  function normaliseStep(raw: RawStep, inherited: RetryPolicy): Step | undefined {
+    const [kind] = raw.kinds;
+    if (kind === undefined || raw.kinds.length !== 1) return undefined;
+    const data = raw.data;
+    const id = typeof data.id === 'string' ? data.id : generatedId(raw, kind);
+    const at = (field: string): string => `${raw.pointer}/${field}`;
+    const field = (name: string): Template => template(data[name], at(name), id);
+    const retry = mergeRetry(inherited, data.retry);
+    const timeoutMs = ms(data.timeout);
+    const base = {
+      id,
+      ...(typeof data.name === 'string' ? { name: data.name } : {}),
+      location: location(raw.pointer),
+      ...(data.if === undefined ? {} : { if: field('if') }),
+      retry,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      continueOnError: data.continueOnError === true,
+      ...(Array.isArray(data.rescue) ? { rescue: steps(data.rescue, at('rescue'), inherited) } : {}),
+      ...(Array.isArray(data.always) ? { always: steps(data.always, at('always'), inherited) } : {}),
+    };
+    const nested = (name: string): Step[] => {
+      const list = nestedStepLists(raw, context.registry).find((entry) => entry.field === name);
+      return list === undefined ? [] : steps(list.items, list.pointer, inherited);
+    };
+    switch (kind) {
+      case 'call': {
+        const poll = isRawObject(data.poll) ? { intervalMs: ms(data.poll.interval) ?? 0, timeoutMs: ms(data.poll.timeout) ?? 0 } : undefined;
+        return {
+          ...base,
+          kind,
+          operationId: String(data.call),
+          with: template(data.with ?? {}, at('with'), id),
+          ...(data.region === undefined ? {} : { region: field('region') }),
+          ...(data.wait === true || isRawObject(data.wait) ? { wait: waitOptions(data.wait) } : {}),
+          ...(data.until === undefined ? {} : { until: field('until') }),
+          ...(poll === undefined ? {} : { poll }),
+          ...(data.paginate === 'all' ? { paginate: 'all' as const } : {}),
+          ...(data.saveTo === undefined ? {} : { saveTo: field('saveTo') }),
+        };
+      }
+      case 'set':
+        return { ...base, kind, values: field('set') };
+      case 'log':
+        return { ...base, kind, message: field('log'), level: (typeof data.level === 'string' ? data.level : 'info') as 'info' };
+      case 'assert':
+        return { ...base, kind, condition: field('assert'), ...(data.message === undefined ? {} : { message: field('message') }) };
+      case 'fail':
+        return { ...base, kind, message: field('fail') };
+      case 'sleep':
+        return { ...base, kind, duration: template(ms(data.sleep) ?? data.sleep, at('sleep'), id) };
+      case 'forEach': {
+        const batches = Array.isArray(data.batches) ? (data.batches as Array<number | string>) : undefined;
+        return {
+          ...base,
+          kind,
+          items: field('forEach'),
+          as: typeof data.as === 'string' ? data.as : 'item',
+          concurrency: template(data.concurrency ?? 1, at('concurrency'), id),
+          ...(batches === undefined ? {} : { batches }),
+          ...(isRawObject(data.tolerate) ? { tolerate: { failures: template(data.tolerate.failures, `${at('tolerate')}/failures`, id) } } : {}),
+          steps: nested('steps'),
+        };
+      }
+      case 'parallel': {
+        const branches = nestedStepLists(raw, context.registry)
+          .filter((entry) => entry.field === 'parallel')
+          .map((entry) => steps(entry.items, entry.pointer, inherited));
+        return { ...base, kind, branches };
+      }
+      case 'block':
+        return { ...base, kind, steps: nested('block') };
+      case 'uses': {
+        const ref = String(data.uses);
+        const playbook = context.loadUses(ref, at('uses'));
+        if (playbook === undefined) return undefined;
+        return { ...base, kind, playbookRef: ref, with: template(data.with ?? {}, at('with'), id), playbook };
+      }
+      case 'http':
+        return { ...base, kind, request: field('http') };
+      default:
+        return undefined;
+    }
+  }
+
+  return { template, steps, location };
+}
+
+function inputSpecs(raw: unknown): Record<string, InputSpec> {
+  if (!isRawObject(raw)) return {};
+  const specs: Record<string, InputSpec> = {};
+  for (const [name, declaration] of Object.entries(raw)) {
+    if (!isRawObject(declaration)) continue;
+    const { secret, ...schema } = declaration;
+    specs[name] = {
+      type: declaration.type as InputSpec['type'],
+      ...(typeof declaration.description === 'string' ? { description: declaration.description } : {}),
+      ...('default' in declaration ? { default: declaration.default } : {}),
+      secret: secret === true,
+      required: !('default' in declaration),
+      schema,
+    };
+  }
+  return specs;
+}
+
+function schedules(raw: unknown, name: string, location: (pointer: string) => SourceLocation): ScheduleSpec[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((entry: unknown, index): ScheduleSpec[] => {
+    if (!isRawObject(entry) || typeof entry.cron !== 'string') return [];
+    const catchUpWindowMs = ms(entry.catchUpWindow);
+    const jitterMs = ms(entry.jitter);
+    return [
+      {
+        key: typeof entry.id === 'string' ? entry.id : `${name}#${index}`,
+        cron: entry.cron,
+        timezone: typeof entry.timezone === 'string' ? entry.timezone : 'UTC',
+        overlap: (entry.overlap as ScheduleSpec['overlap'] | undefined) ?? 'skip',
+        catchUp: (entry.catchUp as ScheduleSpec['catchUp'] | undefined) ?? 'last',
+        ...(catchUpWindowMs === undefined ? {} : { catchUpWindowMs }),
+        inputs: isRawObject(entry.inputs) ? entry.inputs : {},
+        ...(jitterMs === undefined ? {} : { jitterMs }),
+        ...(typeof entry.pauseAfterFailures === 'number' ? { pauseAfterFailures: entry.pauseAfterFailures } : {}),
+        enabled: entry.enabled !== false,
+        location: location(`/schedules/${index}`),
+      },
+    ];
+  });
+}
+
+/** A hash of what the engine runs: templates by their source, sub-playbooks by their hash, no positions. */
+export function hashPlaybook(playbook: Omit<Playbook, 'hash'>): string {
+  const json = JSON.stringify(playbook, (key, value: unknown) => {
+    if (key === 'location' || (key === 'source' && typeof value === 'string')) return undefined;
+    if (isRawObject(value) && typeof value.evaluate === 'function') return { template: value.source ?? null };
+    if (key === 'playbook' && isRawObject(value) && typeof value.hash === 'string') return value.hash;
+    return value;
+  });
+  return createHash('sha256').update(json).digest('hex');
+}
+
+export function normalisePlaybook(data: RawObject, source: string, context: NormaliseContext): Playbook {
+  const { template, steps, location } = createNormaliser(context);
+  const defaults = isRawObject(data.defaults) ? data.defaults : {};
+  const retry = mergeRetry(DEFAULT_RETRY_POLICY, defaults.retry);
+  const timeoutMs = ms(defaults.timeout);
+  const name = String(data.name);
+  const withoutHash: Omit<Playbook, 'hash'> = {
+    name,
+    ...(typeof data.description === 'string' ? { description: data.description } : {}),
+    source,
+    inputs: inputSpecs(data.inputs),
+    ...(data.outputs === undefined ? {} : { outputs: template(data.outputs, '/outputs') }),
+    defaults: {
+      retry,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      wait: waitOptions(defaults.wait),
+      ...(typeof defaults.region === 'string' ? { region: defaults.region } : {}),
+    },
+    schedules: schedules(data.schedules, name, location),
+    ...(data.lock === undefined ? {} : { lock: template(data.lock, '/lock') }),
+    steps: steps(data.steps, '/steps', retry),
+  };
+  return { ...withoutHash, hash: hashPlaybook(withoutHash) };
+}

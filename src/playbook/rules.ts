@@ -1,0 +1,118 @@
+/**
+ * Semantic rules: small named functions over the document as written, each returning its
+ * findings. None throws for a user's mistake.
+ */
+import { CronExpressionParser } from 'cron-parser';
+import { didYouMean } from '../errors/did-you-mean.js';
+import type { PlatformDescription } from '../openapi/description.js';
+import type { StepRegistry } from '../steps/registry.js';
+import { allRawSteps, isRawObject, type RawStep } from './raw-steps.js';
+
+export interface Finding {
+  code: string;
+  message: string;
+  pointer: string;
+  /** Point at the key rather than the value. */
+  atKey?: boolean;
+  severity?: 'error' | 'warning';
+}
+
+export interface RuleContext {
+  data: unknown;
+  steps: RawStep[];
+  registry: StepRegistry;
+  description: PlatformDescription;
+}
+
+export type Rule = (context: RuleContext) => Finding[];
+
+/** A step carries exactly one kind key. */
+export const stepKindRule: Rule = ({ steps, registry }) =>
+  steps.flatMap((step): Finding[] => {
+    if (step.kinds.length === 1) return [];
+    if (step.kinds.length > 1) {
+      return [{ code: 'MULTIPLE_STEP_KINDS', message: `a step has one kind, this one has ${step.kinds.map((kind) => `'${kind}'`).join(' and ')}`, pointer: step.pointer }];
+    }
+    const common = new Set(['id', 'name', 'if', 'retry', 'timeout', 'continueOnError', 'rescue', 'always']);
+    const guesses = Object.keys(step.data).filter((key) => !common.has(key));
+    const hint = guesses.map((key) => didYouMean(key, registry.kinds)).find((text) => text !== '') ?? '';
+    const named = guesses[0] === undefined ? '' : ` ('${guesses[0]}' is not one)`;
+    return [
+      {
+        code: 'UNKNOWN_STEP_KIND',
+        message: `the step has no known kind${named}.${hint} Known kinds: ${registry.kinds.join(', ')}.`,
+        pointer: step.pointer,
+      },
+    ];
+  });
+
+/** A `call` names an operation of the platform. */
+export const unknownOperationRule: Rule = ({ steps, description }) =>
+  steps.flatMap((step): Finding[] => {
+    const operationId = step.data.call;
+    if (step.kinds[0] !== 'call' || typeof operationId !== 'string' || description.byId.has(operationId)) return [];
+    return [
+      {
+        code: 'UNKNOWN_OPERATION',
+        message: `unknown operation '${operationId}'.${didYouMean(operationId, description.byId.keys())} Run 'fleetbook actions' to list them.`,
+        pointer: `${step.pointer}/call`,
+      },
+    ];
+  });
+
+/** Step ids are unique in a playbook, so `steps.<id>` means one step. */
+export const duplicateStepIdRule: Rule = ({ steps }) => {
+  const first = new Map<string, string>();
+  return steps.flatMap((step): Finding[] => {
+    const id = step.data.id;
+    if (typeof id !== 'string') return [];
+    const earlier = first.get(id);
+    if (earlier === undefined) {
+      first.set(id, step.pointer);
+      return [];
+    }
+    return [{ code: 'DUPLICATE_STEP_ID', message: `step id '${id}' is already used by the step at ${earlier}`, pointer: `${step.pointer}/id` }];
+  });
+};
+
+export function isTimezone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Schedules have a cron expression cron-parser accepts and an IANA timezone. */
+export const scheduleRule: Rule = ({ data }) => {
+  if (!isRawObject(data) || !Array.isArray(data.schedules)) return [];
+  return data.schedules.flatMap((schedule: unknown, index): Finding[] => {
+    if (!isRawObject(schedule)) return [];
+    const findings: Finding[] = [];
+    const pointer = `/schedules/${index}`;
+    const timezone = typeof schedule.timezone === 'string' ? schedule.timezone : 'UTC';
+    const validZone = isTimezone(timezone);
+    if (!validZone) findings.push({ code: 'INVALID_TIMEZONE', message: `'${timezone}' is not an IANA timezone such as Europe/Berlin or UTC`, pointer: `${pointer}/timezone` });
+    if (typeof schedule.cron === 'string') {
+      try {
+        CronExpressionParser.parse(schedule.cron, { tz: validZone ? timezone : 'UTC', strict: false });
+      } catch (error) {
+        findings.push({
+          code: 'INVALID_CRON',
+          message: `'${schedule.cron}' is not a cron expression: ${error instanceof Error ? error.message : String(error)}`,
+          pointer: `${pointer}/cron`,
+        });
+      }
+    }
+    return findings;
+  });
+};
+
+/** The rules over the document as written, in the order their findings are reported. */
+export const documentRules: readonly Rule[] = [stepKindRule, unknownOperationRule, duplicateStepIdRule, scheduleRule];
+
+export function runDocumentRules(data: unknown, registry: StepRegistry, description: PlatformDescription): Finding[] {
+  const context: RuleContext = { data, steps: allRawSteps(data, registry), registry, description };
+  return documentRules.flatMap((rule) => rule(context));
+}
