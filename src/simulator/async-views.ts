@@ -1,17 +1,21 @@
 import { asyncStateOf } from './async-operations.js';
 import type { AsyncFlavour, AsyncOperationRecord, AsyncOperations, OperationHandler, SimClock } from './context.js';
+import { deprecationHeaders } from './deprecation.js';
 import { notFound } from './errors.js';
 
 /** The platform's suggested polling interval, in simulated seconds. */
 const SUGGESTED_POLLING_SECONDS = 30;
 
-/** The async GET of each flavour, served by the core from the registry. */
-const FLAVOUR_OF_OPERATION: Record<string, AsyncFlavour> = {
-  'dataServices.getAsyncOperation': 'dataServices',
-  'devices.getAsyncOperation': 'devices',
-  'subscriptions.getAsyncOperation': 'subscriptions',
-  'reporting.getAsyncOperation': 'reporting',
-  'reportingV1alpha1.getAsyncOperation': 'reporting',
+/**
+ * The async GET of each flavour, served by the core from the registry; a deprecated one
+ * names the path prefix of its successor.
+ */
+const ASYNC_GETS: Record<string, { flavour: AsyncFlavour; successorPrefix?: string }> = {
+  'dataServices.getAsyncOperation': { flavour: 'dataServices' },
+  'devices.getAsyncOperation': { flavour: 'devices' },
+  'subscriptions.getAsyncOperation': { flavour: 'subscriptions' },
+  'reporting.getAsyncOperation': { flavour: 'reporting' },
+  'reportingV1alpha1.getAsyncOperation': { flavour: 'reporting', successorPrefix: '/reporting/v1/async-operations/' },
 };
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -78,13 +82,17 @@ function view(record: AsyncOperationRecord, clock: SimClock): Record<string, unk
 /** Handlers of every async GET by operation id; an id of another flavour is a 404. */
 export function createAsyncViews(asyncOps: () => AsyncOperations, clock: SimClock): Record<string, OperationHandler> {
   return Object.fromEntries(
-    Object.entries(FLAVOUR_OF_OPERATION).map(([operationId, flavour]): [string, OperationHandler] => [
+    Object.entries(ASYNC_GETS).map(([operationId, { flavour, successorPrefix }]): [string, OperationHandler] => [
       operationId,
       (req) => {
         const id = req.params.id ?? '';
         const record = asyncOps().get(id);
         if (!record || record.flavour !== flavour) throw notFound('Async operation', id);
-        return { status: 200, body: view(record, clock) };
+        return {
+          status: 200,
+          body: view(record, clock),
+          ...(successorPrefix === undefined ? {} : { headers: deprecationHeaders(successorPrefix + encodeURIComponent(id)) }),
+        };
       },
     ]),
   );

@@ -11,6 +11,7 @@
  */
 import { Readable } from 'node:stream';
 import type { AreaModule, AsyncOutcome, ExtraRoute, SimContext, SimRequest, SimResponse } from '../../context.js';
+import { deprecationHeaders } from '../../deprecation.js';
 import { badRequest, notFound, SimHttpError } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { listPage } from '../../paging.js';
@@ -66,10 +67,6 @@ const STAGES = [
   { from: 0.1, status: 'IN_QUEUE', stage: 'in queue', message: 'The report request is waiting to be generated' },
   { from: 0.4, status: 'GENERATING', stage: 'generating', message: 'The report is being generated' },
 ] as const;
-
-/** v1alpha1 was deprecated on 2025-03-12 (reference); the removal date is not published. */
-const DEPRECATION_HEADER = `@${Date.UTC(2025, 2, 12) / 1000}`;
-const SUNSET_HEADER = 'Thu, 12 Mar 2026 00:00:00 GMT';
 
 const statusSchema = {
   id: 'string',
@@ -271,7 +268,7 @@ function handlers(state: ReportingState, ctx: SimContext) {
     const successor = `/reporting/v1/${name === 'getReportStatus' ? `statuses/${req.params.id ?? ''}` : name === 'listReportStatuses' ? 'statuses' : name === 'createReportExport' ? 'report-exports' : 'report-exports-metadata'}`;
     return {
       ...response,
-      headers: { ...response.headers, Deprecation: DEPRECATION_HEADER, Sunset: SUNSET_HEADER, Link: `<${successor}>; rel="successor-version"` },
+      headers: { ...response.headers, ...deprecationHeaders(successor) },
     };
   };
 

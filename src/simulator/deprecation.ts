@@ -1,0 +1,12 @@
+/**
+ * The headers of a deprecated operation's answers (facts page: `Deprecation`, `Sunset`,
+ * `Link`). Reporting v1alpha1 was deprecated on 2025-03-12 (reference); its removal date
+ * is not published, so the sunset is a year later.
+ */
+const DEPRECATION = `@${Date.UTC(2025, 2, 12) / 1000}`;
+const SUNSET = 'Thu, 12 Mar 2026 00:00:00 GMT';
+
+/** `Deprecation`, `Sunset` and a `Link` to `successorPath` with `rel="successor-version"`. */
+export function deprecationHeaders(successorPath: string): Record<string, string> {
+  return { Deprecation: DEPRECATION, Sunset: SUNSET, Link: `<${successorPath}>; rel="successor-version"` };
+}
