@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallResult, PlatformClient } from '../../src/api/index.js';
-import { answerOf, expectConformant, startConformance, type Conformance, type JsonBody } from './harness.js';
+import { expectConformant, startConformance, type Conformance, type JsonBody } from './harness.js';
 
 const MINUTE_MS = 60_000;
 const WAIT = { minPollMs: 2, maxPollMs: 20, timeoutMs: 15_000 } as const;
