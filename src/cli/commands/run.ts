@@ -1,0 +1,140 @@
+/**
+ * `fleetbook run <playbook|bundled-name>`: loads and checks the playbook (problems: exit 2,
+ * before any request), connects (embedded simulator or FLEETBOOK_*), runs it, and ends
+ * with 0 (succeeded), 1 (failed) or 130 (interrupted by SIGINT/SIGTERM).
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
+import { parse } from 'yaml';
+import { parseInputText, runPlaybook } from '../../engine/index.js';
+import { ExitCode, UsageError } from '../../errors/index.js';
+import { createLogger, createSecretRegistry } from '../../logging/index.js';
+import { codeFrame, hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
+import { openRunStore, RunStatus } from '../../store/index.js';
+import { openConnection } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { createReadableLogStream, formatSummary } from './run-view.js';
+
+interface RunCommandOptions {
+  input: string[];
+  inputs?: string;
+  target?: string;
+  profile?: string;
+  timeScale: string;
+  dryRun?: boolean;
+  json?: boolean;
+  logFile?: string;
+  logLevel: string;
+}
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** `file:line:col  severity  message (code)` and a code frame for each problem. */
+function describeProblems(problems: readonly Problem[]): string {
+  const texts = new Map<string, string | undefined>();
+  const textOf = (file: string): string | undefined => {
+    if (!texts.has(file)) {
+      try {
+        texts.set(file, readFileSync(file, 'utf8'));
+      } catch {
+        texts.set(file, undefined);
+      }
+    }
+    return texts.get(file);
+  };
+  return problems
+    .map((problem) => {
+      const text = textOf(problem.file);
+      const frame = text === undefined ? '' : `${codeFrame(text, problem.line, problem.column)}\n`;
+      return `${problem.file}:${problem.line}:${problem.column}  ${problem.severity}  ${problem.message} (${problem.code})\n${frame}`;
+    })
+    .join('\n');
+}
+
+/** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
+function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
+  let given: Record<string, unknown> = {};
+  if (options.inputs) {
+    let document: unknown;
+    try {
+      document = parse(readFileSync(options.inputs, 'utf8'));
+    } catch (error) {
+      throw new UsageError(`--inputs ${options.inputs}: ${(error as Error).message}`, 'INVALID_INPUTS_FILE');
+    }
+    if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+      throw new UsageError(`--inputs ${options.inputs} must hold a mapping of input names to values.`, 'INVALID_INPUTS_FILE');
+    }
+    given = { ...(document as Record<string, unknown>) };
+  }
+  for (const pair of options.input) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`-i expects name=value, got '${pair}'.`, 'INVALID_OPTION');
+    const name = pair.slice(0, at);
+    given[name] = parseInputText(playbook.inputs[name], pair.slice(at + 1));
+  }
+  return given;
+}
+
+export function registerRunCommand(program: Command, io: CliIo): void {
+  program
+    .command('run')
+    .description('run a playbook (a file, or the name of a bundled playbook)')
+    .argument('<playbook>', 'playbook file or bundled name')
+    .option('-i, --input <name=value>', 'an input (repeatable); non-string types are read as JSON', (value: string, previous: string[]) => [...previous, value], [])
+    .option('--inputs <file>', 'YAML or JSON file of inputs (-i wins)')
+    .option('--target <target>', "'simulator': run against the embedded simulator")
+    .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms', '60')
+    .option('--profile <name>', 'connection profile of fleetbook.yaml')
+    .option('--dry-run', 'perform reads, print the writes instead of sending them')
+    .option('--json', 'JSON log lines on standard output (the default when it is not a terminal)')
+    .option('--log-file <path>', 'also write JSON log lines to this file')
+    .option('--log-level <level>', `one of ${LEVELS.join(', ')}`, 'info')
+    .action(async (reference: string, options: RunCommandOptions) => {
+      if (!LEVELS.includes(options.logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
+      const timeScale = Number(options.timeScale);
+      if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
+
+      const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
+      if (!loaded.playbook || hasErrors(loaded.problems)) {
+        io.stderr.write(describeProblems(loaded.problems));
+        io.exitCode = ExitCode.usage;
+        return;
+      }
+      const playbook = loaded.playbook;
+      const inputs = gatherInputs(playbook, options);
+
+      const json = options.json === true || io.stdout.isTTY !== true;
+      const secrets = createSecretRegistry();
+      const streams: pino.StreamEntry[] = [{ stream: (json ? io.stdout : createReadableLogStream(io.stdout)) as DestinationStream, level: options.logLevel as pino.Level }];
+      if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel as pino.Level });
+      const runId = randomUUID();
+      const logger = createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+
+      const store = await openRunStore({ env: io.env });
+      const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
+        await store.close();
+        throw error;
+      });
+      const controller = new AbortController();
+      const stop = (signal: NodeJS.Signals): void => {
+        logger.warn({ signal }, `${signal}: no new step starts; waits are abandoned (the run stays resumable)`);
+        controller.abort(new Error(`interrupted by ${signal}`));
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      try {
+        if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
+        const result = await runPlaybook(playbook, { inputs, client: connection.client, store, logger, secrets, signal: controller.signal, dryRun: options.dryRun === true, runId, env: io.env });
+        if (json) io.stdout.write(`${JSON.stringify(secrets.scrubValue({ result: { runId: result.runId, status: result.status, outputs: result.outputs, error: result.error, simulatedSteps: result.simulatedSteps, steps: result.steps } }))}\n`);
+        else io.stdout.write(secrets.scrub(formatSummary(result)));
+        io.exitCode = result.status === RunStatus.succeeded ? ExitCode.success : result.status === RunStatus.interrupted ? ExitCode.interrupted : ExitCode.runFailed;
+      } finally {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        await connection.close();
+        await store.close();
+      }
+    });
+}
