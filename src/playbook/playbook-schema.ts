@@ -142,3 +142,8 @@ export function createPlaybookSchema(registry: StepRegistry, description: Platfo
     $defs: { step: stepSchema(registry, description), operationInput },
   };
 }
+
+/** The published schema file's text: the built-in kinds and the package's operations, two-space JSON. */
+export function playbookSchemaText(registry: StepRegistry, description: PlatformDescription): string {
+  return `${JSON.stringify(createPlaybookSchema(registry, description), null, 2)}\n`;
+}

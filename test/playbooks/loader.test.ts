@@ -1,0 +1,95 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadPlatformDescription } from '../../src/openapi/description.js';
+import { loadPlaybook } from '../../src/playbook/index.js';
+import { playbookSchemaText } from '../../src/playbook/playbook-schema.js';
+import { createStepRegistry } from '../../src/steps/registry.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const yamlIn = (folder: string): string[] =>
+  readdirSync(join(here, folder))
+    .filter((name) => name.endsWith('.yaml'))
+    .map((name) => join(here, folder, name));
+
+const scratch = mkdtempSync(join(tmpdir(), 'fleetbook-loader-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('valid playbooks', () => {
+  it.each(yamlIn('valid'))('%s loads with no problem', (file) => {
+    const { playbook, problems } = loadPlaybook(file);
+    expect(problems).toEqual([]);
+    expect(playbook?.hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('invalid playbooks', () => {
+  it.each(yamlIn('invalid'))('%s reports exactly its expected problems', async (file) => {
+    const { playbook, problems } = loadPlaybook(file);
+    expect(playbook).toBeUndefined();
+    const text = problems.map((p) => `${relative(root, p.file)}:${p.line}:${p.column} ${p.severity} ${p.code} ${p.pointer} ${p.message}`).join('\n');
+    await expect(`${text}\n`).toMatchFileSnapshot(join(here, 'invalid', `${basename(file, '.yaml')}.expected.txt`));
+  });
+});
+
+describe('step examples', () => {
+  const examples = createStepRegistry()
+    .list()
+    .flatMap((definition) => definition.examples.map((example) => [definition.kind, example.description, example.yaml] as const));
+  it.each(examples)('%s: %s', (kind, _description, yaml) => {
+    const file = join(scratch, `${kind}-${examples.findIndex((entry) => entry[2] === yaml)}.yaml`);
+    writeFileSync(file, yaml);
+    expect(loadPlaybook(file).problems).toEqual([]);
+  });
+});
+
+describe('normalised playbook', () => {
+  it('converts durations, merges retry defaults and compiles expressions', async () => {
+    const { playbook } = loadPlaybook(join(here, 'valid', 'rolling-cluster-update.yaml'));
+    expect(playbook?.defaults).toMatchObject({ timeoutMs: 14_400_000, retry: { maxAttempts: 3, initialDelayMs: 2000, maxDelayMs: 60_000, on: ['transient'] } });
+    const loop = playbook?.steps[1];
+    expect(loop?.kind).toBe('forEach');
+    if (loop?.kind !== 'forEach') return;
+    expect(loop.as).toBe('system');
+    const update = loop.steps[1];
+    expect(update).toMatchObject({ kind: 'call', operationId: 'privateCloud.runSoftwareUpdate', wait: { timeoutMs: 21_600_000 } });
+    expect(update?.rescue?.[0]?.retry.maxAttempts).toBe(2);
+    expect(await loop.concurrency.evaluate({ inputs: { maxParallelSystems: 4 }, steps: {}, env: {}, run: { id: 'r', playbook: 'p', dryRun: false, startedAt: '' } })).toBe(4);
+    expect(playbook?.schedules[0]).toMatchObject({ cron: '0 2 * * SAT', timezone: 'Europe/Berlin', overlap: 'skip', catchUp: 'last', enabled: true });
+  });
+
+  it('loads `uses` recursively and refuses a cycle', () => {
+    const dir = join(scratch, 'uses');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'child.yaml'), 'name: child\ninputs:\n  who: { type: string }\nsteps:\n  - log: "hi ${{ inputs.who }}"\n');
+    writeFileSync(join(dir, 'parent.yaml'), 'name: parent\nsteps:\n  - id: greet\n    uses: ./child.yaml\n    with: { who: me }\n');
+    const { playbook, problems } = loadPlaybook(join(dir, 'parent.yaml'));
+    expect(problems).toEqual([]);
+    expect(playbook?.steps[0]).toMatchObject({ kind: 'uses', playbookRef: './child.yaml', playbook: { name: 'child' } });
+    writeFileSync(join(dir, 'a.yaml'), 'name: a\nsteps:\n  - uses: ./b.yaml\n');
+    writeFileSync(join(dir, 'b.yaml'), 'name: b\nsteps:\n  - uses: ./a.yaml\n');
+    expect(loadPlaybook(join(dir, 'a.yaml')).problems.map((problem) => problem.code)).toContain('USES_CYCLE');
+  });
+
+  it('refuses alias bombs and files that are not text', () => {
+    const bomb = ['name: bomb', 'a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 6 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`), 'steps: []'].join('\n');
+    writeFileSync(join(scratch, 'bomb.yaml'), bomb);
+    expect(loadPlaybook(join(scratch, 'bomb.yaml')).problems[0]?.code).toBe('YAML_ALIAS_LIMIT');
+    writeFileSync(join(scratch, 'binary.yaml'), Buffer.from([0x6e, 0x61, 0x00, 0x01]));
+    expect(loadPlaybook(join(scratch, 'binary.yaml')).problems[0]?.code).toBe('NOT_TEXT');
+    writeFileSync(join(scratch, 'latin1.yaml'), Buffer.from('name: caf\xe9\n', 'latin1'));
+    expect(loadPlaybook(join(scratch, 'latin1.yaml')).problems[0]).toMatchObject({ code: 'INVALID_UTF8', line: 1, column: 10 });
+    expect(loadPlaybook(scratch).problems[0]?.code).toBe('NOT_A_FILE');
+    expect(loadPlaybook(join(scratch, 'missing.yaml')).problems[0]?.code).toBe('FILE_NOT_FOUND');
+  });
+});
+
+describe('schemas/playbook.schema.json', () => {
+  it('is what `npm run generate:schema` writes (run it after changing a step kind or an operation)', () => {
+    const committed = readFileSync(join(root, 'schemas', 'playbook.schema.json'), 'utf8');
+    expect(committed === playbookSchemaText(createStepRegistry(), loadPlatformDescription())).toBe(true);
+  });
+});
