@@ -8,7 +8,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import { parse } from 'yaml';
-import { parseInputText, runPlaybook } from '../../engine/index.js';
+import { parseInputText, resolveInputs, runPlaybook } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createLogger, createSecretRegistry } from '../../logging/index.js';
 import { codeFrame, hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
@@ -104,6 +104,8 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       }
       const playbook = loaded.playbook;
       const inputs = gatherInputs(playbook, options);
+      // Checked here too so a missing input costs no simulator start or connection.
+      resolveInputs(playbook.inputs, inputs, playbook.name);
 
       const json = options.json === true || io.stdout.isTTY !== true;
       const secrets = createSecretRegistry();

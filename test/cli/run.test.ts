@@ -1,0 +1,133 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'fleetbook-run-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function capture(): Writable & { text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  }) as Writable & { text: () => string };
+  stream.text = () => chunks.join('');
+  return stream;
+}
+
+async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const stdout = capture();
+  const stderr = capture();
+  const io: CliIo = { stdout, stderr, env: { FLEETBOOK_HOME: join(dir, 'home'), ...env }, version: '0.0.0-test' };
+  const code = await main(['run', ...args], io);
+  const lines = stdout
+    .text()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { code, lines, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+function playbookFile(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+const simulator = ['--target', 'simulator', '--time-scale', '6000'];
+
+const precheck = `name: precheck-first
+inputs:
+  catalogVersion: { type: string, default: "2.4.0" }
+  token: { type: string, secret: true, default: "none" }
+defaults:
+  wait: { minPoll: 10ms }
+steps:
+  - id: catalog
+    call: privateCloud.listSoftwareCatalogs
+    with: { filter: "version eq '\${{ inputs.catalogVersion }}'" }
+  - id: note
+    log: "using token \${{ inputs.token }}"
+  - id: precheck
+    call: privateCloud.runSoftwarePrechecks
+    with:
+      id: "\${{ steps.catalog.outputs.body.items[0].systemsWithUpdatePath[0].id }}"
+      body: { catalogVersion: "\${{ inputs.catalogVersion }}" }
+    wait: { timeout: 10m }
+outputs:
+  state: \${{ steps.precheck.outputs.operation.state }}
+`;
+
+describe('fleetbook run', () => {
+  it('runs a playbook against the embedded simulator: JSON lines, outputs, exit 0, secrets redacted', async () => {
+    const file = playbookFile('precheck.yaml', precheck);
+    const secret = 'tok-5ecret-value-981';
+    const { code, lines, stdout, stderr } = await run([file, ...simulator, '--json', '-i', `token=${secret}`]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const result = lines.at(-1)?.result as { status: string; outputs: unknown; runId: string; steps: Array<{ path: string; status: string }> };
+    expect(result).toMatchObject({ status: 'succeeded', outputs: { state: 'SUCCEEDED' } });
+    expect(result.steps.map((step) => [step.path, step.status])).toEqual([
+      ['catalog', 'succeeded'],
+      ['note', 'succeeded'],
+      ['precheck', 'succeeded'],
+    ]);
+    const answered = lines.find((line) => line.stepId === 'precheck' && line.httpStatus === 202);
+    expect(answered).toMatchObject({ runId: result.runId, playbook: 'precheck-first', operationId: 'privateCloud.runSoftwarePrechecks', attempt: 1 });
+    expect(lines.some((line) => line.stepId === 'precheck' && typeof line.durationMs === 'number' && line.status === 'succeeded')).toBe(true);
+    expect(stdout).not.toContain(secret);
+    expect(stdout).not.toContain('sim-admin-secret');
+    expect(stdout).toContain('using token [REDACTED]');
+  });
+
+  it('prints the request a dry run would write and marks the step simulated', async () => {
+    const file = playbookFile('precheck.yaml', precheck);
+    const { code, lines } = await run([file, ...simulator, '--json', '--dry-run']);
+    expect(code).toBe(0);
+    const result = lines.at(-1)?.result as { simulatedSteps: string[]; steps: Array<{ path: string; status: string }> };
+    expect(result.simulatedSteps).toEqual(['precheck']);
+    expect(lines.find((line) => line.dryRun === true && line.stepId === 'precheck')).toMatchObject({ request: { method: 'POST', body: { catalogVersion: '2.4.0' } } });
+  });
+
+  it('ends with exit 1 when the run fails', async () => {
+    const file = playbookFile('fails.yaml', 'name: fails\nsteps:\n  - id: stop\n    fail: "nothing to do"\n');
+    const { code, lines } = await run([file, ...simulator, '--json']);
+    expect(code).toBe(1);
+    expect(lines.at(-1)?.result).toMatchObject({ status: 'failed', error: { message: 'nothing to do' } });
+  });
+
+  it('refuses an invalid playbook with located problems and exit 2', async () => {
+    const file = playbookFile('bad.yaml', 'name: bad\nsteps:\n  - id: one\n    call: privateCloud.listSystemz\n');
+    const { code, stderr, stdout } = await run([file, ...simulator, '--json']);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${file}:4:`);
+    expect(stderr).toMatch(/listSystems/);
+    expect(stdout).toBe('');
+  });
+
+  it('names --target simulator when no platform is configured', async () => {
+    const file = playbookFile('fails.yaml', 'name: fails\nsteps:\n  - id: stop\n    fail: "x"\n');
+    const { code, stderr } = await run([file]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('FLEETBOOK_CLIENT_ID');
+    expect(stderr).toContain('--target simulator');
+  });
+
+  it('names a missing required input with exit 2', async () => {
+    const file = playbookFile('needs.yaml', 'name: needs\ninputs:\n  count: { type: integer }\nsteps:\n  - id: show\n    log: "${{ inputs.count }}"\n');
+    const missing = await run([file, ...simulator, '--json']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("input 'count' (integer) is required");
+    const given = await run([file, ...simulator, '--json', '-i', 'count=3']);
+    expect(given.code).toBe(0);
+  });
+});
