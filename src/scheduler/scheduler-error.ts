@@ -1,0 +1,25 @@
+import { FleetbookError, ExitCode } from '../errors/index.js';
+
+export const SchedulerErrorCode = {
+  invalidCron: 'INVALID_CRON',
+  invalidTimezone: 'INVALID_TIMEZONE',
+  lockHeld: 'LOCK_HELD',
+  lockLost: 'LOCK_LOST',
+  unknownSchedule: 'UNKNOWN_SCHEDULE',
+  invalidPlaybooks: 'INVALID_PLAYBOOKS',
+} as const;
+export type SchedulerErrorCode = (typeof SchedulerErrorCode)[keyof typeof SchedulerErrorCode];
+
+/** What the scheduler refuses: bad schedules and unknown keys exit 2, a held lock exits 1. */
+export class SchedulerError extends FleetbookError {
+  declare readonly code: SchedulerErrorCode;
+
+  constructor(message: string, code: SchedulerErrorCode, details?: Record<string, unknown>) {
+    super(message, { code, exitCode: code === 'LOCK_HELD' || code === 'LOCK_LOST' ? ExitCode.runFailed : ExitCode.usage, ...(details ? { details } : {}) });
+    this.name = 'SchedulerError';
+  }
+}
+
+export function isSchedulerError(error: unknown): error is SchedulerError {
+  return error instanceof SchedulerError;
+}
