@@ -9,6 +9,7 @@ import { registerActionsCommand } from './commands/actions.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
 import { registerSimulateCommand } from './commands/simulate.js';
+import { registerValidateCommand } from './commands/validate.js';
 import type { CliIo } from './io.js';
 import { processIo } from './io.js';
 
@@ -26,6 +27,7 @@ export function createProgram(io: CliIo): Command {
   registerRunCommand(program, io);
   registerRunsCommand(program, io);
   registerSimulateCommand(program, io);
+  registerValidateCommand(program, io);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 }

@@ -1,0 +1,81 @@
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
+
+const fixture = (path: string): string => fileURLToPath(new URL(`../playbooks/${path}`, import.meta.url));
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: string[] = [];
+  const err: string[] = [];
+  stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
+  stderr.on('data', (chunk: Buffer) => err.push(chunk.toString()));
+  const io: CliIo = { stdout, stderr, env: {}, version: '0.0.0' };
+  const code = await main(['validate', ...args], io);
+  return { code, stdout: out.join(''), stderr: err.join('') };
+}
+
+describe('fleetbook validate', () => {
+  it('exits 0 for a valid playbook', async () => {
+    const result = await run([fixture('valid/rolling-cluster-update.yaml')]);
+    expect(result).toMatchObject({ code: 0, stdout: '1 playbook(s) valid\n' });
+  });
+
+  it('prints every problem with its location and a code frame, and exits 2', async () => {
+    const result = await run([fixture('invalid/kitchen-sink.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain(
+      "test/playbooks/invalid/kitchen-sink.yaml:6:11  error  unknown operation 'privateCloud.listSystem'. Did you mean 'privateCloud.listSystems'? Run 'fleetbook actions' to list them.  (UNKNOWN_OPERATION)\n" +
+        '  4 | steps:\n' +
+        '  5 |   - id: first\n' +
+        '> 6 |     call: privateCloud.listSystem\n' +
+        '    |           ^\n' +
+        '  7 |   - id: first\n',
+    );
+    expect(result.stdout).toContain('11 error(s), 0 warning(s) in 1 file(s)');
+    expect(result.stderr).toBe('');
+  });
+
+  it('prints JSON problems', async () => {
+    const result = await run(['--format', 'json', fixture('invalid/duplicate-keys.yaml')]);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toEqual([
+      {
+        code: 'YAML_DUPLICATE_KEY',
+        message: 'Map keys must be unique',
+        severity: 'error',
+        file: 'test/playbooks/invalid/duplicate-keys.yaml',
+        line: 2,
+        column: 1,
+        pointer: '',
+      },
+    ]);
+  });
+
+  it('prints GitHub annotations', async () => {
+    const result = await run(['--format', 'github', fixture('invalid/schedules.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stdout.split('\n')[0]).toBe(
+      "::error file=test/playbooks/invalid/schedules.yaml,line=5,col=11,title=INVALID_CRON::'61 * * * *' is not a cron expression: Constraint error, got value 61 expected range 0-59",
+    );
+  });
+
+  it('locates files that cannot be read, without a stack trace', async () => {
+    const result = await run(['--format', 'json', fixture('no-such-file.yaml'), fixture('valid')]);
+    expect(result.code).toBe(2);
+    expect((JSON.parse(result.stdout) as Array<{ code: string; line: number }>).map((problem) => [problem.code, problem.line])).toEqual([
+      ['FILE_NOT_FOUND', 1],
+      ['NOT_A_FILE', 1],
+    ]);
+    expect(result.stderr).toBe('');
+  });
+
+  it('refuses an unknown format with exit 2', async () => {
+    const result = await run(['--format', 'xml', fixture('valid/rolling-cluster-update.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--format must be one of stylish, json, github');
+  });
+});
