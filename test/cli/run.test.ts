@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -24,13 +24,13 @@ function capture(): Writable & { text: () => string } {
   return stream;
 }
 
-async function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+async function run(args: string[], env: NodeJS.ProcessEnv = {}, tty = false) {
   const stdout = capture();
+  if (tty) Object.assign(stdout, { isTTY: true });
   const stderr = capture();
   const io: CliIo = { stdout, stderr, env: { FLEETBOOK_HOME: join(dir, 'home'), ...env }, version: '0.0.0-test' };
   const code = await main(['run', ...args], io);
-  const lines = stdout
-    .text()
+  const lines = (tty ? '' : stdout.text())
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -98,6 +98,21 @@ describe('fleetbook run', () => {
     expect(lines.find((line) => line.dryRun === true && line.stepId === 'precheck')).toMatchObject({ request: { method: 'POST', body: { catalogVersion: '2.4.0' } } });
   });
 
+  it('shows a terminal readable lines with progress and a summary of every step, and writes JSON to --log-file', async () => {
+    const file = playbookFile('precheck.yaml', precheck);
+    const logFile = join(dir, 'run.log');
+    const { code, stdout } = await run([file, ...simulator, '--log-file', logFile], {}, true);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Running precheck-first \(run [0-9a-f-]+\) against the embedded simulator/);
+    expect(stdout).toMatch(/INFO  precheck  privateCloud\.runSoftwarePrechecks: \d+% \[#*\.*\]/);
+    expect(stdout).toMatch(/Run [0-9a-f-]+ succeeded in/);
+    expect(stdout).toMatch(/STATUS\s+DURATION\s+ATTEMPTS\s+STEP/);
+    expect(stdout).toMatch(/succeeded\s+\d+(\.\d)? m?s\s+1\s+precheck/);
+    expect(stdout).toContain('"state": "SUCCEEDED"');
+    const logged = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged.some((line) => line.stepId === 'precheck' && typeof line.progressPercent === 'number')).toBe(true);
+  });
+
   it('ends with exit 1 when the run fails', async () => {
     const file = playbookFile('fails.yaml', 'name: fails\nsteps:\n  - id: stop\n    fail: "nothing to do"\n');
     const { code, lines } = await run([file, ...simulator, '--json']);
@@ -129,5 +144,29 @@ describe('fleetbook run', () => {
     expect(missing.stderr).toContain("input 'count' (integer) is required");
     const given = await run([file, ...simulator, '--json', '-i', 'count=3']);
     expect(given.code).toBe(0);
+  });
+});
+
+describe('fleetbook run in a process of its own', () => {
+  it('stops on SIGTERM: no new step starts, the run is interrupted, exit 130', async () => {
+    const { spawn } = await import('node:child_process');
+    const file = playbookFile('long.yaml', 'name: long\nsteps:\n  - id: nap\n    sleep: 1h\n  - id: after\n    log: "never"\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'run-cli.ts'), 'run', file, '--target', 'simulator', '--json'], {
+      env: { ...process.env, FLEETBOOK_HOME: join(dir, 'home') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const started = new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('step nap started')) resolve();
+      });
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await started;
+    child.kill('SIGTERM');
+    expect(await exited).toBe(130);
+    const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.at(-1)?.result).toMatchObject({ status: 'interrupted', steps: [{ path: 'nap', status: 'interrupted' }, { path: 'after', status: 'notStarted' }] });
   });
 });
