@@ -14,10 +14,15 @@ const ROLES = ['observer', 'operator', 'admin'] as const;
 
 /** Ids of the default world the samples refer to. */
 interface WorldIds {
+  /** Prechecks, update and resume run here; refresh and add-cluster on systems of their own, so no role meets another's 409. */
   system: JsonBody;
+  refreshSystem: JsonBody;
+  clusterSystem: JsonBody;
   serverId: string;
   catalogId: string;
   policyId: string;
+  /** Deleted by the admin; not the one being updated, which would answer 409. */
+  deletePolicyId: string;
   dataServicesOperationId: string;
   report: { id: string; region: string };
   deviceId: string;
@@ -55,18 +60,18 @@ const SAMPLES: Record<string, (ids: WorldIds, role: RoleName) => Sample> = {
   'privateCloud.runSoftwarePrechecks': (ids) => ({ input: { id: ids.system.id, body: { catalogVersion: '2.4.0' } }, region: ids.system.region }),
   'privateCloud.runSoftwareUpdate': (ids) => ({ input: { id: ids.system.id, body: { catalogVersion: '2.4.0' } }, region: ids.system.region }),
   'privateCloud.resumeSoftwareUpdate': (ids) => ({ input: { id: ids.system.id }, region: ids.system.region }),
-  'privateCloud.refreshSoftwareVersions': (ids) => ({ input: { id: ids.system.id }, region: ids.system.region }),
+  'privateCloud.refreshSoftwareVersions': (ids) => ({ input: { id: ids.refreshSystem.id }, region: ids.refreshSystem.region }),
   'privateCloud.listSoftwareCatalogs': (ids) => ({ input: { filter: "version eq '2.4.0'" }, region: ids.system.region }),
   'privateCloud.getSoftwareCatalog': (ids) => ({ input: { id: ids.catalogId }, region: ids.system.region }),
   'privateCloud.addHypervisorCluster': (ids, role) => ({
-    input: { id: ids.system.id, body: { hypervisorClusterName: `matrix-${role}`, platformDatacenterName: 'dc-1' } },
-    region: ids.system.region,
+    input: { id: ids.clusterSystem.id, body: { hypervisorClusterName: `matrix-${role}`, platformDatacenterName: 'dc-1' } },
+    region: ids.clusterSystem.region,
   }),
   'privateCloud.listProvisioningPolicies': (ids) => ({ input: {}, region: ids.system.region }),
   'privateCloud.getProvisioningPolicy': (ids) => ({ input: { id: ids.policyId }, region: ids.system.region }),
   'privateCloud.createProvisioningPolicy': (ids, role) => ({ input: { body: { name: `matrix-${role}` } }, region: ids.system.region }),
   'privateCloud.updateProvisioningPolicy': (ids) => ({ input: { id: ids.policyId, body: { description: 'matrix' } }, region: ids.system.region }),
-  'privateCloud.deleteProvisioningPolicy': (ids) => ({ input: { id: ids.policyId }, region: ids.system.region }),
+  'privateCloud.deleteProvisioningPolicy': (ids) => ({ input: { id: ids.deletePolicyId }, region: ids.system.region }),
   'dataServices.getAsyncOperation': (ids) => ({ input: { id: ids.dataServicesOperationId }, region: ids.system.region }),
   'consumptionAnalytics.listReports': (ids) => ({ input: {}, region: ids.report.region }),
   'consumptionAnalytics.getReport': (ids) => ({ input: { id: ids.report.id }, region: ids.report.region }),
@@ -124,19 +129,25 @@ beforeAll(async () => {
   const region = 'eu-central';
   const systems = (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE' and updateSupported eq true" }, { region })).body.items as JsonBody[];
   const system = systems[0];
-  const [other] = ((await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE'" }, { region: 'us-west' })).body.items as JsonBody[]);
-  const refresh = await admin.privateCloud.refreshSoftwareVersions({ id: other.id }, { region: 'us-west' });
+  const online = async (at: string) => (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE'" }, { region: at })).body.items as JsonBody[];
+  const [seedSystem, clusterSystem] = await online('us-west');
+  const [refreshSystem] = await online('ap-northeast');
+  const refresh = await admin.privateCloud.refreshSoftwareVersions({ id: seedSystem.id }, { region: 'us-west' });
   const [report] = (await admin.consumptionAnalytics.listReports({}, { region: 'us-west' })).body as JsonBody[];
   const devices = await admin.devices.addDevices({ body: { network: [], storage: [], compute: [{ serialNumber: 'MATRIX-SEED', partNumber: 'P1' }] } });
   const subscriptions = await admin.subscriptions.addSubscriptions({ body: { subscriptions: [{ key: 'MATRIXSEED0001' }] } });
   const tenants = await admin.workspaces.createTenant({ body: { workspaceName: 'Matrix tenant', email: 'm@matrix.example', address: { countryCode: 'DE' } } });
   const user = await admin.users.inviteUser({ body: { email: 'matrix.user@matrix.example', sendWelcomeEmail: false } });
   const policy = await admin.privateCloud.createProvisioningPolicy({ body: { name: 'matrix-policy' } }, { region });
+  const doomed = await admin.privateCloud.createProvisioningPolicy({ body: { name: 'matrix-policy-doomed' } }, { region });
   ids = {
     system,
+    refreshSystem,
+    clusterSystem,
     serverId: ((await admin.privateCloud.listServers({ id: system.id }, { region })).body.items as JsonBody[])[0].id,
     catalogId: ((await admin.privateCloud.listSoftwareCatalogs({}, { region })).body.items as JsonBody[])[0].id,
     policyId: (policy.body as JsonBody).id,
+    deletePolicyId: (doomed.body as JsonBody).id,
     dataServicesOperationId: refresh.headers.location!.split('/').pop()!,
     report: { id: report.id, region: 'us-west' },
     deviceId: ((await admin.devices.listDevices({ limit: 1 })).body.items as JsonBody[])[0].id,
