@@ -3,6 +3,7 @@
  * the run store before each transition is acted on.
  */
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { PlatformClient } from '../api/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
@@ -11,6 +12,9 @@ import { RunStatus, StepStatus, type ErrorRecord, type RunStore } from '../store
 import { resolveInputs } from './inputs.js';
 import { Scope } from './scope.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
+
+/** How long a run's lease lasts without renewal; renewed at a third of it while the run goes on. */
+const LEASE_TTL_MS = 60_000;
 
 export interface RunOptions {
   /** Given inputs; defaults fill the rest. A missing or ill-typed input is a `UsageError`. */
@@ -75,6 +79,36 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
     trigger: options.trigger ?? { kind: 'manual' },
     startedAt,
   });
+  // The run's lease: a resume in another process must not drive the same run at once.
+  const leaseKey = `run:${runId}`;
+  const owner = `${hostname()}:${process.pid}:${randomUUID()}`;
+  await store.acquireLease(leaseKey, owner, LEASE_TTL_MS);
+  const renewal = setInterval(() => {
+    store.acquireLease(leaseKey, owner, LEASE_TTL_MS).catch(() => undefined);
+  }, LEASE_TTL_MS / 3);
+  renewal.unref();
+  try {
+    return await execute(playbook, options, { runId, dryRun, signal, startedMs, startedAt, secrets, values: resolved.values, now });
+  } finally {
+    clearInterval(renewal);
+    await store.releaseLease(leaseKey, owner);
+  }
+}
+
+interface RunFacts {
+  runId: string;
+  dryRun: boolean;
+  signal: AbortSignal;
+  startedMs: number;
+  startedAt: string;
+  secrets: SecretRegistry;
+  values: Record<string, unknown>;
+  now: () => number;
+}
+
+async function execute(playbook: Playbook, options: RunOptions, facts: RunFacts): Promise<RunResult> {
+  const { runId, dryRun, signal, startedMs, startedAt, secrets, now } = facts;
+  const { store } = options;
   const logger = options.logger.child({ runId, playbook: playbook.name });
   logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
 
@@ -87,7 +121,7 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
     random: options.random ?? Math.random,
     journal: (event) => store.append(runId, secrets.scrubValue(event)),
   });
-  const scope = new Scope({ playbook, inputs: resolved.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: options.env ?? process.env });
+  const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: options.env ?? process.env });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
 
   let status: RunStatus = ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;

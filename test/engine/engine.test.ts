@@ -81,6 +81,13 @@ describe('call steps against the simulator', () => {
     expect(journal.find((event) => event.type === 'operation.finished')).toMatchObject({ outcome: 'timedOut' });
   });
 
+  it('does not send an accepted write again when following its operation breaks', async () => {
+    const h = await start({ faults: { rules: [{ route: 'dataServices.getAsyncOperation', status: 408, count: 100 }] } });
+    const result = await h.run(playbook([catalogStep, precheckStep({ retry: { ...noRetry, maxAttempts: 3, on: ['transient'] } })]));
+    expect(result.steps.find((s) => s.stepId === 'precheck')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'WAIT_FAILED' } });
+    expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwarePrechecks' })).toHaveLength(1);
+  });
+
   it('runs rescue when the async operation fails, and the step counts as recovered', async () => {
     const h = await start();
     const update = step({

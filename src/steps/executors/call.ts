@@ -128,7 +128,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   const follow = async (result: CallResult): Promise<unknown> => {
     let journaledPercent = -PROGRESS_JOURNAL_STEP;
     let progressJournal: Promise<void> = Promise.resolve();
-    const waited = await client.waitForOperation(result, {
+    const waiting = client.waitForOperation(result, {
       signal,
       ...(args.wait?.timeoutMs === undefined ? {} : { timeoutMs: args.wait.timeoutMs }),
       ...(args.wait?.minPollMs === undefined ? {} : { minPollMs: args.wait.minPollMs }),
@@ -145,7 +145,22 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         );
       },
     });
-    await progressJournal;
+    let waited;
+    try {
+      waited = await waiting;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      // The write was accepted: a transient retry of the step would send it again.
+      throw new StepError(`${operation.id}: following its async operation failed: ${error instanceof Error ? error.message : String(error)}`, {
+        kind: StepFailureKind.waitFailed,
+        code: 'WAIT_FAILED',
+        operationId: operation.id,
+        details: { location: result.headers.location },
+        cause: error,
+      });
+    } finally {
+      await progressJournal;
+    }
     await runtime.journal({ type: 'operation.finished', path, location: waited.location, outcome: waited.outcome, operation: runtime.secrets.scrubValue(waited.operation) });
     log.info({ outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
     if (waited.outcome === 'succeeded') return waited.operation;

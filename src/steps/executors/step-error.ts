@@ -14,6 +14,7 @@ export const StepFailureKind = {
   invalidInput: 'invalidInput',
   assertion: 'assertion',
   failed: 'failed',
+  waitFailed: 'waitFailed',
 } as const;
 export type StepFailureKind = (typeof StepFailureKind)[keyof typeof StepFailureKind];
 
