@@ -150,6 +150,9 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
   const profile = PROFILES[index % PROFILES.length]!;
   const region = REGIONS[index % REGIONS.length]!;
   const record = generatedRecord(rng, 'hci-cluster', 700);
+  const serverPlan: Array<{ cluster: Cluster; count: number }> = [];
+  const serverRng = rng.fork(`servers:${record.id}`);
+  let servers: Server[] | undefined;
   const system: System = {
     ...record,
     name: `hci-${region}-${String(index + 1).padStart(2, '0')}`,
@@ -161,7 +164,11 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
     updateSupported: profile.updateSupported,
     healthStatus: profile.state === 'OFFLINE' ? 'MISSING' : rng.next() < 0.8 ? 'OK' : 'WARNING',
     clusters: [],
-    servers: [],
+    serverCount: 0,
+    get servers() {
+      servers ??= serverPlan.flatMap(({ cluster, count }) => Array.from({ length: count }, (_, s) => generateServer(serverRng, system, cluster, s, customerId)));
+      return servers;
+    },
   };
   const clusterCount = rng.int(2, 4);
   for (let c = 0; c < clusterCount; c += 1) {
@@ -181,8 +188,9 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
       cluster.unavailable = [{ version: '2.4.0', reasons: ['Server firmware baseline of catalog 2.4.0 does not support the installed server model'] }];
     }
     system.clusters.push(cluster);
-    const serverCount = rng.int(2, 4);
-    for (let s = 0; s < serverCount; s += 1) system.servers.push(generateServer(rng, system, cluster, s, customerId));
+    const count = rng.int(2, 4);
+    serverPlan.push({ cluster, count });
+    system.serverCount += count;
   }
   return system;
 }

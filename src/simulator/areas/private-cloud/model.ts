@@ -68,7 +68,13 @@ export interface System extends RecordFields {
   updateSupported: boolean;
   healthStatus: 'OK' | 'WARNING' | 'CRITICAL' | 'MISSING';
   clusters: Cluster[];
-  servers: Server[];
+  /**
+   * Generated on first read from the system's own rng fork: a world of thousands of
+   * systems is built (and kept) without the servers nobody asks for.
+   */
+  readonly servers: Server[];
+  /** `servers.length`, known without generating them. */
+  serverCount: number;
   /** The software operation running now, if any (its clusters show it). */
   active?: { kind: SoftwareOperationKind; clusterIds: string[] };
   lastOperation?: { record: AsyncOperationRecord; catalogVersion?: string; clusterIds?: string[] };

@@ -394,7 +394,7 @@ export const privateCloudArea: AreaModule<PrivateCloudState> = {
   summary: (state) => ({
     systems: state.systems.length,
     hypervisorClusters: state.systems.reduce((n, s) => n + s.clusters.length, 0),
-    servers: state.systems.reduce((n, s) => n + s.servers.length, 0),
+    servers: state.systems.reduce((n, s) => n + s.serverCount, 0),
     catalogs: state.catalogs.length,
     provisioningPolicies: state.policies.length,
   }),

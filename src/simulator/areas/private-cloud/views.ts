@@ -78,7 +78,7 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
     region: system.region,
     updateSupported: system.updateSupported,
     health: { status: system.healthStatus },
-    associatedResourceCounts: { hypervisorClusters: system.clusters.length, servers: system.servers.length },
+    associatedResourceCounts: { hypervisorClusters: system.clusters.length, servers: system.serverCount },
     hypervisorClusters: system.clusters.map((cluster) => ({
       id: cluster.id,
       name: cluster.name,
