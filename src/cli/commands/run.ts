@@ -115,7 +115,9 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       const logger = createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
 
       const store = await openRunStore({ env: io.env });
-      const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
+      // The client's own lines (retries, rate limits) carry the run too.
+      const clientLogger = logger.child({ runId, playbook: playbook.name });
+      const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets }).catch(async (error: unknown) => {
         await store.close();
         throw error;
       });
