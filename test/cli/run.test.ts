@@ -129,6 +129,29 @@ describe('fleetbook run', () => {
     expect(stdout).toBe('');
   });
 
+  it('connects through the FLEETBOOK_* variables to a separately started simulator', async () => {
+    const { startSimulator } = await import('../../src/simulator/index.js');
+    const sim = await startSimulator({ port: 0, timeScale: 6000 });
+    try {
+      const file = playbookFile('systems.yaml', 'name: systems\nsteps:\n  - id: list\n    call: privateCloud.listSystems\noutputs:\n  total: ${{ steps.list.outputs.body.total }}\n');
+      const env = {
+        FLEETBOOK_CLIENT_ID: 'sim-observer',
+        FLEETBOOK_CLIENT_SECRET: 'sim-observer-secret',
+        FLEETBOOK_AUTH_URL: sim.authUrl,
+        FLEETBOOK_BASE_URL: sim.baseUrl,
+        FLEETBOOK_REGIONAL_URL: sim.regionalUrl,
+        FLEETBOOK_REGION: 'eu-west',
+      };
+      const { code, lines, stdout } = await run([file, '--json'], env);
+      expect(code).toBe(0);
+      expect(lines.at(-1)?.result).toMatchObject({ status: 'succeeded', outputs: { total: expect.any(Number) } });
+      expect(sim.control.requests({ operationId: 'privateCloud.listSystems' })).toMatchObject([{ clientId: 'sim-observer', region: 'eu-west', status: 200 }]);
+      expect(stdout).not.toContain('sim-observer-secret');
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('names --target simulator when no platform is configured', async () => {
     const file = playbookFile('fails.yaml', 'name: fails\nsteps:\n  - id: stop\n    fail: "x"\n');
     const { code, stderr } = await run([file]);
