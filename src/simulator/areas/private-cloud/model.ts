@@ -113,10 +113,18 @@ export interface PrivateCloudState {
   precheckValidityMs: number;
 }
 
+/** Parsed dotted versions: a world has a handful of versions and every system view compares them. */
+const parsedVersions = new Map<string, number[]>();
+function parseVersion(version: string): number[] {
+  let parsed = parsedVersions.get(version);
+  if (!parsed) parsedVersions.set(version, (parsed = version.split('.').map(Number)));
+  return parsed;
+}
+
 /** Dotted version order: `2.10.0` after `2.4.0`. */
 export function compareVersions(a: string, b: string): number {
-  const left = a.split('.').map(Number);
-  const right = b.split('.').map(Number);
+  const left = parseVersion(a);
+  const right = parseVersion(b);
   for (let i = 0; i < Math.max(left.length, right.length); i += 1) {
     const diff = (left[i] ?? 0) - (right[i] ?? 0);
     if (diff !== 0) return diff;

@@ -27,7 +27,7 @@ export function isPrecheckValid(cluster: Cluster, catalogVersion: string | undef
   return cluster.precheck !== undefined && cluster.precheck.validUntilMs > nowMs && (catalogVersion === undefined || cluster.precheck.catalogVersion === catalogVersion);
 }
 
-function clusterUpdateState(state: PrivateCloudState, system: System, cluster: Cluster, nowMs: number): UpdateState {
+function clusterUpdateState(system: System, cluster: Cluster, available: readonly Catalog[], nowMs: number): UpdateState {
   if (system.active?.clusterIds.includes(cluster.id)) {
     if (system.active.kind === 'software-prechecks') return 'PRECHECK_IN_PROGRESS';
     if (system.active.kind !== 'software-version-refresh' && system.active.kind !== 'add-hypervisor-cluster') return 'UPDATE_IN_PROGRESS';
@@ -35,20 +35,21 @@ function clusterUpdateState(state: PrivateCloudState, system: System, cluster: C
   if (system.failedUpdate?.clusterIds.includes(cluster.id)) return 'UPDATE_FAILED';
   if (cluster.precheckFailed !== undefined) return 'PRECHECK_FAILED';
   if (isPrecheckValid(cluster, undefined, nowMs)) return 'PRECHECK_COMPLETE';
-  return availableCatalogs(state, system, cluster).length > 0 ? 'UPDATE_AVAILABLE' : 'UP_TO_DATE';
+  return available.length > 0 ? 'UPDATE_AVAILABLE' : 'UP_TO_DATE';
 }
 
 export function systemView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
   const latest = state.catalogs.at(-1)?.version;
   const clusters = system.clusters.map((cluster) => {
     const valid = isPrecheckValid(cluster, undefined, nowMs) ? cluster.precheck : undefined;
+    const available = availableCatalogs(state, system, cluster);
     return {
       id: cluster.id,
       name: cluster.name,
       currentSoftwareVersion: cluster.currentVersion,
-      updateState: clusterUpdateState(state, system, cluster, nowMs),
+      updateState: clusterUpdateState(system, cluster, available, nowMs),
       ...(valid ? { precheckValidUntil: iso(valid.validUntilMs) } : {}),
-      availableSoftwareCatalogs: availableCatalogs(state, system, cluster).map((catalog) => ({
+      availableSoftwareCatalogs: available.map((catalog) => ({
         id: catalog.id,
         version: catalog.version,
         releaseDate: catalog.releaseDate,
