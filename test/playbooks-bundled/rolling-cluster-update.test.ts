@@ -1,0 +1,127 @@
+import { afterEach, expect, it } from 'vitest';
+import { failures, startBundledHarness, type BundledHarness } from './harness.js';
+
+let harness: BundledHarness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+interface Row {
+  system: string;
+  cluster: string;
+  before: string;
+  after: string;
+  status: string;
+  attempts: number;
+  resumed: boolean;
+  durationMinutes?: number;
+}
+interface Outputs {
+  catalogVersion: string;
+  clusters: Row[];
+  systems: { succeeded: number; failed: number; notStarted: string[] };
+}
+interface SystemView {
+  name: string;
+  state: string;
+  softwareInfo: { hypervisorClusters: Array<{ name: string; currentSoftwareVersion: string; availableSoftwareCatalogs: Array<{ version: string }> }> };
+}
+
+const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
+
+/** Every system of the world, read through the platform's API. */
+async function systemsOf(h: BundledHarness): Promise<SystemView[]> {
+  const all: SystemView[] = [];
+  for (const region of REGIONS) {
+    const page = await h.client.invoke('privateCloud.listSystems', { limit: 100 }, { region });
+    all.push(...(page.body as { items: SystemView[] }).items);
+  }
+  return all;
+}
+
+it('updates the default world to the latest catalog cluster by cluster, resuming the pinned failure once', async () => {
+  const h = (harness = await startBundledHarness());
+  const result = await h.run('rolling-cluster-update');
+  expect(result.status, failures(result)).toBe('succeeded');
+  const outputs = result.outputs as Outputs;
+  expect(outputs.catalogVersion).toBe('2.4.0');
+
+  // The platform's state: every online system that offered 2.4.0 has it on those clusters now.
+  const systems = await systemsOf(h);
+  for (const row of outputs.clusters.filter((r) => r.status === 'succeeded')) {
+    const cluster = systems.find((s) => s.name === row.system)?.softwareInfo.hypervisorClusters.find((c) => c.name === row.cluster);
+    expect(cluster?.currentSoftwareVersion, `${row.system} ${row.cluster}`).toBe('2.4.0');
+    expect(row.after).toBe('2.4.0');
+    expect(row.before).not.toBe('2.4.0');
+  }
+  for (const system of systems.filter((s) => s.state === 'ONLINE')) {
+    for (const cluster of system.softwareInfo.hypervisorClusters) {
+      expect(cluster.availableSoftwareCatalogs.map((c) => c.version), `${system.name} ${cluster.name}`).not.toContain('2.4.0');
+    }
+  }
+  // The pinned failure (first system, first cluster, hypervisor step) was resumed once.
+  const resumed = outputs.clusters.filter((r) => r.resumed);
+  expect(resumed).toMatchObject([{ system: 'hci-us-west-01', cluster: 'cluster-a', attempts: 2, status: 'succeeded' }]);
+  expect(outputs.clusters.filter((r) => !r.resumed && r.status === 'succeeded').every((r) => r.attempts === 1 && (r.durationMinutes ?? 0) >= 50)).toBe(true);
+  // The offline system is reported, not touched.
+  expect(outputs.clusters.filter((r) => r.system === 'hci-eu-west-02').every((r) => r.status === 'skipped (system OFFLINE)' && r.attempts === 0)).toBe(true);
+  expect(outputs.systems).toEqual({ succeeded: 4, failed: 0, notStarted: [] });
+
+  // One update per updated cluster, one resume, never an update posted twice.
+  const updates = h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' });
+  const updatedClusters = outputs.clusters.filter((r) => r.status === 'succeeded').length;
+  expect(updates.map((u) => u.status)).toEqual(Array(updatedClusters).fill(202));
+  expect(h.sim.control.requests({ operationId: 'privateCloud.resumeSoftwareUpdate' }).map((r) => r.status)).toEqual([202]);
+});
+
+it('names all clusters of a system in one precheck and one update with clusterByCluster: false', async () => {
+  const h = (harness = await startBundledHarness({ world: { privateCloud: { failures: [] } } }));
+  const result = await h.run('rolling-cluster-update', { clusterByCluster: false, catalogVersion: '2.4.0', maxParallelSystems: 3 });
+  expect(result.status, failures(result)).toBe('succeeded');
+  expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwarePrechecks' })).toHaveLength(3);
+  expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' })).toHaveLength(3);
+  const rows = (result.outputs as Outputs).clusters.filter((r) => r.status === 'succeeded');
+  expect(rows.length).toBeGreaterThan(3);
+  expect(rows.every((r) => r.after === '2.4.0' && r.attempts === 1 && !r.resumed)).toBe(true);
+});
+
+it('reruns the prechecks when the update answers 412, then resumes the failed update', async () => {
+  const h = (harness = await startBundledHarness({ faults: { rules: [{ route: 'privateCloud.runSoftwareUpdate', status: 412, count: 1 }] } }));
+  const result = await h.run('rolling-cluster-update', { systemIds: ['hci-us-west-01'] });
+  expect(result.status, failures(result)).toBe('succeeded');
+  const updates = h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' }).map((r) => r.status);
+  expect(updates[0]).toBe(412);
+  expect(updates.slice(1).every((status) => status === 202)).toBe(true);
+  // Prechecks of the first cluster ran twice: once before the update, once after the 412.
+  expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwarePrechecks' })).toHaveLength(updates.length);
+  expect((result.outputs as Outputs).clusters[0]).toMatchObject({ cluster: 'cluster-a', after: '2.4.0', attempts: 2, resumed: true });
+});
+
+it('stops starting systems once more than maxFailedSystems failed, and leaves them untouched', async () => {
+  const world = { privateCloud: { failures: [{ system: 'hci-us-west-01', cluster: 'cluster-a', operation: 'update', step: 'hypervisor', times: 5 }] } };
+  const h = (harness = await startBundledHarness({ world }));
+  const result = await h.run('rolling-cluster-update', { maxParallelSystems: 1, maxResumes: 1, maxFailedSystems: 0 });
+  expect(result.status).toBe('failed');
+  const verdict = result.steps.find((step) => step.stepId === 'assert#10');
+  expect(verdict?.error?.message).toMatch(/1 system\(s\) failed .*tolerated: 0.*3 never started.*hci-us-west-01/s);
+  // One update, one resume (maxResumes), then the system failed and no other system started.
+  expect(h.sim.control.requests({ operationId: 'privateCloud.resumeSoftwareUpdate' })).toHaveLength(1);
+  expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' })).toHaveLength(1);
+  const systems = await systemsOf(h);
+  for (const name of ['hci-eu-central-03', 'hci-ap-northeast-04']) {
+    const untouched = systems.find((s) => s.name === name);
+    expect(untouched?.softwareInfo.hypervisorClusters.every((c) => c.currentSoftwareVersion !== '2.4.0')).toBe(true);
+  }
+  const table = h.lines().find((line) => typeof line.msg === 'string' && line.msg.startsWith('clusters: hci-us-west-01 cluster-a: 2.2.0 -> 2.2.0, failed'));
+  expect(table, 'the table is logged when the run fails').toBeDefined();
+});
+
+it('dry-runs: reads the fleet, sends no write, and says which writes it would send', async () => {
+  const h = (harness = await startBundledHarness());
+  const result = await h.run('rolling-cluster-update', {}, { dryRun: true });
+  expect(result.status, failures(result)).toBe('succeeded');
+  expect(h.sim.control.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/as/'))).toEqual([]);
+  expect(result.simulatedSteps.some((path) => path.endsWith('.precheck'))).toBe(true);
+  expect(result.simulatedSteps.some((path) => path.endsWith('.update'))).toBe(true);
+});
