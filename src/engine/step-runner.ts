@@ -68,15 +68,21 @@ function timeoutError(stepId: string, timeoutMs: number): StepError {
   return new StepError(`Step '${stepId}' did not finish within its timeout of ${timeoutMs} ms.`, { kind: StepFailureKind.timeout, code: 'STEP_TIMEOUT' });
 }
 
-/** Runs `task` with a signal that also aborts after `timeoutMs`; a timeout rejects with a `STEP_TIMEOUT` error. */
-async function withTimeout<T>(timeoutMs: number | undefined, parent: AbortSignal, stepId: string, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `task` with a signal that also aborts after `timeoutMs`. A task that ends
+ * `interrupted` (or throws) because the timeout fired, not the run, has failed with
+ * `STEP_TIMEOUT`.
+ */
+async function bounded(timeoutMs: number | undefined, parent: AbortSignal, stepId: string, task: (signal: AbortSignal) => Promise<Outcome>): Promise<Outcome> {
   if (timeoutMs === undefined) return task(parent);
   const timer = new AbortController();
   const handle = setTimeout(() => timer.abort(timeoutError(stepId, timeoutMs)), timeoutMs);
+  const timedOut = (outcome: Outcome): Outcome => ({ ...outcome, status: StepStatus.failed, error: toErrorRecord(timer.signal.reason) });
   try {
-    return await task(AbortSignal.any([parent, timer.signal]));
+    const outcome = await task(AbortSignal.any([parent, timer.signal]));
+    return timer.signal.aborted && !parent.aborted && outcome.status === StepStatus.interrupted ? timedOut(outcome) : outcome;
   } catch (error) {
-    if (timer.signal.aborted && !parent.aborted) throw timer.signal.reason;
+    if (timer.signal.aborted && !parent.aborted) return timedOut({ status: StepStatus.failed });
     throw error;
   } finally {
     clearTimeout(handle);
@@ -192,14 +198,11 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
   /** The attempts of a leaf step under its retry policy and timeout. */
   async function runAttempts(step: Step, prepared: PreparedLeaf, frame: Frame, stepPath: string, record: StepSummary, log: Logger): Promise<Outcome> {
     const policy = step.retry;
-    const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
     for (let attempt = 1; ; attempt += 1) {
       record.attempts = attempt;
       const attemptLog = log.child({ attempt });
       try {
-        const result = await withTimeout(timeoutMs, frame.signal, step.id, (signal) =>
-          prepared.attempt({ client, signal, logger: attemptLog, secrets, dryRun: options.dryRun, path: stepPath, attempt, journal: options.journal }),
-        );
+        const result = await prepared.attempt({ client, signal: frame.signal, logger: attemptLog, secrets, dryRun: options.dryRun, path: stepPath, attempt, journal: options.journal });
         return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
       } catch (error) {
         if (frame.signal.aborted) return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
@@ -268,7 +271,9 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         return settle({ status: StepStatus.failed, error: toErrorRecord(error) });
       }
       await start(prepared.input);
-      outcome = await runAttempts(step, prepared, frame, stepPath, record, log);
+      // The timeout bounds the whole step, retries and their delays included.
+      const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
+      outcome = await bounded(timeoutMs, frame.signal, step.id, (signal) => runAttempts(step, prepared, { ...frame, signal }, stepPath, record, log));
     } else {
       record.attempts = 1;
       outcome = await runContainer(step, frame, stepPath, log, start).catch((error: unknown) =>
@@ -296,8 +301,9 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
   }
 
   async function runContainer(step: Step, frame: Frame, stepPath: string, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
-    const timeoutMs = step.timeoutMs;
-    return withTimeout(timeoutMs, frame.signal, step.id, async (signal) => {
+    // Only a container's own timeout bounds it: the playbook's default is meant for single
+    // steps, and would otherwise cut a long rolling update.
+    return bounded(step.timeoutMs, frame.signal, step.id, async (signal) => {
       const inner: Frame = { scope: frame.scope, prefix: stepPath, signal };
       switch (step.kind) {
         case 'forEach':
@@ -313,12 +319,6 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         default:
           throw new Error(`${stepPath}: '${step.kind}' is not a container step`);
       }
-    }).then((outcome) => {
-      // A timeout aborts the children; they end interrupted, the container timed out.
-      if (timeoutMs !== undefined && outcome.status === StepStatus.interrupted && !frame.signal.aborted) {
-        return { ...outcome, status: StepStatus.failed, error: toErrorRecord(timeoutError(step.id, timeoutMs)) };
-      }
-      return outcome;
     });
   }
 

@@ -201,8 +201,17 @@ describe('control flow', () => {
 
   it('fails a step that outlives its timeout', async () => {
     const h = await start();
-    const result = await h.run(playbook([step({ id: 'nap', kind: 'sleep', duration: t('10s'), timeoutMs: 50 })]));
+    const result = await h.run(
+      playbook([
+        step({ id: 'nap', kind: 'sleep', duration: t('10s'), timeoutMs: 50, continueOnError: true }),
+        // The timeout bounds the step with its retries and their delays.
+        step({ id: 'retrying', kind: 'assert', condition: t(false), timeoutMs: 200, retry: { ...noRetry, maxAttempts: 1000, initialDelayMs: 50, maxDelayMs: 50, jitter: 'none', on: ['any'] } }),
+      ]),
+    );
     expect(result.steps[0]).toMatchObject({ status: 'failed', error: { code: 'STEP_TIMEOUT' } });
+    expect(result.steps[1]).toMatchObject({ status: 'failed', error: { code: 'STEP_TIMEOUT' } });
+    expect(result.steps[1]?.attempts).toBeGreaterThan(1);
+    expect(result.steps[1]?.attempts).toBeLessThan(10);
   });
 });
 
