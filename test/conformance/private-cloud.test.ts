@@ -223,6 +223,34 @@ describe('private cloud conformance', () => {
     expect((await answerOf(admin.privateCloud.getProvisioningPolicy({ id }))).status).toBe(404);
   });
 
+  it('a resumed update can fail again (pinned twice) and be resumed again, each time from the failed step', async () => {
+    const pinned = await startConformance(
+      { timeScale: 1, world: { privateCloud: { failures: [{ system: 'hci-eu-central-03', operation: 'update', step: 'server-firmware', times: 2 }] } } },
+    );
+    try {
+      const { admin, sim } = pinned;
+      const [system] = (await admin.privateCloud.listSystems({ filter: "name eq 'hci-eu-central-03'" }, { region: 'eu-central' })).body.items as JsonBody[];
+      const at = regionOf(system);
+      const body = { catalogVersion: '2.4.0' };
+      await followDriving(sim, admin, await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at));
+      const update = await followDriving(sim, admin, await admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at));
+      expect(update.error?.message).toContain('server-firmware');
+      const startedAt = sim.control.clock.now();
+      const firstResume = await followDriving(sim, admin, await admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at));
+      expect(firstResume).toMatchObject({ outcome: 'failed', operation: { type: 'software-update-resume', error: { errorCode: 'UPDATE_STEP_FAILED' } } });
+      // Only the server-firmware step ran again: 15 simulated minutes, not 45.
+      const ran = Date.parse(firstResume.operation.endedAt as string) - Date.parse(firstResume.operation.startedAt as string);
+      expect(ran).toBe(15 * MINUTE_MS);
+      expect(sim.control.clock.now()).toBeGreaterThan(startedAt);
+      const secondResume = await followDriving(sim, admin, await admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at));
+      expect(secondResume.outcome).toBe('succeeded');
+      expect(((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.updateState).toBe('UP_TO_DATE');
+      await expectNoViolations(sim);
+    } finally {
+      await pinned.close();
+    }
+  });
+
   it('async operations: INITIALIZED, RUNNING with progress, SUCCEEDED; polling interval divided by the time scale', async () => {
     // A clock that only moves when told, to see each state.
     const still = await startConformance({ timeScale: 1e-6 });

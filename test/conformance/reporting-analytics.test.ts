@@ -11,7 +11,7 @@ const dir = mkdtempSync(join(tmpdir(), 'fleetbook-conformance-reports-'));
 
 let t: Conformance;
 beforeAll(async () => {
-  t = await startConformance({ world: { consumptionAnalytics: { reports: 5, rowsPerReport: 250 } } });
+  t = await startConformance({ world: { consumptionAnalytics: { reports: 5, rowsPerReport: 250 }, reporting: { failReportNames: ['Conformance broken'] } } });
 });
 afterAll(async () => {
   await expectConformant(t.sim, 'reporting-analytics');
@@ -101,6 +101,16 @@ describe('reporting and consumption analytics conformance', () => {
     expect(listed.body.total).toBe(1);
     const text = await (await fetch((status.body as JsonBody).reportDownloadUrl)).text();
     expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('reporting: a failed export ends FAILED with its error, the stage failed, no download', async () => {
+    const { operator, observer } = t;
+    const accepted = await operator.reporting.createReportExport({ body: exportBody('Conformance broken', 'PDF', ['ops@conformance.example']) });
+    const done = await follow(observer, accepted);
+    expect(done).toMatchObject({ outcome: 'failed', operation: { state: 'FAILED', results: [] } });
+    expect(done.operation.error).toMatchObject({ debugId: expect.any(String), message: expect.any(String) });
+    const status = (await observer.reporting.getReportStatus({ id: (accepted.body as JsonBody).id })).body as JsonBody;
+    expect(status).toMatchObject({ status: 'FAILED', stage: 'failed', reportDownloadUrl: '' });
   });
 
   it('consumption analytics: report list, definition, CSV attachment', async () => {

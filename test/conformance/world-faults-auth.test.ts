@@ -114,6 +114,40 @@ describe('world file', () => {
   });
 });
 
+describe('determinism and reset', () => {
+  it('the same seed gives the same world; another seed another; reset rebuilds it and keeps clock, tokens and log', async () => {
+    const snapshot = async (seed: number) => {
+      let bodies: unknown[] = [];
+      await withSim({ seed }, async ({ observer }) => {
+        bodies = [
+          (await observer.privateCloud.listSystems({ limit: 100 }, { region: 'us-west' })).body,
+          (await observer.devices.listDevices()).body,
+          (await observer.subscriptions.listSubscriptions()).body,
+          (await observer.users.listUsers()).body,
+        ];
+      });
+      return bodies;
+    };
+    const first = await snapshot(5);
+    expect(await snapshot(5)).toEqual(first);
+    expect(await snapshot(6)).not.toEqual(first);
+
+    await withSim({ seed: 5, timeScale: 1 }, async ({ sim, operator }) => {
+      const created = await operator.workspaces.createTenant({ body: { workspaceName: 'Reset me', email: 'r@reset.example', address: { countryCode: 'DE' } } });
+      sim.control.clock.advance(3_600_000);
+      const before = sim.control.clock.now();
+      const reset = await fetch(`${sim.url}/_sim/reset`, { method: 'POST' });
+      expect(reset.status).toBe(200);
+      expect(((await reset.json()) as JsonBody).areas.workspaces.tenants).toBe(2);
+      expect(sim.control.clock.now()).toBeGreaterThanOrEqual(before);
+      // The operator's token still works; the tenant is gone; the log kept the creation.
+      expect(await answerOf(operator.workspaces.getWorkspace({ workspaceId: created.headers.location!.split('/').pop()! }))).toMatchObject({ status: 404 });
+      expect(sim.control.requests({ operationId: 'workspaces.createTenant' })).toHaveLength(1);
+      expect(sim.control.requests({ operationId: 'auth.createToken' })).toHaveLength(1);
+    });
+  });
+});
+
 describe('faults', () => {
   it('loads a YAML faults file: an error rate on a route, reproducible; latency; a located mistake', async () => {
     const faults = file(
