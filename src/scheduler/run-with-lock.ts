@@ -1,0 +1,114 @@
+/**
+ * `runPlaybookWithLock`: `runPlaybook` under the playbook's concurrency key. A playbook with
+ * `lock: ${{ inputs.systemId }}` renders the key from the run's inputs, and the run holds the
+ * store lease `lock:<key>` from before its first step to its end, renewed on a timer. The
+ * CLI's `fleetbook run` and the daemon both start runs through here, so a manual run and a
+ * scheduled one with the same key never run at once, whichever process starts them.
+ */
+import { randomUUID } from 'node:crypto';
+import { resolveInputs, runPlaybook, type RunOptions, type RunResult } from '../engine/index.js';
+import type { Playbook } from '../playbook/types.js';
+import { systemClock, type Clock } from './clock.js';
+import { SchedulerError } from './scheduler-error.js';
+
+export interface LockOptions {
+  /** Wait for a held lock (scheduled runs) instead of refusing with `LOCK_HELD` (manual runs). @default false */
+  waitForLock?: boolean;
+  /** How often a waiting run tries the lock again. @default 5000 */
+  lockPollMs?: number;
+  /** Lease time to live; renewed every third of it. @default 60000 */
+  lockTtlMs?: number;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+/** The rendered concurrency key of a run of `playbook` with `inputs`, or undefined when it has none. */
+export async function renderLockKey(playbook: Playbook, inputs: Record<string, unknown>, run: { id: string; dryRun: boolean; env: Record<string, string | undefined> }): Promise<string | undefined> {
+  if (!playbook.lock) return undefined;
+  const resolved = resolveInputs(playbook.inputs, inputs, playbook.name);
+  const value = await playbook.lock.evaluate({
+    inputs: resolved.values,
+    steps: {},
+    run: { id: run.id, playbook: playbook.name, dryRun: run.dryRun, startedAt: new Date().toISOString() },
+    env: run.env,
+  });
+  if (value === undefined || value === null || value === '') return undefined;
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const onAbort = (): void => {
+      timer.cancel();
+      reject(signal.reason as Error);
+    };
+    const timer = clock.setTimer(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Runs `playbook` holding its lock. A dry run sends no write and takes no lock. Throws
+ * `LOCK_HELD` when another run holds the key and `waitForLock` is false; if the lease is
+ * lost mid-run (the store was unreachable for a whole TTL), the run is aborted and ends
+ * `interrupted`, resumable.
+ */
+export async function runPlaybookWithLock(playbook: Playbook, options: RunOptions & LockOptions): Promise<RunResult> {
+  const runId = options.runId ?? randomUUID();
+  const dryRun = options.dryRun ?? false;
+  const key = dryRun ? undefined : await renderLockKey(playbook, options.inputs ?? {}, { id: runId, dryRun, env: options.env ?? process.env });
+  if (key === undefined) return runPlaybook(playbook, { ...options, runId });
+
+  const { store, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const ttlMs = options.lockTtlMs ?? 60_000;
+  const leaseKey = `lock:${key}`;
+  const signal = options.signal ?? new AbortController().signal;
+  let waitingLogged = false;
+  while (!(await store.acquireLease(leaseKey, runId, ttlMs))) {
+    if (!options.waitForLock) {
+      throw new SchedulerError(`Another run of a playbook with lock '${key}' is running; this run did not start. Try again when it has ended (fleetbook runs list --status running).`, 'LOCK_HELD', { lock: key });
+    }
+    if (!waitingLogged) logger.info({ event: 'lock.waiting', lock: key, runId, playbook: playbook.name }, `run ${runId} waits for lock '${key}', held by another run`);
+    waitingLogged = true;
+    await sleep(clock, options.lockPollMs ?? 5000, signal);
+  }
+
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(signal.reason);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  // A renewal in flight when the run ends must neither re-arm nor take the released lease again.
+  let finished = false;
+  let renewal = clock.setTimer(function renew() {
+    if (finished) return;
+    store.acquireLease(leaseKey, runId, ttlMs).then(
+      (held) => {
+        if (finished) return;
+        if (held) {
+          renewal = clock.setTimer(renew, ttlMs / 3);
+          return;
+        }
+        logger.error({ event: 'lock.lost', lock: key, runId }, `run ${runId} lost lock '${key}' to another run; stopping it (it stays resumable)`);
+        controller.abort(new SchedulerError(`lost lock '${key}'`, 'LOCK_LOST'));
+      },
+      (error: unknown) => {
+        if (finished) return;
+        logger.warn({ event: 'lock.renewFailed', lock: key, runId, err: error }, `could not renew lock '${key}'; trying again`);
+        renewal = clock.setTimer(renew, ttlMs / 3);
+      },
+    );
+  }, ttlMs / 3);
+  try {
+    return await runPlaybook(playbook, { ...options, runId, signal: controller.signal });
+  } finally {
+    finished = true;
+    renewal.cancel();
+    signal.removeEventListener('abort', forward);
+    await store.releaseLease(leaseKey, runId);
+  }
+}

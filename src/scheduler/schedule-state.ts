@@ -1,0 +1,60 @@
+/**
+ * What the scheduler keeps per schedule in the run store (`getScheduleState`), so a
+ * restarted or standby daemon knows what was fired, what is queued and what is paused.
+ * The store holds it as opaque JSON; this file is its one reader and writer.
+ */
+import type { RunStore } from '../store/types.js';
+
+/** The outcome of a schedule's latest run as `fleetbook schedules` shows it. */
+export type ScheduleRunResult = 'running' | 'succeeded' | 'failed' | 'interrupted';
+
+export interface ScheduleState {
+  /** When the schedule became known to a daemon (or its cron or timezone last changed): nothing before is missed. */
+  activeSince: string;
+  /** `cron|timezone` as of `activeSince`. */
+  fingerprint: string;
+  /** Nominal time of the newest fire handled (started, queued or skipped); never moves back. */
+  lastFireAt?: string;
+  lastRunId?: string;
+  lastRunStartedAt?: string;
+  lastResult?: ScheduleRunResult;
+  lastSkip?: { scheduledAt: string; reason: string };
+  /** Failed runs in a row (interrupted runs do not count either way). */
+  consecutiveFailures: number;
+  paused: boolean;
+  pausedAt?: string;
+  /** Hash of the playbook when the schedule paused: loading a changed playbook resumes it. */
+  pausedPlaybookHash?: string;
+  /** Nominal fire times waiting for the running run (overlap `queue`, catch-up `all`), oldest first. */
+  queued: string[];
+}
+
+export function scheduleFingerprint(schedule: { cron: string; timezone: string }): string {
+  return `${schedule.cron}|${schedule.timezone}`;
+}
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** The stored state, or undefined for a schedule no daemon has seen. Unknown or ill-typed fields are dropped. */
+export async function readScheduleState(store: RunStore, key: string): Promise<ScheduleState | undefined> {
+  const raw = await store.getScheduleState(key);
+  if (raw === undefined) return undefined;
+  const results: readonly string[] = ['running', 'succeeded', 'failed', 'interrupted'];
+  const skip = raw.lastSkip as Record<string, unknown> | undefined;
+  const state: ScheduleState = {
+    activeSince: text(raw.activeSince) ?? new Date(0).toISOString(),
+    fingerprint: text(raw.fingerprint) ?? '',
+    consecutiveFailures: typeof raw.consecutiveFailures === 'number' ? raw.consecutiveFailures : 0,
+    paused: raw.paused === true,
+    queued: Array.isArray(raw.queued) ? raw.queued.filter((at): at is string => typeof at === 'string') : [],
+  };
+  const optional = { lastFireAt: text(raw.lastFireAt), lastRunId: text(raw.lastRunId), lastRunStartedAt: text(raw.lastRunStartedAt), pausedAt: text(raw.pausedAt), pausedPlaybookHash: text(raw.pausedPlaybookHash) };
+  for (const [name, value] of Object.entries(optional)) if (value !== undefined) Object.assign(state, { [name]: value });
+  if (typeof raw.lastResult === 'string' && results.includes(raw.lastResult)) state.lastResult = raw.lastResult as ScheduleRunResult;
+  if (skip && typeof skip.scheduledAt === 'string' && typeof skip.reason === 'string') state.lastSkip = { scheduledAt: skip.scheduledAt, reason: skip.reason };
+  return state;
+}
+
+export async function writeScheduleState(store: RunStore, key: string, state: ScheduleState): Promise<void> {
+  await store.setScheduleState(key, { ...state });
+}

@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import { readScheduleState } from '../../src/scheduler/schedule-state.js';
+import { RunStatus } from '../../src/store/index.js';
+import { createSchedulerHarness, schedule, scheduledPlaybook, scheduledTimes } from './harness.js';
+
+const flush = async (h: { scheduler: { idle(): Promise<void> } }) => h.scheduler.idle();
+
+describe('scheduler: firing', () => {
+  it('fires at each fire time, records the fire before the run starts, and the result after', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z');
+    let stateAtStart: unknown;
+    const wrapped = createSchedulerHarness('2025-01-01T00:00:00Z', {
+      store: h.store,
+      clock: h.clock,
+      scheduler: {
+        execute: async (request) => {
+          stateAtStart = await readScheduleState(h.store, request.schedule.key);
+          return { status: RunStatus.succeeded };
+        },
+      },
+    });
+    await wrapped.scheduler.load([scheduledPlaybook([schedule()])]);
+    await wrapped.advanceTo('2025-01-03T12:00:00Z');
+    const fired = wrapped.events('schedule.fired');
+    expect(fired.map((line) => line.scheduledAt)).toEqual(['2025-01-01T06:00:00.000Z', '2025-01-02T06:00:00.000Z', '2025-01-03T06:00:00.000Z']);
+    expect(stateAtStart).toMatchObject({ lastFireAt: '2025-01-03T06:00:00.000Z', lastResult: 'running', lastRunId: fired[2]?.runId });
+    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({ lastResult: 'succeeded', consecutiveFailures: 0, paused: false });
+  });
+
+  it('does not fire a disabled schedule', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z', { finishWith: RunStatus.succeeded });
+    await h.scheduler.load([scheduledPlaybook([schedule({ enabled: false })])]);
+    await h.advanceTo('2025-01-05T00:00:00Z');
+    expect(h.runs).toHaveLength(0);
+    expect(h.clock.pendingTimers()).toBe(0);
+  });
+
+  it('delays each fire by the jitter and keeps the nominal fire time', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z', { finishWith: RunStatus.succeeded });
+    await h.scheduler.load([scheduledPlaybook([schedule({ jitterMs: 10 * 60_000 })])]);
+    await h.advanceTo('2025-01-01T06:04:59Z');
+    expect(h.runs).toHaveLength(0); // random() is 0.5: five minutes late
+    await h.advanceTo('2025-01-01T06:05:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T06:00:00.000Z']);
+  });
+});
+
+describe('scheduler: overlap', () => {
+  const hourly = (overlap: 'skip' | 'queue' | 'allow' | 'cancel-running') => scheduledPlaybook([schedule({ cron: '0 * * * *', overlap })]);
+
+  it('skip (default): a fire while the previous run runs is skipped, with the reason logged', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:30:00Z');
+    await h.scheduler.load([hourly('skip')]);
+    await h.advanceTo('2025-01-01T02:30:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T01:00:00.000Z']);
+    const skipped = h.events('schedule.skipped');
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]).toMatchObject({ scheduledAt: '2025-01-01T02:00:00.000Z', scheduleKey: 'nightly#0' });
+    expect(String(skipped[0]?.reason)).toContain(`run ${h.runs[0]?.request.runId} is still running`);
+    h.runs[0]?.end(RunStatus.succeeded);
+    await h.advanceTo('2025-01-01T03:00:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T01:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+  });
+
+  it('queue: fires wait for the running run and start one after another, oldest first', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:30:00Z');
+    await h.scheduler.load([hourly('queue')]);
+    await h.advanceTo('2025-01-01T03:30:00Z');
+    expect(h.running()).toHaveLength(1);
+    expect(h.events('schedule.queued').map((line) => line.scheduledAt)).toEqual(['2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    expect((await readScheduleState(h.store, 'nightly#0'))?.queued).toEqual(['2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    h.running()[0]?.end(RunStatus.succeeded);
+    await flush(h);
+    expect(h.running().map((run) => run.request.scheduledAt.toISOString())).toEqual(['2025-01-01T02:00:00.000Z']);
+    h.running()[0]?.end(RunStatus.failed);
+    await flush(h);
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T01:00:00.000Z', '2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    expect((await readScheduleState(h.store, 'nightly#0'))?.queued).toEqual([]);
+  });
+
+  it('allow: runs overlap', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:30:00Z');
+    await h.scheduler.load([hourly('allow')]);
+    await h.advanceTo('2025-01-01T03:30:00Z');
+    expect(h.running()).toHaveLength(3);
+    expect(h.events('schedule.skipped')).toHaveLength(0);
+  });
+
+  it('cancel-running: the running run is aborted and has ended before the new one starts', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:30:00Z');
+    await h.scheduler.load([hourly('cancel-running')]);
+    await h.advanceTo('2025-01-01T01:30:00Z');
+    const first = h.runs[0];
+    await h.advanceTo('2025-01-01T02:30:00Z');
+    expect(first?.request.signal.aborted).toBe(true);
+    expect(h.runs).toHaveLength(2);
+    expect(h.running().map((run) => run.request.scheduledAt.toISOString())).toEqual(['2025-01-01T02:00:00.000Z']);
+    const state = await readScheduleState(h.store, 'nightly#0');
+    // The cancelled run's end does not overwrite the new run's state, nor count as a failure.
+    expect(state).toMatchObject({ lastRunId: h.runs[1]?.request.runId, lastResult: 'running', consecutiveFailures: 0 });
+  });
+});
+
+describe('scheduler: pause after failures', () => {
+  it('pauses after N failed runs in a row, skips while paused, resumes when the playbook changes', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z', { finishWith: RunStatus.failed });
+    const book = scheduledPlaybook([schedule({ pauseAfterFailures: 2 })]);
+    await h.scheduler.load([book]);
+    await h.advanceTo('2025-01-04T12:00:00Z');
+    expect(h.runs).toHaveLength(2);
+    expect(h.events('schedule.paused')).toEqual([expect.objectContaining({ scheduleKey: 'nightly#0', consecutiveFailures: 2 })]);
+    expect(h.events('schedule.skipped').map((line) => line.scheduledAt)).toEqual(['2025-01-03T06:00:00.000Z', '2025-01-04T06:00:00.000Z']);
+    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({ paused: true, consecutiveFailures: 2, lastResult: 'failed', pausedPlaybookHash: 'hash-1' });
+
+    await h.scheduler.load([book]); // a reload of the same file does not resume it
+    await h.advanceTo('2025-01-05T12:00:00Z');
+    expect(h.runs).toHaveLength(2);
+
+    await h.scheduler.load([{ ...book, hash: 'hash-2' }]);
+    expect(h.events('schedule.resumed')).toHaveLength(1);
+    await h.advanceTo('2025-01-06T12:00:00Z');
+    expect(scheduledTimes(h.runs).at(-1)).toBe('2025-01-06T06:00:00.000Z');
+  });
+
+  it('a success resets the count', async () => {
+    const statuses = [RunStatus.failed, RunStatus.succeeded, RunStatus.failed, RunStatus.failed];
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z', {
+      scheduler: { execute: async () => ({ status: statuses.shift() ?? RunStatus.succeeded }) },
+    });
+    await h.scheduler.load([scheduledPlaybook([schedule({ pauseAfterFailures: 2 })])]);
+    await h.advanceTo('2025-01-03T12:00:00Z');
+    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({ paused: false, consecutiveFailures: 1 });
+    await h.advanceTo('2025-01-04T12:00:00Z');
+    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({ paused: true, consecutiveFailures: 2 });
+  });
+});
+
+describe('scheduler: catch-up after three days down', () => {
+  // Up on the 1st (fires 06:00), down from the 1st 12:00 to the 4th 12:00: the 2nd, 3rd and 4th are missed.
+  async function downtime(catchUp: 'none' | 'last' | 'all', extra: { catchUpWindowMs?: number } = {}) {
+    const first = createSchedulerHarness('2025-01-01T00:00:00Z', { finishWith: RunStatus.succeeded });
+    const book = scheduledPlaybook([schedule({ catchUp, ...extra })]);
+    await first.scheduler.load([book]);
+    await first.advanceTo('2025-01-01T12:00:00Z');
+    await first.scheduler.stop();
+    expect(scheduledTimes(first.runs)).toEqual(['2025-01-01T06:00:00.000Z']);
+
+    await first.clock.advanceTo(Date.parse('2025-01-04T12:00:00Z'));
+    const second = createSchedulerHarness('2025-01-04T12:00:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    await second.scheduler.load([book]);
+    await second.scheduler.idle();
+    return second;
+  }
+
+  it('none: nothing missed is fired; the next fire is on time', async () => {
+    const h = await downtime('none');
+    expect(h.runs).toHaveLength(0);
+    expect(h.events('schedule.catchUp')).toEqual([expect.objectContaining({ policy: 'none', missed: 3, firing: [] })]);
+    await h.advanceTo('2025-01-05T06:00:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-05T06:00:00.000Z']);
+  });
+
+  it('last (default): only the newest missed fire runs, at once', async () => {
+    const h = await downtime('last');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-04T06:00:00.000Z']);
+    expect(h.runs[0]?.request.catchUp).toBe(true);
+    await h.advanceTo('2025-01-05T06:00:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-04T06:00:00.000Z', '2025-01-05T06:00:00.000Z']);
+  });
+
+  it('all: every missed fire runs, one after another, oldest first', async () => {
+    const h = await downtime('all');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-02T06:00:00.000Z', '2025-01-03T06:00:00.000Z', '2025-01-04T06:00:00.000Z']);
+    expect(h.events('schedule.catchUp')).toEqual([expect.objectContaining({ policy: 'all', missed: 3 })]);
+  });
+
+  it('all within a window: only the missed fires inside it', async () => {
+    const h = await downtime('all', { catchUpWindowMs: 36 * 3600_000 });
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-03T06:00:00.000Z', '2025-01-04T06:00:00.000Z']);
+  });
+
+  it('a restart with nothing missed fires nothing twice', async () => {
+    const first = createSchedulerHarness('2025-01-01T00:00:00Z', { finishWith: RunStatus.succeeded });
+    const book = scheduledPlaybook([schedule({ catchUp: 'all' })]);
+    await first.scheduler.load([book]);
+    await first.advanceTo('2025-01-01T06:00:30Z');
+    await first.scheduler.stop();
+    const second = createSchedulerHarness('2025-01-01T06:00:30Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    await second.scheduler.load([book]);
+    await second.advanceTo('2025-01-01T12:00:00Z');
+    expect(first.runs.length + second.runs.length).toBe(1);
+  });
+});
