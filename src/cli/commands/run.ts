@@ -11,10 +11,11 @@ import { parse } from 'yaml';
 import { parseInputText, resolveInputs, runPlaybook } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createLogger, createSecretRegistry } from '../../logging/index.js';
-import { codeFrame, hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
 import { openRunStore, RunStatus } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { formatProblems } from '../problems.js';
 import { createReadableLogStream, formatSummary } from './run-view.js';
 
 interface RunCommandOptions {
@@ -30,28 +31,6 @@ interface RunCommandOptions {
 }
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-/** `file:line:col  severity  message (code)` and a code frame for each problem. */
-function describeProblems(problems: readonly Problem[]): string {
-  const texts = new Map<string, string | undefined>();
-  const textOf = (file: string): string | undefined => {
-    if (!texts.has(file)) {
-      try {
-        texts.set(file, readFileSync(file, 'utf8'));
-      } catch {
-        texts.set(file, undefined);
-      }
-    }
-    return texts.get(file);
-  };
-  return problems
-    .map((problem) => {
-      const text = textOf(problem.file);
-      const frame = text === undefined ? '' : `${codeFrame(text, problem.line, problem.column)}\n`;
-      return `${problem.file}:${problem.line}:${problem.column}  ${problem.severity}  ${problem.message} (${problem.code})\n${frame}`;
-    })
-    .join('\n');
-}
 
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
@@ -98,7 +77,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
 
       const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
       if (!loaded.playbook || hasErrors(loaded.problems)) {
-        io.stderr.write(describeProblems(loaded.problems));
+        io.stderr.write(`${formatProblems(loaded.problems)}\n`);
         io.exitCode = ExitCode.usage;
         return;
       }

@@ -2,11 +2,10 @@
  * `fleetbook validate <file...> [--format stylish|json|github]`: every problem of every
  * file, located; exit 2 when any is an error. Nothing is run and no request is sent.
  */
-import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { codeFrame, hasErrors, loadPlaybook, type Problem } from '../../playbook/index.js';
+import { hasErrors, loadPlaybook } from '../../playbook/index.js';
+import { formatProblems, shownPath } from '../problems.js';
 import type { CliIo } from '../io.js';
 
 const FORMATS = ['stylish', 'json', 'github'] as const;
@@ -15,27 +14,6 @@ type Format = (typeof FORMATS)[number];
 function escapeGithub(text: string, property = false): string {
   const escaped = text.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
   return property ? escaped.replaceAll(':', '%3A').replaceAll(',', '%2C') : escaped;
-}
-
-function stylish(problems: Problem[], shown: (file: string) => string): string {
-  const texts = new Map<string, string | undefined>();
-  const textOf = (file: string): string | undefined => {
-    if (!texts.has(file)) {
-      try {
-        texts.set(file, readFileSync(file, 'utf8'));
-      } catch {
-        texts.set(file, undefined);
-      }
-    }
-    return texts.get(file);
-  };
-  return problems
-    .map((problem) => {
-      const head = `${shown(problem.file)}:${problem.line}:${problem.column}  ${problem.severity}  ${problem.message}  (${problem.code})`;
-      const text = problem.pointer === '' && problem.code.startsWith('FILE') ? undefined : textOf(problem.file);
-      return text === undefined || text.includes('\u0000') ? head : `${head}\n${codeFrame(text, problem.line, problem.column)}\n`;
-    })
-    .join('\n');
 }
 
 export function registerValidateCommand(program: Command, io: CliIo): void {
@@ -50,7 +28,7 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
       }
       const format = options.format as Format;
       const problems = files.flatMap((file) => loadPlaybook(file).problems);
-      const shown = (file: string): string => relative(process.cwd(), file) || file;
+      const shown = shownPath;
       if (format === 'json') {
         io.stdout.write(`${JSON.stringify(problems.map((problem) => ({ ...problem, file: shown(problem.file) })), null, 2)}\n`);
       } else if (format === 'github') {
@@ -60,7 +38,7 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
         }
       } else if (problems.length > 0) {
         const errors = problems.filter((problem) => problem.severity === 'error').length;
-        io.stdout.write(`${stylish(problems, shown)}\n\n${errors} error(s), ${problems.length - errors} warning(s) in ${files.length} file(s)\n`);
+        io.stdout.write(`${formatProblems(problems, shown)}\n\n${errors} error(s), ${problems.length - errors} warning(s) in ${files.length} file(s)\n`);
       } else {
         io.stdout.write(`${files.length} playbook(s) valid\n`);
       }
