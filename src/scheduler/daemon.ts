@@ -1,0 +1,174 @@
+/**
+ * `startDaemon`: the scheduler of `fleetbook daemon`. Loads the playbook folder (refusing
+ * to start when any playbook is invalid), holds the store lease `scheduler` so one daemon
+ * per store fires (another waits as a standby and takes over when the lease expires),
+ * reloads on request or when a file of the folder changes, and stops cleanly.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../logging/index.js';
+import type { Playbook } from '../playbook/types.js';
+import type { RunStore } from '../store/types.js';
+import { systemClock, type Clock, type Timer } from './clock.js';
+import { isPlaybookFile, loadPlaybookFolder } from './load-playbook-folder.js';
+import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
+import { SchedulerError } from './scheduler-error.js';
+
+/** The store lease one daemon per store holds. */
+export const SCHEDULER_LEASE_KEY = 'scheduler';
+
+export interface DaemonOptions {
+  /** Folder of playbooks (`*.yaml`, `*.yml`, not recursive). */
+  playbooksDir: string;
+  store: RunStore;
+  logger: Logger;
+  /** Starts a scheduled run; `createEngineExecutor` runs it with the engine. */
+  execute: SchedulerOptions['execute'];
+  /** @default systemClock */
+  clock?: Clock;
+  /** Jitter source. @default Math.random */
+  random?: () => number;
+  /** Who holds the lease, in logs. @default `<host>:<pid>:<random>` */
+  owner?: string;
+  /** Scheduler lease time to live; renewed (and a standby retries) every third of it. @default 30000 */
+  leaseTtlMs?: number;
+  /** Reload when a playbook file of the folder changes. @default true */
+  watch?: boolean;
+  /** Quiet time after the last file change before reloading (editors write in bursts). @default 500 */
+  reloadDebounceMs?: number;
+}
+
+export interface Daemon {
+  readonly owner: string;
+  /** True while this daemon holds the scheduler lease and fires. */
+  isLeader(): boolean;
+  /** Loads the folder again; an invalid folder is logged and the schedules loaded before go on. */
+  reload(): Promise<void>;
+  /** Stops firing, aborts running runs (they end at a journaled point), releases the lease. */
+  stop(): Promise<void>;
+  /** Resolves when nothing is under way but runs (tests). */
+  idle(): Promise<void>;
+}
+
+/** Throws `INVALID_PLAYBOOKS` (exit 2) with every problem in `details.problems` when a playbook is invalid. */
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const { store, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const ttlMs = options.leaseTtlMs ?? 30_000;
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const log = logger.child({ owner });
+
+  const first = loadPlaybookFolder(options.playbooksDir);
+  if (first.problems.some((problem) => problem.severity === 'error')) {
+    throw new SchedulerError(`The playbooks of ${first.dir} have errors; the daemon did not start.`, 'INVALID_PLAYBOOKS', { problems: first.problems });
+  }
+  let playbooks: Playbook[] = first.playbooks;
+  const schedules = (books: Playbook[]) => books.flatMap((book) => book.schedules);
+
+  let scheduler: Scheduler | undefined;
+  let standbyLogged = false;
+  let stopping = false;
+  let leaseTimer: Timer | undefined;
+  let reloadTimer: Timer | undefined;
+  let watcher: FSWatcher | undefined;
+  // Leadership changes, reloads and the stop happen one at a time.
+  let chain: Promise<void> = Promise.resolve();
+  const serial = (step: () => Promise<void>): Promise<void> => {
+    chain = chain.then(step).catch((error: unknown) => {
+      log.error({ event: 'daemon.error', err: error }, `daemon: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    return chain;
+  };
+
+  const loseLead = async (): Promise<void> => {
+    if (!scheduler) return;
+    const current = scheduler;
+    scheduler = undefined;
+    log.error({ event: 'lease.lost' }, 'daemon: another daemon holds the scheduler lease now; stopping runs and firing, back to standby');
+    await current.stop({ abortRuns: true });
+  };
+
+  const lead = async (): Promise<void> => {
+    if (stopping) return;
+    const held = await store.acquireLease(SCHEDULER_LEASE_KEY, owner, ttlMs);
+    if (held && !scheduler && !stopping) {
+      log.info({ event: 'lease.acquired', takeover: standbyLogged }, standbyLogged ? 'daemon: the scheduler lease expired or was released; taking over' : 'daemon: holding the scheduler lease; firing schedules');
+      standbyLogged = false;
+      scheduler = createScheduler({
+        store,
+        logger: log,
+        clock,
+        execute: options.execute,
+        ...(options.random ? { random: options.random } : {}),
+        // Renewing before each fire: a daemon that lost the lease while paused never fires again.
+        mayFire: async () => {
+          const stillHeld = await store.acquireLease(SCHEDULER_LEASE_KEY, owner, ttlMs);
+          if (!stillHeld) void serial(loseLead);
+          return stillHeld;
+        },
+      });
+      await scheduler.load(playbooks);
+    } else if (!held && scheduler) {
+      await loseLead();
+    } else if (!held && !standbyLogged) {
+      standbyLogged = true;
+      log.info({ event: 'lease.standby', leaseTtlMs: ttlMs }, 'daemon: another daemon holds the scheduler lease; waiting as a standby, taking over when it expires');
+    }
+    if (!stopping) leaseTimer = clock.setTimer(() => void serial(lead), ttlMs / 3);
+  };
+
+  const reload = (): Promise<void> =>
+    serial(async () => {
+      if (stopping) return;
+      const folder = loadPlaybookFolder(options.playbooksDir);
+      if (folder.problems.some((problem) => problem.severity === 'error')) {
+        log.error({ event: 'daemon.reloadFailed', problems: folder.problems }, `daemon: ${folder.dir} has errors; keeping the schedules loaded before`);
+        return;
+      }
+      playbooks = folder.playbooks;
+      await scheduler?.load(playbooks);
+      log.info({ event: 'daemon.reloaded', playbooks: playbooks.length, schedules: schedules(playbooks).length }, `daemon: reloaded ${playbooks.length} playbook(s)`);
+    });
+
+  if (options.watch ?? true) {
+    watcher = watch(first.dir, (_kind, name) => {
+      if (name !== null && !isPlaybookFile(name)) return;
+      reloadTimer?.cancel();
+      reloadTimer = clock.setTimer(() => void reload(), options.reloadDebounceMs ?? 500);
+    });
+  }
+
+  log.info(
+    { event: 'daemon.started', playbooksDir: first.dir, playbooks: playbooks.length, schedules: schedules(playbooks).length, warnings: first.problems.length },
+    `daemon: ${playbooks.length} playbook(s), ${schedules(playbooks).length} schedule(s) from ${first.dir}`,
+  );
+  await serial(lead);
+
+  return {
+    owner,
+    isLeader: () => scheduler !== undefined,
+    reload,
+    async stop() {
+      stopping = true;
+      leaseTimer?.cancel();
+      reloadTimer?.cancel();
+      watcher?.close();
+      await serial(async () => {
+        const current = scheduler;
+        scheduler = undefined;
+        if (current) {
+          log.info({ event: 'daemon.stopping', running: current.runningRunIds() }, 'daemon: stopping; running runs are stopped at a journaled point and stay resumable');
+          await current.stop({ abortRuns: true });
+          await store.releaseLease(SCHEDULER_LEASE_KEY, owner);
+        }
+        log.info({ event: 'daemon.stopped' }, 'daemon: stopped');
+      });
+    },
+    async idle() {
+      await chain;
+      await scheduler?.idle();
+      await chain;
+    },
+  };
+}

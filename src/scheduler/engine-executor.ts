@@ -1,0 +1,41 @@
+/**
+ * The daemon's `execute`: a scheduled run through the engine, with the schedule's inputs,
+ * under the playbook's lock (waiting for it: a scheduled run is late rather than lost).
+ */
+import type { PlatformClient } from '../api/index.js';
+import type { Logger, SecretRegistry } from '../logging/index.js';
+import type { RunStore } from '../store/types.js';
+import type { Clock } from './clock.js';
+import { runPlaybookWithLock } from './run-with-lock.js';
+import type { SchedulerOptions } from './scheduler.js';
+
+export interface EngineExecutorOptions {
+  client: PlatformClient;
+  store: RunStore;
+  logger: Logger;
+  /** Where secret inputs are registered; the logger's registry. */
+  secrets?: SecretRegistry;
+  /** For the lock's renewal and polling. @default systemClock */
+  clock?: Clock;
+  /** What `env` shows to expressions. @default process.env */
+  env?: Record<string, string | undefined>;
+}
+
+export function createEngineExecutor(options: EngineExecutorOptions): SchedulerOptions['execute'] {
+  return async (request) => {
+    const result = await runPlaybookWithLock(request.playbook, {
+      inputs: request.schedule.inputs,
+      client: options.client,
+      store: options.store,
+      logger: options.logger.child({ scheduleKey: request.schedule.key }),
+      signal: request.signal,
+      runId: request.runId,
+      trigger: { kind: 'schedule', scheduleId: request.schedule.key },
+      waitForLock: true,
+      ...(options.secrets ? { secrets: options.secrets } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    });
+    return { status: result.status };
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * Every playbook of the daemon's folder, loaded and validated in one pass: the problems of
+ * every file (located, as `fleetbook validate` reports them), plus a schedule id used by two
+ * schedules, which would make them share their state in the store.
+ */
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { hasErrors, loadPlaybook, type Playbook, type Problem } from '../playbook/index.js';
+
+export interface PlaybookFolder {
+  /** Absolute path of the folder. */
+  dir: string;
+  /** The valid playbooks, by file name. */
+  playbooks: Playbook[];
+  /** Every problem found; the folder is usable when none is an error. */
+  problems: Problem[];
+}
+
+export const isPlaybookFile = (name: string): boolean => /\.ya?ml$/.test(name);
+
+export function loadPlaybookFolder(folder: string): PlaybookFolder {
+  const dir = resolve(folder);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter(isPlaybookFile).sort();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    return { dir, playbooks: [], problems: [{ code: 'FOLDER_UNREADABLE', message: `the playbook folder cannot be read (${code})`, severity: 'error', file: dir, line: 1, column: 1, pointer: '' }] };
+  }
+  const playbooks: Playbook[] = [];
+  const problems: Problem[] = [];
+  for (const name of names) {
+    const loaded = loadPlaybook(join(dir, name));
+    problems.push(...loaded.problems);
+    if (loaded.playbook && !hasErrors(loaded.problems)) playbooks.push(loaded.playbook);
+  }
+  const firstUse = new Map<string, Playbook>();
+  for (const playbook of playbooks) {
+    for (const schedule of playbook.schedules) {
+      const other = firstUse.get(schedule.key);
+      if (other === undefined) {
+        firstUse.set(schedule.key, playbook);
+        continue;
+      }
+      const { file, line, column, pointer } = schedule.location;
+      problems.push({ code: 'DUPLICATE_SCHEDULE_ID', message: `schedule id '${schedule.key}' is also used in ${other.source}; schedules keep their state by id, so ids must be unique`, severity: 'error', file, line, column, pointer });
+    }
+  }
+  return { dir, playbooks, problems };
+}

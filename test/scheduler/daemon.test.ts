@@ -1,0 +1,206 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { captureLogs } from '../../src/api/testing.js';
+import { createPlatformClient } from '../../src/api/index.js';
+import { startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
+import { createEngineExecutor } from '../../src/scheduler/engine-executor.js';
+import { readScheduleState } from '../../src/scheduler/schedule-state.js';
+import { isSchedulerError } from '../../src/scheduler/scheduler-error.js';
+import type { FireRequest } from '../../src/scheduler/scheduler.js';
+import { createManualClock, type ManualClock } from '../../src/scheduler/testing.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import { createMemoryRunStore, createSqliteRunStore, RunStatus, type RunStore } from '../../src/store/index.js';
+
+const fixtures = join(import.meta.dirname, 'fixtures');
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetbook-daemon-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Moves several clocks together in small steps, so each daemon sees the other's lease renewals in time. */
+async function advanceTogether(clocks: ManualClock[], iso: string, stepMs = 5000): Promise<void> {
+  const target = Date.parse(iso);
+  for (let at = Math.min(...clocks.map((clock) => clock.now())) + stepMs; ; at = Math.min(at + stepMs, target)) {
+    for (const clock of clocks) if (clock.now() < at) await clock.advanceTo(at);
+    if (at >= target) return;
+  }
+}
+
+describe('daemon', () => {
+  it('refuses to start when a playbook is invalid, with every problem located', async () => {
+    const dir = tempDir();
+    copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'a.yaml'));
+    copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'b.yaml'));
+    writeFileSync(join(dir, 'c.yaml'), 'name: broken\nschedules:\n  - cron: "0 25 * * *"\n    timezone: Mars/Olympus\nsteps:\n  - log: hi\n');
+    const logs = captureLogs();
+    const store = createMemoryRunStore();
+    let caught: unknown;
+    try {
+      await startDaemon({ playbooksDir: dir, store, logger: logs.logger, execute: async () => ({ status: RunStatus.succeeded }), watch: false });
+    } catch (error) {
+      caught = error;
+    }
+    expect(isSchedulerError(caught) && caught.code).toBe('INVALID_PLAYBOOKS');
+    expect(isSchedulerError(caught) && caught.exitCode).toBe(2);
+    const problems = (caught as { details: { problems: Array<{ code: string; file: string; line: number }> } }).details.problems;
+    expect(problems.map((problem) => [problem.code, problem.file.split('/').pop(), problem.line])).toEqual(
+      expect.arrayContaining([
+        ['INVALID_CRON', 'c.yaml', 3],
+        ['INVALID_TIMEZONE', 'c.yaml', 4],
+        ['DUPLICATE_SCHEDULE_ID', 'b.yaml', 3],
+      ]),
+    );
+    expect(await store.acquireLease('scheduler', 'someone-else', 1000)).toBe(true);
+  });
+
+  it('two daemons on one store fire each schedule once: a standby takes over when the leader stops renewing', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'runs.sqlite');
+    // Two processes' worth: two connections to one store file, two clocks. The store's clock is B's.
+    const clockA = createManualClock(Date.parse('2025-01-01T00:01:00Z'));
+    const clockB = createManualClock(Date.parse('2025-01-01T00:01:00Z'));
+    const storeA = createSqliteRunStore({ file, now: () => new Date(clockB.now()) });
+    const storeB = createSqliteRunStore({ file, now: () => new Date(clockB.now()) });
+    cleanups.push(() => storeA.close(), () => storeB.close());
+    const fires: Array<{ owner: string; scheduledAt: string }> = [];
+    const logsA = captureLogs();
+    const logsB = captureLogs();
+    const start = (owner: string, store: RunStore, clock: ManualClock, logger: typeof logsA.logger): Promise<Daemon> =>
+      startDaemon({
+        playbooksDir: join(fixtures, 'five'),
+        store,
+        logger,
+        clock,
+        owner,
+        watch: false,
+        execute: async (request: FireRequest) => {
+          fires.push({ owner, scheduledAt: request.scheduledAt.toISOString() });
+          return { status: RunStatus.succeeded };
+        },
+      });
+    const a = await start('daemon-a', storeA, clockA, logsA.logger);
+    const b = await start('daemon-b', storeB, clockB, logsB.logger);
+    cleanups.push(() => a.stop(), () => b.stop());
+    expect(a.isLeader()).toBe(true);
+    expect(b.isLeader()).toBe(false);
+    expect(logsB.lines().filter((line) => line.event === 'lease.standby')).toHaveLength(1);
+
+    await advanceTogether([clockA, clockB], '2025-01-01T00:16:00Z');
+    expect(fires).toEqual(['00:05', '00:10', '00:15'].map((at) => ({ owner: 'daemon-a', scheduledAt: `2025-01-01T${at}:00.000Z` })));
+
+    // A freezes (a stopped process, a paused VM): its lease lapses after 30 s and B takes over.
+    await advanceTogether([clockB], '2025-01-01T00:26:00Z');
+    expect(b.isLeader()).toBe(true);
+    expect(logsB.lines().find((line) => line.event === 'lease.acquired')).toMatchObject({ takeover: true });
+    // A wakes up, finds the lease taken, and fires nothing more.
+    await advanceTogether([clockA, clockB], '2025-01-01T00:31:00Z');
+    expect(a.isLeader()).toBe(false);
+    expect(logsA.lines().some((line) => line.event === 'lease.lost')).toBe(true);
+    expect(fires.map((fire) => `${fire.owner} ${fire.scheduledAt.slice(11, 16)}`)).toEqual([
+      'daemon-a 00:05',
+      'daemon-a 00:10',
+      'daemon-a 00:15',
+      'daemon-b 00:20',
+      'daemon-b 00:25',
+      'daemon-b 00:30',
+    ]);
+
+    // B stops and releases the lease: A takes over at its next try and continues after 00:30.
+    await b.stop();
+    await advanceTogether([clockA, clockB], '2025-01-01T00:36:00Z');
+    expect(a.isLeader()).toBe(true);
+    expect(fires.map((fire) => fire.scheduledAt.slice(11, 16))).toEqual(['00:05', '00:10', '00:15', '00:20', '00:25', '00:30', '00:35']);
+    expect(fires.at(-1)?.owner).toBe('daemon-a');
+  });
+
+  it('reloads when a playbook file of the folder changes, and keeps the old set when the new one is invalid', async () => {
+    const dir = tempDir();
+    const clock = createManualClock(Date.parse('2025-01-01T00:01:00Z'));
+    const logs = captureLogs();
+    const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
+    const daemon = await startDaemon({ playbooksDir: dir, store, logger: logs.logger, clock, execute: async () => ({ status: RunStatus.succeeded }), reloadDebounceMs: 200 });
+    cleanups.push(() => daemon.stop());
+    const events = (name: string) => logs.lines().filter((line) => line.event === name);
+    const reloaded = async (event: string, count: number) =>
+      vi.waitFor(
+        async () => {
+          await clock.advanceBy(250);
+          await daemon.idle();
+          expect(events(event)).toHaveLength(count);
+        },
+        { timeout: 5000, interval: 50 },
+      );
+
+    copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'every-five-minutes.yaml'));
+    await reloaded('daemon.reloaded', 1);
+    expect(events('daemon.reloaded')[0]).toMatchObject({ playbooks: 1, schedules: 1 });
+
+    writeFileSync(join(dir, 'broken.yaml'), 'name: broken\nsteps: 3\n');
+    await reloaded('daemon.reloadFailed', 1);
+    await clock.advanceTo(Date.parse('2025-01-01T00:06:00Z'));
+    await daemon.idle();
+    expect(events('schedule.fired').map((line) => line.scheduledAt)).toContain('2025-01-01T00:05:00.000Z');
+  });
+});
+
+describe('daemon against the simulator', () => {
+  it('fires the nightly report at 06:00 Berlin time on both sides of the spring-forward night; the e-mails are in the outbox', async () => {
+    const sim = await startSimulator({ port: 0, timeScale: 6000 });
+    cleanups.push(() => sim.close());
+    const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
+    if (!admin) throw new Error('no admin client');
+    const logs = captureLogs();
+    const client = createPlatformClient({ credentials: admin, authUrl: sim.authUrl, baseUrl: sim.baseUrl, regionalUrl: sim.regionalUrl, region: 'us-west', logger: logs.logger });
+    const clock = createManualClock(Date.parse('2025-03-29T03:00:00Z'));
+    const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
+    const dir = tempDir();
+    mkdirSync(join(dir, 'playbooks'));
+    copyFileSync(join(fixtures, 'nightly', 'nightly-subscription-report.yaml'), join(dir, 'playbooks', 'nightly.yaml'));
+    const daemon = await startDaemon({
+      playbooksDir: join(dir, 'playbooks'),
+      store,
+      logger: logs.logger,
+      clock,
+      watch: false,
+      execute: createEngineExecutor({ client, store, logger: logs.logger, clock }),
+    });
+    cleanups.push(() => daemon.stop());
+    const key = 'nightly-subscription-report';
+    const runEnded = async (count: number) =>
+      vi.waitFor(
+        async () => {
+          const runs = await store.listRuns({ playbook: 'nightly-subscription-report' });
+          expect(runs.filter((run) => run.status === RunStatus.succeeded)).toHaveLength(count);
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+
+    // Saturday 06:00 CET is 05:00 UTC.
+    await clock.advanceTo(Date.parse('2025-03-29T04:59:59Z'));
+    expect(logs.lines().filter((line) => line.event === 'schedule.fired')).toHaveLength(0);
+    await clock.advanceTo(Date.parse('2025-03-29T05:00:00Z'));
+    await runEnded(1);
+    // Sunday 06:00 CEST is 04:00 UTC: an hour earlier in UTC after the clocks went forward.
+    await clock.advanceTo(Date.parse('2025-03-30T04:00:00Z'));
+    await runEnded(2);
+    await daemon.idle();
+
+    const fired = logs.lines().filter((line) => line.event === 'schedule.fired');
+    expect(fired.map((line) => line.scheduledAt)).toEqual(['2025-03-29T05:00:00.000Z', '2025-03-30T04:00:00.000Z']);
+    const runs = await store.listRuns({ playbook: 'nightly-subscription-report' });
+    expect(runs.every((run) => run.trigger.kind === 'schedule' && run.trigger.scheduleId === key)).toBe(true);
+    expect(await readScheduleState(store, key)).toMatchObject({ lastFireAt: '2025-03-30T04:00:00.000Z', lastResult: 'succeeded', consecutiveFailures: 0 });
+
+    const mails = sim.control.outbox().filter((mail) => mail.subject.includes('Nightly subscriptions'));
+    expect(mails).toHaveLength(2);
+    for (const mail of mails) expect(mail.to).toEqual(['ops@example.com', 'finance@example.com']);
+  });
+});
