@@ -1471,7 +1471,7 @@ export interface components {
             /** Format: email */
             email: string;
             /** @default false */
-            sendWelcomeEmail: boolean;
+            sendWelcomeEmail?: boolean;
         };
         UserPreferences: {
             /** @description Language code, e.g. `en`. */
