@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbookError } from '../errors/index.js';
 import { registerActionsCommand } from './commands/actions.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
 import { registerSimulateCommand } from './commands/simulate.js';
@@ -24,6 +25,7 @@ export function createProgram(io: CliIo): Command {
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .exitOverride();
   registerActionsCommand(program, io);
+  registerDemoCommand(program, io);
   registerRunCommand(program, io);
   registerRunsCommand(program, io);
   registerSimulateCommand(program, io);

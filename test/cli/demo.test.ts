@@ -1,0 +1,60 @@
+// `npm start` is `npm run build && node bin/fleetbook.js demo`: this runs the built command as
+// a child process (`npm test` builds before the tests), once readable and once as JSON lines.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, expect, it } from 'vitest';
+
+const BIN = resolve(import.meta.dirname, '../../bin/fleetbook.js');
+const directories: string[] = [];
+afterAll(() => {
+  for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+});
+
+async function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetbook-demo-'));
+  directories.push(dir);
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, 'demo', '--output-dir', dir, ...args], { cwd: dir, timeout: 120_000 });
+    return { code: 0, stdout, stderr, dir };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '', dir };
+  }
+}
+
+it.concurrent('tells the whole story and exits 0', async () => {
+  const { code, stdout, stderr, dir } = await demo();
+  expect(code, stderr + stdout).toBe(0);
+  // The rolling update: the pinned failure resumed, the offline system skipped, the rest updated.
+  expect(stdout).toMatch(/catalog 2\.4\.0: succeeded/);
+  expect(stdout).toMatch(/hci-us-west-01 \(us-west\)\n\s+cluster-a\s+2\.2\.0 → 2\.4\.0\s+2 attempts, resumed after a failure/);
+  expect(stdout).toMatch(/hci-eu-west-02 \(eu-west\)\n\s+cluster-a\s+2\.3\.1 → 2\.3\.1\s+skipped \(system OFFLINE\)/);
+  expect(stdout.match(/→ 2\.4\.0 +1 attempt,/g)?.length).toBeGreaterThanOrEqual(6);
+  // The report and who got it, from the outbox.
+  expect(stdout).toMatch(/ready: http:\/\/127\.0\.0\.1:\d+\/_sim\/downloads\/\S+/);
+  expect(stdout).toMatch(/sent to ops@example\.com, finance@example\.com/);
+  // The CSV on disk with the rows the summary states.
+  const csv = /"Monthly cost by product": (\d+) rows \(\d+ bytes\) in (\S+\.csv)/.exec(stdout);
+  expect(csv).not.toBeNull();
+  const [, rows, file] = csv as unknown as [string, string, string];
+  expect(file.startsWith(dir)).toBe(true);
+  expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(Number(rows) + 1);
+  expect(stdout).toMatch(/Demo succeeded in [\d.]+ s/);
+  expect(existsSync(join(dir, 'demo.log'))).toBe(true);
+});
+
+it.concurrent('--json prints the same story as JSON lines', async () => {
+  const { code, stdout, stderr } = await demo('--json');
+  expect(code, stderr + stdout).toBe(0);
+  const events = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(events.map((event) => event.event)).toEqual(['started', 'rollingUpdate', 'reportExport', 'consumptionCsv', 'finished']);
+  const update = events[1] as { status: string; clusters: Array<{ system: string; cluster: string; resumed: boolean; after: string }> };
+  expect(update.status).toBe('succeeded');
+  expect(update.clusters.filter((row) => row.resumed)).toMatchObject([{ system: 'hci-us-west-01', cluster: 'cluster-a', after: '2.4.0' }]);
+  expect(events[2]).toMatchObject({ status: 'succeeded', recipients: ['ops@example.com', 'finance@example.com'] });
+  expect(events[3]).toMatchObject({ status: 'succeeded', rows: expect.any(Number) as number });
+  expect(events[4]).toMatchObject({ status: 'succeeded' });
+});
