@@ -10,7 +10,7 @@ import type { CliIo } from '../io.js';
 interface SimulateOptions {
   port: string;
   host: string;
-  seed: string;
+  seed?: string;
   world?: string;
   timeScale: string;
   faults?: string;
@@ -31,20 +31,20 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .description('serve the platform simulator (every operation, auth, limits, faults) until SIGTERM/SIGINT')
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .option('--seed <n>', 'seed of the generated world', '1')
+    .option('--seed <n>', "seed of the generated world (default: the world file's seed, else 1)")
     .option('--world <file>', 'world file (YAML): sizes, pinned failures, extra API clients')
     .option('--time-scale <n>', 'divide every simulated duration by n (60: a minute takes a second)', '1')
     .option('--faults <file>', 'fault-injection file (YAML or JSON)')
     .option('--json', 'print the connection details as one JSON line')
     .action(async (options: SimulateOptions) => {
       const port = parseNumberOption('port', options.port, (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a port number (0-65535)');
-      const seed = parseNumberOption('seed', options.seed, Number.isInteger, 'an integer');
+      const seed = options.seed === undefined ? undefined : parseNumberOption('seed', options.seed, Number.isInteger, 'an integer');
       const timeScale = parseNumberOption('time-scale', options.timeScale, (v) => v > 0, 'a positive number');
       const simulator = await startSimulator({
         port,
         host: options.host,
-        seed,
         timeScale,
+        ...(seed === undefined ? {} : { seed }),
         ...(options.world ? { world: options.world } : {}),
         ...(options.faults ? { faults: options.faults } : {}),
       });
@@ -60,7 +60,7 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
       } else {
         io.stdout.write(
           [
-            `Simulator listening on ${simulator.url} (seed ${seed}, time scale ${timeScale})`,
+            `Simulator listening on ${simulator.url} (seed ${simulator.control.world().seed}, time scale ${timeScale})`,
             '',
             'Point Fleetbook at it:',
             `  export FLEETBOOK_AUTH_URL=${simulator.authUrl}`,
