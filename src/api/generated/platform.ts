@@ -975,6 +975,8 @@ export interface components {
             id?: string;
             /** @description `software-prechecks`, `software-update`, `software-update-resume`, ... */
             type?: string;
+            /** @description The async operation's path (the Location its 202 answered), to follow it from a read of the system. */
+            location?: string;
             state?: components["schemas"]["AsyncStatus"];
             catalogVersion?: string;
             hypervisorClusterIds?: string[];

@@ -77,7 +77,7 @@ export interface System extends RecordFields {
   serverCount: number;
   /** The software operation running now, if any (its clusters show it). */
   active?: { kind: SoftwareOperationKind; clusterIds: string[] };
-  lastOperation?: { record: AsyncOperationRecord; catalogVersion?: string; clusterIds?: string[] };
+  lastOperation?: { record: AsyncOperationRecord; location: string; catalogVersion?: string; clusterIds?: string[] };
   /** Set while the last update failed: what resume continues. */
   failedUpdate?: { catalogVersion: string; clusterIds: string[]; failedStep: UpdateStep };
 }

@@ -133,8 +133,9 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
         return finish(injected, record.endsAt);
       },
     });
-    system.lastOperation = { record, ...inputs, ...(clusters.length > 0 ? { clusterIds } : {}) };
-    return accepted(ctx.asyncOps.locationOf(record));
+    const location = ctx.asyncOps.locationOf(record);
+    system.lastOperation = { record, location, ...inputs, ...(clusters.length > 0 ? { clusterIds } : {}) };
+    return accepted(location);
   };
 
   const takeFailure = (system: System, operation: 'update' | 'precheck', clusterIds: readonly string[], fromStep: number) => {

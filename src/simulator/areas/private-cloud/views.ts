@@ -95,6 +95,7 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
             lastOperation: {
               id: last.record.id,
               type: last.record.type,
+              location: last.location,
               state: asyncStateOf(last.record, nowMs).state,
               ...(last.catalogVersion ? { catalogVersion: last.catalogVersion } : {}),
               ...(last.clusterIds ? { hypervisorClusterIds: last.clusterIds } : {}),
