@@ -84,6 +84,17 @@ describe('foldJournal', () => {
     expect(attached).not.toHaveProperty('unansweredRequest');
   });
 
+  it('keeps the unanswered write of a step that ended interrupted or failed, drops it on success', () => {
+    const events = (status: 'interrupted' | 'failed' | 'succeeded'): JournalEvent[] => [
+      { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
+      { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+      { type: 'step.finished', path: 'update', status },
+    ];
+    expect(foldJournal(journal(...events('interrupted')))[0]).toMatchObject({ status: 'interrupted', unansweredRequest: { attempt: 1 } });
+    expect(foldJournal(journal(...events('failed')))[0]).toMatchObject({ status: 'failed', unansweredRequest: { attempt: 1 } });
+    expect(foldJournal(journal(...events('succeeded')))[0]).not.toHaveProperty('unansweredRequest');
+  });
+
   it('a failure known not to have reached the server leaves nothing to reconcile', () => {
     const [step] = foldJournal(
       journal(

@@ -4,6 +4,9 @@ import { StepStatus } from './types.js';
 /** The kind of the records `foldJournal` makes for loop items (`systems[3]`). */
 export const itemKind = 'item';
 
+/** Endings after which a write without an answer is still of unknown outcome. */
+const endsInFlight = new Set<string>([StepStatus.failed, StepStatus.interrupted]);
+
 /**
  * Folds a run's journal (in `seq` order) into one record per step execution and loop item,
  * in the order they first started. Both stores serve `steps()` from this one function.
@@ -14,7 +17,9 @@ export const itemKind = 'item';
  * - location: the last one seen in `request.answered` or `operation.*`. A new
  *   `request.sending` forgets the previous one: its answer brings the Location that counts.
  * - unansweredRequest: set by `request.sending`, kept by a `request.failed` whose outcome is
- *   unknown, cleared by an answer, an operation seen (the write took effect) or the finish.
+ *   unknown, cleared by an answer, an operation seen (the write took effect) or a successful
+ *   finish. A step that ended failed or interrupted keeps it: the write may still have reached
+ *   the platform, and a resume (or redrive) must reconcile it before sending again.
  * - a step started again (resume re-runs it) keeps what was learned (attempts, location,
  *   an unanswered write) and drops its previous ending (status, outputs, error).
  */
@@ -102,7 +107,7 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
           case 'step.finished':
             record.status = event.status;
             record.endedAt = at;
-            delete record.unansweredRequest;
+            if (!endsInFlight.has(event.status)) delete record.unansweredRequest;
             if (event.outputs !== undefined) record.outputs = event.outputs;
             if (event.error !== undefined) record.error = event.error;
             break;
