@@ -1,0 +1,67 @@
+import { afterEach, expect, it } from 'vitest';
+import { failures, startBundledHarness, type BundledHarness } from './harness.js';
+
+let harness: BundledHarness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const APPLICATION = { id: 'app-0001', name: 'Compute operations', regions: ['us-west', 'eu-central'] };
+
+interface Device {
+  id: string;
+  serialNumber: string;
+  region: string | null;
+  application?: { id: string };
+  subscription: Array<{ id: string }>;
+  tags: Record<string, string>;
+}
+
+async function devicesOf(h: BundledHarness): Promise<Device[]> {
+  const page = await h.client.invoke('devices.listDevices', { limit: 2000 });
+  return (page.body as { items: Device[] }).items;
+}
+
+const devices = Array.from({ length: 7 }, (_, index) => {
+  const serialNumber = `ONB${String(index).padStart(6, '0')}`;
+  if (index % 3 === 0) return { serialNumber, macAddress: `00:11:22:33:44:${String(index).padStart(2, '0')}`, tags: { site: 'berlin' } };
+  if (index % 3 === 1) return { serialNumber, partNumber: `P${index}0000-B21`, tags: { site: 'berlin' } };
+  return { serialNumber, tags: { site: 'berlin' } };
+});
+
+it('device-onboarding: adds the devices 5 per request, assigns application and region, applies the subscription', async () => {
+  const h = (harness = await startBundledHarness({ world: { devices: { applications: [APPLICATION] } } }));
+  const key = ((await h.client.invoke('subscriptions.listSubscriptions', {})).body as { items: Array<{ key: string; id: string }> }).items[0]!;
+  const result = await h.run('device-onboarding', { devices, applicationId: APPLICATION.id, region: 'us-west', subscriptionKey: key.key });
+  expect(result.status, failures(result)).toBe('succeeded');
+
+  // Accepted adds (a token that expired in simulated time shows as a 401 answered by a fresh token).
+  const accepted = () => h.sim.control.requests({ operationId: 'devices.addDevices' }).filter((r) => r.status === 202);
+  expect(accepted()).toHaveLength(2);
+  const onboarded = (await devicesOf(h)).filter((d) => d.serialNumber.startsWith('ONB'));
+  expect(onboarded).toHaveLength(7);
+  for (const device of onboarded) {
+    expect(device).toMatchObject({ application: { id: APPLICATION.id }, region: 'us-west', subscription: [{ id: key.id }], tags: { site: 'berlin' } });
+  }
+  // Application, then subscription, for 5 and 2 devices: four updates.
+  expect(h.sim.control.requests({ operationId: 'devices.updateDevices' }).filter((r) => r.status === 202)).toHaveLength(4);
+
+  // Run again: nothing is added twice.
+  const again = await h.run('device-onboarding', { devices, applicationId: APPLICATION.id, region: 'us-west' });
+  expect(again.status, failures(again)).toBe('succeeded');
+  expect(again.outputs).toMatchObject({ added: 0, alreadyPresent: 7 });
+  expect(accepted()).toHaveLength(2);
+});
+
+it('device-onboarding: reports the devices the platform refused and fails', async () => {
+  const h = (harness = await startBundledHarness({ world: { devices: { applications: [APPLICATION], failSerialNumbers: ['ONB000004'] } } }));
+  const result = await h.run('device-onboarding', { devices, applicationId: APPLICATION.id, region: 'eu-central' });
+  expect(result.status).toBe('failed');
+  expect(result.error?.message).toMatch(/ONB000004/);
+  const verdict = result.steps.find((step) => step.kind === 'assert' && step.status === 'failed');
+  expect(verdict?.error?.message).toBe('1 of 7 devices were not onboarded: ONB000004');
+  const onboarded = (await devicesOf(h)).filter((d) => d.serialNumber.startsWith('ONB'));
+  expect(onboarded.map((d) => d.serialNumber)).not.toContain('ONB000004');
+  expect(onboarded.every((d) => d.application?.id === APPLICATION.id && d.region === 'eu-central')).toBe(true);
+});
