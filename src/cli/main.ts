@@ -6,9 +6,11 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbookError } from '../errors/index.js';
 import { registerActionsCommand } from './commands/actions.js';
+import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
+import { registerSchedulesCommand } from './commands/schedules.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerValidateCommand } from './commands/validate.js';
 import type { CliIo } from './io.js';
@@ -25,9 +27,11 @@ export function createProgram(io: CliIo): Command {
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .exitOverride();
   registerActionsCommand(program, io);
+  registerDaemonCommand(program, io);
   registerDemoCommand(program, io);
   registerRunCommand(program, io);
   registerRunsCommand(program, io);
+  registerSchedulesCommand(program, io);
   registerSimulateCommand(program, io);
   registerValidateCommand(program, io);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());

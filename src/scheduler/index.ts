@@ -1,6 +1,7 @@
 /** The scheduler: fire times, schedule policies, the daemon and the playbook lock (see ARCHITECTURE.md). */
 export { systemClock, type Clock, type Timer } from './clock.js';
 export { createFireTimes, type FireTimes } from './fire-times.js';
+export { offsetAt, wallTimeAt, instantOf, isValidTimezone } from './zoned-time.js';
 export { createScheduler, LATE_TOLERANCE_MS, MAX_CATCH_UP_FIRES, MAX_QUEUED_FIRES, type FireRequest, type Scheduler, type SchedulerOptions } from './scheduler.js';
 export { readScheduleState, writeScheduleState, type ScheduleState, type ScheduleRunResult } from './schedule-state.js';
 export { runPlaybookWithLock, renderLockKey, type LockOptions } from './run-with-lock.js';

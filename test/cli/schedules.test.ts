@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { readScheduleState, writeScheduleState } from '../../src/scheduler/index.js';
+import { openRunStore } from '../../src/store/index.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'fleetbook-schedules-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const nightly = join(import.meta.dirname, '..', 'scheduler', 'fixtures', 'nightly', 'nightly-subscription-report.yaml');
+const env = () => ({ FLEETBOOK_HOME: join(dir, 'home') });
+
+async function cli(args: string[]) {
+  const chunks = { out: [] as string[], err: [] as string[] };
+  const sink = (into: string[]) => new Writable({ write: (chunk, _encoding, done) => (into.push(String(chunk)), done()) });
+  const io: CliIo = { stdout: sink(chunks.out), stderr: sink(chunks.err), env: env(), version: '0.0.0-test' };
+  const code = await main(args, io);
+  return { code, stdout: chunks.out.join(''), stderr: chunks.err.join('') };
+}
+
+async function seed(key: string, state: Record<string, unknown>): Promise<void> {
+  const store = await openRunStore({ env: env() });
+  await store.setScheduleState(key, state);
+  await store.close();
+}
+
+describe('fleetbook schedules', () => {
+  it('shows the next fire times in the schedule timezone and in UTC, which agree', async () => {
+    const { code, stdout } = await cli(['schedules', nightly, '--json', '--count', '3']);
+    expect(code).toBe(0);
+    const [view] = stdout.trim().split('\n').map((line) => JSON.parse(line) as { key: string; timezone: string; next: Array<{ local: string; utc: string }> });
+    expect(view).toMatchObject({ key: 'nightly-subscription-report', timezone: 'Europe/Berlin' });
+    expect(view?.next).toHaveLength(3);
+    for (const fire of view?.next ?? []) {
+      const match = /^(\d{4}-\d\d-\d\d) 06:00:00 \+0([12]):00$/.exec(fire.local);
+      expect(match, fire.local).not.toBeNull();
+      // 06:00 at +01:00 is 05:00Z, at +02:00 04:00Z.
+      expect(fire.utc).toBe(`${match?.[1]}T0${6 - Number(match?.[2])}:00:00.000Z`);
+    }
+  });
+
+  it('shows the last run and its result from the store, and a paused schedule with how to resume it', async () => {
+    await seed('nightly-subscription-report', {
+      activeSince: '2025-01-01T00:00:00.000Z',
+      fingerprint: '0 6 * * *|Europe/Berlin',
+      lastFireAt: '2025-03-29T05:00:00.000Z',
+      lastRunId: 'run-1234',
+      lastRunStartedAt: '2025-03-29T05:00:01.000Z',
+      lastResult: 'failed',
+      consecutiveFailures: 3,
+      paused: true,
+      pausedAt: '2025-03-29T05:10:00.000Z',
+      pausedPlaybookHash: 'x',
+      queued: [],
+    });
+    const { code, stdout } = await cli(['schedules', nightly, '--count', '1']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('nightly-subscription-report  0 6 * * *  Europe/Berlin');
+    expect(stdout).toContain('last   run run-1234 started 2025-03-29 05:00:01Z: failed');
+    expect(stdout).toContain('PAUSED after 3 failed runs in a row; fleetbook schedules resume nightly-subscription-report');
+
+    const resumed = await cli(['schedules', 'resume', 'nightly-subscription-report']);
+    expect(resumed).toMatchObject({ code: 0, stdout: 'Schedule nightly-subscription-report resumed; it fires again at its next fire time.\n' });
+    const store = await openRunStore({ env: env() });
+    expect(await readScheduleState(store, 'nightly-subscription-report')).toMatchObject({ paused: false, consecutiveFailures: 0, lastRunId: 'run-1234' });
+    await writeScheduleState(store, 'other', { activeSince: '2025-01-01T00:00:00.000Z', fingerprint: '', consecutiveFailures: 0, paused: false, queued: [] });
+    await store.close();
+    expect((await cli(['schedules', 'resume', 'other'])).stdout).toBe('Schedule other is not paused.\n');
+  });
+
+  it('refuses an unknown key (exit 2) and an invalid playbook with its location (exit 2)', async () => {
+    const unknown = await cli(['schedules', 'resume', 'nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("No schedule 'nope' has fired");
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'name: bad\nschedules:\n  - cron: "0 6 * * *"\n    timezone: Europe/Nowhere\nsteps:\n  - log: hi\n');
+    const bad = await cli(['schedules', file]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/bad\.yaml:4:\d+ {2}error .*Europe\/Nowhere/);
+  });
+});
