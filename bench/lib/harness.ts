@@ -1,0 +1,105 @@
+/**
+ * What every benchmark shares: `--quick`, a client for a simulator, a quiet logger, a
+ * SQLite run store in a temporary directory, playbook loading, peak RSS, and the one
+ * figures line each benchmark ends with.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from '../../src/api/index.js';
+import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../src/logging/index.js';
+import { hasErrors, loadPlaybook, type Playbook } from '../../src/playbook/index.js';
+import { createSqliteRunStore, type RunStore, type SqliteRunStoreOptions } from '../../src/store/index.js';
+import type { SimulatorProcess } from './simulator-process.js';
+
+/** `--quick`: a smaller workload of the same shape, for a smoke run. */
+export const quick = process.argv.includes('--quick');
+
+/** The repository root. */
+export const rootDir = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A logger at the CLI's default level whose lines go nowhere (formatting still costs what it costs). */
+export function createQuietLogger(secrets: SecretRegistry = createSecretRegistry()): Logger {
+  const sink = new Writable({
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
+  return createLogger({ destination: sink, level: 'info', secrets });
+}
+
+/** A client of the simulator as its administrator. */
+export function createBenchClient(sim: Pick<SimulatorProcess, 'authUrl' | 'baseUrl' | 'regionalUrl' | 'clients'>, options: Partial<PlatformClientOptions> = {}): PlatformClient {
+  const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
+  if (!admin) throw new Error('the simulator has no sim-admin client');
+  return createPlatformClient({
+    credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
+    authUrl: sim.authUrl,
+    baseUrl: sim.baseUrl,
+    regionalUrl: sim.regionalUrl,
+    region: 'us-west',
+    logger: createQuietLogger(),
+    ...options,
+  });
+}
+
+export interface TempStore {
+  store: RunStore;
+  dir: string;
+  /** Closes the store and removes its directory. */
+  dispose(): Promise<void>;
+}
+
+/** The embedded SQLite run store (WAL, what `fleetbook run` uses) in a fresh directory. */
+export function createTempStore(options: Pick<SqliteRunStoreOptions, 'maxPayloadBytes'> = {}): TempStore {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-'));
+  const store = createSqliteRunStore({ file: join(dir, 'runs.sqlite'), ...options });
+  return {
+    store,
+    dir,
+    async dispose() {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A playbook of `bench/playbooks/` (or any path), loaded as `fleetbook run` loads it. */
+export function loadBenchPlaybook(path: string): Playbook {
+  const file = path.includes('/') ? path : join(rootDir, 'bench', 'playbooks', path);
+  const loaded = loadPlaybook(file);
+  if (!loaded.playbook || hasErrors(loaded.problems)) {
+    throw new Error(`${file} does not load: ${loaded.problems.map((p) => `${p.line}:${p.column} ${p.message}`).join('; ')}`);
+  }
+  return loaded.playbook;
+}
+
+/** A playbook whose waits poll as often as the records suggest (the simulator's suggestion shrinks with its time scale). */
+export function withWaitBounds(playbook: Playbook, wait: { minPollMs: number; maxPollMs?: number }): Playbook {
+  return { ...playbook, defaults: { ...playbook.defaults, wait: { ...playbook.defaults.wait, ...wait } } };
+}
+
+/** Peak resident set size of this process so far, in MiB. */
+export function peakRssMiB(): number {
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+export interface Verdict {
+  /** What is compared, e.g. `µs/step 23.1 < 50`. */
+  label: string;
+  pass: boolean;
+}
+
+/**
+ * The one line a benchmark ends with: `[n name] figures | target: ... PASS`. Targets
+ * without a verdict (informational figures) are printed as `info`.
+ */
+export function printFigures(name: string, figures: string, verdicts: Verdict[]): void {
+  const judged = verdicts.length === 0 ? 'no target (info)' : verdicts.map((v) => `${v.label} ${v.pass ? 'PASS' : 'MISS'}`).join('; ');
+  console.log(`[${name}] ${figures} | ${judged}${quick ? ' (quick)' : ''}`);
+}
+
+/** Milliseconds, formatted. */
+export const ms = (value: number): string => `${value.toFixed(value < 10 ? 2 : 0)} ms`;
