@@ -84,13 +84,18 @@ function serverError(error: unknown): SimHttpError {
   ]);
 }
 
-function injectedStatus(status: number): SimHttpError {
+/**
+ * An injected fault's answer. Its retry hint (30 s for 5xx, 1 s for 429) is simulated time
+ * like every other duration of the simulated platform, so at a time scale of 6000 a client
+ * that honours it waits 5 ms, not 30 real seconds per fault.
+ */
+function injectedStatus(status: number, timeScale: number): SimHttpError {
   const retryable = status === 429 || status >= 500;
   return new SimHttpError(
     status,
     status >= 500 ? 'SERVICE_UNAVAILABLE' : 'INJECTED_FAULT',
     `Injected fault: this request was answered ${status} by the simulator's fault settings`,
-    retryable ? [{ type: 'retry info', retryAfterSeconds: status >= 500 ? 30 : 1 }] : undefined,
+    retryable ? [{ type: 'retry info', retryAfterSeconds: (status >= 500 ? 30 : 1) / timeScale }] : undefined,
   );
 }
 
@@ -215,7 +220,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         drop(reply);
         return;
       }
-      if (fault.status !== undefined) throw injectedStatus(fault.status);
+      if (fault.status !== undefined) throw injectedStatus(fault.status, clock.timeScale);
       const params = { ...(request.params as Record<string, string>) };
       delete params.region;
       const query = request.query as Record<string, string | string[]>;

@@ -112,6 +112,16 @@ describe('simulator core: limits, validation, regions', () => {
 });
 
 describe('simulator core: faults, control, determinism', () => {
+  it('gives injected 5xx and 429 a retry hint in simulated time, so a large time scale keeps fault tests fast', async () => {
+    const { call } = await start({ timeScale: 6000, faults: { rules: [{ route: 'privateCloud.listSystems', status: 503, count: 1 }, { route: 'privateCloud.listSystems', status: 429, count: 1 }] } });
+    const unavailable = await call('GET', SYSTEMS);
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.body.errorDetails[0]).toEqual({ type: 'retry info', retryAfterSeconds: 30 / 6000 });
+    const limited = await call('GET', SYSTEMS);
+    expect(limited.status).toBe(429);
+    expect(limited.body.errorDetails[0]).toEqual({ type: 'retry info', retryAfterSeconds: 1 / 6000 });
+  });
+
   it('injects statuses, latency and dropped connections by route, counted', async () => {
     const { sim, call } = await start({
       faults: { rules: [{ route: 'privateCloud.listSystems', status: 503, count: 1 }, { route: 'privateCloud.getSystem', drop: 1, count: 1 }, { route: 'privateCloud.listServers', latencyMs: 150, count: 1 }] },
