@@ -1,0 +1,166 @@
+/**
+ * Faults: the rolling update and the report export against a simulator answering about 10%
+ * of requests 5xx, 5% 429, dropping 2% of connections, and revoking every token once in the
+ * middle of the run. Each run must end correct, send no write twice where the first may
+ * have been applied, and keep every retry inside its budget.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/engine/index.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { FIXTURES, leaksIn, startReliabilityHarness, writeOutcomes, type ReliabilityHarness } from './harness.js';
+
+const FAULTS = join(FIXTURES, 'faults.yaml');
+const ROLLING_UPDATE = join(FIXTURES, 'rolling-update.yaml');
+const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
+/** The fixture's `defaults.retry.maxAttempts`. */
+const STEP_MAX_ATTEMPTS = 4;
+/** The client's default `retry.maxAttempts` (waits and polls keep the client's retries). */
+const CLIENT_MAX_ATTEMPTS = 5;
+
+let harness: ReliabilityHarness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+/** Revokes every token once, as soon as the request log holds `after` requests. */
+function revokeTokensOnceAfter(sim: Simulator, after: number): { stop(): void; revoked(): boolean } {
+  let revoked = false;
+  const timer = setInterval(() => {
+    if (sim.control.requests().length < after) return;
+    sim.control.revokeTokens();
+    revoked = true;
+    clearInterval(timer);
+  }, 2);
+  return { stop: () => clearInterval(timer), revoked: () => revoked };
+}
+
+const failedSteps = (result: RunResult): string =>
+  JSON.stringify(result.steps.filter((step) => step.status === 'failed').map((step) => ({ path: step.path, error: step.error })));
+
+/** Requests by what they got, to check the fault profile was really applied. */
+function faultShares(sim: Simulator): { total: number; serverErrors: number; tooMany: number; dropped: number; unauthorized: number } {
+  const log = sim.control.requests();
+  return {
+    total: log.length,
+    serverErrors: log.filter((entry) => entry.status >= 500).length,
+    tooMany: log.filter((entry) => entry.status === 429).length,
+    dropped: log.filter((entry) => entry.dropped !== undefined).length,
+    unauthorized: log.filter((entry) => entry.status === 401).length,
+  };
+}
+
+/** Attempts per step path (the journal's `request.sending`) and the client's retries (its log lines), both within their budgets. */
+async function expectRetriesWithinBudgets(h: ReliabilityHarness, runId: string): Promise<void> {
+  const journal = await h.store.journal(runId);
+  const attempts = new Map<string, number>();
+  for (const { event } of journal) {
+    if (event.type === 'request.sending') attempts.set(event.path, Math.max(attempts.get(event.path) ?? 0, event.attempt));
+  }
+  const overBudget = [...attempts].filter(([, count]) => count > STEP_MAX_ATTEMPTS);
+  expect(overBudget, 'steps with more attempts than retry.maxAttempts').toEqual([]);
+  const scheduled = journal.filter(({ event }) => event.type === 'retry.scheduled');
+  expect(scheduled.every(({ event }) => event.type === 'retry.scheduled' && event.attempt < STEP_MAX_ATTEMPTS)).toBe(true);
+  const clientRetries = h.lines().filter((line) => line.msg === 'platform call failed; retrying');
+  expect(clientRetries.every((line) => typeof line.attempt === 'number' && line.attempt < CLIENT_MAX_ATTEMPTS)).toBe(true);
+  // Each delay is the server's hint (simulated seconds at the time scale: a few ms) or capped backoff.
+  expect(clientRetries.every((line) => typeof line.delayMs === 'number' && line.delayMs <= 50)).toBe(true);
+}
+
+describe('under 10% 5xx, 5% 429, 2% dropped connections and one token revocation', () => {
+  it('the rolling update ends with every online system on the catalog, each write accepted once, retries within budget', async () => {
+    const h = (harness = await startReliabilityHarness({ simulator: { faults: FAULTS, world: { privateCloud: { systems: 12 } } } }));
+    const revocation = revokeTokensOnceAfter(h.sim, 40);
+    const result = await h.run(ROLLING_UPDATE).finally(() => revocation.stop());
+    expect(result.status, failedSteps(result)).toBe('succeeded');
+    expect(revocation.revoked()).toBe(true);
+
+    // Correct: no online system is left with an update path to 2.4.0, checked through the platform.
+    const updated = (result.outputs as { updated: string[] }).updated;
+    expect(updated.length).toBeGreaterThanOrEqual(6);
+    for (const region of REGIONS) {
+      const catalogs = await h.client.invoke('privateCloud.listSoftwareCatalogs', { filter: "version eq '2.4.0'" }, { region });
+      const left = (catalogs.body as { items: Array<{ systemsWithUpdatePath: Array<{ id: string; name: string }> }> }).items[0]?.systemsWithUpdatePath ?? [];
+      for (const system of left) {
+        const state = ((await h.client.invoke('privateCloud.getSystem', { id: system.id }, { region })).body as { state: string }).state;
+        expect(state, `${system.name} still has an update path to 2.4.0`).not.toBe('ONLINE');
+      }
+    }
+    // The pinned failure of the default world was resumed, once.
+    expect(result.steps.filter((step) => step.path.endsWith('.apply.resume')).map((step) => step.status)).toEqual(['succeeded']);
+
+    // The faults really happened, in about the shares set.
+    const shares = faultShares(h.sim);
+    expect(shares.total).toBeGreaterThan(80);
+    expect(shares.serverErrors / shares.total).toBeGreaterThan(0.03);
+    expect(shares.serverErrors / shares.total).toBeLessThan(0.25);
+    expect(shares.tooMany).toBeGreaterThan(0);
+    expect(shares.dropped).toBeGreaterThan(0);
+    expect(shares.unauthorized).toBeGreaterThan(0);
+    // After the revocation the client took a new token (one request however many calls waited).
+    const log = h.sim.control.requests();
+    const firstRefused = log.findIndex((entry) => entry.status === 401);
+    expect(log.slice(firstRefused).some((entry) => entry.operationId === 'auth.createToken' && entry.status === 200)).toBe(true);
+
+    // No write sent twice where the first may have been applied: one 2xx per address, the rest refused.
+    const writes = writeOutcomes(log);
+    expect([...writes.values()].flatMap((outcome) => outcome.unknown)).toEqual([]);
+    expect([...writes].filter(([, outcome]) => outcome.accepted !== 1).map(([address]) => address)).toEqual([]);
+    expect([...writes.values()].some((outcome) => outcome.refused > 0), 'no write was refused: the faults did not reach the writes').toBe(true);
+
+    await expectRetriesWithinBudgets(h, result.runId);
+    expect(h.sim.control.violations()).toEqual([]);
+    expect(leaksIn(`${h.logText()}\n${h.storeText()}`, [h.clientSecret])).toEqual([]);
+  });
+
+  it('report exports end completed with their e-mail in the outbox, each export posted once', async () => {
+    const h = (harness = await startReliabilityHarness({ simulator: { faults: FAULTS } }));
+    const revocation = revokeTokensOnceAfter(h.sim, 12);
+    const names = Array.from({ length: 6 }, (_, index) => `faulty night ${index + 1}`);
+    const results = await Promise.all(
+      names.map((name) => h.run('nightly-report-export', { name, subject: `report ${name}`, recipients: [`ops${name.at(-1)}@example.com`] })),
+    ).finally(() => revocation.stop());
+    for (const result of results) expect(result.status, failedSteps(result)).toBe('succeeded');
+    expect(revocation.revoked()).toBe(true);
+
+    for (const name of names) {
+      const mails = h.sim.control.outbox().filter((mail) => mail.subject === `report ${name}`);
+      expect(mails, `e-mails of ${name}`).toHaveLength(1);
+      const result = results[names.indexOf(name)];
+      expect(mails[0]?.links).toContain((result?.outputs as { downloadUrl: string }).downloadUrl);
+    }
+    const statuses = await Promise.all(results.map((result) => h.client.invoke('reporting.getReportStatus', { id: (result.outputs as { statusId: string }).statusId })));
+    expect(statuses.map((status) => (status.body as { status: string }).status)).toEqual(names.map(() => 'COMPLETED'));
+
+    // Six exports posted to one address: six accepted, the others refused before being applied.
+    const writes = writeOutcomes(h.sim.control.requests({ operationId: 'reporting.createReportExport' }));
+    expect([...writes.values()]).toEqual([{ accepted: 6, refused: expect.any(Number), unknown: [] }]);
+    const shares = faultShares(h.sim);
+    expect(shares.serverErrors + shares.tooMany + shares.dropped).toBeGreaterThan(0);
+    expect(shares.unauthorized).toBeGreaterThan(0);
+    for (const result of results) await expectRetriesWithinBudgets(h, result.runId);
+    expect(h.sim.control.violations()).toEqual([]);
+  });
+});
+
+describe('a write whose outcome is unknown is not sent again', () => {
+  it.each([
+    ['dropped before the platform saw it', { drop: 1 }],
+    ['dropped after the platform applied it', { afterAccept: true }],
+    ['answered 500', { status: 500 }],
+  ])('prechecks %s: sent once, the run fails saying the write may have been applied', async (_label, fault) => {
+    const h = (harness = await startReliabilityHarness({ simulator: { faults: { rules: [{ route: 'privateCloud.runSoftwarePrechecks', count: 1, ...fault }] } } }));
+    const result = await h.run(ROLLING_UPDATE);
+    expect(result.status).toBe('failed');
+    const prechecks = h.sim.control.requests({ operationId: 'privateCloud.runSoftwarePrechecks' });
+    const first = prechecks[0];
+    expect(first).toBeDefined();
+    expect(prechecks.filter((entry) => entry.path === first?.path), 'the first precheck was sent again').toHaveLength(1);
+    const failed = result.steps.find((step) => step.status === 'failed' && step.path.endsWith('.precheck'));
+    expect(failed?.error?.message).toMatch(/may have been applied|outcome/i);
+    // Nothing was updated on that system: no update without its precheck.
+    const system = first?.path.split('/systems/')[1]?.split('/')[0];
+    expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' }).filter((entry) => entry.path.includes(`/systems/${system}/`))).toEqual([]);
+  });
+});

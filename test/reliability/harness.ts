@@ -1,0 +1,152 @@
+/**
+ * Harness of the reliability suite: a simulator on port 0 at a large time scale (faults
+ * optional), a client as an API client of the simulator, a SQLite run store in a temp
+ * directory (so the journal can be read back raw), every log line captured, and `run`
+ * loading a playbook file through the loader exactly as `fleetbook run` does.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
+import { expect } from 'vitest';
+import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from '../../src/api/index.js';
+import { runPlaybook, type RunOptions, type RunResult } from '../../src/engine/index.js';
+import { createLogger, createSecretRegistry, type SecretRegistry } from '../../src/logging/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
+import { startSimulator, type RequestLogEntry, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { createSqliteRunStore, type RunStore } from '../../src/store/index.js';
+
+export const FIXTURES = join(import.meta.dirname, 'fixtures');
+
+/** Simulated ms per real ms: a 45-minute update takes under half a second. */
+export const TIME_SCALE = 6000;
+
+/** Bearer tokens the simulator issues: any of them in a log or the journal is a leak. */
+export const TOKEN_PATTERN = /sim_[0-9a-f]{48}/;
+
+export interface ReliabilityHarness {
+  sim: Simulator;
+  client: PlatformClient;
+  store: RunStore;
+  secrets: SecretRegistry;
+  /** The client's secret, registered with `secrets` as the CLI does. */
+  clientSecret: string;
+  /** Every log line written so far, as written. */
+  logText(): string;
+  lines(): Array<Record<string, unknown>>;
+  /** Every row of the SQLite store (runs and journal), as stored: what a leak scan must read. */
+  storeText(): string;
+  /** Loads a playbook file (or bundled name) with the loader and runs it. */
+  run(playbook: string, inputs?: Record<string, unknown>, options?: Partial<RunOptions>): Promise<RunResult>;
+  close(): Promise<void>;
+}
+
+export interface ReliabilityHarnessOptions {
+  simulator?: SimulatorOptions;
+  /** @default 'sim-operator' */
+  clientId?: string;
+  client?: Partial<PlatformClientOptions>;
+}
+
+export async function startReliabilityHarness(options: ReliabilityHarnessOptions = {}): Promise<ReliabilityHarness> {
+  const sim = await startSimulator({ port: 0, timeScale: TIME_SCALE, validateResponses: true, ...options.simulator });
+  const directory = mkdtempSync(join(tmpdir(), 'fleetbook-reliability-'));
+  const file = join(directory, 'runs.sqlite');
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  const clientId = options.clientId ?? 'sim-operator';
+  const clientSecret = `${clientId}-secret`;
+  const secrets = createSecretRegistry();
+  secrets.add(clientSecret);
+  const logger = createLogger({ destination, level: 'trace', secrets });
+  const client = createPlatformClient({
+    credentials: { clientId, clientSecret },
+    authUrl: sim.authUrl,
+    baseUrl: sim.baseUrl,
+    regionalUrl: sim.regionalUrl,
+    region: 'us-west',
+    retry: { initialDelayMs: 5, maxDelayMs: 50 },
+    logger,
+    ...options.client,
+  });
+  const store = createSqliteRunStore({ file });
+  const logText = (): string => chunks.join('');
+  return {
+    sim,
+    client,
+    store,
+    secrets,
+    clientSecret,
+    logText,
+    lines: () =>
+      logText()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    storeText() {
+      const database = new Database(file, { readonly: true });
+      try {
+        const rows = [...database.prepare('SELECT * FROM runs').all(), ...database.prepare('SELECT * FROM journal').all()];
+        return rows.map((row) => JSON.stringify(row)).join('\n');
+      } finally {
+        database.close();
+      }
+    },
+    async run(playbook, inputs = {}, runOptions = {}) {
+      const loaded = loadPlaybook(resolvePlaybookRef(playbook, FIXTURES));
+      expect(loaded.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
+      if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${playbook} does not load`);
+      return runPlaybook(loaded.playbook, { inputs, client, store, logger, secrets, dryRun: false, env: {}, ...runOptions });
+    },
+    async close() {
+      await store.close();
+      await sim.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Each secret, and any bearer token, found in `text`: the test expects none. */
+export function leaksIn(text: string, secrets: readonly string[]): string[] {
+  const found = secrets.filter((secret) => text.includes(secret));
+  const token = TOKEN_PATTERN.exec(text);
+  return token ? [...found, `a bearer token (${token[0].slice(0, 8)}…)`] : found;
+}
+
+/**
+ * Writes answered with a status that proves they were not applied: the only ones a client
+ * may send again. 401: the token was refused before the platform looked at the request.
+ */
+export const NOT_APPLIED_STATUSES: ReadonlySet<number> = new Set([401, 429, 503]);
+
+/** What became of the writes sent to one address (method and path). */
+export interface WriteOutcomes {
+  /** Answered 2xx. */
+  accepted: number;
+  /** Answered with a status proving the write was not applied (`NOT_APPLIED_STATUSES`). */
+  refused: number;
+  /** Dropped, or answered with a status that leaves the outcome open (500, ...): `"POST /path: dropped before"`. */
+  unknown: string[];
+}
+
+/** The writes of a request log by address; token requests left out (they change nothing). */
+export function writeOutcomes(log: readonly RequestLogEntry[]): Map<string, WriteOutcomes> {
+  const byAddress = new Map<string, WriteOutcomes>();
+  for (const entry of log) {
+    if (entry.method === 'GET' || entry.operationId === 'auth.createToken' || entry.operationId === '') continue;
+    const address = `${entry.method} ${entry.path}`;
+    const outcomes = byAddress.get(address) ?? { accepted: 0, refused: 0, unknown: [] };
+    byAddress.set(address, outcomes);
+    if (entry.dropped !== undefined) outcomes.unknown.push(`${address}: dropped ${entry.dropped}`);
+    else if (entry.status >= 200 && entry.status < 300) outcomes.accepted += 1;
+    else if (NOT_APPLIED_STATUSES.has(entry.status)) outcomes.refused += 1;
+    else outcomes.unknown.push(`${address}: ${entry.status}`);
+  }
+  return byAddress;
+}
