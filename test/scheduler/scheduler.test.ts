@@ -191,3 +191,15 @@ describe('scheduler: catch-up after three days down', () => {
     expect(first.runs.length + second.runs.length).toBe(1);
   });
 });
+
+describe('scheduler: a daily 02:30 Berlin schedule through both DST nights', () => {
+  it('fires once a day: at 03:00 CEST on the spring-forward day, at the first 02:30 on the fall-back day', async () => {
+    const h = createSchedulerHarness('2025-03-28T12:00:00Z', { finishWith: RunStatus.succeeded });
+    await h.scheduler.load([scheduledPlaybook([schedule({ cron: '30 2 * * *', timezone: 'Europe/Berlin' })])]);
+    await h.advanceTo('2025-10-27T12:00:00Z');
+    const fires = scheduledTimes(h.runs);
+    expect(fires).toHaveLength(213); // 2025-03-29 to 2025-10-27, one a day
+    expect(fires.slice(0, 3)).toEqual(['2025-03-29T01:30:00.000Z', '2025-03-30T01:00:00.000Z', '2025-03-31T00:30:00.000Z']);
+    expect(fires.slice(-3)).toEqual(['2025-10-25T00:30:00.000Z', '2025-10-26T00:30:00.000Z', '2025-10-27T01:30:00.000Z']);
+  });
+});
