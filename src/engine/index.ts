@@ -1,4 +1,4 @@
 /** The engine: runs a loaded playbook (see ARCHITECTURE.md). */
-export { runPlaybook, type RunOptions, type RunResult } from './run-playbook.js';
+export { runPlaybook, resumeRun, type RunOptions, type ResumeOptions, type RunResult } from './run-playbook.js';
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';

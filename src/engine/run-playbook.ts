@@ -5,11 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { PlatformClient } from '../api/index.js';
+import { UsageError } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
-import { RunStatus, StepStatus, type ErrorRecord, type RunStore } from '../store/types.js';
+import { reconciliationOf } from '../steps/reconcile/index.js';
+import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
+import { defaultMaxInlineOutputBytes, spillLargeOutputs } from './outputs-file.js';
+import { createResumePlan, replayedStatuses, type ResumePlan } from './resume-plan.js';
 import { Scope } from './scope.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 
@@ -41,6 +45,25 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** @default { kind: 'manual' } */
   trigger?: { kind: 'manual' | 'schedule'; scheduleId?: string };
+  /**
+   * Folder for step outputs too large for the journal (`<dir>/<runId>/<path>.json`, the journal
+   * keeping a reference). The CLI passes `FLEETBOOK_HOME/outputs`. @default none: large outputs
+   * go to the store, which refuses them above its payload limit
+   */
+  outputsDir?: string;
+  /** Outputs larger than this (bytes of JSON) go to `outputsDir`. @default 65536 */
+  maxInlineOutputBytes?: number;
+}
+
+/** What `resumeRun` takes: the run's own inputs come from the store. */
+export interface ResumeOptions extends Omit<RunOptions, 'inputs' | 'dryRun' | 'runId' | 'trigger'> {
+  runId: string;
+  /** Values of the run's secret inputs (never stored): from the environment or a prompt. */
+  secretInputs?: Record<string, unknown>;
+  /** Resume although the playbook's normalised hash differs from the run's. @default false */
+  force?: boolean;
+  /** Send again writes of unknown outcome that cannot be reconciled. @default false */
+  confirmUnknown?: boolean;
 }
 
 export interface RunResult {
@@ -79,19 +102,114 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
     trigger: options.trigger ?? { kind: 'manual' },
     startedAt,
   });
-  // The run's lease: a resume in another process must not drive the same run at once.
+  const release = await holdLease(store, runId);
+  try {
+    return await execute(playbook, options, { runId, dryRun, signal, startedMs, startedAt, secrets, values: resolved.values, now });
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * The run's lease, renewed while it goes on: a resume in another process must not drive the
+ * same run at once. A live owner elsewhere is a `UsageError` (exit 2); resolves to the release.
+ */
+async function holdLease(store: RunStore, runId: string): Promise<() => Promise<void>> {
   const leaseKey = `run:${runId}`;
   const owner = `${hostname()}:${process.pid}:${randomUUID()}`;
-  await store.acquireLease(leaseKey, owner, LEASE_TTL_MS);
+  if (!(await store.acquireLease(leaseKey, owner, LEASE_TTL_MS)) && !(await takeOverFromDeadOwner(store, leaseKey, owner))) {
+    throw new UsageError(`run ${runId} is being driven by another process (its lease is held); wait for it to end, or for its lease to lapse if that process died`, 'RUN_LEASED');
+  }
   const renewal = setInterval(() => {
     store.acquireLease(leaseKey, owner, LEASE_TTL_MS).catch(() => undefined);
   }, LEASE_TTL_MS / 3);
   renewal.unref();
-  try {
-    return await execute(playbook, options, { runId, dryRun, signal, startedMs, startedAt, secrets, values: resolved.values, now });
-  } finally {
+  return async () => {
     clearInterval(renewal);
     await store.releaseLease(leaseKey, owner);
+  };
+}
+
+/** Whether the process `owner` (`host:pid:nonce`) names is gone: only knowable on this host. */
+function isDeadOwner(owner: string): boolean {
+  const [host, pid] = owner.split(':');
+  if (host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** A run whose process was killed on this host is taken over at once, not after the lease's TTL. */
+async function takeOverFromDeadOwner(store: RunStore, leaseKey: string, owner: string): Promise<boolean> {
+  const holder = await store.leaseHolder(leaseKey);
+  if (holder && !isDeadOwner(holder.owner)) return false;
+  // Released by the dead owner's name: if another resumer took it meanwhile, this is a no-op.
+  if (holder) await store.releaseLease(leaseKey, holder.owner);
+  return store.acquireLease(leaseKey, owner, LEASE_TTL_MS);
+}
+
+/** Top-level step ids of the journal that the playbook no longer has, for the refusal's reason. */
+function changedSteps(playbook: Playbook, plan: ResumePlan): string[] {
+  const ids = new Set(playbook.steps.map((step) => step.id));
+  const gone = new Set<string>();
+  for (const path of plan.records.keys()) {
+    const top = /^[A-Za-z_][A-Za-z0-9_]*/.exec(path)?.[0];
+    if (top && !ids.has(top)) gone.add(top);
+  }
+  return [...gone];
+}
+
+/** Refuses what a resume must not do: an unknown or finished run, a changed playbook, unreconcilable writes. */
+function checkResumable(run: RunRecord | undefined, runId: string, playbook: Playbook, plan: ResumePlan, options: ResumeOptions): asserts run is RunRecord {
+  if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
+  if (run.status === RunStatus.succeeded) throw new UsageError(`run ${runId} succeeded; there is nothing to resume`, 'RUN_SUCCEEDED');
+  if (run.playbookHash !== playbook.hash && !options.force) {
+    const gone = changedSteps(playbook, plan);
+    throw new UsageError(
+      `the playbook ${playbook.name} changed since run ${runId} started (its normalised hash differs${gone.length > 0 ? `; steps no longer there: ${gone.join(', ')}` : ''}). ` +
+        'Resume with --force to continue with the playbook as it is now.',
+      'PLAYBOOK_CHANGED',
+    );
+  }
+  if (options.confirmUnknown) return;
+  const unreconcilable = [...plan.inFlight]
+    .filter(([path, request]) => request.state === 'unknown' && !replayedStatuses.has(plan.records.get(path)?.status ?? '') && options.client.catalogue.byId.get(request.operationId)?.isWrite)
+    .map(([path, request]) => ({ path, request, rule: reconciliationOf(request.operationId) }))
+    .filter(({ rule }) => rule.kind === 'none');
+  if (unreconcilable.length > 0) {
+    const list = unreconcilable.map(({ path, request, rule }) => `${path} (${request.operationId}: ${rule.kind === 'none' ? rule.reason : ''})`).join('; ');
+    throw new UsageError(
+      `run ${runId} sent writes whose outcome is unknown and cannot be reconciled: ${list}. Check the platform; resume with --confirm-unknown to send them again.`,
+      'OUTCOME_UNKNOWN',
+    );
+  }
+}
+
+/**
+ * Continues a run that was interrupted, crashed or failed: steps that succeeded are replayed
+ * from the journal, a wait in flight re-attaches to its Location, a write of unknown outcome
+ * is reconciled before it is sent again, failed steps run again. See docs/resume.md.
+ */
+export async function resumeRun(playbook: Playbook, options: ResumeOptions): Promise<RunResult> {
+  const { store, runId } = options;
+  const now = options.now ?? Date.now;
+  const startedMs = now();
+  const release = await holdLease(store, runId);
+  try {
+    const run = await store.getRun(runId);
+    const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);
+    checkResumable(run, runId, playbook, plan, options);
+    const secrets = options.secrets ?? createSecretRegistry();
+    const resolved = resolveInputs(playbook.inputs, { ...run.inputs, ...options.secretInputs }, playbook.name);
+    for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
+    await store.markResumed(runId);
+    const signal = options.signal ?? new AbortController().signal;
+    return await execute(playbook, options, { runId, dryRun: run.dryRun, signal, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan });
+  } finally {
+    await release();
   }
 }
 
@@ -104,13 +222,17 @@ interface RunFacts {
   secrets: SecretRegistry;
   values: Record<string, unknown>;
   now: () => number;
+  resume?: ResumePlan;
 }
 
-async function execute(playbook: Playbook, options: RunOptions, facts: RunFacts): Promise<RunResult> {
+async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
   const { runId, dryRun, signal, startedMs, startedAt, secrets, now } = facts;
   const { store } = options;
   const logger = options.logger.child({ runId, playbook: playbook.name });
-  logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
+  if (facts.resume) logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
+  else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
+  const { outputsDir } = options;
+  const maxInlineBytes = options.maxInlineOutputBytes ?? defaultMaxInlineOutputBytes;
 
   const runner = createStepRunner({
     client: options.client,
@@ -119,7 +241,11 @@ async function execute(playbook: Playbook, options: RunOptions, facts: RunFacts)
     dryRun,
     now,
     random: options.random ?? Math.random,
-    journal: (event) => store.append(runId, secrets.scrubValue(event)),
+    journal: async (event) => {
+      const scrubbed = secrets.scrubValue(event);
+      await store.append(runId, outputsDir === undefined ? scrubbed : await spillLargeOutputs(scrubbed, { dir: outputsDir, runId, maxInlineBytes }));
+    },
+    ...(facts.resume ? { resume: facts.resume } : {}),
   });
   const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: options.env ?? process.env });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);

@@ -7,16 +7,19 @@
 import type { PlatformClient } from '../api/index.js';
 import { sleep } from '../api/sleep.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import type { ForEachStep, ParallelStep, Step, UsesStep } from '../playbook/types.js';
+import type { CallStep, ForEachStep, ParallelStep, Step, UsesStep } from '../playbook/types.js';
 import { executeAssert, executeFail, executeLog, executeSet, executeSleep } from '../steps/executors/basic.js';
 import { executeCall, type CallOutputs } from '../steps/executors/call.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { executeHttp } from '../steps/executors/http.js';
 import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
 import type { ExecutorRuntime, LeafResult } from '../steps/executors/types.js';
-import { StepStatus, type ErrorRecord, type JournalEvent } from '../store/types.js';
+import { reconcileWrite } from '../steps/reconcile/index.js';
+import { StepStatus, type ErrorRecord, type JournalEvent, type StepRecord } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
 import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
+import { readOutputs } from './outputs-file.js';
+import { replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { Scope, type StepView } from './scope.js';
 import { retryCondition, stepRetryDelayMs } from './step-retry.js';
 
@@ -32,6 +35,8 @@ export interface StepSummary {
   error?: ErrorRecord;
   /** The step failed, then its `rescue` succeeded. */
   rescued?: boolean;
+  /** Resume: the journal says the step had ended so; it was not run again. */
+  replayed?: boolean;
 }
 
 export interface RunnerOptions {
@@ -42,6 +47,8 @@ export interface RunnerOptions {
   journal(event: JournalEvent): Promise<void>;
   now: () => number;
   random: () => number;
+  /** Resume: what the journal of the continued run says (steps to replay, requests in flight). */
+  resume?: ResumePlan;
 }
 
 /** Where a sequence of steps runs. */
@@ -92,7 +99,20 @@ async function bounded(timeoutMs: number | undefined, parent: AbortSignal, stepI
 /** A leaf step rendered: what `step.started` records, and the attempt to make. */
 interface PreparedLeaf {
   input?: unknown;
-  attempt(runtime: ExecutorRuntime): Promise<LeafResult>;
+  /** `attachTo` (calls only): follow this Location instead of sending. */
+  attempt(runtime: ExecutorRuntime, attachTo?: string): Promise<LeafResult>;
+}
+
+/** `steps.<id>` of a step execution the journal recorded. */
+async function viewOf(record: StepRecord): Promise<StepView> {
+  const outputs = await readOutputs(record.outputs);
+  return { status: record.status, ...(outputs === undefined ? {} : { outputs }), ...(record.error ? { error: record.error } : {}) };
+}
+
+/** The steps that run in the same scope as `step` (a `uses` and a loop's items have scopes of their own). */
+function sameScopeChildren(step: Step): Step[] {
+  const own = step.kind === 'block' ? step.steps : step.kind === 'parallel' ? step.branches.flat() : [];
+  return [...own, ...(step.rescue ?? []), ...(step.always ?? [])];
 }
 
 export interface StepRunner {
@@ -140,9 +160,10 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         const until = step.until;
         return {
           input: { operationId: step.operationId, with: input, ...(region === undefined ? {} : { region }) },
-          attempt: (runtime) =>
+          attempt: (runtime, attachTo) =>
             executeCall(
               {
+                attachTo,
                 operationId: step.operationId,
                 input,
                 region,
@@ -220,8 +241,31 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     }
   }
 
+  /**
+   * Resume: makes the journal's record of `steps` (and of the steps sharing their scope) visible
+   * in `scope` as in the first run, without running them; returns how many were recorded.
+   */
+  async function restore(steps: readonly Step[], scope: Scope, prefix: string): Promise<number> {
+    let restored = 0;
+    for (const step of steps) {
+      const path = join(prefix, step.id);
+      const recorded = options.resume?.records.get(path);
+      if (!recorded) continue;
+      scope.steps[step.id] = await viewOf(recorded);
+      summaries.push({ path, stepId: step.id, kind: step.kind, status: recorded.status, attempts: recorded.attempts, durationMs: 0, replayed: true, ...(recorded.error ? { error: recorded.error } : {}) });
+      restored += 1 + (await restore(sameScopeChildren(step), scope, path));
+    }
+    return restored;
+  }
+
   async function runStep(step: Step, frame: Frame): Promise<Outcome> {
     const stepPath = join(frame.prefix, step.id);
+    const recorded = options.resume?.records.get(stepPath);
+    if (recorded && replayedStatuses.has(recorded.status)) {
+      // Succeeded (or skipped) before the run stopped: its outputs come from the journal.
+      await restore([step], frame.scope, frame.prefix);
+      return frame.scope.steps[step.id] as Outcome;
+    }
     const startedAt = now();
     const record: StepSummary = { path: stepPath, stepId: step.id, kind: step.kind, status: StepStatus.running, attempts: 0, durationMs: 0 };
     summaries.push(record);
@@ -271,6 +315,8 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         return settle({ status: StepStatus.failed, error: toErrorRecord(error) });
       }
       await start(prepared.input);
+      const inFlight = step.kind === 'call' ? options.resume?.inFlight.get(stepPath) : undefined;
+      if (step.kind === 'call' && inFlight) prepared = continueInFlight(step, prepared, inFlight, log);
       // The timeout bounds the whole step, retries and their delays included.
       const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
       outcome = await bounded(timeoutMs, frame.signal, step.id, (signal) => runAttempts(step, prepared, { ...frame, signal }, stepPath, record, log));
@@ -298,6 +344,52 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       }
     }
     return settle(outcome);
+  }
+
+  /**
+   * Resume of a call whose request was in flight when the run stopped: the first attempt
+   * re-attaches to the stored Location, takes an answered write as done, or reconciles a write
+   * of unknown outcome (reads the state it would have changed) before anything is sent again.
+   */
+  function continueInFlight(step: CallStep, prepared: PreparedLeaf, inFlight: InFlightRequest, log: Logger): PreparedLeaf {
+    const operation = client.catalogue.byId.get(step.operationId);
+    // A read is simply sent again; so is a request of another operation (the playbook changed under --force).
+    if (!operation?.isWrite || inFlight.operationId !== step.operationId) return prepared;
+    let first = true;
+    const accepted = (location: string | undefined, runtime: ExecutorRuntime, httpStatus = 202): Promise<LeafResult> =>
+      // Without `wait` the first run would have ended the step on the answer.
+      step.wait && location && operation.async
+        ? prepared.attempt(runtime, location)
+        : Promise.resolve({ outputs: { status: httpStatus, headers: location ? { location } : {}, body: null } });
+    return {
+      ...prepared,
+      attempt: async (runtime) => {
+        if (!first) return prepared.attempt(runtime);
+        first = false;
+        if (inFlight.state !== 'unknown') return accepted(inFlight.location, runtime, inFlight.httpStatus);
+        const input = (prepared.input as { with: Record<string, unknown>; region?: string }).with;
+        const region = (prepared.input as { region?: string }).region;
+        const decision = await reconcileWrite({ operationId: operation.id, input, region }, { client, signal: runtime.signal, knownLocations: options.resume?.knownLocations ?? new Set() });
+        log.info({ operationId: operation.id, ...decision }, `${operation.id} of unknown outcome reconciled: ${decision.decision}`);
+        switch (decision.decision) {
+          case 'attach':
+            // Journaled first, so a crash while following leaves the Location, not an unknown write.
+            await options.journal({ type: 'operation.progress', path: runtime.path, location: decision.location, ...(decision.state ? { state: decision.state } : {}) });
+            return accepted(decision.location, runtime);
+          case 'done':
+            return { outputs: { status: operation.successStatus, headers: {}, body: { items: decision.found }, reconciled: 'done' } };
+          case 'send':
+            return prepared.attempt(runtime);
+          case 'unknown':
+            if (options.resume?.confirmUnknown) return prepared.attempt(runtime);
+            throw new StepError(
+              `${operation.id} was sent before the run stopped and its outcome cannot be told (${decision.reason}). ` +
+                'Check the platform, then resume with --confirm-unknown to send it again.',
+              { kind: StepFailureKind.invalidInput, code: 'OUTCOME_UNKNOWN', operationId: operation.id },
+            );
+        }
+      },
+    };
   }
 
   async function runContainer(step: Step, frame: Frame, stepPath: string, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
@@ -374,13 +466,22 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     let failures = 0;
     const mayStart = (): boolean => !frame.signal.aborted && failures <= allowed;
 
+    const itemScope = (index: number): Scope => frame.scope.child({ [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } });
     const runItem = async (index: number): Promise<void> => {
       const itemPath = `${stepPath}[${index}]`;
+      if (options.resume?.records.get(itemPath)?.status === StepStatus.succeeded) {
+        // The item finished before the run stopped: its steps are replayed, none run again.
+        const scope = itemScope(index);
+        summaries.push({ path: itemPath, stepId: step.id, kind: 'item', status: StepStatus.succeeded, attempts: 1, durationMs: 0, replayed: true });
+        await restore(step.steps, scope, itemPath);
+        results[index] = { index, item: items[index], status: StepStatus.succeeded, steps: scope.steps };
+        return;
+      }
       const startedAt = now();
       const record: StepSummary = { path: itemPath, stepId: step.id, kind: 'item', status: StepStatus.running, attempts: 1, durationMs: 0 };
       summaries.push(record);
       await options.journal({ type: 'item.started', path: stepPath, index });
-      const scope = frame.scope.child({ [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } });
+      const scope = itemScope(index);
       const ending = await runSequence(step.steps, { scope, prefix: itemPath, signal: frame.signal });
       const status = ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;
       if (status === StepStatus.failed) failures += 1;

@@ -115,6 +115,13 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       if (leases.get(key)?.owner === owner) leases.delete(key);
     },
 
+    async leaseHolder(key) {
+      open();
+      const lease = leases.get(key);
+      if (!lease || lease.expiresAtMs <= resolved.now().getTime()) return undefined;
+      return { owner: lease.owner, expiresAt: new Date(lease.expiresAtMs).toISOString() };
+    },
+
     async getScheduleState(scheduleKey) {
       open();
       const text = schedules.get(scheduleKey);

@@ -117,6 +117,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
       WHERE leases.owner = excluded.owner OR leases.expires_at_ms <= @nowMs`),
     releaseLease: db.prepare<[string, string]>(`DELETE FROM leases WHERE key = ? AND owner = ?`),
+    leaseHolder: db.prepare<[string, number], { owner: string; expiresAtMs: number }>(
+      `SELECT owner, expires_at_ms AS expiresAtMs FROM leases WHERE key = ? AND expires_at_ms > ?`,
+    ),
     getSchedule: db.prepare<[string], { stateJson: string }>(`SELECT state_json AS stateJson FROM schedule_state WHERE schedule_key = ?`),
     setSchedule: db.prepare<[string, string, string]>(`
       INSERT INTO schedule_state (schedule_key, state_json, updated_at) VALUES (?, ?, ?)
@@ -204,6 +207,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async releaseLease(key, owner) {
       open();
       statements.releaseLease.run(key, owner);
+    },
+
+    async leaseHolder(key) {
+      open();
+      const row = statements.leaseHolder.get(key, resolved.now().getTime());
+      return row ? { owner: row.owner, expiresAt: new Date(row.expiresAtMs).toISOString() } : undefined;
     },
 
     async getScheduleState(scheduleKey) {

@@ -163,6 +163,11 @@ export interface RunStore {
    */
   acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(key: string, owner: string): Promise<void>;
+  /**
+   * Who holds the live lease on `key` (none when free or expired): lets a process take over
+   * the lease of an owner it knows to be dead (same host, process gone) without waiting out the TTL.
+   */
+  leaseHolder(key: string): Promise<{ owner: string; expiresAt: string } | undefined>;
   /** Scheduler state per schedule (last fire, consecutive failures, paused); opaque JSON here. */
   getScheduleState(scheduleKey: string): Promise<Record<string, unknown> | undefined>;
   setScheduleState(scheduleKey: string, state: Record<string, unknown>): Promise<void>;

@@ -178,6 +178,14 @@ describe.each(factories)('RunStore contract: $name', (factory) => {
     expect(await store.acquireLease('scheduler', 'host-a:1', 30_000)).toBe(true);
   });
 
+  it('names the holder of a live lease, none once it expired', async () => {
+    expect(await store.leaseHolder('run:r1')).toBeUndefined();
+    await store.acquireLease('run:r1', 'host-a:1', 30_000);
+    expect(await store.leaseHolder('run:r1')).toEqual({ owner: 'host-a:1', expiresAt: new Date(clock.now().getTime() + 30_000).toISOString() });
+    clock.advance(30_000);
+    expect(await store.leaseHolder('run:r1')).toBeUndefined();
+  });
+
   it('releases a lease only for its owner', async () => {
     await store.acquireLease('scheduler', 'host-a:1', 30_000);
     await store.releaseLease('scheduler', 'host-b:2');

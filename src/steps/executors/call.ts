@@ -28,6 +28,11 @@ export interface CallArgs {
   saveTo?: string | undefined;
   /** False when the step retries with its own policy: the client then makes one attempt per call. */
   clientRetries: boolean;
+  /**
+   * Resume: the write was accepted before (its Location is in the journal, or reconciliation
+   * found its operation on the platform). The attempt follows this Location instead of sending.
+   */
+  attachTo?: string | undefined;
 }
 
 export interface CallOutputs {
@@ -172,6 +177,13 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       details: { location: waited.location, outcome: waited.outcome, operation: waited.operation, ...(waited.error?.code ? { errorCode: waited.error.code } : {}) },
     });
   };
+
+  if (args.attachTo !== undefined) {
+    const location = args.attachTo;
+    log.info({ location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
+    const accepted: CallResult = { status: 202, headers: { location }, body: undefined, operation, ...(args.region === undefined ? {} : { region: args.region }) };
+    return { outputs: { status: 202, headers: { location }, body: null, operation: await follow(accepted) } satisfies CallOutputs };
+  }
 
   const poll = args.poll ?? DEFAULT_POLL;
   const pollStartedAt = Date.now();

@@ -1,0 +1,67 @@
+/**
+ * What a resume knows from the journal of the run it continues: each step's last ending (to
+ * replay what succeeded), the request each step had in flight (to re-attach or reconcile
+ * instead of sending again), and the async operations already followed to their end.
+ */
+import { foldJournal } from '../store/fold-journal.js';
+import { StepStatus, type JournalEntry, type StepPath, type StepRecord } from '../store/types.js';
+
+/**
+ * A step's last request whose effect the step never consumed (the process stopped first).
+ * - `unknown`: sent, no answer journaled (or a failure that may have reached the platform).
+ * - `answered`: a success answer (status, Location) journaled, the step not finished.
+ * - `operation`: its async operation seen (progress or end), the step not finished.
+ */
+export interface InFlightRequest {
+  state: 'unknown' | 'answered' | 'operation';
+  operationId: string;
+  httpStatus?: number;
+  location?: string;
+}
+
+export interface ResumePlan {
+  /** The journal's record of each step execution and loop item, by path. */
+  records: ReadonlyMap<StepPath, StepRecord>;
+  /** The in-flight request of each step that has one, by path. */
+  inFlight: ReadonlyMap<StepPath, InFlightRequest>;
+  /** Locations of async operations the run followed to their end. */
+  knownLocations: ReadonlySet<string>;
+  /** Send writes whose outcome cannot be reconciled. @default false */
+  confirmUnknown: boolean;
+}
+
+/** Endings that a resume replays instead of running again. */
+export const replayedStatuses: ReadonlySet<string> = new Set([StepStatus.succeeded, StepStatus.skipped, StepStatus.simulated]);
+
+export function createResumePlan(entries: readonly JournalEntry[], confirmUnknown = false): ResumePlan {
+  const inFlight = new Map<StepPath, InFlightRequest>();
+  const knownLocations = new Set<string>();
+  for (const { event } of entries) {
+    const current = 'path' in event ? inFlight.get(event.path) : undefined;
+    switch (event.type) {
+      case 'request.sending':
+        inFlight.set(event.path, { state: 'unknown', operationId: event.operationId });
+        break;
+      case 'request.answered':
+        if (current) Object.assign(current, { state: 'answered', httpStatus: event.httpStatus }, event.location === undefined ? {} : { location: event.location });
+        break;
+      case 'request.failed':
+        // Refused, or known not to have arrived: a new request is the only way on.
+        if (!event.outcomeUnknown) inFlight.delete(event.path);
+        break;
+      case 'operation.progress':
+      case 'operation.finished':
+        if (current) Object.assign(current, { state: 'operation', location: event.location });
+        if (event.type === 'operation.finished') knownLocations.add(event.location);
+        break;
+      case 'step.finished':
+        // An interrupted step stopped mid-way: what it had in flight is still in flight. A step
+        // that ended otherwise consumed its request, except a write it never heard back from.
+        if (event.status !== StepStatus.interrupted && !(event.status === StepStatus.failed && current?.state === 'unknown')) inFlight.delete(event.path);
+        break;
+      default:
+        break;
+    }
+  }
+  return { records: new Map(foldJournal(entries).map((record) => [record.path, record])), inFlight, knownLocations, confirmUnknown };
+}
