@@ -1,0 +1,65 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadPlaybook } from '../../src/playbook/index.js';
+import { failures, startBundledHarness, type BundledHarness } from './harness.js';
+
+// A dry run performs reads, and the CSV download is one: it lands here.
+const downloads = mkdtempSync(join(tmpdir(), 'fleetbook-dry-run-'));
+const DIR = resolve(import.meta.dirname, '../../playbooks');
+const NAMES = [
+  'rolling-cluster-update',
+  'software-version-refresh',
+  'nightly-report-export',
+  'consumption-report-download',
+  'device-onboarding',
+  'subscription-onboarding',
+  'user-access-review',
+  'msp-tenant-provisioning',
+  'provisioning-policy-sync',
+];
+
+/** Inputs a dry run needs (the required ones, and enough to reach every write). */
+const DRY_RUN_INPUTS: Record<string, Record<string, unknown>> = {
+  'nightly-report-export': { recipients: ['ops@example.com'] },
+  'consumption-report-download': { directory: downloads },
+  'device-onboarding': { devices: [{ serialNumber: 'DRY000001', macAddress: '00:11:22:33:44:55' }], applicationId: 'app', region: 'us-west' },
+  'subscription-onboarding': { keys: ['DRYRUNKEY1'], autoSubscriptions: [{ deviceType: 'COMPUTE', tier: 'ADVANCED' }] },
+  'user-access-review': { invite: ['dry.run@example.com'], remove: true },
+  'msp-tenant-provisioning': { tenants: [{ workspaceName: 'Dry Run Ltd', email: 'it@dry.example.com', address: { countryCode: 'DE' } }] },
+  'provisioning-policy-sync': { policies: [{ name: 'dry-run-policy', description: 'd' }], prune: true },
+};
+
+it('the bundled playbooks are these nine, each valid, schema-linked and with every input described', () => {
+  expect(readdirSync(DIR).filter((file) => file.endsWith('.yaml')).map((file) => file.replace(/\.yaml$/, '')).sort()).toEqual([...NAMES].sort());
+  for (const name of NAMES) {
+    const file = resolve(DIR, `${name}.yaml`);
+    expect(readFileSync(file, 'utf8').split('\n')[0]).toBe('# yaml-language-server: $schema=../schemas/playbook.schema.json');
+    const { playbook, problems } = loadPlaybook(file);
+    expect(problems, name).toEqual([]);
+    expect(playbook?.name).toBe(name);
+    for (const [input, spec] of Object.entries(playbook?.inputs ?? {})) {
+      expect((spec.schema as { description?: string }).description, `${name} input ${input}`).toMatch(/\w/);
+    }
+  }
+});
+
+let harness: BundledHarness;
+beforeAll(async () => {
+  harness = await startBundledHarness();
+});
+afterAll(async () => {
+  await harness.close();
+  rmSync(downloads, { recursive: true, force: true });
+});
+
+it.each(NAMES)('%s dry-runs against the default world without sending a write', async (name) => {
+  harness.sim.control.clearRequests();
+  const result = await harness.run(name, DRY_RUN_INPUTS[name] ?? {}, { dryRun: true });
+  expect(result.status, failures(result)).toBe('succeeded');
+  const writes = harness.sim.control.requests().filter((entry) => entry.method !== 'GET' && !entry.path.startsWith('/as/'));
+  expect(writes).toEqual([]);
+  expect(harness.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' })).toEqual([]);
+  if (name !== 'software-version-refresh' && name !== 'consumption-report-download') expect(result.simulatedSteps.length, name).toBeGreaterThan(0);
+});
