@@ -1,11 +1,14 @@
 /**
  * Every playbook of the daemon's folder, loaded and validated in one pass: the problems of
- * every file (located, as `fleetbook validate` reports them), plus a schedule id used by two
- * schedules, which would make them share their state in the store.
+ * every file (located, as `fleetbook validate` reports them), plus what only the daemon
+ * cares about: a schedule id used by two schedules (they would share their state in the
+ * store), and schedule inputs the playbook would refuse (every run of it would fail).
  */
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { hasErrors, loadPlaybook, type Playbook, type Problem } from '../playbook/index.js';
+import { resolveInputs } from '../engine/index.js';
+import { isFleetbookError } from '../errors/index.js';
+import { hasErrors, loadPlaybook, type Playbook, type Problem, type ScheduleSpec } from '../playbook/index.js';
 
 export interface PlaybookFolder {
   /** Absolute path of the folder. */
@@ -35,15 +38,24 @@ export function loadPlaybookFolder(folder: string): PlaybookFolder {
     if (loaded.playbook && !hasErrors(loaded.problems)) playbooks.push(loaded.playbook);
   }
   const firstUse = new Map<string, Playbook>();
+  const problem = (schedule: ScheduleSpec, code: string, message: string): Problem => {
+    const { file, line, column, pointer } = schedule.location;
+    return { code, message, severity: 'error', file, line, column, pointer };
+  };
   for (const playbook of playbooks) {
     for (const schedule of playbook.schedules) {
+      try {
+        resolveInputs(playbook.inputs, schedule.inputs, playbook.name);
+      } catch (error) {
+        if (!isFleetbookError(error)) throw error;
+        problems.push(problem(schedule, 'INVALID_SCHEDULE_INPUTS', `the schedule's inputs: ${error.message}`));
+      }
       const other = firstUse.get(schedule.key);
       if (other === undefined) {
         firstUse.set(schedule.key, playbook);
         continue;
       }
-      const { file, line, column, pointer } = schedule.location;
-      problems.push({ code: 'DUPLICATE_SCHEDULE_ID', message: `schedule id '${schedule.key}' is also used in ${other.source}; schedules keep their state by id, so ids must be unique`, severity: 'error', file, line, column, pointer });
+      problems.push(problem(schedule, 'DUPLICATE_SCHEDULE_ID', `schedule id '${schedule.key}' is also used in ${other.source}; schedules keep their state by id, so ids must be unique`));
     }
   }
   return { dir, playbooks, problems };

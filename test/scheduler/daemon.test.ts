@@ -40,6 +40,7 @@ describe('daemon', () => {
     copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'a.yaml'));
     copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'b.yaml'));
     writeFileSync(join(dir, 'c.yaml'), 'name: broken\nschedules:\n  - cron: "0 25 * * *"\n    timezone: Mars/Olympus\nsteps:\n  - log: hi\n');
+    writeFileSync(join(dir, 'd.yaml'), 'name: needs-input\ninputs:\n  systemId: { type: string }\nschedules:\n  - id: d\n    cron: "0 6 * * *"\n    inputs: { sytemId: abc }\nsteps:\n  - log: hi\n');
     const logs = captureLogs();
     const store = createMemoryRunStore();
     let caught: unknown;
@@ -56,8 +57,10 @@ describe('daemon', () => {
         ['INVALID_CRON', 'c.yaml', 3],
         ['INVALID_TIMEZONE', 'c.yaml', 4],
         ['DUPLICATE_SCHEDULE_ID', 'b.yaml', 3],
+        ['INVALID_SCHEDULE_INPUTS', 'd.yaml', 5],
       ]),
     );
+    expect(problems.find((problem) => problem.code === 'INVALID_SCHEDULE_INPUTS')).toMatchObject({ message: expect.stringContaining("unknown input 'sytemId'") });
     expect(await store.acquireLease('scheduler', 'someone-else', 1000)).toBe(true);
   });
 
