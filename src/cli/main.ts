@@ -8,6 +8,7 @@ import { ExitCode, isFleetbookError } from '../errors/index.js';
 import { registerActionsCommand } from './commands/actions.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerResumeCommand } from './commands/resume.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
 import { registerSchedulesCommand } from './commands/schedules.js';
@@ -29,6 +30,7 @@ export function createProgram(io: CliIo): Command {
   registerActionsCommand(program, io);
   registerDaemonCommand(program, io);
   registerDemoCommand(program, io);
+  registerResumeCommand(program, io);
   registerRunCommand(program, io);
   registerRunsCommand(program, io);
   registerSchedulesCommand(program, io);

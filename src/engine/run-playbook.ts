@@ -4,12 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import type { PlatformClient } from '../api/index.js';
 import { UsageError } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { reconciliationOf } from '../steps/reconcile/index.js';
+import { resolveFleetbookHome } from '../store/open-run-store.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
 import { defaultMaxInlineOutputBytes, spillLargeOutputs } from './outputs-file.js';
@@ -47,8 +49,7 @@ export interface RunOptions {
   trigger?: { kind: 'manual' | 'schedule'; scheduleId?: string };
   /**
    * Folder for step outputs too large for the journal (`<dir>/<runId>/<path>.json`, the journal
-   * keeping a reference). The CLI passes `FLEETBOOK_HOME/outputs`. @default none: large outputs
-   * go to the store, which refuses them above its payload limit
+   * keeping a reference). @default `outputs` under `FLEETBOOK_HOME` (of `env`)
    */
   outputsDir?: string;
   /** Outputs larger than this (bytes of JSON) go to `outputsDir`. @default 65536 */
@@ -231,7 +232,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   const logger = options.logger.child({ runId, playbook: playbook.name });
   if (facts.resume) logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
   else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
-  const { outputsDir } = options;
+  const outputsDir = options.outputsDir ?? join(resolveFleetbookHome({ env: options.env ?? process.env }), 'outputs');
   const maxInlineBytes = options.maxInlineOutputBytes ?? defaultMaxInlineOutputBytes;
 
   const runner = createStepRunner({
@@ -241,10 +242,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     dryRun,
     now,
     random: options.random ?? Math.random,
-    journal: async (event) => {
-      const scrubbed = secrets.scrubValue(event);
-      await store.append(runId, outputsDir === undefined ? scrubbed : await spillLargeOutputs(scrubbed, { dir: outputsDir, runId, maxInlineBytes }));
-    },
+    journal: async (event) => store.append(runId, await spillLargeOutputs(secrets.scrubValue(event), { dir: outputsDir, runId, maxInlineBytes })),
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
   const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: options.env ?? process.env });

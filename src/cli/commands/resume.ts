@@ -1,0 +1,138 @@
+/**
+ * `fleetbook resume <runId>`: continues an interrupted, crashed or failed run (see
+ * docs/resume.md). The playbook is loaded again from where the run loaded it; a changed
+ * playbook, a run driven elsewhere, or a write of unknown outcome that cannot be reconciled
+ * end with exit 2 and the reason. Then as `fleetbook run`: 0, 1 or 130.
+ */
+import { createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
+import { resumeRun } from '../../engine/index.js';
+import { ExitCode, UsageError } from '../../errors/index.js';
+import { createLogger, createSecretRegistry } from '../../logging/index.js';
+import { hasErrors, loadPlaybook } from '../../playbook/index.js';
+import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
+import { openConnection } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { formatProblems } from '../problems.js';
+import { createReadableLogStream, formatSummary } from './run-view.js';
+
+interface ResumeCommandOptions {
+  force?: boolean;
+  confirmUnknown?: boolean;
+  target?: string;
+  profile?: string;
+  timeScale: string;
+  json?: boolean;
+  logFile?: string;
+  logLevel: string;
+}
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** `FLEETBOOK_INPUT_<NAME>`: the input's name upper-cased, other characters as `_`. */
+export function secretInputVariable(name: string): string {
+  return `FLEETBOOK_INPUT_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
+}
+
+/** Secret inputs are never stored: read from the environment, else asked for on a terminal. */
+async function gatherSecretInputs(run: RunRecord, defaults: Record<string, { default?: unknown }>, io: CliIo): Promise<Record<string, unknown>> {
+  const values: Record<string, unknown> = {};
+  for (const name of run.secretInputNames) {
+    const variable = secretInputVariable(name);
+    const fromEnv = io.env[variable];
+    if (fromEnv !== undefined) {
+      values[name] = fromEnv;
+    } else if (process.stdin.isTTY && io.stdout.isTTY) {
+      const prompt = createInterface({ input: process.stdin, output: io.stdout, terminal: true });
+      try {
+        values[name] = await prompt.question(`secret input '${name}' (not stored): `);
+      } finally {
+        prompt.close();
+      }
+    } else if (defaults[name]?.default === undefined) {
+      throw new UsageError(`run ${run.id} has the secret input '${name}', which is never stored: set ${variable} (or resume on a terminal to be asked).`, 'SECRET_INPUT_MISSING');
+    }
+  }
+  return values;
+}
+
+export function registerResumeCommand(program: Command, io: CliIo): void {
+  program
+    .command('resume')
+    .description('continue an interrupted, crashed or failed run: what succeeded is not run again')
+    .argument('<runId>', 'the run (see `fleetbook runs list`)')
+    .option('--force', "resume although the playbook changed since the run started")
+    .option('--confirm-unknown', 'send again writes whose outcome is unknown and cannot be reconciled')
+    .option('--target <target>', "'simulator': run against the embedded simulator")
+    .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms', '60')
+    .option('--profile <name>', 'connection profile of fleetbook.yaml')
+    .option('--json', 'JSON log lines on standard output (the default when it is not a terminal)')
+    .option('--log-file <path>', 'also write JSON log lines to this file')
+    .option('--log-level <level>', `one of ${LEVELS.join(', ')}`, 'info')
+    .action(async (runId: string, options: ResumeCommandOptions) => {
+      if (!LEVELS.includes(options.logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
+      const timeScale = Number(options.timeScale);
+      if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
+
+      const store = await openRunStore({ env: io.env });
+      try {
+        const run = await store.getRun(runId);
+        if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
+        const loaded = loadPlaybook(run.playbookSource);
+        if (!loaded.playbook || hasErrors(loaded.problems)) {
+          io.stderr.write(`${formatProblems(loaded.problems)}\n`);
+          io.exitCode = ExitCode.usage;
+          return;
+        }
+        const playbook = loaded.playbook;
+        const secretInputs = await gatherSecretInputs(run, playbook.inputs, io);
+
+        const json = options.json === true || io.stdout.isTTY !== true;
+        const secrets = createSecretRegistry();
+        const streams: pino.StreamEntry[] = [{ stream: (json ? io.stdout : createReadableLogStream(io.stdout)) as DestinationStream, level: options.logLevel as pino.Level }];
+        if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel as pino.Level });
+        const logger = createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+        const connection = await openConnection({
+          target: options.target,
+          profile: options.profile,
+          timeScale,
+          env: io.env,
+          logger: logger.child({ runId, playbook: playbook.name }),
+          secrets,
+        });
+        const controller = new AbortController();
+        const stop = (signal: NodeJS.Signals): void => {
+          logger.warn({ signal }, `${signal}: no new step starts; waits are abandoned (the run stays resumable)`);
+          controller.abort(new Error(`interrupted by ${signal}`));
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+        try {
+          if (!json) io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
+          const result = await resumeRun(playbook, {
+            runId,
+            secretInputs,
+            force: options.force === true,
+            confirmUnknown: options.confirmUnknown === true,
+            client: connection.client,
+            store,
+            logger,
+            secrets,
+            signal: controller.signal,
+            env: io.env,
+          });
+          if (json) io.stdout.write(`${JSON.stringify(secrets.scrubValue({ result: { runId: result.runId, status: result.status, outputs: result.outputs, error: result.error, steps: result.steps } }))}\n`);
+          else io.stdout.write(secrets.scrub(formatSummary(result)));
+          io.exitCode = result.status === RunStatus.succeeded ? ExitCode.success : result.status === RunStatus.interrupted ? ExitCode.interrupted : ExitCode.runFailed;
+        } finally {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          await connection.close();
+        }
+      } finally {
+        await store.close();
+      }
+    });
+}
