@@ -15,8 +15,8 @@ const count = quick ? 600 : 3_000;
 const sim = await startSimulatorProcess({ world: { privateCloud: { systems: 100 } }, rateLimits: { privateCloud: PER_MINUTE } });
 try {
   const client = createBenchClient(sim, { rateLimits: { perMinute: { privateCloud: PER_MINUTE } } });
-  const listed = await client.call('privateCloud.listSystems', { limit: 100 }, { region: undefined });
-  const ids = listed.body.items.map((system) => system.id);
+  const listed = await client.invoke('privateCloud.listSystems', { limit: 100 });
+  const ids = (listed.body as { items: Array<{ id: string }> }).items.map((system) => system.id);
   // The listing took one request of the group's budget: the measured ones start from a fresh window.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
 

@@ -3,16 +3,20 @@
  * SQLite run store in a temporary directory, playbook loading, peak RSS, and the one
  * figures line each benchmark ends with.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from '../../src/api/index.js';
 import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../src/logging/index.js';
 import { hasErrors, loadPlaybook, type Playbook } from '../../src/playbook/index.js';
-import { createSqliteRunStore, type RunStore, type SqliteRunStoreOptions } from '../../src/store/index.js';
+import { createSqliteRunStore, type JournalEntry, type RunStore, type SqliteRunStoreOptions } from '../../src/store/index.js';
 import type { SimulatorProcess } from './simulator-process.js';
+
+const execFileAsync = promisify(execFile);
 
 /** `--quick`: a smaller workload of the same shape, for a smoke run. */
 export const quick = process.argv.includes('--quick');
@@ -81,9 +85,9 @@ export function withWaitBounds(playbook: Playbook, wait: { minPollMs: number; ma
   return { ...playbook, defaults: { ...playbook.defaults, wait: { ...playbook.defaults.wait, ...wait } } };
 }
 
-/** Peak resident set size of this process so far, in MiB. */
-export function peakRssMiB(): number {
-  return process.resourceUsage().maxRSS / 1024;
+/** Peak resident set size of this process so far, in MB (10^6 bytes, as the targets are written). */
+export function peakRssMB(): number {
+  return (process.resourceUsage().maxRSS * 1024) / 1e6;
 }
 
 export interface Verdict {
@@ -103,3 +107,34 @@ export function printFigures(name: string, figures: string, verdicts: Verdict[])
 
 /** Milliseconds, formatted. */
 export const ms = (value: number): string => `${value.toFixed(value < 10 ? 2 : 0)} ms`;
+
+export interface ChildRun {
+  status: string;
+  error?: unknown;
+  outputs?: unknown;
+  durationMs: number;
+  runId: string;
+  peakRssBytes: number;
+  journal?: JournalEntry[];
+}
+
+/**
+ * Runs a playbook in a process of its own on the compiled engine (`npm run build` first), for
+ * figures about Fleetbook's own process (peak RSS): see `run-playbook-child.mjs`.
+ */
+export async function runPlaybookInChild(job: {
+  playbook: string;
+  inputs: Record<string, unknown>;
+  connection: Pick<SimulatorProcess, 'authUrl' | 'baseUrl' | 'regionalUrl' | 'clients'>;
+  storeFile: string;
+  wait?: { minPollMs?: number; maxPollMs?: number };
+  maxPayloadBytes?: number;
+  rateLimits?: PlatformClientOptions['rateLimits'];
+  journal?: boolean;
+}): Promise<ChildRun> {
+  const script = fileURLToPath(new URL('./run-playbook-child.mjs', import.meta.url));
+  const { connection, ...rest } = job;
+  const argument = JSON.stringify({ ...rest, connection: { authUrl: connection.authUrl, baseUrl: connection.baseUrl, regionalUrl: connection.regionalUrl, clients: connection.clients } });
+  const { stdout } = await execFileAsync(process.execPath, [script, argument], { maxBuffer: 1024 * 1024 * 1024 });
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as ChildRun;
+}
