@@ -68,6 +68,17 @@ describe('compileTemplate', () => {
     expect([...template.rootReferences].sort()).toEqual(['inputs', 'items', 'loop', 'steps', 'system']);
   });
 
+  it('offers $chunk for batching writes', async () => {
+    expect(await compileTemplate('${{ $chunk([1,2,3,4,5], 2) }}', where).evaluate(context())).toEqual([[1, 2], [3, 4], [5]]);
+    expect(await compileTemplate('${{ $chunk([], 5) }}', where).evaluate(context())).toEqual([]);
+    await expect(compileTemplate('${{ $chunk([1], 0) }}', where).evaluate(context())).rejects.toThrow(/whole number/);
+  });
+
+  it('reads quotes inside a regex literal as part of the regex, and / after an operand as division', async () => {
+    expect(await compileTemplate(`\${{ $replace('a"b"c', /"[^"]*"/, '') }}`, where).evaluate(context())).toBe('ac');
+    expect(await compileTemplate('${{ 10 / 4 }} and ${{ "x" }}', where).evaluate(context())).toBe('2.5 and x');
+  });
+
   it('offers $duration', async () => {
     expect(await compileTemplate('${{ $duration("1h30m") }}', where).evaluate(context())).toBe(5_400_000);
     await expect(compileTemplate('${{ $duration("soon") }}', where).evaluate(context())).rejects.toThrow(/not a duration/);

@@ -55,6 +55,9 @@ function jsonataPosition(error: unknown, textLength: number): { position: number
   };
 }
 
+/** Characters that end an operand (a name, number, string, call or group). */
+const OPERAND_END = /[\w$)\]}"'`.]/;
+
 /**
  * Splits a string at its `${{ }}` markers. The end of an expression is the first `}}` outside
  * string literals, back-quoted names and JSONata's own braces, so `${{ {"a": {"b": 1}} }}` works.
@@ -70,20 +73,28 @@ function splitTemplate(value: string, where: ExpressionWhere, errors: Expression
     let depth = 0;
     let quote: string | undefined;
     let end = -1;
+    // The last character that is not white space: a `/` after an operand divides, anywhere
+    // else it opens a regex literal, whose quotes are not strings.
+    let previous = '';
     for (let index = start; index < value.length; index += 1) {
-      const char = value[index];
+      const char = value[index] ?? '';
       if (quote !== undefined) {
         if (char === '\\') index += 1;
-        else if (char === quote) quote = undefined;
+        else if (char === quote) {
+          quote = undefined;
+          previous = char;
+        }
         continue;
       }
-      if (char === '"' || char === "'" || char === '`') quote = char;
+      if (char === '/' && !OPERAND_END.test(previous)) quote = '/';
+      else if (char === '"' || char === "'" || char === '`') quote = char;
       else if (char === '{') depth += 1;
       else if (char === '}' && depth > 0) depth -= 1;
       else if (char === '}' && value.startsWith(CLOSE, index)) {
         end = index;
         break;
       }
+      if (!/\s/.test(char)) previous = char;
     }
     if (end === -1) {
       const text = value.slice(start);

@@ -16,6 +16,18 @@ export const extraFunctions = [
       return ms;
     },
   },
+  {
+    name: 'chunk',
+    signature: '<an:a>',
+    description: 'The array cut into arrays of at most `size` items: `$chunk([1,2,3,4,5], 2)` is `[[1,2],[3,4],[5]]`.',
+    implementation(items: unknown[] | undefined, size: number): unknown[][] {
+      if (!Number.isInteger(size) || size < 1) throw new Error(`$chunk: the size must be a whole number from 1, got ${String(size)}`);
+      const list = items ?? [];
+      const chunks: unknown[][] = [];
+      for (let start = 0; start < list.length; start += size) chunks.push(list.slice(start, start + size));
+      return chunks;
+    },
+  },
 ] as const;
 
 /** Registers `extraFunctions` on a compiled expression. */
