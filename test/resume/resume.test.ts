@@ -1,0 +1,158 @@
+import { spawn } from 'node:child_process';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openRunStore } from '../../src/store/index.js';
+import { createBench, fixture, type Bench } from './harness.js';
+
+let bench: Bench | undefined;
+afterEach(async () => {
+  await bench?.close();
+  bench = undefined;
+});
+
+const playbook = fixture('one-system-update.yaml');
+
+describe('fleetbook resume', () => {
+  it('attaches to the update whose answer was lost instead of posting it again (one POST in the request log)', async () => {
+    bench = await createBench();
+    bench.sim.control.faults.set({ rules: [{ route: 'privateCloud.runSoftwareUpdate', afterAccept: true, count: 1 }] });
+    const first = await bench.cli(['run', playbook]);
+    expect(first.code).toBe(1);
+    expect(first.result?.steps.find((step) => step.path === 'update')).toMatchObject({ status: 'failed' });
+    const runId = first.result!.runId;
+    const failed = (await bench.journal(runId)).filter((entry) => entry.event.type === 'request.failed' && entry.event.path === 'update');
+    expect(failed).toMatchObject([{ event: { outcomeUnknown: true } }]);
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
+
+    const resumed = await bench.cli(['resume', runId]);
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UP_TO_DATE', lastOperation: 'software-update SUCCEEDED' } });
+    expect(resumed.lines.find((line) => line.decision !== undefined)).toMatchObject({ decision: 'attach', operationId: 'privateCloud.runSoftwareUpdate' });
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
+    expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
+    // The succeeded steps came from the journal: the catalogs were read once.
+    expect(bench.sim.control.requests({ operationId: 'privateCloud.listSoftwareCatalogs' })).toHaveLength(1);
+    expect(resumed.result?.steps.filter((step) => step.replayed).map((step) => step.path)).toEqual(['catalog', 'online', 'target', 'precheck']);
+    const store = await openRunStore({ home: bench.home });
+    expect(await store.getRun(runId)).toMatchObject({ status: 'succeeded', resumes: 1 });
+    await store.close();
+  });
+
+  it('redrives a failed run: the failed step runs again, the succeeded ones do not', async () => {
+    bench = await createBench();
+    bench.sim.control.faults.set({ asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] });
+    const first = await bench.cli(['run', playbook]);
+    expect(first.code).toBe(1);
+    expect(first.result?.error).toMatchObject({ code: 'OPERATION_FAILED' });
+    const resumed = await bench.cli(['resume', first.result!.runId]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.result?.steps.map((step) => [step.path, step.status, step.replayed ?? false])).toEqual([
+      ['catalog', 'succeeded', true],
+      ['online', 'succeeded', true],
+      ['target', 'succeeded', true],
+      ['precheck', 'succeeded', true],
+      ['update', 'succeeded', false],
+      ['after', 'succeeded', false],
+    ]);
+    expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(2);
+    // A succeeded run has nothing left to resume.
+    const again = await bench.cli(['resume', first.result!.runId]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('succeeded; there is nothing to resume');
+  });
+
+  it('refuses a playbook whose structure changed since the run started, unless --force', async () => {
+    bench = await createBench();
+    bench.sim.control.faults.set({ asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] });
+    const copy = join(bench.home, '..', 'changing.yaml');
+    copyFileSync(playbook, copy);
+    const first = await bench.cli(['run', copy]);
+    expect(first.code).toBe(1);
+    writeFileSync(copy, readFileSync(copy, 'utf8').replace('  - id: after\n', '  - id: settled\n'));
+    const refused = await bench.cli(['resume', first.result!.runId]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('changed since run');
+    expect(refused.stderr).toContain('steps no longer there: after');
+    expect(refused.stderr).toContain('--force');
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
+    const forced = await bench.cli(['resume', first.result!.runId, '--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.result?.steps.at(-1)).toMatchObject({ path: 'settled', status: 'succeeded' });
+  });
+
+  it('refuses a run whose lease another live process holds (exit 2)', async () => {
+    bench = await createBench();
+    bench.sim.control.faults.set({ asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] });
+    const first = await bench.cli(['run', playbook]);
+    const runId = first.result!.runId;
+    const store = await openRunStore({ home: bench.home });
+    expect(await store.acquireLease(`run:${runId}`, 'another-host:4242:x', 60_000)).toBe(true);
+    await store.close();
+    const refused = await bench.cli(['resume', runId]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is being driven by another process');
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
+  });
+
+  it('reconciles an invitation whose answer was lost by listing the users: done, not sent again', async () => {
+    bench = await createBench();
+    const invite = join(bench.home, '..', 'invite.yaml');
+    writeFileSync(invite, 'name: invite\nsteps:\n  - id: invite\n    call: users.inviteUser\n    with: { body: { email: "new.operator@example.com" } }\n');
+    bench.sim.control.faults.set({ rules: [{ route: 'users.inviteUser', afterAccept: true, count: 1 }] });
+    const first = await bench.cli(['run', invite]);
+    expect(first.code).toBe(1);
+    const resumed = await bench.cli(['resume', first.result!.runId]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.lines.find((line) => line.decision !== undefined)).toMatchObject({ decision: 'done' });
+    expect(bench.posts('users.inviteUser')).toHaveLength(1);
+  });
+
+  it('stops before a write that cannot be reconciled and asks for --confirm-unknown', async () => {
+    bench = await createBench();
+    const exportFile = join(bench.home, '..', 'export.yaml');
+    writeFileSync(exportFile, 'name: export\nsteps:\n  - id: export\n    call: reporting.createReportExport\n    with: { body: { reportType: SUBSCRIPTION_INVENTORY } }\n');
+    bench.sim.control.faults.set({ rules: [{ route: 'reporting.createReportExport', afterAccept: true, count: 1 }] });
+    const first = await bench.cli(['run', exportFile]);
+    expect(first.code).toBe(1);
+    const refused = await bench.cli(['resume', first.result!.runId]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('export (reporting.createReportExport');
+    expect(refused.stderr).toContain('--confirm-unknown');
+    expect(bench.posts('reporting.createReportExport')).toHaveLength(1);
+    const confirmed = await bench.cli(['resume', first.result!.runId, '--confirm-unknown']);
+    expect(confirmed.code).toBe(0);
+    expect(bench.posts('reporting.createReportExport')).toHaveLength(2);
+  });
+});
+
+describe('SIGTERM, then fleetbook resume', () => {
+  it('leaves the run resumable: the update in flight is followed to its end, not posted again', async () => {
+    bench = await createBench({ timeScale: 600 });
+    const cli = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'run', playbook, '--json'], { env: { ...process.env, ...bench.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const accepted = new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('privateCloud.runSoftwareUpdate answered 202')) resolve();
+      });
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await accepted;
+    child.kill('SIGTERM');
+    expect(await exited).toBe(130);
+    const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const result = lines.at(-1)?.result as { runId: string; status: string };
+    expect(result.status).toBe('interrupted');
+
+    const resumed = await bench.cli(['resume', result.runId]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UP_TO_DATE' } });
+    expect(resumed.lines.some((line) => typeof line.msg === 'string' && line.msg.includes('re-attaching'))).toBe(true);
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
+    expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
+  });
+});
