@@ -71,16 +71,24 @@ describe('fleetbook resume', () => {
     copyFileSync(playbook, copy);
     const first = await bench.cli(['run', copy]);
     expect(first.code).toBe(1);
-    writeFileSync(copy, readFileSync(copy, 'utf8').replace('  - id: after\n', '  - id: settled\n'));
+    writeFileSync(copy, readFileSync(copy, 'utf8').replace('- id: precheck\n', '- id: prechecks\n'));
     const refused = await bench.cli(['resume', first.result!.runId]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('changed since run');
-    expect(refused.stderr).toContain('steps no longer there: after');
+    expect(refused.stderr).toContain('steps no longer there: precheck');
     expect(refused.stderr).toContain('--force');
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
     const forced = await bench.cli(['resume', first.result!.runId, '--force']);
     expect(forced.code).toBe(0);
-    expect(forced.result?.steps.at(-1)).toMatchObject({ path: 'settled', status: 'succeeded' });
+    // Under --force the playbook as it is now runs: the renamed step is a new one.
+    expect(forced.result?.steps.map((step) => [step.path, step.replayed ?? false])).toEqual([
+      ['catalog', true],
+      ['online', true],
+      ['target', true],
+      ['prechecks', false],
+      ['update', false],
+      ['after', false],
+    ]);
   });
 
   it('refuses a run whose lease another live process holds (exit 2)', async () => {
@@ -112,8 +120,7 @@ describe('fleetbook resume', () => {
 
   it('stops before a write that cannot be reconciled and asks for --confirm-unknown', async () => {
     bench = await createBench();
-    const exportFile = join(bench.home, '..', 'export.yaml');
-    writeFileSync(exportFile, 'name: export\nsteps:\n  - id: export\n    call: reporting.createReportExport\n    with: { body: { reportType: SUBSCRIPTION_INVENTORY } }\n');
+    const exportFile = fixture('report-export.yaml');
     bench.sim.control.faults.set({ rules: [{ route: 'reporting.createReportExport', afterAccept: true, count: 1 }] });
     const first = await bench.cli(['run', exportFile]);
     expect(first.code).toBe(1);
