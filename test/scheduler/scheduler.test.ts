@@ -203,3 +203,24 @@ describe('scheduler: a daily 02:30 Berlin schedule through both DST nights', () 
     expect(fires.slice(-3)).toEqual(['2025-10-25T00:30:00.000Z', '2025-10-26T00:30:00.000Z', '2025-10-27T01:30:00.000Z']);
   });
 });
+
+describe('scheduler: stop and restart', () => {
+  it('stop aborts running runs, waits for them to end, and fires nothing more; queued fires survive in the store for the next daemon', async () => {
+    const first = createSchedulerHarness('2025-01-01T00:30:00Z');
+    const book = scheduledPlaybook([schedule({ cron: '0 * * * *', overlap: 'queue' })]);
+    await first.scheduler.load([book]);
+    await first.advanceTo('2025-01-01T02:30:00Z');
+    expect(first.running()).toHaveLength(1);
+    await first.scheduler.stop({ abortRuns: true });
+    expect(first.runs[0]?.request.signal.aborted).toBe(true);
+    expect(first.running()).toHaveLength(0);
+    expect(await readScheduleState(first.store, 'nightly#0')).toMatchObject({ lastResult: 'interrupted', queued: ['2025-01-01T02:00:00.000Z'], consecutiveFailures: 0 });
+    await first.advanceTo('2025-01-01T02:40:00Z');
+    expect(first.runs).toHaveLength(1);
+
+    const second = createSchedulerHarness('2025-01-01T02:40:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    await second.scheduler.load([book]);
+    await second.advanceTo('2025-01-01T03:00:00Z');
+    expect(scheduledTimes(second.runs)).toEqual(['2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+  });
+});
