@@ -1,0 +1,152 @@
+/**
+ * No secret in any log line, output or journal entry. The scope is this suite's own runs,
+ * chosen to take every path a secret can: `fleetbook run` with a secret input and
+ * `FLEETBOOK_CLIENT_SECRET` against a simulator, JSON lines on standard output and
+ * `--log-file`, a webhook whose headers and body carry the secrets and come back echoed, a
+ * failed run whose error echoes the input, a dry run, `fleetbook runs show`, and the SQLite
+ * store read back raw. (The other files of the suite scan their own logs and journals too.)
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { runStoreFileName } from '../../src/store/index.js';
+import { FIXTURES, leaksIn, TOKEN_PATTERN } from './harness.js';
+
+const TOKEN = 'tok-Reliab1lity-5ecret-4417';
+const HOOK_TOKEN = 'hook-Reliab1lity-5ecret-9083';
+const CLIENT_SECRET = 'sim-operator-secret';
+const SECRETS = [TOKEN, HOOK_TOKEN, CLIENT_SECRET];
+
+let directory: string;
+let sim: Simulator;
+let webhook: Server;
+let webhookUrl: string;
+const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+
+beforeAll(async () => {
+  directory = mkdtempSync(join(tmpdir(), 'fleetbook-secrets-'));
+  sim = await startSimulator({ port: 0, timeScale: 6000 });
+  // The webhook echoes what it got: the secrets come back in the response the step records.
+  webhook = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(200, { 'content-type': 'application/json', 'x-echo-authorization': String(request.headers.authorization) });
+      response.end(JSON.stringify({ headers: request.headers, body }));
+    });
+  });
+  await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
+  webhookUrl = `http://127.0.0.1:${(webhook.address() as { port: number }).port}/hook`;
+});
+
+afterAll(async () => {
+  await sim.close();
+  await new Promise((resolve) => webhook.close(resolve));
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function capture(): Writable & { text(): string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  }) as Writable & { text(): string };
+  stream.text = () => chunks.join('');
+  return stream;
+}
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = capture();
+  const stderr = capture();
+  const env = {
+    FLEETBOOK_HOME: join(directory, 'home'),
+    FLEETBOOK_CLIENT_ID: 'sim-operator',
+    FLEETBOOK_CLIENT_SECRET: CLIENT_SECRET,
+    FLEETBOOK_AUTH_URL: sim.authUrl,
+    FLEETBOOK_BASE_URL: sim.baseUrl,
+    FLEETBOOK_REGIONAL_URL: sim.regionalUrl,
+    FLEETBOOK_REGION: 'us-west',
+  };
+  const io: CliIo = { stdout, stderr, env, version: '0.0.0-test' };
+  const code = await main(args, io);
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** Every row of the store, as stored. */
+function storeText(): string {
+  const database = new Database(join(directory, 'home', runStoreFileName), { readonly: true });
+  try {
+    return ['runs', 'journal', 'leases', 'schedule_state']
+      .flatMap((table) => database.prepare(`SELECT * FROM ${table}`).all())
+      .map((row) => JSON.stringify(row))
+      .join('\n');
+  } finally {
+    database.close();
+  }
+}
+
+it('fleetbook run, its dry run, runs show and the store: every secret used, none written anywhere', async () => {
+  const playbook = join(FIXTURES, 'secrets.yaml');
+  const logFile = join(directory, 'run.log');
+  const inputs = ['-i', `token=${TOKEN}`, '-i', `hookToken=${HOOK_TOKEN}`, '-i', `webhookUrl=${webhookUrl}`];
+
+  const run = await cli(['run', playbook, ...inputs, '--json', '--log-level', 'trace', '--log-file', logFile]);
+  expect(run.code, run.stderr).toBe(1);
+  const lines = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const result = lines.at(-1)?.result as { runId: string; status: string; error: { message: string }; steps: Array<{ path: string; status: string }> };
+  expect(result.status).toBe('failed');
+  expect(result.steps.map((step) => [step.path, step.status])).toEqual([
+    ['systems', 'succeeded'],
+    ['note', 'succeeded'],
+    ['hook', 'succeeded'],
+    ['echoed', 'succeeded'],
+    ['refuse', 'failed'],
+  ]);
+  // The secrets were really used: the platform saw the client, the webhook got both tokens.
+  expect(sim.control.requests({ operationId: 'privateCloud.listSystems' })).toMatchObject([{ clientId: 'sim-operator', status: 200 }]);
+  expect(received[0]?.headers.authorization).toBe(`Bearer ${HOOK_TOKEN}`);
+  expect(received[0]?.headers['x-token']).toBe(TOKEN);
+  expect(received[0]?.body).toContain(TOKEN);
+  // ...and show up redacted where they would have been printed.
+  expect(result.error.message).toContain('the platform refused token [REDACTED]');
+  expect(run.stdout).toContain('using token [REDACTED]');
+
+  const dryRun = await cli(['run', playbook, ...inputs, '--json', '--log-level', 'trace', '--log-file', logFile, '--dry-run']);
+  expect(dryRun.code).toBe(1);
+  expect(dryRun.stdout).toMatch(/dry run: POST http:\/\/127\.0\.0\.1:\d+\/hook not sent/);
+  expect(received).toHaveLength(1);
+
+  const show = await cli(['runs', 'show', result.runId, '--json']);
+  expect(show.code, show.stderr).toBe(0);
+  expect(show.stdout).toContain(result.runId);
+
+  const written = {
+    'run stdout': run.stdout,
+    'run stderr': run.stderr,
+    'dry run stdout': dryRun.stdout,
+    'dry run stderr': dryRun.stderr,
+    '--log-file': readFileSync(logFile, 'utf8'),
+    'runs show': show.stdout,
+    'SQLite store': storeText(),
+  };
+  expect(written['--log-file'].split('\n').filter(Boolean).length).toBeGreaterThan(10);
+  expect(written['SQLite store']).toContain('step.finished');
+  const leaks = Object.entries(written).flatMap(([where, text]) => leaksIn(text, SECRETS).map((secret) => `${where}: ${secret}`));
+  expect(leaks).toEqual([]);
+});
+
+it('the scan itself finds a planted secret and a bearer token (it can fail)', () => {
+  expect(leaksIn(`{"msg":"x ${TOKEN}"}`, SECRETS)).toEqual([TOKEN]);
+  expect(leaksIn(`authorization: Bearer sim_${'ab'.repeat(24)}`, SECRETS)).toHaveLength(1);
+  expect(TOKEN_PATTERN.test('sim_short')).toBe(false);
+});
