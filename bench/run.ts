@@ -2,10 +2,11 @@
  * `npm run bench`: every benchmark in turn, each in a process of its own (so one's memory and
  * timers never touch another's), their output relayed, then the summary of the final lines.
  * `--quick` passes on to each (smaller workloads); `--only 1,4` runs a selection. A full run
- * (not quick, not a selection) rewrites bench/results.md with the figures, date and machine.
+ * (not quick, not a selection) rewrites the figures of bench/results.md (between its figures
+ * markers, so the findings written below them stay) with the date and machine.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -51,14 +52,18 @@ const machine = `${cpus().length} cores (nproc), ${(totalmem() / 2 ** 30).toFixe
 console.log(`\n== summary (${minutes.toFixed(1)} min; ${machine})`);
 for (const line of lines) console.log(line);
 
+const BEGIN = '<!-- figures: written by npm run bench -->';
+const END = '<!-- /figures -->';
 if (!quick && !only) {
+  const file = join(rootDir, 'bench', 'results.md');
   const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  writeFileSync(
-    join(rootDir, 'bench', 'results.md'),
-    `# Latest benchmark figures\n\nWritten by \`npm run bench\` (a full run) on ${date} UTC, in ${minutes.toFixed(1)} min.\n` +
-      `Machine: ${machine}. The machine is shared: compare the ratios, not the absolute times (see README.md).\n\n` +
-      lines.map((line) => `- ${line}`).join('\n') +
-      '\n',
-  );
+  const figures =
+    `${BEGIN}\nWritten by \`npm run bench\` (a full run) on ${date} UTC, in ${minutes.toFixed(1)} min.\n` +
+    `Machine: ${machine}. The machine is shared: compare the ratios, not the absolute times (see README.md).\n\n` +
+    lines.map((line) => `- ${line}`).join('\n') +
+    `\n${END}`;
+  const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const [before, rest] = previous.includes(BEGIN) && previous.includes(END) ? [previous.split(BEGIN)[0]!, previous.split(END)[1]!] : ['# Benchmark results\n\n', '\n'];
+  writeFileSync(file, `${before}${figures}${rest}`);
 }
 if (lines.some((line) => line.includes('FAILED'))) process.exitCode = 1;
