@@ -113,7 +113,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       await loseLead();
     } else if (!held && !standbyLogged) {
       standbyLogged = true;
-      log.info({ event: 'lease.standby', leaseTtlMs: ttlMs }, 'daemon: another daemon holds the scheduler lease; waiting as a standby, taking over when it expires');
+      const holder = await store.leaseHolder(SCHEDULER_LEASE_KEY);
+      log.info(
+        { event: 'lease.standby', leaseTtlMs: ttlMs, heldBy: holder?.owner },
+        `daemon: daemon ${holder?.owner ?? '(another)'} holds the scheduler lease; waiting as a standby, taking over when it expires`,
+      );
     }
     if (!stopping) leaseTimer = clock.setTimer(() => void serial(lead), ttlMs / 3);
   };

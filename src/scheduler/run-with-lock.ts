@@ -70,10 +70,12 @@ export async function runPlaybookWithLock(playbook: Playbook, options: RunOption
   const signal = options.signal ?? new AbortController().signal;
   let waitingLogged = false;
   while (!(await store.acquireLease(leaseKey, runId, ttlMs))) {
+    // Lock leases are held by run ids.
+    const heldBy = (await store.leaseHolder(leaseKey))?.owner ?? 'another run';
     if (!options.waitForLock) {
-      throw new SchedulerError(`Another run of a playbook with lock '${key}' is running; this run did not start. Try again when it has ended (fleetbook runs list --status running).`, 'LOCK_HELD', { lock: key });
+      throw new SchedulerError(`Run ${heldBy} holds lock '${key}'; this run did not start. Try again when it has ended (fleetbook runs show ${heldBy}).`, 'LOCK_HELD', { lock: key, heldBy });
     }
-    if (!waitingLogged) logger.info({ event: 'lock.waiting', lock: key, runId, playbook: playbook.name }, `run ${runId} waits for lock '${key}', held by another run`);
+    if (!waitingLogged) logger.info({ event: 'lock.waiting', lock: key, runId, heldBy, playbook: playbook.name }, `run ${runId} waits for lock '${key}', held by run ${heldBy}`);
     waitingLogged = true;
     await sleep(clock, options.lockPollMs ?? 5000, signal);
   }

@@ -94,7 +94,7 @@ describe('daemon', () => {
     cleanups.push(() => a.stop(), () => b.stop());
     expect(a.isLeader()).toBe(true);
     expect(b.isLeader()).toBe(false);
-    expect(logsB.lines().filter((line) => line.event === 'lease.standby')).toHaveLength(1);
+    expect(logsB.lines().filter((line) => line.event === 'lease.standby')).toEqual([expect.objectContaining({ heldBy: 'daemon-a' })]);
 
     await advanceTogether([clockA, clockB], '2025-01-01T00:16:00Z');
     expect(fires).toEqual(['00:05', '00:10', '00:15'].map((at) => ({ owner: 'daemon-a', scheduledAt: `2025-01-01T${at}:00.000Z` })));

@@ -23,7 +23,7 @@ describe('playbook lock', () => {
       caught = error;
     }
     expect(isSchedulerError(caught) && caught.code).toBe('LOCK_HELD');
-    expect(String((caught as Error).message)).toContain("lock 'system-a'");
+    expect(String((caught as Error).message)).toContain("holds lock 'system-a'");
     const other = await runPlaybookWithLock(locked, { inputs: { systemId: 'b' }, client, store, logger });
     expect(other.status).toBe(RunStatus.succeeded);
     expect((await first).status).toBe(RunStatus.succeeded);
@@ -41,7 +41,7 @@ describe('playbook lock', () => {
     expect(scheduled.status).toBe(RunStatus.succeeded);
     const [manualRun, scheduledRun] = await Promise.all([store.getRun(first.runId), store.getRun(scheduled.runId)]);
     expect(Date.parse(scheduledRun?.startedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(manualRun?.endedAt ?? 'x'));
-    expect(logs.lines().filter((line) => line.event === 'lock.waiting')).toEqual([expect.objectContaining({ lock: 'system-a', runId: scheduled.runId })]);
+    expect(logs.lines().filter((line) => line.event === 'lock.waiting')).toEqual([expect.objectContaining({ lock: 'system-a', runId: scheduled.runId, heldBy: first.runId })]);
   });
 
   it('a dry run takes no lock', async () => {
