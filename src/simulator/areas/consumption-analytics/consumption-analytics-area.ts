@@ -126,6 +126,13 @@ function csvField(value: string): string {
   return /[",\n]/.test(value) || value === '' ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
+/** Formatted CSV fields of the report rows: products, the 90 accounting dates (newest first), cost centers. */
+const CSV_PRODUCTS = PRODUCTS.map(csvField);
+const CSV_DATES = Array.from({ length: 90 }, (_, daysBack) => new Date(WORLD_EPOCH_MS - daysBack * DAY_MS).toISOString().slice(0, 10));
+const CSV_COST_CENTERS = Array.from({ length: 100 }, (_, i) => csvField(`CC-${1000 + i}`));
+const CSV_EMPTY = csvField('');
+const CSV_CENTS = Array.from({ length: 100 }, (_, cents) => String(cents).padStart(2, '0'));
+
 /**
  * The CSV text of a report, chunk by chunk: the header row, then `rows` data rows drawn
  * from `rng`. A generator, so `Readable.from` pulls the next chunk only when the consumer
@@ -136,11 +143,14 @@ export function* reportCsvChunks(rng: Rng, rows: number): Generator<string> {
   for (let start = 0; start < rows; start += ROWS_PER_CHUNK) {
     let chunk = '';
     for (let row = start; row < Math.min(rows, start + ROWS_PER_CHUNK); row += 1) {
-      const product = PRODUCTS[rng.int(0, PRODUCTS.length - 1)] as string;
-      const cost = (rng.int(1, 500_000) / 100).toFixed(2);
-      const date = new Date(WORLD_EPOCH_MS - rng.int(0, 89) * DAY_MS).toISOString().slice(0, 10);
-      const costCenter = rng.next() < 0.2 ? '' : `CC-${rng.int(1000, 1099)}`;
-      chunk += `${csvField(product)},${cost},${date},${csvField(costCenter)}\n`;
+      // The same draws in the same order as ever (the rows of a seed never change); the fields
+      // that come from small sets are formatted once, which triples the rows per second.
+      const product = CSV_PRODUCTS[rng.int(0, PRODUCTS.length - 1)] as string;
+      const cents = rng.int(1, 500_000);
+      const cost = `${Math.floor(cents / 100)}.${CSV_CENTS[cents % 100]}`;
+      const date = CSV_DATES[rng.int(0, CSV_DATES.length - 1)] as string;
+      const costCenter = rng.next() < 0.2 ? CSV_EMPTY : CSV_COST_CENTERS[rng.int(1000, 1099) - 1000];
+      chunk += `${product},${cost},${date},${costCenter}\n`;
     }
     yield chunk;
   }
