@@ -74,6 +74,8 @@ interface Entry {
   schedule: ScheduleSpec;
   fireTimes: FireTimes;
   timer?: Timer;
+  /** The fire the timer waits for (nominal, before jitter). */
+  nextFireMs?: number;
   runs: Map<string, ActiveRun>;
   /** State changes of one schedule happen one at a time, in order. */
   chain: Promise<void>;
@@ -277,6 +279,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   function arm(entry: Entry, afterMs: number): void {
     if (stopped || !entry.loaded) return;
     const nextMs = entry.fireTimes.next(afterMs);
+    entry.nextFireMs = nextMs;
     if (nextMs === undefined) return;
     const jitterMs = entry.schedule.jitterMs ? Math.floor(random() * entry.schedule.jitterMs) : 0;
     entry.timer = clock.setTimer(() => void enqueue(entry, () => tick(entry)), nextMs + jitterMs - clock.now());
@@ -307,6 +310,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         loading.push(enqueue(entry, () => tick(entry)));
       }
       await Promise.all(loading);
+      for (const key of next.keys()) {
+        const entry = entries.get(key);
+        if (!entry) continue;
+        const nextFireAt = entry.nextFireMs === undefined ? undefined : iso(entry.nextFireMs);
+        logger.info(
+          { event: 'schedule.loaded', ...fields(entry, { cron: entry.schedule.cron, timezone: entry.schedule.timezone, nextFireAt }) },
+          `schedule ${key}: '${entry.schedule.cron}' ${entry.schedule.timezone}, next fire ${nextFireAt ?? 'never'}`,
+        );
+      }
     },
     async stop(stopOptions = {}) {
       stopped = true;

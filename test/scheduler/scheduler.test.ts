@@ -43,6 +43,12 @@ describe('scheduler: firing', () => {
     await h.advanceTo('2025-01-01T06:05:00Z');
     expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T06:00:00.000Z']);
   });
+
+  it('logs each loaded schedule with its next fire time', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z');
+    await h.scheduler.load([scheduledPlaybook([schedule({ cron: '0 6 * * *', timezone: 'America/New_York' })])]);
+    expect(h.events('schedule.loaded')).toEqual([expect.objectContaining({ scheduleKey: 'nightly#0', nextFireAt: '2025-01-01T11:00:00.000Z' })]);
+  });
 });
 
 describe('scheduler: overlap', () => {
