@@ -10,7 +10,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { SchedulerError } from './scheduler-error.js';
-import { earliestWallTimeAfter, instantOf, isValidTimezone } from './zoned-time.js';
+import { earliestWallTimeAfter, instantOf, isValidTimezone, latestWallTimeUntil } from './zoned-time.js';
 
 export interface FireTimes {
   readonly cron: string;
@@ -55,12 +55,23 @@ export function createFireTimes(cron: string, timezone = 'UTC'): FireTimes {
     timezone,
     next,
     between(afterMs, untilMs, limit) {
+      // Walked backwards from `untilMs`, so three days of a per-second schedule cost `limit`
+      // steps, not 259 200.
+      const walls = parse(latestWallTimeUntil(untilMs, timezone) + 1);
       const fires: number[] = [];
-      for (let at = next(afterMs); at !== undefined && at <= untilMs; at = next(at)) {
-        fires.push(at);
-        if (fires.length > limit) fires.shift();
+      while (fires.length < limit) {
+        let wall: number;
+        try {
+          wall = walls.prev().getTime();
+        } catch {
+          break;
+        }
+        const instant = instantOf(wall, timezone);
+        if (instant > untilMs || instant === fires.at(-1)) continue;
+        if (instant <= afterMs) break;
+        fires.push(instant);
       }
-      return fires;
+      return fires.reverse();
     },
     take(afterMs, count) {
       const fires: number[] = [];

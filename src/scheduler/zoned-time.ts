@@ -81,6 +81,19 @@ export function instantOf(wall: WallTimeMs, timezone: string): number {
  * repeated hour already passed are looked at (and found to be in the past).
  */
 export function earliestWallTimeAfter(instantMs: number, timezone: string): WallTimeMs {
-  const wentBackMs = Math.max(0, offsetAt(instantMs - AROUND_MS, timezone) - offsetAt(instantMs, timezone));
-  return wallTimeAt(instantMs, timezone) - wentBackMs;
+  return wallTimeAt(instantMs, timezone) - wentBackBefore(instantMs, timezone);
+}
+
+/**
+ * The latest wall time whose instant may be at or before `instantMs`: its wall time, moved
+ * forward by the hour(s) the clocks went back just before it (the first occurrence of those
+ * wall times has passed).
+ */
+export function latestWallTimeUntil(instantMs: number, timezone: string): WallTimeMs {
+  return wallTimeAt(instantMs, timezone) + wentBackBefore(instantMs, timezone);
+}
+
+/** How far the clocks went back in the half day before `instantMs` (0 when they did not). */
+function wentBackBefore(instantMs: number, timezone: string): number {
+  return Math.max(0, offsetAt(instantMs - AROUND_MS, timezone) - offsetAt(instantMs, timezone));
 }

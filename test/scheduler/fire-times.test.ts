@@ -102,3 +102,30 @@ describe('fire times across DST changes', () => {
     }
   });
 });
+
+describe('fires between two instants', () => {
+  it('agrees with walking forward, across both DST nights, in both directions of the repeated hour', () => {
+    for (const [cron, timezone, fromIso, untilIso] of [
+      ['*/20 * * * *', 'Europe/Berlin', '2025-03-29T22:00:00Z', '2025-03-30T03:00:00Z'],
+      ['*/20 * * * *', 'Europe/Berlin', '2025-10-25T22:00:00Z', '2025-10-26T01:30:00Z'],
+      ['*/20 * * * *', 'Europe/Berlin', '2025-10-25T22:00:00Z', '2025-10-26T04:00:00Z'],
+      ['30 1 * * *', 'America/New_York', '2025-10-30T00:00:00Z', '2025-11-04T00:00:00Z'],
+      ['30 2 * * *', 'America/New_York', '2025-03-07T00:00:00Z', '2025-03-12T00:00:00Z'],
+    ] as const) {
+      const fireTimes = createFireTimes(cron, timezone);
+      const from = Date.parse(fromIso);
+      const until = Date.parse(untilIso);
+      const forward = fireTimes.take(from, 1000).filter((at) => at <= until);
+      expect(fireTimes.between(from, until, 1000), `${cron} ${timezone} until ${untilIso}`).toEqual(forward);
+      expect(fireTimes.between(from, until, 3)).toEqual(forward.slice(-3));
+    }
+  });
+
+  it('finds the newest fires of three days of a per-second schedule without walking them all', () => {
+    const started = performance.now();
+    const fires = createFireTimes('* * * * * *').between(Date.parse('2025-01-01T00:00:00Z'), Date.parse('2025-01-04T00:00:00Z'), 101);
+    expect(fires).toHaveLength(101);
+    expect(new Date(fires.at(-1) ?? 0).toISOString()).toBe('2025-01-04T00:00:00.000Z');
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
