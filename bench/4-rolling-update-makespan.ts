@@ -3,8 +3,8 @@
  * of 3 clusters each (N = 200), cluster by cluster, 20 systems at a time, against the simulator
  * at a time scale (no pinned failures). Each cluster is a 5-minute precheck then a 45-minute
  * update (simulated), so a system's chain is 150 minutes and the lower bound of the makespan is
- * max(longest chain, Σ chains / concurrency). Figure: the run's wall time × time scale / that
- * bound (target ≤ 1.05). The waits poll at the interval the simulator suggests (30 simulated s).
+ * max(longest chain, Σ chains / concurrency). Figure: the wall time of the update loop (from the
+ * journal; the whole run's is printed too) / that bound (target ≤ 1.05). The waits poll at the interval the simulator suggests (30 simulated s).
  * Run alone: npx tsx bench/4-rolling-update-makespan.ts [--quick]
  */
 import { join } from 'node:path';
@@ -47,11 +47,17 @@ try {
   }
   const boundSimulatedMs = Math.max(CHAIN_SIMULATED_MS, (count * CHAIN_SIMULATED_MS) / CONCURRENCY);
   const boundMs = boundSimulatedMs / TIME_SCALE;
-  const ratio = result.durationMs / boundMs;
+  // The makespan of the update is the `systems` loop's, from its journal entries; the whole run
+  // adds the catalog and system listing before it and the table after it.
+  const journal = await temp.store.journal(result.runId);
+  const loopAt = (type: string): number => Date.parse(journal.find((entry) => entry.event.type === type && entry.event.path === 'systems')?.at ?? '');
+  const makespanMs = loopAt('step.finished') - loopAt('step.started');
+  const ratio = makespanMs / boundMs;
   printFigures(
     '4 rolling-update-makespan',
-    `${count} systems × ${CLUSTERS} clusters, concurrency ${CONCURRENCY}, time scale ${TIME_SCALE}: makespan ${(result.durationMs / 1000).toFixed(1)} s ` +
-      `(${((result.durationMs * TIME_SCALE) / 60_000).toFixed(0)} simulated min) against a lower bound of ${(boundMs / 1000).toFixed(1)} s (${boundSimulatedMs / 60_000} min); ratio ${ratio.toFixed(3)}`,
+    `${count} systems × ${CLUSTERS} clusters, concurrency ${CONCURRENCY}, time scale ${TIME_SCALE}: makespan ${(makespanMs / 1000).toFixed(1)} s ` +
+      `(${((makespanMs * TIME_SCALE) / 60_000).toFixed(0)} simulated min; the whole run ${(result.durationMs / 1000).toFixed(1)} s) ` +
+      `against a lower bound of ${(boundMs / 1000).toFixed(1)} s (${boundSimulatedMs / 60_000} min); ratio ${ratio.toFixed(3)}`,
     [{ label: `makespan ratio ${ratio.toFixed(3)} ≤ ${TARGET_RATIO}`, pass: ratio <= TARGET_RATIO }],
   );
 } finally {

@@ -1,6 +1,6 @@
 /**
  * Benchmark 7, start-up: `fleetbook validate` on every bundled playbook (the compiled CLI,
- * `npm run build` first) against `node -e ''`, each run R times one after the other (R = 10);
+ * `npm run build` first) against `node -e ''`, each run R times one after the other (R = 5);
  * figures: the medians and their ratio. No target: the figure says what the CLI adds to Node's
  * own start.
  * Run alone: npx tsx bench/7-startup.ts [--quick]
@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ms, printFigures, quick, rootDir } from './lib/harness.js';
 
-const runs = quick ? 3 : 10;
+const runs = quick ? 3 : 5;
 const playbooks = readdirSync(join(rootDir, 'playbooks'))
   .filter((name) => name.endsWith('.yaml'))
   .map((name) => join(rootDir, 'playbooks', name));

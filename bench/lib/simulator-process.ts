@@ -19,8 +19,11 @@ export interface SimulatorProcess {
 
 const childScript = fileURLToPath(new URL('./simulator-child.ts', import.meta.url));
 
+/** Node options of the simulator's process only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof-sim` to profile it. */
+const nodeOptions = (process.env.BENCH_SIMULATOR_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+
 export async function startSimulatorProcess(options: SimulatorOptions = {}): Promise<SimulatorProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', childScript, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout });
   const [first] = (await Promise.race([
     once(lines, 'line'),
