@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { openRunStore } from '../../src/store/index.js';
 
 let dir: string;
 beforeEach(() => {
@@ -68,6 +69,16 @@ outputs:
 `;
 
 describe('fleetbook run', () => {
+  it("refuses to start while another run holds the playbook's lock (exit 1, naming the holder)", async () => {
+    const file = playbookFile('locked.yaml', 'name: locked\nlock: fleet-software\nsteps:\n  - log: hello\n');
+    const store = await openRunStore({ env: { FLEETBOOK_HOME: join(dir, 'home') } });
+    expect(await store.acquireLease('lock:fleet-software', 'run-elsewhere', 60_000)).toBe(true);
+    await store.close();
+    const { code, stderr } = await run([file, ...simulator, '--json']);
+    expect(code).toBe(1);
+    expect(stderr).toContain("Run run-elsewhere holds lock 'fleet-software'; this run did not start.");
+  });
+
   it('runs a playbook against the embedded simulator: JSON lines, outputs, exit 0, secrets redacted', async () => {
     const file = playbookFile('precheck.yaml', precheck);
     const secret = 'tok-5ecret-value-981';

@@ -8,7 +8,8 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import { parse } from 'yaml';
-import { parseInputText, resolveInputs, runPlaybook } from '../../engine/index.js';
+import { parseInputText, resolveInputs } from '../../engine/index.js';
+import { runPlaybookWithLock } from '../../scheduler/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createLogger, createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
@@ -109,7 +110,8 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       process.on('SIGTERM', stop);
       try {
         if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
-        const result = await runPlaybook(playbook, { inputs, client: connection.client, store, logger, secrets, signal: controller.signal, dryRun: options.dryRun === true, runId, env: io.env });
+        // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
+        const result = await runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal: controller.signal, dryRun: options.dryRun === true, runId, env: io.env });
         if (json) io.stdout.write(`${JSON.stringify(secrets.scrubValue({ result: { runId: result.runId, status: result.status, outputs: result.outputs, error: result.error, simulatedSteps: result.simulatedSteps, steps: result.steps } }))}\n`);
         else io.stdout.write(secrets.scrub(formatSummary(result)));
         io.exitCode = result.status === RunStatus.succeeded ? ExitCode.success : result.status === RunStatus.interrupted ? ExitCode.interrupted : ExitCode.runFailed;
