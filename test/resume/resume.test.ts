@@ -58,10 +58,11 @@ describe('fleetbook resume', () => {
     ]);
     expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(2);
-    // A succeeded run has nothing left to resume.
+    // A succeeded run has nothing left to resume: said, not an error, nothing sent.
     const again = await bench.cli(['resume', first.result!.runId]);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toContain('succeeded; there is nothing to resume');
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('already succeeded; there is nothing to resume');
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(2);
   });
 
   it('refuses a playbook whose structure changed since the run started, unless --force', async () => {

@@ -80,6 +80,11 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
       try {
         const run = await store.getRun(runId);
         if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
+        if (run.status === RunStatus.succeeded) {
+          // Killed between the run's end and its exit: the resume an operator (or a script) tries is not an error.
+          io.stderr.write(`fleetbook: run ${runId} already succeeded; there is nothing to resume\n`);
+          return;
+        }
         const loaded = loadPlaybook(run.playbookSource);
         if (!loaded.playbook || hasErrors(loaded.problems)) {
           io.stderr.write(`${formatProblems(loaded.problems)}\n`);
