@@ -48,7 +48,8 @@ describe('reporting and consumption analytics conformance', () => {
     expect(accepted.headers.location).toBe(`/reporting/v1/async-operations/${id}`);
     expect(accepted.headers.deprecation).toBeUndefined();
     const first = (await observer.reporting.getReportStatus({ id })).body as JsonBody;
-    expect(['report submission', 'in queue']).toContain(first.stage);
+    // The simulated clock runs fast: on a loaded machine the export may already be generating.
+    expect(['report submission', 'in queue', 'generating']).toContain(first.stage);
     expect(first.reportDownloadUrl).toBe('');
 
     const done = await follow(observer, accepted);
