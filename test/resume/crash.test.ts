@@ -1,7 +1,8 @@
 // The crash test: a rolling update across the simulated world, the simulator in a process of
 // its own, Fleetbook killed with SIGKILL at 20 seeded points and resumed each time until done.
 // Runs the built CLI (`bin/fleetbook.js`, `npm run build`), as `npm test` does.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +44,7 @@ interface Connection {
 }
 
 let dir: string;
-let simulator: ChildProcessWithoutNullStreams;
+let simulator: ChildProcessByStdio<null, Readable, Readable>;
 let connection: Connection;
 let env: NodeJS.ProcessEnv;
 
