@@ -60,17 +60,19 @@ async function expectRetriesWithinBudgets(h: ReliabilityHarness, runId: string):
   }
   const overBudget = [...attempts].filter(([, count]) => count > STEP_MAX_ATTEMPTS);
   expect(overBudget, 'steps with more attempts than retry.maxAttempts').toEqual([]);
-  const scheduled = journal.filter(({ event }) => event.type === 'retry.scheduled');
-  expect(scheduled.every(({ event }) => event.type === 'retry.scheduled' && event.attempt < STEP_MAX_ATTEMPTS)).toBe(true);
+  // `retry.scheduled` names the attempt it schedules: at most the last one allowed.
+  const scheduled = journal.flatMap(({ event }) => (event.type === 'retry.scheduled' ? [event] : []));
+  expect(scheduled.filter((event) => event.attempt > STEP_MAX_ATTEMPTS)).toEqual([]);
+  // The client logs the attempt that failed; each delay is the server's hint (simulated seconds
+  // at the time scale: a few ms) or the backoff capped at the harness's 50 ms.
   const clientRetries = h.lines().filter((line) => line.msg === 'platform call failed; retrying');
-  expect(clientRetries.every((line) => typeof line.attempt === 'number' && line.attempt < CLIENT_MAX_ATTEMPTS)).toBe(true);
-  // Each delay is the server's hint (simulated seconds at the time scale: a few ms) or capped backoff.
-  expect(clientRetries.every((line) => typeof line.delayMs === 'number' && line.delayMs <= 50)).toBe(true);
+  expect(clientRetries.filter((line) => !(typeof line.attempt === 'number' && line.attempt < CLIENT_MAX_ATTEMPTS))).toEqual([]);
+  expect(clientRetries.filter((line) => !(typeof line.delayMs === 'number' && line.delayMs <= 50))).toEqual([]);
 }
 
 describe('under 10% 5xx, 5% 429, 2% dropped connections and one token revocation', () => {
   it('the rolling update ends with every online system on the catalog, each write accepted once, retries within budget', async () => {
-    const h = (harness = await startReliabilityHarness({ simulator: { faults: FAULTS, world: { privateCloud: { systems: 12 } } } }));
+    const h = (harness = await startReliabilityHarness({ simulator: { faults: FAULTS, world: { privateCloud: { systems: 20 } } } }));
     const revocation = revokeTokensOnceAfter(h.sim, 40);
     const result = await h.run(ROLLING_UPDATE).finally(() => revocation.stop());
     expect(result.status, failedSteps(result)).toBe('succeeded');
@@ -93,7 +95,7 @@ describe('under 10% 5xx, 5% 429, 2% dropped connections and one token revocation
     // The faults really happened, in about the shares set.
     const shares = faultShares(h.sim);
     expect(shares.total).toBeGreaterThan(80);
-    expect(shares.serverErrors / shares.total).toBeGreaterThan(0.03);
+    expect(shares.serverErrors / shares.total).toBeGreaterThan(0.02);
     expect(shares.serverErrors / shares.total).toBeLessThan(0.25);
     expect(shares.tooMany).toBeGreaterThan(0);
     expect(shares.dropped).toBeGreaterThan(0);

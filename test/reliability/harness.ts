@@ -50,7 +50,9 @@ export interface ReliabilityHarnessOptions {
 }
 
 export async function startReliabilityHarness(options: ReliabilityHarnessOptions = {}): Promise<ReliabilityHarness> {
-  const sim = await startSimulator({ port: 0, timeScale: TIME_SCALE, validateResponses: true, ...options.simulator });
+  // Tokens live 30 simulated days (7 real minutes): at this time scale the default 2 hours
+  // pass in 1.2 real seconds, and a busy machine would see 401s no test asked for.
+  const sim = await startSimulator({ port: 0, timeScale: TIME_SCALE, validateResponses: true, tokenLifetimeSeconds: 30 * 24 * 3600, ...options.simulator });
   const directory = mkdtempSync(join(tmpdir(), 'fleetbook-reliability-'));
   const file = join(directory, 'runs.sqlite');
   const chunks: string[] = [];
