@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { PlatformClient } from '../../api/index.js';
+import { reconcileWrite, valuesAt } from './reconcile-write.js';
+import { reconciliations } from './reconciliations.js';
+
+/** A client that answers the reads reconciliation makes: one body per operation id, list items paged once. */
+function fakeClient(bodies: Record<string, unknown>, calls: string[] = []): PlatformClient {
+  return {
+    invoke: async (operationId: string, input: unknown) => {
+      calls.push(`${operationId} ${JSON.stringify(input)}`);
+      return { status: 200, headers: {}, body: bodies[operationId] };
+    },
+    paginate: async function* (operationId: string, input: unknown) {
+      calls.push(`${operationId} ${JSON.stringify(input)}`);
+      yield* (bodies[operationId] as unknown[]) ?? [];
+    },
+  } as unknown as PlatformClient;
+}
+
+const context = (client: PlatformClient, knownLocations: string[] = []) => ({ client, signal: new AbortController().signal, knownLocations: new Set(knownLocations) });
+const update = { operationId: 'privateCloud.runSoftwareUpdate', input: { id: 's1', body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['c1', 'c2'] } } };
+const system = (lastOperation: Record<string, unknown>) => ({ 'privateCloud.getSystem': { id: 's1', softwareInfo: { lastOperation } } });
+const location = '/data-services/v1beta1/async-operations/op-9';
+
+describe('valuesAt', () => {
+  it('follows a pointer, fanning out over arrays at *', () => {
+    const input = { body: { compute: [{ serialNumber: 'A' }, { serialNumber: 'B' }], network: [] } };
+    expect(valuesAt(input, '/body/compute/*/serialNumber')).toEqual(['A', 'B']);
+    expect(valuesAt(input, '/body/network/*/serialNumber')).toEqual([]);
+    expect(valuesAt(input, '/body/missing')).toEqual([]);
+  });
+});
+
+describe('reconcileWrite', () => {
+  it('attaches to the running update the system shows with the same inputs', async () => {
+    const client = fakeClient(system({ type: 'software-update', location, state: 'RUNNING', catalogVersion: '2.4.0', hypervisorClusterIds: ['c2', 'c1'] }));
+    expect(await reconcileWrite(update, context(client))).toEqual({ decision: 'attach', location, state: 'RUNNING' });
+  });
+
+  it('sends when the last operation is of another type, other inputs, or one the run already followed', async () => {
+    const precheck = fakeClient(system({ type: 'software-prechecks', location, catalogVersion: '2.4.0' }));
+    expect(await reconcileWrite(update, context(precheck))).toMatchObject({ decision: 'send' });
+    const other = fakeClient(system({ type: 'software-update', location, catalogVersion: '2.3.1', hypervisorClusterIds: ['c1', 'c2'] }));
+    expect(await reconcileWrite(update, context(other))).toMatchObject({ decision: 'send', reason: expect.stringContaining('catalogVersion') });
+    const old = fakeClient(system({ type: 'software-update', location, catalogVersion: '2.4.0', hypervisorClusterIds: ['c1', 'c2'] }));
+    expect(await reconcileWrite(update, context(old, [location]))).toMatchObject({ decision: 'send' });
+  });
+
+  it('finds created records by key: all there is done, none is send, some is unknown', async () => {
+    const calls: string[] = [];
+    const devices = { 'devices.listDevices': [{ serialNumber: 'A' }, { serialNumber: 'B' }] };
+    const add = (serials: string[]) => ({ operationId: 'devices.addDevices', input: { body: { network: [], storage: [], compute: serials.map((serialNumber) => ({ serialNumber })) } } });
+    expect(await reconcileWrite(add(['A', 'B']), context(fakeClient(devices, calls)))).toMatchObject({ decision: 'done', found: [{ serialNumber: 'A' }, { serialNumber: 'B' }] });
+    expect(calls[0]).toBe(`devices.listDevices {"filter":"serialNumber eq 'A' or serialNumber eq 'B'"}`);
+    expect(await reconcileWrite(add(['C']), context(fakeClient(devices)))).toMatchObject({ decision: 'send' });
+    expect(await reconcileWrite(add(['A', 'C']), context(fakeClient(devices)))).toMatchObject({ decision: 'unknown', reason: expect.stringContaining('C missing') });
+  });
+
+  it('reads every page where the list has no filter, and quotes keys', async () => {
+    const calls: string[] = [];
+    const tenants = fakeClient({ 'workspaces.listTenants': [{ workspaceName: "O'Brien Ltd" }] }, calls);
+    expect(await reconcileWrite({ operationId: 'workspaces.createTenant', input: { body: { workspaceName: "O'Brien Ltd" } } }, context(tenants))).toMatchObject({ decision: 'done' });
+    expect(calls).toEqual(['workspaces.listTenants {}']);
+    const calls2: string[] = [];
+    await reconcileWrite({ operationId: 'users.inviteUser', input: { body: { email: "o'brien@example.com" } } }, context(fakeClient({ 'users.listUsers': [] }, calls2)));
+    expect(calls2).toEqual([`users.listUsers {"filter":"username eq 'o''brien@example.com'"}`]);
+  });
+
+  it('cannot reconcile a report export, nor an operation without a declaration', async () => {
+    expect(reconciliations['reporting.createReportExport']?.kind).toBe('none');
+    expect(await reconcileWrite({ operationId: 'reporting.createReportExport', input: {} }, context(fakeClient({})))).toMatchObject({ decision: 'unknown' });
+    expect(await reconcileWrite({ operationId: 'devices.updateDevices', input: {} }, context(fakeClient({})))).toMatchObject({ decision: 'unknown', reason: 'no reconciliation is declared for devices.updateDevices' });
+  });
+});
