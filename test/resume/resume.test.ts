@@ -136,6 +136,23 @@ describe('fleetbook resume', () => {
   });
 });
 
+describe('large outputs', () => {
+  it('are kept in a file under FLEETBOOK_HOME/outputs, referenced from the journal, and read back on resume', async () => {
+    bench = await createBench();
+    bench.sim.control.faults.set({ rules: [{ route: 'privateCloud.listSystems', status: 400, count: 1 }] });
+    const first = await bench.cli(['run', fixture('large-outputs.yaml')]);
+    expect(first.code).toBe(1);
+    const runId = first.result!.runId;
+    const finished = (await bench.journal(runId)).find((entry) => entry.event.type === 'step.finished' && entry.event.path === 'big');
+    expect(finished?.event).toMatchObject({ status: 'succeeded', outputs: { $outputsFile: join(bench.home, 'outputs', runId, 'big.json') } });
+    expect((JSON.parse(readFileSync(join(bench.home, 'outputs', runId, 'big.json'), 'utf8')) as { records: unknown[] }).records).toHaveLength(5000);
+    const resumed = await bench.cli(['resume', runId]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { count: 5000, last: 'record 5000' } });
+    expect(resumed.result?.steps.find((step) => step.path === 'big')).toMatchObject({ replayed: true });
+  });
+});
+
 describe('SIGTERM, then fleetbook resume', () => {
   it('leaves the run resumable: the update in flight is followed to its end, not posted again', async () => {
     bench = await createBench({ timeScale: 600 });
