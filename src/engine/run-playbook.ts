@@ -3,6 +3,7 @@
  * the run store before each transition is acted on.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { PlatformClient } from '../api/index.js';
@@ -229,6 +230,8 @@ interface RunFacts {
 async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
   const { runId, dryRun, signal, startedMs, startedAt, secrets, now } = facts;
   const { store } = options;
+  // Every step in flight (loop items, waits, timeouts) listens to the run's signal: dozens at once are normal.
+  setMaxListeners(0, signal);
   const logger = options.logger.child({ runId, playbook: playbook.name });
   if (facts.resume) logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
   else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
