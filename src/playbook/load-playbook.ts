@@ -161,9 +161,13 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
       return loaded.playbook;
     },
   });
-  findings.push(...expressionFindings, ...stepReferenceRule(playbook));
+  // A value whose expression does not parse is not also "not a duration": the parse error says why.
+  const unparsed = new Set(expressionFindings.map((finding) => finding.pointer));
+  const fromSchema = new Set<Finding>(schemaFindings);
+  const said = findings.filter((finding) => !(fromSchema.has(finding) && unparsed.has(finding.pointer)));
+  said.push(...expressionFindings, ...stepReferenceRule(playbook));
 
-  problems.push(...locateFindings(source, findings), ...usesProblems);
+  problems.push(...locateFindings(source, said), ...usesProblems);
   problems.sort(byPosition);
   return hasErrors(problems) ? { problems } : { playbook, problems };
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { compileTemplate, tryCompileTemplate } from '../expressions/compile-template.js';
 import { parseDuration } from '../expressions/duration.js';
+import type { ExpressionError } from '../expressions/expression-error.js';
 import type { Template } from '../expressions/types.js';
 import type { StepRegistry } from '../steps/registry.js';
 import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep } from './raw-steps.js';
@@ -61,13 +62,30 @@ function waitOptions(raw: unknown): WaitOptions {
   return options;
 }
 
+/** The reason of the parse error of a `${{` that runs to the end of its value. */
+const UNCLOSED_REASON = "'${{' has no closing '}}'";
+
+/** Characters of an unclosed expression shown: enough to find it in the value. */
+const UNCLOSED_ECHO_LENGTH = 30;
+
+/**
+ * The expression of a parse error as a message shows it: whole when it is closed; when it
+ * is not, its start as written (not wrapped in a `}}` it lacks), on one line.
+ */
+function echo(error: ExpressionError): string {
+  if (error.reason !== UNCLOSED_REASON) return `in \${{ ${error.expression.trim()} }}`;
+  const written = `\${{${error.expression}`.replace(/\s+/g, ' ').trimEnd();
+  const start = written.length > UNCLOSED_ECHO_LENGTH ? `${written.slice(0, UNCLOSED_ECHO_LENGTH)}…` : written;
+  return `unclosed: '${start}'`;
+}
+
 function createNormaliser(context: NormaliseContext) {
   const location = (pointer: string): SourceLocation => ({ file: context.file, pointer, ...context.locate(pointer) });
 
   function template(value: unknown, pointer: string, stepId?: string): Template {
     const { template: compiled, errors } = tryCompileTemplate(value, { pointer, ...(stepId === undefined ? {} : { stepId }) });
     for (const error of errors) {
-      context.expressionFindings.push({ code: error.code, message: `${error.reason} (in \${{ ${error.expression.trim()} }})`, pointer: error.pointer, offsetInValue: error.offsetInValue });
+      context.expressionFindings.push({ code: error.code, message: `${error.reason} (${echo(error)})`, pointer: error.pointer, offsetInValue: error.offsetInValue });
     }
     return compiled ?? compileTemplate(null, { pointer });
   }

@@ -46,11 +46,76 @@ function isExpressionBranch(error: ErrorObject): boolean {
   return parent?.pattern === EXPRESSION_PATTERN;
 }
 
-function typeName(value: unknown): string {
+/** The value as a message shows it; `hideValue` (secret inputs) names its type only. */
+function typeName(value: unknown, hideValue = false): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  return `${typeof value} ${JSON.stringify(value)}`;
+  return hideValue ? `a ${typeof value}` : `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** A string holding `${{`: written where the schema takes no expression. */
+function isExpressionText(value: unknown): boolean {
+  return typeof value === 'string' && value.includes('${{');
+}
+
+/** Why an expression is refused where the schema takes none. */
+const NO_EXPRESSION = 'expressions are not allowed here: the value is checked and fixed when the playbook loads';
+
+/** The JSON Schema types `value` has (an integer is also a number). */
+function jsonTypesOf(value: unknown): string[] {
+  if (value === null) return ['null'];
+  if (Array.isArray(value)) return ['array'];
+  if (typeof value === 'number') return Number.isInteger(value) ? ['integer', 'number'] : ['number'];
+  return [typeof value];
+}
+
+/** The types a branch of an anyOf/oneOf takes; undefined when it does not say (a `$ref`, a nested anyOf...). */
+function branchTypes(branch: JsonSchema): string[] | undefined {
+  if (branch.type !== undefined) return [branch.type].flat() as string[];
+  if ('const' in branch) return jsonTypesOf(branch.const);
+  if (Array.isArray(branch.enum)) return branch.enum.flatMap(jsonTypesOf);
+  return undefined;
+}
+
+/** `one of "a", "b"`, `integer`, `boolean or object`: what a branch takes, for a message. */
+function describeBranch(branch: JsonSchema): string {
+  if (Array.isArray(branch.enum)) return `one of ${branch.enum.map((value) => JSON.stringify(value)).join(', ')}`;
+  if ('const' in branch) return JSON.stringify(branch.const);
+  return ([branch.type].flat() as string[]).join(' or ');
+}
+
+interface Alternatives {
+  /** Prefixes of the schema paths of the branches whose type does not fit the value. */
+  unfit: string[];
+  /** What the branches take, when none fits the value's type and every one says its type. */
+  expected?: string;
+}
+
+/**
+ * The branches of a failed anyOf/oneOf sorted by the value's type: when some branch takes
+ * a value of this type, the others' errors ("must be boolean" for a mapping) say nothing
+ * useful; when none does, one message naming every alternative says it all. The
+ * expression alternative is left out: its errors are never shown.
+ */
+function alternativesOf(error: ErrorObject): Alternatives {
+  const passing = (error.params as { passingSchemas?: unknown }).passingSchemas;
+  if ((error.keyword !== 'anyOf' && error.keyword !== 'oneOf') || (passing !== undefined && passing !== null) || !Array.isArray(error.schema)) return { unfit: [] };
+  const branches = (error.schema as JsonSchema[]).map((branch, index) => ({ branch, index })).filter(({ branch }) => branch.pattern !== EXPRESSION_PATTERN);
+  const types = jsonTypesOf(error.data);
+  if (branches.length === 0) return { unfit: [] };
+  const fits = branches.map(({ branch }) => branchTypes(branch)?.some((type) => types.includes(type)));
+  if (fits.some((fit) => fit !== false)) {
+    return { unfit: branches.filter((_, position) => fits[position] === false).map(({ index }) => `${error.schemaPath}/${index}/`) };
+  }
+  return { unfit: [`${error.schemaPath}/`], expected: branches.map(({ branch }) => describeBranch(branch)).join(' or ') };
+}
+
+/** True when `inner` was raised while checking the value `outer` failed on, inside `outer`'s schema. */
+function isWithin(inner: ErrorObject, outer: ErrorObject, schemaPrefix: string): boolean {
+  // Schema paths restart at each `$ref`, so the value's path must agree too.
+  const samePlace = inner.instancePath === outer.instancePath || inner.instancePath.startsWith(`${outer.instancePath}/`);
+  return inner !== outer && samePlace && inner.schemaPath.startsWith(schemaPrefix);
 }
 
 function knownFields(error: ErrorObject): string[] {
@@ -66,9 +131,20 @@ function knownFields(error: ErrorObject): string[] {
   return [...fields];
 }
 
-function toFinding(error: ErrorObject): SchemaFinding | undefined {
+interface FindingOptions {
+  /** Name the type of a wrong value, not the value (secret inputs). */
+  hideValues: boolean;
+  /** Places that take an expression: a wrong one there is not refused for being an expression. */
+  takesExpression: ReadonlySet<string>;
+}
+
+function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding | undefined {
   const where = describePointer(error.instancePath);
   const params = error.params as Record<string, unknown>;
+  const given = typeName(error.data, options.hideValues);
+  // An expression where none is taken: say so rather than quote it as a wrong string.
+  const refusesExpression = isExpressionText(error.data) && !options.takesExpression.has(error.instancePath);
+  const refused = (expected: string, code: SchemaFinding['code'] = 'SCHEMA'): SchemaFinding => ({ code, message: `${where} must be ${expected}; ${NO_EXPRESSION}`, pointer: error.instancePath, atKey: false });
   switch (error.keyword) {
     case 'required': {
       const missing = String(params.missingProperty);
@@ -81,19 +157,31 @@ function toFinding(error: ErrorObject): SchemaFinding | undefined {
     case 'unevaluatedProperties': {
       const field = String(params.additionalProperty ?? params.unevaluatedProperty);
       const pointer = `${error.instancePath}/${field.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-      return { code: 'UNKNOWN_FIELD', message: `unknown field '${field}' in ${where}.${didYouMean(field, knownFields(error))}`, pointer, atKey: true };
+      const known = knownFields(error);
+      // A field of the step's kind is "unevaluated" only because a sibling of it is wrong (reported).
+      if (known.includes(field)) return undefined;
+      return { code: 'UNKNOWN_FIELD', message: `unknown field '${field}' in ${where}.${didYouMean(field, known)}`, pointer, atKey: true };
     }
-    case 'type':
-      return { code: 'SCHEMA', message: `${where} must be ${String(params.type).replaceAll(',', ' or ')}, not ${typeName(error.data)}`, pointer: error.instancePath, atKey: false };
-    case 'enum':
-      return {
-        code: 'SCHEMA',
-        message: `${where} must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}, not ${typeName(error.data)}`,
-        pointer: error.instancePath,
-        atKey: false,
-      };
+    case 'type': {
+      const expected = String(params.type).replaceAll(',', ' or ');
+      if (refusesExpression) return refused(expected);
+      return { code: 'SCHEMA', message: `${where} must be ${expected}, not ${given}`, pointer: error.instancePath, atKey: false };
+    }
+    case 'enum': {
+      const expected = `one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`;
+      if (refusesExpression) return refused(expected);
+      return { code: 'SCHEMA', message: `${where} must be ${expected}, not ${given}`, pointer: error.instancePath, atKey: false };
+    }
+    case 'anyOf':
+    case 'oneOf': {
+      const { expected } = alternativesOf(error);
+      if (expected === undefined) return { code: 'SCHEMA', message: `${where} ${error.message ?? error.keyword}`, pointer: error.instancePath, atKey: false };
+      if (refusesExpression) return refused(expected);
+      return { code: 'SCHEMA', message: `${where} must be ${expected}, not ${given}`, pointer: error.instancePath, atKey: false };
+    }
     case 'pattern':
       if (params.pattern === DURATION_PATTERN_SOURCE) {
+        if (refusesExpression) return refused('a duration such as 500ms, 30s, 5m, 2h or 1h30m', 'INVALID_DURATION');
         return { code: 'INVALID_DURATION', message: `${where}: '${String(error.data)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`, pointer: error.instancePath, atKey: false };
       }
       return { code: 'SCHEMA', message: `${where} ${error.message ?? 'does not match its pattern'}`, pointer: error.instancePath, atKey: false };
@@ -103,19 +191,23 @@ function toFinding(error: ErrorObject): SchemaFinding | undefined {
 }
 
 /**
- * The schema findings of `data`. Errors of the "or an expression" alternative, of `if`, and
- * of an `anyOf` whose first branch explains the mistake better are left out.
+ * Findings of ajv's errors: errors of the "or an expression" alternative and of `if` left
+ * out; of an anyOf/oneOf, those of the branches whose type does not fit the value, or one
+ * message naming every alternative when none fits; an anyOf with a more precise error
+ * from inside it left out; one finding per place and message.
  */
-export function validateAgainstSchema(schema: JsonSchema, data: unknown): SchemaFinding[] {
-  const validate = compile(schema);
-  if (validate(data)) return [];
-  const errors = (validate.errors ?? []).filter((error) => error.keyword !== 'if' && !isExpressionBranch(error));
+function findingsOf(raw: readonly ErrorObject[], hideValues: boolean): SchemaFinding[] {
+  const takesExpression = new Set(raw.filter(isExpressionBranch).map((error) => error.instancePath));
+  let errors = raw.filter((error) => error.keyword !== 'if' && !isExpressionBranch(error));
+  for (const error of errors) {
+    for (const prefix of alternativesOf(error).unfit) errors = errors.filter((other) => !isWithin(other, error, prefix));
+  }
   const kept = errors.filter((error) => {
-    if (error.keyword !== 'anyOf') return true;
+    if (error.keyword !== 'anyOf' && error.keyword !== 'oneOf') return true;
     // An anyOf with a more precise error from inside it says nothing more.
-    return !errors.some((other) => other !== error && other.schemaPath.startsWith(`${error.schemaPath}/`));
+    return !errors.some((other) => isWithin(other, error, `${error.schemaPath}/`));
   });
-  const all = kept.map(toFinding).filter((finding): finding is SchemaFinding => finding !== undefined);
+  const all = kept.map((error) => toFinding(error, { hideValues, takesExpression })).filter((finding): finding is SchemaFinding => finding !== undefined);
   const seen = new Set<string>();
   const findings: SchemaFinding[] = [];
   for (const finding of all) {
@@ -128,4 +220,11 @@ export function validateAgainstSchema(schema: JsonSchema, data: unknown): Schema
     findings.push(finding);
   }
   return findings;
+}
+
+/** The schema findings of `data` against the playbook schema. */
+export function validateAgainstSchema(schema: JsonSchema, data: unknown): SchemaFinding[] {
+  const validate = compile(schema);
+  if (validate(data)) return [];
+  return findingsOf(validate.errors ?? [], false);
 }
