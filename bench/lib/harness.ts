@@ -4,7 +4,7 @@
  * figures line each benchmark ends with.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -121,6 +121,7 @@ export interface ChildRun {
 /**
  * Runs a playbook in a process of its own on the compiled engine (`npm run build` first), for
  * figures about Fleetbook's own process (peak RSS): see `run-playbook-child.mjs`.
+ * `BENCH_CHILD_NODE_OPTIONS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof-run`) go to its `node`.
  */
 export async function runPlaybookInChild(job: {
   playbook: string;
@@ -131,10 +132,26 @@ export async function runPlaybookInChild(job: {
   maxPayloadBytes?: number;
   rateLimits?: PlatformClientOptions['rateLimits'];
   journal?: boolean;
+  /** Stops the run after this long; the result then has status `stopped` and the peak RSS so far. */
+  timeLimitMs?: number;
 }): Promise<ChildRun> {
   const script = fileURLToPath(new URL('./run-playbook-child.mjs', import.meta.url));
   const { connection, ...rest } = job;
-  const argument = JSON.stringify({ ...rest, connection: { authUrl: connection.authUrl, baseUrl: connection.baseUrl, regionalUrl: connection.regionalUrl, clients: connection.clients } });
-  const { stdout } = await execFileAsync(process.execPath, [script, argument], { maxBuffer: 1024 * 1024 * 1024 });
-  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as ChildRun;
+  // The job goes through a file: 5,000 inputs are beyond what a command line may carry.
+  const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-job-'));
+  const jobFile = join(dir, 'job.json');
+  writeFileSync(jobFile, JSON.stringify({ ...rest, connection: { authUrl: connection.authUrl, baseUrl: connection.baseUrl, regionalUrl: connection.regionalUrl, clients: connection.clients } }));
+  try {
+    const nodeOptions = (process.env.BENCH_CHILD_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+    const { stdout } = await execFileAsync(process.execPath, [...nodeOptions, script, jobFile], {
+      maxBuffer: 1024 * 1024 * 1024,
+      ...(job.timeLimitMs ? { timeout: job.timeLimitMs, killSignal: 'SIGTERM' as const } : {}),
+    }).catch((error: Error & { stdout?: string; killed?: boolean }) => {
+      if (error.killed && error.stdout) return { stdout: error.stdout };
+      throw error;
+    });
+    return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as ChildRun;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
