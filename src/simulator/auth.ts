@@ -47,7 +47,11 @@ export interface Auth {
   revokeAll(): void;
 }
 
-/** Tokens are opaque, live `lifetimeSeconds` of simulated time, and can all be revoked at once. */
+/**
+ * Tokens are opaque, live `lifetimeSeconds` of wall-clock time (a client refreshes by its own
+ * clock, so the time scale does not shorten them; `/_sim/clock` advances do count), and can
+ * all be revoked at once.
+ */
 export function createAuth(clients: readonly ApiClient[], clock: SimClock, lifetimeSeconds: number): Auth {
   const byId = new Map(clients.map((client) => [client.clientId, client]));
   const tokens = new Map<string, IssuedToken>();
@@ -65,7 +69,7 @@ export function createAuth(clients: readonly ApiClient[], clock: SimClock, lifet
         throw new SimHttpError(401, 'INVALID_CLIENT', 'Unknown client id or wrong client secret');
       }
       // Expired tokens are dropped as new ones are issued, so the map stays small.
-      const now = clock.now();
+      const now = clock.wallNow();
       for (const [token, issued] of tokens) if (issued.expiresAt <= now) tokens.delete(token);
       const token = `sim_${randomBytes(24).toString('hex')}`;
       tokens.set(token, { client, expiresAt: now + lifetimeSeconds * 1000, revoked: false });
@@ -78,7 +82,7 @@ export function createAuth(clients: readonly ApiClient[], clock: SimClock, lifet
       const issued = tokens.get(match[1]);
       if (!issued) throw unauthorized('unknown');
       if (issued.revoked) throw unauthorized('revoked');
-      if (issued.expiresAt <= clock.now()) throw unauthorized('expired');
+      if (issued.expiresAt <= clock.wallNow()) throw unauthorized('expired');
       return issued.client;
     },
     revokeAll() {

@@ -31,6 +31,7 @@ export function createSimClock(options: SimClockOptions = {}): SimClock {
   return {
     now,
     nowIso: () => new Date(now()).toISOString(),
+    wallNow: () => Math.floor(startMs + (performance.now() - realStart) + offsetMs),
     timeScale,
     advance(ms) {
       if (!(Number.isFinite(ms) && ms >= 0)) {

@@ -24,6 +24,11 @@ export interface SimClock {
   now(): number;
   nowIso(): string;
   readonly timeScale: number;
+  /**
+   * Real time plus whatever `advance` added, unscaled: for what a client measures by its own
+   * clock (token lifetimes), so a time scale does not expire tokens in seconds.
+   */
+  wallNow(): number;
   /** Moves simulated time forward (control surface and tests). */
   advance(ms: number): void;
 }

@@ -31,6 +31,14 @@ describe('simulator core: auth', () => {
     expect(bad.status).toBe(401);
   });
 
+  it('keeps tokens for their lifetime in wall-clock time, whatever the time scale', async () => {
+    // 60 s at a time scale of 100,000 would be 0.6 ms of simulated lifetime.
+    const { call, token } = await start({ tokenLifetimeSeconds: 60, timeScale: 100_000 });
+    await token();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await call('GET', SYSTEMS)).status).toBe(200);
+  });
+
   it('answers 401 telling missing, malformed, unknown, expired and revoked tokens apart', async () => {
     const { sim, call, token } = await start({ tokenLifetimeSeconds: 60 });
     const reasonOf = async (authorization?: string) => {
