@@ -3,10 +3,11 @@
  * findings. None throws for a user's mistake.
  */
 import { CronExpressionParser } from 'cron-parser';
-import { didYouMean } from '../errors/did-you-mean.js';
+import { closestMatches, didYouMean } from '../errors/did-you-mean.js';
 import type { PlatformDescription } from '../openapi/description.js';
 import type { StepRegistry } from '../steps/registry.js';
-import { allRawSteps, isRawObject, type RawStep } from './raw-steps.js';
+import { allRawSteps, isRawObject, type RawObject, type RawStep } from './raw-steps.js';
+import { compileValueSchema, describePointer, type ValueValidator } from './schema-validation.js';
 
 export interface Finding {
   code: string;
@@ -109,8 +110,90 @@ export const scheduleRule: Rule = ({ data }) => {
   });
 };
 
+/** `key` as a token of a JSON pointer. */
+function pointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/** The input declarations of the document that are mappings, as the JSON Schemas given values are checked with. */
+function inputDeclarations(data: unknown): Array<{ name: string; declaration: RawObject; schema: RawObject }> {
+  if (!isRawObject(data) || !isRawObject(data.inputs)) return [];
+  return Object.entries(data.inputs).flatMap(([name, declaration]) => {
+    if (!isRawObject(declaration)) return [];
+    // `secret` is Fleetbook's, not JSON Schema's.
+    const { secret: _secret, ...schema } = declaration;
+    return [{ name, declaration, schema }];
+  });
+}
+
+/** An input's declaration is a JSON Schema given values can be checked with (else every run would stop on it). */
+export const inputDeclarationRule: Rule = ({ data }) =>
+  inputDeclarations(data).flatMap(({ name, schema }): Finding[] => {
+    try {
+      compileValueSchema(schema);
+      return [];
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return [{ code: 'INVALID_INPUT_SCHEMA', message: `input '${name}' is not a valid JSON Schema: ${why}`, pointer: `/inputs/${pointerToken(name)}`, atKey: true }];
+    }
+  });
+
+/**
+ * A schedule's inputs are those of every run it starts: names the playbook declares, values
+ * of the declared types, every input without a default given. Checked when the playbook
+ * loads, so `fleetbook validate` finds what would make the daemon refuse the playbook.
+ */
+export const scheduleInputsRule: Rule = ({ data }) => {
+  if (!isRawObject(data) || !Array.isArray(data.schedules)) return [];
+  const declarations = inputDeclarations(data);
+  const validators = new Map<string, ValueValidator>();
+  for (const { name, schema } of declarations) {
+    try {
+      validators.set(name, compileValueSchema(schema));
+    } catch {
+      // Reported by inputDeclarationRule; values of it cannot be checked.
+    }
+  }
+  const names = declarations.map(({ name }) => name);
+  const takes = names.length > 0 ? `the playbook takes ${names.join(', ')}` : 'the playbook takes no inputs';
+  return data.schedules.flatMap((schedule: unknown, index): Finding[] => {
+    if (!isRawObject(schedule)) return [];
+    const pointer = `/schedules/${index}`;
+    const given = isRawObject(schedule.inputs) ? schedule.inputs : {};
+    const findings: Finding[] = [];
+    // A misspelt input is one mistake: said as unknown, with its right name, not also as missing.
+    const meant = new Set<string>();
+    for (const name of Object.keys(given)) {
+      if (names.includes(name)) continue;
+      for (const match of closestMatches(name, names)) meant.add(match);
+      findings.push({
+        code: 'INVALID_SCHEDULE_INPUTS',
+        message: `unknown input '${name}' in ${describePointer(`${pointer}/inputs`)}: ${takes}.${didYouMean(name, names)}`,
+        pointer: `${pointer}/inputs/${pointerToken(name)}`,
+        atKey: true,
+      });
+    }
+    for (const { name, declaration } of declarations) {
+      const value = given[name];
+      if (value === undefined) {
+        if ('default' in declaration || meant.has(name)) continue;
+        const type = typeof declaration.type === 'string' ? ` (${declaration.type})` : '';
+        findings.push({
+          code: 'INVALID_SCHEDULE_INPUTS',
+          message: `${describePointer(pointer)} does not give the input '${name}'${type}, which has no default: every run it starts would be refused`,
+          ...(isRawObject(schedule.inputs) ? { pointer: `${pointer}/inputs`, atKey: true } : { pointer }),
+        });
+        continue;
+      }
+      const problems = validators.get(name)?.(value, `${pointer}/inputs/${pointerToken(name)}`, { hideValues: declaration.secret === true }) ?? [];
+      findings.push(...problems.map((problem): Finding => ({ ...problem, code: 'INVALID_SCHEDULE_INPUTS' })));
+    }
+    return findings;
+  });
+};
+
 /** The rules over the document as written, in the order their findings are reported. */
-export const documentRules: readonly Rule[] = [stepKindRule, unknownOperationRule, duplicateStepIdRule, scheduleRule];
+export const documentRules: readonly Rule[] = [stepKindRule, unknownOperationRule, duplicateStepIdRule, scheduleRule, inputDeclarationRule, scheduleInputsRule];
 
 export function runDocumentRules(data: unknown, registry: StepRegistry, description: PlatformDescription): Finding[] {
   const context: RuleContext = { data, steps: allRawSteps(data, registry), registry, description };

@@ -23,6 +23,11 @@ export interface SchemaFinding {
 
 const validators = new WeakMap<JsonSchema, ValidateFunction>();
 
+// Schemas written in playbooks (input declarations) are compiled by one instance and removed
+// from its cache at once: a daemon reloading its folder for weeks would otherwise keep them all.
+const valueAjv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
+addFormats(valueAjv);
+
 function compile(schema: JsonSchema): ValidateFunction {
   let validate = validators.get(schema);
   if (!validate) {
@@ -227,4 +232,22 @@ export function validateAgainstSchema(schema: JsonSchema, data: unknown): Schema
   const validate = compile(schema);
   if (validate(data)) return [];
   return findingsOf(validate.errors ?? [], false);
+}
+
+/** Checks a value against a schema written in a playbook; findings are located under `pointer`. */
+export type ValueValidator = (value: unknown, pointer: string, options?: { hideValues?: boolean }) => SchemaFinding[];
+
+/**
+ * A validator for a schema written in the playbook, such as an input's declaration, giving
+ * the same findings as the playbook schema does. Throws ajv's error when `schema` is not a
+ * valid JSON Schema.
+ */
+export function compileValueSchema(schema: JsonSchema): ValueValidator {
+  const validate = valueAjv.compile(schema);
+  valueAjv.removeSchema(schema);
+  return (value, pointer, options = {}) => {
+    if (validate(value)) return [];
+    const located = (validate.errors ?? []).map((error) => ({ ...error, instancePath: `${pointer}${error.instancePath}` }));
+    return findingsOf(located, options.hideValues ?? false);
+  };
 }

@@ -1,13 +1,11 @@
 /**
  * Every playbook of the daemon's folder, loaded and validated in one pass: the problems of
- * every file (located, as `fleetbook validate` reports them), plus what only the daemon
- * cares about: a schedule id used by two schedules (they would share their state in the
- * store), and schedule inputs the playbook would refuse (every run of it would fail).
+ * every file (located, as `fleetbook validate` reports them; schedule inputs the playbook
+ * would refuse among them), plus what only the daemon cares about: a schedule id used by
+ * two schedules (they would share their state in the store).
  */
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { resolveInputs } from '../engine/index.js';
-import { isFleetbookError } from '../errors/index.js';
 import { hasErrors, loadPlaybook, type Playbook, type Problem, type ScheduleSpec } from '../playbook/index.js';
 
 export interface PlaybookFolder {
@@ -44,12 +42,6 @@ export function loadPlaybookFolder(folder: string): PlaybookFolder {
   };
   for (const playbook of playbooks) {
     for (const schedule of playbook.schedules) {
-      try {
-        resolveInputs(playbook.inputs, schedule.inputs, playbook.name);
-      } catch (error) {
-        if (!isFleetbookError(error)) throw error;
-        problems.push(problem(schedule, 'INVALID_SCHEDULE_INPUTS', `the schedule's inputs: ${error.message}`));
-      }
       const other = firstUse.get(schedule.key);
       if (other === undefined) {
         firstUse.set(schedule.key, playbook);

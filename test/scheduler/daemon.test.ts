@@ -57,7 +57,7 @@ describe('daemon', () => {
         ['INVALID_CRON', 'c.yaml', 3],
         ['INVALID_TIMEZONE', 'c.yaml', 4],
         ['DUPLICATE_SCHEDULE_ID', 'b.yaml', 3],
-        ['INVALID_SCHEDULE_INPUTS', 'd.yaml', 5],
+        ['INVALID_SCHEDULE_INPUTS', 'd.yaml', 7],
       ]),
     );
     expect(problems.find((problem) => problem.code === 'INVALID_SCHEDULE_INPUTS')).toMatchObject({ message: expect.stringContaining("unknown input 'sytemId'") });
