@@ -71,7 +71,10 @@ export interface ResumeOptions extends Omit<RunOptions, 'inputs' | 'dryRun' | 'r
 export interface RunResult {
   runId: string;
   status: RunStatus;
-  /** The playbook's `outputs`, rendered after a successful run. */
+  /**
+   * The playbook's `outputs`, rendered at the end of the run: after a failure or an interruption
+   * too, as far as they render (an expression that fails then is logged, not fatal).
+   */
   outputs?: unknown;
   error?: ErrorRecord;
   /** Every step execution and loop item, in the order they started; never-started ones `notStarted`. */
@@ -255,12 +258,18 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   let outputs: unknown;
   let error: ErrorRecord | undefined;
   const steps = runner.summaries();
-  if (status === RunStatus.succeeded && playbook.outputs) {
+  if (playbook.outputs) {
     try {
       outputs = secrets.scrubValue(await playbook.outputs.evaluate(scope.context()));
     } catch (caught) {
-      status = RunStatus.failed;
-      error = toErrorRecord(caught);
+      // After a success the outputs are the run's result: failing to render them fails it. After a
+      // failure they are a best effort (what a rolling update's table shows of the systems it reached).
+      if (status === RunStatus.succeeded) {
+        status = RunStatus.failed;
+        error = toErrorRecord(caught);
+      } else {
+        logger.warn({ error: toErrorRecord(caught) }, `the outputs of run ${runId} could not be rendered after it ${status}`);
+      }
     }
   }
   if (status !== RunStatus.succeeded && !error) {
