@@ -218,6 +218,15 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   }
 }
 
+/**
+ * The error that failed the run: that of the top-level step the sequence stopped at (a failed
+ * step with `continueOnError` did not stop it, whatever came first).
+ */
+function failureOf(playbook: Playbook, steps: readonly StepSummary[]): ErrorRecord | undefined {
+  const stopping = new Set(playbook.steps.filter((step) => !step.continueOnError).map((step) => step.id));
+  return steps.find((step) => step.status === StepStatus.failed && stopping.has(step.path))?.error;
+}
+
 interface RunFacts {
   runId: string;
   dryRun: boolean;
@@ -273,11 +282,10 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     }
   }
   if (status !== RunStatus.succeeded && !error) {
-    const failed = steps.find((step) => step.status === StepStatus.failed && step.kind !== 'item' && step.error);
     error =
       status === RunStatus.interrupted
         ? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' }
-        : (failed?.error ?? { message: 'a step failed', code: 'STEP_FAILED' });
+        : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
   await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs }), ...(error ? { error } : {}) });

@@ -40,4 +40,16 @@ describe('how a run ends', () => {
     expect(result).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('outputs broke') } });
   });
 
+  it("names the error that failed the run, not an earlier failure that was continued", async () => {
+    const h = await start();
+    const result = await h.run(
+      playbook([
+        step({ id: 'tolerated', kind: 'fail', message: t('not fatal'), continueOnError: true }),
+        step({ id: 'fatal', kind: 'assert', condition: t(false), message: t('this one stopped the run') }),
+      ]),
+    );
+    expect(result.status).toBe('failed');
+    expect(result.error).toEqual({ message: 'this one stopped the run', code: 'ASSERTION_FAILED' });
+    expect((await h.store.getRun(result.runId))?.error).toEqual({ message: 'this one stopped the run', code: 'ASSERTION_FAILED' });
+  });
 });
