@@ -53,3 +53,14 @@ describe('how a run ends', () => {
     expect((await h.store.getRun(result.runId))?.error).toEqual({ message: 'this one stopped the run', code: 'ASSERTION_FAILED' });
   });
 });
+
+describe('log steps', () => {
+  it('logs null for a message that renders to nothing, instead of failing', async () => {
+    const h = await start();
+    const result = await h.run(playbook([step({ id: 'say', kind: 'log', level: 'info', message: t('${{ steps.nothing.outputs.missing }}') })]));
+    expect(result.status).toBe('succeeded');
+    expect(h.lines().find((line) => line.playbookLog === true)).toMatchObject({ stepId: 'say', msg: 'null' });
+    const finished = (await h.store.journal(result.runId)).map((entry) => entry.event).find((event) => event.type === 'step.finished' && event.path === 'say');
+    expect(finished).toMatchObject({ status: 'succeeded', outputs: { message: 'null' } });
+  });
+});

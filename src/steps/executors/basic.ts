@@ -12,9 +12,12 @@ export function executeSet(values: unknown): LeafResult {
   return { outputs: values };
 }
 
-/** `log`: a line at the step's level; the message is also the step's output. */
+/**
+ * `log`: a line at the step's level; the message is also the step's output. A message that
+ * renders to nothing (a path that matched nothing) logs `null` rather than failing the step.
+ */
 export function executeLog(message: unknown, level: 'debug' | 'info' | 'warn' | 'error', runtime: ExecutorRuntime): LeafResult {
-  const text = typeof message === 'string' ? message : JSON.stringify(message);
+  const text = typeof message === 'string' ? message : (JSON.stringify(message) ?? 'null');
   runtime.logger[level]({ playbookLog: true }, runtime.secrets.scrub(text));
   return { outputs: { message: text } };
 }
