@@ -4,6 +4,7 @@
  * containers (`forEach`, `parallel`, `block`, `uses`). Leaf kinds are performed by the
  * executors of `src/steps/executors/`. See ARCHITECTURE.md.
  */
+import { setMaxListeners } from 'node:events';
 import type { PlatformClient } from '../api/index.js';
 import { sleep } from '../api/sleep.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
@@ -86,7 +87,11 @@ async function bounded(timeoutMs: number | undefined, parent: AbortSignal, stepI
   const handle = setTimeout(() => timer.abort(timeoutError(stepId, timeoutMs)), timeoutMs);
   const timedOut = (outcome: Outcome): Outcome => ({ ...outcome, status: StepStatus.failed, error: toErrorRecord(timer.signal.reason) });
   try {
-    const outcome = await task(AbortSignal.any([parent, timer.signal]));
+    const signal = AbortSignal.any([parent, timer.signal]);
+    // A container's signal is listened to by every item and wait in flight under it (a forEach of
+    // concurrency 30 means 30 sleeps or requests at once), like the run's own signal.
+    setMaxListeners(0, signal);
+    const outcome = await task(signal);
     return timer.signal.aborted && !parent.aborted && outcome.status === StepStatus.interrupted ? timedOut(outcome) : outcome;
   } catch (error) {
     if (timer.signal.aborted && !parent.aborted) return timedOut({ status: StepStatus.failed });
