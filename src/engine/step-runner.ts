@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import type { PlatformClient } from '../api/index.js';
 import { sleep } from '../api/sleep.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import type { CallStep, ForEachStep, ParallelStep, Step, UsesStep } from '../playbook/types.js';
+import type { CallStep, ForEachStep, ParallelStep, RetryPolicy, Step, UsesStep } from '../playbook/types.js';
 import { executeAssert, executeFail, executeLog, executeSet, executeSleep } from '../steps/executors/basic.js';
 import { executeCall, type CallOutputs } from '../steps/executors/call.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
@@ -114,6 +114,16 @@ async function viewOf(record: StepRecord): Promise<StepView> {
   return { status: record.status, ...(outputs === undefined ? {} : { outputs }), ...(record.error ? { error: record.error } : {}) };
 }
 
+/**
+ * The retry policy a container's author wrote, if any: the loader merges the defaults into every
+ * step, so a policy allowing more attempts that differs from the defaults' was written on the step.
+ */
+function explicitRetry(step: Step, scope: Scope): RetryPolicy | undefined {
+  const defaults = scope.root.playbook.defaults.retry;
+  const same = JSON.stringify(step.retry) === JSON.stringify(defaults);
+  return step.retry.maxAttempts > 1 && !same ? step.retry : undefined;
+}
+
 /** The steps that run in the same scope as `step` (a `uses` and a loop's items have scopes of their own). */
 function sameScopeChildren(step: Step): Step[] {
   const own = step.kind === 'block' ? step.steps : step.kind === 'parallel' ? step.branches.flat() : [];
@@ -130,6 +140,8 @@ export interface StepRunner {
 export function createStepRunner(options: RunnerOptions): StepRunner {
   const { client, secrets, now } = options;
   const summaries: StepSummary[] = [];
+  /** Containers whose ignored `retry` was already warned about. */
+  const warnedRetries = new WeakSet<Step>();
 
   const notStarted = (steps: readonly Step[], prefix: string): void => {
     for (const step of steps) summaries.push({ path: join(prefix, step.id), stepId: step.id, kind: step.kind, status: StepStatus.notStarted, attempts: 0, durationMs: 0 });
@@ -232,17 +244,55 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
       } catch (error) {
         if (frame.signal.aborted) return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
-        const reason = retryCondition(error, policy.on);
-        if (reason === undefined || attempt >= policy.maxAttempts) return { status: StepStatus.failed, error: toErrorRecord(error) };
-        const delayMs = stepRetryDelayMs(policy, attempt, error, options.random);
-        await options.journal({ type: 'retry.scheduled', path: stepPath, attempt: attempt + 1, delayMs, reason });
-        attemptLog.warn({ delayMs, reason, error: toErrorRecord(error) }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
-        try {
-          await sleep(delayMs, frame.signal);
-        } catch {
-          return { status: StepStatus.interrupted, error: toErrorRecord(error) };
-        }
+        const retried = await retryAfter(policy, attempt, error, frame.signal, stepPath, attemptLog);
+        if (retried !== 'retry') return { status: retried, error: toErrorRecord(error) };
       }
+    }
+  }
+
+  /**
+   * After a failed attempt: journals `retry.scheduled` and waits out the delay when the policy
+   * covers `error` and allows another attempt. `failed`: no retry; `interrupted`: cancelled while waiting.
+   */
+  async function retryAfter(policy: RetryPolicy, attempt: number, error: unknown, signal: AbortSignal, stepPath: string, log: Logger): Promise<'retry' | 'failed' | 'interrupted'> {
+    const reason = retryCondition(error, policy.on);
+    if (reason === undefined || attempt >= policy.maxAttempts) return StepStatus.failed;
+    const delayMs = stepRetryDelayMs(policy, attempt, error, options.random);
+    await options.journal({ type: 'retry.scheduled', path: stepPath, attempt: attempt + 1, delayMs, reason });
+    log.warn({ delayMs, reason, error: toErrorRecord(error) }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
+    try {
+      await sleep(delayMs, signal);
+      return 'retry';
+    } catch {
+      return StepStatus.interrupted;
+    }
+  }
+
+  /**
+   * A container: a `block` whose own `retry` allows more attempts runs again as a whole (its
+   * writes repeated: the user asked for it). The other containers are not retried, since
+   * repeating a loop or a sub-playbook would repeat every write in it; a `retry` written on them
+   * is ignored with a warning, once per step.
+   */
+  async function runContainerAttempts(step: Step, frame: Frame, stepPath: string, record: StepSummary, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+    const policy = explicitRetry(step, frame.scope);
+    if (policy && step.kind !== 'block' && !warnedRetries.has(step)) {
+      warnedRetries.add(step);
+      log.warn({ kind: step.kind, maxAttempts: policy.maxAttempts }, `step ${stepPath}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`);
+    }
+    for (let attempt = 1; ; attempt += 1) {
+      record.attempts = attempt;
+      const outcome = await runContainer(step, frame, stepPath, log, start).catch((error: unknown) =>
+        frame.signal.aborted ? { status: StepStatus.interrupted, error: toErrorRecord(error) } : { status: StepStatus.failed, error: toErrorRecord(error) },
+      );
+      if (outcome.status !== StepStatus.failed || !policy || step.kind !== 'block') return outcome;
+      // `on` is matched against the block's failure: `any`, or `timeout` when its own timeout fired.
+      const failure = new StepError(outcome.error?.message ?? 'a step of the block failed', {
+        kind: outcome.error?.code === 'STEP_TIMEOUT' ? StepFailureKind.timeout : StepFailureKind.failed,
+        code: outcome.error?.code ?? 'STEPS_FAILED',
+      });
+      const retried = await retryAfter(policy, attempt, failure, frame.signal, stepPath, log.child({ attempt }));
+      if (retried !== 'retry') return { ...outcome, status: retried };
     }
   }
 
@@ -326,10 +376,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
       outcome = await bounded(timeoutMs, frame.signal, step.id, (signal) => runAttempts(step, prepared, { ...frame, signal }, stepPath, record, log));
     } else {
-      record.attempts = 1;
-      outcome = await runContainer(step, frame, stepPath, log, start).catch((error: unknown) =>
-        frame.signal.aborted ? { status: StepStatus.interrupted, error: toErrorRecord(error) } : { status: StepStatus.failed, error: toErrorRecord(error) },
-      );
+      outcome = await runContainerAttempts(step, frame, stepPath, record, log, start);
     }
 
     const inner: Frame = { ...frame, prefix: stepPath };
