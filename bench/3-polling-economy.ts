@@ -42,6 +42,7 @@ try {
     store: temp.store,
     logger: createQuietLogger(),
     env: {},
+    outputsDir: temp.outputsDir,
   });
   if (result.status !== 'succeeded') throw new Error(`the run ${result.status}: ${JSON.stringify(result.error)}`);
 

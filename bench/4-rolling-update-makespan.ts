@@ -22,10 +22,7 @@ const count = quick ? 40 : 200;
 const UNLIMITED = 1_000_000;
 
 const sim = await startSimulatorProcess({ world: { privateCloud: { systems: count * 12, failures: [] } }, timeScale: TIME_SCALE, rateLimitScale: 1_000 });
-// The loop's `step.finished` holds every system's outputs (about 20 KB each: three system
-// views among them), over the store's default 256 KiB limit from about 12 systems on; the
-// limit is raised so the makespan can be measured (see README: a finding for the engine).
-const temp = createTempStore({ maxPayloadBytes: 64 * 1024 * 1024 });
+const temp = createTempStore();
 try {
   const client = createBenchClient(sim, { rateLimits: { defaultPerMinute: UNLIMITED, perMinute: { privateCloud: UNLIMITED, dataServices: UNLIMITED } } });
   const chosen = (await listFleet(client))
@@ -40,6 +37,7 @@ try {
     store: temp.store,
     logger: createQuietLogger(),
     env: {},
+    outputsDir: temp.outputsDir,
   });
   const outputs = result.outputs as { systems?: { succeeded: number; failed: number } } | undefined;
   if (result.status !== 'succeeded' || outputs?.systems?.succeeded !== count) {

@@ -25,7 +25,6 @@ try {
     playbook: join(rootDir, 'playbooks', 'consumption-report-download.yaml'),
     inputs: { directory, region: 'us-west' },
     connection: sim,
-    storeFile: join(directory, 'runs.sqlite'),
     timeLimitMs: TIME_LIMIT_MS,
   });
   const peak = result.peakRssBytes / 1e6;

@@ -4,7 +4,7 @@
  * figures line each benchmark ends with.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from '../../src/api/index.js';
 import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../src/logging/index.js';
 import { hasErrors, loadPlaybook, type Playbook } from '../../src/playbook/index.js';
-import { createSqliteRunStore, type JournalEntry, type RunStore, type SqliteRunStoreOptions } from '../../src/store/index.js';
+import { createSqliteRunStore, type JournalEntry, type RunStore } from '../../src/store/index.js';
 import type { SimulatorProcess } from './simulator-process.js';
 
 const execFileAsync = promisify(execFile);
@@ -52,17 +52,20 @@ export function createBenchClient(sim: Pick<SimulatorProcess, 'authUrl' | 'baseU
 export interface TempStore {
   store: RunStore;
   dir: string;
+  /** Where the engine writes outputs too large for the journal (`RunOptions.outputsDir`). */
+  outputsDir: string;
   /** Closes the store and removes its directory. */
   dispose(): Promise<void>;
 }
 
 /** The embedded SQLite run store (WAL, what `fleetbook run` uses) in a fresh directory. */
-export function createTempStore(options: Pick<SqliteRunStoreOptions, 'maxPayloadBytes'> = {}): TempStore {
+export function createTempStore(): TempStore {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-'));
-  const store = createSqliteRunStore({ file: join(dir, 'runs.sqlite'), ...options });
+  const store = createSqliteRunStore({ file: join(dir, 'runs.sqlite') });
   return {
     store,
     dir,
+    outputsDir: join(dir, 'outputs'),
     async dispose() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -115,6 +118,8 @@ export interface ChildRun {
   durationMs: number;
   runId: string;
   peakRssBytes: number;
+  /** The heap in use when the run ended (absent when stopped). */
+  heapUsedBytes?: number;
   journal?: JournalEntry[];
 }
 
@@ -127,30 +132,36 @@ export async function runPlaybookInChild(job: {
   playbook: string;
   inputs: Record<string, unknown>;
   connection: Pick<SimulatorProcess, 'authUrl' | 'baseUrl' | 'regionalUrl' | 'clients'>;
-  storeFile: string;
   wait?: { minPollMs?: number; maxPollMs?: number };
-  maxPayloadBytes?: number;
   rateLimits?: PlatformClientOptions['rateLimits'];
   journal?: boolean;
   /** Stops the run after this long; the result then has status `stopped` and the peak RSS so far. */
   timeLimitMs?: number;
 }): Promise<ChildRun> {
   const script = fileURLToPath(new URL('./run-playbook-child.mjs', import.meta.url));
-  const { connection, ...rest } = job;
-  // The job goes through a file: 5,000 inputs are beyond what a command line may carry.
+  const { connection, timeLimitMs, ...rest } = job;
+  // The job and its result go through files: 5,000 inputs are beyond what a command line may carry.
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-job-'));
   const jobFile = join(dir, 'job.json');
-  writeFileSync(jobFile, JSON.stringify({ ...rest, connection: { authUrl: connection.authUrl, baseUrl: connection.baseUrl, regionalUrl: connection.regionalUrl, clients: connection.clients } }));
+  const resultFile = join(dir, 'result.json');
+  writeFileSync(
+    jobFile,
+    JSON.stringify({
+      ...rest,
+      connection: { authUrl: connection.authUrl, baseUrl: connection.baseUrl, regionalUrl: connection.regionalUrl, clients: connection.clients },
+      storeFile: join(dir, 'runs.sqlite'),
+      outputsDir: join(dir, 'outputs'),
+      resultFile,
+    }),
+  );
   try {
     const nodeOptions = (process.env.BENCH_CHILD_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
-    const { stdout } = await execFileAsync(process.execPath, [...nodeOptions, script, jobFile], {
-      maxBuffer: 1024 * 1024 * 1024,
-      ...(job.timeLimitMs ? { timeout: job.timeLimitMs, killSignal: 'SIGTERM' as const } : {}),
-    }).catch((error: Error & { stdout?: string; killed?: boolean }) => {
-      if (error.killed && error.stdout) return { stdout: error.stdout };
-      throw error;
-    });
-    return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as ChildRun;
+    await execFileAsync(process.execPath, [...nodeOptions, script, jobFile], { ...(timeLimitMs ? { timeout: timeLimitMs, killSignal: 'SIGTERM' as const } : {}) }).catch(
+      (error: Error & { killed?: boolean }) => {
+        if (!error.killed || !existsSync(resultFile)) throw error;
+      },
+    );
+    return JSON.parse(readFileSync(resultFile, 'utf8')) as ChildRun;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,18 +1,24 @@
 // A playbook run in a process of its own, on the compiled engine (dist/, as `fleetbook run`
 // uses it), so a benchmark can take the peak RSS of Fleetbook alone: no TypeScript loader,
 // no simulator, no benchmark code. Its one argument is a JSON file: { playbook, inputs,
-// connection, storeFile, wait?, maxPayloadBytes?, rateLimits?, journal? }. On SIGTERM it prints
-// { status: 'stopped', peakRssBytes } and exits. It prints one JSON line: { status, error, outputs,
-// durationMs, runId, peakRssBytes, journal? }.
+// connection, storeFile, outputsDir, resultFile, wait?, rateLimits?, journal? }. It writes
+// { status, error, outputs, durationMs, runId, peakRssBytes, heapUsedBytes, journal? } to resultFile; on
+// SIGTERM (the benchmark's time limit) { status: 'stopped', peakRssBytes } and exits.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { createPlatformClient } from '../../dist/api/index.js';
 import { runPlaybook } from '../../dist/engine/index.js';
 import { createLogger } from '../../dist/logging/index.js';
 import { hasErrors, loadPlaybook } from '../../dist/playbook/index.js';
 import { createSqliteRunStore } from '../../dist/store/index.js';
-import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const peakRssBytes = () => process.resourceUsage().maxRSS * 1024;
+process.once('SIGTERM', () => {
+  writeFileSync(job.resultFile, JSON.stringify({ status: 'stopped', durationMs: 0, runId: '', peakRssBytes: peakRssBytes() }));
+  process.exit(143);
+});
+
 const loaded = loadPlaybook(job.playbook);
 if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${job.playbook} does not load`);
 const playbook = job.wait ? { ...loaded.playbook, defaults: { ...loaded.playbook.defaults, wait: { ...loaded.playbook.defaults.wait, ...job.wait } } } : loaded.playbook;
@@ -28,15 +34,14 @@ const client = createPlatformClient({
   logger,
   ...(job.rateLimits ? { rateLimits: job.rateLimits } : {}),
 });
-const store = createSqliteRunStore({ file: job.storeFile, ...(job.maxPayloadBytes ? { maxPayloadBytes: job.maxPayloadBytes } : {}) });
-// Stopped by the benchmark's time limit: the peak so far is still a figure.
-process.once('SIGTERM', () => {
-  process.stdout.write(`${JSON.stringify({ status: 'stopped', durationMs: 0, runId: '', peakRssBytes: process.resourceUsage().maxRSS * 1024 })}\n`);
-  process.exit(143);
-});
-const result = await runPlaybook(playbook, { inputs: job.inputs, client, store, logger, env: {} });
+const store = createSqliteRunStore({ file: job.storeFile });
+const result = await runPlaybook(playbook, { inputs: job.inputs, client, store, logger, env: {}, outputsDir: job.outputsDir });
+// The peak of the run and the heap at its end, before the journal is read back for the benchmark.
+const peak = peakRssBytes();
+const { heapUsed } = process.memoryUsage();
 const journal = job.journal ? await store.journal(result.runId) : undefined;
 await store.close();
-process.stdout.write(
-  `${JSON.stringify({ status: result.status, error: result.error, outputs: result.outputs, durationMs: result.durationMs, runId: result.runId, peakRssBytes: process.resourceUsage().maxRSS * 1024, journal })}\n`,
+writeFileSync(
+  job.resultFile,
+  JSON.stringify({ status: result.status, error: result.error, outputs: result.outputs, durationMs: result.durationMs, runId: result.runId, peakRssBytes: peak, heapUsedBytes: heapUsed, journal }),
 );
