@@ -2,11 +2,12 @@
  * `runPlaybookWithLock`: `runPlaybook` under the playbook's concurrency key. A playbook with
  * `lock: ${{ inputs.systemId }}` renders the key from the run's inputs, and the run holds the
  * store lease `lock:<key>` from before its first step to its end, renewed on a timer. The
- * CLI's `fleetbook run` and the daemon both start runs through here, so a manual run and a
- * scheduled one with the same key never run at once, whichever process starts them.
+ * CLI's `fleetbook run` and the daemon both start runs through here (and `fleetbook resume`
+ * continues them through `resumeRunWithLock`), so a manual run and a scheduled one with the same
+ * key never run at once, whichever process starts them.
  */
 import { randomUUID } from 'node:crypto';
-import { resolveInputs, runPlaybook, type RunOptions, type RunResult } from '../engine/index.js';
+import { resolveInputs, resumeRun, runPlaybook, type ResumeOptions, type RunOptions, type RunResult } from '../engine/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { systemClock, type Clock } from './clock.js';
 import { SchedulerError } from './scheduler-error.js';
@@ -62,7 +63,34 @@ export async function runPlaybookWithLock(playbook: Playbook, options: RunOption
   const dryRun = options.dryRun ?? false;
   const key = dryRun ? undefined : await renderLockKey(playbook, options.inputs ?? {}, { id: runId, dryRun, env: options.env ?? process.env });
   if (key === undefined) return runPlaybook(playbook, { ...options, runId });
+  return holdingLock(playbook, key, runId, options, (signal) => runPlaybook(playbook, { ...options, runId, signal }));
+}
 
+/**
+ * Resumes a run holding its playbook's lock, the key rendered from the run's stored inputs (and
+ * the secret ones given again), as `runPlaybookWithLock` does for a new run: a resume must not
+ * drive systems that another run holds. The lease is held by the run's id, so the run's own
+ * lock left by a killed process is taken again at once.
+ */
+export async function resumeRunWithLock(playbook: Playbook, options: ResumeOptions & LockOptions): Promise<RunResult> {
+  const run = await options.store.getRun(options.runId);
+  // An unknown run, or one without a lock, is left to resumeRun (which refuses the unknown one).
+  const key =
+    run === undefined || run.dryRun
+      ? undefined
+      : await renderLockKey(playbook, { ...run.inputs, ...options.secretInputs }, { id: run.id, dryRun: run.dryRun, env: options.env ?? process.env });
+  if (key === undefined) return resumeRun(playbook, options);
+  return holdingLock(playbook, key, options.runId, options, (signal) => resumeRun(playbook, { ...options, signal }));
+}
+
+/** Runs `task` holding the lease `lock:<key>` for `runId`, renewed while it runs; see `runPlaybookWithLock`. */
+async function holdingLock(
+  playbook: Playbook,
+  key: string,
+  runId: string,
+  options: LockOptions & Pick<RunOptions, 'store' | 'logger' | 'signal'>,
+  task: (signal: AbortSignal) => Promise<RunResult>,
+): Promise<RunResult> {
   const { store, logger } = options;
   const clock = options.clock ?? systemClock;
   const ttlMs = options.lockTtlMs ?? 60_000;
@@ -106,7 +134,7 @@ export async function runPlaybookWithLock(playbook: Playbook, options: RunOption
     );
   }, ttlMs / 3);
   try {
-    return await runPlaybook(playbook, { ...options, runId, signal: controller.signal });
+    return await task(controller.signal);
   } finally {
     finished = true;
     renewal.cancel();

@@ -106,6 +106,29 @@ describe('fleetbook resume', () => {
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
   });
 
+  it("takes the playbook's lock as run does: refused with LOCK_HELD (exit 1) while another run holds it", async () => {
+    bench = await createBench();
+    bench.sim.control.faults.set({ asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] });
+    const locked = join(bench.home, '..', 'locked.yaml');
+    writeFileSync(locked, readFileSync(playbook, 'utf8').replace('name: one-system-update\n', 'name: one-system-update\nlock: "catalog-${{ inputs.catalogVersion }}"\n'));
+    const first = await bench.cli(['run', locked]);
+    expect(first.code).toBe(1);
+    const runId = first.result!.runId;
+    const store = await openRunStore({ home: bench.home });
+    expect(await store.acquireLease('lock:catalog-2.4.0', 'another-run', 60_000)).toBe(true);
+    const refused = await bench.cli(['resume', runId]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("Run another-run holds lock 'catalog-2.4.0'");
+    expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
+    expect((await store.getRun(runId))?.status).toBe('failed');
+    await store.releaseLease('lock:catalog-2.4.0', 'another-run');
+    const resumed = await bench.cli(['resume', runId]);
+    expect(resumed.code).toBe(0);
+    // Released at the end of the resume.
+    expect(await store.leaseHolder('lock:catalog-2.4.0')).toBeUndefined();
+    await store.close();
+  });
+
   it('reconciles an invitation whose answer was lost by listing the users: done, not sent again', async () => {
     bench = await createBench();
     const invite = join(bench.home, '..', 'invite.yaml');

@@ -8,10 +8,10 @@ import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
-import { resumeRun } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createLogger, createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
+import { resumeRunWithLock } from '../../scheduler/run-with-lock.js';
 import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
@@ -116,7 +116,8 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
         process.on('SIGTERM', stop);
         try {
           if (!json) io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
-          const result = await resumeRun(playbook, {
+          // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
+          const result = await resumeRunWithLock(playbook, {
             runId,
             secretInputs,
             force: options.force === true,
