@@ -44,7 +44,7 @@ try {
 
   printFigures(
     '5 concurrent-waits-memory',
-    `${count} waits (${inFlight} in flight together) in ${(result.durationMs / 1000).toFixed(1)} s: peak RSS ${peak.toFixed(0)} MB (heap in use at the end ${((result.heapUsedBytes ?? 0) / 1e6).toFixed(0)} MB)`,
+    `${count} waits (${inFlight} in flight together) in ${(result.durationMs / 1000).toFixed(1)} s: peak RSS ${peak.toFixed(0)} MB (heap in use at most ${((result.heapPeakBytes ?? 0) / 1e6).toFixed(0)} MB, off-heap ${((result.externalPeakBytes ?? 0) / 1e6).toFixed(0)} MB)`,
     [{ label: `peak RSS ${peak.toFixed(0)} MB < ${TARGET_MB}`, pass: peak < TARGET_MB }],
   );
 } finally {

@@ -118,8 +118,9 @@ export interface ChildRun {
   durationMs: number;
   runId: string;
   peakRssBytes: number;
-  /** The heap in use when the run ended (absent when stopped). */
-  heapUsedBytes?: number;
+  /** The largest heap in use and off-heap memory seen (sampled every 200 ms; absent when stopped). */
+  heapPeakBytes?: number;
+  externalPeakBytes?: number;
   journal?: JournalEntry[];
 }
 

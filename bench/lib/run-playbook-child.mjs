@@ -2,7 +2,8 @@
 // uses it), so a benchmark can take the peak RSS of Fleetbook alone: no TypeScript loader,
 // no simulator, no benchmark code. Its one argument is a JSON file: { playbook, inputs,
 // connection, storeFile, outputsDir, resultFile, wait?, rateLimits?, journal? }. It writes
-// { status, error, outputs, durationMs, runId, peakRssBytes, heapUsedBytes, journal? } to resultFile; on
+// { status, error, outputs, durationMs, runId, peakRssBytes, heapPeakBytes, externalPeakBytes, journal? }
+// to resultFile; on
 // SIGTERM (the benchmark's time limit) { status: 'stopped', peakRssBytes } and exits.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
@@ -18,6 +19,15 @@ process.once('SIGTERM', () => {
   writeFileSync(job.resultFile, JSON.stringify({ status: 'stopped', durationMs: 0, runId: '', peakRssBytes: peakRssBytes() }));
   process.exit(143);
 });
+
+// Where the peak is: the largest heap in use and off-heap memory (buffers) seen during the run.
+let heapPeak = 0;
+let externalPeak = 0;
+setInterval(() => {
+  const usage = process.memoryUsage();
+  heapPeak = Math.max(heapPeak, usage.heapUsed);
+  externalPeak = Math.max(externalPeak, usage.external);
+}, 200).unref();
 
 const loaded = loadPlaybook(job.playbook);
 if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${job.playbook} does not load`);
@@ -36,12 +46,11 @@ const client = createPlatformClient({
 });
 const store = createSqliteRunStore({ file: job.storeFile });
 const result = await runPlaybook(playbook, { inputs: job.inputs, client, store, logger, env: {}, outputsDir: job.outputsDir });
-// The peak of the run and the heap at its end, before the journal is read back for the benchmark.
+// The peaks of the run, before the journal is read back for the benchmark.
 const peak = peakRssBytes();
-const { heapUsed } = process.memoryUsage();
 const journal = job.journal ? await store.journal(result.runId) : undefined;
 await store.close();
 writeFileSync(
   job.resultFile,
-  JSON.stringify({ status: result.status, error: result.error, outputs: result.outputs, durationMs: result.durationMs, runId: result.runId, peakRssBytes: peak, heapUsedBytes: heapUsed, journal }),
+  JSON.stringify({ status: result.status, error: result.error, outputs: result.outputs, durationMs: result.durationMs, runId: result.runId, peakRssBytes: peak, heapPeakBytes: heapPeak, externalPeakBytes: externalPeak, journal }),
 );
