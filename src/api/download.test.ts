@@ -32,7 +32,7 @@ describe('download', () => {
       });
     const target = join(directory, 'out.csv');
     const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target);
-    expect(result).toEqual({ bytesWritten: Buffer.byteLength(csv), filename: 'usage-2026-01.csv', path: target, contentType: 'text/csv' });
+    expect(result).toEqual({ bytesWritten: Buffer.byteLength(csv), lines: 2001, filename: 'usage-2026-01.csv', path: target, contentType: 'text/csv' });
     expect(await readFile(target, 'utf8')).toBe(csv);
     expect(accept).toBe('text/csv');
     expect(await readdir(directory)).toEqual(['out.csv']);
@@ -54,6 +54,7 @@ describe('download', () => {
     sink.on('data', (chunk: Buffer) => chunks.push(chunk));
     const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, sink);
     expect(result.bytesWritten).toBe(Buffer.byteLength(csv));
+    expect(result.lines).toBe(2001);
     expect(Buffer.concat(chunks).toString()).toBe(csv);
   });
 

@@ -14,6 +14,11 @@ import type { CallOptions, Executor } from './executor.js';
 
 export interface DownloadResult {
   bytesWritten: number;
+  /**
+   * Lines of the body (a last line without a newline counts): for a CSV with a header line, its
+   * rows are `lines - 1`.
+   */
+  lines: number;
   /** The file name of the `Content-Disposition` header, if any. */
   filename?: string;
   /** The file written, when the destination was a path. */
@@ -50,15 +55,23 @@ async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
-function byteCounter(): { counter: Transform; bytes: () => number } {
+const NEWLINE = 0x0a;
+
+/** Counts bytes and lines as chunks pass, keeping nothing but two numbers and the last byte. */
+function byteCounter(): { counter: Transform; bytes: () => number; lines: () => number } {
   let bytes = 0;
+  let newlines = 0;
+  let last: number | undefined;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
+      for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) newlines += 1;
+      if (chunk.length > 0) last = chunk[chunk.length - 1];
       done(null, chunk);
     },
   });
-  return { counter, bytes: () => bytes };
+  // A last line without a newline is a line too.
+  return { counter, bytes: () => bytes, lines: () => newlines + (last !== undefined && last !== NEWLINE ? 1 : 0) };
 }
 
 /**
@@ -84,7 +97,7 @@ export async function download(
     async (response) => {
       const filename = contentDispositionFilename(response.headers['content-disposition']);
       const contentType = response.headers['content-type'];
-      const { counter, bytes } = byteCounter();
+      const { counter, bytes, lines } = byteCounter();
       const described = { ...(filename ? { filename } : {}), ...(contentType ? { contentType } : {}) };
       if (typeof destination !== 'string') {
         try {
@@ -100,7 +113,7 @@ export async function download(
           }
           throw error instanceof ApiError ? error : createTransportError(operationId, error, false);
         }
-        return { bytesWritten: bytes(), ...described };
+        return { bytesWritten: bytes(), lines: lines(), ...described };
       }
       const path = toDirectory ? join(destination, filename ?? `${operationId}-${randomUUID()}.csv`) : destination;
       const temporary = join(dirname(path), `.${basename(path)}.${randomUUID()}.part`);
@@ -114,7 +127,7 @@ export async function download(
         if (error instanceof Error && 'syscall' in error && typeof (error as NodeJS.ErrnoException).path === 'string') throw error;
         throw error instanceof ApiError ? error : createTransportError(operationId, error, false);
       }
-      return { bytesWritten: bytes(), path, ...described };
+      return { bytesWritten: bytes(), lines: lines(), path, ...described };
     },
     accept,
   );
