@@ -307,7 +307,9 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       const recorded = options.resume?.records.get(path);
       if (!recorded) continue;
       scope.steps[step.id] = await viewOf(recorded);
-      summaries.push({ path, stepId: step.id, kind: step.kind, status: recorded.status, attempts: recorded.attempts, durationMs: 0, replayed: true, ...(recorded.error ? { error: recorded.error } : {}) });
+      // A step that succeeded yet kept an error was rescued: nothing else ends so.
+      const rescued = recorded.status === StepStatus.succeeded && recorded.error !== undefined;
+      summaries.push({ path, stepId: step.id, kind: step.kind, status: recorded.status, attempts: recorded.attempts, durationMs: 0, replayed: true, ...(recorded.error ? { error: recorded.error } : {}), ...(rescued ? { rescued } : {}) });
       restored += 1 + (await restore(sameScopeChildren(step), scope, path));
     }
     return restored;
