@@ -1,23 +1,26 @@
 // The crash test: a rolling update across the simulated world, the simulator in a process of
-// its own, Fleetbook killed with SIGKILL at 20 seeded points and resumed each time until done.
+// its own, Fleetbook killed with SIGKILL at 20 seeded points of its progress (journal entries)
+// and resumed each time until done.
 // Runs the built CLI (`bin/fleetbook.js`, `npm run build`), as `npm test` does.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
 import type { RequestLogEntry } from '../../src/simulator/index.js';
-import { openRunStore, type JournalEntry } from '../../src/store/index.js';
+import { openRunStore, runStoreFileName, type JournalEntry } from '../../src/store/index.js';
 import { fixture } from './harness.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const bin = join(root, 'bin', 'fleetbook.js');
 const KILLS = 20;
 /**
- * Simulated ms per real ms: the rolling update takes about 80 s of real time, long enough for
- * 20 kills (each costs a restart of about 3 s: loading the playbook, connecting) to land in it.
+ * Simulated ms per real ms: the rolling update takes about a minute of real time. The kills are
+ * placed by progress, so a slow restart (the simulated clock runs on meanwhile) cannot end the
+ * run before the 20th kill.
  */
 const TIME_SCALE = 100;
 const SEED = 5;
@@ -88,27 +91,47 @@ interface Attempt {
   stderr: string;
 }
 
+/** Entries in the journal of the store under `FLEETBOOK_HOME` (0 before the store exists), read-only. */
+function journalLength(): number {
+  const file = join(dir, 'home', runStoreFileName);
+  if (!existsSync(file)) return 0;
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    // The store's file exists a moment before its tables do.
+    if (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'journal'").get() === undefined) return 0;
+    return (db.prepare('SELECT COUNT(*) AS entries FROM journal').get() as { entries: number }).entries;
+  } finally {
+    db.close();
+  }
+}
+
 /**
- * Runs the CLI; with `killAfterMs`, SIGKILLs it that long after its first line naming the run
- * (the run is live then: loading the playbook and connecting take seconds, and a kill before
- * that point would test nothing).
+ * Runs the CLI; with `killAfterEntries`, SIGKILLs it once it has added that many entries to the
+ * journal. Kill points are chosen by the run's progress, not by time: the simulated clock runs on
+ * while a CLI restarts, and a slow restart must not let the run end before the 20th kill.
  */
-function fleetbook(args: string[], killAfterMs?: number): Promise<Attempt> {
+function fleetbook(args: string[], killAfterEntries?: number): Promise<Attempt> {
   const child = spawn(process.execPath, [bin, ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let runId: string | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let probe: NodeJS.Timeout | undefined;
+  if (killAfterEntries !== undefined) {
+    const threshold = journalLength() + killAfterEntries;
+    probe = setInterval(() => {
+      if (journalLength() < threshold) return;
+      clearInterval(probe);
+      child.kill('SIGKILL');
+    }, 5);
+  }
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
-    if (runId !== undefined) return;
-    runId = /"runId":"([0-9a-f-]+)"/.exec(stdout)?.[1];
-    if (runId !== undefined && killAfterMs !== undefined) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    runId ??= /"runId":"([0-9a-f-]+)"/.exec(stdout)?.[1];
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) =>
     child.on('exit', (code, signal) => {
-      clearTimeout(timer);
+      clearInterval(probe);
       resolve({ code, signal, stderr, ...(runId === undefined ? {} : { runId }) });
     }),
   );
@@ -153,12 +176,21 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     let runId: string | undefined;
     const attempts: Attempt[] = [];
     let kills = 0;
+    /** Journal entries when each kill landed: the kills are spread over the run's progress. */
+    const killedAt: number[] = [];
+    // Kill points by progress: after the killed process has journaled 1 to 12 entries of its
+    // own. A resume first journals a burst (up to about 12 entries: the steps in flight started
+    // again), so kills land across that burst and in the work right after it, at every stage of
+    // the rollout. (Up to 24 entries, the run ended after 18 kills.)
     while (kills < KILLS) {
-      const killAfterMs = Math.round(100 + random() * 800);
-      const attempt = await fleetbook(runId === undefined ? ['run', fixture('rolling-update.yaml')] : ['resume', runId], killAfterMs);
+      const killAfterEntries = 1 + Math.floor(random() * 12);
+      const attempt = await fleetbook(runId === undefined ? ['run', fixture('rolling-update.yaml')] : ['resume', runId], killAfterEntries);
       attempts.push(attempt);
       runId ??= attempt.runId;
-      if (attempt.signal === 'SIGKILL') kills += 1;
+      if (attempt.signal === 'SIGKILL') {
+        kills += 1;
+        killedAt.push(journalLength());
+      }
       else break;
     }
     // Past the kills (or if the run ended first), resumed until it ends.
@@ -174,6 +206,8 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     const complaints = attempts.flatMap((attempt) => attempt.stderr.split('\n').filter((line) => line.startsWith('fleetbook:')));
     expect(complaints.filter((line) => line !== `fleetbook: run ${runId} already succeeded; there is nothing to resume`)).toEqual([]);
     expect(kills).toBe(KILLS);
+    // Each kill landed after the killed process had journaled entries of its own.
+    expect(new Set(killedAt).size).toBe(KILLS);
 
     // Every updatable cluster is on the catalog.
     for (const [id, { region, clusterIds }] of updatable) {
@@ -207,6 +241,6 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
       expect(perSystem.get(`privateCloud.runSoftwareUpdate ${id}`)).toBeGreaterThanOrEqual(1);
     }
     const resumes = attempts.length - 1;
-    console.log(JSON.stringify({ crashTest: { durationMs, kills, resumes, posts: posts.length, perSystem: Object.fromEntries(perSystem), refused: Object.fromEntries(refused) } }));
+    console.log(JSON.stringify({ crashTest: { durationMs, kills, killedAt, journalEntries: journal.length, resumes, posts: posts.length, perSystem: Object.fromEntries(perSystem), refused: Object.fromEntries(refused) } }));
   }, 180_000);
 });
