@@ -4,18 +4,17 @@
  * run`; logs JSON lines on standard output; SIGHUP reloads the folder; SIGTERM or SIGINT
  * stops firing, stops running runs at a journaled point, releases the lease and exits 0.
  */
-import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
-import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
-import { createLogger, createSecretRegistry } from '../../logging/index.js';
+import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, type Problem } from '../../playbook/index.js';
 import { createEngineExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
 import { openRunStore } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
+import { createCommandLogger, LOG_LEVELS, parseTimeScale } from '../run-session.js';
 
 interface DaemonCommandOptions {
   playbooks: string;
@@ -26,8 +25,6 @@ interface DaemonCommandOptions {
   logFile?: string;
   logLevel: string;
 }
-
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 function refuse(io: CliIo, problems: readonly Problem[]): void {
   io.stderr.write(`${formatProblems(problems)}\n\nfleetbook daemon: not started; fix the errors above (fleetbook validate <file> checks one file).\n`);
@@ -44,11 +41,9 @@ export function registerDaemonCommand(program: Command, io: CliIo): void {
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--lease-ttl <duration>', 'how long the scheduler lease outlives a daemon that stopped renewing it', '30s')
     .option('--log-file <path>', 'also write the JSON log lines to this file')
-    .option('--log-level <level>', `one of ${LEVELS.join(', ')}`, 'info')
+    .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (options: DaemonCommandOptions) => {
-      if (!LEVELS.includes(options.logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
-      const timeScale = Number(options.timeScale);
-      if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
+      const timeScale = parseTimeScale(options.timeScale);
       const leaseTtlMs = parseDuration(options.leaseTtl);
       if (leaseTtlMs === undefined || leaseTtlMs < 1000) throw new UsageError(`--lease-ttl must be a duration of at least 1s, like 30s or 2m, got '${options.leaseTtl}'.`, 'INVALID_OPTION');
 
@@ -57,10 +52,8 @@ export function registerDaemonCommand(program: Command, io: CliIo): void {
       if (hasErrors(folder.problems)) return refuse(io, folder.problems);
 
       const secrets = createSecretRegistry();
-      const level = options.logLevel as pino.Level;
-      const streams: pino.StreamEntry[] = [{ stream: io.stdout as DestinationStream, level }];
-      if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level });
-      const logger = createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+      // A daemon's output is read by machines: always JSON lines.
+      const logger = createCommandLogger(io, options, secrets, false);
 
       const store = await openRunStore({ env: io.env });
       const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {

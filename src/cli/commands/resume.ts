@@ -4,19 +4,17 @@
  * playbook, a run driven elsewhere, or a write of unknown outcome that cannot be reconciled
  * end with exit 2 and the reason. Then as `fleetbook run`: 0, 1 or 130.
  */
-import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { createLogger, createSecretRegistry } from '../../logging/index.js';
+import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
 import { resumeRunWithLock } from '../../scheduler/run-with-lock.js';
 import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
-import { createReadableLogStream, formatSummary } from './run-view.js';
+import { createCommandLogger, LOG_LEVELS, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
 
 interface ResumeCommandOptions {
   force?: boolean;
@@ -28,8 +26,6 @@ interface ResumeCommandOptions {
   logFile?: string;
   logLevel: string;
 }
-
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 /** `FLEETBOOK_INPUT_<NAME>`: the input's name upper-cased, other characters as `_`. */
 export function secretInputVariable(name: string): string {
@@ -70,11 +66,9 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--json', 'JSON log lines on standard output (the default when it is not a terminal)')
     .option('--log-file <path>', 'also write JSON log lines to this file')
-    .option('--log-level <level>', `one of ${LEVELS.join(', ')}`, 'info')
+    .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (runId: string, options: ResumeCommandOptions) => {
-      if (!LEVELS.includes(options.logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
-      const timeScale = Number(options.timeScale);
-      if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
+      const timeScale = parseTimeScale(options.timeScale);
 
       const store = await openRunStore({ env: io.env });
       try {
@@ -94,11 +88,9 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
         const playbook = loaded.playbook;
         const secretInputs = await gatherSecretInputs(run, playbook.inputs, io);
 
-        const json = options.json === true || io.stdout.isTTY !== true;
+        const json = wantsJson(io, options);
         const secrets = createSecretRegistry();
-        const streams: pino.StreamEntry[] = [{ stream: (json ? io.stdout : createReadableLogStream(io.stdout)) as DestinationStream, level: options.logLevel as pino.Level }];
-        if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel as pino.Level });
-        const logger = createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+        const logger = createCommandLogger(io, options, secrets);
         const connection = await openConnection({
           target: options.target,
           profile: options.profile,
@@ -107,34 +99,25 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
           logger: logger.child({ runId, playbook: playbook.name }),
           secrets,
         });
-        const controller = new AbortController();
-        const stop = (signal: NodeJS.Signals): void => {
-          logger.warn({ signal }, `${signal}: no new step starts; waits are abandoned (the run stays resumable)`);
-          controller.abort(new Error(`interrupted by ${signal}`));
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
         try {
           if (!json) io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
-          // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
-          const result = await resumeRunWithLock(playbook, {
-            runId,
-            secretInputs,
-            force: options.force === true,
-            confirmUnknown: options.confirmUnknown === true,
-            client: connection.client,
-            store,
-            logger,
-            secrets,
-            signal: controller.signal,
-            env: io.env,
-          });
-          if (json) io.stdout.write(`${JSON.stringify(secrets.scrubValue({ result: { runId: result.runId, status: result.status, outputs: result.outputs, error: result.error, steps: result.steps } }))}\n`);
-          else io.stdout.write(secrets.scrub(formatSummary(result)));
-          io.exitCode = result.status === RunStatus.succeeded ? ExitCode.success : result.status === RunStatus.interrupted ? ExitCode.interrupted : ExitCode.runFailed;
+          const result = await withInterruption(logger, (signal) =>
+            // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
+            resumeRunWithLock(playbook, {
+              runId,
+              secretInputs,
+              force: options.force === true,
+              confirmUnknown: options.confirmUnknown === true,
+              client: connection.client,
+              store,
+              logger,
+              secrets,
+              signal,
+              env: io.env,
+            }),
+          );
+          reportResult(io, json, secrets, result);
         } finally {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
           await connection.close();
         }
       } finally {

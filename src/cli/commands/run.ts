@@ -4,20 +4,19 @@
  * with 0 (succeeded), 1 (failed) or 130 (interrupted by SIGINT/SIGTERM).
  */
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import { parse } from 'yaml';
 import { parseInputText, resolveInputs } from '../../engine/index.js';
 import { runPlaybookWithLock } from '../../scheduler/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { createLogger, createSecretRegistry } from '../../logging/index.js';
+import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
-import { openRunStore, RunStatus } from '../../store/index.js';
+import { openRunStore } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
-import { createReadableLogStream, formatSummary } from './run-view.js';
+import { createCommandLogger, LOG_LEVELS, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
 
 interface RunCommandOptions {
   input: string[];
@@ -30,8 +29,6 @@ interface RunCommandOptions {
   logFile?: string;
   logLevel: string;
 }
-
-const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
@@ -70,11 +67,9 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .option('--dry-run', 'perform reads, print the writes instead of sending them')
     .option('--json', 'JSON log lines on standard output (the default when it is not a terminal)')
     .option('--log-file <path>', 'also write JSON log lines to this file')
-    .option('--log-level <level>', `one of ${LEVELS.join(', ')}`, 'info')
+    .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (reference: string, options: RunCommandOptions) => {
-      if (!LEVELS.includes(options.logLevel)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
-      const timeScale = Number(options.timeScale);
-      if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
+      const timeScale = parseTimeScale(options.timeScale);
 
       const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
       if (!loaded.playbook || hasErrors(loaded.problems)) {
@@ -87,38 +82,27 @@ export function registerRunCommand(program: Command, io: CliIo): void {
       // Checked here too so a missing input costs no simulator start or connection.
       resolveInputs(playbook.inputs, inputs, playbook.name);
 
-      const json = options.json === true || io.stdout.isTTY !== true;
+      const json = wantsJson(io, options);
       const secrets = createSecretRegistry();
-      const streams: pino.StreamEntry[] = [{ stream: (json ? io.stdout : createReadableLogStream(io.stdout)) as DestinationStream, level: options.logLevel as pino.Level }];
-      if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level: options.logLevel as pino.Level });
+      const logger = createCommandLogger(io, options, secrets);
       const runId = randomUUID();
-      const logger = createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
 
       const store = await openRunStore({ env: io.env });
-      // The client's own lines (retries, rate limits) carry the run too.
-      const clientLogger = logger.child({ runId, playbook: playbook.name });
-      const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets }).catch(async (error: unknown) => {
-        await store.close();
-        throw error;
-      });
-      const controller = new AbortController();
-      const stop = (signal: NodeJS.Signals): void => {
-        logger.warn({ signal }, `${signal}: no new step starts; waits are abandoned (the run stays resumable)`);
-        controller.abort(new Error(`interrupted by ${signal}`));
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
       try {
-        if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
-        // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
-        const result = await runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal: controller.signal, dryRun: options.dryRun === true, runId, env: io.env });
-        if (json) io.stdout.write(`${JSON.stringify(secrets.scrubValue({ result: { runId: result.runId, status: result.status, outputs: result.outputs, error: result.error, simulatedSteps: result.simulatedSteps, steps: result.steps } }))}\n`);
-        else io.stdout.write(secrets.scrub(formatSummary(result)));
-        io.exitCode = result.status === RunStatus.succeeded ? ExitCode.success : result.status === RunStatus.interrupted ? ExitCode.interrupted : ExitCode.runFailed;
+        // The client's own lines (retries, rate limits) carry the run too.
+        const clientLogger = logger.child({ runId, playbook: playbook.name });
+        const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets });
+        try {
+          if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
+          const result = await withInterruption(logger, (signal) =>
+            // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
+            runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, env: io.env }),
+          );
+          reportResult(io, json, secrets, result, { simulatedSteps: result.simulatedSteps });
+        } finally {
+          await connection.close();
+        }
       } finally {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        await connection.close();
         await store.close();
       }
     });

@@ -1,0 +1,78 @@
+/**
+ * What `run`, `resume` and `daemon` share: their logging options, the time scale of the
+ * embedded simulator, the interruption by SIGINT/SIGTERM, and how a run's result is shown
+ * and turned into an exit code.
+ */
+import { createWriteStream } from 'node:fs';
+import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
+import type { RunResult } from '../engine/index.js';
+import { ExitCode, UsageError } from '../errors/index.js';
+import { createLogger, type Logger, type SecretRegistry } from '../logging/index.js';
+import { RunStatus } from '../store/index.js';
+import type { CliIo } from './io.js';
+import { createReadableLogStream, formatSummary } from './commands/run-view.js';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+export interface LoggingOptions {
+  json?: boolean;
+  logFile?: string;
+  logLevel: string;
+}
+
+/** `--time-scale` of the embedded simulator. */
+export function parseTimeScale(text: string): number {
+  const timeScale = Number(text);
+  if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${text}'.`, 'INVALID_OPTION');
+  return timeScale;
+}
+
+/** JSON lines when asked or when stdout is not a terminal; otherwise the readable view. */
+export function wantsJson(io: CliIo, options: LoggingOptions): boolean {
+  return options.json === true || io.stdout.isTTY !== true;
+}
+
+/**
+ * The command's logger: JSON lines (or the readable view) on stdout, and with `--log-file`
+ * JSON lines appended to that file too; secrets scrubbed from both.
+ */
+export function createCommandLogger(io: CliIo, options: LoggingOptions, secrets: SecretRegistry, readable = !wantsJson(io, options)): Logger {
+  if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
+  }
+  const level = options.logLevel as pino.Level;
+  const streams: pino.StreamEntry[] = [{ stream: (readable ? createReadableLogStream(io.stdout) : io.stdout) as DestinationStream, level }];
+  if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level });
+  return createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+}
+
+/**
+ * Runs `work` with a signal that SIGINT/SIGTERM abort: no new step starts and waits are
+ * abandoned, so the run ends interrupted and resumable.
+ */
+export async function withInterruption<T>(logger: Logger, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.warn({ signal }, `${signal}: no new step starts; waits are abandoned (the run stays resumable)`);
+    controller.abort(new Error(`interrupted by ${signal}`));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    return await work(controller.signal);
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+/** Prints the result (one JSON line, or the summary) and sets the exit code: 0, 1 or 130. */
+export function reportResult(io: CliIo, json: boolean, secrets: SecretRegistry, result: RunResult, extra: Record<string, unknown> = {}): void {
+  if (json) {
+    const { runId, status, outputs, error, steps } = result;
+    io.stdout.write(`${JSON.stringify(secrets.scrubValue({ result: { runId, status, outputs, error, ...extra, steps } }))}\n`);
+  } else {
+    io.stdout.write(secrets.scrub(formatSummary(result)));
+  }
+  io.exitCode = result.status === RunStatus.succeeded ? ExitCode.success : result.status === RunStatus.interrupted ? ExitCode.interrupted : ExitCode.runFailed;
+}
