@@ -5,14 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import type { PlatformClient } from '../api/index.js';
 import { UsageError } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { reconciliationOf } from '../steps/reconcile/index.js';
-import { resolveFleetbookHome } from '../store/open-run-store.js';
+import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
 import { defaultMaxInlineOutputBytes, spillLargeOutputs } from './outputs-file.js';
@@ -247,7 +246,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   const logger = options.logger.child({ runId, playbook: playbook.name });
   if (facts.resume) logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
   else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
-  const outputsDir = options.outputsDir ?? join(resolveFleetbookHome({ env: options.env ?? process.env }), 'outputs');
+  const outputsDir = options.outputsDir ?? outputsDirOf(resolveFleetbookHome({ env: options.env ?? process.env }));
   const maxInlineBytes = options.maxInlineOutputBytes ?? defaultMaxInlineOutputBytes;
 
   const runner = createStepRunner({

@@ -17,6 +17,11 @@ export interface OpenRunStoreOptions extends RunStoreOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** Where large step outputs are kept as files, one folder per run: `<home>/outputs/<runId>/`. */
+export function outputsDirOf(home: string): string {
+  return join(home, 'outputs');
+}
+
 /** The state directory in use: `home`, else `FLEETBOOK_HOME`, else `.fleetbook/`, as an absolute path. */
 export function resolveFleetbookHome(options: Pick<OpenRunStoreOptions, 'home' | 'env'> = {}): string {
   const env = options.env ?? process.env;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -179,8 +179,15 @@ describe('fleetbook runs show', () => {
 
 describe('fleetbook runs prune', () => {
   it('deletes runs that ended before the cutoff and keeps the rest', async () => {
+    // Large step outputs live beside the store, one folder per run: they go with their run.
+    for (const id of ['run-export-old', 'run-rolling-1']) {
+      mkdirSync(join(home, 'outputs', id), { recursive: true });
+      writeFileSync(join(home, 'outputs', id, 'systems.json'), '[]');
+    }
     const { code, stdout } = await fleetbook('runs', 'prune', '--older-than', '30d');
     expect(code).toBe(0);
+    expect(existsSync(join(home, 'outputs', 'run-export-old'))).toBe(false);
+    expect(existsSync(join(home, 'outputs', 'run-rolling-1', 'systems.json'))).toBe(true);
     expect(stdout).toMatch(/^Pruned 1 run that ended before \d{4}-\d{2}-\d{2} /);
     const left = await fleetbook('runs', 'list', '--json');
     expect(left.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(['run-rolling-1', 'run-export-1']);

@@ -3,12 +3,22 @@
  * runs, `show <runId>` one run's step tree, `prune` forgets runs that ended long ago.
  * A readable table, or JSON with `--json`.
  */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors/index.js';
 import { didYouMean } from '../../errors/did-you-mean.js';
 import { parseDuration } from '../../expressions/index.js';
-import { RunStatus, buildStepTree, openRunStore, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import { RunStatus, buildStepTree, openRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
 import type { CliIo } from '../io.js';
+
+/** Deletes the output folders of runs the store no longer has (pruned, or never recorded). */
+async function removeOrphanOutputs(outputsDir: string, store: RunStore): Promise<void> {
+  const folders = await readdir(outputsDir, { withFileTypes: true }).catch(() => []);
+  for (const folder of folders) {
+    if (folder.isDirectory() && !(await store.getRun(folder.name))) await rm(join(outputsDir, folder.name), { recursive: true, force: true });
+  }
+}
 
 /** How many recent run ids an unknown id is compared with. */
 const suggestionPoolSize = 200;
@@ -206,7 +216,11 @@ export function registerRunsCommand(program: Command, io: CliIo): void {
         throw new UsageError('say how old a run must be to go: --older-than 30d (or set FLEETBOOK_RETENTION)', 'MISSING_OPTION');
       }
       const before = parseInstant('older-than', age, new Date());
-      const pruned = await withStore(io, (store) => store.prune(before));
+      const pruned = await withStore(io, async (store) => {
+        const count = await store.prune(before);
+        await removeOrphanOutputs(outputsDirOf(resolveFleetbookHome({ env: io.env })), store);
+        return count;
+      });
       io.stdout.write(options.json ? `${JSON.stringify({ pruned, endedBefore: before })}\n` : `Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
     });
 }
