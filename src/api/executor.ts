@@ -127,7 +127,6 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const write = op.isWrite && !callOptions.idempotent;
     const group = op.rateLimit?.group ?? op.area;
     const signal = callOptions.signal;
-    const log = logger?.child({ operationId });
 
     const send = (token: string): Promise<IncomingResponse> =>
       sendRequest({
@@ -153,7 +152,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         token = await tokens.getToken(signal);
         response = await send(token);
       }
-      log?.debug({ attempt, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'platform answered');
+      logger?.debug({ operationId, attempt, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'platform answered');
       if (response.status < 200 || response.status >= 300) {
         const error = createHttpError({
           operationId,
@@ -173,8 +172,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       policy: callOptions.retries === false ? { ...options.retry, maxAttempts: 1 } : options.retry,
       signal,
       onRetry: (error, attempt, delayMs) =>
-        log?.warn(
-          { attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
+        logger?.warn(
+          { operationId, attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
           'platform call failed; retrying',
         ),
     });

@@ -4,6 +4,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { linkSignal } from './linked-signal.js';
 import { createTransportError, isSafeToRetry, RequestTimeoutError, type ResponseHeaders } from './errors.js';
 
 export interface OutgoingRequest {
@@ -36,9 +37,8 @@ export function normaliseHeaders(headers: IncomingHttpHeaders): ResponseHeaders 
 }
 
 export async function sendRequest(outgoing: OutgoingRequest): Promise<IncomingResponse> {
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), outgoing.timeoutMs);
-  const signal = outgoing.signal ? AbortSignal.any([outgoing.signal, timeout.signal]) : timeout.signal;
+  const linked = linkSignal(outgoing.signal, outgoing.timeoutMs);
+  const signal = linked.signal;
   try {
     const response = await request(outgoing.url, {
       method: outgoing.method,
@@ -50,7 +50,7 @@ export async function sendRequest(outgoing: OutgoingRequest): Promise<IncomingRe
     return { status: response.statusCode, headers: normaliseHeaders(response.headers), body: response.body };
   } catch (error) {
     if (outgoing.signal?.aborted) throw outgoing.signal.reason;
-    if (timeout.signal.aborted) {
+    if (linked.timedOut()) {
       throw new RequestTimeoutError(
         `${outgoing.operationId}: no answer within ${outgoing.timeoutMs} ms. ${outgoing.write ? 'The write may have been applied: check the resource before running again.' : 'The call is repeated with backoff.'}`,
         'REQUEST_TIMEOUT',
@@ -59,7 +59,7 @@ export async function sendRequest(outgoing: OutgoingRequest): Promise<IncomingRe
     }
     throw createTransportError(outgoing.operationId, error, outgoing.write);
   } finally {
-    clearTimeout(timer);
+    linked.dispose();
   }
 }
 

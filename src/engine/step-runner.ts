@@ -6,6 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { PlatformClient } from '../api/index.js';
+import { linkSignal } from '../api/linked-signal.js';
 import { sleep } from '../api/sleep.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { CallStep, ForEachStep, ParallelStep, RetryPolicy, Step, UsesStep } from '../playbook/types.js';
@@ -70,6 +71,17 @@ interface Outcome {
 
 const LEAF_KINDS = new Set(['call', 'set', 'log', 'assert', 'fail', 'sleep', 'http']);
 
+/**
+ * Leaf kinds whose attempt is synchronous and has no effect outside the run: their own
+ * started/finished lines are at `debug` (a loop of 10,000 `set` steps would otherwise write
+ * 20,000 lines at `info`), and no timeout can fire during one attempt, so without retries they get no timer.
+ * A failure is still logged at `error`, and a `log` step's message keeps its own level.
+ */
+const QUIET_KINDS = new Set(['set', 'log', 'assert', 'fail']);
+
+/** A step's logger, made on first use: most steps of a loop never log at the run's level. */
+type StepLog = () => Logger;
+
 const join = (prefix: string, id: string): string => (prefix === '' ? id : `${prefix}.${id}`);
 
 function timeoutError(stepId: string, timeoutMs: number): StepError {
@@ -83,21 +95,19 @@ function timeoutError(stepId: string, timeoutMs: number): StepError {
  */
 async function bounded(timeoutMs: number | undefined, parent: AbortSignal, stepId: string, task: (signal: AbortSignal) => Promise<Outcome>): Promise<Outcome> {
   if (timeoutMs === undefined) return task(parent);
-  const timer = new AbortController();
-  const handle = setTimeout(() => timer.abort(timeoutError(stepId, timeoutMs)), timeoutMs);
-  const timedOut = (outcome: Outcome): Outcome => ({ ...outcome, status: StepStatus.failed, error: toErrorRecord(timer.signal.reason) });
+  const linked = linkSignal(parent, timeoutMs, () => timeoutError(stepId, timeoutMs));
+  const timedOut = (outcome: Outcome): Outcome => ({ ...outcome, status: StepStatus.failed, error: toErrorRecord(linked.signal.reason) });
   try {
-    const signal = AbortSignal.any([parent, timer.signal]);
     // A container's signal is listened to by every item and wait in flight under it (a forEach of
     // concurrency 30 means 30 sleeps or requests at once), like the run's own signal.
-    setMaxListeners(0, signal);
-    const outcome = await task(signal);
-    return timer.signal.aborted && !parent.aborted && outcome.status === StepStatus.interrupted ? timedOut(outcome) : outcome;
+    setMaxListeners(0, linked.signal);
+    const outcome = await task(linked.signal);
+    return linked.timedOut() && outcome.status === StepStatus.interrupted ? timedOut(outcome) : outcome;
   } catch (error) {
-    if (timer.signal.aborted && !parent.aborted) return timedOut({ status: StepStatus.failed });
+    if (linked.timedOut()) return timedOut({ status: StepStatus.failed });
     throw error;
   } finally {
-    clearTimeout(handle);
+    linked.dispose();
   }
 }
 
@@ -234,17 +244,30 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
   }
 
   /** The attempts of a leaf step under its retry policy and timeout. */
-  async function runAttempts(step: Step, prepared: PreparedLeaf, frame: Frame, stepPath: string, record: StepSummary, log: Logger): Promise<Outcome> {
+  async function runAttempts(step: Step, prepared: PreparedLeaf, frame: Frame, stepPath: string, record: StepSummary, log: StepLog): Promise<Outcome> {
     const policy = step.retry;
     for (let attempt = 1; ; attempt += 1) {
       record.attempts = attempt;
-      const attemptLog = log.child({ attempt });
+      let attemptLog: Logger | undefined;
+      const logOfAttempt = (): Logger => (attemptLog ??= log().child({ attempt }));
+      const runtime: ExecutorRuntime = {
+        client,
+        signal: frame.signal,
+        get logger() {
+          return logOfAttempt();
+        },
+        secrets,
+        dryRun: options.dryRun,
+        path: stepPath,
+        attempt,
+        journal: options.journal,
+      };
       try {
-        const result = await prepared.attempt({ client, signal: frame.signal, logger: attemptLog, secrets, dryRun: options.dryRun, path: stepPath, attempt, journal: options.journal });
+        const result = await prepared.attempt(runtime);
         return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
       } catch (error) {
         if (frame.signal.aborted) return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
-        const retried = await retryAfter(policy, attempt, error, frame.signal, stepPath, attemptLog);
+        const retried = await retryAfter(policy, attempt, error, frame.signal, stepPath, logOfAttempt);
         if (retried !== 'retry') return { status: retried, error: toErrorRecord(error) };
       }
     }
@@ -254,12 +277,12 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
    * After a failed attempt: journals `retry.scheduled` and waits out the delay when the policy
    * covers `error` and allows another attempt. `failed`: no retry; `interrupted`: cancelled while waiting.
    */
-  async function retryAfter(policy: RetryPolicy, attempt: number, error: unknown, signal: AbortSignal, stepPath: string, log: Logger): Promise<'retry' | 'failed' | 'interrupted'> {
+  async function retryAfter(policy: RetryPolicy, attempt: number, error: unknown, signal: AbortSignal, stepPath: string, log: StepLog): Promise<'retry' | 'failed' | 'interrupted'> {
     const reason = retryCondition(error, policy.on);
     if (reason === undefined || attempt >= policy.maxAttempts) return StepStatus.failed;
     const delayMs = stepRetryDelayMs(policy, attempt, error, options.random);
     await options.journal({ type: 'retry.scheduled', path: stepPath, attempt: attempt + 1, delayMs, reason });
-    log.warn({ delayMs, reason, error: toErrorRecord(error) }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
+    log().warn({ delayMs, reason, error: toErrorRecord(error) }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
     try {
       await sleep(delayMs, signal);
       return 'retry';
@@ -274,11 +297,11 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
    * repeating a loop or a sub-playbook would repeat every write in it; a `retry` written on them
    * is ignored with a warning, once per step.
    */
-  async function runContainerAttempts(step: Step, frame: Frame, stepPath: string, record: StepSummary, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+  async function runContainerAttempts(step: Step, frame: Frame, stepPath: string, record: StepSummary, log: StepLog, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
     const policy = explicitRetry(step, frame.scope);
     if (policy && step.kind !== 'block' && !warnedRetries.has(step)) {
       warnedRetries.add(step);
-      log.warn({ kind: step.kind, maxAttempts: policy.maxAttempts }, `step ${stepPath}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`);
+      log().warn({ kind: step.kind, maxAttempts: policy.maxAttempts }, `step ${stepPath}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`);
     }
     for (let attempt = 1; ; attempt += 1) {
       record.attempts = attempt;
@@ -291,7 +314,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         kind: outcome.error?.code === 'STEP_TIMEOUT' ? StepFailureKind.timeout : StepFailureKind.failed,
         code: outcome.error?.code ?? 'STEPS_FAILED',
       });
-      const retried = await retryAfter(policy, attempt, failure, frame.signal, stepPath, log.child({ attempt }));
+      const retried = await retryAfter(policy, attempt, failure, frame.signal, stepPath, () => log().child({ attempt }));
       if (retried !== 'retry') return { ...outcome, status: retried };
     }
   }
@@ -326,15 +349,16 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     const startedAt = now();
     const record: StepSummary = { path: stepPath, stepId: step.id, kind: step.kind, status: StepStatus.running, attempts: 0, durationMs: 0 };
     summaries.push(record);
-    const log = options.logger.child({ stepId: step.id, ...(stepPath === step.id ? {} : { path: stepPath }) });
-    const context = frame.scope.context();
+    let stepLogger: Logger | undefined;
+    const log: StepLog = () => (stepLogger ??= options.logger.child({ stepId: step.id, ...(stepPath === step.id ? {} : { path: stepPath }) }));
+    const lineLevel = QUIET_KINDS.has(step.kind) ? 'debug' : 'info';
     let started = false;
     /** Journals `step.started` once, with the rendered input. */
     const start = async (input?: unknown): Promise<void> => {
       if (started) return;
       started = true;
       await options.journal({ type: 'step.started', path: stepPath, stepId: step.id, kind: step.kind, ...(input === undefined ? {} : { input: secrets.scrubValue(input) }) });
-      log.info({ kind: step.kind }, `step ${stepPath} started`);
+      if (options.logger.isLevelEnabled(lineLevel)) log()[lineLevel]({ kind: step.kind }, `step ${stepPath} started`);
     };
     const settle = async (outcome: Outcome): Promise<Outcome> => {
       const finished: Outcome = secrets.scrubValue(outcome);
@@ -352,13 +376,13 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
         ...(finished.error ? { error: finished.error } : {}),
       });
-      const level = finished.status === StepStatus.failed ? 'error' : 'info';
-      log[level]({ kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts, ...(finished.error ? { error: finished.error } : {}) }, `step ${stepPath} ${finished.status}`);
+      const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
+      if (options.logger.isLevelEnabled(level)) log()[level]({ kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts, ...(finished.error ? { error: finished.error } : {}) }, `step ${stepPath} ${finished.status}`);
       return finished;
     };
 
     try {
-      if (step.if && !(await step.if.evaluate(context))) return await settle({ status: StepStatus.skipped });
+      if (step.if && !(await step.if.evaluate(frame.scope.context()))) return await settle({ status: StepStatus.skipped });
     } catch (error) {
       return settle({ status: StepStatus.failed, error: toErrorRecord(error) });
     }
@@ -375,7 +399,9 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       const inFlight = step.kind === 'call' ? options.resume?.inFlight.get(stepPath) : undefined;
       if (step.kind === 'call' && inFlight) prepared = continueInFlight(step, prepared, inFlight, log);
       // The timeout bounds the whole step, retries and their delays included.
-      const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
+      // A quiet step with a single attempt ends before any timer could fire: it needs none.
+      const untimed = QUIET_KINDS.has(step.kind) && step.retry.maxAttempts <= 1;
+      const timeoutMs = untimed ? undefined : (step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs);
       outcome = await bounded(timeoutMs, frame.signal, step.id, (signal) => runAttempts(step, prepared, { ...frame, signal }, stepPath, record, log));
     } else {
       outcome = await runContainerAttempts(step, frame, stepPath, record, log, start);
@@ -384,7 +410,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     const inner: Frame = { ...frame, prefix: stepPath };
     if (outcome.status === StepStatus.failed && step.rescue && !frame.signal.aborted) {
       frame.scope.steps[step.id] = { status: StepStatus.failed, ...(outcome.error ? { error: outcome.error } : {}) };
-      log.warn({ error: outcome.error }, `step ${stepPath} failed; running its rescue`);
+      log().warn({ error: outcome.error }, `step ${stepPath} failed; running its rescue`);
       const rescue = await runSequence(step.rescue, inner);
       if (rescue === 'succeeded') outcome = { ...outcome, status: StepStatus.succeeded, rescued: true };
       else if (rescue === 'interrupted') outcome = { ...outcome, status: StepStatus.interrupted };
@@ -405,7 +431,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
    * re-attaches to the stored Location, takes an answered write as done, or reconciles a write
    * of unknown outcome (reads the state it would have changed) before anything is sent again.
    */
-  function continueInFlight(step: CallStep, prepared: PreparedLeaf, inFlight: InFlightRequest, log: Logger): PreparedLeaf {
+  function continueInFlight(step: CallStep, prepared: PreparedLeaf, inFlight: InFlightRequest, log: StepLog): PreparedLeaf {
     const operation = client.catalogue.byId.get(step.operationId);
     // A read is simply sent again; so is a request of another operation (the playbook changed under --force).
     if (!operation?.isWrite || inFlight.operationId !== step.operationId) return prepared;
@@ -424,7 +450,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         const input = (prepared.input as { with: Record<string, unknown>; region?: string }).with;
         const region = (prepared.input as { region?: string }).region;
         const decision = await reconcileWrite({ operationId: operation.id, input, region }, { client, signal: runtime.signal, knownLocations: options.resume?.knownLocations ?? new Set() });
-        log.info({ operationId: operation.id, ...decision }, `${operation.id} of unknown outcome reconciled: ${decision.decision}`);
+        log().info({ operationId: operation.id, ...decision }, `${operation.id} of unknown outcome reconciled: ${decision.decision}`);
         switch (decision.decision) {
           case 'attach':
             // Journaled first, so a crash while following leaves the Location, not an unknown write.
@@ -446,7 +472,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     };
   }
 
-  async function runContainer(step: Step, frame: Frame, stepPath: string, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+  async function runContainer(step: Step, frame: Frame, stepPath: string, log: StepLog, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
     // Only a container's own timeout bounds it: the playbook's default is meant for single
     // steps, and would otherwise cut a long rolling update.
     return bounded(step.timeoutMs, frame.signal, step.id, async (signal) => {
@@ -495,7 +521,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     return { status: StepStatus.succeeded, outputs: child.outputs ? await child.outputs.evaluate(scope.context()) : {} };
   }
 
-  async function runForEach(step: ForEachStep, frame: Frame, stepPath: string, log: Logger, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
+  async function runForEach(step: ForEachStep, frame: Frame, stepPath: string, log: StepLog, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
     const context = frame.scope.context();
     const items = await step.items.evaluate(context);
     if (!Array.isArray(items)) {
@@ -544,7 +570,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       record.durationMs = now() - startedAt;
       await options.journal({ type: 'item.finished', path: stepPath, index, status });
       if (status === StepStatus.failed && failures > allowed) {
-        log.warn({ failures, toleratedFailures: allowed }, `forEach ${stepPath}: ${failures} failed items exceed the tolerance of ${allowed}; no new item starts`);
+        log().warn({ failures, toleratedFailures: allowed }, `forEach ${stepPath}: ${failures} failed items exceed the tolerance of ${allowed}; no new item starts`);
       }
     };
 

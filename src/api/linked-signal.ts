@@ -1,0 +1,34 @@
+/**
+ * A signal that aborts when `parent` aborts (with the parent's reason) or when `timeoutMs`
+ * passes (with `timeoutReason()`, else the default `AbortError`), made of one controller, one timer and one listener that
+ * `dispose` releases. `AbortSignal.any` with a timeout controller would make two more signals
+ * per request, kept until a collection finds them: with thousands of waits polling, that
+ * garbage is most of the memory peak.
+ */
+export interface LinkedSignal {
+  signal: AbortSignal;
+  /** The timeout fired (and the parent had not aborted before it). */
+  timedOut(): boolean;
+  /** Clears the timer and the parent listener; call it once the work is over. */
+  dispose(): void;
+}
+
+export function linkSignal(parent: AbortSignal | undefined, timeoutMs: number, timeoutReason?: () => unknown): LinkedSignal {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = (): void => controller.abort(parent?.reason);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(timeoutReason?.());
+  }, timeoutMs);
+  if (parent?.aborted) onAbort();
+  else parent?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut && !parent?.aborted,
+    dispose: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onAbort);
+    },
+  };
+}
