@@ -16,5 +16,10 @@ export function packageVersion(): string {
 }
 
 export function processIo(): CliIo {
+  // A reader that stops early (`fleetbook actions | head`) is not an error of ours.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   return { stdout: process.stdout, stderr: process.stderr, env: process.env, version: packageVersion() };
 }
