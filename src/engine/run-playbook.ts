@@ -256,7 +256,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     dryRun,
     now,
     random: options.random ?? Math.random,
-    journal: async (event) => store.append(runId, await spillLargeOutputs(secrets.scrubValue(event), { dir: outputsDir, runId, maxInlineBytes })),
+    journal: async (event, appendOptions) => store.append(runId, await spillLargeOutputs(secrets.scrubValue(event), { dir: outputsDir, runId, maxInlineBytes }), appendOptions),
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
   const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: options.env ?? process.env });

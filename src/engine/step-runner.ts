@@ -17,7 +17,7 @@ import { executeHttp } from '../steps/executors/http.js';
 import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
 import type { ExecutorRuntime, LeafResult } from '../steps/executors/types.js';
 import { reconcileWrite } from '../steps/reconcile/index.js';
-import { StepStatus, type ErrorRecord, type JournalEvent, type StepRecord } from '../store/types.js';
+import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent, type StepRecord } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
 import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
 import { readOutputs } from './outputs-file.js';
@@ -46,7 +46,8 @@ export interface RunnerOptions {
   logger: Logger;
   secrets: SecretRegistry;
   dryRun: boolean;
-  journal(event: JournalEvent): Promise<void>;
+  /** Journals an event; `buffered` for events that precede no effect outside the run (see `RunStore.append`). */
+  journal(event: JournalEvent, options?: AppendOptions): Promise<void>;
   now: () => number;
   random: () => number;
   /** Resume: what the journal of the continued run says (steps to replay, requests in flight). */
@@ -78,6 +79,14 @@ const LEAF_KINDS = new Set(['call', 'set', 'log', 'assert', 'fail', 'sleep', 'ht
  * A failure is still logged at `error`, and a `log` step's message keeps its own level.
  */
 const QUIET_KINDS = new Set(['set', 'log', 'assert', 'fail']);
+
+/**
+ * Journal entries that a crash may lose without harm: the started/finished entries of quiet
+ * steps and of loop items. Losing them only means the step or item runs again on resume, and
+ * since every effect outside the run is preceded by an unbuffered entry (which commits the
+ * buffered ones before it), what survives a crash is always a prefix of the journal.
+ */
+const BUFFERED: AppendOptions = { buffered: true };
 
 /** A step's logger, made on first use: most steps of a loop never log at the run's level. */
 type StepLog = () => Logger;
@@ -353,11 +362,12 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     const log: StepLog = () => (stepLogger ??= options.logger.child({ stepId: step.id, ...(stepPath === step.id ? {} : { path: stepPath }) }));
     const lineLevel = QUIET_KINDS.has(step.kind) ? 'debug' : 'info';
     let started = false;
+    const appendOptions = QUIET_KINDS.has(step.kind) ? BUFFERED : undefined;
     /** Journals `step.started` once, with the rendered input. */
     const start = async (input?: unknown): Promise<void> => {
       if (started) return;
       started = true;
-      await options.journal({ type: 'step.started', path: stepPath, stepId: step.id, kind: step.kind, ...(input === undefined ? {} : { input: secrets.scrubValue(input) }) });
+      await options.journal({ type: 'step.started', path: stepPath, stepId: step.id, kind: step.kind, ...(input === undefined ? {} : { input: secrets.scrubValue(input) }) }, appendOptions);
       if (options.logger.isLevelEnabled(lineLevel)) log()[lineLevel]({ kind: step.kind }, `step ${stepPath} started`);
     };
     const settle = async (outcome: Outcome): Promise<Outcome> => {
@@ -375,7 +385,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         status: finished.status,
         ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
         ...(finished.error ? { error: finished.error } : {}),
-      });
+      }, appendOptions);
       const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
       if (options.logger.isLevelEnabled(level)) log()[level]({ kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts, ...(finished.error ? { error: finished.error } : {}) }, `step ${stepPath} ${finished.status}`);
       return finished;
@@ -560,7 +570,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       const startedAt = now();
       const record: StepSummary = { path: itemPath, stepId: step.id, kind: 'item', status: StepStatus.running, attempts: 1, durationMs: 0 };
       summaries.push(record);
-      await options.journal({ type: 'item.started', path: stepPath, index });
+      await options.journal({ type: 'item.started', path: stepPath, index }, BUFFERED);
       const scope = itemScope(index);
       const ending = await runSequence(step.steps, { scope, prefix: itemPath, signal: frame.signal });
       const status = ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;
@@ -568,7 +578,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       results[index] = { index, item: items[index], status, steps: scope.steps };
       record.status = status;
       record.durationMs = now() - startedAt;
-      await options.journal({ type: 'item.finished', path: stepPath, index, status });
+      await options.journal({ type: 'item.finished', path: stepPath, index, status }, BUFFERED);
       if (status === StepStatus.failed && failures > allowed) {
         log().warn({ failures, toleratedFailures: allowed }, `forEach ${stepPath}: ${failures} failed items exceed the tolerance of ${allowed}; no new item starts`);
       }

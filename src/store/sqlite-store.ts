@@ -25,6 +25,17 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
   file: string;
   /** How long a write waits for another process's write lock before failing. @default 5000 */
   busyTimeoutMs?: number;
+  /** The longest a buffered journal entry waits for its commit. @default 50 */
+  flushAfterMs?: number;
+  /** Buffered journal entries that make the buffer full: the one that fills it commits them all. @default 256 */
+  maxBufferedEntries?: number;
+}
+
+/** A journal entry appended but not yet committed; `at` is the time of the append. */
+interface PendingEntry {
+  runId: string;
+  at: string;
+  eventJson: string;
 }
 
 const runColumns = `
@@ -105,6 +116,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     markResumed: db.prepare<[string]>(
       `UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1 WHERE id = ?`,
     ),
+    runExists: db.prepare<[string], { found: number }>(`SELECT 1 AS found FROM runs WHERE id = ?`),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
     listRuns: db.prepare<{ playbook: string | null; status: string | null; since: string | null; limit: number }, RunRow>(`
       SELECT ${runColumns} FROM runs
@@ -134,6 +146,66 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     if (changes === 0) throw runNotFound(runId);
   }
 
+  // Buffered appends (see `RunStore.append`): kept in order here, committed in one transaction.
+  const flushAfterMs = options.flushAfterMs ?? 50;
+  const maxBufferedEntries = options.maxBufferedEntries ?? 256;
+  const buffer: PendingEntry[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+  // Runs known to exist, so a buffered append is refused for an unknown run when it is made,
+  // not later in a commit that has no caller to tell (cleared by prune).
+  const knownRuns = new Set<string>();
+  const insertEntry = (entry: PendingEntry): void => {
+    statements.append.run(entry.runId, entry.at, entry.eventJson, entry.runId);
+  };
+  const insertEntries = db.transaction((entries: PendingEntry[]) => {
+    for (const entry of entries) insertEntry(entry);
+  });
+
+  /**
+   * Commits the buffered entries and `last` after them, in one transaction. When it fails
+   * nothing is written and the buffer is kept (without `last`) for the next commit to try again.
+   */
+  function commit(last?: PendingEntry): void {
+    if (flushTimer) {
+      clearTimeout(flushTimer);
+      flushTimer = undefined;
+    }
+    if (buffer.length === 0 && !last) return;
+    try {
+      if (buffer.length === 0 && last) insertEntry(last);
+      else insertEntries(last ? [...buffer, last] : buffer);
+    } catch (error) {
+      if (isSqliteError(error, 'SQLITE_CONSTRAINT_FOREIGNKEY')) throw runNotFound(last?.runId ?? buffer[0]?.runId ?? '');
+      throw error;
+    }
+    buffer.length = 0;
+  }
+
+  function keepBuffered(entry: PendingEntry): void {
+    if (!knownRuns.has(entry.runId)) {
+      if (!statements.runExists.get(entry.runId)) throw runNotFound(entry.runId);
+      knownRuns.add(entry.runId);
+    }
+    buffer.push(entry);
+    if (buffer.length >= maxBufferedEntries) {
+      commit();
+      return;
+    }
+    if (!flushTimer) {
+      flushTimer = setTimeout(() => {
+        flushTimer = undefined;
+        try {
+          commit();
+        } catch {
+          // Nothing was written and the entries are still buffered: the next commit (the next
+          // unbuffered append, read, status change or close) tries again and reports the failure.
+        }
+      }, flushAfterMs);
+      // A pending commit does not keep the process alive: an exit without close is a crash.
+      flushTimer.unref();
+    }
+  }
+
   return {
     async createRun(run) {
       open();
@@ -144,22 +216,20 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         if (isSqliteError(error, 'SQLITE_CONSTRAINT_PRIMARYKEY')) throw runExists(row.id);
         throw error;
       }
+      knownRuns.add(row.id);
       return rowToRun(row);
     },
 
-    async append(runId, event) {
+    async append(runId, event, appendOptions) {
       open();
-      const eventJson = encodeEvent(runId, event, resolved);
-      try {
-        statements.append.run(runId, resolved.now().toISOString(), eventJson, runId);
-      } catch (error) {
-        if (isSqliteError(error, 'SQLITE_CONSTRAINT_FOREIGNKEY')) throw runNotFound(runId);
-        throw error;
-      }
+      const entry = { runId, at: resolved.now().toISOString(), eventJson: encodeEvent(runId, event, resolved) };
+      if (appendOptions?.buffered) keepBuffered(entry);
+      else commit(entry);
     },
 
     async setRunStatus(runId, status, result) {
       open();
+      commit();
       const change = statusChange(runId, status, result, resolved);
       const info =
         change.outputsJson === undefined
@@ -170,11 +240,13 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
     async markResumed(runId) {
       open();
+      commit();
       changedRun(runId, statements.markResumed.run(runId).changes);
     },
 
     async getRun(runId) {
       open();
+      commit();
       const row = statements.getRun.get(runId);
       return row && rowToRun(row);
     },
@@ -182,6 +254,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async listRuns(filter: RunFilter = {}) {
       open();
       const { since, limit } = normaliseFilter(filter);
+      commit();
       return statements.listRuns
         .all({ playbook: filter.playbook ?? null, status: filter.status ?? null, since: since ?? null, limit })
         .map(rowToRun);
@@ -189,11 +262,13 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
     async journal(runId) {
       open();
+      commit();
       return statements.journal.all(runId).map(rowToEntry);
     },
 
     async steps(runId) {
       open();
+      commit();
       return foldJournal(statements.journal.all(runId).map(rowToEntry));
     },
 
@@ -228,11 +303,19 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
     async prune(before) {
       open();
-      return statements.prune.run(normaliseTimestamp(before, 'before')).changes;
+      const cutoff = normaliseTimestamp(before, 'before');
+      commit();
+      knownRuns.clear();
+      return statements.prune.run(cutoff).changes;
     },
 
     async close() {
-      if (db.open) db.close();
+      if (!db.open) return;
+      try {
+        commit();
+      } finally {
+        db.close();
+      }
     },
   };
 }

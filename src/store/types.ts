@@ -145,10 +145,24 @@ export interface RunStoreOptions {
   maxPayloadBytes?: number;
 }
 
+export interface AppendOptions {
+  /**
+   * Keep the entry in order to commit it with the next ones (see `RunStore.append`); the
+   * store may also commit it at once (the memory store does). @default false
+   */
+  buffered?: boolean;
+}
+
 export interface RunStore {
   createRun(run: NewRun): Promise<RunRecord>;
-  /** Appends to the journal; resolves once the entry is durable. */
-  append(runId: string, event: JournalEvent): Promise<void>;
+  /**
+   * Appends to the journal. Unbuffered (the default), it resolves once the entry is durable,
+   * together with every entry buffered before it. A buffered entry is kept in order and
+   * committed later, with the entries around it, by the next unbuffered append, by
+   * `setRunStatus`, `markResumed`, `close`, by any read, when the buffer is full, or by a
+   * short timer: a crash may lose it. For events that precede no effect outside the run.
+   */
+  append(runId: string, event: JournalEvent, options?: AppendOptions): Promise<void>;
   setRunStatus(runId: string, status: RunStatus, result?: { outputs?: unknown; error?: ErrorRecord }): Promise<void>;
   /** Marks a run resumed (counts resumes, status back to running). */
   markResumed(runId: string): Promise<void>;

@@ -130,6 +130,50 @@ describe('SQLite run store', () => {
     expect((await reopened.journal('r1')).map((entry) => entry.seq)).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
   });
 
+  it('commits buffered appends in order with the next unbuffered one, on a read, or on close', async () => {
+    const writer = open();
+    const reader = open();
+    await writer.createRun(run('r1'));
+    const started = (index: number) => ({ type: 'item.started', path: 'systems', index }) as const;
+    await writer.append('r1', started(0), { buffered: true });
+    await writer.append('r1', started(1), { buffered: true });
+    // Another connection (another process, or this one after a crash) does not see them yet.
+    expect(await reader.journal('r1')).toEqual([]);
+    await writer.append('r1', started(2));
+    expect((await reader.journal('r1')).map((entry) => entry.event)).toEqual([started(0), started(1), started(2)]);
+    await writer.append('r1', started(3), { buffered: true });
+    expect((await writer.journal('r1')).map((entry) => entry.seq)).toEqual([1, 2, 3, 4]);
+    await writer.append('r1', started(4), { buffered: true });
+    await writer.close();
+    expect((await reader.journal('r1')).map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('commits buffered appends after a short delay, and refuses one for an unknown run at once', async () => {
+    const writer = createSqliteRunStore({ file, flushAfterMs: 10 });
+    opened.push(writer);
+    const reader = open();
+    await writer.createRun(run('r1'));
+    await writer.append('r1', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true });
+    await expect.poll(async () => (await reader.journal('r1')).length, { timeout: 2000 }).toBe(1);
+    await expect(writer.append('nope', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+  });
+
+  it('after a SIGKILL with buffered appends, what survives is a prefix holding every unbuffered append', async () => {
+    const store = open();
+    await store.createRun(run('r1'));
+    const worker = join(import.meta.dirname, 'fixtures', 'append-worker.ts');
+    const killed = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', worker, file, 'r1', 'a', '205', 'kill-buffered'], (error) => {
+        if (error && error.signal === null) reject(error);
+        else resolve(error?.signal ?? null);
+      });
+    });
+    expect(killed).toBe('SIGKILL');
+    const indexes = (await open().journal('r1')).map((entry) => (entry.event.type === 'item.started' ? entry.event.index : -1));
+    expect(indexes.length).toBeGreaterThanOrEqual(200);
+    expect(indexes).toEqual(Array.from({ length: indexes.length }, (_, index) => index));
+  });
+
   it('appends fast enough for the engine (µs per append logged, not asserted)', async () => {
     const store = open();
     await store.createRun(run('r1'));
