@@ -256,7 +256,12 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     dryRun,
     now,
     random: options.random ?? Math.random,
-    journal: async (event, appendOptions) => store.append(runId, await spillLargeOutputs(secrets.scrubValue(event), { dir: outputsDir, runId, maxInlineBytes }), appendOptions),
+    journal: async (event, appendOptions) => {
+      const scrubbed = secrets.scrubValue(event);
+      // Only a step's outputs can be large; other events go straight to the store (a journal append is hot).
+      const kept = scrubbed.type === 'step.finished' && scrubbed.outputs !== undefined ? await spillLargeOutputs(scrubbed, { dir: outputsDir, runId, maxInlineBytes }) : scrubbed;
+      return store.append(runId, kept, appendOptions);
+    },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
   const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: options.env ?? process.env });

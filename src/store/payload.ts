@@ -11,12 +11,14 @@ export const defaultMaxPayloadBytes = 256 * 1024;
  * same from either: `undefined` members dropped, dates as strings) and refuses it when it is
  * larger than `maxPayloadBytes`.
  */
-export function encodePayload(value: unknown, what: string, maxPayloadBytes: number): string {
+export function encodePayload(value: unknown, what: string | (() => string), maxPayloadBytes: number): string {
   const text = JSON.stringify(value);
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: most texts need no count (a journal append is hot).
+  if (text.length * 3 <= maxPayloadBytes) return text;
   const bytes = Buffer.byteLength(text);
   if (bytes > maxPayloadBytes) {
     throw new StoreError(
-      `${what} is ${bytes} bytes of JSON, over the store's limit of ${maxPayloadBytes}. ` +
+      `${typeof what === 'string' ? what : what()} is ${bytes} bytes of JSON, over the store's limit of ${maxPayloadBytes}. ` +
         `Write large results to a file (a call step's 'saveTo') and keep only its path in the outputs.`,
       StoreErrorCode.payloadTooLarge,
       { bytes, maxPayloadBytes },

@@ -110,7 +110,7 @@ export function statusChange(
 }
 
 export function encodeEvent(runId: string, event: JournalEvent, options: ResolvedStoreOptions): string {
-  return encodePayload(event, `the journal event '${event.type}' of ${event.path} in run ${runId}`, options.maxPayloadBytes);
+  return encodePayload(event, () => `the journal event '${event.type}' of ${event.path} in run ${runId}`, options.maxPayloadBytes);
 }
 
 export function rowToEntry(row: JournalRow): JournalEntry {
