@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The compiled CLI lives in dist/ (built by `npm install` through the prepare script).
+import { limitHeapGrowth } from '../dist/cli/heap.js';
 import { main } from '../dist/cli/main.js';
 
+limitHeapGrowth();
 process.exitCode = await main(process.argv.slice(2));

@@ -8,11 +8,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { createPlatformClient } from '../../dist/api/index.js';
+import { limitHeapGrowth } from '../../dist/cli/heap.js';
 import { runPlaybook } from '../../dist/engine/index.js';
 import { createLogger } from '../../dist/logging/index.js';
 import { hasErrors, loadPlaybook } from '../../dist/playbook/index.js';
 import { createSqliteRunStore } from '../../dist/store/index.js';
 
+// As bin/fleetbook.js does for `fleetbook run`.
+limitHeapGrowth();
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const peakRssBytes = () => process.resourceUsage().maxRSS * 1024;
 process.once('SIGTERM', () => {
