@@ -2,3 +2,4 @@
 export { runPlaybook, resumeRun, type RunOptions, type ResumeOptions, type RunResult } from './run-playbook.js';
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
+export { readSpilledInputs } from './large-values.js';

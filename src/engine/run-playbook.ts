@@ -14,7 +14,7 @@ import { reconciliationOf } from '../steps/reconcile/index.js';
 import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
-import { defaultMaxInlineOutputBytes, spillLargeOutputs } from './outputs-file.js';
+import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
 import { createResumePlan, replayedStatuses, type ResumePlan } from './resume-plan.js';
 import { Scope } from './scope.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
@@ -52,7 +52,7 @@ export interface RunOptions {
    * keeping a reference). @default `outputs` under `FLEETBOOK_HOME` (of `env`)
    */
   outputsDir?: string;
-  /** Outputs larger than this (bytes of JSON) go to `outputsDir`. @default 65536 */
+  /** Values larger than this (bytes of JSON: outputs, inputs, a step's rendered input) go to `outputsDir`. @default 65536 */
   maxInlineOutputBytes?: number;
 }
 
@@ -95,12 +95,13 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   const startedAt = new Date().toISOString();
   const { store } = options;
 
+  const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
   await store.createRun({
     id: runId,
     playbook: playbook.name,
     playbookSource: playbook.source,
     playbookHash: playbook.hash,
-    inputs: Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name))),
+    inputs: await spillLargeInputs(storedInputs, spillOptionsOf(options, runId)),
     secretInputNames: resolved.secretNames,
     dryRun,
     trigger: options.trigger ?? { kind: 'manual' },
@@ -207,7 +208,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);
     checkResumable(run, runId, playbook, plan, options);
     const secrets = options.secrets ?? createSecretRegistry();
-    const resolved = resolveInputs(playbook.inputs, { ...run.inputs, ...options.secretInputs }, playbook.name);
+    const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
     await store.markResumed(runId);
     const signal = options.signal ?? new AbortController().signal;
@@ -215,6 +216,15 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   } finally {
     await release();
   }
+}
+
+/** Where this run's large values go (see large-values.ts). */
+function spillOptionsOf(options: Pick<RunOptions, 'outputsDir' | 'maxInlineOutputBytes' | 'env'>, runId: string): SpillOptions {
+  return {
+    dir: options.outputsDir ?? outputsDirOf(resolveFleetbookHome({ env: options.env ?? process.env })),
+    runId,
+    maxInlineBytes: options.maxInlineOutputBytes ?? defaultMaxInlineOutputBytes,
+  };
 }
 
 /**
@@ -246,8 +256,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   const logger = options.logger.child({ runId, playbook: playbook.name });
   if (facts.resume) logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
   else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
-  const outputsDir = options.outputsDir ?? outputsDirOf(resolveFleetbookHome({ env: options.env ?? process.env }));
-  const maxInlineBytes = options.maxInlineOutputBytes ?? defaultMaxInlineOutputBytes;
+  const spill = spillOptionsOf(options, runId);
 
   const runner = createStepRunner({
     client: options.client,
@@ -258,9 +267,8 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     random: options.random ?? Math.random,
     journal: async (event, appendOptions) => {
       const scrubbed = secrets.scrubValue(event);
-      // Only a step's outputs can be large; other events go straight to the store (a journal append is hot).
-      const kept = scrubbed.type === 'step.finished' && scrubbed.outputs !== undefined ? await spillLargeOutputs(scrubbed, { dir: outputsDir, runId, maxInlineBytes }) : scrubbed;
-      return store.append(runId, kept, appendOptions);
+      // Events without an input or outputs go straight to the store (a journal append is hot).
+      return store.append(runId, carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed, appendOptions);
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
@@ -292,7 +300,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
-  await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs }), ...(error ? { error } : {}) });
+  await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }), ...(error ? { error } : {}) });
   const durationMs = now() - startedMs;
   logger[status === RunStatus.succeeded ? 'info' : 'error'](
     { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },

@@ -20,7 +20,7 @@ import { reconcileWrite } from '../steps/reconcile/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent, type StepRecord } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
 import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
-import { readOutputs } from './outputs-file.js';
+import { readSpilledValue } from './large-values.js';
 import { replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { Scope, type StepView } from './scope.js';
 import { retryCondition, stepRetryDelayMs } from './step-retry.js';
@@ -129,7 +129,7 @@ interface PreparedLeaf {
 
 /** `steps.<id>` of a step execution the journal recorded. */
 async function viewOf(record: StepRecord): Promise<StepView> {
-  const outputs = await readOutputs(record.outputs);
+  const outputs = await readSpilledValue(record.outputs);
   return { status: record.status, ...(outputs === undefined ? {} : { outputs }), ...(record.error ? { error: record.error } : {}) };
 }
 

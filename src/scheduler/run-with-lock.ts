@@ -7,7 +7,7 @@
  * key never run at once, whichever process starts them.
  */
 import { randomUUID } from 'node:crypto';
-import { resolveInputs, resumeRun, runPlaybook, type ResumeOptions, type RunOptions, type RunResult } from '../engine/index.js';
+import { readSpilledInputs, resolveInputs, resumeRun, runPlaybook, type ResumeOptions, type RunOptions, type RunResult } from '../engine/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { systemClock, type Clock } from './clock.js';
 import { SchedulerError } from './scheduler-error.js';
@@ -78,7 +78,7 @@ export async function resumeRunWithLock(playbook: Playbook, options: ResumeOptio
   const key =
     run === undefined || run.dryRun
       ? undefined
-      : await renderLockKey(playbook, { ...run.inputs, ...options.secretInputs }, { id: run.id, dryRun: run.dryRun, env: options.env ?? process.env });
+      : await renderLockKey(playbook, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, { id: run.id, dryRun: run.dryRun, env: options.env ?? process.env });
   if (key === undefined) return resumeRun(playbook, options);
   return holdingLock(playbook, key, options.runId, options, (signal) => resumeRun(playbook, { ...options, signal }));
 }

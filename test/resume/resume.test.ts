@@ -176,6 +176,34 @@ describe('large outputs', () => {
   });
 });
 
+describe('large values', () => {
+  it('a run input, a step input and the run outputs over the store limit are kept in files, and the run resumes with them', async () => {
+    bench = await createBench();
+    bench.sim.control.faults.set({ rules: [{ route: 'privateCloud.listSystems', status: 400, count: 1 }] });
+    const devices = Array.from({ length: 6000 }, (_, index) => ({ serialNumber: `SN${String(index).padStart(8, '0')}`, macAddress: '00:1B:44:11:3A:B7', tags: { site: 'lab' } }));
+    const inputsFile = join(bench.home, '..', 'devices.json');
+    writeFileSync(inputsFile, JSON.stringify({ devices }));
+    const first = await bench.cli(['run', fixture('large-values.yaml'), '--inputs', inputsFile]);
+    expect(first.code).toBe(1);
+    const runId = first.result!.runId;
+    const outputs = join(bench.home, 'outputs', runId);
+    const started = (await bench.journal(runId)).find((entry) => entry.event.type === 'step.started' && entry.event.path === 'copy');
+    expect(started?.event).toMatchObject({ input: { $outputsFile: join(outputs, 'copy.input.json') } });
+    expect(JSON.parse(readFileSync(join(outputs, 'run.inputs.devices.json'), 'utf8'))).toEqual(devices);
+
+    const resumed = await bench.cli(['resume', runId]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { count: 6000 } });
+    expect(resumed.result?.outputs?.devices).toEqual(devices);
+    const store = await openRunStore({ home: bench.home });
+    try {
+      expect((await store.getRun(runId))?.outputs).toEqual({ $outputsFile: join(outputs, 'run.outputs.json'), bytes: expect.any(Number) });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('SIGTERM, then fleetbook resume', () => {
   it('leaves the run resumable: the update in flight is followed to its end, not posted again', async () => {
     bench = await createBench({ timeScale: 600 });

@@ -1,0 +1,91 @@
+/**
+ * Large values (a `paginate: all` over thousands of records as a step's outputs, a `set` step's
+ * rendered input, a run's inputs read from a file, a fleet table as a run's outputs) live in
+ * files under `FLEETBOOK_HOME/outputs/<runId>/`, the store keeping a reference, so no run fails
+ * on the store's payload limit (256 KiB per value) and the journal stays small. Resume and
+ * replays read them back.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { JournalEvent } from '../store/types.js';
+
+/** What the store keeps in place of a value written to a file. */
+export interface OutputsFileReference {
+  $outputsFile: string;
+  bytes: number;
+}
+
+/** Values whose JSON is larger than this go to a file: 64 KiB, well under the store's 256 KiB per value. */
+export const defaultMaxInlineOutputBytes = 64 * 1024;
+
+export interface SpillOptions {
+  /** The outputs folder: files go to `<dir>/<runId>/`. */
+  dir: string;
+  runId: string;
+  maxInlineBytes: number;
+}
+
+export function isOutputsFileReference(value: unknown): value is OutputsFileReference {
+  return value !== null && typeof value === 'object' && typeof (value as Record<string, unknown>).$outputsFile === 'string';
+}
+
+/** A file name for a step path (`systems[3].update` → `systems_3_.update`). */
+const fileNameOf = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
+
+/**
+ * `value`, or when its JSON is larger than `maxInlineBytes`, a reference to the file
+ * `<dir>/<runId>/<name>.json` it was written to.
+ */
+export async function spillLargeValue(value: unknown, name: string, options: SpillOptions): Promise<unknown> {
+  if (value === undefined) return value;
+  const text = JSON.stringify(value);
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: most values need no count.
+  if (text.length * 3 <= options.maxInlineBytes) return value;
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= options.maxInlineBytes) return value;
+  const folder = join(options.dir, options.runId);
+  await mkdir(folder, { recursive: true });
+  const file = join(folder, `${fileNameOf(name)}.json`);
+  await writeFile(file, text);
+  const reference: OutputsFileReference = { $outputsFile: file, bytes };
+  return reference;
+}
+
+/** Whether `event` carries a value that may be large: a step's rendered input or its outputs. */
+export function carriesLargeValue(event: JournalEvent): boolean {
+  return (event.type === 'step.finished' && event.outputs !== undefined) || (event.type === 'step.started' && event.input !== undefined);
+}
+
+/**
+ * The event to journal: a `step.finished` whose outputs (or a `step.started` whose input) are
+ * larger than `maxInlineBytes` has them written to `<path>.json` (`<path>.input.json`) and
+ * carries a reference instead.
+ */
+export async function spillLargeEventValues(event: JournalEvent, options: SpillOptions): Promise<JournalEvent> {
+  if (event.type === 'step.finished' && event.outputs !== undefined) {
+    const outputs = await spillLargeValue(event.outputs, event.path, options);
+    return outputs === event.outputs ? event : { ...event, outputs };
+  }
+  if (event.type === 'step.started' && event.input !== undefined) {
+    const input = await spillLargeValue(event.input, `${event.path}.input`, options);
+    return input === event.input ? event : { ...event, input };
+  }
+  return event;
+}
+
+/** A value as it was before `spillLargeValue`: a file reference read back, anything else as is. */
+export async function readSpilledValue(value: unknown): Promise<unknown> {
+  return isOutputsFileReference(value) ? (JSON.parse(await readFile(value.$outputsFile, 'utf8')) as unknown) : value;
+}
+
+/** A run's inputs as the store keeps them: each large value in a file (`run.inputs.<name>.json`). */
+export async function spillLargeInputs(inputs: Record<string, unknown>, options: SpillOptions): Promise<Record<string, unknown>> {
+  const kept = await Promise.all(Object.entries(inputs).map(async ([name, value]) => [name, await spillLargeValue(value, `run.inputs.${name}`, options)] as const));
+  return Object.fromEntries(kept);
+}
+
+/** A run's stored inputs with the values kept in files read back: the inputs the run was given. */
+export async function readSpilledInputs(inputs: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const read = await Promise.all(Object.entries(inputs).map(async ([name, value]) => [name, await readSpilledValue(value)] as const));
+  return Object.fromEntries(read);
+}
