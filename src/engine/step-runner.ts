@@ -134,13 +134,11 @@ async function viewOf(record: StepRecord): Promise<StepView> {
 }
 
 /**
- * The retry policy a container's author wrote, if any: the loader merges the defaults into every
- * step, so a policy allowing more attempts that differs from the defaults' was written on the step.
+ * The retry policy a container's author wrote, if it allows more than one attempt. The defaults'
+ * policy, merged into every step, is for leaf steps: it never repeats a whole block.
  */
-function explicitRetry(step: Step, scope: Scope): RetryPolicy | undefined {
-  const defaults = scope.root.playbook.defaults.retry;
-  const same = JSON.stringify(step.retry) === JSON.stringify(defaults);
-  return step.retry.maxAttempts > 1 && !same ? step.retry : undefined;
+function explicitRetry(step: Step): RetryPolicy | undefined {
+  return step.retryDeclared && step.retry.maxAttempts > 1 ? step.retry : undefined;
 }
 
 /** The steps that run in the same scope as `step` (a `uses` and a loop's items have scopes of their own). */
@@ -307,7 +305,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
    * is ignored with a warning, once per step.
    */
   async function runContainerAttempts(step: Step, frame: Frame, stepPath: string, record: StepSummary, log: StepLog, start: (input?: unknown) => Promise<void>): Promise<Outcome> {
-    const policy = explicitRetry(step, frame.scope);
+    const policy = explicitRetry(step);
     if (policy && step.kind !== 'block' && !warnedRetries.has(step)) {
       warnedRetries.add(step);
       log().warn({ kind: step.kind, maxAttempts: policy.maxAttempts }, `step ${stepPath}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`);

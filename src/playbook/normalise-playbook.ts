@@ -119,6 +119,7 @@ function createNormaliser(context: NormaliseContext) {
       location: location(raw.pointer),
       ...(data.if === undefined ? {} : { if: field('if') }),
       retry,
+      retryDeclared: data.retry !== undefined,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       continueOnError: data.continueOnError === true,
       ...(Array.isArray(data.rescue) ? { rescue: steps(data.rescue, at('rescue'), inherited) } : {}),

@@ -47,6 +47,8 @@ interface StepBase {
   if?: Template;
   /** Merged with the playbook's defaults. */
   retry: RetryPolicy;
+  /** `retry` is written on the step itself, not only inherited from the playbook's defaults (a block is retried as a whole only then). */
+  retryDeclared: boolean;
   timeoutMs?: number;
   continueOnError: boolean;
   /** Runs when the step failed after its retries; the step then counts as recovered if rescue succeeds. */

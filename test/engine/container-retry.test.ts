@@ -1,4 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadPlaybook } from '../../src/playbook/index.js';
+import type { Playbook } from '../../src/playbook/types.js';
 import { noRetry, playbook, startHarness, step, t, type Harness } from './harness.js';
 
 let harness: Harness | undefined;
@@ -50,10 +55,36 @@ describe('retry on containers', () => {
     expect(warnings).toHaveLength(1);
   });
 
-  it('does not retry a block on a retry policy it only inherits from the defaults', async () => {
+  it('retries a block by the retry written on it, not by the defaults every step inherits (loaded from YAML)', async () => {
     harness = await startHarness();
-    const book = playbook([step({ id: 'group', kind: 'block', retry: again, steps: [step({ id: 'boom', kind: 'fail', message: t('no') })] })]);
-    const result = await harness.run({ ...book, defaults: { ...book.defaults, retry: again } });
-    expect(result.steps.find((s) => s.path === 'group')).toMatchObject({ status: 'failed', attempts: 1 });
+    const dir = mkdtempSync(join(tmpdir(), 'fleetbook-block-retry-'));
+    const file = join(dir, 'block-retry.yaml');
+    const written = (blockRetry: string): Playbook => {
+      writeFileSync(
+        file,
+        [
+          'name: block-retry',
+          'defaults: { retry: { maxAttempts: 3, initialDelay: 1ms, on: [any] } }',
+          'steps:',
+          '  - id: group',
+          ...(blockRetry ? [`    retry: ${blockRetry}`] : []),
+          '    block:',
+          '      - id: boom',
+          '        fail: { message: no }',
+        ].join('\n'),
+      );
+      const loaded = loadPlaybook(file);
+      expect(loaded.problems).toEqual([]);
+      return loaded.playbook!;
+    };
+    try {
+      const inherited = await harness.run(written(''));
+      expect(inherited.steps.find((s) => s.path === 'group')).toMatchObject({ status: 'failed', attempts: 1 });
+      // The same policy as the defaults, written on the block: the block is retried.
+      const declared = await harness.run(written('{ maxAttempts: 3, initialDelay: 1ms, on: [any] }'));
+      expect(declared.steps.find((s) => s.path === 'group')).toMatchObject({ status: 'failed', attempts: 3 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

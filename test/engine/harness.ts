@@ -21,7 +21,7 @@ type StepInit = { id: string; kind: Step['kind'] } & Record<string, unknown>;
 
 /** A normalised step: location, retry and continueOnError filled in. */
 export function step<S extends StepInit>(init: S): Step {
-  return { location: { file: 'test.yaml', line: 1, column: 1, pointer: `/steps/${init.id}` }, retry: noRetry, continueOnError: false, ...init } as unknown as Step;
+  return { location: { file: 'test.yaml', line: 1, column: 1, pointer: `/steps/${init.id}` }, retry: noRetry, retryDeclared: 'retry' in init, continueOnError: false, ...init } as unknown as Step;
 }
 
 export function input(type: InputSpec['type'], extra: Partial<InputSpec> = {}): InputSpec {
