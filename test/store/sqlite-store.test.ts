@@ -31,6 +31,17 @@ function open(options: { now?: () => Date } = {}): RunStore {
   return store;
 }
 
+/** Runs the append worker on run r1 in a process of its own, which SIGKILLs itself; resolves to the signal it ended by. */
+function appendThenKill(count: string, mode: 'kill' | 'kill-buffered'): Promise<NodeJS.Signals | null> {
+  const worker = join(import.meta.dirname, 'fixtures', 'append-worker.ts');
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', worker, file, 'r1', 'a', count, mode], (error) => {
+      if (error && error.signal === null) reject(error);
+      else resolve(error?.signal ?? null);
+    });
+  });
+}
+
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'fleetbook-sqlite-'));
   file = join(dir, 'runs.sqlite');
@@ -118,14 +129,7 @@ describe('SQLite run store', () => {
   it('every append that resolved survives a SIGKILL of the appending process', async () => {
     const store = open();
     await store.createRun(run('r1'));
-    const worker = join(import.meta.dirname, 'fixtures', 'append-worker.ts');
-    const killed = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', worker, file, 'r1', 'a', '200', 'kill'], (error) => {
-        if (error && error.signal === null) reject(error);
-        else resolve(error?.signal ?? null);
-      });
-    });
-    expect(killed).toBe('SIGKILL');
+    expect(await appendThenKill('200', 'kill')).toBe('SIGKILL');
     const reopened = open();
     expect((await reopened.journal('r1')).map((entry) => entry.seq)).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
   });
@@ -161,14 +165,7 @@ describe('SQLite run store', () => {
   it('after a SIGKILL with buffered appends, what survives is a prefix holding every unbuffered append', async () => {
     const store = open();
     await store.createRun(run('r1'));
-    const worker = join(import.meta.dirname, 'fixtures', 'append-worker.ts');
-    const killed = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', worker, file, 'r1', 'a', '205', 'kill-buffered'], (error) => {
-        if (error && error.signal === null) reject(error);
-        else resolve(error?.signal ?? null);
-      });
-    });
-    expect(killed).toBe('SIGKILL');
+    expect(await appendThenKill('205', 'kill-buffered')).toBe('SIGKILL');
     const indexes = (await open().journal('r1')).map((entry) => (entry.event.type === 'item.started' ? entry.event.index : -1));
     expect(indexes.length).toBeGreaterThanOrEqual(200);
     expect(indexes).toEqual(Array.from({ length: indexes.length }, (_, index) => index));
