@@ -1,7 +1,10 @@
 /**
  * The `fleetbook` command. Each command lives in `commands/<name>.ts` and registers itself
- * on the program; this file only maps what went wrong to the exit codes of DESIGN.md, so
- * no command prints a stack trace for a user's mistake.
+ * on the program: its name, options and help only. What its action needs (the loader, the
+ * engine, the store, the simulator) is imported when the action runs, so `--version`,
+ * `--help` and each command load no other command's dependencies. This file only maps
+ * what went wrong to the exit codes of DESIGN.md, so no command prints a stack trace for a
+ * user's mistake.
  */
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbookError } from '../errors/index.js';

@@ -6,12 +6,11 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors/index.js';
 import { didYouMean } from '../../errors/did-you-mean.js';
-import { inputSchemaOf, loadPlatformDescription, type OperationDescriptor } from '../../openapi/description.js';
-import { createStepRegistry } from '../../steps/registry.js';
+import type { JsonSchema, OperationDescriptor } from '../../openapi/description.js';
 import type { StepDefinition } from '../../steps/definitions/step-definition.js';
 import type { CliIo } from '../io.js';
 
-function describeOperation(op: OperationDescriptor): Record<string, unknown> {
+function describeOperation(op: OperationDescriptor, input: JsonSchema): Record<string, unknown> {
   return {
     id: op.id,
     method: op.method,
@@ -22,7 +21,7 @@ function describeOperation(op: OperationDescriptor): Record<string, unknown> {
     ...(op.async ? { async: op.async } : {}),
     ...(op.rateLimit ? { rateLimit: op.rateLimit } : {}),
     ...(op.permission ? { permission: op.permission } : {}),
-    input: inputSchemaOf(op),
+    input,
   };
 }
 
@@ -43,7 +42,9 @@ export function registerActionsCommand(program: Command, io: CliIo): void {
     .description('list the step kinds and the operations a playbook can call, or show one with its schema')
     .argument('[id]', 'a step kind (forEach) or an operation id (privateCloud.runSoftwarePrechecks)')
     .option('--json', 'print JSON')
-    .action((id: string | undefined, options: { json?: boolean }) => {
+    .action(async (id: string | undefined, options: { json?: boolean }) => {
+      // Imported here, not above: `--help` and the other commands do not load the description and step kinds.
+      const [{ inputSchemaOf, loadPlatformDescription }, { createStepRegistry }] = await Promise.all([import('../../openapi/description.js'), import('../../steps/registry.js')]);
       const { operations, byId } = loadPlatformDescription();
       const kinds = createStepRegistry();
       if (id !== undefined) {
@@ -53,7 +54,7 @@ export function registerActionsCommand(program: Command, io: CliIo): void {
         }
         const op = byId.get(id);
         if (!op) throw new UsageError(`unknown step kind or operation '${id}'.${didYouMean(id, [...kinds.kinds, ...byId.keys()])} Run 'fleetbook actions' to list them.`, 'UNKNOWN_OPERATION');
-        io.stdout.write(`${JSON.stringify(describeOperation(op), null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify(describeOperation(op, inputSchemaOf(op)), null, 2)}\n`);
         return;
       }
       if (options.json) {

@@ -3,56 +3,12 @@
  * docs/resume.md). The playbook is loaded again from where the run loaded it; a changed
  * playbook, a run driven elsewhere, or a write of unknown outcome that cannot be reconciled
  * end with exit 2 and the reason. Then as `fleetbook run`: 0, 1 or 130.
+ * Its options and help; the work is in resume-action.ts, imported when the command runs.
  */
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { ExitCode, UsageError } from '../../errors/index.js';
-import { createSecretRegistry } from '../../logging/index.js';
-import { hasErrors, loadPlaybook } from '../../playbook/index.js';
-import { resumeRunWithLock } from '../../scheduler/run-with-lock.js';
-import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
-import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
-import { formatProblems } from '../problems.js';
-import { createCommandLogger, LOG_LEVELS, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
-
-interface ResumeCommandOptions {
-  force?: boolean;
-  confirmUnknown?: boolean;
-  target?: string;
-  profile?: string;
-  timeScale: string;
-  json?: boolean;
-  logFile?: string;
-  logLevel: string;
-}
-
-/** `FLEETBOOK_INPUT_<NAME>`: the input's name upper-cased, other characters as `_`. */
-export function secretInputVariable(name: string): string {
-  return `FLEETBOOK_INPUT_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
-}
-
-/** Secret inputs are never stored: read from the environment, else asked for on a terminal. */
-async function gatherSecretInputs(run: RunRecord, defaults: Record<string, { default?: unknown }>, io: CliIo): Promise<Record<string, unknown>> {
-  const values: Record<string, unknown> = {};
-  for (const name of run.secretInputNames) {
-    const variable = secretInputVariable(name);
-    const fromEnv = io.env[variable];
-    if (fromEnv !== undefined) {
-      values[name] = fromEnv;
-    } else if (process.stdin.isTTY && io.stdout.isTTY) {
-      const prompt = createInterface({ input: process.stdin, output: io.stdout, terminal: true });
-      try {
-        values[name] = await prompt.question(`secret input '${name}' (not stored): `);
-      } finally {
-        prompt.close();
-      }
-    } else if (defaults[name]?.default === undefined) {
-      throw new UsageError(`run ${run.id} has the secret input '${name}', which is never stored: set ${variable} (or resume on a terminal to be asked).`, 'SECRET_INPUT_MISSING');
-    }
-  }
-  return values;
-}
+import { LOG_LEVELS } from '../run-session.js';
+import type { ResumeCommandOptions } from './resume-action.js';
 
 export function registerResumeCommand(program: Command, io: CliIo): void {
   program
@@ -67,61 +23,5 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
     .option('--json', 'JSON log lines on standard output (the default when it is not a terminal)')
     .option('--log-file <path>', 'also write JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
-    .action(async (runId: string, options: ResumeCommandOptions) => {
-      const timeScale = parseTimeScale(options.timeScale);
-
-      const store = await openRunStore({ env: io.env });
-      try {
-        const run = await store.getRun(runId);
-        if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
-        if (run.status === RunStatus.succeeded) {
-          // Killed between the run's end and its exit: the resume an operator (or a script) tries is not an error.
-          io.stderr.write(`fleetbook: run ${runId} already succeeded; there is nothing to resume\n`);
-          return;
-        }
-        const loaded = loadPlaybook(run.playbookSource);
-        if (!loaded.playbook || hasErrors(loaded.problems)) {
-          io.stderr.write(`${formatProblems(loaded.problems)}\n`);
-          io.exitCode = ExitCode.usage;
-          return;
-        }
-        const playbook = loaded.playbook;
-        const secretInputs = await gatherSecretInputs(run, playbook.inputs, io);
-
-        const json = wantsJson(io, options);
-        const secrets = createSecretRegistry();
-        const logger = createCommandLogger(io, options, secrets);
-        const connection = await openConnection({
-          target: options.target,
-          profile: options.profile,
-          timeScale,
-          env: io.env,
-          logger: logger.child({ runId, playbook: playbook.name }),
-          secrets,
-        });
-        try {
-          if (!json) io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
-          const result = await withInterruption(logger, (signal) =>
-            // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
-            resumeRunWithLock(playbook, {
-              runId,
-              secretInputs,
-              force: options.force === true,
-              confirmUnknown: options.confirmUnknown === true,
-              client: connection.client,
-              store,
-              logger,
-              secrets,
-              signal,
-              env: io.env,
-            }),
-          );
-          reportResult(io, json, secrets, result);
-        } finally {
-          await connection.close();
-        }
-      } finally {
-        await store.close();
-      }
-    });
+    .action(async (runId: string, options: ResumeCommandOptions) => (await import('./resume-action.js')).resumeAction(io, runId, options));
 }

@@ -3,109 +3,10 @@
  * timezone and in UTC, and what the store remembers (last fire, last run and its result,
  * paused). Without files, the playbooks of `--playbooks` (the daemon's folder).
  * `fleetbook schedules resume <key>` resumes a schedule paused after failed runs.
+ * Its options and help; the work is in schedules-action.ts, imported when the command runs.
  */
 import type { Command } from 'commander';
-import { didYouMean } from '../../errors/did-you-mean.js';
-import { ExitCode, UsageError } from '../../errors/index.js';
-import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
-import { createFireTimes, loadPlaybookFolder, offsetAt, readScheduleState, SchedulerError, wallTimeAt, writeScheduleState, type ScheduleState } from '../../scheduler/index.js';
-import { openRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
-import { formatProblems, shownPath } from '../problems.js';
-
-/** A fire time as `2025-03-30 06:00:00 +02:00`, the wall clock of `timezone`. */
-function localTime(ms: number, timezone: string): string {
-  const offsetMinutes = Math.round(offsetAt(ms, timezone) / 60_000);
-  const sign = offsetMinutes < 0 ? '-' : '+';
-  const hours = String(Math.floor(Math.abs(offsetMinutes) / 60)).padStart(2, '0');
-  const minutes = String(Math.abs(offsetMinutes) % 60).padStart(2, '0');
-  return `${new Date(wallTimeAt(ms, timezone)).toISOString().slice(0, 19).replace('T', ' ')} ${sign}${hours}:${minutes}`;
-}
-
-const utcTime = (ms: number): string => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
-
-interface ScheduleView {
-  key: string;
-  playbook: string;
-  file: string;
-  line: number;
-  cron: string;
-  timezone: string;
-  enabled: boolean;
-  overlap: string;
-  catchUp: string;
-  next: Array<{ local: string; utc: string }>;
-  state?: ScheduleState;
-}
-
-async function viewsOf(playbooks: readonly Playbook[], store: RunStore, count: number, nowMs: number): Promise<ScheduleView[]> {
-  const views: ScheduleView[] = [];
-  for (const playbook of playbooks) {
-    for (const schedule of playbook.schedules) {
-      const fireTimes = createFireTimes(schedule.cron, schedule.timezone);
-      const state = await readScheduleState(store, schedule.key);
-      views.push({
-        key: schedule.key,
-        playbook: playbook.name,
-        file: shownPath(schedule.location.file),
-        line: schedule.location.line,
-        cron: schedule.cron,
-        timezone: schedule.timezone,
-        enabled: schedule.enabled,
-        overlap: schedule.overlap,
-        catchUp: schedule.catchUp,
-        next: schedule.enabled ? fireTimes.take(nowMs, count).map((at) => ({ local: localTime(at, schedule.timezone), utc: new Date(at).toISOString() })) : [],
-        ...(state ? { state } : {}),
-      });
-    }
-  }
-  return views;
-}
-
-function describeState(state: ScheduleState | undefined): string[] {
-  if (!state) return ['  last   never fired (no daemon has run it with this store)'];
-  const lines: string[] = [];
-  if (state.lastRunId) {
-    lines.push(`  last   run ${state.lastRunId} started ${state.lastRunStartedAt ? utcTime(Date.parse(state.lastRunStartedAt)) : '?'}: ${state.lastResult ?? 'unknown'}`);
-  } else {
-    lines.push('  last   no run yet');
-  }
-  if (state.lastSkip) lines.push(`  skip   fire of ${utcTime(Date.parse(state.lastSkip.scheduledAt))}: ${state.lastSkip.reason}`);
-  if (state.queued.length > 0) lines.push(`  queue  ${state.queued.length} fire(s) waiting`);
-  if (state.paused) lines.push(`  PAUSED after ${state.consecutiveFailures} failed runs in a row; fleetbook schedules resume <key>, or change the playbook`);
-  else if (state.consecutiveFailures > 0) lines.push(`  fails  ${state.consecutiveFailures} failed run(s) in a row`);
-  return lines;
-}
-
-function printViews(io: CliIo, views: readonly ScheduleView[]): void {
-  if (views.length === 0) {
-    io.stdout.write('No schedules.\n');
-    return;
-  }
-  const blocks = views.map((view) => {
-    const head = `${view.key}  ${view.cron}  ${view.timezone}  (${view.playbook}, ${view.file}:${view.line})${view.enabled ? '' : '  DISABLED'}`;
-    const next = view.next.map((fire, index) => `  ${index === 0 ? 'next' : '    '}   ${fire.local} ${view.timezone}  =  ${utcTime(Date.parse(fire.utc))}`);
-    const policy = `  policy overlap ${view.overlap}, catchUp ${view.catchUp}`;
-    return [head, ...next, policy, ...describeState(view.state).map((line) => (view.state?.paused && line.startsWith('  PAUSED') ? line.replace('<key>', view.key) : line))].join('\n');
-  });
-  io.stdout.write(`${blocks.join('\n\n')}\n`);
-}
-
-/** The playbooks named, or those of the folder; problems printed and exit 2 when any has an error. */
-function loadAll(files: string[], folder: string): { playbooks: Playbook[]; problems: Problem[] } {
-  if (files.length === 0) return loadPlaybookFolder(folder);
-  const loaded = files.map((file) => loadPlaybook(resolvePlaybookRef(file, process.cwd())));
-  return { playbooks: loaded.flatMap((result) => (result.playbook ? [result.playbook] : [])), problems: loaded.flatMap((result) => result.problems) };
-}
-
-async function withStore<T>(io: CliIo, use: (store: RunStore) => Promise<T>): Promise<T> {
-  const store = await openRunStore({ env: io.env });
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-}
 
 export function registerSchedulesCommand(program: Command, io: CliIo): void {
   const schedules = program.command('schedules').description('next fire times of schedules, their last run and result; resume a paused schedule');
@@ -117,40 +18,12 @@ export function registerSchedulesCommand(program: Command, io: CliIo): void {
     .option('--playbooks <dir>', 'folder of playbooks, when no playbook is named', 'playbooks')
     .option('--count <n>', 'how many next fire times', '5')
     .option('--json', 'print one JSON object per schedule')
-    .action(async (files: string[], options: { playbooks: string; count: string; json?: boolean }) => {
-      const count = Number(options.count);
-      if (!Number.isInteger(count) || count <= 0) throw new UsageError(`--count must be a positive integer, got '${options.count}'.`, 'INVALID_OPTION');
-      const { playbooks, problems } = loadAll(files, options.playbooks);
-      if (hasErrors(problems)) {
-        io.stderr.write(`${formatProblems(problems)}\n`);
-        io.exitCode = ExitCode.usage;
-        return;
-      }
-      const views = await withStore(io, (store) => viewsOf(playbooks, store, count, Date.now()));
-      if (options.json) {
-        for (const view of views) io.stdout.write(`${JSON.stringify(view)}\n`);
-        return;
-      }
-      printViews(io, views);
-    });
+    .action(async (files: string[], options: { playbooks: string; count: string; json?: boolean }) => (await import('./schedules-action.js')).listSchedulesAction(io, files, options));
 
   schedules
     .command('resume')
     .description('resume a schedule paused after failed runs (a running daemon picks it up at the next fire)')
     .argument('<key>', "the schedule's id (see fleetbook schedules)")
     .option('--playbooks <dir>', 'folder of playbooks, for suggestions when the key is unknown', 'playbooks')
-    .action(async (key: string, options: { playbooks: string }) => {
-      const message = await withStore(io, async (store) => {
-        const state = await readScheduleState(store, key);
-        if (!state) {
-          const known = loadPlaybookFolder(options.playbooks).playbooks.flatMap((playbook) => playbook.schedules.map((schedule) => schedule.key));
-          throw new SchedulerError(`No schedule '${key}' has fired with the store in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(key, known)}`, 'UNKNOWN_SCHEDULE');
-        }
-        if (!state.paused) return `Schedule ${key} is not paused.`;
-        const { pausedAt: _pausedAt, pausedPlaybookHash: _hash, ...rest } = state;
-        await writeScheduleState(store, key, { ...rest, paused: false, consecutiveFailures: 0 });
-        return `Schedule ${key} resumed; it fires again at its next fire time.`;
-      });
-      io.stdout.write(`${message}\n`);
-    });
+    .action(async (key: string, options: { playbooks: string }) => (await import('./schedules-action.js')).resumeScheduleAction(io, key, options));
 }

@@ -4,7 +4,6 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../errors/index.js';
-import { startSimulator } from '../../simulator/index.js';
 import type { CliIo } from '../io.js';
 
 interface SimulateOptions {
@@ -40,6 +39,8 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
       const port = parseNumberOption('port', options.port, (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a port number (0-65535)');
       const seed = options.seed === undefined ? undefined : parseNumberOption('seed', options.seed, Number.isInteger, 'an integer');
       const timeScale = parseNumberOption('time-scale', options.timeScale, (v) => v > 0, 'a positive number');
+      // Imported here, not above: `--help` and the other commands do not load the simulator.
+      const { startSimulator } = await import('../../simulator/index.js');
       const simulator = await startSimulator({
         port,
         host: options.host,

@@ -4,8 +4,6 @@
  */
 import type { Command } from 'commander';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { hasErrors, loadPlaybook } from '../../playbook/index.js';
-import { formatProblems, shownPath } from '../problems.js';
 import type { CliIo } from '../io.js';
 
 const FORMATS = ['stylish', 'json', 'github'] as const;
@@ -22,10 +20,12 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     .description('check playbooks without running them: schema, operations, step references, expressions, schedules')
     .argument('<file...>', 'playbook files')
     .option('--format <format>', `output format: ${FORMATS.join(', ')}`, 'stylish')
-    .action((files: string[], options: { format: string }) => {
+    .action(async (files: string[], options: { format: string }) => {
       if (!(FORMATS as readonly string[]).includes(options.format)) {
         throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, not '${options.format}'`, 'INVALID_FORMAT');
       }
+      // Imported here, not above: `--help` and the other commands do not load the playbook loader.
+      const [{ hasErrors, loadPlaybook }, { formatProblems, shownPath }] = await Promise.all([import('../../playbook/index.js'), import('../problems.js')]);
       const format = options.format as Format;
       const problems = files.flatMap((file) => loadPlaybook(file).problems);
       const shown = shownPath;

@@ -1,0 +1,86 @@
+/** What `fleetbook daemon` does (see daemon.ts), imported when the command runs. */
+import { ExitCode, UsageError } from '../../errors/index.js';
+import { parseDuration } from '../../expressions/index.js';
+import { createSecretRegistry } from '../../logging/index.js';
+import { hasErrors, type Problem } from '../../playbook/index.js';
+import { createEngineExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
+import { openRunStore } from '../../store/index.js';
+import { openConnection } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { formatProblems } from '../problems.js';
+import { createCommandLogger, parseTimeScale } from '../run-session.js';
+
+export interface DaemonCommandOptions {
+  playbooks: string;
+  target?: string;
+  profile?: string;
+  timeScale: string;
+  leaseTtl: string;
+  logFile?: string;
+  logLevel: string;
+}
+
+function refuse(io: CliIo, problems: readonly Problem[]): void {
+  io.stderr.write(`${formatProblems(problems)}\n\nfleetbook daemon: not started; fix the errors above (fleetbook validate <file> checks one file).\n`);
+  io.exitCode = ExitCode.usage;
+}
+
+/** Checks the folder, connects and runs the scheduler until SIGTERM or SIGINT. */
+export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Promise<void> {
+  const timeScale = parseTimeScale(options.timeScale);
+  const leaseTtlMs = parseDuration(options.leaseTtl);
+  if (leaseTtlMs === undefined || leaseTtlMs < 1000) throw new UsageError(`--lease-ttl must be a duration of at least 1s, like 30s or 2m, got '${options.leaseTtl}'.`, 'INVALID_OPTION');
+
+  // Checked before connecting: an invalid folder costs no simulator start or token.
+  const folder = loadPlaybookFolder(options.playbooks);
+  if (hasErrors(folder.problems)) return refuse(io, folder.problems);
+
+  const secrets = createSecretRegistry();
+  // A daemon's output is read by machines: always JSON lines.
+  const logger = createCommandLogger(io, options, secrets, false);
+
+  const store = await openRunStore({ env: io.env });
+  const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  let stopped: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (stopped = resolve));
+  try {
+    logger.info({ event: 'daemon.connection', target: connection.description }, `daemon: runs go to ${connection.description}`);
+    const daemon = await startDaemon({
+      playbooksDir: folder.dir,
+      store,
+      logger,
+      leaseTtlMs,
+      execute: createEngineExecutor({ client: connection.client, store, logger, secrets, env: io.env }),
+    }).catch((error: unknown) => {
+      // The folder changed between the check above and the start.
+      if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {
+        refuse(io, (error.details?.problems ?? []) as Problem[]);
+        return undefined;
+      }
+      throw error;
+    });
+    if (!daemon) return;
+    const stop = (signal: NodeJS.Signals): void => {
+      logger.info({ event: 'daemon.signal', signal }, `daemon: ${signal}: stopping`);
+      daemon.stop().then(stopped, stopped);
+    };
+    const reload = (): void => {
+      logger.info({ event: 'daemon.signal', signal: 'SIGHUP' }, 'daemon: SIGHUP: reloading the playbooks');
+      void daemon.reload();
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.on('SIGHUP', reload);
+    await done;
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    process.off('SIGHUP', reload);
+    io.exitCode = ExitCode.success;
+  } finally {
+    await connection.close();
+    await store.close();
+  }
+}

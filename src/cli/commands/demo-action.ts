@@ -1,0 +1,207 @@
+/** What `fleetbook demo` does (see demo.ts), imported when the command runs. */
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createPlatformClient, type PlatformClient } from '../../api/index.js';
+import { runPlaybook, type RunResult } from '../../engine/index.js';
+import { ExitCode, UsageError } from '../../errors/index.js';
+import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../logging/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
+import { startSimulator, type Simulator } from '../../simulator/index.js';
+import { createMemoryRunStore, RunStatus, type RunStore } from '../../store/index.js';
+import type { CliIo } from '../io.js';
+
+export interface DemoOptions {
+  json?: boolean;
+  timeScale: string;
+  outputDir: string;
+}
+
+/** Recipients of the demo's report export. */
+const RECIPIENTS = ['ops@example.com', 'finance@example.com'];
+/**
+ * Polling of the embedded simulator, which answers in well under a millisecond: frequent
+ * polls keep the simulated durations in the summary close to the operations' own.
+ */
+const DEMO_WAIT = { minPollMs: 50, maxPollMs: 500 } as const;
+
+interface ClusterRow {
+  system: string;
+  region: string;
+  cluster: string;
+  before: string;
+  after: string;
+  status: string;
+  attempts: number;
+  resumed: boolean;
+  durationMinutes?: number;
+}
+
+/** One event of the demo: a line of `--json`, a paragraph of the readable output. */
+type DemoEvent =
+  | { event: 'started'; simulator: string; timeScale: number; outputDir: string }
+  | { event: 'rollingUpdate'; status: RunStatus; runId: string; catalogVersion?: string; clusters: ClusterRow[]; error?: string }
+  | { event: 'reportExport'; status: RunStatus; runId: string; downloadUrl?: string; recipients: string[]; subject?: string; error?: string }
+  | { event: 'consumptionCsv'; status: RunStatus; runId: string; report: string; file?: string; rows?: number; bytes?: number; error?: string }
+  | { event: 'finished'; status: 'succeeded' | 'failed'; durationMs: number; logFile: string };
+
+interface DemoContext {
+  client: PlatformClient;
+  store: RunStore;
+  logger: Logger;
+  secrets: SecretRegistry;
+}
+
+function loadBundled(name: string): Playbook {
+  const loaded = loadPlaybook(resolvePlaybookRef(name, process.cwd()));
+  if (!loaded.playbook || hasErrors(loaded.problems)) {
+    throw new Error(`the bundled playbook ${name} does not load: ${loaded.problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.message}`).join('; ')}`);
+  }
+  const playbook = loaded.playbook;
+  return { ...playbook, defaults: { ...playbook.defaults, wait: { ...playbook.defaults.wait, ...DEMO_WAIT } } };
+}
+
+async function run(context: DemoContext, name: string, inputs: Record<string, unknown>): Promise<RunResult> {
+  return runPlaybook(loadBundled(name), { inputs, client: context.client, store: context.store, logger: context.logger, secrets: context.secrets, env: {} });
+}
+
+const errorOf = (result: RunResult): { error?: string } => (result.error ? { error: result.error.message } : {});
+
+async function rollingUpdate(context: DemoContext): Promise<DemoEvent> {
+  const result = await run(context, 'rolling-cluster-update', { maxParallelSystems: 2, clusterByCluster: true });
+  const outputs = (result.outputs ?? {}) as { catalogVersion?: string; clusters?: ClusterRow[] };
+  return {
+    event: 'rollingUpdate',
+    status: result.status,
+    runId: result.runId,
+    ...(outputs.catalogVersion ? { catalogVersion: outputs.catalogVersion } : {}),
+    clusters: outputs.clusters ?? [],
+    ...errorOf(result),
+  };
+}
+
+async function reportExport(context: DemoContext, sim: Simulator): Promise<DemoEvent> {
+  const subject = 'Fleetbook demo: subscriptions';
+  const result = await run(context, 'nightly-report-export', {
+    reportType: 'SUBSCRIPTION',
+    name: 'demo subscriptions',
+    columns: ['SUBSCRIPTION_KEY', 'SUBSCRIPTION_TYPE', 'QUANTITY', 'SUBSCRIPTION_STATUS', 'END_DATE'],
+    format: 'CSV',
+    recipients: RECIPIENTS,
+    subject,
+  });
+  const downloadUrl = (result.outputs as { downloadUrl?: string } | undefined)?.downloadUrl;
+  // Who got it, as the platform's outbox shows it (not as the inputs asked).
+  const mail = sim.control.outbox().find((message) => downloadUrl !== undefined && message.links.includes(downloadUrl));
+  return {
+    event: 'reportExport',
+    status: result.status,
+    runId: result.runId,
+    ...(downloadUrl ? { downloadUrl } : {}),
+    recipients: mail ? [...mail.to] : [],
+    ...(mail ? { subject: mail.subject } : {}),
+    ...errorOf(result),
+  };
+}
+
+async function consumptionCsv(context: DemoContext, outputDir: string): Promise<DemoEvent> {
+  const report = 'Monthly cost by product';
+  const result = await run(context, 'consumption-report-download', { reportName: report, region: 'us-west', directory: outputDir });
+  const outputs = (result.outputs ?? {}) as { file?: string; bytes?: number };
+  let rows: number | undefined;
+  if (result.status === RunStatus.succeeded && outputs.file) {
+    rows = readFileSync(outputs.file, 'utf8').split('\n').filter((line) => line !== '').length - 1;
+  }
+  return {
+    event: 'consumptionCsv',
+    status: result.status,
+    runId: result.runId,
+    report,
+    ...(outputs.file ? { file: outputs.file } : {}),
+    ...(rows === undefined ? {} : { rows }),
+    ...(outputs.bytes === undefined ? {} : { bytes: outputs.bytes }),
+    ...errorOf(result),
+  };
+}
+
+const pad = (text: string, width: number): string => text.padEnd(width);
+
+/** The readable form of an event. */
+function describe(event: DemoEvent): string {
+  switch (event.event) {
+    case 'started':
+      return `Fleetbook demo: the embedded simulator at ${event.simulator} (time scale ${event.timeScale}: a 45-minute update takes ${Math.round((45 * 60_000) / event.timeScale / 100) / 10} s)\n\n1. Rolling cluster update of the default world (prechecks, update, resume on failure; 2 systems at a time, cluster by cluster)...\n`;
+    case 'rollingUpdate': {
+      const lines = [`   catalog ${event.catalogVersion ?? '?'}: ${event.status}${event.error ? ` (${event.error})` : ''}`];
+      const systems = [...new Set(event.clusters.map((row) => row.system))];
+      for (const system of systems) {
+        const rows = event.clusters.filter((row) => row.system === system);
+        lines.push(`   ${system} (${rows[0]?.region ?? ''})`);
+        for (const row of rows) {
+          const detail =
+            row.status === 'succeeded'
+              ? `${row.attempts} attempt${row.attempts === 1 ? '' : 's'}${row.resumed ? ', resumed after a failure' : ''}${row.durationMinutes === undefined ? '' : `, ${row.durationMinutes} simulated min`}`
+              : row.status;
+          lines.push(`     ${pad(row.cluster, 11)} ${pad(`${row.before} → ${row.after}`, 16)} ${detail}`);
+        }
+      }
+      return `${lines.join('\n')}\n\n2. Nightly report export (subscriptions, CSV, e-mailed)...\n`;
+    }
+    case 'reportExport':
+      return (
+        (event.status === RunStatus.succeeded
+          ? `   ready: ${event.downloadUrl ?? ''}\n   the outbox shows "${event.subject ?? ''}" sent to ${event.recipients.join(', ')}\n`
+          : `   ${event.status}: ${event.error ?? ''}\n`) + '\n3. Consumption report download (CSV streamed to disk)...\n'
+      );
+    case 'consumptionCsv':
+      return event.status === RunStatus.succeeded
+        ? `   "${event.report}": ${event.rows ?? 0} rows (${event.bytes ?? 0} bytes) in ${event.file ?? ''}\n`
+        : `   ${event.status}: ${event.error ?? ''}\n`;
+    case 'finished':
+      return `\nDemo ${event.status} in ${Math.round(event.durationMs / 100) / 10} s. Every step's log: ${event.logFile}\n`;
+  }
+}
+
+/** The tour: simulator, three playbooks, what happened (exit 1 when a run did not succeed). */
+export async function demoAction(io: CliIo, options: DemoOptions): Promise<void> {
+  const timeScale = Number(options.timeScale);
+  if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
+  const outputDir = resolve(options.outputDir);
+  mkdirSync(outputDir, { recursive: true });
+  const logFile = resolve(outputDir, 'demo.log');
+  const emit = (event: DemoEvent): void => {
+    io.stdout.write(options.json ? `${JSON.stringify(event)}\n` : describe(event));
+  };
+
+  const startedMs = Date.now();
+  const sim = await startSimulator({ port: 0, timeScale });
+  const logStream = createWriteStream(logFile, { flags: 'w' });
+  try {
+    const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
+    if (!admin) throw new Error('the embedded simulator has no sim-admin client');
+    const secrets = createSecretRegistry();
+    secrets.add(admin.clientSecret);
+    const logger = createLogger({ level: 'info', secrets, destination: logStream });
+    const client = createPlatformClient({
+      credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
+      authUrl: sim.authUrl,
+      baseUrl: sim.baseUrl,
+      regionalUrl: sim.regionalUrl,
+      region: 'us-west',
+      logger,
+    });
+    const context: DemoContext = { client, store: createMemoryRunStore(), logger, secrets };
+    emit({ event: 'started', simulator: sim.url, timeScale, outputDir });
+    const events: DemoEvent[] = [];
+    for (const step of [() => rollingUpdate(context), () => reportExport(context, sim), () => consumptionCsv(context, outputDir)]) {
+      const event = await step();
+      events.push(event);
+      emit(event);
+    }
+    const failed = events.some((event) => 'status' in event && event.status !== RunStatus.succeeded);
+    emit({ event: 'finished', status: failed ? 'failed' : 'succeeded', durationMs: Date.now() - startedMs, logFile });
+    if (failed) io.exitCode = ExitCode.runFailed;
+  } finally {
+    await sim.close();
+    await new Promise((done) => logStream.end(done));
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * What `fleetbook run` does, imported when the command runs (see run.ts): loads and checks
+ * the playbook (problems: exit 2, before any request), connects (embedded simulator or
+ * FLEETBOOK_*), runs it, and ends with 0 (succeeded), 1 (failed) or 130 (interrupted).
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { parseInputText, resolveInputs } from '../../engine/index.js';
+import { runPlaybookWithLock } from '../../scheduler/index.js';
+import { ExitCode, UsageError } from '../../errors/index.js';
+import { createSecretRegistry } from '../../logging/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
+import { openRunStore } from '../../store/index.js';
+import { openConnection } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { formatProblems } from '../problems.js';
+import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
+
+export interface RunCommandOptions {
+  input: string[];
+  inputs?: string;
+  target?: string;
+  profile?: string;
+  timeScale: string;
+  dryRun?: boolean;
+  json?: boolean;
+  logFile?: string;
+  logLevel: string;
+}
+
+/** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
+function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
+  let given: Record<string, unknown> = {};
+  if (options.inputs) {
+    let document: unknown;
+    try {
+      document = parse(readFileSync(options.inputs, 'utf8'));
+    } catch (error) {
+      throw new UsageError(`--inputs ${options.inputs}: ${(error as Error).message}`, 'INVALID_INPUTS_FILE');
+    }
+    if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+      throw new UsageError(`--inputs ${options.inputs} must hold a mapping of input names to values.`, 'INVALID_INPUTS_FILE');
+    }
+    given = { ...(document as Record<string, unknown>) };
+  }
+  for (const pair of options.input) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`-i expects name=value, got '${pair}'.`, 'INVALID_OPTION');
+    const name = pair.slice(0, at);
+    given[name] = parseInputText(playbook.inputs[name], pair.slice(at + 1));
+  }
+  return given;
+}
+
+/** Runs the playbook `reference` names with the options of `fleetbook run`. */
+export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
+  const timeScale = parseTimeScale(options.timeScale);
+
+  const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
+  if (!loaded.playbook || hasErrors(loaded.problems)) {
+    io.stderr.write(`${formatProblems(loaded.problems)}\n`);
+    io.exitCode = ExitCode.usage;
+    return;
+  }
+  const playbook = loaded.playbook;
+  const inputs = gatherInputs(playbook, options);
+  // Checked here too so a missing input costs no simulator start or connection.
+  resolveInputs(playbook.inputs, inputs, playbook.name);
+
+  const json = wantsJson(io, options);
+  const secrets = createSecretRegistry();
+  const logger = createCommandLogger(io, options, secrets);
+  const runId = randomUUID();
+
+  const store = await openRunStore({ env: io.env });
+  try {
+    // The client's own lines (retries, rate limits) carry the run too.
+    const clientLogger = logger.child({ runId, playbook: playbook.name });
+    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets });
+    try {
+      if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
+      const result = await withInterruption(logger, (signal) =>
+        // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
+        runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, env: io.env }),
+      );
+      reportResult(io, json, secrets, result, { simulatedSteps: result.simulatedSteps });
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,202 @@
+/** What `fleetbook runs list|show|prune` do (see runs.ts), imported when the command runs. */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { UsageError } from '../../errors/index.js';
+import { didYouMean } from '../../errors/did-you-mean.js';
+import { parseDuration } from '../../expressions/index.js';
+import { RunStatus, buildStepTree, openRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import type { CliIo } from '../io.js';
+
+/** Deletes the output folders of runs the store no longer has (pruned, or never recorded). */
+async function removeOrphanOutputs(outputsDir: string, store: RunStore): Promise<void> {
+  const folders = await readdir(outputsDir, { withFileTypes: true }).catch(() => []);
+  for (const folder of folders) {
+    if (folder.isDirectory() && !(await store.getRun(folder.name))) await rm(join(outputsDir, folder.name), { recursive: true, force: true });
+  }
+}
+
+/** How many recent run ids an unknown id is compared with. */
+const suggestionPoolSize = 200;
+
+/** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const totalSeconds = Math.round(ms / 1000);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  if (totalSeconds < 3600) return `${Math.floor(totalSeconds / 60)}m${pad(totalSeconds % 60)}s`;
+  return `${Math.floor(totalSeconds / 3600)}h${pad(Math.floor((totalSeconds % 3600) / 60))}m`;
+}
+
+/** `2026-03-01 10:00:00Z`: ISO without the noise. */
+function formatTime(iso: string | undefined): string {
+  return iso === undefined ? '' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+function runDurationMs(run: RunRecord): number | undefined {
+  return run.endedAt === undefined ? undefined : Date.parse(run.endedAt) - Date.parse(run.startedAt);
+}
+
+/** Left-aligned columns, two spaces apart; the last column is not padded. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
+  return `${[header, ...rows].map(line).join('\n')}\n`;
+}
+
+/**
+ * `--since`/`--older-than` as an instant: an ISO date or time, or a duration back from now
+ * with a unit (`7d`, `12h`, `1h30m`).
+ */
+function parseInstant(option: string, text: string, now: Date): string {
+  const trimmed = text.trim();
+  const durationMs = /^\d+$/.test(trimmed) ? undefined : parseDuration(trimmed);
+  if (durationMs !== undefined) return new Date(now.getTime() - durationMs).toISOString();
+  const dateMs = /^\d{4}-\d{2}-\d{2}/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
+  if (!Number.isNaN(dateMs)) return new Date(dateMs).toISOString();
+  throw new UsageError(`--${option} must be a duration like 7d, 12h or 1h30m, or a date like 2026-03-01, got '${text}'`, 'INVALID_OPTION');
+}
+
+function parseStatus(text: string | undefined): RunStatus | undefined {
+  if (text === undefined) return undefined;
+  const statuses: string[] = Object.values(RunStatus);
+  if (statuses.includes(text)) return text as RunStatus;
+  throw new UsageError(`--status must be one of ${statuses.join(', ')}, got '${text}'.${didYouMean(text, statuses)}`, 'INVALID_OPTION');
+}
+
+function parseLimit(text: string): number {
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit must be a positive integer, got '${text}'`, 'INVALID_OPTION');
+  return limit;
+}
+
+/** Opens the store of `FLEETBOOK_HOME`, runs `use`, and closes it whatever happens. */
+async function withStore<T>(io: CliIo, use: (store: RunStore) => Promise<T>): Promise<T> {
+  const store = await openRunStore({ env: io.env });
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function printRunList(io: CliIo, runs: RunRecord[]): void {
+  if (runs.length === 0) {
+    io.stdout.write('No runs found.\n');
+    return;
+  }
+  const rows = runs.map((run) => {
+    const durationMs = runDurationMs(run);
+    return [
+      run.id,
+      run.playbook,
+      run.status,
+      formatTime(run.startedAt),
+      durationMs === undefined ? '' : formatDuration(durationMs),
+      `${run.trigger.kind}${run.dryRun ? ' (dry run)' : ''}`,
+      run.resumes === 0 ? '' : String(run.resumes),
+    ];
+  });
+  io.stdout.write(table(['RUN', 'PLAYBOOK', 'STATUS', 'STARTED', 'DURATION', 'TRIGGER', 'RESUMES'], rows));
+}
+
+function errorText(error: NonNullable<StepNode['error']>): string {
+  const facts = [error.httpStatus === undefined ? '' : `HTTP ${error.httpStatus}`, error.code ?? '', error.operationId ?? ''].filter(Boolean);
+  return `${error.message}${facts.length === 0 ? '' : ` (${facts.join(', ')})`}`;
+}
+
+function printRun(io: CliIo, run: RunRecord, tree: StepNode[]): void {
+  const durationMs = runDurationMs(run);
+  const facts = [
+    `started ${formatTime(run.startedAt)}`,
+    run.endedAt === undefined ? '' : `ended ${formatTime(run.endedAt)}`,
+    durationMs === undefined ? '' : `took ${formatDuration(durationMs)}`,
+    `trigger ${run.trigger.kind}${run.trigger.scheduleId === undefined ? '' : ` (${run.trigger.scheduleId})`}`,
+    run.dryRun ? 'dry run' : '',
+    run.resumes === 0 ? '' : `resumed ${run.resumes}×`,
+  ].filter(Boolean);
+  io.stdout.write(`Run ${run.id}  ${run.playbook}  ${run.status}\n${facts.join('  ')}\n`);
+  const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
+  if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
+  if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
+  io.stdout.write('\n');
+  if (tree.length === 0) {
+    io.stdout.write('No steps journaled.\n');
+    return;
+  }
+  const rows: string[][] = [];
+  const errors = new Map<number, string>();
+  const walk = (nodes: StepNode[], depth: number) => {
+    for (const node of nodes) {
+      const operation = node.asyncOperationId === undefined ? '' : `${node.asyncOperationId}${node.operationOutcome === undefined ? '' : ` (${node.operationOutcome})`}`;
+      rows.push([
+        `${'  '.repeat(depth)}${node.label}`,
+        node.status,
+        node.attempts === 0 ? '' : String(node.attempts),
+        node.durationMs === undefined ? '' : formatDuration(node.durationMs),
+        operation,
+      ]);
+      if (node.error) errors.set(rows.length - 1, `${'  '.repeat(depth + 1)}! ${errorText(node.error)}`);
+      walk(node.children, depth + 1);
+    }
+  };
+  walk(tree, 0);
+  // Error lines go under their step, outside the columns so a long message does not widen them.
+  const lines = table(['STEP', 'STATUS', 'ATTEMPTS', 'DURATION', 'OPERATION'], rows).trimEnd().split('\n');
+  const out = lines.flatMap((line, index) => {
+    const error = errors.get(index - 1);
+    return error === undefined ? [line] : [line, error];
+  });
+  io.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** Recent runs, newest first, filtered by the options of `fleetbook runs list`. */
+export async function listRunsAction(io: CliIo, options: { playbook?: string; status?: string; since?: string; limit: string; json?: boolean }): Promise<void> {
+  const filter = {
+    limit: parseLimit(options.limit),
+    ...(options.playbook === undefined ? {} : { playbook: options.playbook }),
+    ...(options.since === undefined ? {} : { since: parseInstant('since', options.since, new Date()) }),
+  };
+  const status = parseStatus(options.status);
+  const found = await withStore(io, (store) => store.listRuns(status === undefined ? filter : { ...filter, status }));
+  if (options.json) {
+    for (const run of found) io.stdout.write(`${JSON.stringify({ ...run, durationMs: runDurationMs(run) })}\n`);
+    return;
+  }
+  printRunList(io, found);
+}
+
+/** One run with its step tree. */
+export async function showRunAction(io: CliIo, runId: string, options: { json?: boolean }): Promise<void> {
+  const { run, tree } = await withStore(io, async (store) => {
+    const found = await store.getRun(runId);
+    if (!found) {
+      const recent = await store.listRuns({ limit: suggestionPoolSize });
+      throw new UsageError(
+        `no run '${runId}' in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(runId, recent.map((r) => r.id))} Run 'fleetbook runs list' to see recent runs.`,
+        'UNKNOWN_RUN',
+      );
+    }
+    return { run: found, tree: buildStepTree(await store.steps(runId)) };
+  });
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify({ run: { ...run, durationMs: runDurationMs(run) }, steps: tree })}\n`);
+    return;
+  }
+  printRun(io, run, tree);
+}
+
+/** Forgets the runs that ended before the cutoff, and their output files. */
+export async function pruneRunsAction(io: CliIo, options: { olderThan?: string; json?: boolean }): Promise<void> {
+  const age = options.olderThan ?? io.env.FLEETBOOK_RETENTION;
+  if (age === undefined || age === '') {
+    throw new UsageError('say how old a run must be to go: --older-than 30d (or set FLEETBOOK_RETENTION)', 'MISSING_OPTION');
+  }
+  const before = parseInstant('older-than', age, new Date());
+  const pruned = await withStore(io, async (store) => {
+    const count = await store.prune(before);
+    await removeOrphanOutputs(outputsDirOf(resolveFleetbookHome({ env: io.env })), store);
+    return count;
+  });
+  io.stdout.write(options.json ? `${JSON.stringify({ pruned, endedBefore: before })}\n` : `Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
+}
