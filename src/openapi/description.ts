@@ -3,9 +3,7 @@
  * layer reads: the client's operation table, the simulator's routes and validators, the
  * playbook loader's `call` input schemas. A leaf: it imports only node and yaml.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import { readPlatformDocument } from './platform-document.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type AsyncFlavour = 'dataServices' | 'devices' | 'subscriptions' | 'reporting';
@@ -73,9 +71,6 @@ export class PlatformDescriptionError extends Error {
   }
 }
 
-// src/openapi/ under vitest and dist/openapi/ after the build: the package root is two levels up.
-const DESCRIPTION_URL = new URL('../../schemas/openapi/platform.yaml', import.meta.url);
-
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 const BASES = ['regional', 'global', 'auth'] as const;
 const FLAVOURS = ['dataServices', 'devices', 'subscriptions', 'reporting'] as const;
@@ -85,7 +80,7 @@ let cached: PlatformDescription | undefined;
 
 /** Loads, resolves and caches the platform description; every later call returns the same (frozen) object. */
 export function loadPlatformDescription(): PlatformDescription {
-  cached ??= buildDescription(parse(readFileSync(fileURLToPath(DESCRIPTION_URL), 'utf8')) as unknown);
+  cached ??= buildPlatformDescription(readPlatformDocument().document);
   return cached;
 }
 
@@ -122,7 +117,8 @@ export function inputSchemaOf(op: OperationDescriptor): JsonSchema {
   return schema;
 }
 
-function buildDescription(document: unknown): PlatformDescription {
+/** The description of a parsed OpenAPI document (`loadPlatformDescription` builds the package's). */
+export function buildPlatformDescription(document: unknown): PlatformDescription {
   if (!isObject(document)) throw new PlatformDescriptionError('not a YAML mapping');
   const resolver = createResolver(document);
   const paths = isObject(document.paths) ? document.paths : {};
