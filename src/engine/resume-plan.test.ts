@@ -32,6 +32,12 @@ describe('createResumePlan', () => {
     expect(plan.records.get('update')).toMatchObject({ status: 'failed' });
   });
 
+  it("keeps an answer's journaled body, for the step that re-attaches", () => {
+    const body = { code: '202', status: 'Accepted', transactionId: 'op-1' };
+    const answered = journal(started, sending, { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location, body });
+    expect(createResumePlan(answered).inFlight.get('update')).toMatchObject({ state: 'answered', location, body });
+  });
+
   it('a refused request leaves nothing in flight', () => {
     const refused = journal(started, sending, { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'no', httpStatus: 412 }, outcomeUnknown: false });
     expect(createResumePlan(refused).inFlight.has('update')).toBe(false);

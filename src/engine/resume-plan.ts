@@ -17,6 +17,8 @@ export interface InFlightRequest {
   operationId: string;
   httpStatus?: number;
   location?: string;
+  /** The answer's body, when the journal kept it (a write's small answer). */
+  body?: unknown;
 }
 
 export interface ResumePlan {
@@ -43,7 +45,7 @@ export function createResumePlan(entries: readonly JournalEntry[], confirmUnknow
         inFlight.set(event.path, { state: 'unknown', operationId: event.operationId });
         break;
       case 'request.answered':
-        if (current) Object.assign(current, { state: 'answered', httpStatus: event.httpStatus }, event.location === undefined ? {} : { location: event.location });
+        if (current) Object.assign(current, { state: 'answered', httpStatus: event.httpStatus }, event.location === undefined ? {} : { location: event.location }, event.body === undefined ? {} : { body: event.body });
         break;
       case 'request.failed':
         // Refused, or known not to have arrived: a new request is the only way on.

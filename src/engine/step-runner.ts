@@ -11,7 +11,7 @@ import { sleep } from '../api/sleep.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { CallStep, ForEachStep, ParallelStep, RetryPolicy, Step, UsesStep } from '../playbook/types.js';
 import { executeAssert, executeFail, executeLog, executeSet, executeSleep } from '../steps/executors/basic.js';
-import { executeCall, type CallOutputs } from '../steps/executors/call.js';
+import { executeCall, type CallArgs, type CallOutputs } from '../steps/executors/call.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { executeHttp } from '../steps/executors/http.js';
 import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
@@ -124,7 +124,7 @@ async function bounded(timeoutMs: number | undefined, parent: AbortSignal, stepI
 interface PreparedLeaf {
   input?: unknown;
   /** `attachTo` (calls only): follow this Location instead of sending. */
-  attempt(runtime: ExecutorRuntime, attachTo?: string): Promise<LeafResult>;
+  attempt(runtime: ExecutorRuntime, attachTo?: CallArgs['attachTo']): Promise<LeafResult>;
 }
 
 /** `steps.<id>` of a step execution the journal recorded. */
@@ -444,17 +444,17 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     // A read is simply sent again; so is a request of another operation (the playbook changed under --force).
     if (!operation?.isWrite || inFlight.operationId !== step.operationId) return prepared;
     let first = true;
-    const accepted = (location: string | undefined, runtime: ExecutorRuntime, httpStatus = 202): Promise<LeafResult> =>
+    const accepted = (location: string | undefined, runtime: ExecutorRuntime, httpStatus = 202, body: unknown = null): Promise<LeafResult> =>
       // Without `wait` the first run would have ended the step on the answer.
       step.wait && location && operation.async
-        ? prepared.attempt(runtime, location)
-        : Promise.resolve({ outputs: { status: httpStatus, headers: location ? { location } : {}, body: null } });
+        ? prepared.attempt(runtime, { location, body })
+        : Promise.resolve({ outputs: { status: httpStatus, headers: location ? { location } : {}, body } });
     return {
       ...prepared,
       attempt: async (runtime) => {
         if (!first) return prepared.attempt(runtime);
         first = false;
-        if (inFlight.state !== 'unknown') return accepted(inFlight.location, runtime, inFlight.httpStatus);
+        if (inFlight.state !== 'unknown') return accepted(inFlight.location, runtime, inFlight.httpStatus, inFlight.body);
         const input = (prepared.input as { with: Record<string, unknown>; region?: string }).with;
         const region = (prepared.input as { region?: string }).region;
         const decision = await reconcileWrite({ operationId: operation.id, input, region }, { client, signal: runtime.signal, knownLocations: options.resume?.knownLocations ?? new Set() });

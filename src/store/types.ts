@@ -55,7 +55,8 @@ export type JournalEvent =
       /** What reconciliation needs to find the write's effect later (e.g. system id, serials). */
       idempotency?: Record<string, unknown>;
     }
-  | { type: 'request.answered'; path: StepPath; attempt: number; httpStatus: number; location?: string }
+  /** `body`: a write's answer, when small, so a resume that re-attaches gives the step the outputs the first run would have. */
+  | { type: 'request.answered'; path: StepPath; attempt: number; httpStatus: number; location?: string; body?: unknown }
   | { type: 'request.failed'; path: StepPath; attempt: number; error: ErrorRecord; outcomeUnknown: boolean }
   | { type: 'operation.progress'; path: StepPath; location: string; progressPercent?: number; state?: string }
   | { type: 'operation.finished'; path: StepPath; location: string; outcome: string; operation?: unknown }

@@ -81,6 +81,17 @@ describe('call steps against the simulator', () => {
     expect(journal.find((event) => event.type === 'operation.finished')).toMatchObject({ outcome: 'timedOut' });
   });
 
+  it("journals a write's small answer body with the answer, and no read's", async () => {
+    const h = await start();
+    const add = step({ id: 'add', kind: 'call', operationId: 'subscriptions.addSubscriptions', with: t({ body: { subscriptions: [{ key: 'KEYJOURNALED01' }] } }) });
+    const read = step({ id: 'read', kind: 'call', operationId: 'privateCloud.listSystems', with: t({}) });
+    const result = await h.run(playbook([add, read]));
+    expect(result.status).toBe('succeeded');
+    const answers = (await h.store.journal(result.runId)).map((entry) => entry.event).filter((event) => event.type === 'request.answered');
+    expect(answers.find((event) => event.path === 'add')).toMatchObject({ httpStatus: 202, body: { status: 'Accepted', transactionId: expect.any(String) } });
+    expect(answers.find((event) => event.path === 'read')).not.toHaveProperty('body');
+  });
+
   it('does not send an accepted write again when following its operation breaks', async () => {
     const h = await start({ faults: { rules: [{ route: 'dataServices.getAsyncOperation', status: 408, count: 100 }] } });
     const result = await h.run(playbook([catalogStep, precheckStep({ retry: { ...noRetry, maxAttempts: 3, on: ['transient'] } })]));

@@ -229,6 +229,11 @@ describe('SIGTERM, then fleetbook resume', () => {
     expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UP_TO_DATE' } });
     expect(resumed.lines.some((line) => typeof line.msg === 'string' && line.msg.includes('re-attaching'))).toBe(true);
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
+    // The re-attached step has the outputs the first run would have had: the 202's body (none here) included.
+    const journal = (await bench.journal(result.runId)).map((entry) => entry.event);
+    const answered = journal.find((event) => event.type === 'request.answered' && event.path === 'update') as { body?: unknown } | undefined;
+    const finished = journal.findLast((event) => event.type === 'step.finished' && event.path === 'update');
+    expect(finished).toMatchObject({ status: 'succeeded', outputs: { status: 202, body: answered?.body ?? null, operation: { state: 'SUCCEEDED' } } });
     expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
   });
 });

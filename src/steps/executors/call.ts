@@ -30,9 +30,10 @@ export interface CallArgs {
   clientRetries: boolean;
   /**
    * Resume: the write was accepted before (its Location is in the journal, or reconciliation
-   * found its operation on the platform). The attempt follows this Location instead of sending.
+   * found its operation on the platform). The attempt follows this Location instead of sending;
+   * `body` is the first answer's, when the journal kept it.
    */
-  attachTo?: string | undefined;
+  attachTo?: { location: string; body?: unknown } | undefined;
 }
 
 export interface CallOutputs {
@@ -46,6 +47,14 @@ export interface CallOutputs {
 const DEFAULT_POLL = { intervalMs: 5_000, timeoutMs: 300_000 } as const;
 /** Progress is journaled at these steps so a long wait leaves a few lines, not hundreds. */
 const PROGRESS_JOURNAL_STEP = 25;
+/** A write's answer body is journaled up to this size (characters of JSON): an accepted message or a created record. */
+const MAX_JOURNALED_BODY_CHARS = 8 * 1024;
+
+/** `body` when its JSON is small enough to journal with the answer. */
+function journalableBody(body: unknown): { body?: unknown } {
+  const text = body === undefined ? undefined : JSON.stringify(body);
+  return text !== undefined && text.length <= MAX_JOURNALED_BODY_CHARS ? { body } : {};
+}
 
 /**
  * What reconciliation needs to find a write's effect later: the path parameters and the
@@ -87,7 +96,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   }
 
   /** Journals the request, sends it with `send`, journals the answer or the failure. */
-  const journaled = async <T>(send: () => Promise<T>, answer: (value: T) => { httpStatus: number; location?: string }): Promise<T> => {
+  const journaled = async <T>(send: () => Promise<T>, answer: (value: T) => { httpStatus: number; location?: string; body?: unknown }): Promise<T> => {
     await runtime.journal({
       type: 'request.sending',
       path,
@@ -106,8 +115,8 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       }
       throw error;
     }
-    const { httpStatus, location } = answer(value);
-    await runtime.journal({ type: 'request.answered', path, attempt, httpStatus, ...(location ? { location } : {}) });
+    const { httpStatus, location, body } = answer(value);
+    await runtime.journal({ type: 'request.answered', path, attempt, httpStatus, ...(location ? { location } : {}), ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }) });
     log.info({ httpStatus, durationMs: Date.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
     return value;
   };
@@ -179,10 +188,10 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   };
 
   if (args.attachTo !== undefined) {
-    const location = args.attachTo;
+    const { location, body = null } = args.attachTo;
     log.info({ location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
-    const accepted: CallResult = { status: 202, headers: { location }, body: undefined, operation, ...(args.region === undefined ? {} : { region: args.region }) };
-    return { outputs: { status: 202, headers: { location }, body: null, operation: await follow(accepted) } satisfies CallOutputs };
+    const accepted: CallResult = { status: 202, headers: { location }, body, operation, ...(args.region === undefined ? {} : { region: args.region }) };
+    return { outputs: { status: 202, headers: { location }, body, operation: await follow(accepted) } satisfies CallOutputs };
   }
 
   const poll = args.poll ?? DEFAULT_POLL;
@@ -190,7 +199,11 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   for (;;) {
     const result = await journaled(
       () => client.invoke(operation.id, args.input, callOptions),
-      (answer) => ({ httpStatus: answer.status, ...(answer.headers.location ? { location: answer.headers.location } : {}) }),
+      (answer) => ({
+        httpStatus: answer.status,
+        ...(answer.headers.location ? { location: answer.headers.location } : {}),
+        ...(operation.isWrite ? journalableBody(answer.body) : {}),
+      }),
     );
     const followable = result.status === 202 && operation.async !== undefined;
     const outputs: CallOutputs = {
