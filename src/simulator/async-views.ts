@@ -1,21 +1,17 @@
 import { asyncStateOf } from './async-operations.js';
 import type { AsyncFlavour, AsyncOperationRecord, AsyncOperations, OperationHandler, SimClock } from './context.js';
-import { deprecationHeaders } from './deprecation.js';
 import { notFound } from './errors.js';
 
 /** The platform's suggested polling interval, in simulated seconds. */
 const SUGGESTED_POLLING_SECONDS = 30;
 
-/**
- * The async GET of each flavour, served by the core from the registry; a deprecated one
- * names the path prefix of its successor.
- */
-const ASYNC_GETS: Record<string, { flavour: AsyncFlavour; successorPrefix?: string }> = {
+/** The async GET of each flavour, served by the core from the registry. */
+const ASYNC_GETS: Record<string, { flavour: AsyncFlavour }> = {
   'dataServices.getAsyncOperation': { flavour: 'dataServices' },
   'devices.getAsyncOperation': { flavour: 'devices' },
   'subscriptions.getAsyncOperation': { flavour: 'subscriptions' },
   'reporting.getAsyncOperation': { flavour: 'reporting' },
-  'reportingV1alpha1.getAsyncOperation': { flavour: 'reporting', successorPrefix: '/reporting/v1/async-operations/' },
+  'reportingV1alpha1.getAsyncOperation': { flavour: 'reporting' },
 };
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -82,7 +78,7 @@ function view(record: AsyncOperationRecord, clock: SimClock): Record<string, unk
 /** Handlers of every async GET by operation id; an id of another flavour is a 404. */
 export function createAsyncViews(asyncOps: () => AsyncOperations, clock: SimClock): Record<string, OperationHandler> {
   return Object.fromEntries(
-    Object.entries(ASYNC_GETS).map(([operationId, { flavour, successorPrefix }]): [string, OperationHandler] => [
+    Object.entries(ASYNC_GETS).map(([operationId, { flavour }]): [string, OperationHandler] => [
       operationId,
       (req) => {
         const id = req.params.id ?? '';
@@ -91,7 +87,6 @@ export function createAsyncViews(asyncOps: () => AsyncOperations, clock: SimCloc
         return {
           status: 200,
           body: view(record, clock),
-          ...(successorPrefix === undefined ? {} : { headers: deprecationHeaders(successorPrefix + encodeURIComponent(id)) }),
         };
       },
     ]),

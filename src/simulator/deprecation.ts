@@ -7,6 +7,15 @@ const DEPRECATION = `@${Date.UTC(2025, 2, 12) / 1000}`;
 const SUNSET = 'Thu, 12 Mar 2026 00:00:00 GMT';
 
 /** `Deprecation`, `Sunset` and a `Link` to `successorPath` with `rel="successor-version"`. */
-export function deprecationHeaders(successorPath: string): Record<string, string> {
+function deprecationHeaders(successorPath: string): Record<string, string> {
   return { Deprecation: DEPRECATION, Sunset: SUNSET, Link: `<${successorPath}>; rel="successor-version"` };
+}
+
+/**
+ * The headers of every answer of a deprecated operation, errors included, for a request to
+ * `path`: the successor is the same path under the stable version (`/reporting/v1alpha1/statuses/7`
+ * → `/reporting/v1/statuses/7`), as the reference describes v1alpha1.
+ */
+export function deprecationHeadersFor(path: string): Record<string, string> {
+  return deprecationHeaders(path.replace(/\/v\d+(?:alpha|beta)\d+\//, '/v1/'));
 }

@@ -16,6 +16,7 @@ import { createRequestLog, type RequestLogEntry } from './request-log.js';
 import { createSchemaValidator, describeSchemaError, pointerOf } from './schema-validator.js';
 import { buildWorld, type World } from './world.js';
 import { loadWorldFile, type ApiClient } from './world-file.js';
+import { deprecationHeadersFor } from './deprecation.js';
 
 export interface SimulatorOptions {
   /** 0 picks a free port. @default 0 */
@@ -211,7 +212,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       durationMs: 0,
     };
     requestLog.add(entry);
-    const extraHeaders: Record<string, string> = {};
+    // A deprecated operation says so on every answer, a refusal included.
+    const extraHeaders: Record<string, string> = op.deprecated ? deprecationHeadersFor(path) : {};
     try {
       const fault = faults.decide(op.id);
       if (fault.latencyMs > 0) await sleep(fault.latencyMs);

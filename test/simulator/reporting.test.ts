@@ -57,6 +57,21 @@ describe('reporting through HTTP', () => {
     });
   }
 
+  it('v1alpha1 says it is deprecated on every answer, a refusal included; v1 never does', async () => {
+    const t = await startTestSimulator();
+    close = () => t.sim.close();
+    const refused = await t.call('GET', '/reporting/v1alpha1/statuses/no-such-status');
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('deprecation')).toBe('@1741737600');
+    expect(refused.headers.get('link')).toBe('</reporting/v1/statuses/no-such-status>; rel="successor-version"');
+    const invalid = await t.call('POST', '/reporting/v1alpha1/report-exports', { body: { name: 'no kind' } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get('link')).toBe('</reporting/v1/report-exports>; rel="successor-version"');
+    const stable = await t.call('GET', '/reporting/v1/statuses/no-such-status');
+    expect(stable.status).toBe(404);
+    expect(stable.headers.get('deprecation')).toBeNull();
+  });
+
   it('serves the report at the signed download URL', async () => {
     const t = await startTestSimulator({ timeScale: 1e-6 });
     close = () => t.sim.close();

@@ -131,17 +131,14 @@ describe('reporting area', () => {
     expect((await rejection('reporting.listReportStatuses', { query: { filter: 'startTime le 2030-01-01T00:00:00Z' } })).message).toContain("operator 'le' is not supported");
   });
 
-  it('answers v1alpha1 the same, with Deprecation, Sunset and Link headers', async () => {
+  it('answers v1alpha1 as v1 (the server adds its deprecation headers: test/simulator/reporting.test.ts)', async () => {
     const { call } = setup();
     const accepted = await call('reportingV1alpha1.createReportExport', { body: exportBody() });
     const { id } = accepted.body as { id: string };
-    expect(accepted.headers).toMatchObject({ Location: `/reporting/v1alpha1/async-operations/${id}`, Deprecation: '@1741737600', Link: '</reporting/v1/report-exports>; rel="successor-version"' });
-    expect(accepted.headers?.Sunset).toMatch(/GMT$/);
+    expect(accepted.headers).toMatchObject({ Location: `/reporting/v1alpha1/async-operations/${id}` });
     const status = await call('reportingV1alpha1.getReportStatus', { params: { id } });
     expect(status.body).toMatchObject({ id, resourceUri: `/reporting/v1alpha1/statuses/${id}` });
-    expect(status.headers?.Link).toBe(`</reporting/v1/statuses/${id}>; rel="successor-version"`);
     const v1 = await call('reporting.listReportExportsMetadata');
-    expect(v1.headers?.Deprecation).toBeUndefined();
     expect((await call('reportingV1alpha1.listReportExportsMetadata')).body).toEqual(v1.body);
   });
 });

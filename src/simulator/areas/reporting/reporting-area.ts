@@ -11,7 +11,6 @@
  */
 import { Readable } from 'node:stream';
 import type { AreaModule, AsyncOutcome, ExtraRoute, SimContext, SimRequest, SimResponse } from '../../context.js';
-import { deprecationHeaders } from '../../deprecation.js';
 import { badRequest, notFound, SimHttpError } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { listPage } from '../../paging.js';
@@ -263,19 +262,11 @@ function handlers(state: ReportingState, ctx: SimContext) {
     getReportStatus: (req) => ({ status: 200, body: statusOf(find(req.params.id ?? ''), base(req)) }),
   };
 
-  const deprecated = (name: string, handler: (req: SimRequest) => SimResponse) => (req: SimRequest): SimResponse => {
-    const response = handler(req);
-    const successor = `/reporting/v1/${name === 'getReportStatus' ? `statuses/${req.params.id ?? ''}` : name === 'listReportStatuses' ? 'statuses' : name === 'createReportExport' ? 'report-exports' : 'report-exports-metadata'}`;
-    return {
-      ...response,
-      headers: { ...response.headers, ...deprecationHeaders(successor) },
-    };
-  };
-
+  // The server adds the deprecation headers to every answer of a v1alpha1 operation.
   return Object.fromEntries(
     Object.entries(v1).flatMap(([name, handler]) => [
       [`reporting.${name}`, handler],
-      [`reportingV1alpha1.${name}`, deprecated(name, handler)],
+      [`reportingV1alpha1.${name}`, handler],
     ]),
   );
 }
