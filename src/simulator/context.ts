@@ -184,6 +184,6 @@ export interface AreaModule<State = unknown> {
    * handler checks its own signature); `req.operationId` is the route's `name`.
    */
   extraRoutes?(state: State, ctx: SimContext): ExtraRoute[];
-  /** Counts for `/_sim/world`. */
-  summary(state: State): Record<string, number>;
+  /** Counts, and the ids a client cannot discover through the API (the workspace id), for `/_sim/world`. */
+  summary(state: State): Record<string, number | string>;
 }

@@ -27,7 +27,7 @@ export interface SimulatorControl {
   clock: SimClock;
   /** Rebuilds the world from the seed; the clock, tokens, faults and request log stay. */
   reset(): void;
-  world(): { seed: number; timeScale: number; areas: Record<string, Record<string, number>> };
+  world(): { seed: number; timeScale: number; areas: Record<string, Record<string, number | string>> };
   violations(): readonly ResponseViolation[];
   revokeTokens(): void;
 }

@@ -8,8 +8,8 @@ export interface World {
   handlers: ReadonlyMap<string, OperationHandler>;
   /** Routes outside the description (e.g. report downloads), by name. */
   extraRoutes: ReadonlyMap<string, ExtraRoute>;
-  /** Counts of every area, for `/_sim/world`. */
-  summary(): Record<string, Record<string, number>>;
+  /** Counts of every area (and the ids a client needs, such as the workspace id), for `/_sim/world`. */
+  summary(): Record<string, Record<string, number | string>>;
 }
 
 export interface BuildWorldOptions {

@@ -189,5 +189,5 @@ export const workspacesArea: AreaModule<WorkspacesState> = {
   configSchema,
   createState,
   handlers,
-  summary: (state) => ({ workspaces: 1, tenants: state.tenants.length }),
+  summary: (state) => ({ workspaceId: state.workspace.id, workspaces: 1, tenants: state.tenants.length }),
 };
