@@ -1,5 +1,11 @@
-// Run by `npm run build` after tsc: writes into dist/ what the compiled package reads at run
-// time instead of computing it at every start (see src/openapi/platform-document.ts).
+// Run by `npm run build` after tsc: writes into dist/ what the compiled package would otherwise
+// compute at every start, the platform description's document as JSON and the playbook
+// schema's validator as standalone code (see src/openapi/platform-document.ts and
+// src/playbook/precompiled-validator.ts). Each is keyed by a digest of its source, so a
+// file that no longer matches is never used.
 import { writePlatformDocumentJson } from '../dist/openapi/platform-document.js';
+import { defaultPlaybookSchema } from '../dist/playbook/load-playbook.js';
+import { writePrecompiledValidator } from '../dist/playbook/precompiled-validator.js';
 
 writePlatformDocumentJson();
+writePrecompiledValidator(defaultPlaybookSchema());

@@ -60,6 +60,11 @@ function schemaFor(registry: StepRegistry, description: PlatformDescription): Js
   return schema;
 }
 
+/** The schema of the built-in step kinds and the package's description: the one the build precompiles (precompiled-validator.ts). */
+export function defaultPlaybookSchema(): JsonSchema {
+  return schemaFor(defaultRegistry(), loadPlatformDescription());
+}
+
 /** A bare name (no slash, no `.yaml`) is a bundled playbook; anything else a path from `fromDir`. */
 export function resolvePlaybookRef(ref: string, fromDir: string): string {
   if (!ref.includes('/') && !ref.includes('\\') && !/\.ya?ml$/.test(ref)) return resolve(BUNDLED_DIR, `${ref}.yaml`);
