@@ -69,3 +69,8 @@ export function notFound(kind: string, id: string): SimHttpError {
 export function conflict(errorCode: string, message: string): SimHttpError {
   return new SimHttpError(409, errorCode, message);
 }
+
+/** 451: the platform may not do this for legal reasons (an address's country, an e-mail's domain). */
+export function unavailableForLegalReasons(message: string): SimHttpError {
+  return new SimHttpError(451, 'UNAVAILABLE_FOR_LEGAL_REASONS', message);
+}

@@ -62,4 +62,9 @@ describe('users area', () => {
     expect((await rejection('users.getUser', { params: { id: user.id } })).status).toBe(404);
     expect(state.users).toHaveLength(24);
   });
+  it('answers 451 to an invitation of a restricted e-mail domain (world file)', async () => {
+    const { call, rejection } = createAreaHarness(usersArea, { config: { restrictedEmailDomains: ['Restricted.example'] } });
+    expect(await rejection('users.inviteUser', { method: 'POST', body: { email: 'someone@restricted.example' } })).toMatchObject({ status: 451, errorCode: 'UNAVAILABLE_FOR_LEGAL_REASONS' });
+    expect((await call('users.inviteUser', { method: 'POST', body: { email: 'someone@allowed.example' } })).status).toBe(201);
+  });
 });

@@ -4,7 +4,7 @@
  * functions and the substring form of `in`, as the reference shows for this area.
  */
 import type { AreaModule, SimContext, SimRequest, SimResponse } from '../../context.js';
-import { conflict, notFound } from '../../errors.js';
+import { conflict, notFound, unavailableForLegalReasons } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { generatedRecord, pastTimestamp, touch, WORLD_EPOCH_MS, type RecordFields } from '../workspaces/world-time.js';
 
@@ -26,6 +26,8 @@ export interface UsersConfig {
   users?: number;
   /** Domain of generated user names. @default 'example.com' */
   emailDomain?: string;
+  /** E-mail domains that may not be invited: an invitation answers 451. @default [] */
+  restrictedEmailDomains?: string[];
 }
 
 /** JSON Schema of the world-file section `users`. */
@@ -35,6 +37,7 @@ const configSchema = {
   properties: {
     users: { type: 'integer', minimum: 0, maximum: 100_000 },
     emailDomain: { type: 'string', pattern: '^[a-z0-9-]+(\\.[a-z0-9-]+)+$' },
+    restrictedEmailDomains: { type: 'array', items: { type: 'string', minLength: 1 } },
   },
 } as const;
 
@@ -83,6 +86,7 @@ function createState(ctx: SimContext): UsersState {
 }
 
 function handlers(state: UsersState, ctx: SimContext) {
+  const restrictedDomains = new Set(((ctx.config as UsersConfig).restrictedEmailDomains ?? []).map((domain) => domain.toLowerCase()));
   const find = (id: string): User => {
     const user = state.users.find((u) => u.id === id);
     if (!user) throw notFound('User', id);
@@ -99,6 +103,8 @@ function handlers(state: UsersState, ctx: SimContext) {
 
     'users.inviteUser': (req: SimRequest): SimResponse => {
       const { email, sendWelcomeEmail } = req.body as { email: string; sendWelcomeEmail?: boolean };
+      const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+      if (restrictedDomains.has(domain)) throw unavailableForLegalReasons(`Users of ${domain} cannot be invited for legal reasons`);
       const existing = state.users.find((u) => u.username.toLowerCase() === email.toLowerCase());
       if (existing) {
         throw conflict('USER_ALREADY_INVITED', `'${email}' is already ${existing.userStatus === 'VERIFIED' ? 'a user' : 'invited'} in this workspace`);

@@ -51,4 +51,12 @@ describe('workspaces area', () => {
     expect((await rejection('workspaces.deleteTenant', { params: { tenantId } })).status).toBe(404);
     expect(((await call('workspaces.listTenants')).body as List).total).toBe(2);
   });
+  it('answers 451 to a tenant created or updated with an address in a restricted country (world file)', async () => {
+    const { call, rejection } = createAreaHarness(workspacesArea, { config: { restrictedCountries: ['ZZ'] } });
+    const restricted = { ...tenantBody, address: { ...tenantBody.address, countryCode: 'ZZ' } };
+    expect(await rejection('workspaces.createTenant', { method: 'POST', body: restricted })).toMatchObject({ status: 451, errorCode: 'UNAVAILABLE_FOR_LEGAL_REASONS' });
+    const created = await call('workspaces.createTenant', { method: 'POST', body: tenantBody });
+    const tenantId = created.headers!.Location!.split('/').pop()!;
+    expect((await rejection('workspaces.updateTenant', { method: 'PUT', params: { tenantId }, body: restricted })).status).toBe(451);
+  });
 });

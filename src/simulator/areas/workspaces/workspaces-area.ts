@@ -3,7 +3,7 @@
  * contact details, and its MSP tenants (workspace records of type MSP_TENANT).
  */
 import type { AreaModule, Rng, SimContext, SimRequest, SimResponse } from '../../context.js';
-import { conflict, notFound } from '../../errors.js';
+import { conflict, notFound, unavailableForLegalReasons } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { generatedRecord, touch, type RecordFields } from './world-time.js';
 
@@ -42,6 +42,8 @@ export interface WorkspacesConfig {
   tenants?: number;
   /** @default 'Fleetbook Sandbox' */
   workspaceName?: string;
+  /** Country codes a tenant's address may not have: creating or updating one answers 451. @default [] */
+  restrictedCountries?: string[];
 }
 
 /** JSON Schema of the world-file section `workspaces`. */
@@ -51,6 +53,7 @@ const configSchema = {
   properties: {
     tenants: { type: 'integer', minimum: 0, maximum: 10_000 },
     workspaceName: { type: 'string', minLength: 1 },
+    restrictedCountries: { type: 'array', items: { type: 'string', pattern: '^[A-Z]{2}$' } },
   },
 } as const;
 
@@ -128,6 +131,12 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
     const taken = state.tenants.find((t) => t.id !== exceptId && t.workspaceName.toLowerCase() === name.toLowerCase());
     if (taken) throw conflict('TENANT_NAME_CONFLICT', `A tenant named '${name}' already exists (${taken.id})`);
   };
+  const restricted = new Set((ctx.config as WorkspacesConfig).restrictedCountries ?? []);
+  const checkCountryAllowed = (body: TenantRequest): void => {
+    if (restricted.has(body.address.countryCode)) {
+      throw unavailableForLegalReasons(`Tenants with an address in ${body.address.countryCode} cannot be served for legal reasons`);
+    }
+  };
   const contactOf = (body: TenantRequest): Contact => ({
     address: { ...body.address },
     email: body.email,
@@ -146,6 +155,7 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
 
     'workspaces.createTenant': (req: SimRequest): SimResponse => {
       const body = req.body as TenantRequest;
+      checkCountryAllowed(body);
       checkNameFree(body.workspaceName);
       const nowIso = ctx.clock.nowIso();
       const tenant: Workspace = {
@@ -166,6 +176,7 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
     'workspaces.updateTenant': (req: SimRequest): SimResponse => {
       const tenant = findTenant(req.params.tenantId ?? '');
       const body = req.body as TenantRequest;
+      checkCountryAllowed(body);
       checkNameFree(body.workspaceName, tenant.id);
       tenant.workspaceName = body.workspaceName;
       if (body.description === undefined) delete tenant.description;
