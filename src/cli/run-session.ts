@@ -8,11 +8,10 @@ import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import type { RunResult } from '../engine/index.js';
 import { ExitCode, UsageError } from '../errors/index.js';
 import { createLogger, type Logger, type SecretRegistry } from '../logging/index.js';
-import { RunStatus } from '../store/index.js';
+import { RunStatus } from '../store/types.js';
 import type { CliIo } from './io.js';
+import { LOG_LEVELS } from './log-levels.js';
 import { createReadableLogStream, formatSummary } from './commands/run-view.js';
-
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 export interface LoggingOptions {
   json?: boolean;

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
-import { LOG_LEVELS } from '../run-session.js';
+import { LOG_LEVELS } from '../log-levels.js';
 import type { ResumeCommandOptions } from './resume-action.js';
 
 export function registerResumeCommand(program: Command, io: CliIo): void {

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
-import { LOG_LEVELS } from '../run-session.js';
+import { LOG_LEVELS } from '../log-levels.js';
 import type { RunCommandOptions } from './run-action.js';
 
 export function registerRunCommand(program: Command, io: CliIo): void {
