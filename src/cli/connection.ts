@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { createPlatformClient, type PlatformClient } from '../api/index.js';
 import { UsageError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import { startSimulator } from '../simulator/index.js';
+import { startSimulator, type Simulator } from '../simulator/index.js';
 
 export interface ConnectionOptions {
   /** `simulator`, or absent for a real platform. */
@@ -71,6 +71,24 @@ function readProfile(name: string, cwd: string): Partial<Record<Setting, string>
   return values;
 }
 
+/**
+ * A client of `simulator` as its Administrator API client (`sim-admin`, else the first), whose
+ * secret is registered in `secrets` so no log line shows it.
+ */
+export function simulatorClient(simulator: Simulator, options: { logger: Logger; secrets: SecretRegistry; region?: string }): PlatformClient {
+  const admin = simulator.clients.find((client) => client.clientId === 'sim-admin') ?? simulator.clients[0];
+  if (!admin) throw new Error('the embedded simulator has no API client');
+  options.secrets.add(admin.clientSecret);
+  return createPlatformClient({
+    credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
+    authUrl: simulator.authUrl,
+    baseUrl: simulator.baseUrl,
+    regionalUrl: simulator.regionalUrl,
+    region: options.region ?? SIMULATOR_REGION,
+    logger: options.logger,
+  });
+}
+
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
   const { env, logger, secrets } = options;
   if (options.target !== undefined && options.target !== 'simulator') {
@@ -78,17 +96,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   }
   if (options.target === 'simulator') {
     const simulator = await startSimulator({ port: 0, timeScale: options.timeScale ?? 60 });
-    const admin = simulator.clients.find((client) => client.clientId === 'sim-admin') ?? simulator.clients[0];
-    if (!admin) throw new Error('the embedded simulator has no API client');
-    secrets.add(admin.clientSecret);
-    const client = createPlatformClient({
-      credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
-      authUrl: simulator.authUrl,
-      baseUrl: simulator.baseUrl,
-      regionalUrl: simulator.regionalUrl,
-      region: env.FLEETBOOK_REGION || SIMULATOR_REGION,
-      logger,
-    });
+    const client = simulatorClient(simulator, { logger, secrets, region: env.FLEETBOOK_REGION || SIMULATOR_REGION });
     return { client, description: `the embedded simulator at ${simulator.url} (time scale ${options.timeScale ?? 60})`, close: () => simulator.close() };
   }
 

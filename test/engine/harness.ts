@@ -4,6 +4,7 @@
  * builders of normalised playbooks (what the loader produces) for hand-made cases.
  */
 import { Writable } from 'node:stream';
+import type { LevelWithSilent } from 'pino';
 import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
 import { runPlaybook, type RunOptions, type RunResult } from '../../src/engine/index.js';
 import { compileTemplate } from '../../src/expressions/index.js';
@@ -54,7 +55,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: SimulatorOptions = {}): Promise<Harness> {
+/** `logLevel`: the captured logger's level. @default 'trace' */
+export async function startHarness(options: SimulatorOptions = {}, { logLevel = 'trace' }: { logLevel?: LevelWithSilent } = {}): Promise<Harness> {
   const sim = await startSimulator({ port: 0, timeScale: 6000, ...options });
   const chunks: string[] = [];
   const destination = new Writable({
@@ -67,7 +69,7 @@ export async function startHarness(options: SimulatorOptions = {}): Promise<Harn
   const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
   if (!admin) throw new Error('the simulator has no sim-admin client');
   secrets.add(admin.clientSecret);
-  const logger = createLogger({ destination, level: 'trace', secrets });
+  const logger = createLogger({ destination, level: logLevel, secrets });
   const client = createPlatformClient({
     credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
     authUrl: sim.authUrl,

@@ -1,17 +1,15 @@
 /**
- * Harness of the bundled-playbook tests: a simulator on port 0 with a large time scale, a
- * client as the sim-admin API client, a memory run store, captured JSON log lines, and
+ * Harness of the bundled-playbook tests: the engine tests' harness (a simulator on port 0 with
+ * a large time scale, a client as sim-admin, a memory run store, captured JSON log lines) and
  * `run(name)` loading `playbooks/<name>.yaml` through the loader, exactly as `fleetbook run
  * <name>` does, then running it with the engine.
  */
-import { Writable } from 'node:stream';
 import { expect } from 'vitest';
-import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
-import { runPlaybook, type RunResult } from '../../src/engine/index.js';
-import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
+import type { PlatformClient } from '../../src/api/index.js';
+import type { RunResult } from '../../src/engine/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
-import { createMemoryRunStore } from '../../src/store/index.js';
+import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
+import { startHarness } from '../engine/harness.js';
 
 export interface BundledHarness {
   sim: Simulator;
@@ -22,50 +20,20 @@ export interface BundledHarness {
   close(): Promise<void>;
 }
 
-/** Simulated ms per real ms: a 45-minute update takes under half a second. */
-const TIME_SCALE = 6000;
-
+/** The engine tests' harness, with the simulator checking its own answers and lines at debug. */
 export async function startBundledHarness(options: SimulatorOptions = {}): Promise<BundledHarness> {
-  const sim = await startSimulator({ port: 0, timeScale: TIME_SCALE, validateResponses: true, ...options });
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  });
-  const secrets = createSecretRegistry();
-  const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
-  if (!admin) throw new Error('the simulator has no sim-admin client');
-  secrets.add(admin.clientSecret);
-  const logger = createLogger({ destination, level: 'debug', secrets });
-  const client = createPlatformClient({
-    credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
-    authUrl: sim.authUrl,
-    baseUrl: sim.baseUrl,
-    regionalUrl: sim.regionalUrl,
-    region: 'us-west',
-    retry: { initialDelayMs: 1, maxDelayMs: 5 },
-    rateLimits: { defaultPerMinute: 600_000 },
-    logger,
-  });
-  const store = createMemoryRunStore();
+  const harness = await startHarness({ validateResponses: true, ...options }, { logLevel: 'debug' });
   return {
-    sim,
-    client,
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    sim: harness.sim,
+    client: harness.client,
+    lines: harness.lines,
     async run(name, inputs = {}, runOptions = {}) {
       const loaded = loadPlaybook(resolvePlaybookRef(name, process.cwd()));
       expect(loaded.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
       if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${name} does not load`);
-      return runPlaybook(loaded.playbook, { inputs, client, store, logger, secrets, dryRun: runOptions.dryRun ?? false, env: runOptions.env ?? {} });
+      return harness.run(loaded.playbook, { inputs, dryRun: runOptions.dryRun ?? false, env: runOptions.env ?? {} });
     },
-    close: () => sim.close(),
+    close: harness.close,
   };
 }
 

@@ -1,13 +1,14 @@
 /** What `fleetbook demo` does (see demo.ts), imported when the command runs. */
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createPlatformClient, type PlatformClient } from '../../api/index.js';
+import type { PlatformClient } from '../../api/index.js';
 import { runPlaybook, type RunResult } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
 import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { createMemoryRunStore, RunStatus, type RunStore } from '../../store/index.js';
+import { simulatorClient } from '../connection.js';
 import type { CliIo } from '../io.js';
 
 export interface DemoOptions {
@@ -176,19 +177,9 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
   const sim = await startSimulator({ port: 0, timeScale });
   const logStream = createWriteStream(logFile, { flags: 'w' });
   try {
-    const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
-    if (!admin) throw new Error('the embedded simulator has no sim-admin client');
     const secrets = createSecretRegistry();
-    secrets.add(admin.clientSecret);
     const logger = createLogger({ level: 'info', secrets, destination: logStream });
-    const client = createPlatformClient({
-      credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
-      authUrl: sim.authUrl,
-      baseUrl: sim.baseUrl,
-      regionalUrl: sim.regionalUrl,
-      region: 'us-west',
-      logger,
-    });
+    const client = simulatorClient(sim, { logger, secrets, region: 'us-west' });
     const context: DemoContext = { client, store: createMemoryRunStore(), logger, secrets };
     emit({ event: 'started', simulator: sim.url, timeScale, outputDir });
     const events: DemoEvent[] = [];
