@@ -5,5 +5,5 @@ export { foldJournal, itemKind } from './fold-journal.js';
 export { StoreError, StoreErrorCode, isStoreError } from './store-error.js';
 export { defaultMaxPayloadBytes } from './payload.js';
 export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store.js';
-export { openRunStore, outputsDirOf, resolveFleetbookHome, defaultFleetbookHome, runStoreFileName, type OpenRunStoreOptions } from './open-run-store.js';
+export { openRunStore, withRunStore, outputsDirOf, resolveFleetbookHome, defaultFleetbookHome, runStoreFileName, type OpenRunStoreOptions } from './open-run-store.js';
 export { buildStepTree, type StepNode } from './step-tree.js';

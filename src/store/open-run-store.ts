@@ -42,3 +42,13 @@ export async function openRunStore(options: OpenRunStoreOptions = {}): Promise<R
   const { home: _home, env: _env, ...storeOptions } = options;
   return createSqliteRunStore({ ...storeOptions, file: join(home, runStoreFileName) });
 }
+
+/** Opens the run store of a Fleetbook home, runs `use` with it, and closes it whatever happens. */
+export async function withRunStore<T>(options: OpenRunStoreOptions, use: (store: RunStore) => Promise<T>): Promise<T> {
+  const store = await openRunStore(options);
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,20 +1,8 @@
 import { spawn } from 'node:child_process';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
+import { runCli, type CliOutcome } from '../support/cli.js';
 
-async function actions(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (chunk: Buffer) => (stdout += String(chunk)));
-  err.on('data', (chunk: Buffer) => (stderr += String(chunk)));
-  const io: CliIo = { stdout: out, stderr: err, env: {}, version: '0.0.0-test' };
-  const code = await main(['actions', ...args], io);
-  return { code, stdout, stderr };
-}
+const actions = (...args: string[]): Promise<CliOutcome> => runCli(['actions', ...args]);
 
 describe('fleetbook actions', () => {
   it('lists the step kinds and every operation by area', async () => {

@@ -1,11 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { openRunStore } from '../../src/store/index.js';
+import { jsonLines, runCli } from '../support/cli.js';
 
 let dir: string;
 beforeEach(() => {
@@ -13,29 +11,9 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function capture(): Writable & { text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  }) as Writable & { text: () => string };
-  stream.text = () => chunks.join('');
-  return stream;
-}
-
 async function run(args: string[], env: NodeJS.ProcessEnv = {}, tty = false) {
-  const stdout = capture();
-  if (tty) Object.assign(stdout, { isTTY: true });
-  const stderr = capture();
-  const io: CliIo = { stdout, stderr, env: { FLEETBOOK_HOME: join(dir, 'home'), ...env }, version: '0.0.0-test' };
-  const code = await main(['run', ...args], io);
-  const lines = (tty ? '' : stdout.text())
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { code, lines, stdout: stdout.text(), stderr: stderr.text() };
+  const outcome = await runCli(['run', ...args], { env: { FLEETBOOK_HOME: join(dir, 'home'), ...env }, tty });
+  return { ...outcome, lines: tty ? [] : jsonLines(outcome.stdout) };
 }
 
 function playbookFile(name: string, text: string): string {

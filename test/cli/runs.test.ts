@@ -1,29 +1,14 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { openRunStore } from '../../src/store/open-run-store.js';
 import type { JournalEvent, NewRun, RunStore } from '../../src/store/types.js';
+import { runCli, type CliOutcome } from '../support/cli.js';
 
 let home: string;
 
-function capture(): { io: CliIo; stdout: () => string; stderr: () => string } {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: '', err: '' };
-  out.on('data', (chunk: Buffer) => (chunks.out += chunk.toString()));
-  err.on('data', (chunk: Buffer) => (chunks.err += chunk.toString()));
-  return { io: { stdout: out, stderr: err, env: { FLEETBOOK_HOME: home }, version: '0.0.0-test' }, stdout: () => chunks.out, stderr: () => chunks.err };
-}
-
-async function fleetbook(...argv: string[]) {
-  const { io, stdout, stderr } = capture();
-  const code = await main(argv, io);
-  return { code, stdout: stdout(), stderr: stderr() };
-}
+const fleetbook = (...argv: string[]): Promise<CliOutcome> => runCli(argv, { env: { FLEETBOOK_HOME: home } });
 
 const iso = (daysAgo: number, plusMs = 0) => new Date(Date.now() - daysAgo * 86_400_000 + plusMs).toISOString();
 
@@ -194,10 +179,9 @@ describe('fleetbook runs prune', () => {
   });
 
   it('takes the retention from FLEETBOOK_RETENTION, and asks for one when there is none', async () => {
-    const { io, stdout } = capture();
-    io.env.FLEETBOOK_RETENTION = '2d';
-    expect(await main(['runs', 'prune', '--json'], io)).toBe(0);
-    expect(JSON.parse(stdout())).toMatchObject({ pruned: 2 });
+    const pruned = await runCli(['runs', 'prune', '--json'], { env: { FLEETBOOK_HOME: home, FLEETBOOK_RETENTION: '2d' } });
+    expect(pruned.code).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ pruned: 2 });
     const missing = await fleetbook('runs', 'prune');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--older-than 30d');

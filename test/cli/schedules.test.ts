@@ -1,12 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { readScheduleState, writeScheduleState } from '../../src/scheduler/index.js';
 import { openRunStore } from '../../src/store/index.js';
+import { runCli, type CliOutcome } from '../support/cli.js';
 
 let dir: string;
 beforeEach(() => {
@@ -17,13 +15,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const nightly = join(import.meta.dirname, '..', 'scheduler', 'fixtures', 'nightly', 'nightly-subscription-report.yaml');
 const env = () => ({ FLEETBOOK_HOME: join(dir, 'home') });
 
-async function cli(args: string[]) {
-  const chunks = { out: [] as string[], err: [] as string[] };
-  const sink = (into: string[]) => new Writable({ write: (chunk, _encoding, done) => (into.push(String(chunk)), done()) });
-  const io: CliIo = { stdout: sink(chunks.out), stderr: sink(chunks.err), env: env(), version: '0.0.0-test' };
-  const code = await main(args, io);
-  return { code, stdout: chunks.out.join(''), stderr: chunks.err.join('') };
-}
+const cli = (args: string[]): Promise<CliOutcome> => runCli(args, { env: env() });
 
 async function seed(key: string, state: Record<string, unknown>): Promise<void> {
   const store = await openRunStore({ env: env() });

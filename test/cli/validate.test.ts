@@ -1,22 +1,10 @@
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/io.js';
+import { runCli, type CliOutcome } from '../support/cli.js';
 
 const fixture = (path: string): string => fileURLToPath(new URL(`../playbooks/${path}`, import.meta.url));
 
-async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk.toString()));
-  const io: CliIo = { stdout, stderr, env: {}, version: '0.0.0' };
-  const code = await main(['validate', ...args], io);
-  return { code, stdout: out.join(''), stderr: err.join('') };
-}
+const run = (args: string[]): Promise<CliOutcome> => runCli(['validate', ...args]);
 
 describe('fleetbook validate', () => {
   it('exits 0 for a valid playbook', async () => {

@@ -7,14 +7,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { isExpressionError, tryCompileTemplate, type ExpressionContext } from '../../src/expressions/index.js';
 import { loadPlaybook, type Problem } from '../../src/playbook/index.js';
+import { runCli, type CliOutcome } from '../support/cli.js';
 import { FIXTURES } from './harness.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'fleetbook-bad-input-'));
@@ -31,17 +29,7 @@ function writePlaybook(text: string): string {
   return file;
 }
 
-async function validate(...files: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: string[] = [];
-  const err: string[] = [];
-  stdout.on('data', (chunk: Buffer) => out.push(chunk.toString()));
-  stderr.on('data', (chunk: Buffer) => err.push(chunk.toString()));
-  const io: CliIo = { stdout, stderr, env: {}, version: '0.0.0-test' };
-  const code = await main(['validate', ...files], io);
-  return { code, stdout: out.join(''), stderr: err.join('') };
-}
+const validate = (...files: string[]): Promise<CliOutcome> => runCli(['validate', ...files]);
 
 /** Every problem names the file and a position from 1:1. */
 function expectLocated(problems: readonly Problem[], file: string): void {

@@ -10,14 +10,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runStoreFileName } from '../../src/store/index.js';
 import { FIXTURES, leaksIn, TOKEN_PATTERN } from './harness.js';
+import { runCli, type CliOutcome } from '../support/cli.js';
 
 const TOKEN = 'tok-Reliab1lity-5ecret-4417';
 const HOOK_TOKEN = 'hook-Reliab1lity-5ecret-9083';
@@ -53,21 +51,7 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-function capture(): Writable & { text(): string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  }) as Writable & { text(): string };
-  stream.text = () => chunks.join('');
-  return stream;
-}
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = capture();
-  const stderr = capture();
+async function cli(args: string[]): Promise<CliOutcome> {
   const env = {
     FLEETBOOK_HOME: join(directory, 'home'),
     FLEETBOOK_CLIENT_ID: 'sim-operator',
@@ -77,9 +61,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
     FLEETBOOK_REGIONAL_URL: sim.regionalUrl,
     FLEETBOOK_REGION: 'us-west',
   };
-  const io: CliIo = { stdout, stderr, env, version: '0.0.0-test' };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
+  return runCli(args, { env });
 }
 
 /** Every row of the store, as stored. */

@@ -2,25 +2,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import type { CliIo } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { openRunStore, type JournalEntry } from '../../src/store/index.js';
+import { jsonLines, runCli } from '../support/cli.js';
 
 export const fixture = (name: string): string => join(import.meta.dirname, 'fixtures', name);
-
-function capture(): Writable & { text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  }) as Writable & { text: () => string };
-  stream.text = () => chunks.join('');
-  return stream;
-}
 
 export interface CliResult {
   code: number;
@@ -59,17 +45,10 @@ export async function createBench(options: SimulatorOptions = {}): Promise<Bench
     sim,
     env,
     async cli(args, extra = {}) {
-      const stdout = capture();
-      const stderr = capture();
-      const io: CliIo = { stdout, stderr, env: { ...env, ...extra }, version: '0.0.0-test' };
-      const code = await main([...args, '--json'], io);
-      const lines = stdout
-        .text()
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const { code, stdout, stderr } = await runCli([...args, '--json'], { env: { ...env, ...extra } });
+      const lines = jsonLines(stdout);
       const last = lines.at(-1)?.result as CliResult['result'];
-      return { code, lines, stderr: stderr.text(), ...(last ? { result: last } : {}) };
+      return { code, lines, stderr, ...(last ? { result: last } : {}) };
     },
     async journal(runId) {
       const store = await openRunStore({ home });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { UsageError } from '../../errors/index.js';
 import { didYouMean } from '../../errors/did-you-mean.js';
 import { parseDuration } from '../../expressions/index.js';
-import { RunStatus, buildStepTree, openRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import { RunStatus, buildStepTree, withRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 
 /** Deletes the output folders of runs the store no longer has (pruned, or never recorded). */
@@ -70,15 +70,6 @@ function parseLimit(text: string): number {
   return limit;
 }
 
-/** Opens the store of `FLEETBOOK_HOME`, runs `use`, and closes it whatever happens. */
-async function withStore<T>(io: CliIo, use: (store: RunStore) => Promise<T>): Promise<T> {
-  const store = await openRunStore({ env: io.env });
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-}
 
 function printRunList(io: CliIo, runs: RunRecord[]): void {
   if (runs.length === 0) {
@@ -158,7 +149,7 @@ export async function listRunsAction(io: CliIo, options: { playbook?: string; st
     ...(options.since === undefined ? {} : { since: parseInstant('since', options.since, new Date()) }),
   };
   const status = parseStatus(options.status);
-  const found = await withStore(io, (store) => store.listRuns(status === undefined ? filter : { ...filter, status }));
+  const found = await withRunStore({ env: io.env }, (store) => store.listRuns(status === undefined ? filter : { ...filter, status }));
   if (options.json) {
     for (const run of found) io.stdout.write(`${JSON.stringify({ ...run, durationMs: runDurationMs(run) })}\n`);
     return;
@@ -168,7 +159,7 @@ export async function listRunsAction(io: CliIo, options: { playbook?: string; st
 
 /** One run with its step tree. */
 export async function showRunAction(io: CliIo, runId: string, options: { json?: boolean }): Promise<void> {
-  const { run, tree } = await withStore(io, async (store) => {
+  const { run, tree } = await withRunStore({ env: io.env }, async (store) => {
     const found = await store.getRun(runId);
     if (!found) {
       const recent = await store.listRuns({ limit: suggestionPoolSize });
@@ -193,7 +184,7 @@ export async function pruneRunsAction(io: CliIo, options: { olderThan?: string; 
     throw new UsageError('say how old a run must be to go: --older-than 30d (or set FLEETBOOK_RETENTION)', 'MISSING_OPTION');
   }
   const before = parseInstant('older-than', age, new Date());
-  const pruned = await withStore(io, async (store) => {
+  const pruned = await withRunStore({ env: io.env }, async (store) => {
     const count = await store.prune(before);
     await removeOrphanOutputs(outputsDirOf(resolveFleetbookHome({ env: io.env })), store);
     return count;

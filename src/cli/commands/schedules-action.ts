@@ -3,7 +3,7 @@ import { didYouMean } from '../../errors/did-you-mean.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
 import { createFireTimes, loadPlaybookFolder, offsetAt, readScheduleState, SchedulerError, wallTimeAt, writeScheduleState, type ScheduleState } from '../../scheduler/index.js';
-import { openRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
+import { withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { formatProblems, shownPath } from '../problems.js';
 
@@ -92,14 +92,6 @@ function loadAll(files: string[], folder: string): { playbooks: Playbook[]; prob
   return { playbooks: loaded.flatMap((result) => (result.playbook ? [result.playbook] : [])), problems: loaded.flatMap((result) => result.problems) };
 }
 
-async function withStore<T>(io: CliIo, use: (store: RunStore) => Promise<T>): Promise<T> {
-  const store = await openRunStore({ env: io.env });
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-}
 
 /** Each schedule of `files` (or of the folder): next fire times, last run and result. */
 export async function listSchedulesAction(io: CliIo, files: string[], options: { playbooks: string; count: string; json?: boolean }): Promise<void> {
@@ -111,7 +103,7 @@ export async function listSchedulesAction(io: CliIo, files: string[], options: {
     io.exitCode = ExitCode.usage;
     return;
   }
-  const views = await withStore(io, (store) => viewsOf(playbooks, store, count, Date.now()));
+  const views = await withRunStore({ env: io.env }, (store) => viewsOf(playbooks, store, count, Date.now()));
   if (options.json) {
     for (const view of views) io.stdout.write(`${JSON.stringify(view)}\n`);
     return;
@@ -121,7 +113,7 @@ export async function listSchedulesAction(io: CliIo, files: string[], options: {
 
 /** Resumes the schedule `key` paused after failed runs. */
 export async function resumeScheduleAction(io: CliIo, key: string, options: { playbooks: string }): Promise<void> {
-  const message = await withStore(io, async (store) => {
+  const message = await withRunStore({ env: io.env }, async (store) => {
     const state = await readScheduleState(store, key);
     if (!state) {
       const known = loadPlaybookFolder(options.playbooks).playbooks.flatMap((playbook) => playbook.schedules.map((schedule) => schedule.key));
