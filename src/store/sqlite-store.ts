@@ -117,6 +117,8 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       `UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1 WHERE id = ?`,
     ),
     runExists: db.prepare<[string], { found: number }>(`SELECT 1 AS found FROM runs WHERE id = ?`),
+    lastSeq: db.prepare<[string], { seq: number }>(`SELECT COALESCE(MAX(seq), 0) AS seq FROM journal WHERE run_id = ?`),
+    appendAt: db.prepare<[string, number, string, string]>(`INSERT INTO journal (run_id, seq, at, event_json) VALUES (?, ?, ?, ?)`),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
     listRuns: db.prepare<{ playbook: string | null; status: string | null; since: string | null; limit: number }, RunRow>(`
       SELECT ${runColumns} FROM runs
@@ -157,8 +159,15 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   const insertEntry = (entry: PendingEntry): void => {
     statements.append.run(entry.runId, entry.at, entry.eventJson, entry.runId);
   };
+  // A batch looks up each run's last seq once and numbers its entries from there: inside the
+  // transaction the write lock is held, so no other process can append in between.
   const insertEntries = db.transaction((entries: PendingEntry[]) => {
-    for (const entry of entries) insertEntry(entry);
+    const next = new Map<string, number>();
+    for (const entry of entries) {
+      const seq = (next.get(entry.runId) ?? statements.lastSeq.get(entry.runId)?.seq ?? 0) + 1;
+      next.set(entry.runId, seq);
+      statements.appendAt.run(entry.runId, seq, entry.at, entry.eventJson);
+    }
   });
 
   /**
