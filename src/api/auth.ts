@@ -4,7 +4,7 @@
  * token never enter a log line or an error message.
  */
 import type { Dispatcher } from 'undici';
-import type { Logger } from '../logging/index.js';
+import { createSecretRegistry, type Logger } from '../logging/index.js';
 import { ApiError, asFinal, createHttpError, InvalidResponseError } from './errors.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { readText, sendRequest } from './transport.js';
@@ -73,6 +73,8 @@ function waitFor<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promi
 export function createTokenProvider(options: TokenProviderOptions): TokenProvider {
   const { credentials, logger } = options;
   const url = new URL(TOKEN_PATH.slice(1), options.authUrl.endsWith('/') ? options.authUrl : `${options.authUrl}/`).toString();
+  const secretScrubber = createSecretRegistry();
+  secretScrubber.add(credentials.clientSecret);
   let cached: CachedToken | undefined;
   let inflight: Promise<CachedToken> | undefined;
 
@@ -102,7 +104,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
         operationId: TOKEN_OPERATION,
         status: response.status,
         // An endpoint echoing the form back must not carry the secret into the error.
-        bodyText: text.split(credentials.clientSecret).join('[REDACTED]'),
+        bodyText: secretScrubber.scrub(text),
         headers: response.headers,
         write: false,
         ...(refused

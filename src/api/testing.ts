@@ -15,7 +15,7 @@ export const testUrls = {
   regionalUrl: 'https://{region}.api.test',
 } as const;
 
-export const testCredentials = { clientId: 'client-1234', clientSecret: 'very-secret-value-0001' } as const;
+export const testCredentials = { clientId: 'client-1234', clientSecret: 'very secret/value+0001@"x"' } as const;
 
 export interface MockPlatform {
   agent: MockAgent;

@@ -32,6 +32,21 @@ export interface SecretRegistry {
   scrubValue<T>(value: T): T;
 }
 
+/**
+ * The ways a secret can be spelled in text we did not write: as given, percent-encoded
+ * (a URL, or a form echoed back by a server, where a space may also be `+`) and escaped
+ * inside a JSON string.
+ */
+export function secretSpellings(value: string): string[] {
+  const spellings = new Set([
+    value,
+    encodeURIComponent(value),
+    new URLSearchParams({ s: value }).toString().slice(2),
+    JSON.stringify(value).slice(1, -1),
+  ]);
+  return [...spellings];
+}
+
 export function createSecretRegistry(): SecretRegistry {
   const secrets = new Set<string>();
   const scrub = (text: string): string => {
@@ -53,7 +68,7 @@ export function createSecretRegistry(): SecretRegistry {
   return {
     // Very short values would scrub ordinary words; they are not worth hiding by value.
     add: (value) => {
-      if (value && value.length >= 4) secrets.add(value);
+      if (value && value.length >= 4) for (const spelling of secretSpellings(value)) secrets.add(spelling);
     },
     scrub,
     scrubValue,
