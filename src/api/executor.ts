@@ -162,7 +162,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
           write,
           ...(op.permission ? { permission: op.permission } : {}),
         });
-        if (response.status === 429) limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs);
+        // The group slows down (its cap halved) unless an earlier 429 already did since this
+        // request left; the pause honours the server's hint.
+        if (response.status === 429) limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, startedAt);
         throw error;
       }
       return consume(response, { operation: op, region: built.region, attempt });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRateLimiter } from './rate-limiter.js';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,5 +59,67 @@ describe('rate limiter', () => {
     const reason = new Error('stop');
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
+  });
+
+  describe('after a 429', () => {
+    afterEach(() => void vi.useRealTimers());
+
+    it('halves the cap once per slowdown and grows it back by a tenth of the limit per calm window', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const limiter = createRateLimiter({ perMinute: { a: 20 } });
+      await limiter.schedule('a', undefined, async () => undefined);
+      const sentBefore = Date.now();
+      await vi.advanceTimersByTimeAsync(10);
+      limiter.pauseGroup('a', 1000, sentBefore);
+      expect(limiter.currentCap('a')).toBe(10);
+      // A second 429 to a request sent at the old pace: the same slowdown, not another halving.
+      limiter.pauseGroup('a', 1000, sentBefore);
+      expect(limiter.currentCap('a')).toBe(10);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(limiter.currentCap('a')).toBe(12);
+      limiter.pauseGroup('a', 1000, Date.now());
+      expect(limiter.currentCap('a')).toBe(6);
+      const caps: Array<number | undefined> = [];
+      for (let window = 0; window < 8; window += 1) {
+        await vi.advanceTimersByTimeAsync(60_000);
+        caps.push(limiter.currentCap('a'));
+      }
+      expect(caps).toEqual([8, 10, 12, 14, 16, 18, 20, 20]);
+    });
+
+    it('starts the requests of the group at the lowered pace once the pause the server asked for is over', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const limiter = createRateLimiter({ perMinute: { a: 20 } });
+      const startedAt: number[] = [];
+      const origin = Date.now();
+      limiter.pauseGroup('a', 1000);
+      const calls = Array.from({ length: 30 }, () => limiter.schedule('a', undefined, async () => void startedAt.push(Date.now() - origin)));
+      await vi.advanceTimersByTimeAsync(999);
+      expect(startedAt).toEqual([]);
+      await vi.advanceTimersByTimeAsync(59_000);
+      // 10 a minute (one per 6 s) from the end of the pause, instead of the configured 20.
+      expect(startedAt).toEqual([1000, 7000, 13_000, 19_000, 25_000, 31_000, 37_000, 43_000, 49_000, 55_000]);
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      await Promise.all(calls);
+    });
+
+    it('holds a request already waiting for a global slot until the pause ends', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const limiter = createRateLimiter({ maxConcurrency: 1 });
+      let release: () => void = () => undefined;
+      const blocker = limiter.schedule('b', undefined, () => new Promise<void>((resolve) => (release = resolve)));
+      let started = false;
+      const waiting = limiter.schedule('a', undefined, async () => void (started = true));
+      await vi.advanceTimersByTimeAsync(10);
+      expect(limiter.pending()).toMatchObject({ a: 1 });
+      limiter.pauseGroup('a', 5000);
+      release();
+      await blocker;
+      await vi.advanceTimersByTimeAsync(4900);
+      expect(started).toBe(false);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(started).toBe(true);
+      await waiting;
+    });
   });
 });

@@ -1,7 +1,8 @@
 /**
- * Client-side rate limiting: one p-queue bucket per operation group (`x-fleetbook-rate-limit`
- * group) starting at most `perMinute` requests per minute, then one global queue capping
- * requests in flight. A 429 pauses its bucket until the reset the server gave.
+ * Client-side rate limiting: one bucket per operation group (`x-fleetbook-rate-limit`
+ * group) starting at most its per-minute cap, then one global queue capping requests in
+ * flight. A 429 pauses its bucket until the server's hint and halves the bucket's cap,
+ * which then grows back step by step over the windows that pass without a 429.
  */
 import PQueue from 'p-queue';
 import { InvalidClientOptionsError } from './errors.js';
@@ -19,19 +20,42 @@ export interface RateLimiterOptions {
 
 export interface RateLimiter {
   /**
-   * Runs `task` once the group's bucket has room in the current window and a global slot
-   * is free. `publishedPerMinute` is the description's limit, used unless overridden.
+   * Runs `task` once the group's bucket allows another start and a global slot is free.
+   * `publishedPerMinute` is the description's limit, used unless overridden.
    */
   schedule<T>(group: string, publishedPerMinute: number | undefined, task: () => Promise<T>, signal?: AbortSignal): Promise<T>;
-  /** Starts nothing more in `group` for `ms` (after a 429); a longer pause wins over a shorter one. */
-  pauseGroup(group: string, ms: number): void;
+  /**
+   * The server answered 429: starts nothing more in `group` for `ms` (a longer pause wins
+   * over a shorter one) and halves the group's cap, unless the refused request was sent
+   * (`sentAt`, epoch ms) before an earlier 429 had already slowed the group down.
+   */
+  pauseGroup(group: string, ms: number, sentAt?: number): void;
+  /** The group's current per-window cap (below its limit after 429s), for logs and tests. */
+  currentCap(group: string): number | undefined;
   /** Requests waiting, by group (for logs and benchmarks). */
   pending(): Record<string, number>;
 }
 
+interface Waiter {
+  resolve: () => void;
+}
+
 interface Bucket {
-  queue: PQueue;
+  /** The configured cap per window: what recovery grows back to. */
+  limit: number;
+  /** The cap per window in force; lower than `limit` after 429s. */
+  cap: number;
+  /** Starts available now, refilled continuously at `cap` per window up to a small burst. */
+  tokens: number;
+  refilledAt: number;
   pausedUntil: number;
+  /** When the last 429 lowered the cap; a 429 to a request sent earlier does not lower it again. */
+  decreasedAt: number;
+  /** Start of the current stretch without a 429: each full window of it adds a recovery step. */
+  calmSince: number;
+  /** Admitted by the bucket and queued for a global slot, not started yet. */
+  reserved: number;
+  waiters: Waiter[];
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -43,15 +67,17 @@ function checkCount(name: string, value: number, min: number): number {
 }
 
 /**
- * Into how many equal windows a minute is cut: the largest divisor of the limit up to 60.
- * A whole-minute window lets a client send a minute's worth at the end of one window and
- * again at the start of the next, which a server counting with a token bucket answers
- * with 429s; with slices no span of a minute ever carries more than the limit.
+ * Starts allowed back to back: a sixtieth of the cap (at least one). A whole window's worth
+ * at once would let a client send a minute's worth at the end of one window and again at
+ * the start of the next, which a server counting with a token bucket answers with 429s.
  */
-function sliceCount(perMinute: number): number {
-  if (!Number.isFinite(perMinute)) return 1;
-  for (let slices = Math.min(60, perMinute); slices > 1; slices -= 1) if (perMinute % slices === 0) return slices;
-  return 1;
+function burstOf(cap: number): number {
+  return Number.isFinite(cap) ? Math.max(1, Math.ceil(cap / 60)) : Infinity;
+}
+
+/** What a calm window gives back: a tenth of the configured limit, at least one request. */
+function recoveryStep(limit: number): number {
+  return Math.max(1, Math.ceil(limit / 10));
 }
 
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
@@ -65,20 +91,98 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const bucketOf = (group: string, published: number | undefined): Bucket => {
     let bucket = buckets.get(group);
     if (!bucket) {
-      const perMinute = overrides[group] ?? published ?? defaultPerMinute;
-      // The rate gate comes first and the concurrency slot second, so requests held back by
-      // a slow group never occupy slots other groups could use. Carrying over the tasks still
-      // waiting for a slot or an answer into the next window's count keeps a backlog that
-      // passed the gate late from bursting above the limit.
-      const slices = sliceCount(perMinute);
+      const limit = overrides[group] ?? published ?? defaultPerMinute;
+      const now = Date.now();
       bucket = {
-        queue: new PQueue({ intervalCap: perMinute / slices, interval: windowMs / slices, carryoverIntervalCount: true }),
+        limit,
+        cap: limit,
+        tokens: burstOf(limit),
+        refilledAt: now,
         pausedUntil: 0,
+        decreasedAt: -Infinity,
+        calmSince: now,
+        reserved: 0,
+        waiters: [],
         timer: undefined,
       };
       buckets.set(group, bucket);
     }
     return bucket;
+  };
+
+  /** Brings the cap (recovery) and the tokens (refill) up to `now`. */
+  const refresh = (bucket: Bucket, now: number): void => {
+    if (bucket.cap < bucket.limit) {
+      const calmWindows = Math.floor((now - bucket.calmSince) / windowMs);
+      if (calmWindows > 0) {
+        bucket.cap = Math.min(bucket.limit, bucket.cap + calmWindows * recoveryStep(bucket.limit));
+        bucket.calmSince += calmWindows * windowMs;
+      }
+    }
+    const burst = burstOf(bucket.cap);
+    bucket.tokens = Number.isFinite(burst) ? Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * bucket.cap) / windowMs) : Infinity;
+    bucket.refilledAt = now;
+  };
+
+  const arm = (bucket: Bucket, ms: number): void => {
+    clearTimeout(bucket.timer);
+    bucket.timer = setTimeout(() => {
+      bucket.timer = undefined;
+      pump(bucket);
+    }, Math.max(1, Math.ceil(ms)));
+  };
+
+  /** Admits waiters, first come first served, while the bucket has unreserved tokens. */
+  function pump(bucket: Bucket): void {
+    const now = Date.now();
+    refresh(bucket, now);
+    while (bucket.waiters.length > 0) {
+      if (now < bucket.pausedUntil) return arm(bucket, bucket.pausedUntil - now);
+      const free = bucket.tokens - bucket.reserved;
+      if (free < 1) {
+        // Requests admitted earlier still wait for a global slot; the next start calls pump.
+        if (bucket.reserved >= burstOf(bucket.cap)) return;
+        return arm(bucket, ((1 - free) * windowMs) / bucket.cap);
+      }
+      bucket.reserved += 1;
+      bucket.waiters.shift()?.resolve();
+    }
+    clearTimeout(bucket.timer);
+    bucket.timer = undefined;
+  }
+
+  const admit = (bucket: Bucket, signal: AbortSignal | undefined, first: boolean): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason as Error);
+      const onAbort = (): void => {
+        const index = bucket.waiters.indexOf(waiter);
+        if (index >= 0) bucket.waiters.splice(index, 1);
+        reject(signal?.reason as Error);
+      };
+      const waiter: Waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (first) bucket.waiters.unshift(waiter);
+      else bucket.waiters.push(waiter);
+      pump(bucket);
+    });
+
+  /**
+   * Called when an admitted request gets its global slot. A 429 may have paused the bucket
+   * (or used up its tokens) while the request waited for the slot: then it must not start.
+   */
+  const begin = (bucket: Bucket): boolean => {
+    const now = Date.now();
+    refresh(bucket, now);
+    bucket.reserved -= 1;
+    const allowed = now >= bucket.pausedUntil && bucket.tokens >= 1;
+    if (allowed) bucket.tokens -= 1;
+    pump(bucket);
+    return allowed;
   };
 
   const rethrowAbort = (error: unknown, signal: AbortSignal | undefined): never => {
@@ -88,28 +192,57 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   };
 
   return {
-    async schedule(group, publishedPerMinute, task, signal) {
+    async schedule<T>(group: string, publishedPerMinute: number | undefined, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       const bucket = bucketOf(group, publishedPerMinute);
-      try {
-        return await bucket.queue.add(() => global.add(task, { signal }), { signal });
-      } catch (error) {
-        return rethrowAbort(error, signal);
+      // The rate gate comes first and the concurrency slot second, so requests held back by
+      // a slow group never occupy slots other groups could use. A request turned back at its
+      // slot (the group was paused meanwhile) waits again at the head of its group.
+      for (let turnedBack = false; ; turnedBack = true) {
+        await admit(bucket, signal, turnedBack);
+        let begun = false;
+        let started = false;
+        try {
+          const value = await global.add(
+            async () => {
+              begun = true;
+              started = begin(bucket);
+              return started ? task() : undefined;
+            },
+            { signal },
+          );
+          if (started) return value as T;
+        } catch (error) {
+          if (!begun) {
+            bucket.reserved -= 1;
+            pump(bucket);
+          }
+          return rethrowAbort(error, signal);
+        }
       }
     },
-    pauseGroup(group, ms) {
+    pauseGroup(group, ms, sentAt = Date.now()) {
       const bucket = bucketOf(group, undefined);
-      const until = Date.now() + ms;
-      if (until <= bucket.pausedUntil) return;
-      bucket.pausedUntil = until;
-      bucket.queue.pause();
-      clearTimeout(bucket.timer);
-      bucket.timer = setTimeout(() => {
-        bucket.timer = undefined;
-        bucket.queue.start();
-      }, ms);
+      const now = Date.now();
+      refresh(bucket, now);
+      // Requests sent at the old rate answer 429 together; one halving per slowdown.
+      if (sentAt >= bucket.decreasedAt && Number.isFinite(bucket.cap)) {
+        bucket.cap = Math.max(1, Math.floor(bucket.cap / 2));
+        bucket.decreasedAt = now;
+      }
+      bucket.calmSince = now;
+      bucket.pausedUntil = Math.max(bucket.pausedUntil, now + ms);
+      // The server counts this group as spent: one start when the pause ends, then the new pace.
+      if (Number.isFinite(bucket.cap)) bucket.tokens = Math.min(bucket.tokens, 1 - ((bucket.pausedUntil - now) * bucket.cap) / windowMs);
+      pump(bucket);
+    },
+    currentCap(group) {
+      const bucket = buckets.get(group);
+      if (!bucket) return undefined;
+      refresh(bucket, Date.now());
+      return bucket.cap;
     },
     pending() {
-      return Object.fromEntries([...buckets].map(([group, bucket]) => [group, bucket.queue.size + bucket.queue.pending]));
+      return Object.fromEntries([...buckets].map(([group, bucket]) => [group, bucket.waiters.length + bucket.reserved]));
     },
   };
 }
