@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationDescriptor } from '../openapi/description.js';
 import { loadPlatformDescription } from '../openapi/description.js';
 import { BadRequestError, ConnectionError, InvalidInputError, RateLimitedError, ServerError, UnknownOperationError, UnknownRegionError } from './errors.js';
@@ -143,6 +143,8 @@ describe('retries', () => {
 });
 
 describe('rate limits', () => {
+  afterEach(() => void vi.useRealTimers());
+
   it('pauses the group after a 429 until the reset the server gave, then goes on', async () => {
     const platform = createMockPlatform();
     const times: number[] = [];
@@ -167,6 +169,33 @@ describe('rate limits', () => {
     expect(times).toHaveLength(3);
     expect((times[1] ?? 0) - startedAt).toBeGreaterThanOrEqual(950);
     expect((times[2] ?? 0) - startedAt).toBeGreaterThanOrEqual(950);
+  });
+
+  it('paces the group with the smallest published limit (subscriptions.add, 4 a minute) at that limit by default', async () => {
+    const published = loadPlatformDescription().operations.flatMap((operation) => (operation.rateLimit?.perMinute ? [operation.rateLimit] : []));
+    expect(Math.min(...published.map((limit) => limit.perMinute ?? Infinity))).toBe(4);
+    expect(published.filter((limit) => limit.perMinute === 4).map((limit) => limit.group)).toEqual(['subscriptions.add']);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const platform = createMockPlatform();
+    let sent = 0;
+    platform.global
+      .intercept({ path: '/subscriptions/v1/subscriptions', method: 'POST' })
+      .reply(() => {
+        sent += 1;
+        return { statusCode: 202, data: { code: 202, status: 'INITIALIZED' }, responseOptions: { headers: { ...json.headers, location: '/subscriptions/v1/async-operations/op-1' } } };
+      })
+      .persist();
+    // The published limits, not the unlimited ones the other tests of this file use.
+    const client = platform.client({ rateLimits: {} });
+    const body = { subscriptions: [{ key: 'KX7Q2M9RTV4L' }] };
+    const calls = Array.from({ length: 9 }, () => client.call('subscriptions.addSubscriptions', { body }));
+    await vi.advanceTimersByTimeAsync(59_000);
+    expect(sent).toBe(4);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(sent).toBe(5);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(sent).toBe(9);
+    await Promise.all(calls);
   });
 
   it('keeps a group within its per-minute cap', async () => {
