@@ -4,13 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { hostname } from 'node:os';
 import type { PlatformClient } from '../api/index.js';
-import { UsageError } from '../errors/index.js';
+import { FleetbookError, UsageError } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { reconciliationOf } from '../steps/reconcile/index.js';
+import { isDeadLeaseOwner, newLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
 import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
@@ -54,6 +54,8 @@ export interface RunOptions {
   outputsDir?: string;
   /** Values larger than this (bytes of JSON: outputs, inputs, a step's rendered input) go to `outputsDir`. @default 65536 */
   maxInlineOutputBytes?: number;
+  /** How long the run's lease lasts unless renewed (every third of it). @default 60000 */
+  leaseTtlMs?: number;
 }
 
 /** What `resumeRun` takes: the run's own inputs come from the store. */
@@ -90,7 +92,6 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
   const runId = options.runId ?? randomUUID();
   const dryRun = options.dryRun ?? false;
-  const signal = options.signal ?? new AbortController().signal;
   const startedMs = now();
   const startedAt = new Date().toISOString();
   const { store } = options;
@@ -107,53 +108,92 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
     trigger: options.trigger ?? { kind: 'manual' },
     startedAt,
   });
-  const release = await holdLease(store, runId);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
   try {
-    return await execute(playbook, options, { runId, dryRun, signal, startedMs, startedAt, secrets, values: resolved.values, now });
+    return await execute(playbook, options, { runId, dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt, secrets, values: resolved.values, now });
   } finally {
-    await release();
+    await lease.release();
   }
+}
+
+/** A timer that does not keep the process alive by itself (the run's own work does). */
+function later(task: () => void, ms: number): NodeJS.Timeout {
+  return setTimeout(task, ms).unref();
+}
+
+/** The run's lease while the run holds it (see `holdLease`). */
+interface HeldLease {
+  /** The run's signal: the caller's, also aborted when the lease is lost. */
+  signal: AbortSignal;
+  /** Why the lease was lost, once it was: from then on the run writes nothing more to the store. */
+  lost(): ErrorRecord | undefined;
+  release(): Promise<void>;
 }
 
 /**
  * The run's lease, renewed while it goes on: a resume in another process must not drive the
- * same run at once. A live owner elsewhere is a `UsageError` (exit 2); resolves to the release.
+ * same run at once. A live owner elsewhere is a `UsageError` (exit 2). A renewal refused (the
+ * lease lapsed and another process took it) or failing until less than a third of the TTL is
+ * left aborts the run, as a lost playbook lock does (run-with-lock.ts): it starts no new work,
+ * and since another process may now drive it, it journals nothing more.
  */
-async function holdLease(store: RunStore, runId: string): Promise<() => Promise<void>> {
-  const leaseKey = `run:${runId}`;
-  const owner = `${hostname()}:${process.pid}:${randomUUID()}`;
-  if (!(await store.acquireLease(leaseKey, owner, LEASE_TTL_MS)) && !(await takeOverFromDeadOwner(store, leaseKey, owner))) {
+async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: Logger, outer: AbortSignal | undefined): Promise<HeldLease> {
+  const leaseKey = runLeaseKey(runId);
+  const owner = newLeaseOwner();
+  if (!(await store.acquireLease(leaseKey, owner, ttlMs)) && !(await takeOverFromDeadOwner(store, leaseKey, owner, ttlMs))) {
     throw new UsageError(`run ${runId} is being driven by another process (its lease is held); wait for it to end, or for its lease to lapse if that process died`, 'RUN_LEASED');
   }
-  const renewal = setInterval(() => {
-    store.acquireLease(leaseKey, owner, LEASE_TTL_MS).catch(() => undefined);
-  }, LEASE_TTL_MS / 3);
-  renewal.unref();
-  return async () => {
-    clearInterval(renewal);
-    await store.releaseLease(leaseKey, owner);
+  let heldUntil = Date.now() + ttlMs;
+  let lostBecause: ErrorRecord | undefined;
+  let finished = false;
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(outer?.reason);
+  if (outer?.aborted) forward();
+  else outer?.addEventListener('abort', forward, { once: true });
+  const lose = (message: string): void => {
+    lostBecause = { message: `run ${runId} ${message}; it stopped starting work (another process may be driving it; \`fleetbook runs show ${runId}\`)`, code: 'LEASE_LOST' };
+    logger.error({ event: 'lease.lost', runId, error: lostBecause }, lostBecause.message);
+    controller.abort(new FleetbookError(lostBecause.message, { code: 'LEASE_LOST' }));
+  };
+  const renew = (): void => {
+    if (finished) return;
+    const askedAt = Date.now();
+    store.acquireLease(leaseKey, owner, ttlMs).then(
+      (held) => {
+        if (finished) return;
+        if (!held) return lose('lost its lease to another process');
+        heldUntil = askedAt + ttlMs;
+        timer = later(renew, ttlMs / 3);
+      },
+      (error: unknown) => {
+        if (finished) return;
+        const leftMs = heldUntil - Date.now();
+        if (leftMs <= ttlMs / 3) return lose(`could not renew its lease before it lapsed (${error instanceof Error ? error.message : String(error)})`);
+        logger.warn({ event: 'lease.renewFailed', runId, err: error }, `could not renew the lease of run ${runId}; trying again`);
+        timer = later(renew, Math.min(ttlMs / 3, leftMs - ttlMs / 3));
+      },
+    );
+  };
+  let timer = later(renew, ttlMs / 3);
+  return {
+    signal: controller.signal,
+    lost: () => lostBecause,
+    async release() {
+      finished = true;
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', forward);
+      if (!lostBecause) await store.releaseLease(leaseKey, owner);
+    },
   };
 }
 
-/** Whether the process `owner` (`host:pid:nonce`) names is gone: only knowable on this host. */
-function isDeadOwner(owner: string): boolean {
-  const [host, pid] = owner.split(':');
-  if (host !== hostname() || !pid || !/^\d+$/.test(pid)) return false;
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
-/** A run whose process was killed on this host is taken over at once, not after the lease's TTL. */
-async function takeOverFromDeadOwner(store: RunStore, leaseKey: string, owner: string): Promise<boolean> {
+/** A run whose process verifiably died on this host is taken over at once, not after the lease's TTL. */
+async function takeOverFromDeadOwner(store: RunStore, leaseKey: string, owner: string, ttlMs: number): Promise<boolean> {
   const holder = await store.leaseHolder(leaseKey);
-  if (holder && !isDeadOwner(holder.owner)) return false;
+  if (holder && !isDeadLeaseOwner(holder.owner)) return false;
   // Released by the dead owner's name: if another resumer took it meanwhile, this is a no-op.
   if (holder) await store.releaseLease(leaseKey, holder.owner);
-  return store.acquireLease(leaseKey, owner, LEASE_TTL_MS);
+  return store.acquireLease(leaseKey, owner, ttlMs);
 }
 
 /** Top-level step ids of the journal that the playbook no longer has, for the refusal's reason. */
@@ -202,7 +242,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   const { store, runId } = options;
   const now = options.now ?? Date.now;
   const startedMs = now();
-  const release = await holdLease(store, runId);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
   try {
     const run = await store.getRun(runId);
     const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);
@@ -211,10 +251,9 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
     await store.markResumed(runId);
-    const signal = options.signal ?? new AbortController().signal;
-    return await execute(playbook, options, { runId, dryRun: run.dryRun, signal, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan });
+    return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan });
   } finally {
-    await release();
+    await lease.release();
   }
 }
 
@@ -240,6 +279,8 @@ interface RunFacts {
   runId: string;
   dryRun: boolean;
   signal: AbortSignal;
+  /** Set once the run's lease is lost: the store is no longer the run's to write. */
+  leaseLost: () => ErrorRecord | undefined;
   startedMs: number;
   startedAt: string;
   secrets: SecretRegistry;
@@ -266,6 +307,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     now,
     random: options.random ?? Math.random,
     journal: async (event, appendOptions) => {
+      if (facts.leaseLost()) return;
       const scrubbed = secrets.scrubValue(event);
       // Events without an input or outputs go straight to the store (a journal append is hot).
       return store.append(runId, carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed, appendOptions);
@@ -293,6 +335,11 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
       }
     }
   }
+  const leaseLost = facts.leaseLost();
+  if (leaseLost) {
+    status = RunStatus.interrupted;
+    error = leaseLost;
+  }
   if (status !== RunStatus.succeeded && !error) {
     error =
       status === RunStatus.interrupted
@@ -300,7 +347,8 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
-  await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }), ...(error ? { error } : {}) });
+  // A run that lost its lease leaves the run's status to whoever drives it now.
+  if (!leaseLost) await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }), ...(error ? { error } : {}) });
   const durationMs = now() - startedMs;
   logger[status === RunStatus.succeeded ? 'info' : 'error'](
     { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },

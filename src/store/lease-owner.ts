@@ -1,0 +1,70 @@
+/**
+ * Who holds a run's lease, and when that holder is known to be gone. A lease owner is JSON:
+ * a random id per acquisition (two resumes in one process are two owners), the host name,
+ * the pid, and a key of the pid's namespace (boot id and pid namespace): a pid means the same
+ * process only to a reader in the same namespace, so a container with the same host name but
+ * its own pids never judges another's process dead.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+export interface LeaseOwner {
+  /** Unique per acquisition. */
+  id: string;
+  host: string;
+  pid: number;
+  /** Boot id and pid namespace of the process ('' where the platform tells neither). */
+  pidSpace: string;
+}
+
+/** The lease key of a run: the one lease that lets a process drive it. */
+export const runLeaseKey = (runId: string): string => `run:${runId}`;
+
+function readOr(read: () => string): string {
+  try {
+    return read().trim();
+  } catch {
+    return '';
+  }
+}
+
+let ownPidSpace: string | undefined;
+function pidSpace(): string {
+  ownPidSpace ??= [readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')), readOr(() => readlinkSync('/proc/self/ns/pid'))].join('/');
+  return ownPidSpace;
+}
+
+/** A new owner identity for this process, as the text stored with the lease. */
+export function newLeaseOwner(): string {
+  const owner: LeaseOwner = { id: randomUUID(), host: hostname(), pid: process.pid, pidSpace: pidSpace() };
+  return JSON.stringify(owner);
+}
+
+/** The owner a lease names, or undefined for one written otherwise (an older Fleetbook's `host:pid:nonce`). */
+export function parseLeaseOwner(text: string): LeaseOwner | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LeaseOwner> | null;
+    if (value && typeof value.id === 'string' && typeof value.host === 'string' && Number.isInteger(value.pid) && typeof value.pidSpace === 'string') return value as LeaseOwner;
+  } catch {
+    // Not ours to judge: it keeps its lease until it expires.
+  }
+  return undefined;
+}
+
+/**
+ * Whether the process that holds `ownerText` is verifiably gone: same host, same pid space
+ * (known, not empty), and no process with its pid. Anything less (another host, an owner of
+ * an unknown form, a pid that is alive, maybe reused) is not proof: the lease must expire.
+ */
+export function isDeadLeaseOwner(ownerText: string): boolean {
+  const owner = parseLeaseOwner(ownerText);
+  if (!owner || owner.host !== hostname() || owner.pidSpace === '/' || owner.pidSpace !== pidSpace()) return false;
+  if (owner.pid === process.pid) return false;
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

@@ -1,0 +1,65 @@
+// A run that loses its lease stops: it starts no new work and writes nothing more to the store.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryRunStore, type RunStore } from '../../src/store/index.js';
+import { playbook, startHarness, step, t, type Harness } from '../engine/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const book = playbook([
+  step({ id: 'nap', kind: 'sleep', duration: t('1h') }),
+  step({ id: 'after', kind: 'call', operationId: 'privateCloud.listSystems', with: t({}) }),
+]);
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+const started = async (store: RunStore, runId: string, path: string): Promise<boolean> =>
+  (await store.journal(runId)).some((entry) => entry.event.type === 'step.started' && entry.event.path === path);
+
+describe('the run lease', () => {
+  it('taken by another process after it lapsed: the run stops, starts nothing more and leaves the run to the new owner', async () => {
+    h = await startHarness();
+    let nowMs = Date.parse('2026-03-01T10:00:00Z');
+    const store = createMemoryRunStore({ now: () => new Date(nowMs) });
+    const running = h.run(book, { store, runId: 'r1', leaseTtlMs: 150 });
+    await until(() => started(store, 'r1', 'nap'));
+    // The process stalled past its lease (the store's clock jumps): another process takes the run over.
+    nowMs += 1000;
+    expect(await store.acquireLease('run:r1', 'other-process', 60_000)).toBe(true);
+
+    const result = await running;
+    expect(result).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST', message: expect.stringContaining('lost its lease to another process') } });
+    expect(await started(store, 'r1', 'after')).toBe(false);
+    expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toHaveLength(0);
+    // Neither the sleep's ending nor the run's status were written over the new owner's run.
+    expect((await store.journal('r1')).map((entry) => entry.event.type)).toEqual(['step.started']);
+    expect(await store.getRun('r1')).toMatchObject({ status: 'running' });
+    expect((await store.leaseHolder('run:r1'))?.owner).toBe('other-process');
+    expect(h.lines().find((line) => line.event === 'lease.lost')).toMatchObject({ runId: 'r1', level: 50 });
+  });
+
+  it('that cannot be renewed until little of it is left: the run stops rather than outlive it', async () => {
+    h = await startHarness();
+    const real = createMemoryRunStore();
+    let calls = 0;
+    const store: RunStore = {
+      ...real,
+      acquireLease: async (key, owner, ttlMs) => {
+        calls += 1;
+        if (calls > 1) throw new Error('database is locked');
+        return real.acquireLease(key, owner, ttlMs);
+      },
+    };
+    const result = await h.run(book, { store, runId: 'r2', leaseTtlMs: 150 });
+    expect(result).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST', message: expect.stringContaining('could not renew its lease before it lapsed (database is locked)') } });
+    expect(calls).toBeGreaterThanOrEqual(3);
+    expect(await started(real, 'r2', 'after')).toBe(false);
+    expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toHaveLength(0);
+    expect(h.lines().filter((line) => line.event === 'lease.renewFailed').length).toBeGreaterThanOrEqual(1);
+  });
+});
