@@ -82,6 +82,8 @@ describe('compileTemplate', () => {
   it('offers $duration', async () => {
     expect(await compileTemplate('${{ $duration("1h30m") }}', where).evaluate(context())).toBe(5_400_000);
     await expect(compileTemplate('${{ $duration("soon") }}', where).evaluate(context())).rejects.toThrow(/not a duration/);
+    // Date arithmetic over more than a timer can wait stays possible.
+    expect(await compileTemplate('${{ $duration("90d") }}', where).evaluate(context())).toBe(7_776_000_000);
   });
 
   it('names the field, the step and the position when an expression does not parse', () => {

@@ -11,7 +11,9 @@ export const extraFunctions = [
     signature: '<(sn):n>',
     description: "Milliseconds of a duration: `$duration('1h30m')` is 5400000.",
     implementation(value: unknown): number {
-      const ms = parseDuration(value);
+      // Not bounded by what a timer can wait: `$millis() - $duration('90d')` is date arithmetic.
+      // A `sleep` of the result is still refused when it is too long.
+      const ms = parseDuration(value, { maxMs: Number.MAX_SAFE_INTEGER });
       if (ms === undefined) throw new Error(`$duration: '${String(value)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`);
       return ms;
     },

@@ -5,12 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { compileTemplate, tryCompileTemplate } from '../expressions/compile-template.js';
-import { parseDuration } from '../expressions/duration.js';
+import { durationProblem, isTooLongDuration, parseDuration } from '../expressions/duration.js';
 import type { ExpressionError } from '../expressions/expression-error.js';
 import type { Template } from '../expressions/types.js';
 import type { StepRegistry } from '../steps/registry.js';
 import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep } from './raw-steps.js';
 import type { Finding } from './rules.js';
+import { describePointer } from './schema-validation.js';
 import type { InputSpec, Playbook, RetryOn, RetryPolicy, ScheduleSpec, SourceLocation, Step, WaitOptions } from './types.js';
 
 /** The retry policy when neither the playbook nor the step says otherwise: one attempt. */
@@ -34,28 +35,27 @@ export interface NormaliseContext {
   expressionFindings: Array<Finding & { offsetInValue: number }>;
 }
 
-function ms(value: unknown): number | undefined {
-  return value === undefined ? undefined : parseDuration(value);
-}
+/** Milliseconds of the duration written at `pointer`; undefined when there is none or it is refused (and reported). */
+type DurationAt = (value: unknown, pointer: string) => number | undefined;
 
-function mergeRetry(base: RetryPolicy, raw: unknown): RetryPolicy {
+function mergeRetry(base: RetryPolicy, raw: unknown, pointer: string, ms: DurationAt): RetryPolicy {
   if (!isRawObject(raw)) return base;
   return {
     maxAttempts: typeof raw.maxAttempts === 'number' ? raw.maxAttempts : base.maxAttempts,
-    initialDelayMs: ms(raw.initialDelay) ?? base.initialDelayMs,
+    initialDelayMs: ms(raw.initialDelay, `${pointer}/initialDelay`) ?? base.initialDelayMs,
     backoffRate: typeof raw.backoffRate === 'number' ? raw.backoffRate : base.backoffRate,
-    maxDelayMs: ms(raw.maxDelay) ?? base.maxDelayMs,
+    maxDelayMs: ms(raw.maxDelay, `${pointer}/maxDelay`) ?? base.maxDelayMs,
     jitter: raw.jitter === 'none' ? 'none' : raw.jitter === 'full' ? 'full' : base.jitter,
     on: Array.isArray(raw.on) ? (raw.on as RetryOn[]) : base.on,
   };
 }
 
-function waitOptions(raw: unknown): WaitOptions {
+function waitOptions(raw: unknown, pointer: string, ms: DurationAt): WaitOptions {
   if (!isRawObject(raw)) return {};
   const options: WaitOptions = {};
-  const timeoutMs = ms(raw.timeout);
-  const minPollMs = ms(raw.minPoll);
-  const maxPollMs = ms(raw.maxPoll);
+  const timeoutMs = ms(raw.timeout, `${pointer}/timeout`);
+  const minPollMs = ms(raw.minPoll, `${pointer}/minPoll`);
+  const maxPollMs = ms(raw.maxPoll, `${pointer}/maxPoll`);
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
   if (minPollMs !== undefined) options.minPollMs = minPollMs;
   if (maxPollMs !== undefined) options.maxPollMs = maxPollMs;
@@ -81,6 +81,18 @@ function echo(error: ExpressionError): string {
 
 function createNormaliser(context: NormaliseContext) {
   const location = (pointer: string): SourceLocation => ({ file: context.file, pointer, ...context.locate(pointer) });
+
+  /**
+   * A duration the schema let through may still be longer than a timer can wait; said here,
+   * where every duration is converted, so no field is forgotten. Malformed ones are the schema's.
+   */
+  const ms: DurationAt = (value, pointer) => {
+    if (value === undefined) return undefined;
+    if (isTooLongDuration(value)) {
+      context.findings.push({ code: 'INVALID_DURATION', message: `${describePointer(pointer)}: ${durationProblem(value) ?? ''}`, pointer });
+    }
+    return parseDuration(value);
+  };
 
   function template(value: unknown, pointer: string, stepId?: string): Template {
     const { template: compiled, errors } = tryCompileTemplate(value, { pointer, ...(stepId === undefined ? {} : { stepId }) });
@@ -111,8 +123,8 @@ function createNormaliser(context: NormaliseContext) {
     const id = typeof data.id === 'string' ? data.id : generatedId(raw, kind);
     const at = (field: string): string => `${raw.pointer}/${field}`;
     const field = (name: string): Template => template(data[name], at(name), id);
-    const retry = mergeRetry(inherited, data.retry);
-    const timeoutMs = ms(data.timeout);
+    const retry = mergeRetry(inherited, data.retry, at('retry'), ms);
+    const timeoutMs = ms(data.timeout, at('timeout'));
     const base = {
       id,
       ...(typeof data.name === 'string' ? { name: data.name } : {}),
@@ -131,14 +143,16 @@ function createNormaliser(context: NormaliseContext) {
     };
     switch (kind) {
       case 'call': {
-        const poll = isRawObject(data.poll) ? { intervalMs: ms(data.poll.interval) ?? 0, timeoutMs: ms(data.poll.timeout) ?? 0 } : undefined;
+        const poll = isRawObject(data.poll)
+          ? { intervalMs: ms(data.poll.interval, `${at('poll')}/interval`) ?? 0, timeoutMs: ms(data.poll.timeout, `${at('poll')}/timeout`) ?? 0 }
+          : undefined;
         return {
           ...base,
           kind,
           operationId: String(data.call),
           with: template(data.with ?? {}, at('with'), id),
           ...(data.region === undefined ? {} : { region: field('region') }),
-          ...(data.wait === true || isRawObject(data.wait) ? { wait: waitOptions(data.wait) } : {}),
+          ...(data.wait === true || isRawObject(data.wait) ? { wait: waitOptions(data.wait, at('wait'), ms) } : {}),
           ...(data.until === undefined ? {} : { until: field('until') }),
           ...(poll === undefined ? {} : { poll }),
           ...(data.paginate === 'all' ? { paginate: 'all' as const } : {}),
@@ -154,7 +168,7 @@ function createNormaliser(context: NormaliseContext) {
       case 'fail':
         return { ...base, kind, message: field('fail') };
       case 'sleep':
-        return { ...base, kind, duration: template(ms(data.sleep) ?? data.sleep, at('sleep'), id) };
+        return { ...base, kind, duration: template(ms(data.sleep, at('sleep')) ?? data.sleep, at('sleep'), id) };
       case 'forEach': {
         const batches = Array.isArray(data.batches) ? (data.batches as Array<number | string>) : undefined;
         return {
@@ -189,7 +203,7 @@ function createNormaliser(context: NormaliseContext) {
     }
   }
 
-  return { template, steps, location };
+  return { template, steps, location, ms };
 }
 
 function inputSpecs(raw: unknown): Record<string, InputSpec> {
@@ -210,12 +224,12 @@ function inputSpecs(raw: unknown): Record<string, InputSpec> {
   return specs;
 }
 
-function schedules(raw: unknown, name: string, location: (pointer: string) => SourceLocation): ScheduleSpec[] {
+function schedules(raw: unknown, name: string, location: (pointer: string) => SourceLocation, ms: DurationAt): ScheduleSpec[] {
   if (!Array.isArray(raw)) return [];
   return raw.flatMap((entry: unknown, index): ScheduleSpec[] => {
     if (!isRawObject(entry) || typeof entry.cron !== 'string') return [];
-    const catchUpWindowMs = ms(entry.catchUpWindow);
-    const jitterMs = ms(entry.jitter);
+    const catchUpWindowMs = ms(entry.catchUpWindow, `/schedules/${index}/catchUpWindow`);
+    const jitterMs = ms(entry.jitter, `/schedules/${index}/jitter`);
     return [
       {
         key: typeof entry.id === 'string' ? entry.id : `${name}#${index}`,
@@ -246,10 +260,10 @@ export function hashPlaybook(playbook: Omit<Playbook, 'hash'>): string {
 }
 
 export function normalisePlaybook(data: RawObject, source: string, context: NormaliseContext): Playbook {
-  const { template, steps, location } = createNormaliser(context);
+  const { template, steps, location, ms } = createNormaliser(context);
   const defaults = isRawObject(data.defaults) ? data.defaults : {};
-  const retry = mergeRetry(DEFAULT_RETRY_POLICY, defaults.retry);
-  const timeoutMs = ms(defaults.timeout);
+  const retry = mergeRetry(DEFAULT_RETRY_POLICY, defaults.retry, '/defaults/retry', ms);
+  const timeoutMs = ms(defaults.timeout, '/defaults/timeout');
   const name = String(data.name);
   const withoutHash: Omit<Playbook, 'hash'> = {
     name,
@@ -260,10 +274,10 @@ export function normalisePlaybook(data: RawObject, source: string, context: Norm
     defaults: {
       retry,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
-      wait: waitOptions(defaults.wait),
+      wait: waitOptions(defaults.wait, '/defaults/wait', ms),
       ...(typeof defaults.region === 'string' ? { region: defaults.region } : {}),
     },
-    schedules: schedules(data.schedules, name, location),
+    schedules: schedules(data.schedules, name, location, ms),
     ...(data.lock === undefined ? {} : { lock: template(data.lock, '/lock') }),
     steps: steps(data.steps, '/steps', retry),
   };
