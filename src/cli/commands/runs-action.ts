@@ -50,7 +50,8 @@ function table(header: string[], rows: string[][]): string {
  */
 function parseInstant(option: string, text: string, now: Date): string {
   const trimmed = text.trim();
-  const durationMs = /^\d+$/.test(trimmed) ? undefined : parseDuration(trimmed);
+  // An age, not a timer: `90d` is fine here, unlike in a playbook.
+  const durationMs = /^\d+$/.test(trimmed) ? undefined : parseDuration(trimmed, { maxMs: Number.MAX_SAFE_INTEGER });
   if (durationMs !== undefined) return new Date(now.getTime() - durationMs).toISOString();
   const dateMs = /^\d{4}-\d{2}-\d{2}/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
   if (!Number.isNaN(dateMs)) return new Date(dateMs).toISOString();
