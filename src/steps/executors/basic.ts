@@ -3,7 +3,7 @@
  * arrive rendered.
  */
 import { sleep } from '../../api/sleep.js';
-import { parseDuration } from '../../expressions/index.js';
+import { durationProblem, parseDuration } from '../../expressions/index.js';
 import { StepError, StepFailureKind } from './step-error.js';
 import type { ExecutorRuntime, LeafResult } from './types.js';
 
@@ -38,7 +38,8 @@ export function executeFail(message: unknown): never {
 export async function executeSleep(duration: unknown, runtime: ExecutorRuntime): Promise<LeafResult> {
   const ms = parseDuration(duration);
   if (ms === undefined) {
-    throw new StepError(`sleep: ${JSON.stringify(duration)} is not a duration (e.g. 500ms, 30s, 5m, 1h30m).`, { kind: StepFailureKind.invalidInput, code: 'INVALID_DURATION' });
+    // Also a duration longer than a timer can wait: such a sleep would otherwise end at once.
+    throw new StepError(`sleep: ${durationProblem(duration) ?? JSON.stringify(duration)}`, { kind: StepFailureKind.invalidInput, code: 'INVALID_DURATION' });
   }
   await sleep(ms, runtime.signal);
   return { outputs: { sleptMs: ms } };
