@@ -16,14 +16,14 @@ import { createLogger, createSecretRegistry, type SecretRegistry } from '../../s
 import { hasErrors, loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
 import { startSimulator, type RequestLogEntry, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createSqliteRunStore, type RunStore } from '../../src/store/index.js';
+import { registerCapture, TOKEN_PATTERN } from '../support/leak-scan.js';
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures');
 
 /** Simulated ms per real ms: a 45-minute update takes under half a second. */
 export const TIME_SCALE = 6000;
 
-/** Bearer tokens the simulator issues: any of them in a log or the journal is a leak. */
-export const TOKEN_PATTERN = /sim_[0-9a-f]{48}/;
+export { TOKEN_PATTERN };
 
 export interface ReliabilityHarness {
   sim: Simulator;
@@ -79,6 +79,7 @@ export async function startReliabilityHarness(options: ReliabilityHarnessOptions
   });
   const store = createSqliteRunStore({ file });
   const logText = (): string => chunks.join('');
+  registerCapture('reliability harness log', logText);
   return {
     sim,
     client,
