@@ -7,16 +7,17 @@ import { captureLogs, createMockPlatform, serialiseError, testCredentials } from
 const systemPath = '/private-cloud-business/v1beta1/systems/sys-1';
 
 /** Answers every GET of the system with 200 and records the Authorization header of each. */
-function recordAuthorization(platform: ReturnType<typeof createMockPlatform>): string[] {
+function recordAuthorization(platform: ReturnType<typeof createMockPlatform>, answerDelayMs = 0): string[] {
   const seen: string[] = [];
-  platform
+  const interceptor = platform
     .regional('eu-central')
     .intercept({ path: systemPath, method: 'GET' })
     .reply((request) => {
       seen.push(String((request.headers as Record<string, string>).authorization));
       return { statusCode: 200, data: { id: 'sys-1' }, responseOptions: { headers: { 'content-type': 'application/json' } } };
-    })
-    .persist();
+    });
+  if (answerDelayMs > 0) interceptor.delay(answerDelayMs);
+  interceptor.persist();
   return seen;
 }
 
@@ -73,10 +74,22 @@ describe('token cache', () => {
   });
 
   it('fetches one token for 50 concurrent calls', async () => {
-    const platform = createMockPlatform();
-    const seen = recordAuthorization(platform);
-    const client = platform.client();
-    await Promise.all(Array.from({ length: 50 }, () => client.call('privateCloud.getSystem', { id: 'sys-1' })));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const platform = createMockPlatform(7199, { tokenDelayMs: 1000 });
+    // The mock records a request when it arrives and answers a second later.
+    const seen = recordAuthorization(platform, 1000);
+    // 64 slots, so all 50 calls are past the concurrency cap and wait on the token together
+    // (with the default 16, 34 of them would only ask for it once the token is cached).
+    const client = platform.client({ maxConcurrency: 64 });
+    const calls = Promise.all(Array.from({ length: 50 }, () => client.call('privateCloud.getSystem', { id: 'sys-1' })));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(seen).toEqual([]);
+    expect(platform.tokenRequests()).toBe(1);
+    // The token arrives: all 50 waiters send at once, before any answer came back.
+    await vi.advanceTimersByTimeAsync(1);
+    expect(seen).toHaveLength(50);
+    await vi.advanceTimersByTimeAsync(1000);
+    await calls;
     expect(platform.tokenRequests()).toBe(1);
     expect(new Set(seen)).toEqual(new Set(['Bearer token-1']));
     expect(seen).toHaveLength(50);

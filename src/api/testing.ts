@@ -37,14 +37,19 @@ function unlimitedGroups(): Record<string, number> {
   return Object.fromEntries(groups.map((group) => [group, 60_000]));
 }
 
-export function createMockPlatform(tokenLifetimeSeconds = 7199): MockPlatform {
+export interface MockPlatformOptions {
+  /** Time the token endpoint takes to answer, in ms (on fake timers in tests that set one). @default 0 */
+  tokenDelayMs?: number;
+}
+
+export function createMockPlatform(tokenLifetimeSeconds = 7199, options: MockPlatformOptions = {}): MockPlatform {
   const agent = new MockAgent();
   agent.disableNetConnect();
   const auth = agent.get(testUrls.authUrl);
   const issued: string[] = [];
   let requests = 0;
   let failures: { status: number; remaining: number } | undefined;
-  auth
+  const tokenInterceptor = auth
     .intercept({ path: '/as/token.oauth2', method: 'POST' })
     .reply<Record<string, unknown>>(() => {
       requests += 1;
@@ -55,8 +60,9 @@ export function createMockPlatform(tokenLifetimeSeconds = 7199): MockPlatform {
       const token = `token-${issued.length + 1}`;
       issued.push(token);
       return { statusCode: 200, data: { access_token: token, token_type: 'Bearer', expires_in: tokenLifetimeSeconds } };
-    })
-    .persist();
+    });
+  if (options.tokenDelayMs) tokenInterceptor.delay(options.tokenDelayMs);
+  tokenInterceptor.persist();
   return {
     agent,
     global: agent.get(testUrls.baseUrl),
