@@ -130,8 +130,8 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   if (text === undefined) return { problems: problem ? [problem] : [] };
   const source = parseSourceDocument(file, text);
   const problems = [...source.problems];
-  if (hasErrors(problems)) return { problems };
-  if (!isRawObject(source.data)) return { problems: [fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`')] };
+  if (source.data === undefined && hasErrors(problems)) return { problems };
+  if (!isRawObject(source.data)) return { problems: [...problems, fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`')].sort(byPosition) };
   const data = source.data;
 
   const ruleFindings = runDocumentRules(data, options.registry, options.description);

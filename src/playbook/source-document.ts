@@ -16,7 +16,10 @@ export interface Position {
 export interface SourceDocument {
   file: string;
   text: string;
-  /** The document as plain data; undefined when it could not be built. */
+  /**
+   * The document as plain data; undefined when it could not be built. Built despite
+   * recoverable errors (a duplicate key, a bad escape...), so the rest is checked too.
+   */
   data: unknown;
   problems: Problem[];
   /** Where the value at `pointer` starts; `key: true` points at the key of a mapping entry instead. */
@@ -31,26 +34,84 @@ export function splitPointer(pointer: string): string[] {
     .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
+/**
+ * YAML errors after which the document is still the one meant: its structure is intact, one
+ * value is off. The playbook is then checked as well, so one mistake does not hide the others.
+ */
+const RECOVERABLE_YAML_ERRORS: ReadonlySet<string> = new Set(['BAD_DQ_ESCAPE', 'MULTIPLE_DOCS', 'TAG_RESOLVE_FAILED']);
+
+/** yaml's message, or one a playbook's author reads better where yaml's speaks to a programmer. */
+function yamlMessage(code: string, message: string): string {
+  const first = message.split('\n')[0] ?? message;
+  if (code === 'MULTIPLE_DOCS') return 'a playbook file holds one YAML document: this `---` starts a second one, which is not read';
+  if (code === 'BAD_DQ_ESCAPE') return `${first}: in a double-quoted string a backslash starts an escape; write \\\\ for a backslash, or use single quotes`;
+  return first;
+}
+
+function pointerToken(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/**
+ * Keys written twice in one mapping, each named with where it first appeared (yaml's own
+ * "Map keys must be unique" names neither). The later value is the one the data holds.
+ */
+function duplicateKeys(document: Document, file: string, position: (offset: number) => Position): Problem[] {
+  const problems: Problem[] = [];
+  const walk = (node: unknown, pointer: string): void => {
+    if (isSeq(node)) {
+      node.items.forEach((item, index) => walk(item, `${pointer}/${index}`));
+      return;
+    }
+    if (!isMap(node)) return;
+    const first = new Map<string, Position>();
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue;
+      const key = pair.key;
+      if (isScalar(key) && key.range) {
+        const name = String(key.value);
+        const at = position(key.range[0]);
+        const earlier = first.get(name);
+        if (earlier === undefined) first.set(name, at);
+        else {
+          problems.push({
+            code: 'YAML_DUPLICATE_KEY',
+            message: `the key '${name}' is written twice in this mapping, first at line ${earlier.line}, column ${earlier.column}: keep one (the later value would silently replace the earlier)`,
+            severity: 'error',
+            file,
+            ...at,
+            pointer: `${pointer}/${pointerToken(name)}`,
+          });
+        }
+        walk(pair.value, `${pointer}/${pointerToken(name)}`);
+      }
+    }
+  };
+  walk(document.contents, '');
+  return problems;
+}
+
 export function parseSourceDocument(file: string, text: string): SourceDocument {
   const lineCounter = new LineCounter();
-  const document: Document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
+  // Duplicate keys are found by duplicateKeys, which says where the first one is.
+  const document: Document = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: false, strict: true });
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
-  const problems: Problem[] = [];
+  const problems: Problem[] = duplicateKeys(document, file, position);
   for (const [severity, list] of [
     ['error', document.errors],
     ['warning', document.warnings],
   ] as const) {
     for (const issue of list) {
       const at = position(issue.pos[0]);
-      const message = issue.message.split('\n')[0] ?? issue.message;
+      const message = yamlMessage(issue.code, issue.message);
       problems.push({ code: `YAML_${issue.code}`, message, severity, file, ...at, pointer: '' });
     }
   }
   let data: unknown;
-  if (document.errors.length === 0) {
+  if (document.errors.every((error) => RECOVERABLE_YAML_ERRORS.has(error.code))) {
     try {
       data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
@@ -71,7 +132,8 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     let keyNode: Node | undefined;
     for (const token of splitPointer(pointer)) {
       if (isMap(node)) {
-        const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === token);
+        // The last of duplicate keys: its value is the one the data holds.
+        const pair = node.items.findLast((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === token);
         if (pair === undefined) break;
         keyNode = pair.key as Node;
         node = pair.value;

@@ -27,19 +27,25 @@ describe('fleetbook validate', () => {
     expect(result.stderr).toBe('');
   });
 
-  it('prints JSON problems', async () => {
+  it('prints JSON problems: a duplicate key named with where it first appeared, and the other problems with it', async () => {
     const result = await run(['--format', 'json', fixture('invalid/duplicate-keys.yaml')]);
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout)).toEqual([
-      {
-        code: 'YAML_DUPLICATE_KEY',
-        message: 'Map keys must be unique',
-        severity: 'error',
-        file: 'test/playbooks/invalid/duplicate-keys.yaml',
-        line: 2,
-        column: 1,
-        pointer: '',
-      },
+    const problems = JSON.parse(result.stdout) as Array<{ code: string; line: number; column: number }>;
+    expect(problems[0]).toEqual({
+      code: 'YAML_DUPLICATE_KEY',
+      message: "the key 'name' is written twice in this mapping, first at line 3, column 1: keep one (the later value would silently replace the earlier)",
+      severity: 'error',
+      file: 'test/playbooks/invalid/duplicate-keys.yaml',
+      line: 4,
+      column: 1,
+      pointer: '/name',
+    });
+    expect(problems.map((problem) => [problem.code, problem.line, problem.column])).toEqual([
+      ['YAML_DUPLICATE_KEY', 4, 1],
+      ['YAML_DUPLICATE_KEY', 6, 35],
+      ['YAML_DUPLICATE_KEY', 10, 5],
+      ['UNKNOWN_OPERATION', 12, 11],
+      ['INVALID_DURATION', 13, 12],
     ]);
   });
 
