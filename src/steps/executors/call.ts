@@ -75,7 +75,7 @@ export function idempotencyOf(operation: OperationDescriptor, input: Record<stri
 }
 
 /** A failed write may have been applied when no answer came back or the platform failed mid-way (5xx but 503). */
-function isOutcomeUnknown(operation: OperationDescriptor, error: unknown): boolean {
+export function isOutcomeUnknown(operation: OperationDescriptor, error: unknown): boolean {
   if (!operation.isWrite || !(error instanceof ApiError)) return false;
   return error.status === undefined || (error.status >= 500 && error.status !== 503);
 }
