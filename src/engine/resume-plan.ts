@@ -14,7 +14,10 @@ import { StepStatus, type JournalEntry, type StepPath, type StepRecord } from '.
  */
 export interface InFlightRequest {
   state: 'unknown' | 'answered' | 'operation';
+  /** The platform operation, or `http` for a webhook. */
   operationId: string;
+  /** The request's HTTP method (journals written before it was kept have none). */
+  method?: string;
   httpStatus?: number;
   location?: string;
   /** The answer's body, when the journal kept it (a write's small answer). */
@@ -42,7 +45,7 @@ export function createResumePlan(entries: readonly JournalEntry[], confirmUnknow
     const current = 'path' in event ? inFlight.get(event.path) : undefined;
     switch (event.type) {
       case 'request.sending':
-        inFlight.set(event.path, { state: 'unknown', operationId: event.operationId });
+        inFlight.set(event.path, { state: 'unknown', operationId: event.operationId, method: event.method });
         break;
       case 'request.answered':
         if (current) Object.assign(current, { state: 'answered', httpStatus: event.httpStatus }, event.location === undefined ? {} : { location: event.location }, event.body === undefined ? {} : { body: event.body });

@@ -15,7 +15,7 @@ import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
-import { createResumePlan, replayedStatuses, type ResumePlan } from './resume-plan.js';
+import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { Scope } from './scope.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 
@@ -207,6 +207,25 @@ function changedSteps(playbook: Playbook, plan: ResumePlan): string[] {
   return [...gone];
 }
 
+/** The operation id `http` steps journal their requests under (steps/executors/http.ts). */
+const WEBHOOK = 'http';
+
+/**
+ * Why a request of unknown outcome cannot be reconciled, or undefined when it can (or needs
+ * not be: a read). A webhook that is not a GET may have notified, opened a ticket or called
+ * back; nothing on the platform tells, so only the operator can say whether to send it again.
+ */
+function cannotReconcile(request: InFlightRequest, client: PlatformClient): string | undefined {
+  if (request.operationId === WEBHOOK) {
+    // A journal from before methods were kept: the executor's default is POST.
+    const method = (request.method ?? 'POST').toUpperCase();
+    return method === 'GET' || method === 'HEAD' ? undefined : 'a webhook leaves nothing the platform can show; sending it again may notify or act twice';
+  }
+  if (!client.catalogue.byId.get(request.operationId)?.isWrite) return undefined;
+  const rule = reconciliationOf(request.operationId);
+  return rule.kind === 'none' ? rule.reason : undefined;
+}
+
 /** Refuses what a resume must not do: an unknown or finished run, a changed playbook, unreconcilable writes. */
 function checkResumable(run: RunRecord | undefined, runId: string, playbook: Playbook, plan: ResumePlan, options: ResumeOptions): asserts run is RunRecord {
   if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
@@ -221,11 +240,11 @@ function checkResumable(run: RunRecord | undefined, runId: string, playbook: Pla
   }
   if (options.confirmUnknown) return;
   const unreconcilable = [...plan.inFlight]
-    .filter(([path, request]) => request.state === 'unknown' && !replayedStatuses.has(plan.records.get(path)?.status ?? '') && options.client.catalogue.byId.get(request.operationId)?.isWrite)
-    .map(([path, request]) => ({ path, request, rule: reconciliationOf(request.operationId) }))
-    .filter(({ rule }) => rule.kind === 'none');
+    .filter(([path, request]) => request.state === 'unknown' && !replayedStatuses.has(plan.records.get(path)?.status ?? ''))
+    .map(([path, request]) => ({ path, request, reason: cannotReconcile(request, options.client) }))
+    .filter((found): found is { path: string; request: InFlightRequest; reason: string } => found.reason !== undefined);
   if (unreconcilable.length > 0) {
-    const list = unreconcilable.map(({ path, request, rule }) => `${path} (${request.operationId}: ${rule.kind === 'none' ? rule.reason : ''})`).join('; ');
+    const list = unreconcilable.map(({ path, request, reason }) => `${path} (${request.operationId === WEBHOOK ? `${request.method ?? ''} webhook` : request.operationId}: ${reason})`).join('; ');
     throw new UsageError(
       `run ${runId} sent writes whose outcome is unknown and cannot be reconciled: ${list}. Check the platform; resume with --confirm-unknown to send them again.`,
       'OUTCOME_UNKNOWN',
