@@ -133,6 +133,39 @@ describe('reporting operations (state)', () => {
     const result = await platform.client().waitForOperation('/reporting/v1alpha1/async-operations/r-9', fast);
     expect(result).toMatchObject({ outcome: 'failed', flavour: 'reporting', error: { message: 'no data for the filter' } });
   });
+
+  it('ends timedOut when the platform says TIMEDOUT, with the reporting error shape', async () => {
+    const platform = createMockPlatform();
+    serve(platform.global, '/reporting/v1/async-operations/r-10', [
+      { state: 'RUNNING' },
+      { state: 'TIMEDOUT', error: { debugId: 'd-10', message: 'the export took longer than 60 minutes', timestamp: '2026-01-01T01:00:00Z' } },
+    ]);
+    const result = await platform.client().waitForOperation('/reporting/v1/async-operations/r-10', fast);
+    expect(result).toMatchObject({
+      outcome: 'timedOut',
+      flavour: 'reporting',
+      polls: 2,
+      error: { message: 'the export took longer than 60 minutes', details: { debugId: 'd-10' } },
+    });
+  });
+
+  it("ends timedOut at the caller's deadline when an export never finishes", async () => {
+    const platform = createMockPlatform();
+    platform.global.intercept({ path: '/reporting/v1/report-exports', method: 'POST' }).reply(202, { id: 'exp-2', status: 'ACCEPTED' }, json);
+    const polls = serve(platform.global, '/reporting/v1/async-operations/exp-2', [{ state: 'RUNNING', suggestedPollingIntervalSeconds: 30 }]);
+    const client = platform.client();
+    const accepted = await client.invoke('reporting.createReportExport', { body: { name: 'nightly', kind: 'REPORT.EXPORTS' } });
+    const result = await client.waitForOperation(accepted, { timeoutMs: 40, minPollMs: 10, maxPollMs: 10 });
+    expect(result).toMatchObject({
+      outcome: 'timedOut',
+      flavour: 'reporting',
+      location: '/reporting/v1/async-operations/exp-2',
+      operation: { state: 'RUNNING' },
+      error: { code: 'WAIT_DEADLINE_EXCEEDED' },
+    });
+    expect(result.error?.message).toContain('the operation may still be running on the platform');
+    expect(polls.length).toBeGreaterThanOrEqual(2);
+  });
 });
 
 describe('waiting', () => {
