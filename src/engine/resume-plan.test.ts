@@ -9,14 +9,14 @@ const sending: JournalEvent = { type: 'request.sending', path: 'update', attempt
 
 describe('createResumePlan', () => {
   it('a write sent with no answer is unknown, also after the step ended failed', () => {
-    expect(createResumePlan(journal(started, sending)).inFlight.get('update')).toEqual({ state: 'unknown', operationId: 'privateCloud.runSoftwareUpdate' });
+    expect(createResumePlan(journal(started, sending)).inFlight.get('update')).toEqual({ state: 'unknown', operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' });
     const failed = journal(started, sending, { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'socket hang up' }, outcomeUnknown: true }, { type: 'step.finished', path: 'update', status: 'failed' });
     expect(createResumePlan(failed).inFlight.get('update')).toMatchObject({ state: 'unknown' });
   });
 
   it('an answered write is in flight until the step ends, then consumed (a redrive sends again)', () => {
     const answered = journal(started, sending, { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location });
-    expect(createResumePlan(answered).inFlight.get('update')).toEqual({ state: 'answered', operationId: 'privateCloud.runSoftwareUpdate', httpStatus: 202, location });
+    expect(createResumePlan(answered).inFlight.get('update')).toEqual({ state: 'answered', operationId: 'privateCloud.runSoftwareUpdate', method: 'POST', httpStatus: 202, location });
     const interrupted = [...answered, ...journal({ type: 'step.finished', path: 'update', status: 'interrupted' })];
     expect(createResumePlan(interrupted).inFlight.get('update')).toMatchObject({ state: 'answered', location });
     const ended = journal(
