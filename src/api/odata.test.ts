@@ -24,6 +24,18 @@ describe('filter builder', () => {
     expect(f.endswith('username', '.org')).toBe("endswith(username, '.org')");
   });
 
+  it("writes 'in' with the property on the right: a list of values, and the user area's substring form", () => {
+    expect(f.listIn(['ONLINE', 'OFFLINE'], 'state')).toBe("['ONLINE', 'OFFLINE'] in state");
+    expect(f.listIn([1, null, true], ['softwareInfo', 'level'])).toBe('[1, null, true] in softwareInfo/level');
+    expect(f.textIn('ann', 'username')).toBe("'ann' in username");
+    expect(f.textIn('a+b@x', 'username')).toBe("'a%2Bb%40x' in username");
+    expect(f.not(f.listIn(['a'], 'name'))).toBe("not (['a'] in name)");
+    expect(f.and(f.textIn('ann', 'username'), f.eq('userStatus', 'VERIFIED'))).toBe("'ann' in username and userStatus eq 'VERIFIED'");
+    expect(() => f.listIn([], 'state')).toThrow("'in' on 'state' needs at least one value.");
+    expect(() => f.textIn('ann', 'user name')).toThrow(InvalidFilterError);
+    expect(() => f.textIn(5 as unknown as string, 'username')).toThrow('takes a string, got a number');
+  });
+
   it('writes null, booleans, numbers and nested paths', () => {
     expect(f.eq('application/id', null)).toBe('application/id eq null');
     expect(f.eq(['softwareInfo', 'version'], '2.4')).toBe("softwareInfo/version eq '2.4'");

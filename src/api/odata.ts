@@ -106,6 +106,16 @@ export const f = {
     if (values.length === 0) throw new InvalidFilterError(`'in' on '${property(path)}' needs at least one value.`);
     return `${property(path)} in [${values.map(literal).join(', ')}]`;
   },
+  /** `['A', 'B'] in state`: `in` with the property on the right, as the grammar also allows. */
+  listIn: (values: readonly FilterLiteral[], path: FilterProperty): string => {
+    if (values.length === 0) throw new InvalidFilterError(`'in' on '${property(path)}' needs at least one value.`);
+    return `[${values.map(literal).join(', ')}] in ${property(path)}`;
+  },
+  /** `'ann' in username`: the user area's substring form, true when the property contains the text. */
+  textIn: (text: string, path: FilterProperty): string => {
+    if (typeof text !== 'string') throw new InvalidFilterError(`The substring form of 'in' takes a string, got a ${typeof text}.`);
+    return `${encodeString(text)} in ${property(path)}`;
+  },
   /** `not (expression)`; a single token is negated without parentheses. */
   not: (expression: string): string => (hasTopLevel(expression, ' ') ? `not (${expression})` : `not ${expression}`),
   /** Joins with `and`; an operand holding a top-level `or` is parenthesised. */
