@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { renewalTime } from './auth.js';
 import { secretSpellings } from '../logging/index.js';
-import { AuthenticationError, ServerError } from './errors.js';
+import { AuthenticationError, RateLimitedError, ServerError } from './errors.js';
 import { captureLogs, createMockPlatform, serialiseError, testCredentials } from './testing.js';
 
 const systemPath = '/private-cloud-business/v1beta1/systems/sys-1';
@@ -114,6 +114,15 @@ describe('token cache', () => {
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ operationId: 'auth.createToken', status: 500 });
     expect(platform.tokenRequests()).toBe(3);
+  });
+
+  it("keeps the server's retry hint on a final 429 of the token endpoint", async () => {
+    const platform = createMockPlatform();
+    platform.failTokenRequests(429, 10, 42);
+    const error = await platform.client({ retry: { maxAttempts: 1 } }).call('privateCloud.getSystem', { id: 'sys-1' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error).toMatchObject({ operationId: 'auth.createToken', status: 429, code: 'RATE_LIMITED', retryable: false, retryAfterMs: 42_000 });
+    expect(platform.tokenRequests()).toBe(1);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  asFinal,
   ConflictError,
   createHttpError,
   isSafeToRetry,
@@ -87,5 +88,21 @@ describe('createHttpError', () => {
 
   it('keeps facts for JSON output in details', () => {
     expect(make(404, { errorCode: 'NOT_FOUND', debugId: 'd-2' }).details).toEqual({ operationId: 'users.inviteUser', status: 404, errorCode: 'NOT_FOUND', debugId: 'd-2' });
+  });
+});
+
+describe('asFinal', () => {
+  it('marks a retryable error final and keeps its type, body and retry hint', () => {
+    const error = createHttpError({
+      operationId: 'auth.createToken',
+      status: 429,
+      bodyText: JSON.stringify({ errorCode: 'TOO_MANY', message: 'slow down', errorDetails: [{ type: 'retry info', retryAfterSeconds: 9 }] }),
+      headers: {},
+      write: true,
+    });
+    expect(error).toMatchObject({ retryable: true, retryAfterMs: 9000 });
+    const final = asFinal(error);
+    expect(final).toBeInstanceOf(error.constructor);
+    expect(final).toMatchObject({ name: 'RateLimitedError', code: 'RATE_LIMITED', status: 429, retryable: false, retryAfterMs: 9000, body: { errorCode: 'TOO_MANY' } });
   });
 });

@@ -168,6 +168,9 @@ export function asFinal(error: ApiError): ApiError {
     ...(error.status === undefined ? {} : { status: error.status }),
     ...(error.body === undefined ? {} : { body: error.body }),
     retryable: false,
+    // Not repeated by this client, but the hint still tells the caller when the server
+    // will take requests again (a final 429 of the token endpoint).
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
     cause: error.cause,
   });
 }

@@ -27,8 +27,8 @@ export interface MockPlatform {
   tokenRequests(): number;
   /** Tokens issued so far, in order (`token-1`, `token-2`...). */
   issuedTokens(): string[];
-  /** Answers the next token requests with `status` instead of a token. */
-  failTokenRequests(status: number, times: number): void;
+  /** Answers the next token requests with `status` instead of a token, with a retry-info detail when given. */
+  failTokenRequests(status: number, times: number, retryAfterSeconds?: number): void;
   client(overrides?: Partial<PlatformClientOptions>): PlatformClient;
 }
 
@@ -48,14 +48,15 @@ export function createMockPlatform(tokenLifetimeSeconds = 7199, options: MockPla
   const auth = agent.get(testUrls.authUrl);
   const issued: string[] = [];
   let requests = 0;
-  let failures: { status: number; remaining: number } | undefined;
+  let failures: { status: number; remaining: number; retryAfterSeconds: number | undefined } | undefined;
   const tokenInterceptor = auth
     .intercept({ path: '/as/token.oauth2', method: 'POST' })
     .reply<Record<string, unknown>>(() => {
       requests += 1;
       if (failures && failures.remaining > 0) {
         failures.remaining -= 1;
-        return { statusCode: failures.status, data: { httpStatusCode: failures.status, errorCode: 'TOKEN_FAILURE', message: 'token service trouble' } };
+        const details = failures.retryAfterSeconds === undefined ? {} : { errorDetails: [{ type: 'retry info', retryAfterSeconds: failures.retryAfterSeconds }] };
+        return { statusCode: failures.status, data: { httpStatusCode: failures.status, errorCode: 'TOKEN_FAILURE', message: 'token service trouble', ...details } };
       }
       const token = `token-${issued.length + 1}`;
       issued.push(token);
@@ -69,8 +70,8 @@ export function createMockPlatform(tokenLifetimeSeconds = 7199, options: MockPla
     regional: (region) => agent.get(testUrls.regionalUrl.replace('{region}', region)),
     tokenRequests: () => requests,
     issuedTokens: () => [...issued],
-    failTokenRequests(status, times) {
-      failures = { status, remaining: times };
+    failTokenRequests(status, times, retryAfterSeconds) {
+      failures = { status, remaining: times, retryAfterSeconds };
     },
     client: (overrides = {}) =>
       createPlatformClient({
