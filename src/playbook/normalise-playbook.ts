@@ -10,6 +10,7 @@ import type { ExpressionError } from '../expressions/expression-error.js';
 import type { Template } from '../expressions/types.js';
 import type { StepRegistry } from '../steps/registry.js';
 import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep } from './raw-steps.js';
+import { givenInputsFindings, holdsExpression, inputValidator, type DeclaredInput } from './given-inputs.js';
 import type { Finding } from './rules.js';
 import { describePointer } from './schema-validation.js';
 import type { InputSpec, Playbook, RetryOn, RetryPolicy, ScheduleSpec, SourceLocation, Step, WaitOptions } from './types.js';
@@ -194,6 +195,8 @@ function createNormaliser(context: NormaliseContext) {
         const ref = String(data.uses);
         const playbook = context.loadUses(ref, at('uses'));
         if (playbook === undefined) return undefined;
+        // A `with` that is one expression is known only at run time (the schema checked its form).
+        if (data.with === undefined || isRawObject(data.with)) context.findings.push(...usesInputsFindings(ref, playbook, data.with, raw.pointer));
         return { ...base, kind, playbookRef: ref, with: template(data.with ?? {}, at('with'), id), playbook };
       }
       case 'http':
@@ -204,6 +207,29 @@ function createNormaliser(context: NormaliseContext) {
   }
 
   return { template, steps, location, ms };
+}
+
+/**
+ * A `uses` step's `with` against the inputs the used playbook declares, so a wrong name, a
+ * missing required input or a literal of the wrong type stops the run before its first step
+ * rather than when the step is reached. A value holding an expression is checked for presence.
+ */
+function usesInputsFindings(ref: string, used: Playbook, given: RawObject | undefined, pointer: string): Finding[] {
+  const declared = Object.entries(used.inputs).map(([name, spec]): DeclaredInput => {
+    const validate = inputValidator(spec.schema);
+    return { name, type: spec.type, hasDefault: !spec.required, secret: spec.secret, ...(validate === undefined ? {} : { validate }) };
+  });
+  return givenInputsFindings({
+    code: 'INVALID_USES_INPUTS',
+    declared,
+    given,
+    pointer,
+    key: 'with',
+    taker: `the playbook '${ref}'`,
+    nameTakerWhenMissing: true,
+    consequence: 'the step would fail when reached, after the steps before it have run',
+    isComputed: holdsExpression,
+  });
 }
 
 function inputSpecs(raw: unknown): Record<string, InputSpec> {

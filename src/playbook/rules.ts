@@ -3,11 +3,12 @@
  * findings. None throws for a user's mistake.
  */
 import { CronExpressionParser } from 'cron-parser';
-import { closestMatches, didYouMean } from '../errors/did-you-mean.js';
+import { didYouMean } from '../errors/did-you-mean.js';
 import type { PlatformDescription } from '../openapi/description.js';
 import type { StepRegistry } from '../steps/registry.js';
 import { allRawSteps, isRawObject, type RawObject, type RawStep } from './raw-steps.js';
-import { compileValueSchema, describePointer, type ValueValidator } from './schema-validation.js';
+import { givenInputsFindings, inputValidator, pointerToken, type DeclaredInput } from './given-inputs.js';
+import { compileValueSchema } from './schema-validation.js';
 
 export interface Finding {
   code: string;
@@ -110,11 +111,6 @@ export const scheduleRule: Rule = ({ data }) => {
   });
 };
 
-/** `key` as a token of a JSON pointer. */
-function pointerToken(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
 /** The input declarations of the document that are mappings, as the JSON Schemas given values are checked with. */
 function inputDeclarations(data: unknown): Array<{ name: string; declaration: RawObject; schema: RawObject }> {
   if (!isRawObject(data) || !isRawObject(data.inputs)) return [];
@@ -145,51 +141,30 @@ export const inputDeclarationRule: Rule = ({ data }) =>
  */
 export const scheduleInputsRule: Rule = ({ data }) => {
   if (!isRawObject(data) || !Array.isArray(data.schedules)) return [];
-  const declarations = inputDeclarations(data);
-  const validators = new Map<string, ValueValidator>();
-  for (const { name, schema } of declarations) {
-    try {
-      validators.set(name, compileValueSchema(schema));
-    } catch {
-      // Reported by inputDeclarationRule; values of it cannot be checked.
-    }
-  }
-  const names = declarations.map(({ name }) => name);
-  const takes = names.length > 0 ? `the playbook takes ${names.join(', ')}` : 'the playbook takes no inputs';
-  return data.schedules.flatMap((schedule: unknown, index): Finding[] => {
-    if (!isRawObject(schedule)) return [];
-    const pointer = `/schedules/${index}`;
-    const given = isRawObject(schedule.inputs) ? schedule.inputs : {};
-    const findings: Finding[] = [];
-    // A misspelt input is one mistake: said as unknown, with its right name, not also as missing.
-    const meant = new Set<string>();
-    for (const name of Object.keys(given)) {
-      if (names.includes(name)) continue;
-      for (const match of closestMatches(name, names)) meant.add(match);
-      findings.push({
-        code: 'INVALID_SCHEDULE_INPUTS',
-        message: `unknown input '${name}' in ${describePointer(`${pointer}/inputs`)}: ${takes}.${didYouMean(name, names)}`,
-        pointer: `${pointer}/inputs/${pointerToken(name)}`,
-        atKey: true,
-      });
-    }
-    for (const { name, declaration } of declarations) {
-      const value = given[name];
-      if (value === undefined) {
-        if ('default' in declaration || meant.has(name)) continue;
-        const type = typeof declaration.type === 'string' ? ` (${declaration.type})` : '';
-        findings.push({
-          code: 'INVALID_SCHEDULE_INPUTS',
-          message: `${describePointer(pointer)} does not give the input '${name}'${type}, which has no default: every run it starts would be refused`,
-          ...(isRawObject(schedule.inputs) ? { pointer: `${pointer}/inputs`, atKey: true } : { pointer }),
-        });
-        continue;
-      }
-      const problems = validators.get(name)?.(value, `${pointer}/inputs/${pointerToken(name)}`, { hideValues: declaration.secret === true }) ?? [];
-      findings.push(...problems.map((problem): Finding => ({ ...problem, code: 'INVALID_SCHEDULE_INPUTS' })));
-    }
-    return findings;
+  const declared = inputDeclarations(data).map(({ name, declaration, schema }): DeclaredInput => {
+    // An invalid declaration is reported by inputDeclarationRule; values of it cannot be checked.
+    const validate = inputValidator(schema);
+    return {
+      name,
+      ...(typeof declaration.type === 'string' ? { type: declaration.type } : {}),
+      hasDefault: 'default' in declaration,
+      secret: declaration.secret === true,
+      ...(validate === undefined ? {} : { validate }),
+    };
   });
+  return data.schedules.flatMap((schedule: unknown, index): Finding[] =>
+    isRawObject(schedule)
+      ? givenInputsFindings({
+          code: 'INVALID_SCHEDULE_INPUTS',
+          declared,
+          given: isRawObject(schedule.inputs) ? schedule.inputs : undefined,
+          pointer: `/schedules/${index}`,
+          key: 'inputs',
+          taker: 'the playbook',
+          consequence: 'every run it starts would be refused',
+        })
+      : [],
+  );
 };
 
 /** The rules over the document as written, in the order their findings are reported. */
