@@ -223,7 +223,7 @@ function cannotReconcile(request: InFlightRequest, client: PlatformClient): stri
   }
   if (!client.catalogue.byId.get(request.operationId)?.isWrite) return undefined;
   const rule = reconciliationOf(request.operationId);
-  return rule.kind === 'none' ? rule.reason : undefined;
+  return rule.kind === 'cannot' ? rule.reason : undefined;
 }
 
 /** Refuses what a resume must not do: an unknown or finished run, a changed playbook, unreconcilable writes. */

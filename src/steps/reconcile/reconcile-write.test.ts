@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { PlatformClient } from '../../api/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiError, type PlatformClient } from '../../api/index.js';
+import { loadPlatformDescription } from '../../openapi/description.js';
 import { reconcileWrite, valuesAt } from './reconcile-write.js';
 import { reconciliations } from './reconciliations.js';
 
@@ -67,8 +70,37 @@ describe('reconcileWrite', () => {
   });
 
   it('cannot reconcile a report export, nor an operation without a declaration', async () => {
-    expect(reconciliations['reporting.createReportExport']?.kind).toBe('none');
+    expect(reconciliations['reporting.createReportExport']?.kind).toBe('cannot');
     expect(await reconcileWrite({ operationId: 'reporting.createReportExport', input: {} }, context(fakeClient({})))).toMatchObject({ decision: 'unknown' });
-    expect(await reconcileWrite({ operationId: 'devices.updateDevices', input: {} }, context(fakeClient({})))).toMatchObject({ decision: 'unknown', reason: 'no reconciliation is declared for devices.updateDevices' });
+    expect(await reconcileWrite({ operationId: 'madeUp.createThing', input: {} }, context(fakeClient({})))).toMatchObject({ decision: 'unknown', reason: 'no reconciliation is declared for madeUp.createThing' });
+  });
+
+  it('sends a repeatable write again; a delete only while the read still finds the resource', async () => {
+    expect(await reconcileWrite({ operationId: 'devices.updateDevices', input: {} }, context(fakeClient({})))).toMatchObject({ decision: 'send', reason: expect.stringContaining('PATCH') });
+    const calls: string[] = [];
+    expect(await reconcileWrite({ operationId: 'users.deleteUser', input: { id: 'u1' } }, context(fakeClient({ 'users.getUser': { id: 'u1' } }, calls)))).toMatchObject({ decision: 'send' });
+    expect(calls).toEqual(['users.getUser {"id":"u1"}']);
+    const gone = {
+      invoke: async () => {
+        throw new ApiError('not found', 'HTTP_404', { operationId: 'users.getUser', status: 404, retryable: false });
+      },
+    } as unknown as PlatformClient;
+    expect(await reconcileWrite({ operationId: 'users.deleteUser', input: { id: 'u1' } }, context(gone))).toEqual({ decision: 'done', found: [] });
+  });
+});
+
+describe('reconciliations', () => {
+  const writes = loadPlatformDescription().operations.filter((operation) => operation.isWrite).map((operation) => operation.id);
+
+  it('declares every write operation of the platform description, and nothing else', () => {
+    expect(writes.filter((id) => reconciliations[id] === undefined)).toEqual([]);
+    expect(Object.keys(reconciliations).filter((id) => !writes.includes(id))).toEqual([]);
+  });
+
+  it('docs/resume.md names exactly the writes that cannot be reconciled', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'resume.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Writes that cannot be reconciled'), doc.indexOf('\n## ', doc.indexOf('## Writes that cannot be reconciled') + 1));
+    const named = [...section.matchAll(/^- `([\w.]+)`/gm)].map((match) => match[1]).sort();
+    expect(named).toEqual(writes.filter((id) => reconciliations[id]?.kind === 'cannot').sort());
   });
 });

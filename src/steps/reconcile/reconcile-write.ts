@@ -2,8 +2,8 @@
  * Decides what to do with a write whose outcome the journal does not know, by reading the
  * state that write would have changed (see `reconciliations.ts`).
  */
-import type { PlatformClient } from '../../api/index.js';
-import { reconciliationOf, type LastOperationReconciliation, type RecordsReconciliation } from './reconciliations.js';
+import { ApiError, type PlatformClient } from '../../api/index.js';
+import { reconciliationOf, type LastOperationReconciliation, type RecordsReconciliation, type RepeatableReconciliation } from './reconciliations.js';
 
 /**
  * - `attach`: the write's async operation is on the platform: follow `location`.
@@ -92,7 +92,19 @@ async function reconcileRecords(rule: RecordsReconciliation, request: ReconcileR
   return { decision: 'unknown', reason: `only part of the write is there (${rule.field} ${missing.join(', ')} missing)` };
 }
 
-/** Reads the state the write would have changed and decides; `unknown` for operations declared `none`. */
+async function reconcileRepeatable(rule: RepeatableReconciliation, request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
+  if (!rule.goneWhen404) return { decision: 'send', reason: rule.reason };
+  const params = Object.fromEntries(Object.entries(rule.goneWhen404.params).map(([name, pointer]) => [name, valuesAt(request.input, pointer)[0]]));
+  try {
+    await context.client.invoke(rule.goneWhen404.operationId, params, { region: request.region, signal: context.signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { decision: 'done', found: [] };
+    throw error;
+  }
+  return { decision: 'send', reason: `${rule.goneWhen404.operationId} still finds it: ${rule.reason}` };
+}
+
+/** Reads the state the write would have changed and decides; `unknown` for operations declared `cannot`. */
 export async function reconcileWrite(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
   const rule = reconciliationOf(request.operationId);
   switch (rule.kind) {
@@ -100,7 +112,9 @@ export async function reconcileWrite(request: ReconcileRequest, context: Reconci
       return reconcileLastOperation(rule, request, context);
     case 'records':
       return reconcileRecords(rule, request, context);
-    case 'none':
+    case 'repeatable':
+      return reconcileRepeatable(rule, request, context);
+    case 'cannot':
       return { decision: 'unknown', reason: rule.reason };
   }
 }

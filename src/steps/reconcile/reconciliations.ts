@@ -1,9 +1,9 @@
 /**
  * How each write operation is reconciled when resume finds it sent with no answer journaled
  * (the process died, or the connection dropped, after the request left). Data, not code: one
- * declaration per operation id, read by `reconcileWrite`. An operation absent from this table
- * cannot be reconciled: resume stops before it unless the operator passes `--confirm-unknown`
- * (the list is in docs/resume.md; `nonReconcilableWrites` names them).
+ * declaration per write operation of the platform description, read by `reconcileWrite`; a
+ * test checks that every write has one. Those declared `cannot` make resume stop before them
+ * unless the operator passes `--confirm-unknown` (docs/resume.md lists them by name).
  *
  * Pointers are JSON-pointer-like paths into the write's rendered input (`/id`, `/body/name`);
  * `*` walks every element of an array (`/body/compute/*\/serialNumber`).
@@ -35,13 +35,26 @@ export interface RecordsReconciliation {
   keys: string[];
 }
 
+/**
+ * Sending the write again leaves the platform as one send would (a PUT or PATCH of the same
+ * values, a refresh, a delete): it is simply sent again. `goneWhen404`: for a delete, a read
+ * of the resource first; a 404 means the lost request deleted it (done), since sending it
+ * again would fail with that 404.
+ */
+export interface RepeatableReconciliation {
+  kind: 'repeatable';
+  /** Why sending again is harmless, for the log line of the decision. */
+  reason: string;
+  goneWhen404?: { operationId: string; params: Record<string, string> };
+}
+
 /** The write's effect cannot be told apart from an earlier one of the same kind. */
 export interface NoReconciliation {
-  kind: 'none';
+  kind: 'cannot';
   reason: string;
 }
 
-export type Reconciliation = LastOperationReconciliation | RecordsReconciliation | NoReconciliation;
+export type Reconciliation = LastOperationReconciliation | RecordsReconciliation | RepeatableReconciliation | NoReconciliation;
 
 const systemRead = { operationId: 'privateCloud.getSystem', params: { id: '/id' } } as const;
 const softwareOperation = '/softwareInfo/lastOperation';
@@ -63,13 +76,39 @@ export const reconciliations: Readonly<Record<string, Reconciliation>> = {
   'workspaces.createTenant': { kind: 'records', list: 'workspaces.listTenants', field: 'workspaceName', filterable: false, keys: ['/body/workspaceName'] },
   'privateCloud.createProvisioningPolicy': { kind: 'records', list: 'privateCloud.listProvisioningPolicies', field: 'name', filterable: true, keys: ['/body/name'] },
   'subscriptions.addSubscriptions': { kind: 'records', list: 'subscriptions.listSubscriptions', field: 'key', filterable: true, keys: ['/body/subscriptions/*/key'] },
+  'privateCloud.refreshSoftwareVersions': { kind: 'repeatable', reason: 'a refresh of the versions the system offers changes nothing another refresh would not' },
+  'privateCloud.updateProvisioningPolicy': { kind: 'repeatable', reason: 'a PATCH sets the same fields to the same values again' },
+  'privateCloud.deleteProvisioningPolicy': {
+    kind: 'repeatable',
+    reason: 'a delete of a policy that is still there deletes it',
+    goneWhen404: { operationId: 'privateCloud.getProvisioningPolicy', params: { id: '/id' } },
+  },
+  'devices.updateDevices': { kind: 'repeatable', reason: 'a PATCH sets the same fields of the same devices to the same values again' },
+  'subscriptions.updateSubscriptions': { kind: 'repeatable', reason: 'a PATCH sets the same fields of the same subscriptions to the same values again' },
+  'subscriptions.updateAutoSubscriptionSettings': { kind: 'repeatable', reason: 'a PATCH sets the same settings to the same values again' },
+  'workspaces.updateTenant': { kind: 'repeatable', reason: 'a PUT replaces the tenant with the same record again' },
+  'workspaces.deleteTenant': {
+    kind: 'repeatable',
+    reason: 'a delete of a tenant that is still there deletes it',
+    goneWhen404: { operationId: 'workspaces.getWorkspace', params: { workspaceId: '/tenantId' } },
+  },
+  'users.updateUserPreferences': { kind: 'repeatable', reason: 'a PUT sets the same preferences again' },
+  'users.deleteUser': { kind: 'repeatable', reason: 'a delete of a user that is still there deletes it', goneWhen404: { operationId: 'users.getUser', params: { id: '/id' } } },
+  'privateCloud.addHypervisorCluster': {
+    kind: 'cannot',
+    reason: "the system read does not document its clusters' names, so a cluster the lost request added cannot be found; sending it again may add a second one",
+  },
   'reporting.createReportExport': {
-    kind: 'none',
+    kind: 'cannot',
+    reason: 'an export leaves no trace that tells it apart from another export of the same report; sending it again e-mails the recipients twice',
+  },
+  'reportingV1alpha1.createReportExport': {
+    kind: 'cannot',
     reason: 'an export leaves no trace that tells it apart from another export of the same report; sending it again e-mails the recipients twice',
   },
 };
 
-/** The declaration for `operationId`, or a `none` one naming why a write without one cannot be reconciled. */
+/** The declaration for `operationId`, or a `cannot` one for a write without one (a test keeps that from happening). */
 export function reconciliationOf(operationId: string): Reconciliation {
-  return reconciliations[operationId] ?? { kind: 'none', reason: `no reconciliation is declared for ${operationId}` };
+  return reconciliations[operationId] ?? { kind: 'cannot', reason: `no reconciliation is declared for ${operationId}` };
 }
