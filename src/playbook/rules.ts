@@ -86,7 +86,10 @@ export function isTimezone(name: string): boolean {
   }
 }
 
-/** Schedules have a cron expression cron-parser accepts and an IANA timezone. */
+/** The aliases cron-parser reads (its list is not exported). */
+const CRON_ALIASES = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@hourly', '@minutely', '@secondly', '@weekdays', '@weekends'];
+
+/** Schedules have a cron expression of 5 or 6 fields (or an alias) cron-parser accepts, and an IANA timezone. */
 export const scheduleRule: Rule = ({ data }) => {
   if (!isRawObject(data) || !Array.isArray(data.schedules)) return [];
   return data.schedules.flatMap((schedule: unknown, index): Finding[] => {
@@ -96,7 +99,22 @@ export const scheduleRule: Rule = ({ data }) => {
     const timezone = typeof schedule.timezone === 'string' ? schedule.timezone : 'UTC';
     const validZone = isTimezone(timezone);
     if (!validZone) findings.push({ code: 'INVALID_TIMEZONE', message: `'${timezone}' is not an IANA timezone such as Europe/Berlin or UTC`, pointer: `${pointer}/timezone` });
-    if (typeof schedule.cron === 'string') {
+    const fields = typeof schedule.cron === 'string' ? schedule.cron.trim().split(/\s+/).filter((field) => field !== '') : [];
+    if (typeof schedule.cron === 'string' && !schedule.cron.trim().startsWith('@') && fields.length !== 5 && fields.length !== 6) {
+      // cron-parser fills missing fields with `*` (so "5" would fire every minute): say it instead.
+      findings.push({
+        code: 'INVALID_CRON',
+        message: `'${schedule.cron}' is not a cron expression: it has ${fields.length} field${fields.length === 1 ? '' : 's'}; write 5 (minute hour day-of-month month day-of-week), 6 (seconds first) or an alias such as @daily`,
+        pointer: `${pointer}/cron`,
+      });
+    } else if (typeof schedule.cron === 'string' && schedule.cron.trim().startsWith('@') && !CRON_ALIASES.includes(schedule.cron.trim())) {
+      const alias = schedule.cron.trim();
+      findings.push({
+        code: 'INVALID_CRON',
+        message: `'${alias}' is not a cron alias: the aliases are ${CRON_ALIASES.join(', ')}.${didYouMean(alias, CRON_ALIASES)}`,
+        pointer: `${pointer}/cron`,
+      });
+    } else if (typeof schedule.cron === 'string') {
       try {
         CronExpressionParser.parse(schedule.cron, { tz: validZone ? timezone : 'UTC', strict: false });
       } catch (error) {
