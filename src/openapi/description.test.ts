@@ -79,6 +79,17 @@ describe('loadPlatformDescription', () => {
     }
   });
 
+  it("holds a server's powerState to the facts page's values (ON, RESET, UNKNOWN); the health summary's may stay empty", () => {
+    const ajv = new Ajv2020({ strict: true });
+    addFormats(ajv);
+    const validServer = ajv.compile(op('privateCloud.getServer').responses['200']?.schema ?? {});
+    const server = (powerState: string, healthPowerState = 'ON') => ({ id: 's-1', systemId: 'sys-1', powerState, health: { powerState: healthPowerState } });
+    expect(['ON', 'RESET', 'UNKNOWN'].map((state) => validServer(server(state)))).toEqual([true, true, true]);
+    expect(validServer(server('OFF'))).toBe(false);
+    expect(validServer.errors?.[0]).toMatchObject({ instancePath: '/powerState', keyword: 'enum' });
+    expect(validServer(server('ON', ''))).toBe(true);
+  });
+
   it('compiles every component and response schema under ajv strict mode', () => {
     const ajv = new Ajv2020({ strict: true });
     addFormats(ajv);

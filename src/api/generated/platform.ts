@@ -969,6 +969,8 @@ export interface components {
         SoftwareUpdateState: "UP_TO_DATE" | "UPDATE_AVAILABLE" | "PENDING" | "PRECHECK_IN_PROGRESS" | "PRECHECK_FAILED" | "PRECHECK_COMPLETE" | "UPDATE_IN_PROGRESS" | "UPDATE_COMPLETE" | "UPDATE_FAILED" | "NOT_READY";
         /** @enum {string} */
         SystemHealthStatus: "OK" | "WARNING" | "CRITICAL" | "MISSING";
+        /** @enum {string} */
+        ServerPowerState: "ON" | "RESET" | "UNKNOWN";
         /** @description The last software operation run on a system or cluster. */
         SoftwareOperationRef: {
             /** @description Async operation id. */
@@ -1063,8 +1065,7 @@ export interface components {
             systemId: string;
             serialNumber?: string;
             model?: string;
-            /** @description ON, RESET or UNKNOWN. */
-            powerState?: string;
+            powerState?: components["schemas"]["ServerPowerState"];
             memoryGib?: string;
             processorCount?: string;
             processorModel?: string;
