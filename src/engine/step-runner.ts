@@ -11,12 +11,12 @@ import { sleep } from '../api/sleep.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { CallStep, ForEachStep, ParallelStep, RetryPolicy, Step, UsesStep } from '../playbook/types.js';
 import { executeAssert, executeFail, executeLog, executeSet, executeSleep } from '../steps/executors/basic.js';
-import { executeCall, type CallArgs, type CallOutputs } from '../steps/executors/call.js';
+import { executeCall, isOutcomeUnknown, type CallArgs, type CallOutputs } from '../steps/executors/call.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { executeHttp } from '../steps/executors/http.js';
 import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
 import type { ExecutorRuntime, LeafResult } from '../steps/executors/types.js';
-import { reconcileWrite } from '../steps/reconcile/index.js';
+import { reconcileWrite, type ReconcileDecision } from '../steps/reconcile/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent, type StepRecord } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
 import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
@@ -157,6 +157,15 @@ export interface StepRunner {
 export function createStepRunner(options: RunnerOptions): StepRunner {
   const { client, secrets, now } = options;
   const summaries: StepSummary[] = [];
+  /**
+   * Locations of operations this run (and, on resume, the runs it continues) followed to their
+   * end: an operation found by reconciliation that is one of these was started by an earlier write.
+   */
+  const knownLocations = new Set(options.resume?.knownLocations ?? []);
+  const journal: RunnerOptions['journal'] = (event, appendOptions) => {
+    if (event.type === 'operation.finished') knownLocations.add(event.location);
+    return options.journal(event, appendOptions);
+  };
   /** Containers whose ignored `retry` was already warned about. */
   const warnedRetries = new WeakSet<Step>();
 
@@ -267,7 +276,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         dryRun: options.dryRun,
         path: stepPath,
         attempt,
-        journal: options.journal,
+        journal,
       };
       try {
         const result = await prepared.attempt(runtime);
@@ -404,8 +413,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         return settle({ status: StepStatus.failed, error: toErrorRecord(error) });
       }
       await start(prepared.input);
-      const inFlight = step.kind === 'call' ? options.resume?.inFlight.get(stepPath) : undefined;
-      if (step.kind === 'call' && inFlight) prepared = continueInFlight(step, prepared, inFlight, log);
+      if (step.kind === 'call') prepared = reconciling(step, prepared, log, options.resume?.inFlight.get(stepPath));
       // The timeout bounds the whole step, retries and their delays included.
       // A quiet step with a single attempt ends before any timer could fire: it needs none.
       const untimed = QUIET_KINDS.has(step.kind) && step.retry.maxAttempts <= 1;
@@ -435,46 +443,71 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
   }
 
   /**
-   * Resume of a call whose request was in flight when the run stopped: the first attempt
-   * re-attaches to the stored Location, takes an answered write as done, or reconciles a write
-   * of unknown outcome (reads the state it would have changed) before anything is sent again.
+   * A write of unknown outcome (no answer, or a 5xx that may have been applied) is reconciled
+   * before anything is sent again, in a run as on its resume: the state the write would have
+   * changed is read, then the step re-attaches to the operation found, takes the write as
+   * done, sends it again when it was not applied, or stops with OUTCOME_UNKNOWN.
+   *
+   * On resume (`inFlight`), the first attempt also re-attaches to a Location the journal
+   * holds or takes an answered write as done, without sending.
    */
-  function continueInFlight(step: CallStep, prepared: PreparedLeaf, inFlight: InFlightRequest, log: StepLog): PreparedLeaf {
+  function reconciling(step: CallStep, prepared: PreparedLeaf, log: StepLog, inFlight?: InFlightRequest): PreparedLeaf {
     const operation = client.catalogue.byId.get(step.operationId);
     // A read is simply sent again; so is a request of another operation (the playbook changed under --force).
-    if (!operation?.isWrite || inFlight.operationId !== step.operationId) return prepared;
-    let first = true;
+    if (!operation?.isWrite || options.dryRun) return prepared;
+    let pending = inFlight?.operationId === step.operationId ? inFlight : undefined;
     const accepted = (location: string | undefined, runtime: ExecutorRuntime, httpStatus = 202, body: unknown = null): Promise<LeafResult> =>
       // Without `wait` the first run would have ended the step on the answer.
       step.wait && location && operation.async
         ? prepared.attempt(runtime, { location, body })
         : Promise.resolve({ outputs: { status: httpStatus, headers: location ? { location } : {}, body } });
+    /** `cause`: the failure of this run's request; none when the request was sent before the run stopped. */
+    const reconcile = async (runtime: ExecutorRuntime, cause?: unknown): Promise<LeafResult> => {
+      const input = (prepared.input as { with: Record<string, unknown>; region?: string }).with;
+      const region = (prepared.input as { region?: string }).region;
+      let decision: ReconcileDecision;
+      try {
+        decision = await reconcileWrite({ operationId: operation.id, input, region }, { client, signal: runtime.signal, knownLocations });
+      } catch (error) {
+        // The read's own failure may be transient, but a retry of the step would send the write
+        // blindly: it ends the step as a write whose outcome cannot be told.
+        if (runtime.signal.aborted) throw error;
+        decision = { decision: 'unknown', reason: `reading the state it would have changed failed: ${error instanceof Error ? error.message : String(error)}` };
+      }
+      log().info({ operationId: operation.id, ...decision }, `${operation.id} of unknown outcome reconciled: ${decision.decision}`);
+      switch (decision.decision) {
+        case 'attach':
+          // Journaled first, so a crash while following leaves the Location, not an unknown write.
+          await options.journal({ type: 'operation.progress', path: runtime.path, location: decision.location, ...(decision.state ? { state: decision.state } : {}) });
+          return accepted(decision.location, runtime);
+        case 'done':
+          return { outputs: { status: operation.successStatus, headers: {}, body: { items: decision.found }, reconciled: 'done' } };
+        case 'send':
+          return prepared.attempt(runtime);
+        case 'unknown': {
+          if (cause === undefined && options.resume?.confirmUnknown) return prepared.attempt(runtime);
+          const sent = cause === undefined ? 'was sent before the run stopped' : `got no answer that tells whether it was applied (${cause instanceof Error ? cause.message : String(cause)})`;
+          throw new StepError(`${operation.id} ${sent} and its outcome cannot be told (${decision.reason}). Check the platform, then resume with --confirm-unknown to send it again.`, {
+            kind: StepFailureKind.invalidInput,
+            code: 'OUTCOME_UNKNOWN',
+            operationId: operation.id,
+            ...(cause === undefined ? {} : { cause }),
+          });
+        }
+      }
+    };
     return {
       ...prepared,
       attempt: async (runtime) => {
-        if (!first) return prepared.attempt(runtime);
-        first = false;
-        if (inFlight.state !== 'unknown') return accepted(inFlight.location, runtime, inFlight.httpStatus, inFlight.body);
-        const input = (prepared.input as { with: Record<string, unknown>; region?: string }).with;
-        const region = (prepared.input as { region?: string }).region;
-        const decision = await reconcileWrite({ operationId: operation.id, input, region }, { client, signal: runtime.signal, knownLocations: options.resume?.knownLocations ?? new Set() });
-        log().info({ operationId: operation.id, ...decision }, `${operation.id} of unknown outcome reconciled: ${decision.decision}`);
-        switch (decision.decision) {
-          case 'attach':
-            // Journaled first, so a crash while following leaves the Location, not an unknown write.
-            await options.journal({ type: 'operation.progress', path: runtime.path, location: decision.location, ...(decision.state ? { state: decision.state } : {}) });
-            return accepted(decision.location, runtime);
-          case 'done':
-            return { outputs: { status: operation.successStatus, headers: {}, body: { items: decision.found }, reconciled: 'done' } };
-          case 'send':
-            return prepared.attempt(runtime);
-          case 'unknown':
-            if (options.resume?.confirmUnknown) return prepared.attempt(runtime);
-            throw new StepError(
-              `${operation.id} was sent before the run stopped and its outcome cannot be told (${decision.reason}). ` +
-                'Check the platform, then resume with --confirm-unknown to send it again.',
-              { kind: StepFailureKind.invalidInput, code: 'OUTCOME_UNKNOWN', operationId: operation.id },
-            );
+        const resumed = pending;
+        pending = undefined;
+        if (resumed) return resumed.state === 'unknown' ? reconcile(runtime) : accepted(resumed.location, runtime, resumed.httpStatus, resumed.body);
+        try {
+          return await prepared.attempt(runtime);
+        } catch (error) {
+          if (runtime.signal.aborted || !isOutcomeUnknown(operation, error)) throw error;
+          // A write sent again on `send` is not reconciled a second time: its failure ends the attempt.
+          return reconcile(runtime, error);
         }
       },
     };
