@@ -16,7 +16,14 @@ const playbook = fixture('one-system-update.yaml');
 describe('fleetbook resume', () => {
   it('attaches to the update whose answer was lost instead of posting it again (one POST in the request log)', async () => {
     bench = await createBench();
-    bench.sim.control.faults.set({ rules: [{ route: 'privateCloud.runSoftwareUpdate', afterAccept: true, count: 1 }] });
+    // The run reconciles a lost answer at once; the system read failing too (every attempt of the
+    // client) leaves the outcome unknown, so the run fails and the resume has to reconcile.
+    bench.sim.control.faults.set({
+      rules: [
+        { route: 'privateCloud.runSoftwareUpdate', afterAccept: true, count: 1 },
+        { route: 'privateCloud.getSystem', status: 503, count: 5 },
+      ],
+    });
     const first = await bench.cli(['run', playbook]);
     expect(first.code).toBe(1);
     expect(first.result?.steps.find((step) => step.path === 'update')).toMatchObject({ status: 'failed' });
@@ -133,7 +140,12 @@ describe('fleetbook resume', () => {
     bench = await createBench();
     const invite = join(bench.home, '..', 'invite.yaml');
     writeFileSync(invite, 'name: invite\nsteps:\n  - id: invite\n    call: users.inviteUser\n    with: { body: { email: "new.operator@example.com" } }\n');
-    bench.sim.control.faults.set({ rules: [{ route: 'users.inviteUser', afterAccept: true, count: 1 }] });
+    bench.sim.control.faults.set({
+      rules: [
+        { route: 'users.inviteUser', afterAccept: true, count: 1 },
+        { route: 'users.listUsers', status: 503, count: 5 },
+      ],
+    });
     const first = await bench.cli(['run', invite]);
     expect(first.code).toBe(1);
     const resumed = await bench.cli(['resume', first.result!.runId]);
