@@ -104,6 +104,8 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
     playbookHash: playbook.hash,
     inputs: await spillLargeInputs(storedInputs, spillOptionsOf(options, runId)),
     secretInputNames: resolved.secretNames,
+    // The fact, not the value: a resume may take these defaults again, and must be given the others.
+    defaultedSecretInputs: resolved.secretNames.filter((name) => options.inputs?.[name] === undefined),
     dryRun,
     trigger: options.trigger ?? { kind: 'manual' },
     startedAt,
@@ -266,6 +268,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     const run = await store.getRun(runId);
     const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);
     checkResumable(run, runId, playbook, plan, options);
+    checkSecretInputs(run, options.secretInputs ?? {});
     const secrets = options.secrets ?? createSecretRegistry();
     const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
@@ -273,6 +276,20 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan });
   } finally {
     await lease.release();
+  }
+}
+
+/**
+ * A secret input given when the run started must be given again (it was never stored): taking
+ * its default instead would resume with another value than the run had.
+ */
+function checkSecretInputs(run: RunRecord, given: Record<string, unknown>): void {
+  const missing = run.secretInputNames.filter((name) => given[name] === undefined && !run.defaultedSecretInputs.includes(name));
+  if (missing.length > 0) {
+    throw new UsageError(
+      `run ${run.id} was started with the secret input${missing.length === 1 ? '' : 's'} ${missing.map((name) => `'${name}'`).join(', ')} given; secrets are never stored, so give ${missing.length === 1 ? 'it' : 'them'} again to resume`,
+      'SECRET_INPUT_MISSING',
+    );
   }
 }
 

@@ -15,6 +15,8 @@ export interface RunRow {
   playbookHash: string;
   inputsJson: string;
   secretInputNamesJson: string;
+  /** Null in runs stored before it was kept: read as none defaulted, so every secret is asked for. */
+  defaultedSecretInputsJson: string | null;
   dryRun: number;
   triggerJson: string;
   startedAt: string;
@@ -55,6 +57,7 @@ export function newRunToRow(run: NewRun, options: ResolvedStoreOptions): RunRow 
     playbookHash: run.playbookHash,
     inputsJson: encodePayload(run.inputs, `the inputs of run ${run.id}`, options.maxPayloadBytes),
     secretInputNamesJson: JSON.stringify(run.secretInputNames),
+    defaultedSecretInputsJson: JSON.stringify(run.defaultedSecretInputs ?? []),
     dryRun: run.dryRun ? 1 : 0,
     triggerJson: JSON.stringify(run.trigger),
     startedAt: normaliseTimestamp(run.startedAt, `the start time of run ${run.id}`),
@@ -74,6 +77,7 @@ export function rowToRun(row: RunRow): RunRecord {
     playbookHash: row.playbookHash,
     inputs: decodePayload<Record<string, unknown>>(row.inputsJson) ?? {},
     secretInputNames: decodePayload<string[]>(row.secretInputNamesJson) ?? [],
+    defaultedSecretInputs: decodePayload<string[]>(row.defaultedSecretInputsJson) ?? [],
     dryRun: row.dryRun === 1,
     trigger: decodePayload<RunRecord['trigger']>(row.triggerJson) ?? { kind: 'manual' },
     startedAt: row.startedAt,

@@ -45,6 +45,10 @@ export const migrations: readonly string[] = [
     updated_at TEXT NOT NULL
   );
   `,
+  // Which secret inputs took their default at the start (names only), so a resume asks for the others.
+  `
+  ALTER TABLE runs ADD COLUMN defaulted_secret_inputs_json TEXT;
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */

@@ -40,7 +40,8 @@ interface PendingEntry {
 
 const runColumns = `
   id, playbook, playbook_source AS playbookSource, playbook_hash AS playbookHash,
-  inputs_json AS inputsJson, secret_input_names_json AS secretInputNamesJson, dry_run AS dryRun,
+  inputs_json AS inputsJson, secret_input_names_json AS secretInputNamesJson,
+  defaulted_secret_inputs_json AS defaultedSecretInputsJson, dry_run AS dryRun,
   trigger_json AS triggerJson, started_at AS startedAt, status, ended_at AS endedAt,
   outputs_json AS outputsJson, error_json AS errorJson, resumes`;
 
@@ -100,9 +101,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
   const statements = {
     insertRun: db.prepare<RunRow>(`
-      INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run,
+      INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, defaulted_secret_inputs_json, dry_run,
         trigger_json, started_at, status, ended_at, outputs_json, error_json, resumes)
-      VALUES (@id, @playbook, @playbookSource, @playbookHash, @inputsJson, @secretInputNamesJson, @dryRun,
+      VALUES (@id, @playbook, @playbookSource, @playbookHash, @inputsJson, @secretInputNamesJson, @defaultedSecretInputsJson, @dryRun,
         @triggerJson, @startedAt, @status, @endedAt, @outputsJson, @errorJson, @resumes)`),
     // One statement: the next seq is read and written under the same write lock, so two
     // connections appending to one run never collide.

@@ -83,12 +83,19 @@ export interface NewRun {
   /** Inputs with every secret input removed (secrets are never stored). */
   inputs: Record<string, unknown>;
   secretInputNames: string[];
+  /**
+   * The secret inputs that took their playbook default when the run started (names, never
+   * values): a resume may take the default again; every other secret input must be given again.
+   * @default [] (every secret input was given)
+   */
+  defaultedSecretInputs?: string[];
   dryRun: boolean;
   trigger: { kind: 'manual' | 'schedule' | 'resume'; scheduleId?: string };
   startedAt: string;
 }
 
 export interface RunRecord extends NewRun {
+  defaultedSecretInputs: string[];
   status: RunStatus;
   endedAt?: string;
   outputs?: unknown;

@@ -56,8 +56,11 @@ describe.each(factories)('RunStore contract: $name', (factory) => {
 
   it('creates a run as running, and reads it back', async () => {
     const created = await store.createRun(newRun('r1', { trigger: { kind: 'schedule', scheduleId: 'nightly' }, dryRun: true }));
-    expect(created).toEqual({ ...newRun('r1', { trigger: { kind: 'schedule', scheduleId: 'nightly' }, dryRun: true }), status: 'running', resumes: 0 });
+    expect(created).toEqual({ ...newRun('r1', { trigger: { kind: 'schedule', scheduleId: 'nightly' }, dryRun: true }), defaultedSecretInputs: [], status: 'running', resumes: 0 });
     expect(await store.getRun('r1')).toEqual(created);
+    // Which secrets took their default is kept (names only), for a resume to know which to ask for.
+    await store.createRun(newRun('r1b', { defaultedSecretInputs: ['webhookToken'] }));
+    expect((await store.getRun('r1b'))?.defaultedSecretInputs).toEqual(['webhookToken']);
     expect(await store.getRun('nope')).toBeUndefined();
   });
 

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRunStore } from '../../src/store/open-run-store.js';
-import { schemaVersion } from '../../src/store/schema.js';
+import { migrations, schemaVersion } from '../../src/store/schema.js';
 import { createSqliteRunStore } from '../../src/store/sqlite-store.js';
 import type { NewRun, RunStore } from '../../src/store/types.js';
 
@@ -92,6 +92,18 @@ describe('SQLite run store', () => {
     const store = open();
     await store.createRun(run('r1'));
     expect((await store.listRuns()).map((r) => r.id)).toEqual(['r1']);
+  });
+
+  it('migrates a version 1 store: its runs read as having had every secret input given', async () => {
+    const raw = new Database(file);
+    raw.exec(migrations[0]!);
+    raw.pragma('user_version = 1');
+    raw.prepare(`INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run, trigger_json, started_at, status)
+      VALUES ('old', 'p', 'p.yaml', 'h', '{}', '["token"]', 0, '{"kind":"manual"}', '2026-03-01T10:00:00.000Z', 'failed')`).run();
+    raw.close();
+    const store = open();
+    expect(await store.getRun('old')).toMatchObject({ secretInputNames: ['token'], defaultedSecretInputs: [] });
+    await store.close();
   });
 
   it('refuses a file that is not a store, with exit code 2', () => {

@@ -1,5 +1,6 @@
 /** What `fleetbook resume` does (see resume.ts), imported when the command runs. */
 import { createInterface } from 'node:readline/promises';
+import { Writable } from 'node:stream';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
@@ -26,23 +27,40 @@ export function secretInputVariable(name: string): string {
   return `FLEETBOOK_INPUT_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
 }
 
-/** Secret inputs are never stored: read from the environment, else asked for on a terminal. */
-async function gatherSecretInputs(run: RunRecord, defaults: Record<string, { default?: unknown }>, io: CliIo): Promise<Record<string, unknown>> {
+/** Asks for a secret on the terminal without echoing what is typed. */
+async function askHidden(question: string, io: CliIo): Promise<string> {
+  io.stdout.write(question);
+  // readline echoes each key to its output: this one swallows the echo.
+  const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const prompt = createInterface({ input: process.stdin, output: silent, terminal: true });
+  try {
+    return await prompt.question('');
+  } finally {
+    prompt.close();
+    io.stdout.write('\n');
+  }
+}
+
+/**
+ * Secret inputs are never stored: each is read from the environment, else asked for on a
+ * terminal. Only one that took its default when the run started may take it again.
+ */
+async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<string, unknown>> {
   const values: Record<string, unknown> = {};
   for (const name of run.secretInputNames) {
     const variable = secretInputVariable(name);
     const fromEnv = io.env[variable];
     if (fromEnv !== undefined) {
       values[name] = fromEnv;
+    } else if (run.defaultedSecretInputs.includes(name)) {
+      continue;
     } else if (process.stdin.isTTY && io.stdout.isTTY) {
-      const prompt = createInterface({ input: process.stdin, output: io.stdout, terminal: true });
-      try {
-        values[name] = await prompt.question(`secret input '${name}' (not stored): `);
-      } finally {
-        prompt.close();
-      }
-    } else if (defaults[name]?.default === undefined) {
-      throw new UsageError(`run ${run.id} has the secret input '${name}', which is never stored: set ${variable} (or resume on a terminal to be asked).`, 'SECRET_INPUT_MISSING');
+      values[name] = await askHidden(`secret input '${name}' (not stored, not shown): `, io);
+    } else {
+      throw new UsageError(
+        `run ${run.id} was started with the secret input '${name}' given, and secrets are never stored: set ${variable} to resume (or resume on a terminal to be asked).`,
+        'SECRET_INPUT_MISSING',
+      );
     }
   }
   return values;
@@ -68,7 +86,7 @@ export async function resumeAction(io: CliIo, runId: string, options: ResumeComm
       return;
     }
     const playbook = loaded.playbook;
-    const secretInputs = await gatherSecretInputs(run, playbook.inputs, io);
+    const secretInputs = await gatherSecretInputs(run, io);
 
     const json = wantsJson(io, options);
     const secrets = createSecretRegistry();
