@@ -141,6 +141,16 @@ function explicitRetry(step: Step): RetryPolicy | undefined {
   return step.retryDeclared && step.retry.maxAttempts > 1 ? step.retry : undefined;
 }
 
+/**
+ * Whether the step's own retries repeat the transient failures the client would (network
+ * errors, 408, 429, 5xx), so the client's are turned off and the two do not multiply. Only
+ * `transient` and `any` do: a list of statuses covers no dropped connection, and `on` without
+ * them (e.g. `[operationFailed]`) would leave a 429 or a 503 retried by neither.
+ */
+function retriesTransient(policy: RetryPolicy): boolean {
+  return policy.maxAttempts > 1 && policy.on.some((condition) => condition === 'transient' || condition === 'any');
+}
+
 /** The steps that run in the same scope as `step` (a `uses` and a loop's items have scopes of their own). */
 function sameScopeChildren(step: Step): Step[] {
   const own = step.kind === 'block' ? step.steps : step.kind === 'parallel' ? step.branches.flat() : [];
@@ -214,8 +224,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
                 poll: step.poll,
                 paginate: step.paginate,
                 saveTo,
-                // The step's own retries replace the client's, so the two do not multiply.
-                clientRetries: step.retry.maxAttempts <= 1,
+                clientRetries: !retriesTransient(step.retry),
                 until:
                   until &&
                   (async (outputs: CallOutputs) => {
