@@ -96,7 +96,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       dispatcher: options.dispatcher,
       timeoutMs: options.requestTimeoutMs,
     });
-    const text = await readText(response.body, response.status >= 400 ? 16_384 : Infinity);
+    const text = await readText(response.body, { operationId: TOKEN_OPERATION, write: false }, response.status >= 400 ? 16_384 : Infinity);
     logger?.debug({ operationId: TOKEN_OPERATION, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'token request answered');
     if (response.status >= 400) {
       const refused = response.status === 400 || response.status === 401;

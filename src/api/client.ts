@@ -37,7 +37,7 @@ export interface PlatformClientOptions {
   maxConcurrency?: number;
   /** @default {@link defaultRetryPolicy} */
   retry?: Partial<RetryPolicy>;
-  /** Time allowed for the response head of one attempt, in ms. @default 60_000 */
+  /** Time allowed for the response head of one attempt, then between two pieces of its body, in ms. @default 60_000 */
   requestTimeoutMs?: number;
   /** undici dispatcher (a `MockAgent` in tests). @default undici's global dispatcher */
   dispatcher?: Dispatcher;

@@ -45,6 +45,8 @@ export interface ExchangeContext {
   operation: OperationDescriptor;
   region: string | undefined;
   attempt: number;
+  /** Whether the call counts as a write (decides whether a failure reading its body is retryable). */
+  write: boolean;
 }
 
 /** The operations of the platform description the client works from. */
@@ -157,7 +159,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         const error = createHttpError({
           operationId,
           status: response.status,
-          bodyText: await readText(response.body, MAX_ERROR_BODY_CHARS),
+          bodyText: await readText(response.body, { operationId, write }, MAX_ERROR_BODY_CHARS),
           headers: response.headers,
           write,
           ...(op.permission ? { permission: op.permission } : {}),
@@ -167,7 +169,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         if (response.status === 429) limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, startedAt);
         throw error;
       }
-      return consume(response, { operation: op, region: built.region, attempt });
+      return consume(response, { operation: op, region: built.region, attempt, write });
     };
 
     return withRetry((attempt) => limiter.schedule(group, op.rateLimit?.perMinute, () => attemptOnce(attempt), signal), {
@@ -185,7 +187,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
     exchange(operationId, input, callOptions, async (response, context) => ({
       status: response.status,
       headers: response.headers,
-      body: parseBody(operationId, response.status, response.headers['content-type'], await response.body.text()),
+      body: parseBody(
+        operationId,
+        response.status,
+        response.headers['content-type'],
+        await readText(response.body, { operationId, write: context.write }),
+      ),
       operation: context.operation,
       ...(context.region === undefined ? {} : { region: context.region }),
     }));

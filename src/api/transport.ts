@@ -1,6 +1,8 @@
 /**
  * One HTTP exchange with undici: sends, waits for the response head within a timeout, and
- * turns transport failures into typed errors. Status handling is the caller's.
+ * turns transport failures into typed errors. Status handling is the caller's. The same
+ * timeout bounds each wait for the next piece of the body, so a server that sends its
+ * head and then stalls fails the call instead of holding it for undici's 300 s default.
  */
 import { request, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -16,7 +18,7 @@ export interface OutgoingRequest {
   headers: Record<string, string>;
   body?: string;
   dispatcher?: Dispatcher | undefined;
-  /** Time allowed until the response head arrives, in ms. */
+  /** Time allowed until the response head arrives, and then between two pieces of the body, in ms. */
   timeoutMs: number;
   signal?: AbortSignal | undefined;
 }
@@ -46,6 +48,9 @@ export async function sendRequest(outgoing: OutgoingRequest): Promise<IncomingRe
       body: outgoing.body,
       dispatcher: outgoing.dispatcher,
       signal,
+      // The signal's timer is released once the head is in; undici's idle timer takes over for
+      // the body (a read of it then fails with UND_ERR_BODY_TIMEOUT, a RequestTimeoutError).
+      bodyTimeout: outgoing.timeoutMs,
     });
     return { status: response.statusCode, headers: normaliseHeaders(response.headers), body: response.body };
   } catch (error) {
@@ -63,12 +68,19 @@ export async function sendRequest(outgoing: OutgoingRequest): Promise<IncomingRe
   }
 }
 
-/** Reads a body to a string, keeping at most `maxChars` (error bodies can be whole HTML pages). */
-export async function readText(body: IncomingResponse['body'], maxChars = Infinity): Promise<string> {
-  if (maxChars === Infinity) return body.text();
-  let text = '';
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    if (text.length < maxChars) text += chunk.toString('utf8');
+/**
+ * Reads a body to a string, keeping at most `maxChars` (error bodies can be whole HTML pages).
+ * A body that stalls or breaks is a typed transport error of the request's operation.
+ */
+export async function readText(body: IncomingResponse['body'], request: Pick<OutgoingRequest, 'operationId' | 'write'>, maxChars = Infinity): Promise<string> {
+  try {
+    if (maxChars === Infinity) return await body.text();
+    let text = '';
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (text.length < maxChars) text += chunk.toString('utf8');
+    }
+    return text.slice(0, maxChars);
+  } catch (error) {
+    throw createTransportError(request.operationId, error, request.write);
   }
-  return text.slice(0, maxChars);
 }
