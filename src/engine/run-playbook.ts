@@ -97,21 +97,22 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   const { store } = options;
 
   const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
-  await store.createRun({
-    id: runId,
-    playbook: playbook.name,
-    playbookSource: playbook.source,
-    playbookHash: playbook.hash,
-    inputs: await spillLargeInputs(storedInputs, spillOptionsOf(options, runId)),
-    secretInputNames: resolved.secretNames,
-    // The fact, not the value: a resume may take these defaults again, and must be given the others.
-    defaultedSecretInputs: resolved.secretNames.filter((name) => options.inputs?.[name] === undefined),
-    dryRun,
-    trigger: options.trigger ?? { kind: 'manual' },
-    startedAt,
-  });
+  // Leased before it exists: `runs list` never sees the new run running without a driver (crashed).
   const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
   try {
+    await store.createRun({
+      id: runId,
+      playbook: playbook.name,
+      playbookSource: playbook.source,
+      playbookHash: playbook.hash,
+      inputs: await spillLargeInputs(storedInputs, spillOptionsOf(options, runId)),
+      secretInputNames: resolved.secretNames,
+      // The fact, not the value: a resume may take these defaults again, and must be given the others.
+      defaultedSecretInputs: resolved.secretNames.filter((name) => options.inputs?.[name] === undefined),
+      dryRun,
+      trigger: options.trigger ?? { kind: 'manual' },
+      startedAt,
+    });
     return await execute(playbook, options, { runId, dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt, secrets, values: resolved.values, now });
   } finally {
     await lease.release();

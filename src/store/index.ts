@@ -7,4 +7,4 @@ export { defaultMaxPayloadBytes } from './payload.js';
 export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store.js';
 export { openRunStore, withRunStore, outputsDirOf, resolveFleetbookHome, defaultFleetbookHome, runStoreFileName, type OpenRunStoreOptions } from './open-run-store.js';
 export { buildStepTree, type StepNode } from './step-tree.js';
-export { runLeaseKey, newLeaseOwner, parseLeaseOwner, isDeadLeaseOwner, type LeaseOwner } from './lease-owner.js';
+export { runLeaseKey, newLeaseOwner, parseLeaseOwner, isDeadLeaseOwner, hasLiveDriver, type LeaseOwner } from './lease-owner.js';

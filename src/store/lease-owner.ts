@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
+import type { RunStore } from './types.js';
 
 export interface LeaseOwner {
   /** Unique per acquisition. */
@@ -67,4 +68,13 @@ export function isDeadLeaseOwner(ownerText: string): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
+}
+
+/**
+ * Whether a run the store says is `running` has a live driver: its lease is held, and not by a
+ * process verifiably dead. A run without one crashed (or was killed) and waits for a resume.
+ */
+export async function hasLiveDriver(store: Pick<RunStore, 'leaseHolder'>, runId: string): Promise<boolean> {
+  const holder = await store.leaseHolder(runLeaseKey(runId));
+  return holder !== undefined && !isDeadLeaseOwner(holder.owner);
 }

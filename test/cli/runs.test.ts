@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newLeaseOwner, runLeaseKey } from '../../src/store/lease-owner.js';
 import { openRunStore } from '../../src/store/open-run-store.js';
 import type { JournalEvent, NewRun, RunStore } from '../../src/store/types.js';
 import { runCli, type CliOutcome } from '../support/cli.js';
@@ -105,6 +107,47 @@ describe('fleetbook runs list', () => {
     const status = await fleetbook('runs', 'list', '--status', 'faild');
     expect(status.code).toBe(2);
     expect(status.stderr).toContain("Did you mean 'failed'?");
+  });
+});
+
+describe('a run whose process died', () => {
+  /** Two runs the store says are running: one with a live driver (its lease held by this process), one whose lease lapsed. */
+  async function seedRunning(): Promise<void> {
+    const store = await openRunStore({ home });
+    await store.createRun(newRun('run-live', 'rolling-cluster-update', iso(0, -2000)));
+    await store.createRun(newRun('run-killed', 'rolling-cluster-update', iso(0, -1000)));
+    expect(await store.acquireLease(runLeaseKey('run-live'), newLeaseOwner(), 60_000)).toBe(true);
+    await store.close();
+  }
+
+  it('shows as crashed with the resume command; --status crashed finds it and --status running does not', async () => {
+    await seedRunning();
+    const listed = await fleetbook('runs', 'list');
+    expect(listed.code).toBe(0);
+    const rows = listed.stdout.split('\n').map((line) => line.split(/\s+/).slice(0, 3));
+    expect(rows).toContainEqual(['run-killed', 'rolling-cluster-update', 'crashed']);
+    expect(rows).toContainEqual(['run-live', 'rolling-cluster-update', 'running']);
+    expect(listed.stdout).toContain('Run run-killed crashed (no process drives it any more): fleetbook resume run-killed');
+
+    const ids = async (...argv: string[]) => (await fleetbook('runs', 'list', '--json', ...argv)).stdout.trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: string; status: string });
+    expect(await ids('--status', 'crashed')).toMatchObject([{ id: 'run-killed', status: 'crashed' }]);
+    expect(await ids('--status', 'running')).toMatchObject([{ id: 'run-live', status: 'running' }]);
+
+    const shown = await fleetbook('runs', 'show', 'run-killed');
+    expect(shown.stdout).toMatch(/^Run run-killed {2}rolling-cluster-update {2}crashed\n/);
+    expect(shown.stdout).toContain('continue it with: fleetbook resume run-killed');
+  });
+
+  it('held by a process that is verifiably gone is crashed too, before its lease lapses', async () => {
+    const store = await openRunStore({ home });
+    await store.createRun(newRun('run-sigkilled', 'rolling-cluster-update', iso(0)));
+    const child = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => child.on('exit', resolve));
+    const owner = { ...(JSON.parse(newLeaseOwner()) as Record<string, unknown>), pid: child.pid };
+    expect(await store.acquireLease(runLeaseKey('run-sigkilled'), JSON.stringify(owner), 60_000)).toBe(true);
+    await store.close();
+    const { stdout } = await fleetbook('runs', 'list', '--status', 'crashed', '--json');
+    expect((JSON.parse(stdout) as { id: string }).id).toBe('run-sigkilled');
   });
 });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { UsageError } from '../../errors/index.js';
 import { didYouMean } from '../../errors/did-you-mean.js';
 import { parseDuration } from '../../expressions/index.js';
-import { RunStatus, buildStepTree, withRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import { RunStatus, buildStepTree, hasLiveDriver, withRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 
 /** Deletes the output folders of runs the store no longer has (pruned, or never recorded). */
@@ -33,7 +33,7 @@ function formatTime(iso: string | undefined): string {
   return iso === undefined ? '' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
 
-function runDurationMs(run: RunRecord): number | undefined {
+function runDurationMs(run: Pick<RunRecord, 'startedAt' | 'endedAt'>): number | undefined {
   return run.endedAt === undefined ? undefined : Date.parse(run.endedAt) - Date.parse(run.startedAt);
 }
 
@@ -58,10 +58,23 @@ function parseInstant(option: string, text: string, now: Date): string {
   throw new UsageError(`--${option} must be a duration like 7d, 12h or 1h30m, or a date like 2026-03-01, got '${text}'`, 'INVALID_OPTION');
 }
 
-function parseStatus(text: string | undefined): RunStatus | undefined {
+/**
+ * What `runs` shows a run's status as: the store's, except a run the store says is `running`
+ * whose lease lapsed or whose process is verifiably dead: it crashed (or was SIGKILLed) and
+ * waits for `fleetbook resume`, as an interrupted run does.
+ */
+const CRASHED = 'crashed';
+type ShownStatus = RunStatus | typeof CRASHED;
+type ShownRun = Omit<RunRecord, 'status'> & { status: ShownStatus };
+
+async function shownRun(store: RunStore, run: RunRecord): Promise<ShownRun> {
+  return run.status === RunStatus.running && !(await hasLiveDriver(store, run.id)) ? { ...run, status: CRASHED } : run;
+}
+
+function parseStatus(text: string | undefined): ShownStatus | undefined {
   if (text === undefined) return undefined;
-  const statuses: string[] = Object.values(RunStatus);
-  if (statuses.includes(text)) return text as RunStatus;
+  const statuses: string[] = [...Object.values(RunStatus), CRASHED];
+  if (statuses.includes(text)) return text as ShownStatus;
   throw new UsageError(`--status must be one of ${statuses.join(', ')}, got '${text}'.${didYouMean(text, statuses)}`, 'INVALID_OPTION');
 }
 
@@ -72,7 +85,7 @@ function parseLimit(text: string): number {
 }
 
 
-function printRunList(io: CliIo, runs: RunRecord[]): void {
+function printRunList(io: CliIo, runs: ShownRun[]): void {
   if (runs.length === 0) {
     io.stdout.write('No runs found.\n');
     return;
@@ -90,6 +103,8 @@ function printRunList(io: CliIo, runs: RunRecord[]): void {
     ];
   });
   io.stdout.write(table(['RUN', 'PLAYBOOK', 'STATUS', 'STARTED', 'DURATION', 'TRIGGER', 'RESUMES'], rows));
+  const crashed = runs.filter((run) => run.status === CRASHED);
+  if (crashed.length > 0) io.stdout.write(`\n${crashed.map((run) => `Run ${run.id} crashed (no process drives it any more): fleetbook resume ${run.id}`).join('\n')}\n`);
 }
 
 function errorText(error: NonNullable<StepNode['error']>): string {
@@ -97,7 +112,7 @@ function errorText(error: NonNullable<StepNode['error']>): string {
   return `${error.message}${facts.length === 0 ? '' : ` (${facts.join(', ')})`}`;
 }
 
-function printRun(io: CliIo, run: RunRecord, tree: StepNode[]): void {
+function printRun(io: CliIo, run: ShownRun, tree: StepNode[]): void {
   const durationMs = runDurationMs(run);
   const facts = [
     `started ${formatTime(run.startedAt)}`,
@@ -111,6 +126,7 @@ function printRun(io: CliIo, run: RunRecord, tree: StepNode[]): void {
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
+  if (run.status === CRASHED) io.stdout.write(`crashed: no process drives it any more (its lease lapsed or its process is gone); continue it with: fleetbook resume ${run.id}\n`);
   io.stdout.write('\n');
   if (tree.length === 0) {
     io.stdout.write('No steps journaled.\n');
@@ -150,7 +166,12 @@ export async function listRunsAction(io: CliIo, options: { playbook?: string; st
     ...(options.since === undefined ? {} : { since: parseInstant('since', options.since, new Date()) }),
   };
   const status = parseStatus(options.status);
-  const found = await withRunStore({ env: io.env }, (store) => store.listRuns(status === undefined ? filter : { ...filter, status }));
+  const found = await withRunStore({ env: io.env }, async (store) => {
+    // A crashed run is `running` in the store: asked for either, the store lists running runs and the lease tells them apart.
+    const stored = await store.listRuns(status === undefined ? filter : { ...filter, status: status === CRASHED ? RunStatus.running : status });
+    const shown = await Promise.all(stored.map((run) => shownRun(store, run)));
+    return status === undefined ? shown : shown.filter((run) => run.status === status);
+  });
   if (options.json) {
     for (const run of found) io.stdout.write(`${JSON.stringify({ ...run, durationMs: runDurationMs(run) })}\n`);
     return;
@@ -169,7 +190,7 @@ export async function showRunAction(io: CliIo, runId: string, options: { json?: 
         'UNKNOWN_RUN',
       );
     }
-    return { run: found, tree: buildStepTree(await store.steps(runId)) };
+    return { run: await shownRun(store, found), tree: buildStepTree(await store.steps(runId)) };
   });
   if (options.json) {
     io.stdout.write(`${JSON.stringify({ run: { ...run, durationMs: runDurationMs(run) }, steps: tree })}\n`);

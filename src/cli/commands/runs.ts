@@ -16,7 +16,8 @@ export function registerRunsCommand(program: Command, io: CliIo): void {
     .command('list', { isDefault: true })
     .description('recent runs, newest first')
     .option('--playbook <name>', 'only runs of this playbook')
-    .option('--status <status>', `only runs with this status (${Object.values(RunStatus).join(', ')})`)
+    // `crashed`: running in the store, but no live process holds its lease (see runs-action.ts).
+    .option('--status <status>', `only runs with this status (${[...Object.values(RunStatus), 'crashed'].join(', ')})`)
     .option('--since <when>', 'only runs started since: a duration back from now (7d, 12h) or a date')
     .option('--limit <n>', 'at most this many runs', '50')
     .option('--json', 'print one JSON object per run')
