@@ -3,7 +3,7 @@ import { ExpressionError, ExpressionErrorCode, type ExpressionWhere } from './ex
 import { registerExtraFunctions } from './functions.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
-import type { ExpressionContext, Template } from './types.js';
+import type { ExpressionContext, ReferenceSite, Template } from './types.js';
 
 /**
  * Guardrails of one evaluation: JSONata stops an expression that runs longer or recurses
@@ -180,15 +180,15 @@ function compileNode(value: unknown, where: ExpressionWhere, errors: ExpressionE
   return { kind: 'static', value };
 }
 
-function collectExpressions(node: Node, into: CompiledExpression[]): void {
+function collectExpressions(node: Node, into: Array<{ compiled: CompiledExpression; where: ExpressionWhere }>): void {
   switch (node.kind) {
     case 'static':
       return;
     case 'whole':
-      into.push(node.compiled);
+      into.push({ compiled: node.compiled, where: node.where });
       return;
     case 'interpolation':
-      for (const part of node.parts) if (typeof part !== 'string') into.push(part);
+      for (const part of node.parts) if (typeof part !== 'string') into.push({ compiled: part, where: node.where });
       return;
     case 'array':
       for (const item of node.items) collectExpressions(item, into);
@@ -268,20 +268,30 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const errors: ExpressionError[] = [];
   const root = compileNode(value, where, errors);
   if (errors.length > 0) return { errors };
-  const expressions: CompiledExpression[] = [];
+  const expressions: Array<{ compiled: CompiledExpression; where: ExpressionWhere }> = [];
   collectExpressions(root, expressions);
   const roots = new Set<string>();
   const steps = new Set<string>();
-  for (const compiled of expressions) {
-    const found = findReferences(compiled.expression.ast());
+  const references: ReferenceSite[] = [];
+  for (const { compiled, where: at } of expressions) {
+    const found = findReferences(compiled.expression.ast(), compiled.text);
     for (const name of found.roots) roots.add(name);
     for (const id of found.steps) steps.add(id);
+    for (const occurrence of found.occurrences) {
+      references.push({
+        root: occurrence.root,
+        pointer: at.pointer,
+        rootOffset: compiled.offset + occurrence.rootOffset,
+        ...(occurrence.member === undefined ? {} : { member: occurrence.member, memberOffset: compiled.offset + (occurrence.memberOffset ?? 0) }),
+      });
+    }
   }
   const template: Template = {
     source: value,
     isStatic: root.kind === 'static',
     stepReferences: [...steps],
     rootReferences: [...roots],
+    references,
     evaluate: (context) => evaluateNode(root, context),
   };
   return { template, errors };

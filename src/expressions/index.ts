@@ -1,4 +1,4 @@
-export type { ExpressionContext, Template } from './types.js';
+export type { ExpressionContext, ReferenceSite, Template } from './types.js';
 export { compileTemplate, tryCompileTemplate, EXPRESSION_LIMITS, type TemplateCompilation } from './compile-template.js';
 export { ExpressionError, ExpressionErrorCode, isExpressionError, type ExpressionWhere } from './expression-error.js';
 export { parseDuration, isDuration, durationProblem, MAX_DURATION_MS, DURATION_PATTERN_SOURCE, type ParseDurationOptions } from './duration.js';

@@ -1,11 +1,24 @@
 import type jsonata from 'jsonata';
 
+/** One read of a top-level name, where it is written in the expression. */
+export interface ReferenceOccurrence {
+  /** The top-level name: `inputs`, `steps`, a loop variable... */
+  root: string;
+  /** 0-based offset of the root name in the expression text. */
+  rootOffset: number;
+  /** The name read under it when written as one (`steps.<id>`, `inputs.<name>`). */
+  member?: string;
+  memberOffset?: number;
+}
+
 /** What an expression reads from its context. */
 export interface ExpressionReferences {
   /** Top-level names read from the context: `inputs`, `steps`, a loop variable... */
   roots: Set<string>;
   /** Step ids read through `steps.<id>`. */
   steps: Set<string>;
+  /** Every read of a top-level name, in the order found, for messages that point at it. */
+  occurrences: ReferenceOccurrence[];
 }
 
 /** JSONata's node shapes are wider than its published type (`path`, `sort`, `apply`...). */
@@ -24,7 +37,18 @@ function isRootVariable(node: AstNode, atRoot: boolean): boolean {
   return node.type === 'variable' && (node.value === '$' || (node.value === '' && atRoot));
 }
 
-function recordPath(steps: AstNode[], atRoot: boolean, found: ExpressionReferences): void {
+/**
+ * Where a name node starts: JSONata gives the offset just past its end, and a back-quoted
+ * name (`` `my name` ``) has its quotes around it.
+ */
+function startOf(node: AstNode, text: string | undefined): number {
+  const end = typeof node.position === 'number' ? node.position : 0;
+  const length = String(node.value).length;
+  const quoted = text !== undefined && text[end - 1] === '`';
+  return Math.max(0, end - length - (quoted ? 2 : 0));
+}
+
+function recordPath(steps: AstNode[], atRoot: boolean, found: ExpressionReferences, text: string | undefined): void {
   const [first, second, third] = steps;
   if (first === undefined) return;
   let rootName: AstNode | undefined;
@@ -39,6 +63,11 @@ function recordPath(steps: AstNode[], atRoot: boolean, found: ExpressionReferenc
   if (rootName === undefined) return;
   found.roots.add(String(rootName.value));
   if (rootName.value === 'steps' && stepName?.type === 'name') found.steps.add(String(stepName.value));
+  found.occurrences.push({
+    root: String(rootName.value),
+    rootOffset: startOf(rootName, text),
+    ...(stepName?.type === 'name' ? { member: String(stepName.value), memberOffset: startOf(stepName, text) } : {}),
+  });
 }
 
 /**
@@ -46,36 +75,39 @@ function recordPath(steps: AstNode[], atRoot: boolean, found: ExpressionReferenc
  * object: it is at the top, in function arguments, object constructors, blocks and lambda
  * bodies; it is not after the first step of a path, in predicates, sort terms or groups.
  */
-function walk(value: unknown, atRoot: boolean, found: ExpressionReferences): void {
+function walk(value: unknown, atRoot: boolean, found: ExpressionReferences, text: string | undefined): void {
   if (Array.isArray(value)) {
-    for (const item of value) walk(item, atRoot, found);
+    for (const item of value) walk(item, atRoot, found, text);
     return;
   }
   if (!isNode(value)) return;
   if (value.type === 'path' && Array.isArray(value.steps)) {
     const steps = value.steps as AstNode[];
-    recordPath(steps, atRoot, found);
-    steps.forEach((step, index) => walkChildren(step, atRoot && index === 0 && step.type !== 'name', found));
-    walk(value.group, false, found);
+    recordPath(steps, atRoot, found, text);
+    steps.forEach((step, index) => walkChildren(step, atRoot && index === 0 && step.type !== 'name', found, text));
+    walk(value.group, false, found, text);
     return;
   }
-  if (value.type === 'name' && atRoot) found.roots.add(String(value.value));
-  walkChildren(value, atRoot, found);
+  if (value.type === 'name' && atRoot) {
+    found.roots.add(String(value.value));
+    found.occurrences.push({ root: String(value.value), rootOffset: startOf(value, text) });
+  }
+  walkChildren(value, atRoot, found, text);
 }
 
 /** Children of a node; what they are evaluated against decides `atRoot`. */
-function walkChildren(node: AstNode, atRoot: boolean, found: ExpressionReferences): void {
+function walkChildren(node: AstNode, atRoot: boolean, found: ExpressionReferences, text: string | undefined): void {
   for (const [key, child] of Object.entries(node)) {
     if (key === 'steps' && node.type === 'path') continue;
     // Predicates, sort terms and groups are evaluated against each item, not the root.
     const relative = key === 'stages' || key === 'predicate' || key === 'group' || (node.type === 'sort' && key === 'terms');
-    walk(child, atRoot && !relative, found);
+    walk(child, atRoot && !relative, found, text);
   }
 }
 
-/** The names and step ids an expression reads, from its syntax tree. */
-export function findReferences(ast: jsonata.ExprNode): ExpressionReferences {
-  const found: ExpressionReferences = { roots: new Set(), steps: new Set() };
-  walk(ast, true, found);
+/** The names and step ids an expression reads, from its syntax tree; `text` (the expression) makes offsets of back-quoted names exact. */
+export function findReferences(ast: jsonata.ExprNode, text?: string): ExpressionReferences {
+  const found: ExpressionReferences = { roots: new Set(), steps: new Set(), occurrences: [] };
+  walk(ast, true, found, text);
   return found;
 }

@@ -13,8 +13,23 @@ export interface Template {
   readonly stepReferences: readonly string[];
   /** Top-level context names the expressions read (`inputs`, `steps`, a loop variable...). */
   readonly rootReferences: readonly string[];
+  /** Every read of a top-level name, with where it is written, for located load-time messages. */
+  readonly references: readonly ReferenceSite[];
   /** Plain JSON (arrays and objects normalised, no JSONata sequence artefacts). */
   evaluate(context: ExpressionContext): Promise<unknown>;
+}
+
+/** One read of a top-level context name in a template: `inputs.x`, `steps.a`, a loop variable... */
+export interface ReferenceSite {
+  /** The top-level name read. */
+  root: string;
+  /** The name read under it when written as one: the id of `steps.<id>`, the name of `inputs.<name>`. */
+  member?: string;
+  /** JSON pointer of the string value that holds the expression. */
+  pointer: string;
+  /** 0-based offsets in that string value of the root name and of the member. */
+  rootOffset: number;
+  memberOffset?: number;
 }
 
 /** What expressions can read. */

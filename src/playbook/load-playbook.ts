@@ -12,7 +12,7 @@ import { normalisePlaybook } from './normalise-playbook.js';
 import { createPlaybookSchema } from './playbook-schema.js';
 import type { Problem } from './problem.js';
 import { hasErrors } from './problem.js';
-import { stepReferenceRule } from './reference-rule.js';
+import { expressionReferenceRule } from './reference-rule.js';
 import { isRawObject } from './raw-steps.js';
 import { runDocumentRules, type Finding } from './rules.js';
 import { validateAgainstSchema } from './schema-validation.js';
@@ -170,7 +170,7 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   const unparsed = new Set(expressionFindings.map((finding) => finding.pointer));
   const fromSchema = new Set<Finding>(schemaFindings);
   const said = findings.filter((finding) => !(fromSchema.has(finding) && unparsed.has(finding.pointer)));
-  said.push(...expressionFindings, ...stepReferenceRule(playbook));
+  said.push(...expressionFindings, ...expressionReferenceRule(playbook));
 
   problems.push(...locateFindings(source, said), ...usesProblems);
   problems.sort(byPosition);
