@@ -116,7 +116,7 @@ describe('no prototype pollution', () => {
     writeFileSync(
       file,
       `name: set-keys\nsteps:\n  - id: bad\n    set:\n      ${entry}\n` +
-        '  - id: probe\n    set:\n      viaOutputs: "${{ steps.bad.outputs.polluted }}"\n      viaEmpty: "${{ $lookup({}, \'polluted\') }}"\n      viaInputs: "${{ inputs.polluted }}"\n',
+        '  - id: probe\n    set:\n      viaOutputs: "${{ steps.bad.outputs.polluted }}"\n      viaEmpty: "${{ $lookup({}, \'polluted\') }}"\n      viaInputs: "${{ $lookup(inputs, \'polluted\') }}"\n',
     );
     const loaded = loadPlaybook(file);
     expect(loaded.problems).toEqual([]);
