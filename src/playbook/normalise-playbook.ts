@@ -274,15 +274,29 @@ function schedules(raw: unknown, name: string, location: (pointer: string) => So
   });
 }
 
-/** A hash of what the engine runs: templates by their source, sub-playbooks by their hash, no positions. */
+/**
+ * A hash of what the engine runs, which resume compares: steps, inputs, outputs, defaults and
+ * lock; templates by their source, sub-playbooks by their hash, no positions. Not the name,
+ * description, input descriptions or schedules: editing those (a cron moved) changes no step
+ * a journal speaks of, so it must not refuse a resume.
+ */
 export function hashPlaybook(playbook: Omit<Playbook, 'hash'>): string {
-  const json = JSON.stringify(playbook, (key, value: unknown) => {
+  const inputs = Object.fromEntries(Object.entries(playbook.inputs).map(([name, { description: _description, schema, ...spec }]) => [name, { ...spec, schema: withoutDescription(schema) }]));
+  const structure = { inputs, outputs: playbook.outputs, defaults: playbook.defaults, lock: playbook.lock, steps: playbook.steps };
+  const json = JSON.stringify(structure, (key, value: unknown) => {
     if (key === 'location' || (key === 'source' && typeof value === 'string')) return undefined;
     if (isRawObject(value) && typeof value.evaluate === 'function') return { template: value.source ?? null };
     if (key === 'playbook' && isRawObject(value) && typeof value.hash === 'string') return value.hash;
     return value;
   });
   return createHash('sha256').update(json).digest('hex');
+}
+
+/** An input's schema without its top-level `description` (the declaration's own words, not a constraint). */
+function withoutDescription(schema: InputSpec['schema']): InputSpec['schema'] {
+  if (!isRawObject(schema)) return schema;
+  const { description: _description, ...rest } = schema;
+  return rest as InputSpec['schema'];
 }
 
 export function normalisePlaybook(data: RawObject, source: string, context: NormaliseContext): Playbook {
