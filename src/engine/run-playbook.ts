@@ -12,7 +12,9 @@ import { toErrorRecord } from '../steps/executors/error-record.js';
 import { reconciliationOf } from '../steps/reconcile/index.js';
 import { isDeadLeaseOwner, newLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
 import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
+import { pruneRuns } from '../store/prune.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
+import { parseDuration } from '../expressions/index.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
@@ -91,6 +93,7 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
   for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
   const runId = options.runId ?? randomUUID();
+  const retentionMs = retentionOf(options.env ?? process.env);
   const dryRun = options.dryRun ?? false;
   const startedMs = now();
   const startedAt = new Date().toISOString();
@@ -113,7 +116,7 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
       trigger: options.trigger ?? { kind: 'manual' },
       startedAt,
     });
-    return await execute(playbook, options, { runId, dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt, secrets, values: resolved.values, now });
+    return await execute(playbook, options, { runId, dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt, secrets, values: resolved.values, now, retentionMs });
   } finally {
     await lease.release();
   }
@@ -264,6 +267,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   const { store, runId } = options;
   const now = options.now ?? Date.now;
   const startedMs = now();
+  const retentionMs = retentionOf(options.env ?? process.env);
   const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
   try {
     const run = await store.getRun(runId);
@@ -274,7 +278,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
     await store.markResumed(runId);
-    return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan });
+    return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan, retentionMs });
   } finally {
     await lease.release();
   }
@@ -291,6 +295,33 @@ function checkSecretInputs(run: RunRecord, given: Record<string, unknown>): void
       `run ${run.id} was started with the secret input${missing.length === 1 ? '' : 's'} ${missing.map((name) => `'${name}'`).join(', ')} given; secrets are never stored, so give ${missing.length === 1 ? 'it' : 'them'} again to resume`,
       'SECRET_INPUT_MISSING',
     );
+  }
+}
+
+/**
+ * `FLEETBOOK_RETENTION` in milliseconds (a duration: `30d`, `12h`), undefined when unset. A
+ * value that is not one is refused before the run starts, not discovered when it ends.
+ */
+function retentionOf(env: Record<string, string | undefined>): number | undefined {
+  const text = env.FLEETBOOK_RETENTION?.trim();
+  if (!text) return undefined;
+  const ms = /^\d+$/.test(text) ? undefined : parseDuration(text, { maxMs: Number.MAX_SAFE_INTEGER });
+  if (ms === undefined || ms <= 0) throw new UsageError(`FLEETBOOK_RETENTION must be a duration like 30d or 12h, got '${text}'`, 'INVALID_RETENTION');
+  return ms;
+}
+
+/**
+ * Applies the retention as a run ends, so history does not grow without a `runs prune`: one
+ * indexed delete, and a look at the output folders only when runs went. A failure is logged,
+ * not the run's: its own outcome is already stored.
+ */
+async function pruneOldRuns(store: RunStore, retentionMs: number, outputsDir: string, logger: Logger): Promise<void> {
+  const endedBefore = new Date(Date.now() - retentionMs).toISOString();
+  try {
+    const pruned = await pruneRuns(store, endedBefore, outputsDir, { onlyIfPruned: true });
+    if (pruned > 0) logger.info({ event: 'runs.pruned', pruned, endedBefore }, `pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${endedBefore} (FLEETBOOK_RETENTION)`);
+  } catch (error) {
+    logger.warn({ event: 'runs.pruneFailed', err: error, endedBefore }, `could not prune runs that ended before ${endedBefore} (FLEETBOOK_RETENTION)`);
   }
 }
 
@@ -324,6 +355,8 @@ interface RunFacts {
   values: Record<string, unknown>;
   now: () => number;
   resume?: ResumePlan;
+  /** `FLEETBOOK_RETENTION`: runs that ended longer ago are pruned when this one ends. */
+  retentionMs?: number | undefined;
 }
 
 async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
@@ -386,6 +419,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
   // A run that lost its lease leaves the run's status to whoever drives it now.
   if (!leaseLost) await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }), ...(error ? { error } : {}) });
+  if (facts.retentionMs !== undefined && !leaseLost) await pruneOldRuns(store, facts.retentionMs, spill.dir, logger);
   const durationMs = now() - startedMs;
   logger[status === RunStatus.succeeded ? 'info' : 'error'](
     { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },

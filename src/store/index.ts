@@ -8,3 +8,4 @@ export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store
 export { openRunStore, withRunStore, outputsDirOf, resolveFleetbookHome, defaultFleetbookHome, runStoreFileName, type OpenRunStoreOptions } from './open-run-store.js';
 export { buildStepTree, type StepNode } from './step-tree.js';
 export { runLeaseKey, newLeaseOwner, parseLeaseOwner, isDeadLeaseOwner, hasLiveDriver, type LeaseOwner } from './lease-owner.js';
+export { pruneRuns } from './prune.js';

@@ -1,19 +1,9 @@
 /** What `fleetbook runs list|show|prune` do (see runs.ts), imported when the command runs. */
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { UsageError } from '../../errors/index.js';
 import { didYouMean } from '../../errors/did-you-mean.js';
 import { parseDuration } from '../../expressions/index.js';
-import { RunStatus, buildStepTree, hasLiveDriver, withRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import { RunStatus, buildStepTree, hasLiveDriver, pruneRuns, withRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
 import type { CliIo } from '../io.js';
-
-/** Deletes the output folders of runs the store no longer has (pruned, or never recorded). */
-async function removeOrphanOutputs(outputsDir: string, store: RunStore): Promise<void> {
-  const folders = await readdir(outputsDir, { withFileTypes: true }).catch(() => []);
-  for (const folder of folders) {
-    if (folder.isDirectory() && !(await store.getRun(folder.name))) await rm(join(outputsDir, folder.name), { recursive: true, force: true });
-  }
-}
 
 /** How many recent run ids an unknown id is compared with. */
 const suggestionPoolSize = 200;
@@ -206,10 +196,6 @@ export async function pruneRunsAction(io: CliIo, options: { olderThan?: string; 
     throw new UsageError('say how old a run must be to go: --older-than 30d (or set FLEETBOOK_RETENTION)', 'MISSING_OPTION');
   }
   const before = parseInstant('older-than', age, new Date());
-  const pruned = await withRunStore({ env: io.env }, async (store) => {
-    const count = await store.prune(before);
-    await removeOrphanOutputs(outputsDirOf(resolveFleetbookHome({ env: io.env })), store);
-    return count;
-  });
+  const pruned = await withRunStore({ env: io.env }, (store) => pruneRuns(store, before, outputsDirOf(resolveFleetbookHome({ env: io.env }))));
   io.stdout.write(options.json ? `${JSON.stringify({ pruned, endedBefore: before })}\n` : `Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
 }
