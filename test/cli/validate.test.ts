@@ -49,6 +49,19 @@ describe('fleetbook validate', () => {
     ]);
   });
 
+  it('points the code frame at the misspelt name inside the expression, not at the start of the string', async () => {
+    const result = await run([fixture('invalid/unknown-names.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain(
+      "test/playbooks/invalid/unknown-names.yaml:10:44  error  unknown name 'input': an expression here reads inputs, steps, run, env. Did you mean 'inputs'?  (UNKNOWN_NAME)\n" +
+        '   8 | steps:\n' +
+        '   9 |   - id: first\n' +
+        '> 10 |     log: "count ${{ inputs.nope }} and ${{ input.count }}"\n' +
+        '     |                                            ^\n',
+    );
+    expect(result.stderr).toBe('');
+  });
+
   it('prints GitHub annotations', async () => {
     const result = await run(['--format', 'github', fixture('invalid/schedules.yaml')]);
     expect(result.code).toBe(2);
