@@ -1,6 +1,7 @@
 // The crash test: a rolling update across the simulated world, the simulator in a process of
-// its own, Fleetbook killed with SIGKILL at 20 seeded points of its progress (journal entries)
-// and resumed each time until done.
+// its own, Fleetbook killed with SIGKILL at 20 seeded points spread over the whole run's progress
+// and resumed each time until done. Some kills wait for a write in flight or a wait in flight,
+// and the journal left by each kill proves where it landed.
 // Runs the built CLI (`bin/fleetbook.js`, `npm run build`), as `npm test` does.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -11,6 +12,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
 import type { RequestLogEntry } from '../../src/simulator/index.js';
+import { createResumePlan } from '../../src/engine/resume-plan.js';
 import { openRunStore, runStoreFileName, type JournalEntry } from '../../src/store/index.js';
 import { fixture } from './harness.js';
 
@@ -24,6 +26,9 @@ const KILLS = 20;
  */
 const TIME_SCALE = 100;
 const SEED = 5;
+/** Real ms the simulator holds each write before handling it: a kill aimed at a write in flight lands in it. */
+const WRITE_LATENCY_MS = 100;
+const WRITES = ['privateCloud.runSoftwarePrechecks', 'privateCloud.runSoftwareUpdate', 'privateCloud.resumeSoftwareUpdate'];
 const CATALOG = '2.4.0';
 const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
 
@@ -91,35 +96,69 @@ interface Attempt {
   stderr: string;
 }
 
-/** Entries in the journal of the store under `FLEETBOOK_HOME` (0 before the store exists), read-only. */
-function journalLength(): number {
+/**
+ * What the journal (one run in the store) shows: its entries; its progress, the distinct steps
+ * that succeeded (entries of steps started again by a resume do not count); its last event.
+ * Read-only; zeros before the store exists.
+ */
+interface Observed {
+  entries: number;
+  progress: number;
+  last?: { type: string; method?: string; httpStatus?: number };
+}
+
+function observe(): Observed {
   const file = join(dir, 'home', runStoreFileName);
-  if (!existsSync(file)) return 0;
+  if (!existsSync(file)) return { entries: 0, progress: 0 };
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     // The store's file exists a moment before its tables do.
-    if (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'journal'").get() === undefined) return 0;
-    return (db.prepare('SELECT COUNT(*) AS entries FROM journal').get() as { entries: number }).entries;
+    if (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'journal'").get() === undefined) return { entries: 0, progress: 0 };
+    const { entries } = db.prepare('SELECT COUNT(*) AS entries FROM journal').get() as { entries: number };
+    const { progress } = db
+      .prepare("SELECT COUNT(DISTINCT json_extract(event_json, '$.path')) AS progress FROM journal WHERE json_extract(event_json, '$.type') = 'step.finished' AND json_extract(event_json, '$.status') = 'succeeded'")
+      .get() as { progress: number };
+    const last = db.prepare('SELECT event_json AS eventJson FROM journal ORDER BY seq DESC LIMIT 1').get() as { eventJson: string } | undefined;
+    return { entries, progress, ...(last ? { last: JSON.parse(last.eventJson) as Observed['last'] } : {}) };
   } finally {
     db.close();
   }
 }
 
 /**
- * Runs the CLI; with `killAfterEntries`, SIGKILLs it once it has added that many entries to the
- * journal. Kill points are chosen by the run's progress, not by time: the simulated clock runs on
- * while a CLI restarts, and a slow restart must not let the run end before the 20th kill.
+ * Where a kill is aimed: once the run's progress reaches `progress` and the killed process has
+ * journaled `ownEntries` of its own; `at: 'write'` then waits for a write just journaled as sent
+ * (its answer not yet: the simulator delays the writes by WRITE_LATENCY_MS), `at: 'wait'` for a
+ * 202 just journaled (its operation being followed).
  */
-function fleetbook(args: string[], killAfterEntries?: number): Promise<Attempt> {
+interface KillPoint {
+  progress: number;
+  ownEntries: number;
+  at: 'any' | 'write' | 'wait';
+}
+
+function aimedAt(point: KillPoint, observed: Observed, startEntries: number): boolean {
+  if (observed.progress < point.progress || observed.entries - startEntries < point.ownEntries) return false;
+  if (point.at === 'write') return observed.last?.type === 'request.sending' && observed.last.method === 'POST';
+  if (point.at === 'wait') return observed.last?.type === 'request.answered' && observed.last.httpStatus === 202;
+  return true;
+}
+
+/**
+ * Runs the CLI; with `kill`, SIGKILLs it at that point. Kill points are chosen by the run's
+ * progress, not by time: the simulated clock runs on while a CLI restarts, and a slow restart
+ * must not let the run end before the 20th kill.
+ */
+function fleetbook(args: string[], kill?: KillPoint): Promise<Attempt> {
   const child = spawn(process.execPath, [bin, ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   let runId: string | undefined;
   let probe: NodeJS.Timeout | undefined;
-  if (killAfterEntries !== undefined) {
-    const threshold = journalLength() + killAfterEntries;
+  if (kill !== undefined) {
+    const startEntries = observe().entries;
     probe = setInterval(() => {
-      if (journalLength() < threshold) return;
+      if (!aimedAt(kill, observe(), startEntries)) return;
       clearInterval(probe);
       child.kill('SIGKILL');
     }, 5);
@@ -173,25 +212,44 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     }
     expect(updatable.size).toBeGreaterThanOrEqual(3);
 
+    const faults = await fetch(`${connection.url}/_sim/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: WRITES.map((route) => ({ route, latencyMs: WRITE_LATENCY_MS })) }),
+    });
+    expect(faults.status).toBe(200);
+
+    // Progress runs from 0 to the steps that succeed in a run without failures: `regions`, its 4
+    // items' 2 reads, `plan`, each system's prechecks and update, `rollout`. Kill points are
+    // spread (seeded, sorted) up to 85% of it, so the last kills fall in the rollout's end, not
+    // after the run. Each killed process journals 1 to 4 entries of its own first. The 4th and
+    // 10th kills wait for a write in flight, the 6th and 14th for a wait in flight.
+    const finalProgress = 11 + 2 * updatable.size;
+    const points: KillPoint[] = Array.from({ length: KILLS }, () => 1 + Math.floor(random() * (0.85 * finalProgress - 1)))
+      .sort((a, b) => a - b)
+      .map((progress, index) => ({ progress, ownEntries: 1 + Math.floor(random() * 4), at: index === 3 || index === 9 ? 'write' : index === 5 || index === 13 ? 'wait' : 'any' }));
+
     let runId: string | undefined;
     const attempts: Attempt[] = [];
     let kills = 0;
-    /** Journal entries when each kill landed: the kills are spread over the run's progress. */
+    /** Journal entries and progress when each kill landed, and what it left in flight. */
     const killedAt: number[] = [];
-    // Kill points by progress: after the killed process has journaled 1 to 12 entries of its
-    // own. A resume first journals a burst (up to about 12 entries: the steps in flight started
-    // again), so kills land across that burst and in the work right after it, at every stage of
-    // the rollout. (Up to 24 entries, the run ended after 18 kills.)
+    const killedAtProgress: number[] = [];
+    const landed = { writeInFlight: 0, waitInFlight: 0 };
     while (kills < KILLS) {
-      const killAfterEntries = 1 + Math.floor(random() * 12);
-      const attempt = await fleetbook(runId === undefined ? ['run', fixture('rolling-update.yaml')] : ['resume', runId], killAfterEntries);
+      const attempt = await fleetbook(runId === undefined ? ['run', fixture('rolling-update.yaml')] : ['resume', runId], points[kills]);
       attempts.push(attempt);
       runId ??= attempt.runId;
-      if (attempt.signal === 'SIGKILL') {
-        kills += 1;
-        killedAt.push(journalLength());
-      }
-      else break;
+      if (attempt.signal !== 'SIGKILL') break;
+      kills += 1;
+      const observed = observe();
+      killedAt.push(observed.entries);
+      killedAtProgress.push(observed.progress);
+      // What the next resume will find in flight, as it reads the journal.
+      const plan = createResumePlan(await journalOf(runId!));
+      const unfinished = [...plan.inFlight].filter(([path]) => plan.records.get(path)?.status !== 'succeeded').map(([, request]) => request);
+      if (unfinished.some((request) => request.state === 'unknown' && WRITES.includes(request.operationId))) landed.writeInFlight += 1;
+      if (unfinished.some((request) => request.state !== 'unknown' && request.location !== undefined)) landed.waitInFlight += 1;
     }
     // Past the kills (or if the run ended first), resumed until it ends.
     let last = attempts.at(-1)!;
@@ -208,6 +266,12 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     expect(kills).toBe(KILLS);
     // Each kill landed after the killed process had journaled entries of its own.
     expect(new Set(killedAt).size).toBe(KILLS);
+    // Spread over the whole run: from its first steps to its last quarter.
+    expect(killedAtProgress[0]).toBeLessThanOrEqual(0.2 * finalProgress);
+    expect(killedAtProgress.at(-1)).toBeGreaterThanOrEqual(0.7 * finalProgress);
+    // And in the places a crash hurts: a write sent with no answer journaled, a wait being followed.
+    expect(landed.writeInFlight).toBeGreaterThanOrEqual(1);
+    expect(landed.waitInFlight).toBeGreaterThanOrEqual(1);
 
     // Every updatable cluster is on the catalog.
     for (const [id, { region, clusterIds }] of updatable) {
@@ -227,8 +291,7 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
         if (request) refused.set(`${request.operationId} ${String(request.system)}`, (refused.get(`${request.operationId} ${String(request.system)}`) ?? 0) + 1);
       }
     }
-    const writes = ['privateCloud.runSoftwarePrechecks', 'privateCloud.runSoftwareUpdate', 'privateCloud.resumeSoftwareUpdate'];
-    const posts = (await requestLog()).filter((entry) => entry.method === 'POST' && writes.includes(entry.operationId));
+    const posts = (await requestLog()).filter((entry) => entry.method === 'POST' && WRITES.includes(entry.operationId));
     const perSystem = new Map<string, number>();
     for (const post of posts) {
       const system = /systems\/([^/]+)\//.exec(post.path)?.[1];
@@ -241,6 +304,6 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
       expect(perSystem.get(`privateCloud.runSoftwareUpdate ${id}`)).toBeGreaterThanOrEqual(1);
     }
     const resumes = attempts.length - 1;
-    console.log(JSON.stringify({ crashTest: { durationMs, kills, killedAt, journalEntries: journal.length, resumes, posts: posts.length, perSystem: Object.fromEntries(perSystem), refused: Object.fromEntries(refused) } }));
+    console.log(JSON.stringify({ crashTest: { durationMs, kills, killedAt, killedAtProgress, finalProgress, landed, journalEntries: journal.length, resumes, posts: posts.length, perSystem: Object.fromEntries(perSystem), refused: Object.fromEntries(refused) } }));
   }, 180_000);
 });
