@@ -198,6 +198,35 @@ describe('rate limits', () => {
     await Promise.all(calls);
   });
 
+  it('slows a group down after a 429 that reports its quota spent, not after a 429 without quota headers', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    /** Requests of devices.getDevice in the first 20.5 s when the first is answered 429 with `headers`. */
+    const sentAfter429 = async (headers: Record<string, string>): Promise<number> => {
+      const platform = createMockPlatform();
+      let sent = 0;
+      platform.global
+        .intercept({ path: (path) => path.startsWith('/devices/v1/devices/'), method: 'GET' })
+        .reply(() => {
+          sent += 1;
+          return sent === 1
+            ? { statusCode: 429, data: { errorCode: 'TOO_MANY_REQUESTS', message: 'slow down', errorDetails: [{ type: 'retry info', retryAfterSeconds: 1 }] }, responseOptions: { headers: { ...json.headers, ...headers } } }
+            : { statusCode: 200, data: { id: 'x' }, responseOptions: json };
+        })
+        .persist();
+      // One a second, one at a time: the published 40 a minute made round.
+      const client = platform.client({ rateLimits: { perMinute: { 'devices.get': 60 } } });
+      const calls = Array.from({ length: 30 }, (_, index) => client.call('devices.getDevice', { id: `d${index}` }));
+      await vi.advanceTimersByTimeAsync(20_500);
+      const count = sent;
+      await vi.advanceTimersByTimeAsync(120_000);
+      await Promise.all(calls);
+      return count;
+    };
+    // Paused for the 1 s hint, then one every 2 s (30 a minute) instead of one a second.
+    expect(await sentAfter429({ 'ratelimit-limit': '60', 'ratelimit-remaining': '0', 'ratelimit-reset': '1' })).toBe(11);
+    expect(await sentAfter429({})).toBe(21);
+  });
+
   it('keeps a group within its per-minute cap', async () => {
     const platform = createMockPlatform();
     platform.global.intercept({ path: (path) => path.startsWith('/devices/v1/devices/'), method: 'GET' }).reply(200, { id: 'x' }, json).persist();

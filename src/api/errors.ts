@@ -102,6 +102,16 @@ export function retryAfterMsOf(body: ParsedErrorBody | undefined, headers: Respo
   return undefined;
 }
 
+/**
+ * Whether an answer reports its rate-limit quota spent: `ratelimit-remaining: 0` (one area
+ * spells it `x-ratelimit-remaining`). A 429 saying so means the group's pace (with whatever
+ * else shares the workspace's quota) outran the limit.
+ */
+export function reportsQuotaSpent(headers: ResponseHeaders): boolean {
+  const remaining = (headers['ratelimit-remaining'] ?? headers['x-ratelimit-remaining'])?.trim();
+  return remaining !== undefined && /^\d+$/.test(remaining) && Number(remaining) === 0;
+}
+
 /** What went wrong, for the retry decision: an HTTP status or a transport failure. */
 export type FailureKind = { status: number } | { connection: 'notSent' | 'maybeSent' } | { timeout: true };
 

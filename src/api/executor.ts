@@ -9,7 +9,7 @@ import type { Logger } from '../logging/index.js';
 import { didYouMean } from '../errors/did-you-mean.js';
 import { buildRequest, type Addresses, type CallInput } from './build-request.js';
 import type { TokenProvider } from './auth.js';
-import { ApiError, createHttpError, InvalidResponseError, UnknownOperationError, type ResponseHeaders } from './errors.js';
+import { ApiError, createHttpError, InvalidResponseError, reportsQuotaSpent, UnknownOperationError, type ResponseHeaders } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { readText, sendRequest, type IncomingResponse } from './transport.js';
@@ -164,9 +164,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
           write,
           ...(op.permission ? { permission: op.permission } : {}),
         });
-        // The group slows down (its cap halved) unless an earlier 429 already did since this
-        // request left; the pause honours the server's hint.
-        if (response.status === 429) limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, startedAt);
+        if (response.status === 429) {
+          // The pause honours the server's hint. The group slows down (its cap halved) only when
+          // the answer reports the quota spent: a 429 without that (an overloaded front end, an
+          // injected fault) says nothing about the pace, and halving on each of those would
+          // sink the cap of a busy group however fast the platform recovers.
+          limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, { sentAt: startedAt, slowDown: reportsQuotaSpent(response.headers) });
+        }
         throw error;
       }
       return consume(response, { operation: op, region: built.region, attempt, write });

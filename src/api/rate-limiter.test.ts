@@ -70,14 +70,14 @@ describe('rate limiter', () => {
       await limiter.schedule('a', undefined, async () => undefined);
       const sentBefore = Date.now();
       await vi.advanceTimersByTimeAsync(10);
-      limiter.pauseGroup('a', 1000, sentBefore);
+      limiter.pauseGroup('a', 1000, { sentAt: sentBefore });
       expect(limiter.currentCap('a')).toBe(10);
       // A second 429 to a request sent at the old pace: the same slowdown, not another halving.
-      limiter.pauseGroup('a', 1000, sentBefore);
+      limiter.pauseGroup('a', 1000, { sentAt: sentBefore });
       expect(limiter.currentCap('a')).toBe(10);
       await vi.advanceTimersByTimeAsync(60_000);
       expect(limiter.currentCap('a')).toBe(12);
-      limiter.pauseGroup('a', 1000, Date.now());
+      limiter.pauseGroup('a', 1000, { sentAt: Date.now() });
       expect(limiter.currentCap('a')).toBe(6);
       const caps: Array<number | undefined> = [];
       for (let window = 0; window < 8; window += 1) {
@@ -85,6 +85,9 @@ describe('rate limiter', () => {
         caps.push(limiter.currentCap('a'));
       }
       expect(caps).toEqual([8, 10, 12, 14, 16, 18, 20, 20]);
+      // A 429 that is no sign of the pace (slowDown: false) pauses the group only.
+      limiter.pauseGroup('a', 1000, { slowDown: false });
+      expect(limiter.currentCap('a')).toBe(20);
     });
 
     it('starts the requests of the group at the lowered pace once the pause the server asked for is over', async () => {

@@ -26,10 +26,11 @@ export interface RateLimiter {
   schedule<T>(group: string, publishedPerMinute: number | undefined, task: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /**
    * The server answered 429: starts nothing more in `group` for `ms` (a longer pause wins
-   * over a shorter one) and halves the group's cap, unless the refused request was sent
-   * (`sentAt`, epoch ms) before an earlier 429 had already slowed the group down.
+   * over a shorter one). With `slowDown` (the default) it also halves the group's cap,
+   * unless the refused request was sent (`sentAt`, epoch ms, default now) before an earlier
+   * 429 had already slowed the group down.
    */
-  pauseGroup(group: string, ms: number, sentAt?: number): void;
+  pauseGroup(group: string, ms: number, options?: { sentAt?: number; slowDown?: boolean }): void;
   /** The group's current per-window cap (below its limit after 429s), for logs and tests. */
   currentCap(group: string): number | undefined;
   /** Requests waiting, by group (for logs and benchmarks). */
@@ -220,12 +221,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         }
       }
     },
-    pauseGroup(group, ms, sentAt = Date.now()) {
+    pauseGroup(group, ms, { sentAt = Date.now(), slowDown = true } = {}) {
       const bucket = bucketOf(group, undefined);
       const now = Date.now();
       refresh(bucket, now);
       // Requests sent at the old rate answer 429 together; one halving per slowdown.
-      if (sentAt >= bucket.decreasedAt && Number.isFinite(bucket.cap)) {
+      if (slowDown && sentAt >= bucket.decreasedAt && Number.isFinite(bucket.cap)) {
         bucket.cap = Math.max(1, Math.floor(bucket.cap / 2));
         bucket.decreasedAt = now;
       }
