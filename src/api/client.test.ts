@@ -206,7 +206,7 @@ describe('rate limits', () => {
       let sent = 0;
       platform.global
         .intercept({ path: (path) => path.startsWith('/devices/v1/devices/'), method: 'GET' })
-        .reply(() => {
+        .reply<Record<string, unknown>>(() => {
           sent += 1;
           return sent === 1
             ? { statusCode: 429, data: { errorCode: 'TOO_MANY_REQUESTS', message: 'slow down', errorDetails: [{ type: 'retry info', retryAfterSeconds: 1 }] }, responseOptions: { headers: { ...json.headers, ...headers } } }
