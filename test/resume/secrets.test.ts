@@ -1,6 +1,8 @@
 // Secret inputs on resume: never stored, so a secret given at the start must be given again.
 import { createServer, type Server } from 'node:http';
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { askHidden } from '../../src/cli/commands/resume-action.js';
 import { createBench, fixture, type Bench } from './harness.js';
 
 let bench: Bench | undefined;
@@ -53,5 +55,15 @@ describe('secret inputs on resume', () => {
     const resumed = await bench!.cli(['resume', runId]);
     expect(resumed.code).toBe(0);
     expect(tokens).toEqual(['default-token']);
+  });
+
+  it('the terminal prompt reads the secret without echoing it', async () => {
+    const input = new PassThrough();
+    let shown = '';
+    const output = { write: (chunk: string) => ((shown += chunk), true) };
+    const answer = askHidden("secret input 'token' (not stored, not shown): ", output, input);
+    input.write('s3cret-typed\r');
+    expect(await answer).toBe('s3cret-typed');
+    expect(shown).toBe("secret input 'token' (not stored, not shown): \n");
   });
 });

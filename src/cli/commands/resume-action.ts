@@ -27,17 +27,17 @@ export function secretInputVariable(name: string): string {
   return `FLEETBOOK_INPUT_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
 }
 
-/** Asks for a secret on the terminal without echoing what is typed. */
-async function askHidden(question: string, io: CliIo): Promise<string> {
-  io.stdout.write(question);
+/** Asks for a secret on the terminal without echoing what is typed to `output`. */
+export async function askHidden(question: string, output: Pick<NodeJS.WritableStream, 'write'>, input: NodeJS.ReadableStream = process.stdin): Promise<string> {
+  output.write(question);
   // readline echoes each key to its output: this one swallows the echo.
   const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const prompt = createInterface({ input: process.stdin, output: silent, terminal: true });
+  const prompt = createInterface({ input, output: silent, terminal: true });
   try {
     return await prompt.question('');
   } finally {
     prompt.close();
-    io.stdout.write('\n');
+    output.write('\n');
   }
 }
 
@@ -55,7 +55,7 @@ async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<str
     } else if (run.defaultedSecretInputs.includes(name)) {
       continue;
     } else if (process.stdin.isTTY && io.stdout.isTTY) {
-      values[name] = await askHidden(`secret input '${name}' (not stored, not shown): `, io);
+      values[name] = await askHidden(`secret input '${name}' (not stored, not shown): `, io.stdout);
     } else {
       throw new UsageError(
         `run ${run.id} was started with the secret input '${name}' given, and secrets are never stored: set ${variable} to resume (or resume on a terminal to be asked).`,
