@@ -220,7 +220,8 @@ describe('SIGTERM, then fleetbook resume', () => {
   it('leaves the run resumable: the update in flight is followed to its end, not posted again', async () => {
     bench = await createBench({ timeScale: 600 });
     const cli = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'run', playbook, '--json'], { env: { ...process.env, ...bench.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // No tsx cache: it would keep compiled sources (the simulator's client secrets among them) under TMPDIR, which the leak scan reads.
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'run', playbook, '--json'], { env: { ...process.env, ...bench.env, TSX_DISABLE_CACHE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     const accepted = new Promise<void>((resolve) => {
       child.stdout.on('data', (chunk: Buffer) => {
