@@ -122,20 +122,14 @@ export function leaksIn(text: string, secrets: readonly string[]): string[] {
   return token ? [...found, `a bearer token (${token[0].slice(0, 8)}…)`] : found;
 }
 
-/**
- * Writes answered with a status that proves they were not applied: the only ones a client
- * may send again. 401: the token was refused before the platform looked at the request.
- */
-export const NOT_APPLIED_STATUSES: ReadonlySet<number> = new Set([401, 429, 503]);
-
-/** What became of the writes sent to one address (method and path). */
+/** What became of the writes sent to one address (method and path), as the platform saw them. */
 export interface WriteOutcomes {
-  /** Answered 2xx. */
-  accepted: number;
-  /** Answered with a status proving the write was not applied (`NOT_APPLIED_STATUSES`). */
-  refused: number;
-  /** Dropped, or answered with a status that leaves the outcome open (500, ...): `"POST /path: dropped before"`. */
-  unknown: string[];
+  /** Applied: answered 2xx, or dropped after the handler ran (the client never heard of it). */
+  applied: number;
+  /** Not applied: refused (an injected 5xx, 429 or 401 is answered before the handler), or dropped before it. */
+  notApplied: number;
+  /** Requests that reached the address after a write there had been applied: each is a write sent twice. */
+  sentAgain: string[];
 }
 
 /** The writes of a request log by address; token requests left out (they change nothing). */
@@ -144,12 +138,11 @@ export function writeOutcomes(log: readonly RequestLogEntry[]): Map<string, Writ
   for (const entry of log) {
     if (entry.method === 'GET' || entry.operationId === 'auth.createToken' || entry.operationId === '') continue;
     const address = `${entry.method} ${entry.path}`;
-    const outcomes = byAddress.get(address) ?? { accepted: 0, refused: 0, unknown: [] };
+    const outcomes = byAddress.get(address) ?? { applied: 0, notApplied: 0, sentAgain: [] };
     byAddress.set(address, outcomes);
-    if (entry.dropped !== undefined) outcomes.unknown.push(`${address}: dropped ${entry.dropped}`);
-    else if (entry.status >= 200 && entry.status < 300) outcomes.accepted += 1;
-    else if (NOT_APPLIED_STATUSES.has(entry.status)) outcomes.refused += 1;
-    else outcomes.unknown.push(`${address}: ${entry.status}`);
+    if (outcomes.applied > 0) outcomes.sentAgain.push(`${address}: ${entry.dropped ? `dropped ${entry.dropped}` : entry.status}`);
+    if (entry.dropped === 'after' || (entry.dropped === undefined && entry.status >= 200 && entry.status < 300)) outcomes.applied += 1;
+    else outcomes.notApplied += 1;
   }
   return byAddress;
 }
