@@ -1,5 +1,6 @@
-// `npm start` is `npm run build && node bin/fleetbook.js demo`: this runs the built command as
-// a child process (`npm test` builds before the tests), once readable and once as JSON lines.
+// `npm start` is `npm run build && node bin/fleetbook.js demo`: one test runs `npm start` itself
+// (its build included), the others the built command as a child process (`npm test` builds
+// before the tests), once readable and once as JSON lines.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,21 +10,59 @@ import { afterAll, expect, it } from 'vitest';
 
 const BIN = resolve(import.meta.dirname, '../../bin/fleetbook.js');
 const directories: string[] = [];
+// The default output folder of `npm start`, which the test's `--output-dir` must leave as it was.
+const defaultFolderExisted = existsSync(resolve(import.meta.dirname, '../../fleetbook-demo'));
 afterAll(() => {
   for (const directory of directories) rmSync(directory, { recursive: true, force: true });
 });
 
-async function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string; dir: string }> {
+const ROOT = resolve(import.meta.dirname, '../..');
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+  dir: string;
+}
+
+async function demo(...args: string[]): Promise<Outcome> {
+  return spawnDemo(process.execPath, (dir) => [BIN, 'demo', '--output-dir', dir, ...args]);
+}
+
+/** Runs `command` with the arguments `args(dir)` gives for a fresh output folder; its exit code and outputs. */
+async function spawnDemo(command: string, args: (dir: string) => string[], cwd?: string): Promise<Outcome> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-demo-'));
   directories.push(dir);
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, 'demo', '--output-dir', dir, ...args], { cwd: dir, timeout: 120_000 });
+    const { stdout, stderr } = await promisify(execFile)(command, args(dir), { cwd: cwd ?? dir, timeout: 120_000 });
     return { code: 0, stdout, stderr, dir };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
     return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '', dir };
   }
 }
+
+// Not concurrent: its build rewrites dist/, which the other tests run.
+it('`npm start -- --output-dir <dir>` builds, tells the whole story and exits 0', { timeout: 150_000 }, async () => {
+  // npm appends what follows `--` to the start script, whose last word is `demo`.
+  const { code, stdout, stderr, dir } = await spawnDemo(process.platform === 'win32' ? 'npm.cmd' : 'npm', (out) => ['start', '--', '--output-dir', out], ROOT);
+  expect(code, stderr + stdout).toBe(0);
+  // The systems and clusters table, the failed-once cluster shown resumed, the updated ones.
+  expect(stdout).toMatch(/catalog 2\.4\.0: succeeded/);
+  expect(stdout).toMatch(/hci-us-west-01 \(us-west\)\n\s+cluster-a\s+2\.2\.0 → 2\.4\.0\s+2 attempts, resumed after a failure/);
+  expect(stdout.match(/→ 2\.4\.0 +1 attempt,/g)?.length).toBeGreaterThanOrEqual(6);
+  // The report's e-mail as the outbox holds it.
+  expect(stdout).toMatch(/the outbox shows "Fleetbook demo: subscriptions" sent to ops@example\.com, finance@example\.com/);
+  // The CSV in the folder given after `--`, holding the rows the summary states.
+  const csv = /"Monthly cost by product": (\d+) rows \(\d+ bytes\) in (\S+\.csv)/.exec(stdout);
+  expect(csv).not.toBeNull();
+  const [, rows, file] = csv as unknown as [string, string, string];
+  expect(file.startsWith(dir)).toBe(true);
+  expect(Number(rows)).toBeGreaterThan(0);
+  expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(Number(rows) + 1);
+  expect(stdout).toMatch(/Demo succeeded in [\d.]+ s/);
+  expect(existsSync(join(ROOT, 'fleetbook-demo'))).toBe(defaultFolderExisted);
+});
 
 it.concurrent('tells the whole story and exits 0', async () => {
   const { code, stdout, stderr, dir } = await demo();
