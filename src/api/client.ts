@@ -2,14 +2,13 @@
  * `createPlatformClient`: one client for every area of the platform, built from the
  * platform description. See ARCHITECTURE.md for the call path.
  */
-import type { Writable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { loadPlatformDescription } from '../openapi/description.js';
 import type { Logger } from '../logging/index.js';
 import { waitForOperation, type AsyncOperationResult, type WaitOptions } from './async-operations.js';
 import { createTokenProvider, type ClientCredentials } from './auth.js';
 import { buildRequest, type CallInput } from './build-request.js';
-import { download, type DownloadResult } from './download.js';
+import { download, type DownloadDestination, type DownloadResult } from './download.js';
 import { InvalidClientOptionsError } from './errors.js';
 import { createExecutor, type CallOptions, type CallResult, type OperationCatalogue } from './executor.js';
 import type { AreaMethodsOf, InputArgs, ListItemOf, OperationId, OperationInput, OperationResponseBody } from './operation-types.js';
@@ -59,8 +58,8 @@ export interface PlatformClient extends AreaMethodsOf<operations, CallOptions, O
   paginate<K extends OperationId>(operationId: K, input?: Partial<OperationInput<K>>, options?: CallOptions): AsyncGenerator<ListItemOf<K>, void, undefined>;
   /** Follows an async operation (a Location path or a 202 result) to its end. */
   waitForOperation(source: string | CallResult, options?: WaitOptions): Promise<AsyncOperationResult>;
-  /** Streams an operation's answer (a CSV) to a file path or a writable stream. */
-  download<K extends OperationId>(operationId: K, input: OperationInput<K>, destination: string | Writable, options?: CallOptions): Promise<DownloadResult>;
+  /** Streams an operation's answer (a CSV) to a file path (optionally summing CSV columns) or a writable stream. */
+  download<K extends OperationId>(operationId: K, input: OperationInput<K>, destination: DownloadDestination, options?: CallOptions): Promise<DownloadResult>;
   /**
    * The request a call would send (method, URL, headers without credentials, body), checked
    * like a real call but not sent: what a dry run prints for a write.
@@ -150,7 +149,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     call: (operationId: string, input?: CallInput, callOptions?: CallOptions) => invoke(operationId, input, callOptions),
     paginate: (operationId: string, input?: CallInput, callOptions?: CallOptions) => paginate(executor, operationId, input, callOptions),
     waitForOperation: (source: string | CallResult, waitOptions?: WaitOptions) => waitForOperation(executor, source, waitOptions),
-    download: (operationId: string, input: CallInput, destination: string | Writable, callOptions?: CallOptions) =>
+    download: (operationId: string, input: CallInput, destination: DownloadDestination, callOptions?: CallOptions) =>
       download(executor, operationId, input, destination, callOptions),
   };
   // The runtime table is built from the same description the types are generated from; the

@@ -58,6 +58,27 @@ describe('download', () => {
     expect(Buffer.concat(chunks).toString()).toBe(csv);
   });
 
+  it('with sumColumns, counts the CSV records and sums the columns as it streams (quotes, CRLF, blank lines)', async () => {
+    const platform = createMockPlatform();
+    const quoted = 'product,"cost",note\r\n"Storage, block",10.25,"said ""hi"""\r\n"Compute\nlarge",5,\r\n\r\nNetwork,,"a,b"\r\nBackup,n/a,x';
+    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, quoted, csvHeaders);
+    const target = join(directory, 'out.csv');
+    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, { path: target, sumColumns: ['cost'] });
+    // Four records: the quoted line break stays in its record, the blank line is none; an empty cell adds 0, 'n/a' is counted apart.
+    expect(result).toMatchObject({ path: target, rows: 4, sums: { cost: 15.25 }, nonNumeric: { cost: 1 } });
+    expect(await readFile(target, 'utf8')).toBe(quoted);
+  });
+
+  it('with sumColumns, names a column the header lacks and leaves no file', async () => {
+    const platform = createMockPlatform();
+    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, csv, csvHeaders);
+    const target = join(directory, 'out.csv');
+    await expect(
+      platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, { path: target, sumColumns: ['cost', 'price'] }),
+    ).rejects.toThrow("the CSV has no column 'price' to sum (its columns: date, cost)");
+    expect(await readdir(directory)).toEqual([]);
+  });
+
   it('leaves no file behind when the report does not exist', async () => {
     const platform = createMockPlatform();
     platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(404, { message: 'report not found' });

@@ -14,7 +14,7 @@ export {
   type AsyncOperationResult,
   type WaitOptions,
 } from './async-operations.js';
-export type { DownloadResult } from './download.js';
+export type { DownloadDestination, DownloadResult, DownloadTarget } from './download.js';
 export { f, type FilterLiteral, type FilterProperty, type OrderedLiteral } from './odata.js';
 export type { ListItemOf, OperationId, OperationInput, OperationResponseBody, PlatformArea } from './operation-types.js';
 export * from './errors.js';
