@@ -208,7 +208,8 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       case 'call': {
         const input = ((await step.with.evaluate(context)) ?? {}) as Record<string, unknown>;
         const region = step.region ? ((await step.region.evaluate(context)) as string | undefined) : scope.root.playbook.defaults.region;
-        const saveTo = step.saveTo ? String(await step.saveTo.evaluate(context)) : undefined;
+        // A path or `{ path, sumColumns }`: the call executor checks which.
+        const saveTo = step.saveTo ? await step.saveTo.evaluate(context) : undefined;
         const wait = step.wait ? { ...scope.root.playbook.defaults.wait, ...step.wait } : undefined;
         const until = step.until;
         return {

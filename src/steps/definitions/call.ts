@@ -33,7 +33,23 @@ export const callStep: StepDefinition = {
       properties: { interval: { ...duration, description: 'Time between calls.' }, timeout: { ...duration, description: 'Give up (fail) after this.' } },
     },
     paginate: { const: 'all', description: 'Gather every page of a list into `outputs.body.items`.' },
-    saveTo: { ...anyTemplate, description: 'Stream the response body to this file (downloads).' },
+    saveTo: {
+      description:
+        'Stream the response body to this file (downloads): a path, or `{ path, sumColumns: [column, ...] }` to also count ' +
+        "the CSV's rows and sum those header columns as it streams (`outputs.body.rows`, `outputs.body.sums.<column>`).",
+      anyOf: [
+        { type: 'string' },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['path'],
+          properties: {
+            path: { type: 'string', description: 'The file written (a folder receives the name the server gives).' },
+            sumColumns: { ...orExpression({ type: 'array', items: { type: 'string' } }), description: 'Header names of the CSV columns to sum.' },
+          },
+        },
+      ],
+    },
   },
   canWrite: true,
   examples: [

@@ -4,7 +4,7 @@
  * Every request is journaled before it is sent and again when it is answered or fails, so
  * resume knows which writes may have reached the platform.
  */
-import { ApiError, UnknownOperationError, type CallResult } from '../../api/index.js';
+import { ApiError, UnknownOperationError, type CallResult, type DownloadTarget } from '../../api/index.js';
 import { sleep } from '../../api/sleep.js';
 import type { OperationDescriptor } from '../../openapi/description.js';
 import { checkCallInput } from './call-input.js';
@@ -24,8 +24,11 @@ export interface CallArgs {
   /** @default { intervalMs: 5000, timeoutMs: 300000 } when `until` is set */
   poll?: { intervalMs: number; timeoutMs: number } | undefined;
   paginate?: 'all' | undefined;
-  /** File path the answer streams to. */
-  saveTo?: string | undefined;
+  /**
+   * Rendered `saveTo`: the file path the answer streams to, or `{ path, sumColumns }` to
+   * also count the CSV's rows and sum those columns as it streams (checked by `saveToTarget`).
+   */
+  saveTo?: unknown;
   /** False when the step retries with its own policy: the client then makes one attempt per call. */
   clientRetries: boolean;
   /**
@@ -80,6 +83,22 @@ export function isOutcomeUnknown(operation: OperationDescriptor, error: unknown)
   return error.status === undefined || (error.status >= 500 && error.status !== 503);
 }
 
+/** The download target a rendered `saveTo` names; a located step error when it is neither a path nor `{ path, sumColumns }`. */
+export function saveToTarget(value: unknown): DownloadTarget {
+  if (typeof value === 'string' || typeof value === 'number') return { path: String(value) };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const { path, sumColumns } = value as Record<string, unknown>;
+    const columns = sumColumns === undefined ? [] : sumColumns;
+    if (typeof path === 'string' && path !== '' && Array.isArray(columns) && columns.every((column) => typeof column === 'string')) {
+      return { path, ...(sumColumns === undefined ? {} : { sumColumns: columns as string[] }) };
+    }
+  }
+  throw new StepError(`saveTo must be a file path or { path, sumColumns: [column, ...] }; it rendered as ${JSON.stringify(value)}.`, {
+    kind: StepFailureKind.invalidInput,
+    code: 'INVALID_SAVE_TO',
+  });
+}
+
 export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Promise<LeafResult> {
   const { client, signal, path, attempt } = runtime;
   const operation = client.catalogue.byId.get(args.operationId);
@@ -122,7 +141,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   };
 
   if (args.saveTo !== undefined) {
-    const saveTo = args.saveTo;
+    const saveTo = saveToTarget(args.saveTo);
     const result = await journaled(() => client.download(operation.id as never, args.input as never, saveTo, callOptions), () => ({ httpStatus: operation.successStatus }));
     return { outputs: { status: operation.successStatus, headers: {}, body: result } satisfies CallOutputs };
   }
