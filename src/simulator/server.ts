@@ -13,7 +13,8 @@ import { createFaults, loadFaultSettings, type FaultSettings } from './faults.js
 import { checkInput, inputOf } from './input-validation.js';
 import { createRateLimits } from './rate-limits.js';
 import { createRequestLog, type RequestLogEntry } from './request-log.js';
-import { createSchemaValidator, describeSchemaError, pointerOf } from './schema-validator.js';
+import { responseProblems } from './response-check.js';
+import { createSchemaValidator } from './schema-validator.js';
 import { buildWorld, type World } from './world.js';
 import { loadWorldFile, type ApiClient } from './world-file.js';
 import { deprecationHeadersFor } from './deprecation.js';
@@ -156,19 +157,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
 
-  function send(reply: FastifyReply, op: OperationDescriptor | undefined, response: SimResponse, path: string): void {
-    let { status, body } = response;
-    if (validateResponses && op && body !== undefined && !response.stream) {
-      const validate = responseValidatorOf(op, status);
-      const declared = op.responses[String(status)] ?? op.responses.default;
-      const problems = !declared
-        ? status < 300 ? [`status ${status} is not in the description`] : []
-        : validate && !validate(body)
-          ? (validate.errors ?? []).map((error) => `${pointerOf(error) || '/'} ${describeSchemaError(error)}`)
-          : [];
+  /**
+   * `injected`: the answer is a fault the fault settings asked for (503, 502, ...). Those are
+   * statuses a real platform gives whatever its description says (a proxy's 503, a 429 from
+   * a gateway), so they are not the simulator drifting from the description and are not checked.
+   */
+  function send(reply: FastifyReply, op: OperationDescriptor | undefined, response: SimResponse, path: string, injected = false): void {
+    let { status, body, stream } = response;
+    if (validateResponses && op && !injected) {
+      const problems = responseProblems(op, response, (answered) => responseValidatorOf(op, answered));
       if (problems.length > 0) {
         violations.push({ operationId: op.id, method: reply.request.method, path, status, problems });
         status = 500;
+        stream?.destroy();
+        stream = undefined;
         body = new SimHttpError(
           500,
           'SIMULATOR_RESPONSE_INVALID',
@@ -178,7 +180,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
     reply.code(status);
     if (response.headers) reply.headers(response.headers);
-    if (response.stream) void reply.send(response.stream);
+    if (stream) void reply.send(stream);
     else if (body === undefined) void reply.send();
     else void reply.type('application/json').send(body);
   }
@@ -214,6 +216,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     requestLog.add(entry);
     // A deprecated operation says so on every answer, a refusal included.
     const extraHeaders: Record<string, string> = op.deprecated ? deprecationHeadersFor(path) : {};
+    let injected = false;
     try {
       const fault = faults.decide(op.id);
       if (fault.latencyMs > 0) await sleep(fault.latencyMs);
@@ -222,7 +225,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         drop(reply);
         return;
       }
-      if (fault.status !== undefined) throw injectedStatus(fault.status, clock.timeScale);
+      if (fault.status !== undefined) {
+        injected = true;
+        throw injectedStatus(fault.status, clock.timeScale);
+      }
       const params = { ...(request.params as Record<string, string>) };
       delete params.region;
       const query = request.query as Record<string, string | string[]>;
@@ -278,7 +284,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       send(reply, op, { ...response, headers: { ...extraHeaders, ...response.headers } }, path);
     } catch (error) {
       const simError = error instanceof SimHttpError ? error : serverError(error);
-      send(reply, op, { status: simError.status, body: simError.toBody(), headers: { ...extraHeaders, ...simError.headers } }, path);
+      send(reply, op, { status: simError.status, body: simError.toBody(), headers: { ...extraHeaders, ...simError.headers } }, path, injected);
     } finally {
       if (!entry.dropped) entry.status = reply.statusCode;
       entry.durationMs = Math.round((performance.now() - startedReal) * 100) / 100;
