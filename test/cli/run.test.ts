@@ -87,6 +87,28 @@ describe('fleetbook run', () => {
     expect(lines.find((line) => line.dryRun === true && line.stepId === 'precheck')).toMatchObject({ request: { method: 'POST', body: { catalogVersion: '2.4.0' } } });
   });
 
+  it('shows on a terminal each write a dry run did not send: method, URL, headers and body, secrets redacted, big bodies cut', async () => {
+    const secret = 'hook-5ecret-value-642';
+    const file = playbookFile(
+      'dry.yaml',
+      `${precheck.replace('outputs:\n  state: ${{ steps.precheck.outputs.operation.state }}\n', '')}  - id: notify
+    http:
+      url: https://hooks.example.test/fleet
+      headers: { x-hook-key: "\${{ inputs.token }}" }
+      body: { text: "token \${{ inputs.token }}", systems: "\${{ [1..400].('system-' & $string($)) }}" }
+`,
+    );
+    const { code, stdout } = await run([file, ...simulator, '--dry-run', '-i', `token=${secret}`], {}, true);
+    expect(code).toBe(0);
+    expect(stdout).not.toContain(secret);
+    // The small body of the write is pretty printed under its line, after the headers that matter.
+    expect(stdout).toMatch(/INFO  precheck  dry run: POST http:\/\/\S+\/systems\/\S+ not sent\n {4}content-type: application\/json\n {4}body:\n {6}\{\n {8}"catalogVersion": "2\.4\.0"\n {6}\}\n/);
+    // The big one is compact and cut, saying how much was left out; the secret header and text are redacted.
+    expect(stdout).toMatch(/INFO  notify  dry run: POST https:\/\/hooks\.example\.test\/fleet not sent\n {4}x-hook-key: \[REDACTED\]\n {4}content-type: application\/json\n {4}body: \{"text":"token \[REDACTED\]","systems":\["system-1","system-2",.*… \(\d+ more characters\)\n/);
+    expect(stdout).not.toContain('system-400');
+    expect(stdout).toMatch(/Dry run: not sent: precheck, notify/);
+  });
+
   it('shows a terminal readable lines with progress and a summary of every step, and writes JSON to --log-file', async () => {
     const file = playbookFile('precheck.yaml', precheck);
     const logFile = join(dir, 'run.log');

@@ -21,7 +21,41 @@ export function formatLogLine(line: Record<string, unknown>): string {
   const where = typeof line.path === 'string' ? line.path : typeof line.stepId === 'string' ? line.stepId : '';
   const progress = typeof line.progressPercent === 'number' ? ` [${'#'.repeat(Math.round(line.progressPercent / 10)).padEnd(10, '.')}]` : '';
   const error = line.error !== null && typeof line.error === 'object' && typeof (line.error as { message?: unknown }).message === 'string' ? `: ${(line.error as { message: string }).message}` : '';
-  return `${time} ${level.toUpperCase().padEnd(5)} ${where ? `${where}  ` : ''}${String(line.msg ?? '')}${progress}${error}\n`;
+  return `${time} ${level.toUpperCase().padEnd(5)} ${where ? `${where}  ` : ''}${String(line.msg ?? '')}${progress}${error}\n${line.dryRun === true ? formatDryRunRequest(line.request) : ''}`;
+}
+
+/** A body this many lines long or shorter, pretty printed, is easier to read than compact. */
+const PRETTY_BODY_LINES = 20;
+/** A longer body is shown compact and cut here: enough to recognise it, not a screenful. */
+const BODY_CHARACTERS = 600;
+const INDENT = '    ';
+
+/**
+ * The request a dry run did not send, under its log line: the headers that say something
+ * (not `accept`, which every call sends) and the body. The logger has already scrubbed
+ * secrets from the line, so what is printed here is redacted as the JSON is.
+ */
+function formatDryRunRequest(request: unknown): string {
+  if (request === null || typeof request !== 'object') return '';
+  const { headers, body } = request as { headers?: unknown; body?: unknown };
+  const lines: string[] = [];
+  if (headers !== null && typeof headers === 'object') {
+    for (const [name, value] of Object.entries(headers)) {
+      if (name.toLowerCase() !== 'accept') lines.push(`${INDENT}${name}: ${String(value)}`);
+    }
+  }
+  if (body !== undefined) {
+    const pretty = typeof body === 'string' ? body : JSON.stringify(body, null, 2);
+    const prettyLines = pretty.split('\n');
+    if (prettyLines.length <= PRETTY_BODY_LINES && pretty.length <= BODY_CHARACTERS) {
+      lines.push(`${INDENT}body:`, ...prettyLines.map((text) => `${INDENT}  ${text}`));
+    } else {
+      const compact = typeof body === 'string' ? body.replaceAll('\n', ' ') : JSON.stringify(body);
+      const cut = compact.length > BODY_CHARACTERS ? `${compact.slice(0, BODY_CHARACTERS)}… (${compact.length - BODY_CHARACTERS} more characters)` : compact;
+      lines.push(`${INDENT}body: ${cut}`);
+    }
+  }
+  return lines.map((text) => `${text}\n`).join('');
 }
 
 /** A destination for the logger that writes readable lines to `out`. */
