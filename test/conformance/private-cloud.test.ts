@@ -159,7 +159,7 @@ describe('private cloud conformance', () => {
     expect(Object.fromEntries(versions)).toEqual(Object.fromEntries([[firstCluster, true], ...otherClusters.map((id) => [id, false])]));
   });
 
-  it('refuses at once: unknown cluster, catalog a cluster lacks, family without updates (400), offline system (403)', async () => {
+  it('refuses at once: unknown cluster, catalog a cluster lacks (prechecks and update), family without updates (400), offline system (403)', async () => {
     const { admin } = t;
     const byNumber = (n: string) => systems.find((candidate) => candidate.name.endsWith(n))!;
     const first = byNumber('-04');
@@ -170,6 +170,13 @@ describe('private cloud conformance', () => {
     const lacking = await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: partialSystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(partialSystem)));
     expect(lacking.status).toBe(400);
     expect(lacking.body.errorDetails[0].issues[0].subject).toBe('catalogVersion');
+    // The update makes the same checks before looking for a precheck: 400, not 412.
+    const unknownOnUpdate = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: first.id, body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } }, regionOf(first)));
+    expect(unknownOnUpdate).toMatchObject({ status: 400 });
+    expect(unknownOnUpdate.body.errorDetails[0].issues[0].subject).toBe('hypervisorClusterIds');
+    const lackingOnUpdate = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: partialSystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(partialSystem)));
+    expect(lackingOnUpdate).toMatchObject({ status: 400 });
+    expect(lackingOnUpdate.body.errorDetails[0].issues[0].subject).toBe('catalogVersion');
     const legacySystem = byNumber('-06');
     expect(legacySystem.updateSupported).toBe(false);
     expect((await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: legacySystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(legacySystem)))).status).toBe(400);
@@ -221,6 +228,50 @@ describe('private cloud conformance', () => {
     expect(removal.status).toBe(202);
     expect((await follow(admin, removal)).outcome).toBe('succeeded');
     expect((await answerOf(admin.privateCloud.getProvisioningPolicy({ id }))).status).toBe(404);
+  });
+
+  it('a pinned precheck failure ends the precheck FAILED on that cluster; the update is refused until only passing clusters are named', async () => {
+    const named = systems.find((candidate) => candidate.name === 'hci-eu-central-03')!;
+    const [pinnedCluster, ...passing] = named.hypervisorClusters as JsonBody[];
+    expect(passing.length).toBeGreaterThan(0);
+    const pinned = await startConformance({
+      timeScale: 1,
+      world: { privateCloud: { failures: [{ system: named.name, cluster: pinnedCluster.name, operation: 'precheck' }] } },
+    });
+    try {
+      const { admin, sim } = pinned;
+      const [system] = (await admin.privateCloud.listSystems({ filter: `name eq '${named.name}'` }, { region: 'eu-central' })).body.items as JsonBody[];
+      const at = regionOf(system);
+      const body = { catalogVersion: '2.4.0' };
+      const precheck = await followDriving(sim, admin, await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at));
+      expect(precheck).toMatchObject({ outcome: 'failed', operation: { state: 'FAILED', type: 'software-prechecks', error: { errorCode: 'PRECHECK_FAILED' } } });
+      expect(precheck.error?.message).toContain(pinnedCluster.name);
+      for (const cluster of passing) expect(precheck.error?.message).not.toContain(cluster.name);
+      const states = ((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.hypervisorClusters as JsonBody[];
+      expect(Object.fromEntries(states.map((cluster) => [cluster.id, cluster.updateState]))).toEqual(
+        Object.fromEntries([[pinnedCluster.id, 'PRECHECK_FAILED'], ...passing.map((cluster) => [cluster.id, 'PRECHECK_COMPLETE'])]),
+      );
+
+      // Every cluster, or the failed one alone: 412 naming only the failed cluster.
+      for (const hypervisorClusterIds of [undefined, [pinnedCluster.id]]) {
+        const refused = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body: { ...body, ...(hypervisorClusterIds ? { hypervisorClusterIds } : {}) } }, at));
+        expect(refused).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
+        expect(refused.body.errorDetails[0].issues.map((issue: JsonBody) => issue.description)).toEqual([expect.stringContaining(pinnedCluster.id)]);
+      }
+      const update = await admin.privateCloud.runSoftwareUpdate({ id: system.id, body: { ...body, hypervisorClusterIds: passing.map((cluster) => cluster.id) } }, at);
+      expect(update.status).toBe(202);
+      expect((await followDriving(sim, admin, update)).outcome).toBe('succeeded');
+      const after = ((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.hypervisorClusters as JsonBody[];
+      expect(Object.fromEntries(after.map((cluster) => [cluster.id, cluster.currentSoftwareVersion === '2.4.0']))).toEqual(
+        Object.fromEntries([[pinnedCluster.id, false], ...passing.map((cluster) => [cluster.id, true])]),
+      );
+      // Only the refused attempts and the one accepted update reached the platform's write.
+      const updates = sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' }).map((entry) => entry.status);
+      expect(updates).toEqual([412, 412, 202]);
+      await expectNoViolations(sim);
+    } finally {
+      await pinned.close();
+    }
   });
 
   it('a resumed update can fail again (pinned twice) and be resumed again, each time from the failed step', async () => {
