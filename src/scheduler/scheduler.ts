@@ -19,6 +19,10 @@ export const LATE_TOLERANCE_MS = 60_000;
 export const MAX_QUEUED_FIRES = 100;
 /** Missed fires catch-up `all` starts at most (the newest); older ones are skipped. */
 export const MAX_CATCH_UP_FIRES = 100;
+/** After a failed tick (the store unreachable), the schedule tries again after this, doubling per failure in a row. */
+export const ERROR_RETRY_MS = 1_000;
+/** The longest wait between tries after failed ticks. */
+export const MAX_ERROR_RETRY_MS = 5 * 60_000;
 
 /** One run the scheduler asks for. */
 export interface FireRequest {
@@ -80,6 +84,8 @@ interface Entry {
   /** State changes of one schedule happen one at a time, in order. */
   chain: Promise<void>;
   loaded: boolean;
+  /** Ticks failed in a row (the store or the lease check threw); sets the retry backoff. */
+  failedTicks: number;
 }
 
 type FireKind = 'onTime' | 'catchUp' | 'queued';
@@ -216,10 +222,32 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   }
 
-  /** Fires what is due (catching up what was missed), then sets the timer of the next fire. */
+  /**
+   * Fires what is due, then sets the timer of the next fire. A failed tick (a store error)
+   * must not end the schedule: it tries again with a backoff, and the retry fires what the
+   * failure left due (lastFireAt did not move), or lets catch-up decide if it came too late.
+   */
   async function tick(entry: Entry): Promise<void> {
     entry.timer?.cancel();
     if (stopped || !entry.loaded) return;
+    try {
+      await fireDue(entry);
+      entry.failedTicks = 0;
+    } catch (error) {
+      entry.failedTicks += 1;
+      const retryInMs = Math.min(MAX_ERROR_RETRY_MS, ERROR_RETRY_MS * 2 ** Math.min(entry.failedTicks - 1, 20));
+      logger.error(
+        { event: 'schedule.error', scheduleKey: entry.key, err: error, failedTicks: entry.failedTicks, retryInMs },
+        `schedule ${entry.key}: ${error instanceof Error ? error.message : String(error)}; trying again in ${retryInMs} ms`,
+      );
+      if (stopped || !entry.loaded) return;
+      entry.timer?.cancel();
+      entry.timer = clock.setTimer(() => void enqueue(entry, () => tick(entry)), retryInMs);
+    }
+  }
+
+  /** Fires what is due (catching up what was missed), then arms the timer of the next fire. */
+  async function fireDue(entry: Entry): Promise<void> {
     if (!(await mayFire())) return;
     const state = await stateOf(entry);
     const nowMs = clock.now();
@@ -304,7 +332,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       }
       const loading: Array<Promise<void>> = [];
       for (const [key, loaded] of next) {
-        const entry = entries.get(key) ?? { key, runs: new Map(), chain: Promise.resolve(), ...loaded, loaded: true };
+        const entry = entries.get(key) ?? { key, runs: new Map(), chain: Promise.resolve(), ...loaded, loaded: true, failedTicks: 0 };
         Object.assign(entry, loaded, { loaded: true });
         entries.set(key, entry);
         loading.push(enqueue(entry, () => tick(entry)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readScheduleState } from '../../src/scheduler/schedule-state.js';
-import { RunStatus } from '../../src/store/index.js';
+import { createMemoryRunStore, RunStatus } from '../../src/store/index.js';
 import { createSchedulerHarness, schedule, scheduledPlaybook, scheduledTimes } from './harness.js';
 
 const flush = async (h: { scheduler: { idle(): Promise<void> } }) => h.scheduler.idle();
@@ -228,5 +228,56 @@ describe('scheduler: stop and restart', () => {
     await second.scheduler.load([book]);
     await second.advanceTo('2025-01-01T03:00:00Z');
     expect(scheduledTimes(second.runs)).toEqual(['2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+  });
+});
+
+describe('scheduler: store errors', () => {
+  /** The memory store, whose `method` throws on its next `times` calls once `failNext` is called. */
+  function flakyStore(method: 'getScheduleState' | 'acquireLease') {
+    const store = createMemoryRunStore();
+    let failures = 0;
+    const flaky = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (name !== method || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (failures > 0) {
+            failures -= 1;
+            return Promise.reject(new Error(`${method}: database is locked`));
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    return { store: flaky, failNext: (times: number) => void (failures = times) };
+  }
+
+  it('a state read that throws at a fire time is logged and tried again: the fire runs late, and the next ones on time', async () => {
+    const flaky = flakyStore('getScheduleState');
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z', { store: flaky.store, finishWith: RunStatus.succeeded });
+    await h.scheduler.load([scheduledPlaybook([schedule()])]);
+    flaky.failNext(1);
+    await h.advanceTo('2025-01-01T06:00:00Z');
+    expect(h.runs).toHaveLength(0);
+    expect(h.events('schedule.error')).toEqual([expect.objectContaining({ scheduleKey: 'nightly#0', failedTicks: 1, retryInMs: 1000 })]);
+    await h.advanceTo('2025-01-02T06:00:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T06:00:00.000Z', '2025-01-02T06:00:00.000Z']);
+    expect(h.runs[0]?.request.catchUp).toBe(false);
+  });
+
+  it('a lease check that keeps throwing is retried with a growing backoff, and the schedule fires once it answers', async () => {
+    const flaky = flakyStore('acquireLease');
+    const h = createSchedulerHarness('2025-01-01T00:00:00Z', {
+      store: flaky.store,
+      finishWith: RunStatus.succeeded,
+      scheduler: { mayFire: () => flaky.store.acquireLease('scheduler', 'me', 30_000) },
+    });
+    await h.scheduler.load([scheduledPlaybook([schedule()])]);
+    flaky.failNext(4);
+    await h.advanceTo('2025-01-01T06:01:00Z');
+    expect(h.events('schedule.error').map((line) => line.retryInMs)).toEqual([1000, 2000, 4000, 8000]);
+    expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T06:00:00.000Z']);
+    await h.advanceTo('2025-01-02T06:00:00Z');
+    expect(h.runs).toHaveLength(2);
   });
 });
