@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
 import { failures, startBundledHarness, type BundledHarness } from './harness.js';
 
 let harness: BundledHarness | undefined;
@@ -116,4 +117,46 @@ it('consumption-report-download: names the reports of the region when the name i
   const result = await h.run('consumption-report-download', { reportName: 'No such report' });
   expect(result.status).toBe('failed');
   expect(result.error?.message).toMatch(/no report named 'No such report' in us-west \(reports: .*Monthly cost by product/);
+});
+
+it('nightly-report-export: fails clearly when the finished report has expired by the time its status is read', async () => {
+  // A link valid for a few simulated microseconds: expired at the first status read after completion.
+  const h = (harness = await startBundledHarness({ world: { reporting: { exportExpiryMinutes: 0.000001 } } }));
+  const result = await h.run('nightly-report-export', { name: 'stale', recipients: ['ops@example.com'] });
+  expect(result.status).toBe('failed');
+  expect(result.error?.message).toBe('report stale has expired; export it again');
+  const [status] = h.sim.control.requests({ operationId: 'reporting.getReportStatus' });
+  expect(status?.status).toBe(200);
+  expect((result.outputs as { downloadUrl?: string } | undefined)?.downloadUrl ?? '').toBe('');
+});
+
+it('nightly-report-export: a PDF export downloads as a PDF', async () => {
+  const h = (harness = await startBundledHarness());
+  const result = await h.run('nightly-report-export', { name: 'subscriptions pdf', format: 'PDF', recipients: ['ops@example.com'], subject: 'PDF tonight' });
+  expect(result.status, failures(result)).toBe('succeeded');
+  const outputs = result.outputs as ExportOutputs & { format: string };
+  expect(outputs.format).toBe('PDF');
+  const download = await fetch(outputs.downloadUrl);
+  expect(download.status).toBe(200);
+  expect(download.headers.get('content-type')).toBe('application/pdf');
+  expect(download.headers.get('content-disposition')).toMatch(/filename="subscriptions-pdf\.pdf"/);
+  expect(Buffer.from(await download.arrayBuffer()).subarray(0, 5).toString('latin1')).toBe('%PDF-');
+  expect(h.sim.control.outbox().find((message) => message.subject === 'PDF tonight')?.links).toContain(outputs.downloadUrl);
+});
+
+it('nightly-report-export: its expiry check also fires when a finished status has no download URL at all', async () => {
+  const loaded = loadPlaybook(resolvePlaybookRef('nightly-report-export', process.cwd()));
+  const check = loaded.playbook?.steps.find((step) => step.kind === 'fail' && /has expired/.test(JSON.stringify(step)));
+  expect(check?.if).toBeDefined();
+  const fires = async (body: Record<string, unknown>): Promise<unknown> =>
+    check?.if?.evaluate({
+      inputs: { name: 'n' },
+      steps: { status: { status: 'succeeded', outputs: { body: { status: 'COMPLETED', ...body } } } },
+      run: { id: 'r', playbook: 'nightly-report-export', dryRun: false, startedAt: '2026-01-01T00:00:00Z' },
+      env: {},
+    });
+  expect(await fires({ isExpired: false })).toBe(true);
+  expect(await fires({ isExpired: false, reportDownloadUrl: '' })).toBe(true);
+  expect(await fires({ isExpired: true, reportDownloadUrl: 'http://x/_sim/downloads/1' })).toBe(true);
+  expect(await fires({ isExpired: false, reportDownloadUrl: 'http://x/_sim/downloads/1' })).toBe(false);
 });
