@@ -5,8 +5,35 @@
  * readable. A sub-playbook (`uses`) starts a scope chain of its own.
  */
 import type { ExpressionContext } from '../expressions/index.js';
+import type { SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import type { ErrorRecord, StepStatus } from '../store/types.js';
+
+/**
+ * The prefix of the environment variables expressions may read. The process's environment
+ * holds whatever the shell or the CI job put there (tokens, cloud keys): `${{ env }}` in a
+ * log step would print them all and journal them. Only names the operator chose to pass are
+ * shown, as they are spelt (`env.FLEETBOOK_VAR_REGION`).
+ */
+export const ENV_PREFIX = 'FLEETBOOK_VAR_';
+
+/** Names that say their value is a credential: such a value is redacted wherever it appears. */
+const SECRET_NAME = /SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|APIKEY|API_KEY|(?:^|_)KEY(?:_|$)/i;
+
+/**
+ * What `env` shows to expressions: the `FLEETBOOK_VAR_*` variables of `env`. The value of
+ * one whose name looks secret (`FLEETBOOK_VAR_DEPLOY_TOKEN`) is registered with `secrets`,
+ * so logs, the journal, outputs and errors carry `[REDACTED]` instead.
+ */
+export function exposedEnvironment(env: Record<string, string | undefined>, secrets: SecretRegistry): Record<string, string> {
+  const exposed: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
+    exposed[name] = value;
+    if (SECRET_NAME.test(name.slice(ENV_PREFIX.length))) secrets.add(value);
+  }
+  return exposed;
+}
 
 /** `steps.<id>` as expressions read it. */
 export interface StepView {
