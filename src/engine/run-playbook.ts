@@ -18,7 +18,7 @@ import { parseDuration } from '../expressions/index.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
-import { Scope } from './scope.js';
+import { exposedEnvironment, Scope } from './scope.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 
 /** How long a run's lease lasts without renewal; renewed at a third of it while the run goes on. */
@@ -45,7 +45,7 @@ export interface RunOptions {
   now?: () => number;
   /** Jitter source of step retries. @default Math.random */
   random?: () => number;
-  /** What `env` shows to expressions. @default process.env */
+  /** The environment; expressions see its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). @default process.env */
   env?: Record<string, string | undefined>;
   /** @default { kind: 'manual' } */
   trigger?: { kind: 'manual' | 'schedule'; scheduleId?: string };
@@ -384,7 +384,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
-  const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: options.env ?? process.env });
+  const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: exposedEnvironment(options.env ?? process.env, secrets) });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
 
   let status: RunStatus = ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;
