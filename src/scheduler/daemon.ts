@@ -81,17 +81,49 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     return chain;
   };
 
-  const loseLead = async (): Promise<void> => {
+  // When the lease this daemon last renewed runs out: past it, another daemon may lead.
+  let heldUntilMs = 0;
+
+  const loseLead = async (reason = 'another daemon holds the scheduler lease now'): Promise<void> => {
     if (!scheduler) return;
     const current = scheduler;
     scheduler = undefined;
-    log.error({ event: 'lease.lost' }, 'daemon: another daemon holds the scheduler lease now; stopping runs and firing, back to standby');
+    log.error({ event: 'lease.lost', reason }, `daemon: ${reason}; stopping runs and firing, back to standby`);
     await current.stop({ abortRuns: true });
   };
 
+  /** Takes or renews the lease, noting until when it is held. */
+  const acquire = async (): Promise<boolean> => {
+    const askedAtMs = clock.now();
+    const held = await store.acquireLease(SCHEDULER_LEASE_KEY, owner, ttlMs);
+    if (held) heldUntilMs = askedAtMs + ttlMs;
+    return held;
+  };
+
+  /** Takes, renews or gives up the lease; whatever happens, tries again in a third of its TTL. */
   const lead = async (): Promise<void> => {
     if (stopping) return;
-    const held = await store.acquireLease(SCHEDULER_LEASE_KEY, owner, ttlMs);
+    try {
+      await leadOnce();
+    } catch (error) {
+      // The store failed: a standby must keep trying, and a leader keeps leading only while its
+      // last renewal lasts (a standby may take the lease once it expires).
+      const expired = clock.now() >= heldUntilMs;
+      log.warn(
+        { event: 'lease.renewFailed', err: error, leader: scheduler !== undefined, expired },
+        `daemon: could not ${scheduler ? 'renew' : 'take'} the scheduler lease: ${error instanceof Error ? error.message : String(error)}; trying again`,
+      );
+      if (scheduler && expired) await loseLead('the scheduler lease expired before it could be renewed');
+    } finally {
+      if (!stopping) {
+        leaseTimer?.cancel();
+        leaseTimer = clock.setTimer(() => void serial(lead), ttlMs / 3);
+      }
+    }
+  };
+
+  const leadOnce = async (): Promise<void> => {
+    const held = await acquire();
     if (held && !scheduler && !stopping) {
       log.info({ event: 'lease.acquired', takeover: standbyLogged }, standbyLogged ? 'daemon: the scheduler lease expired or was released; taking over' : 'daemon: holding the scheduler lease; firing schedules');
       standbyLogged = false;
@@ -103,8 +135,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         ...(options.random ? { random: options.random } : {}),
         // Renewing before each fire: a daemon that lost the lease while paused never fires again.
         mayFire: async () => {
-          const stillHeld = await store.acquireLease(SCHEDULER_LEASE_KEY, owner, ttlMs);
-          if (!stillHeld) void serial(loseLead);
+          const stillHeld = await acquire();
+          if (!stillHeld) void serial(() => loseLead());
           return stillHeld;
         },
       });
@@ -119,7 +151,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         `daemon: daemon ${holder?.owner ?? '(another)'} holds the scheduler lease; waiting as a standby, taking over when it expires`,
       );
     }
-    if (!stopping) leaseTimer = clock.setTimer(() => void serial(lead), ttlMs / 3);
   };
 
   const reload = (): Promise<void> =>

@@ -154,6 +154,81 @@ describe('daemon', () => {
   });
 });
 
+/** `store` whose scheduler lease calls throw while `down` is true (a locked or unreachable store). */
+function leaseOutage(store: RunStore): { store: RunStore; down: boolean } {
+  const outage = { down: false, store };
+  outage.store = new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (name !== 'acquireLease' || typeof value !== 'function') return value;
+      return (...args: unknown[]) => (outage.down ? Promise.reject(new Error('database is locked')) : (value as (...a: unknown[]) => unknown).apply(target, args));
+    },
+  });
+  return outage;
+}
+
+describe('daemon: store errors on the lease', () => {
+  const fiveMinutes = (store: RunStore, clock: ManualClock, owner: string, logger: ReturnType<typeof captureLogs>['logger'], fires: string[]) =>
+    startDaemon({
+      playbooksDir: join(fixtures, 'five'),
+      store,
+      logger,
+      clock,
+      owner,
+      watch: false,
+      execute: async (request: FireRequest) => {
+        fires.push(`${owner} ${request.scheduledAt.toISOString().slice(11, 16)}`);
+        return { status: RunStatus.succeeded };
+      },
+    });
+
+  it('a standby whose lease try failed keeps trying, and takes over when the leader stops', async () => {
+    const clock = createManualClock(Date.parse('2025-01-01T00:01:00Z'));
+    const shared = createMemoryRunStore({ now: () => new Date(clock.now()) });
+    const outageB = leaseOutage(shared);
+    const fires: string[] = [];
+    const a = await fiveMinutes(shared, clock, 'daemon-a', captureLogs().logger, fires);
+    const logsB = captureLogs();
+    const b = await fiveMinutes(outageB.store, clock, 'daemon-b', logsB.logger, fires);
+    cleanups.push(() => a.stop(), () => b.stop());
+    outageB.down = true;
+    await clock.advanceTo(Date.parse('2025-01-01T00:02:00Z'));
+    expect(logsB.lines().filter((line) => line.event === 'lease.renewFailed').length).toBeGreaterThan(0);
+    outageB.down = false;
+    await a.stop();
+    await clock.advanceTo(Date.parse('2025-01-01T00:11:00Z'));
+    await b.idle();
+    expect(b.isLeader()).toBe(true);
+    expect(fires).toEqual(['daemon-b 00:05', 'daemon-b 00:10']);
+  });
+
+  it('a leader that cannot renew before its lease expires stops firing, and leads again when the store answers', async () => {
+    const clock = createManualClock(Date.parse('2025-01-01T00:01:00Z'));
+    const outage = leaseOutage(createMemoryRunStore({ now: () => new Date(clock.now()) }));
+    const logs = captureLogs();
+    const fires: string[] = [];
+    const daemon = await fiveMinutes(outage.store, clock, 'daemon-a', logs.logger, fires);
+    cleanups.push(() => daemon.stop());
+    await clock.advanceTo(Date.parse('2025-01-01T00:05:30Z'));
+    expect(fires).toEqual(['daemon-a 00:05']);
+    outage.down = true;
+    // Renewals at 00:05:40, 00:05:50 fail within the lease; the one at 00:06:00 finds it expired (renewed last at 00:05:30).
+    await clock.advanceTo(Date.parse('2025-01-01T00:05:55Z'));
+    expect(daemon.isLeader()).toBe(true);
+    await clock.advanceTo(Date.parse('2025-01-01T00:12:00Z'));
+    await daemon.idle();
+    expect(daemon.isLeader()).toBe(false);
+    expect(logs.lines().filter((line) => line.event === 'lease.lost')).toEqual([expect.objectContaining({ reason: 'the scheduler lease expired before it could be renewed' })]);
+    expect(fires).toEqual(['daemon-a 00:05']);
+    outage.down = false;
+    await clock.advanceTo(Date.parse('2025-01-01T00:16:00Z'));
+    await daemon.idle();
+    expect(daemon.isLeader()).toBe(true);
+    // 00:10 was missed while it could not lead: catch-up (last) runs it, then 00:15 on time.
+    expect(fires).toEqual(['daemon-a 00:05', 'daemon-a 00:10', 'daemon-a 00:15']);
+  });
+});
+
 describe('daemon against the simulator', () => {
   it('fires the nightly report at 06:00 Berlin time on both sides of the spring-forward night; the e-mails are in the outbox', async () => {
     const sim = await startSimulator({ port: 0, timeScale: 6000 });
