@@ -44,7 +44,8 @@ export interface Auth {
   issue(form: Record<string, unknown>): { access_token: string; token_type: 'Bearer'; expires_in: number };
   /** The client behind an Authorization header, or the 401 telling why not. */
   authenticate(authorization: string | undefined): ApiClient;
-  revokeAll(): void;
+  /** Revokes every token issued so far (expired ones included); returns how many there were. */
+  revokeAll(): number;
 }
 
 /**
@@ -87,6 +88,7 @@ export function createAuth(clients: readonly ApiClient[], clock: SimClock, lifet
     },
     revokeAll() {
       for (const issued of tokens.values()) issued.revoked = true;
+      return tokens.size;
     },
   };
 }

@@ -40,8 +40,14 @@ export interface AsyncFaultRule {
 export interface FaultSettings {
   rules?: FaultRule[];
   asyncOperations?: AsyncFaultRule[];
-  /** Revoke every token issued so far, once, when these settings are applied. */
-  revokeTokens?: boolean;
+  /**
+   * Revoke every token issued so far, once. `true`: when the settings are applied, or, when
+   * no token exists yet (a faults file given at start), just before the first authenticated
+   * request. `{afterRequests: N}`: after N more authenticated requests (those that reach the
+   * token check; the token endpoint does not count), just before the next one, which is then
+   * answered 401 `revoked`.
+   */
+  revokeTokens?: boolean | { afterRequests: number };
 }
 
 /** What to do to one request. */
@@ -85,7 +91,14 @@ const FAULTS_SCHEMA = {
         },
       },
     },
-    revokeTokens: { type: 'boolean' },
+    // One schema for both forms (the object keywords only apply to an object), so a mistake
+    // is reported once rather than once per alternative.
+    revokeTokens: {
+      type: ['boolean', 'object'],
+      additionalProperties: false,
+      required: ['afterRequests'],
+      properties: { afterRequests: { type: 'integer', minimum: 0 } },
+    },
   },
 } as const;
 
@@ -116,16 +129,24 @@ export interface Faults extends AsyncFaultSource {
   /** The settings with the uses left of each counted rule. */
   current(): FaultSettings;
   decide(operationId: string): FaultDecision;
+  /**
+   * Called once per authenticated request, before its token is checked: true when a pending
+   * `revokeTokens` is due now (the caller revokes every token issued so far).
+   */
+  revocationDue(): boolean;
 }
 
 /**
  * Fault injection, reproducible by seed: the same settings and the same sequence of
- * requests give the same faults. `onRevokeTokens` is called when settings ask for it.
+ * requests give the same faults. `revokeTokens` revokes every token issued so far and
+ * returns how many there were.
  */
-export function createFaults(seed: number, onRevokeTokens: () => void): Faults {
+export function createFaults(seed: number, revokeTokens: () => number): Faults {
   let rng: Rng = createRng(seed).fork('faults');
   let rules: Array<Counted<FaultRule>> = [];
   let asyncRules: Array<Counted<AsyncFaultRule>> = [];
+  /** Authenticated requests still served before the pending revocation; undefined: none pending. */
+  let revokeAfter: number | undefined;
 
   const chance = (rate: number | undefined): boolean => (rate ?? 1) >= 1 || rng.next() < (rate ?? 1);
   const withRemaining = <R extends { count?: number }>(entry: Counted<R>): R =>
@@ -136,9 +157,26 @@ export function createFaults(seed: number, onRevokeTokens: () => void): Faults {
       rng = createRng(seed).fork('faults');
       rules = (settings.rules ?? []).map((rule) => counted(rule, rule.route));
       asyncRules = (settings.asyncOperations ?? []).map((rule) => counted(rule, rule.type));
-      if (settings.revokeTokens) onRevokeTokens();
+      revokeAfter = undefined;
+      const revoke = settings.revokeTokens;
+      if (typeof revoke === 'object') revokeAfter = revoke.afterRequests;
+      // With no token issued yet, revoking now would do nothing: the first token used is revoked instead.
+      else if (revoke === true && revokeTokens() === 0) revokeAfter = 0;
     },
-    current: () => ({ rules: rules.map(withRemaining), asyncOperations: asyncRules.map(withRemaining) }),
+    current: () => ({
+      rules: rules.map(withRemaining),
+      asyncOperations: asyncRules.map(withRemaining),
+      ...(revokeAfter === undefined ? {} : { revokeTokens: { afterRequests: revokeAfter } }),
+    }),
+    revocationDue() {
+      if (revokeAfter === undefined) return false;
+      if (revokeAfter > 0) {
+        revokeAfter -= 1;
+        return false;
+      }
+      revokeAfter = undefined;
+      return true;
+    },
     decide(operationId) {
       const decision: FaultDecision = { latencyMs: 0 };
       for (const entry of rules) {

@@ -245,6 +245,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         checkInput(op, inputValidatorOf(op), inputOf(op, params, query, request.body));
         response = { status: 200, body: auth.issue(form), headers: { 'cache-control': 'no-store' } };
       } else {
+        if (faults.revocationDue()) auth.revokeAll();
         const client = auth.authenticate(request.headers.authorization);
         clientId = client.clientId;
         entry.clientId = clientId;
@@ -372,7 +373,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     world: () => ({ seed, timeScale: clock.timeScale, areas: world.summary() }),
     violations: () => violations,
-    revokeTokens: () => auth.revokeAll(),
+    revokeTokens: () => {
+      auth.revokeAll();
+    },
   };
   registerControlRoutes(app, control);
 

@@ -258,6 +258,32 @@ describe('token endpoint and auth', () => {
     });
   });
 
+  it('a faults file revokes tokens: `true` the first one used, `{afterRequests: N}` after N authenticated requests, once', async () => {
+    const logOf = (t: Conformance) => t.sim.control.requests().map((entry) => `${entry.operationId} ${entry.status}`);
+    await withSim({ faults: file('revoke-now.yaml', 'revokeTokens: true\n') }, async (t) => {
+      expect((await t.observer.users.listUsers({ limit: 1 })).status).toBe(200);
+      expect((await t.observer.users.listUsers({ limit: 1 })).status).toBe(200);
+      expect(logOf(t)).toEqual(['auth.createToken 200', 'users.listUsers 401', 'auth.createToken 200', 'users.listUsers 200', 'users.listUsers 200']);
+    });
+    await withSim({ faults: file('revoke-later.yaml', 'revokeTokens: { afterRequests: 2 }\n') }, async (t) => {
+      for (let i = 0; i < 4; i += 1) expect((await t.observer.users.listUsers({ limit: 1 })).status).toBe(200);
+      expect(t.sim.control.faults.get()).not.toHaveProperty('revokeTokens');
+      expect(logOf(t)).toEqual([
+        'auth.createToken 200',
+        'users.listUsers 200',
+        'users.listUsers 200',
+        'users.listUsers 401',
+        'auth.createToken 200',
+        'users.listUsers 200',
+        'users.listUsers 200',
+      ]);
+    });
+    const bad = file('revoke-bad.yaml', 'revokeTokens: { afterRequests: -1 }\n');
+    const error = await startSimulator({ faults: bad }).catch((caught: unknown) => caught);
+    expect((error as UsageError).code).toBe('INVALID_FAULTS');
+    expect((error as Error).message).toContain(`The faults file has 1 problem(s):\n  ${bad}:1:32 (/revokeTokens/afterRequests): must be >= 0`);
+  });
+
   it("the token endpoint's own rate limit and faults: 429 with retry info, an injected 503, both seen by the client", async () => {
     await withSim({ rateLimits: { auth: 2 } }, async ({ sim, clientFor }) => {
       expect((await tokenRequest(sim.authUrl)).status).toBe(200);
