@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { isFleetbookError } from '../errors/index.js';
 import type { OutboxMessage, SimClock } from './context.js';
-import { badRequest, SimHttpError } from './errors.js';
+import { badRequest, refuseMalformedBody, SimHttpError } from './errors.js';
 import type { FaultSettings } from './faults.js';
 import type { RequestLogEntry } from './request-log.js';
 
@@ -45,6 +45,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SimulatorCo
   app.get('/_sim/outbox', () => ({ items: control.outbox() }));
   app.get('/_sim/faults', () => control.faults.get());
   app.put('/_sim/faults', (request) => {
+    refuseMalformedBody(request.body);
     try {
       control.faults.set((request.body ?? {}) as FaultSettings);
     } catch (error) {
@@ -60,6 +61,7 @@ export function registerControlRoutes(app: FastifyInstance, control: SimulatorCo
   const clockView = () => ({ now: control.clock.nowIso(), nowMs: control.clock.now(), timeScale: control.clock.timeScale });
   app.get('/_sim/clock', clockView);
   app.post('/_sim/clock', (request) => {
+    refuseMalformedBody(request.body);
     const { advanceMs } = (request.body ?? {}) as { advanceMs?: unknown };
     if (typeof advanceMs !== 'number' || !Number.isFinite(advanceMs) || advanceMs < 0) {
       throw new SimHttpError(400, 'BAD_REQUEST', 'advanceMs must be a non-negative number of simulated milliseconds', [

@@ -74,3 +74,26 @@ export function conflict(errorCode: string, message: string): SimHttpError {
 export function unavailableForLegalReasons(message: string): SimHttpError {
   return new SimHttpError(451, 'UNAVAILABLE_FOR_LEGAL_REASONS', message);
 }
+
+/** A request body the JSON parser refused, kept until the input check refuses it. */
+export class MalformedBody {
+  readonly reason: string;
+  constructor(text: string, parserError: Error) {
+    let reason = parserError.message;
+    if (text.trim() !== '') {
+      try {
+        JSON.parse(text);
+      } catch (syntax) {
+        // JSON.parse says where the text goes wrong; the parser only that it does.
+        reason = (syntax as Error).message;
+      }
+    }
+    this.reason = reason;
+  }
+}
+
+/** 400 for a body that is not JSON, at the point where any other bad input is refused. */
+export function refuseMalformedBody(body: unknown): void {
+  if (!(body instanceof MalformedBody)) return;
+  throw badRequest(`The request body is not valid JSON: ${body.reason}`, [{ source: 'field', subject: 'body', description: `not valid JSON: ${body.reason}` }]);
+}

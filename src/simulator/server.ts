@@ -8,7 +8,7 @@ import { createAuth, ROLE_LEVELS, type Auth } from './auth.js';
 import { createSimClock } from './clock.js';
 import type { AreaModule, OperationHandler, SimClock, SimRequest, SimResponse } from './context.js';
 import { registerControlRoutes, type ResponseViolation, type SimulatorControl } from './control.js';
-import { SimHttpError } from './errors.js';
+import { MalformedBody, refuseMalformedBody, SimHttpError } from './errors.js';
 import { createFaults, loadFaultSettings, type FaultSettings } from './faults.js';
 import { checkInput, inputOf } from './input-validation.js';
 import { createRateLimits } from './rate-limits.js';
@@ -101,7 +101,7 @@ function injectedStatus(status: number, timeScale: number): SimHttpError {
   );
 }
 
-/** Fastify-level failures (bad JSON, unsupported content type, body too large) as platform errors. */
+/** Fastify-level failures (unsupported content type, body too large) as platform errors; bad JSON is `MalformedBody`. */
 function frameworkError(error: { statusCode?: number; message: string }): SimHttpError {
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   return status === 500 ? serverError(error) : new SimHttpError(status, status === 400 ? 'BAD_REQUEST' : 'INVALID_REQUEST', error.message);
@@ -155,7 +155,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
-  app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  // A body that is not JSON is not refused here: it goes through the pipeline like any request
+  // (logged, faults, auth first, deprecation and rate-limit headers) and is refused as 400 at
+  // the input check (`refuseMalformedBody`).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const tolerantJsonParser = (request: FastifyRequest, body: string, done: (error: Error | null, parsed?: unknown) => void): void => {
+    void parseJson(request, body, (error: Error | null, parsed?: unknown) => done(null, error ? new MalformedBody(body, error) : parsed));
+  };
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, tolerantJsonParser);
+  app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'string' }, tolerantJsonParser);
 
   /**
    * `injected`: the answer is a fault the fault settings asked for (503, 502, ...). Those are
@@ -242,6 +251,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         clientId = typeof form.client_id === 'string' ? form.client_id : '';
         entry.clientId = clientId;
         applyRateLimit(op, clientId, extraHeaders);
+        refuseMalformedBody(request.body);
         checkInput(op, inputValidatorOf(op), inputOf(op, params, query, request.body));
         response = { status: 200, body: auth.issue(form), headers: { 'cache-control': 'no-store' } };
       } else {
@@ -258,6 +268,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           );
         }
         applyRateLimit(op, clientId, extraHeaders);
+        refuseMalformedBody(request.body);
         checkInput(op, inputValidatorOf(op), inputOf(op, params, query, request.body));
         const handler = handlerOf(op.id);
         if (!handler) throw new SimHttpError(501, 'NOT_IMPLEMENTED', `The simulator has no handler for ${op.id} yet`);
@@ -335,6 +346,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         requestLog.add(entry);
         const startedReal = performance.now();
         try {
+          refuseMalformedBody(request.body);
           world.services.asyncOps.settle();
           const current = world.extraRoutes.get(route.name);
           if (!current) throw new SimHttpError(404, 'NOT_FOUND', `No route at ${path}`);

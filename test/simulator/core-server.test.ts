@@ -103,6 +103,42 @@ describe('simulator core: limits, validation, regions', () => {
     expect(query.body.errorDetails[0].issues[0]).toMatchObject({ source: 'query.parameter', subject: 'limit' });
   });
 
+  it('takes a body that is not JSON through the whole pipeline: auth first, logged, deprecation and rate-limit headers, faults', async () => {
+    const { sim, token } = await start({ rateLimits: { reporting: 5 } });
+    const ALPHA = '/reporting/v1alpha1/report-exports';
+    const post = async (authorization?: string) => {
+      const response = await fetch(`${sim.url}${ALPHA}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: '{"name": "half',
+      });
+      return { status: response.status, headers: response.headers, body: (await response.json()) as { errorCode: string; message: string; errorDetails?: Array<{ issues: unknown[] }> } };
+    };
+    const anonymous = await post();
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('deprecation')).toMatch(/^@\d+$/);
+    const refused = await post(`Bearer ${await token()}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errorCode).toBe('BAD_REQUEST');
+    expect(refused.body.message).toContain('not valid JSON');
+    expect(refused.body.errorDetails?.[0]?.issues[0]).toMatchObject({ source: 'field', subject: 'body' });
+    expect(refused.headers.get('sunset')).not.toBeNull();
+    expect(refused.headers.get('link')).toBe('</reporting/v1/report-exports>; rel="successor-version"');
+    expect(refused.headers.get('ratelimit-limit')).toBe('5');
+    sim.control.faults.set({ rules: [{ route: 'reportingV1alpha1.createReportExport', status: 503, count: 1 }] });
+    expect((await post(`Bearer ${await token()}`)).status).toBe(503);
+    expect(sim.control.requests({ operationId: 'reportingV1alpha1.createReportExport' }).map((entry) => [entry.status, entry.clientId])).toEqual([
+      [401, undefined],
+      [400, 'sim-admin'],
+      [503, undefined],
+    ]);
+    expect(sim.control.violations()).toEqual([]);
+    // The control surface refuses it too, as a 400 rather than as settings it cannot read.
+    const faults = await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"rules": [' });
+    expect(faults.status).toBe(400);
+    expect(((await faults.json()) as { message: string }).message).toContain('not valid JSON');
+  });
+
   it('serves regions by prefix or header and names the valid ones for an unknown region', async () => {
     const { call } = await start();
     const all = await call('GET', `${SYSTEMS}?limit=100`);
