@@ -2,7 +2,7 @@
  * The engine end to end from YAML files: each playbook is written to a folder, loaded with
  * the loader (as `fleetbook run <file>` does) and run against the simulator on port 0.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,19 @@ async function runFile(file: string, options: Partial<RunOptions> = {}): Promise
   return harness.run(loaded.playbook, { env: {}, ...options });
 }
 
+/** The statuses of the run's steps, by path. */
+function statuses(result: RunResult): Record<string, string> {
+  return Object.fromEntries(result.steps.map((step) => [step.path, step.status + (step.rescued ? ' (rescued)' : '')]));
+}
+
+/** The messages the run's `log` steps wrote, in order. */
+function logged(result: RunResult): string[] {
+  return harness
+    .lines()
+    .filter((line) => line.runId === result.runId && line.playbookLog === true)
+    .map((line) => String(line.msg));
+}
+
 describe('env in expressions', () => {
   it('shows only FLEETBOOK_VAR_* variables, and a secret-looking one is redacted in log lines, the journal and the outputs', async () => {
     const ciToken = 'ci-job-t0ken-4417';
@@ -69,5 +82,133 @@ outputs:
       expect(harness.text()).not.toContain(secret);
       expect(journal).not.toContain(secret);
     }
+  });
+});
+
+describe('uses', () => {
+  it('runs the child playbook file with the inputs the parent gives and hands its outputs back', async () => {
+    const parent = files({
+      'parent.yaml': `name: parent
+inputs:
+  prefix: { type: string, default: "node" }
+steps:
+  - id: inventory
+    uses: ./child/inventory.yaml
+    with: { count: 3, prefix: "\${{ inputs.prefix }}" }
+  - id: after
+    set: { first: "\${{ steps.inventory.outputs.names[0] }}" }
+outputs:
+  names: \${{ steps.inventory.outputs.names }}
+  total: \${{ steps.inventory.outputs.total }}
+  first: \${{ steps.after.outputs.first }}
+`,
+    });
+    mkdirSync(join(dir, 'child'));
+    files({
+      'child/inventory.yaml': `name: inventory
+inputs:
+  count: { type: integer }
+  prefix: { type: string }
+steps:
+  - id: list
+    call: privateCloud.listSystems
+  - id: names
+    set: { names: "\${{ ($prefix := inputs.prefix; [1..inputs.count].($prefix & '-' & $string($))) }}" }
+outputs:
+  names: \${{ steps.names.outputs.names }}
+  total: \${{ steps.list.outputs.body.total }}
+`,
+    });
+    const listedBefore = harness.sim.control.requests({ operationId: 'privateCloud.listSystems' }).length;
+    const result = await runFile(parent, { inputs: { prefix: 'edge' } });
+    expect(result.status).toBe('succeeded');
+    const total = (await harness.client.invoke('privateCloud.listSystems')).body as { total: number };
+    expect(result.outputs).toEqual({ names: ['edge-1', 'edge-2', 'edge-3'], total: total.total, first: 'edge-1' });
+    // The child's read and the test's own.
+    expect(harness.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toHaveLength(listedBefore + 2);
+    expect(statuses(result)).toMatchObject({ inventory: 'succeeded', after: 'succeeded' });
+  });
+});
+
+describe('forEach', () => {
+  it('gives each item loop.index, loop.first and loop.last, and env, while the run goes on', async () => {
+    const file = files({
+      'loop.yaml': `name: loop-reader
+steps:
+  - id: each
+    forEach: \${{ ["a", "b", "c"] }}
+    as: name
+    steps:
+      - id: mark
+        log: "\${{ name }} index=\${{ loop.index }} first=\${{ loop.first }} last=\${{ loop.last }} region=\${{ env.FLEETBOOK_VAR_REGION }}"
+`,
+    });
+    const result = await runFile(file, { env: { FLEETBOOK_VAR_REGION: 'eu-central' } });
+    expect(result.status).toBe('succeeded');
+    expect(logged(result)).toEqual([
+      'a index=0 first=true last=false region=eu-central',
+      'b index=1 first=false last=false region=eu-central',
+      'c index=2 first=false last=true region=eu-central',
+    ]);
+  });
+});
+
+describe('block with rescue and always', () => {
+  it("runs the block's rescue after a step inside it fails, then its always; the run goes on and succeeds", async () => {
+    const file = files({
+      'rescued.yaml': `name: rescued-block
+steps:
+  - id: update
+    block:
+      - id: before
+        log: "before"
+      - id: broken
+        fail: "boom"
+      - id: skippedAfter
+        log: "never"
+    rescue:
+      - id: recover
+        log: "rescuing: \${{ steps.update.status }} after \${{ steps.broken.error.message }}"
+    always:
+      - id: cleanup
+        log: "cleanup"
+  - id: next
+    log: "next"
+`,
+    });
+    const result = await runFile(file);
+    expect(result.status).toBe('succeeded');
+    expect(logged(result)).toEqual(['before', 'rescuing: failed after boom', 'cleanup', 'next']);
+    expect(statuses(result)).toEqual({
+      update: 'succeeded (rescued)',
+      'update.before': 'succeeded',
+      'update.broken': 'failed',
+      'update.skippedAfter': 'notStarted',
+      'update.recover': 'succeeded',
+      'update.cleanup': 'succeeded',
+      next: 'succeeded',
+    });
+  });
+
+  it('runs always after a block that fails without a rescue, and the run fails with the error', async () => {
+    const file = files({
+      'failed.yaml': `name: failed-block
+steps:
+  - id: update
+    block:
+      - id: broken
+        fail: "boom"
+    always:
+      - id: cleanup
+        log: "cleanup after \${{ steps.update.status }}"
+  - id: next
+    log: "never"
+`,
+    });
+    const result = await runFile(file);
+    expect(result.status).toBe('failed');
+    expect(result.error?.message).toBe('a step of the block failed');
+    expect(logged(result)).toEqual(['cleanup after failed']);
+    expect(statuses(result)).toEqual({ update: 'failed', 'update.broken': 'failed', 'update.cleanup': 'succeeded', next: 'notStarted' });
   });
 });
