@@ -148,7 +148,6 @@ export function createFaults(seed: number, revokeTokens: () => number): Faults {
   /** Authenticated requests still served before the pending revocation; undefined: none pending. */
   let revokeAfter: number | undefined;
 
-  const chance = (rate: number | undefined): boolean => (rate ?? 1) >= 1 || rng.next() < (rate ?? 1);
   const withRemaining = <R extends { count?: number }>(entry: Counted<R>): R =>
     entry.rule.count === undefined ? entry.rule : { ...entry.rule, count: entry.remaining };
 
@@ -179,6 +178,19 @@ export function createFaults(seed: number, revokeTokens: () => number): Faults {
     },
     decide(operationId) {
       const decision: FaultDecision = { latencyMs: 0 };
+      // Rules that answer instead of serving (a status, a drop) share one draw per request, each
+      // taking its own slice of [0, 1) in rule order: `rate: 0.1` means a tenth of the matching
+      // requests whatever other rules on the route ask, as an operator reads the file. Slices
+      // past 1 are cut (the rules' rates add up to more than every request).
+      let draw: number | undefined;
+      let edge = 0;
+      const hits = (rate: number): boolean => {
+        const from = edge;
+        edge = Math.min(1, edge + rate);
+        if (from === 0 && edge >= 1) return true;
+        draw ??= rng.next();
+        return draw >= from && draw < edge;
+      };
       for (const entry of rules) {
         if (entry.remaining <= 0 || !entry.matches(operationId)) continue;
         const { rule } = entry;
@@ -190,10 +202,10 @@ export function createFaults(seed: number, revokeTokens: () => number): Faults {
         if (decision.status === undefined && decision.drop === undefined) {
           // `afterAccept` alone means: drop after the handler, at `rate`.
           const dropRate = rule.drop ?? (rule.afterAccept ? (rule.rate ?? 1) : 0);
-          if (dropRate > 0 && chance(dropRate)) {
+          if (dropRate > 0 && hits(dropRate)) {
             decision.drop = rule.afterAccept ? 'after' : 'before';
             applied = true;
-          } else if (rule.status !== undefined && chance(rule.rate)) {
+          } else if (rule.status !== undefined && hits(rule.rate ?? 1)) {
             decision.status = rule.status;
             applied = true;
           }
