@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
+import { loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
 import { failures, startBundledHarness, type BundledHarness } from './harness.js';
 
 let harness: BundledHarness | undefined;
@@ -103,7 +104,8 @@ it('stops starting systems once more than maxFailedSystems failed, and leaves th
   const h = (harness = await startBundledHarness({ world }));
   const result = await h.run('rolling-cluster-update', { maxParallelSystems: 1, maxResumes: 1, maxFailedSystems: 0 });
   expect(result.status).toBe('failed');
-  const verdict = result.steps.find((step) => step.stepId === 'assert#10');
+  // The playbook's last step (top level, outside the loop) states the verdict.
+  const verdict = result.steps.find((step) => step.kind === 'assert' && step.status === 'failed' && !step.path.includes('.'));
   expect(verdict?.error?.message).toMatch(/1 system\(s\) failed .*tolerated: 0.*3 never started.*hci-us-west-01/s);
   // One update, one resume (maxResumes), then the system failed and no other system started.
   expect(h.sim.control.requests({ operationId: 'privateCloud.resumeSoftwareUpdate' })).toHaveLength(1);
@@ -124,4 +126,54 @@ it('dry-runs: reads the fleet, sends no write, and says which writes it would se
   expect(h.sim.control.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/as/'))).toEqual([]);
   expect(result.simulatedSteps.some((path) => path.endsWith('.precheck'))).toBe(true);
   expect(result.simulatedSteps.some((path) => path.endsWith('.update'))).toBe(true);
+});
+
+it('refuses systemIds that are unknown or have no update path, naming them, before any write', async () => {
+  const h = (harness = await startBundledHarness());
+  // hci-us-west-01 has a path to 2.4.0; the others are unknown or an id that is no system.
+  const result = await h.run('rolling-cluster-update', { systemIds: ['hci-us-west-01', 'hci-nowhere-99', 'sys-0000'] });
+  expect(result.status).toBe('failed');
+  expect(result.error?.message).toMatch(/^systemIds with no update path to catalog 2\.4\.0 in us-west, eu-west, eu-central, ap-northeast: hci-nowhere-99, sys-0000 \(unknown, already at that version, or in another region\); nothing was sent$/);
+  expect(h.sim.control.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/as/'))).toEqual([]);
+});
+
+it('declares its maintenance-window schedule disabled', () => {
+  const loaded = loadPlaybook(resolvePlaybookRef('rolling-cluster-update', process.cwd()));
+  expect(loaded.playbook?.schedules).toMatchObject([{ key: 'maintenance-window', cron: '0 2 * * SAT', enabled: false }]);
+  const nightly = loadPlaybook(resolvePlaybookRef('nightly-report-export', process.cwd()));
+  expect(nightly.playbook?.schedules).toMatchObject([{ key: 'nightly', cron: '30 1 * * *', enabled: true }]);
+});
+
+it.each([2, 3])('never has more than maxParallelSystems=%i systems in flight (request log)', async (max) => {
+  const h = (harness = await startBundledHarness({ world: { privateCloud: { failures: [] } } }));
+  const result = await h.run('rolling-cluster-update', { maxParallelSystems: max, catalogVersion: '2.4.0' });
+  expect(result.status, failures(result)).toBe('succeeded');
+  // A system is in flight from its first read (the loop's 'before') to its last (the loop's
+  // 'after'): a slot frees only once its iteration ended, so the log's order bounds the overlap.
+  const log = h.sim.control.requests();
+  const spans = new Map<string, { first: number; last: number }>();
+  log.forEach((entry, index) => {
+    if (entry.operationId !== 'privateCloud.getSystem') return;
+    const id = entry.path.split('/').pop() ?? '';
+    const span = spans.get(id);
+    spans.set(id, span ? { ...span, last: index } : { first: index, last: index });
+  });
+  expect(spans.size).toBe(new Set((result.outputs as Outputs).clusters.map((row) => row.system)).size);
+  expect(spans.size).toBeGreaterThan(3);
+  let inFlight = 0;
+  let most = 0;
+  log.forEach((_entry, index) => {
+    for (const span of spans.values()) if (span.first === index) inFlight += 1;
+    most = Math.max(most, inFlight);
+    for (const span of spans.values()) if (span.last === index) inFlight -= 1;
+  });
+  // Bounded by the input, and reached: the systems did run side by side up to it.
+  expect(most).toBe(max);
+  // Every update was posted while its system was in flight.
+  for (const update of log.filter((entry) => entry.operationId === 'privateCloud.runSoftwareUpdate')) {
+    const id = update.path.split('/').at(-2) ?? '';
+    const at = log.indexOf(update);
+    expect(spans.get(id)?.first).toBeLessThan(at);
+    expect(spans.get(id)?.last).toBeGreaterThan(at);
+  }
 });
