@@ -1,0 +1,68 @@
+/**
+ * Expressions are compiled once per playbook, when it loads, not once per evaluation: a
+ * forEach over many items evaluates the same compiled expressions. Every compilation goes
+ * through the jsonata factory, which this file wraps to record the texts it compiles.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type jsonata from 'jsonata';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hasErrors, loadPlaybook } from '../../src/playbook/index.js';
+import { startHarness, type Harness } from './harness.js';
+
+const compiled = vi.hoisted((): string[] => []);
+vi.mock('jsonata', async (importOriginal) => {
+  const actual = (await importOriginal<{ default: typeof jsonata }>()).default;
+  const counting = (text: string, options?: Parameters<typeof jsonata>[1]) => {
+    compiled.push(text);
+    return actual(text, options);
+  };
+  return { default: counting };
+});
+
+let harness: Harness;
+let dir: string;
+beforeAll(async () => {
+  harness = await startHarness({}, { logLevel: 'info' });
+  dir = mkdtempSync(join(tmpdir(), 'fleetbook-compile-'));
+});
+afterAll(async () => {
+  await harness.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ITEMS = 40;
+
+describe('expression compilation', () => {
+  it('compiles each expression of a playbook once when it loads, and none again while a forEach evaluates them for every item', async () => {
+    const file = join(dir, 'many.yaml');
+    writeFileSync(
+      file,
+      `name: many-items
+steps:
+  - id: each
+    forEach: \${{ [1..${ITEMS}] }}
+    as: n
+    concurrency: 4
+    steps:
+      - id: double
+        set: { value: "\${{ n * 2 }}", label: "item \${{ loop.index }}" }
+      - id: check
+        assert: \${{ steps.double.outputs.value = n * 2 }}
+`,
+    );
+    const loaded = loadPlaybook(file);
+    expect(loaded.problems).toEqual([]);
+    if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error('the playbook does not load');
+    const atLoad = [...compiled];
+    for (const text of [' n * 2 ', ' loop.index ', ' steps.double.outputs.value = n * 2 ']) {
+      expect(atLoad.filter((compiledText) => compiledText === text), text).toHaveLength(1);
+    }
+
+    const result = await harness.run(loaded.playbook, { env: {} });
+    expect(result.status).toBe('succeeded');
+    expect(result.steps.filter((step) => step.path.endsWith('.check') && step.status === 'succeeded')).toHaveLength(ITEMS);
+    expect(compiled.slice(atLoad.length)).toEqual([]);
+  });
+});
