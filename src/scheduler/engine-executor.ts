@@ -1,12 +1,13 @@
 /**
  * The daemon's `execute`: a scheduled run through the engine, with the schedule's inputs,
- * under the playbook's lock (waiting for it: a scheduled run is late rather than lost).
+ * under the playbook's lock (waiting for it: a scheduled run is late rather than lost); or the
+ * resume of a scheduled run a stopped daemon left unfinished.
  */
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { RunStore } from '../store/types.js';
 import type { Clock } from './clock.js';
-import { runPlaybookWithLock } from './run-with-lock.js';
+import { resumeRunWithLock, runPlaybookWithLock } from './run-with-lock.js';
 import type { SchedulerOptions } from './scheduler.js';
 
 export interface EngineExecutorOptions {
@@ -23,19 +24,24 @@ export interface EngineExecutorOptions {
 
 export function createEngineExecutor(options: EngineExecutorOptions): SchedulerOptions['execute'] {
   return async (request) => {
-    const result = await runPlaybookWithLock(request.playbook, {
-      inputs: request.schedule.inputs,
+    const common = {
       client: options.client,
       store: options.store,
       logger: options.logger.child({ scheduleKey: request.schedule.key }),
       signal: request.signal,
       runId: request.runId,
-      trigger: { kind: 'schedule', scheduleId: request.schedule.key },
       waitForLock: true,
       ...(options.secrets ? { secrets: options.secrets } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.env ? { env: options.env } : {}),
-    });
+    };
+    if (request.resume) {
+      // Secret inputs are never stored: the schedule gives them again, as it gave them at the start.
+      const secretInputs = Object.fromEntries(Object.entries(request.schedule.inputs).filter(([name]) => request.playbook.inputs[name]?.secret === true));
+      const resumed = await resumeRunWithLock(request.playbook, { ...common, secretInputs });
+      return { status: resumed.status };
+    }
+    const result = await runPlaybookWithLock(request.playbook, { ...common, inputs: request.schedule.inputs, trigger: { kind: 'schedule', scheduleId: request.schedule.key } });
     return { status: result.status };
   };
 }

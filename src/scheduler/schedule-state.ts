@@ -27,6 +27,17 @@ export interface ScheduleState {
   pausedPlaybookHash?: string;
   /** Nominal fire times waiting for the running run (overlap `queue`, catch-up `all`), oldest first. */
   queued: string[];
+  /**
+   * Fires handed to a run that has not ended `succeeded` or `failed`: running, stopped with the
+   * daemon (interrupted), or still waiting for the playbook lock (no run record yet). A daemon
+   * resumes, or starts again under the same run id, those no live process drives.
+   */
+  unfinished: UnfinishedFire[];
+}
+
+export interface UnfinishedFire {
+  runId: string;
+  scheduledAt: string;
 }
 
 export function scheduleFingerprint(schedule: { cron: string; timezone: string }): string {
@@ -47,6 +58,12 @@ export async function readScheduleState(store: RunStore, key: string): Promise<S
     consecutiveFailures: typeof raw.consecutiveFailures === 'number' ? raw.consecutiveFailures : 0,
     paused: raw.paused === true,
     queued: Array.isArray(raw.queued) ? raw.queued.filter((at): at is string => typeof at === 'string') : [],
+    unfinished: Array.isArray(raw.unfinished)
+      ? raw.unfinished.flatMap((fire: unknown) => {
+          const { runId, scheduledAt } = (fire ?? {}) as Record<string, unknown>;
+          return typeof runId === 'string' && typeof scheduledAt === 'string' ? [{ runId, scheduledAt }] : [];
+        })
+      : [],
   };
   const optional = { lastFireAt: text(raw.lastFireAt), lastRunId: text(raw.lastRunId), lastRunStartedAt: text(raw.lastRunStartedAt), pausedAt: text(raw.pausedAt), pausedPlaybookHash: text(raw.pausedPlaybookHash) };
   for (const [name, value] of Object.entries(optional)) if (value !== undefined) Object.assign(state, { [name]: value });

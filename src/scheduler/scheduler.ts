@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logging/index.js';
 import type { Playbook, ScheduleSpec } from '../playbook/types.js';
+import { hasLiveDriver } from '../store/index.js';
 import { RunStatus, type RunStore } from '../store/types.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { createFireTimes, type FireTimes } from './fire-times.js';
@@ -19,6 +20,8 @@ export const LATE_TOLERANCE_MS = 60_000;
 export const MAX_QUEUED_FIRES = 100;
 /** Missed fires catch-up `all` starts at most (the newest); older ones are skipped. */
 export const MAX_CATCH_UP_FIRES = 100;
+/** How soon a schedule looks again at an unfinished run that another process drove (whose lease may lapse). */
+export const DRIVEN_RECHECK_MS = 60_000;
 /** After a failed tick (the store unreachable), the schedule tries again after this, doubling per failure in a row. */
 export const ERROR_RETRY_MS = 1_000;
 /** The longest wait between tries after failed ticks. */
@@ -35,6 +38,12 @@ export interface FireRequest {
   catchUp: boolean;
   /** Aborted by `cancel-running`, by `stop({ abortRuns: true })` and when leadership is lost. */
   signal: AbortSignal;
+  /**
+   * Continue the existing run `runId` (left interrupted by a stopped daemon, or crashed)
+   * instead of starting it. False for a new fire, and for a fire whose run was never created
+   * (it waited for the playbook lock when its daemon stopped), which starts under its run id.
+   */
+  resume: boolean;
 }
 
 export interface SchedulerOptions {
@@ -70,6 +79,8 @@ interface ActiveRun {
   controller: AbortController;
   /** Settles when `execute` settles (before its result is recorded). */
   ended: Promise<void>;
+  /** Aborted by `cancel-running`: ended on purpose, not to be resumed. */
+  cancelled: boolean;
 }
 
 interface Entry {
@@ -124,7 +135,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const fingerprint = scheduleFingerprint(entry.schedule);
     if (stored && stored.fingerprint === fingerprint) return stored;
     // New schedule, or its cron or timezone changed: fires before now were never due under it.
-    return { consecutiveFailures: 0, paused: false, queued: [], ...stored, activeSince: iso(clock.now()), fingerprint };
+    return { consecutiveFailures: 0, paused: false, queued: [], unfinished: [], ...stored, activeSince: iso(clock.now()), fingerprint };
   }
 
   const advanceLastFire = (state: ScheduleState, atMs: number): void => {
@@ -143,15 +154,21 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     const runId = randomUUID();
     advanceLastFire(state, atMs);
     Object.assign(state, { lastRunId: runId, lastRunStartedAt: iso(clock.now()), lastResult: 'running' });
+    state.unfinished.push({ runId, scheduledAt: iso(atMs) });
     await writeScheduleState(store, entry.key, state);
     logger.info(
       { event: 'schedule.fired', ...fields(entry, { scheduledAt: iso(atMs), runId, catchUp: kind === 'catchUp', queued: kind === 'queued' }) },
       `schedule ${entry.key}: fired ${entry.playbook.name} for ${iso(atMs)} as run ${runId}${kind === 'catchUp' ? ' (catch-up)' : ''}`,
     );
+    launch(entry, runId, atMs, { catchUp: kind === 'catchUp', resume: false });
+  }
+
+  /** Calls `execute` for a fire already recorded in `unfinished`; its end is recorded by `finish`. */
+  function launch(entry: Entry, runId: string, atMs: number, how: { catchUp: boolean; resume: boolean }): void {
     const controller = new AbortController();
     const { playbook, schedule } = entry;
     const outcome = Promise.resolve()
-      .then(() => execute({ playbook, schedule, runId, scheduledAt: new Date(atMs), catchUp: kind === 'catchUp', signal: controller.signal }))
+      .then(() => execute({ playbook, schedule, runId, scheduledAt: new Date(atMs), signal: controller.signal, ...how }))
       .then(
         (result) => result.status,
         (error: unknown) => {
@@ -159,16 +176,61 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
           return controller.signal.aborted ? RunStatus.interrupted : RunStatus.failed;
         },
       );
-    const ended = outcome.then(() => undefined);
-    entry.runs.set(runId, { runId, controller, ended });
+    const run: ActiveRun = { runId, controller, ended: outcome.then(() => undefined), cancelled: false };
+    entry.runs.set(runId, run);
     // Not tracked by idle(): a run may go on for hours; its end is recorded through the entry's chain.
-    void outcome.then((status) => enqueue(entry, () => finish(entry, runId, status)));
+    void outcome.then((status) => enqueue(entry, () => finish(entry, runId, status, run.cancelled)));
   }
 
-  async function finish(entry: Entry, runId: string, status: RunStatus): Promise<void> {
+  /**
+   * Resumes the runs of fires a previous daemon (or this one) left unfinished and no live
+   * process drives, and starts again those that never got a run record; forgets those that
+   * ended since (a manual `fleetbook resume`). Returns whether one still has a live driver.
+   */
+  async function recover(entry: Entry, state: ScheduleState): Promise<boolean> {
+    // A state written before `unfinished` existed names only its latest run.
+    if (state.lastResult === 'running' && state.lastRunId !== undefined && !state.unfinished.some((fire) => fire.runId === state.lastRunId)) {
+      state.unfinished.push({ runId: state.lastRunId, scheduledAt: state.lastFireAt ?? state.activeSince });
+    }
+    const launches: Array<{ runId: string; atMs: number; resume: boolean }> = [];
+    let driven = false;
+    for (const fire of [...state.unfinished]) {
+      if (entry.runs.has(fire.runId)) continue;
+      const run = await store.getRun(fire.runId);
+      if (run?.status === RunStatus.succeeded || run?.status === RunStatus.failed) {
+        state.unfinished = state.unfinished.filter((other) => other.runId !== fire.runId);
+        if (state.lastRunId === fire.runId) state.lastResult = run.status;
+        continue;
+      }
+      // Driven by another process (a manual resume, a daemon that has not let go yet): looked at again later.
+      if (run?.status === RunStatus.running && (await hasLiveDriver(store, fire.runId))) {
+        driven = true;
+        continue;
+      }
+      if (state.lastRunId === fire.runId) state.lastResult = 'running';
+      launches.push({ runId: fire.runId, atMs: Date.parse(fire.scheduledAt), resume: run !== undefined });
+    }
+    if (launches.length === 0 || stopped) return driven;
+    await writeScheduleState(store, entry.key, state);
+    for (const { runId, atMs, resume } of launches) {
+      logger.warn(
+        { event: 'schedule.recovered', ...fields(entry, { runId, scheduledAt: iso(atMs), resume }) },
+        resume
+          ? `schedule ${entry.key}: resuming run ${runId} (fire of ${iso(atMs)}), left unfinished by a daemon that stopped`
+          : `schedule ${entry.key}: starting run ${runId} for the fire of ${iso(atMs)} again: its daemon stopped before the run began`,
+      );
+      launch(entry, runId, atMs, { catchUp: false, resume });
+    }
+    return driven;
+  }
+
+  async function finish(entry: Entry, runId: string, status: RunStatus, cancelled: boolean): Promise<void> {
     entry.runs.delete(runId);
     if (!entry.loaded && entry.runs.size === 0 && entries.get(entry.key) === entry) entries.delete(entry.key);
     const state = await stateOf(entry);
+    // A run stopped with the daemon (or that lost its lock) stays for `recover`; one cancelled on purpose does not.
+    const resumable = (status === RunStatus.interrupted || status === RunStatus.running) && !cancelled;
+    if (!resumable) state.unfinished = state.unfinished.filter((fire) => fire.runId !== runId);
     if (state.lastRunId === runId) state.lastResult = status === RunStatus.running ? 'interrupted' : status;
     if (status === RunStatus.succeeded) state.consecutiveFailures = 0;
     if (status === RunStatus.failed) state.consecutiveFailures += 1;
@@ -213,7 +275,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       case 'cancel-running': {
         logger.info({ event: 'schedule.cancelling', ...fields(entry, { scheduledAt: iso(atMs), running }) }, `schedule ${entry.key}: cancelling run ${running.join(', ')} for the fire of ${iso(atMs)}`);
         const runs = [...entry.runs.values()];
-        for (const run of runs) run.controller.abort(new Error(`cancelled by the fire of ${iso(atMs)} (overlap: cancel-running)`));
+        for (const run of runs) {
+          run.cancelled = true;
+          run.controller.abort(new Error(`cancelled by the fire of ${iso(atMs)} (overlap: cancel-running)`));
+        }
         await Promise.all(runs.map((run) => run.ended));
         return start(entry, state, atMs, kind);
       }
@@ -257,13 +322,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       delete state.pausedPlaybookHash;
       logger.info({ event: 'schedule.resumed', ...fields(entry, { reason: 'the playbook changed' }) }, `schedule ${entry.key}: resumed (the playbook changed since it paused)`);
     }
-    if (state.lastResult === 'running' && state.lastRunId !== undefined && !entry.runs.has(state.lastRunId)) {
-      state.lastResult = 'interrupted';
-      logger.warn(
-        { event: 'schedule.orphanedRun', ...fields(entry, { runId: state.lastRunId }) },
-        `schedule ${entry.key}: run ${state.lastRunId} was left running by a daemon that stopped; 'fleetbook resume ${state.lastRunId}' finishes it`,
-      );
-    }
+    const driven = await recover(entry, state);
     const afterMs = Math.max(Date.parse(state.activeSince), state.lastFireAt === undefined ? 0 : Date.parse(state.lastFireAt));
     const due = entry.fireTimes.between(afterMs, nowMs, MAX_CATCH_UP_FIRES + 1);
     const last = due.at(-1);
@@ -301,16 +360,18 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         await drain(entry, state);
       }
     }
-    arm(entry, Math.max(nowMs, last ?? afterMs));
+    arm(entry, Math.max(nowMs, last ?? afterMs), driven ? nowMs + DRIVEN_RECHECK_MS : undefined);
   }
 
-  function arm(entry: Entry, afterMs: number): void {
+  /** Sets the timer of the next fire, or of `recheckMs` when sooner (a run another process drives). */
+  function arm(entry: Entry, afterMs: number, recheckMs?: number): void {
     if (stopped || !entry.loaded) return;
     const nextMs = entry.fireTimes.next(afterMs);
     entry.nextFireMs = nextMs;
-    if (nextMs === undefined) return;
     const jitterMs = entry.schedule.jitterMs ? Math.floor(random() * entry.schedule.jitterMs) : 0;
-    entry.timer = clock.setTimer(() => void enqueue(entry, () => tick(entry)), nextMs + jitterMs - clock.now());
+    const dueMs = Math.min(nextMs === undefined ? Infinity : nextMs + jitterMs, recheckMs ?? Infinity);
+    if (dueMs === Infinity) return;
+    entry.timer = clock.setTimer(() => void enqueue(entry, () => tick(entry)), dueMs - clock.now());
   }
 
   return {

@@ -62,7 +62,7 @@ describe('fleetbook schedules', () => {
     expect(resumed).toMatchObject({ code: 0, stdout: 'Schedule nightly-subscription-report resumed; it fires again at its next fire time.\n' });
     const store = await openRunStore({ env: env() });
     expect(await readScheduleState(store, 'nightly-subscription-report')).toMatchObject({ paused: false, consecutiveFailures: 0, lastRunId: 'run-1234' });
-    await writeScheduleState(store, 'other', { activeSince: '2025-01-01T00:00:00.000Z', fingerprint: '', consecutiveFailures: 0, paused: false, queued: [] });
+    await writeScheduleState(store, 'other', { activeSince: '2025-01-01T00:00:00.000Z', fingerprint: '', consecutiveFailures: 0, paused: false, queued: [], unfinished: [] });
     await store.close();
     expect((await cli(['schedules', 'resume', 'other'])).stdout).toBe('Schedule other is not paused.\n');
   });

@@ -281,4 +281,48 @@ describe('daemon against the simulator', () => {
     expect(mails).toHaveLength(2);
     for (const mail of mails) expect(mail.to).toEqual(['ops@example.com', 'finance@example.com']);
   });
+
+  it('a daemon stopped with a scheduled run in flight: the next daemon resumes that run, which succeeds with the export posted once', async () => {
+    // The export takes 12000 s of simulated time: two seconds, long enough to stop the daemon during its wait.
+    const sim = await startSimulator({ port: 0, timeScale: 6000, world: { reporting: { exportDurationSeconds: 12_000 } } });
+    cleanups.push(() => sim.close());
+    const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
+    if (!admin) throw new Error('no admin client');
+    const logs = captureLogs();
+    const client = createPlatformClient({ credentials: admin, authUrl: sim.authUrl, baseUrl: sim.baseUrl, regionalUrl: sim.regionalUrl, region: 'us-west', logger: logs.logger });
+    const clock = createManualClock(Date.parse('2025-03-29T04:59:00Z'));
+    const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
+    const dir = tempDir();
+    copyFileSync(join(fixtures, 'nightly', 'nightly-subscription-report.yaml'), join(dir, 'nightly.yaml'));
+    const start = (owner: string) =>
+      startDaemon({ playbooksDir: dir, store, logger: logs.logger, clock, owner, watch: false, execute: createEngineExecutor({ client, store, logger: logs.logger, clock }) });
+    const events = (name: string) => logs.lines().filter((line) => line.event === name);
+    const exportPosts = () => sim.control.requests({ operationId: 'reporting.createReportExport' }).filter((entry) => entry.method === 'POST');
+
+    const first = await start('daemon-a');
+    cleanups.push(() => first.stop());
+    await clock.advanceTo(Date.parse('2025-03-29T05:00:00Z'));
+    const runId = String(events('schedule.fired')[0]?.runId);
+    await vi.waitFor(
+      async () => {
+        const journal = await store.journal(runId);
+        expect(journal.some((entry) => entry.event.type === 'request.answered' && entry.event.path === 'export')).toBe(true);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await first.stop();
+    expect(await store.getRun(runId)).toMatchObject({ status: RunStatus.interrupted });
+    expect(sim.control.outbox()).toHaveLength(0);
+
+    const second = await start('daemon-b');
+    cleanups.push(() => second.stop());
+    await vi.waitFor(async () => expect(await store.getRun(runId)).toMatchObject({ status: RunStatus.succeeded, resumes: 1 }), { timeout: 30_000, interval: 100 });
+    await second.idle();
+    expect(events('schedule.recovered')).toEqual([expect.objectContaining({ owner: 'daemon-b', runId, resume: true, scheduledAt: '2025-03-29T05:00:00.000Z' })]);
+    expect(events('schedule.fired')).toHaveLength(1);
+    expect(await store.listRuns({ playbook: 'nightly-subscription-report' })).toHaveLength(1);
+    expect(exportPosts()).toHaveLength(1);
+    expect(sim.control.outbox().filter((mail) => mail.subject.includes('Nightly subscriptions'))).toHaveLength(1);
+    expect(await readScheduleState(store, 'nightly-subscription-report')).toMatchObject({ lastRunId: runId, lastResult: 'succeeded', unfinished: [] });
+  });
 });

@@ -227,7 +227,77 @@ describe('scheduler: stop and restart', () => {
     const second = createSchedulerHarness('2025-01-01T02:40:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
     await second.scheduler.load([book]);
     await second.advanceTo('2025-01-01T03:00:00Z');
-    expect(scheduledTimes(second.runs)).toEqual(['2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    // The stopped run first (it had no run record: started again under its id), then the queue.
+    expect(scheduledTimes(second.runs)).toEqual(['2025-01-01T01:00:00.000Z', '2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    expect(second.runs[0]?.request).toMatchObject({ runId: first.runs[0]?.request.runId, resume: false });
+    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({ unfinished: [], lastResult: 'succeeded' });
+  });
+
+  /** A first scheduler fires the 06:00 run and stops with it in flight; the run record is then given `status` (undefined: none). */
+  async function stoppedWithRun(status: RunStatus | undefined) {
+    const first = createSchedulerHarness('2025-01-01T05:00:00Z');
+    const book = scheduledPlaybook([schedule()]);
+    await first.scheduler.load([book]);
+    await first.advanceTo('2025-01-01T06:00:00Z');
+    await first.scheduler.stop({ abortRuns: true });
+    const runId = first.runs[0]?.request.runId ?? '';
+    if (status !== undefined) {
+      await first.store.createRun({ id: runId, playbook: 'nightly', playbookSource: '/tmp/nightly.yaml', playbookHash: 'hash-1', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly#0' }, startedAt: '2025-01-01T06:00:00.000Z' });
+      await first.store.setRunStatus(runId, status);
+    }
+    await first.clock.advanceTo(Date.parse('2025-01-01T07:00:00Z'));
+    const second = createSchedulerHarness('2025-01-01T07:00:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    await second.scheduler.load([book]);
+    await second.scheduler.idle();
+    return { runId, second };
+  }
+
+  it('a restarted scheduler resumes the run its predecessor stopped, once, under the same id and fire time', async () => {
+    const { runId, second } = await stoppedWithRun(RunStatus.interrupted);
+    expect(second.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId, resume: true, scheduledAt: new Date('2025-01-01T06:00:00Z') })]);
+    expect(second.events('schedule.recovered')).toEqual([expect.objectContaining({ runId, resume: true })]);
+    expect(second.events('schedule.fired')).toHaveLength(0);
+    await second.advanceTo('2025-01-01T12:00:00Z');
+    expect(second.runs).toHaveLength(1);
+    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({ lastRunId: runId, lastResult: 'succeeded', unfinished: [] });
+  });
+
+  it('resumes a run left running without a live driver (its daemon crashed), and waits for one another process drives', async () => {
+    const crashed = await stoppedWithRun(RunStatus.running);
+    expect(crashed.second.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId: crashed.runId, resume: true })]);
+
+    const first = createSchedulerHarness('2025-01-01T05:00:00Z');
+    const book = scheduledPlaybook([schedule()]);
+    await first.scheduler.load([book]);
+    await first.advanceTo('2025-01-01T06:00:00Z');
+    await first.scheduler.stop({ abortRuns: true });
+    const runId = first.runs[0]?.request.runId ?? '';
+    await first.store.createRun({ id: runId, playbook: 'nightly', playbookSource: '/tmp/nightly.yaml', playbookHash: 'hash-1', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly#0' }, startedAt: '2025-01-01T06:00:00.000Z' });
+    // A `fleetbook resume` in another process drives it: its lease, another owner, for five minutes.
+    await first.store.acquireLease(`run:${runId}`, 'another-process', 5 * 60_000);
+    const second = createSchedulerHarness('2025-01-01T06:00:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    await second.scheduler.load([book]);
+    await second.advanceTo('2025-01-01T06:04:00Z');
+    expect(second.runs).toHaveLength(0);
+    // That process died without a word: once its lease lapsed, the next look resumes the run.
+    await second.advanceTo('2025-01-01T06:07:00Z');
+    expect(second.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId, resume: true })]);
+  });
+
+  it('does not resume a run that was finished meanwhile (by hand), and shows its result', async () => {
+    const { second } = await stoppedWithRun(RunStatus.succeeded);
+    expect(second.runs).toHaveLength(0);
+    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({ lastResult: 'succeeded', unfinished: [] });
+  });
+
+  it('does not resume a run that cancel-running stopped', async () => {
+    const h = createSchedulerHarness('2025-01-01T00:30:00Z');
+    await h.scheduler.load([scheduledPlaybook([schedule({ cron: '0 * * * *', overlap: 'cancel-running' })])]);
+    await h.advanceTo('2025-01-01T02:30:00Z');
+    expect(h.runs.map((run) => run.request.signal.aborted)).toEqual([true, false]);
+    await h.advanceTo('2025-01-01T03:30:00Z');
+    expect(h.runs.map((run) => run.request.resume)).toEqual([false, false, false]);
+    expect((await readScheduleState(h.store, 'nightly#0'))?.unfinished.map((fire) => fire.scheduledAt)).toEqual(['2025-01-01T03:00:00.000Z']);
   });
 });
 
