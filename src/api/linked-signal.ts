@@ -1,10 +1,12 @@
 /**
  * A signal that aborts when `parent` aborts (with the parent's reason) or when `timeoutMs`
- * passes (with `timeoutReason()`, else the default `AbortError`), made of one controller, one timer and one listener that
- * `dispose` releases. `AbortSignal.any` with a timeout controller would make two more signals
+ * passes (with `timeoutReason()`, else the default `AbortError`; of any length, see
+ * setLongTimeout), made of one controller, one timer and one listener that `dispose` releases. `AbortSignal.any` with a timeout controller would make two more signals
  * per request, kept until a collection finds them: with thousands of waits polling, that
  * garbage is most of the memory peak.
  */
+import { setLongTimeout } from './sleep.js';
+
 export interface LinkedSignal {
   signal: AbortSignal;
   /** The timeout fired (and the parent had not aborted before it). */
@@ -17,7 +19,8 @@ export function linkSignal(parent: AbortSignal | undefined, timeoutMs: number, t
   const controller = new AbortController();
   let timedOut = false;
   const onAbort = (): void => controller.abort(parent?.reason);
-  const timer = setTimeout(() => {
+  // Chained when longer than one timer allows: a 30-day timeout must not fire at once.
+  const timer = setLongTimeout(() => {
     timedOut = true;
     controller.abort(timeoutReason?.());
   }, timeoutMs);
@@ -27,7 +30,7 @@ export function linkSignal(parent: AbortSignal | undefined, timeoutMs: number, t
     signal: controller.signal,
     timedOut: () => timedOut && !parent?.aborted,
     dispose: () => {
-      clearTimeout(timer);
+      timer.clear();
       parent?.removeEventListener('abort', onAbort);
     },
   };

@@ -1,18 +1,46 @@
 /**
- * Waits `ms` on one timer, rejecting with the signal's reason when it aborts. No polling
- * and nothing kept after it settles, so thousands of waits cost a timer each.
+ * The longest delay one timer takes: `setTimeout` stores it in 32 bits and fires at once
+ * (with a warning) for anything longer, so a 25-day sleep or timeout would end immediately.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A timer that may be longer than one `setTimeout` allows. */
+export interface LongTimer {
+  clear(): void;
+}
+
+/**
+ * Calls `fire` after `ms`, chaining timers of at most MAX_TIMER_MS when it is longer.
+ * Anything that is not a positive number fires on the next turn, as `setTimeout` does;
+ * `Infinity` never fires.
+ */
+export function setLongTimeout(fire: () => void, ms: number): LongTimer {
+  let remaining = ms > 0 ? ms : 0;
+  let timer: ReturnType<typeof setTimeout>;
+  const arm = (): void => {
+    const step = Math.min(remaining, MAX_TIMER_MS);
+    remaining -= step;
+    timer = setTimeout(() => (remaining > 0 ? arm() : fire()), step);
+  };
+  arm();
+  return { clear: () => clearTimeout(timer) };
+}
+
+/**
+ * Waits `ms` (any length: see setLongTimeout), rejecting with the signal's reason when it
+ * aborts. No polling and nothing kept after it settles, so thousands of waits cost a timer each.
  */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason as Error);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
-      clearTimeout(timer);
+      timer.clear();
       reject(signal?.reason as Error);
     };
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, Math.max(0, ms));
+    }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
