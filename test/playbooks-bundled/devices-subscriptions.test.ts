@@ -1,10 +1,17 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { jsonLines, runCli } from '../support/cli.js';
 import { failures, startBundledHarness, type BundledHarness } from './harness.js';
 
 let harness: BundledHarness | undefined;
+let directory: string | undefined;
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
+  if (directory) rmSync(directory, { recursive: true, force: true });
+  directory = undefined;
 });
 
 const APPLICATION = { id: 'app-0001', name: 'Compute operations', regions: ['us-west', 'eu-central'] };
@@ -64,4 +71,35 @@ it('device-onboarding: reports the devices the platform refused and fails', asyn
   const onboarded = (await devicesOf(h)).filter((d) => d.serialNumber.startsWith('ONB'));
   expect(onboarded.map((d) => d.serialNumber)).not.toContain('ONB000004');
   expect(onboarded.every((d) => d.application?.id === APPLICATION.id && d.region === 'eu-central')).toBe(true);
+});
+
+it("device-onboarding: runs from an --inputs devices.yaml file (the docs' example) with `fleetbook run`", async () => {
+  const h = (harness = await startBundledHarness({ world: { devices: { applications: [APPLICATION] } } }));
+  directory = mkdtempSync(join(tmpdir(), 'fleetbook-onboarding-'));
+  // The inputs file docs/playbooks.md shows, with an application of this workspace.
+  const docs = readFileSync(new URL('../../docs/playbooks.md', import.meta.url), 'utf8');
+  const shown = /```yaml\n(# devices\.yaml\n[\s\S]*?)```/.exec(docs)?.[1];
+  expect(shown).toBeDefined();
+  const file = join(directory, 'devices.yaml');
+  writeFileSync(file, (shown ?? '').replace(/^applicationId: .*$/m, `applicationId: ${APPLICATION.id}`));
+  const { code, stdout, stderr } = await runCli(['run', 'device-onboarding', '--inputs', file, '--json'], {
+    env: {
+      FLEETBOOK_HOME: join(directory, 'home'),
+      FLEETBOOK_CLIENT_ID: 'sim-admin',
+      FLEETBOOK_CLIENT_SECRET: 'sim-admin-secret',
+      FLEETBOOK_AUTH_URL: h.sim.authUrl,
+      FLEETBOOK_BASE_URL: h.sim.baseUrl,
+      FLEETBOOK_REGIONAL_URL: h.sim.regionalUrl,
+      FLEETBOOK_REGION: 'us-west',
+    },
+  });
+  expect(code, stderr).toBe(0);
+  const result = jsonLines(stdout).at(-1)?.result as { status: string; outputs: { added: number; alreadyPresent: number; failed: string[] } };
+  expect(result).toMatchObject({ status: 'succeeded', outputs: { added: 2, alreadyPresent: 0, failed: [] } });
+  // The platform holds the file's two devices, assigned as the file says.
+  const added = (await devicesOf(h)).filter((device) => ['SW0001', 'SRV0002'].includes(device.serialNumber));
+  expect(added.map((device) => device.serialNumber).sort()).toEqual(['SRV0002', 'SW0001']);
+  expect(added.every((device) => device.application?.id === APPLICATION.id && device.region === 'eu-central')).toBe(true);
+  expect(added.find((device) => device.serialNumber === 'SW0001')?.tags).toEqual({ site: 'berlin' });
+  expect(h.sim.control.requests({ operationId: 'devices.addDevices' }).filter((r) => r.status === 202)).toHaveLength(1);
 });

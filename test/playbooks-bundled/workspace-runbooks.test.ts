@@ -141,3 +141,18 @@ it('software-version-refresh: refreshes every online system and reports the upda
   }
   expect(outputs.byVersion['2.4.0']).toContain('hci-us-west-01/cluster-a');
 });
+
+it('software-version-refresh: with systemIds, refreshes and reports only those systems (by name or id)', async () => {
+  const h = (harness = await startBundledHarness());
+  const apNortheast = ((await h.client.invoke('privateCloud.listSystems', { limit: 100 }, { region: 'ap-northeast' })).body as { items: Array<{ id: string; name: string }> }).items[0]!;
+  const usWest = ((await h.client.invoke('privateCloud.listSystems', { limit: 100 }, { region: 'us-west' })).body as { items: Array<{ id: string; name: string }> }).items[0]!;
+  // One named, one by its id.
+  const result = await h.run('software-version-refresh', { systemIds: [usWest.name, apNortheast.id] });
+  expect(result.status, failures(result)).toBe('succeeded');
+  const outputs = result.outputs as { clusters: Array<{ system: string; refreshed: boolean }> };
+  expect([...new Set(outputs.clusters.map((row) => row.system))].sort()).toEqual([apNortheast.name, usWest.name].sort());
+  expect(outputs.clusters.every((row) => row.refreshed)).toBe(true);
+  // The platform was asked to refresh those two systems and no other.
+  const refreshed = h.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' }).filter((r) => r.status === 202);
+  expect(refreshed.map((r) => [usWest.id, apNortheast.id].find((id) => r.path.includes(`/${id}/`))).sort()).toEqual([apNortheast.id, usWest.id].sort());
+});
