@@ -42,7 +42,8 @@ export function loadConfigFile<T>(source: string | object, schema: object, error
     locateAt = (pointer) => `${locate(source, doc.contents, lines, pointer)} (${pointer || '/'})`;
   }
   if (!validate(data)) {
-    const problems = (validate.errors ?? []).map((error) => `  ${locateAt(pointerOf(error))}: ${describeSchemaError(error)}`);
+    // ajv follows a bad key's own error with a generic `propertyNames` one: keep the first only.
+    const problems = (validate.errors ?? []).filter((error) => error.keyword !== 'propertyNames').map((error) => `  ${locateAt(pointerOf(error))}: ${describeSchemaError(error)}`);
     throw new UsageError(`The ${what} has ${problems.length} problem(s):\n${problems.join('\n')}`, errorCode);
   }
   return data as T;

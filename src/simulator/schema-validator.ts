@@ -20,7 +20,11 @@ export function pointerOf(error: ErrorObject): string {
 /** A short human message for an ajv error: the allowed values of an enum, the extra property. */
 export function describeSchemaError(error: ErrorObject): string {
   const params = error.params as { allowedValues?: unknown[]; additionalProperty?: string };
-  if (error.keyword === 'enum' && params.allowedValues) return `must be one of ${params.allowedValues.map(String).join(', ')}`;
+  if (error.keyword === 'enum' && params.allowedValues) {
+    const allowed = `must be one of ${params.allowedValues.map(String).join(', ')}`;
+    // A `propertyNames` enum: the value checked is a key of the object, so name it.
+    return error.propertyName === undefined ? allowed : `key '${error.propertyName}' ${allowed}`;
+  }
   if (error.keyword === 'additionalProperties' && params.additionalProperty) return `unknown property '${params.additionalProperty}'`;
   if (error.keyword === 'required') return 'is required';
   return error.message ?? error.keyword;

@@ -34,11 +34,11 @@ export interface SimulatorOptions {
   faults?: string | FaultSettings;
   /** Validate every JSON response against the description (500 `SIMULATOR_RESPONSE_INVALID` on drift). @default false */
   validateResponses?: boolean;
-  /** Multiplies every published per-minute rate limit. @default 1 */
+  /** Multiplies every published per-minute rate limit. @default the world file's `rateLimitScale`, else 1 */
   rateLimitScale?: number;
-  /** Per-minute limits by rate-limit group, overriding the published ones. @default {} */
+  /** Per-minute limits by rate-limit group, overriding the published ones and the world file's. @default the world file's `rateLimits` */
   rateLimits?: Record<string, number>;
-  /** Lifetime of issued tokens, in simulated seconds. @default 7199 */
+  /** Lifetime of issued tokens, in wall-clock seconds (plus `/_sim/clock` advances). @default the world file's `tokenLifetimeSeconds`, else 7199 */
   tokenLifetimeSeconds?: number;
   /** Fastify's own request logging. @default false */
   logger?: boolean;
@@ -115,14 +115,18 @@ function frameworkError(error: { statusCode?: number; message: string }): SimHtt
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const description = loadPlatformDescription();
   const areas: readonly AreaModule[] = areaModules;
-  const worldFile = options.world === undefined ? {} : loadWorldFile(options.world, areas);
+  const rateLimitGroups = [...new Set(description.operations.flatMap((op) => (op.rateLimit ? [op.rateLimit.group] : [])))];
+  const worldFile = options.world === undefined ? {} : loadWorldFile(options.world, areas, rateLimitGroups);
   const seed = options.seed ?? worldFile.seed ?? 1;
   const clients = mergeClients(worldFile.clients ?? []);
   const clock: SimClock = createSimClock({ timeScale: options.timeScale ?? 1 });
-  const auth: Auth = createAuth(clients, clock, options.tokenLifetimeSeconds ?? 7199);
+  const auth: Auth = createAuth(clients, clock, options.tokenLifetimeSeconds ?? worldFile.tokenLifetimeSeconds ?? 7199);
   const faults = createFaults(seed, () => auth.revokeAll());
   if (options.faults !== undefined) faults.set(loadFaultSettings(options.faults));
-  const rateLimits = createRateLimits({ scale: options.rateLimitScale ?? 1, overrides: options.rateLimits ?? {} });
+  const rateLimits = createRateLimits({
+    scale: options.rateLimitScale ?? worldFile.rateLimitScale ?? 1,
+    overrides: { ...worldFile.rateLimits, ...options.rateLimits },
+  });
   const requestLog = createRequestLog();
   const violations: ResponseViolation[] = [];
   const validator = createSchemaValidator();

@@ -10,19 +10,28 @@ export interface ApiClient {
   role: Role;
 }
 
-/** A world file: the seed, extra API clients and one section per area key (that area's `ctx.config`). */
+/**
+ * A world file: the seed, extra API clients, the platform's limits (token lifetime, rate
+ * limits) and one section per area key (that area's `ctx.config`).
+ */
 export interface WorldFile {
   seed?: number;
   clients?: ApiClient[];
+  /** Lifetime of issued tokens, in wall-clock seconds (the `tokenLifetimeSeconds` option wins). */
+  tokenLifetimeSeconds?: number;
+  /** Multiplies every published per-minute limit (the `rateLimitScale` option wins). */
+  rateLimitScale?: number;
+  /** Per-minute limits by rate-limit group (merged under the `rateLimits` option). */
+  rateLimits?: Record<string, number>;
   [areaKey: string]: unknown;
 }
 
 /**
  * Reads and checks a world file (YAML path or object) against the sections the given
- * areas accept; problems are reported with their file location (`UsageError`
+ * areas accept and, for `rateLimits`, the given rate-limit groups; problems are reported with their file location (`UsageError`
  * `INVALID_WORLD_FILE`).
  */
-export function loadWorldFile(source: string | object, areas: readonly AreaModule[]): WorldFile {
+export function loadWorldFile(source: string | object, areas: readonly AreaModule[], rateLimitGroups: readonly string[] = []): WorldFile {
   const schema = {
     type: 'object',
     additionalProperties: false,
@@ -40,6 +49,14 @@ export function loadWorldFile(source: string | object, areas: readonly AreaModul
             role: { enum: ROLES },
           },
         },
+      },
+      tokenLifetimeSeconds: { type: 'integer', minimum: 1 },
+      rateLimitScale: { type: 'number', exclusiveMinimum: 0 },
+      rateLimits: {
+        type: 'object',
+        // A misspelt group would silently limit nothing.
+        ...(rateLimitGroups.length > 0 ? { propertyNames: { enum: [...rateLimitGroups] } } : {}),
+        additionalProperties: { type: 'integer', minimum: 1 },
       },
       ...Object.fromEntries(areas.map((area) => [area.key, area.configSchema ?? { type: 'object' }])),
     },
