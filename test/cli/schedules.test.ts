@@ -67,6 +67,40 @@ describe('fleetbook schedules', () => {
     expect((await cli(['schedules', 'resume', 'other'])).stdout).toBe('Schedule other is not paused.\n');
   });
 
+  it('shows the last result from the run record: a scheduled run later finished by `fleetbook resume`, one that crashed', async () => {
+    const store = await openRunStore({ env: env() });
+    const startRun = (into: typeof store, id: string) =>
+      into.createRun({ id, playbook: 'nightly-subscription-report', playbookSource: nightly, playbookHash: 'h', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly-subscription-report' }, startedAt: '2025-03-29T05:00:01.000Z' });
+    await startRun(store, 'run-resumed');
+    await store.setRunStatus('run-resumed', 'succeeded');
+    // The daemon saw it stop (interrupted); `fleetbook resume` finished it afterwards.
+    await writeScheduleState(store, 'nightly-subscription-report', {
+      activeSince: '2025-01-01T00:00:00.000Z',
+      fingerprint: '0 6 * * *|Europe/Berlin',
+      lastRunId: 'run-resumed',
+      lastRunStartedAt: '2025-03-29T05:00:01.000Z',
+      lastResult: 'interrupted',
+      consecutiveFailures: 0,
+      paused: false,
+      queued: [],
+      unfinished: [{ runId: 'run-resumed', scheduledAt: '2025-03-29T05:00:00.000Z' }],
+    });
+    await store.close();
+    const shown = await cli(['schedules', nightly, '--count', '1']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('last   run run-resumed started 2025-03-29 05:00:01Z: succeeded');
+    const json = await cli(['schedules', nightly, '--json', '--count', '1']);
+    expect(JSON.parse(json.stdout) as unknown).toMatchObject({ state: { lastRunId: 'run-resumed', lastResult: 'succeeded' } });
+
+    // The state says running, the run record too, but no process holds the run's lease: it crashed.
+    const again = await openRunStore({ env: env() });
+    await startRun(again, 'run-crashed');
+    const state = await readScheduleState(again, 'nightly-subscription-report');
+    await writeScheduleState(again, 'nightly-subscription-report', { ...state!, lastRunId: 'run-crashed', lastResult: 'running' });
+    await again.close();
+    expect((await cli(['schedules', nightly, '--count', '1'])).stdout).toContain('last   run run-crashed started 2025-03-29 05:00:01Z: interrupted');
+  });
+
   it('refuses an unknown key (exit 2) and an invalid playbook with its location (exit 2)', async () => {
     const unknown = await cli(['schedules', 'resume', 'nope']);
     expect(unknown.code).toBe(2);

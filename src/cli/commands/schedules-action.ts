@@ -3,7 +3,7 @@ import { didYouMean } from '../../errors/did-you-mean.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
 import { createFireTimes, loadPlaybookFolder, offsetAt, readScheduleState, SchedulerError, wallTimeAt, writeScheduleState, type ScheduleState } from '../../scheduler/index.js';
-import { withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
+import { hasLiveDriver, RunStatus, withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { formatProblems, shownPath } from '../problems.js';
 
@@ -32,12 +32,26 @@ interface ScheduleView {
   state?: ScheduleState;
 }
 
+/**
+ * The state with the last run's result from its run record: the record is what a later
+ * `fleetbook resume` (or a crash) changes, the schedule's state only what its daemon saw. A run
+ * the store says is running, with no live process driving it, crashed: shown `interrupted`.
+ */
+async function withRunResult(store: RunStore, state: ScheduleState | undefined): Promise<ScheduleState | undefined> {
+  if (state?.lastRunId === undefined) return state;
+  const run = await store.getRun(state.lastRunId);
+  // No record yet: the fire waits for the playbook lock, or its daemon stopped before the run began.
+  if (!run) return state;
+  const lastResult = run.status === RunStatus.running && !(await hasLiveDriver(store, run.id)) ? RunStatus.interrupted : run.status;
+  return { ...state, lastResult };
+}
+
 async function viewsOf(playbooks: readonly Playbook[], store: RunStore, count: number, nowMs: number): Promise<ScheduleView[]> {
   const views: ScheduleView[] = [];
   for (const playbook of playbooks) {
     for (const schedule of playbook.schedules) {
       const fireTimes = createFireTimes(schedule.cron, schedule.timezone);
-      const state = await readScheduleState(store, schedule.key);
+      const state = await withRunResult(store, await readScheduleState(store, schedule.key));
       views.push({
         key: schedule.key,
         playbook: playbook.name,
