@@ -7,7 +7,8 @@
  * key never run at once, whichever process starts them.
  */
 import { randomUUID } from 'node:crypto';
-import { readSpilledInputs, resolveInputs, resumeRun, runPlaybook, type ResumeOptions, type RunOptions, type RunResult } from '../engine/index.js';
+import { exposedEnvironment, readSpilledInputs, resolveInputs, resumeRun, runPlaybook, type ResumeOptions, type RunOptions, type RunResult } from '../engine/index.js';
+import { createSecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { systemClock, type Clock } from './clock.js';
 import { SchedulerError } from './scheduler-error.js';
@@ -31,7 +32,8 @@ export async function renderLockKey(playbook: Playbook, inputs: Record<string, u
     inputs: resolved.values,
     steps: {},
     run: { id: run.id, playbook: playbook.name, dryRun: run.dryRun, startedAt: new Date().toISOString() },
-    env: run.env,
+    // What the run's steps see (FLEETBOOK_VAR_* only): a key must not read the rest of the environment either.
+    env: exposedEnvironment(run.env, createSecretRegistry()),
   });
   if (value === undefined || value === null || value === '') return undefined;
   return typeof value === 'string' ? value : JSON.stringify(value);
