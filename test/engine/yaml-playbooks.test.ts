@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunOptions, RunResult } from '../../src/engine/index.js';
 import { hasErrors, loadPlaybook } from '../../src/playbook/index.js';
+import { renderLockKey } from '../../src/scheduler/index.js';
 import { startHarness, type Harness } from './harness.js';
 
 let harness: Harness;
@@ -82,6 +83,14 @@ outputs:
       expect(harness.text()).not.toContain(secret);
       expect(journal).not.toContain(secret);
     }
+  });
+
+  it("renders a playbook's lock key from the same FLEETBOOK_VAR_* variables, not the rest of the environment", async () => {
+    const loaded = loadPlaybook(files({ 'locked.yaml': 'name: locked\nlock: "fleet-${{ env.HOME }}-${{ env.FLEETBOOK_VAR_REGION }}"\nsteps:\n  - log: hello\n' }));
+    expect(loaded.problems).toEqual([]);
+    if (!loaded.playbook) throw new Error('locked.yaml does not load');
+    const key = await renderLockKey(loaded.playbook, {}, { id: 'run-1', dryRun: false, env: { HOME: '/home/ci', FLEETBOOK_VAR_REGION: 'eu-central' } });
+    expect(key).toBe('fleet--eu-central');
   });
 });
 
