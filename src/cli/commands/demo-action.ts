@@ -1,5 +1,5 @@
 /** What `fleetbook demo` does (see demo.ts), imported when the command runs. */
-import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { PlatformClient } from '../../api/index.js';
 import { runPlaybook, type RunResult } from '../../engine/index.js';
@@ -107,11 +107,9 @@ async function reportExport(context: DemoContext, sim: Simulator): Promise<DemoE
 async function consumptionCsv(context: DemoContext, outputDir: string): Promise<DemoEvent> {
   const report = 'Monthly cost by product';
   const result = await run(context, 'consumption-report-download', { reportName: report, region: 'us-west', directory: outputDir });
-  const outputs = (result.outputs ?? {}) as { file?: string; bytes?: number };
-  let rows: number | undefined;
-  if (result.status === RunStatus.succeeded && outputs.file) {
-    rows = readFileSync(outputs.file, 'utf8').split('\n').filter((line) => line !== '').length - 1;
-  }
+  // The rows were counted as the CSV streamed to disk (saveTo's sumColumns): no second read.
+  const outputs = (result.outputs ?? {}) as { file?: string; bytes?: number; rows?: number };
+  const rows = result.status === RunStatus.succeeded ? outputs.rows : undefined;
   return {
     event: 'consumptionCsv',
     status: result.status,
