@@ -133,6 +133,17 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       schedules.set(scheduleKey, JSON.stringify(state));
     },
 
+    async patchScheduleState(scheduleKey, patch) {
+      open();
+      const text = schedules.get(scheduleKey);
+      const state = text === undefined ? {} : (JSON.parse(text) as Record<string, unknown>);
+      for (const [name, value] of Object.entries(patch)) {
+        if (value === null) delete state[name];
+        else state[name] = value;
+      }
+      schedules.set(scheduleKey, JSON.stringify(state));
+    },
+
     async prune(before) {
       open();
       const cutoff = normaliseTimestamp(before, 'before');

@@ -311,6 +311,21 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       statements.setSchedule.run(scheduleKey, JSON.stringify(state), resolved.now().toISOString());
     },
 
+    async patchScheduleState(scheduleKey, patch) {
+      open();
+      // Read and write in one IMMEDIATE transaction: it holds the write lock from its start, so
+      // another process's patch lands wholly before or after this one.
+      db.transaction(() => {
+        const row = statements.getSchedule.get(scheduleKey);
+        const state = row ? (JSON.parse(row.stateJson) as Record<string, unknown>) : {};
+        for (const [name, value] of Object.entries(patch)) {
+          if (value === null) delete state[name];
+          else state[name] = value;
+        }
+        statements.setSchedule.run(scheduleKey, JSON.stringify(state), resolved.now().toISOString());
+      }).immediate();
+    },
+
     async prune(before) {
       open();
       const cutoff = normaliseTimestamp(before, 'before');

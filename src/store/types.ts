@@ -193,6 +193,12 @@ export interface RunStore {
   /** Scheduler state per schedule (last fire, consecutive failures, paused); opaque JSON here. */
   getScheduleState(scheduleKey: string): Promise<Record<string, unknown> | undefined>;
   setScheduleState(scheduleKey: string, state: Record<string, unknown>): Promise<void>;
+  /**
+   * Sets the top-level fields of `patch` in one atomic update (a `null` removes the field) and
+   * keeps the others: two processes (the daemon, `fleetbook schedules resume`) that each write
+   * the fields they changed never undo each other's.
+   */
+  patchScheduleState(scheduleKey: string, patch: Record<string, unknown>): Promise<void>;
   /** Deletes runs that ended before `before` (ISO); returns how many. */
   prune(before: string): Promise<number>;
   close(): Promise<void>;

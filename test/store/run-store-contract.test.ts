@@ -207,6 +207,14 @@ describe.each(factories)('RunStore contract: $name', (factory) => {
     expect(await store.getScheduleState('weekly')).toEqual({ paused: false });
   });
 
+  it('patches schedule state field by field: other fields stay, null removes one', async () => {
+    await store.patchScheduleState('nightly', { paused: true, pausedAt: '2026-03-01T02:00:00.000Z', queued: ['a', 'b'] });
+    await store.patchScheduleState('nightly', { lastSkip: { reason: 'paused', scheduledAt: 'x' } });
+    await store.patchScheduleState('nightly', { lastSkip: { reason: 'paused' }, queued: ['b'] });
+    await store.patchScheduleState('nightly', { paused: false, pausedAt: null });
+    expect(await store.getScheduleState('nightly')).toEqual({ paused: false, lastSkip: { reason: 'paused' }, queued: ['b'] });
+  });
+
   it('prunes runs that ended before the cutoff, with their journals, never a running one', async () => {
     await store.createRun(newRun('ended-old', { startedAt: '2026-01-01T00:00:00.000Z' }));
     await store.createRun(newRun('running-old', { startedAt: '2026-01-01T00:00:00.000Z' }));
