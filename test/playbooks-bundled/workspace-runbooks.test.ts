@@ -156,3 +156,11 @@ it('software-version-refresh: with systemIds, refreshes and reports only those s
   const refreshed = h.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' }).filter((r) => r.status === 202);
   expect(refreshed.map((r) => [usWest.id, apNortheast.id].find((id) => r.path.includes(`/${id}/`))).sort()).toEqual([apNortheast.id, usWest.id].sort());
 });
+
+it('software-version-refresh: refuses systemIds that are no system, naming them, before any refresh', async () => {
+  const h = (harness = await startBundledHarness());
+  const result = await h.run('software-version-refresh', { systemIds: ['hci-us-west-01', 'hci-nowhere-99'] });
+  expect(result.status).toBe('failed');
+  expect(result.error?.message).toBe('systemIds that are no system of us-west, eu-west, eu-central, ap-northeast: hci-nowhere-99; nothing was refreshed');
+  expect(h.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' })).toEqual([]);
+});
