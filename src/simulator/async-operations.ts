@@ -135,8 +135,11 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
       const startedAt = clock.now();
       const fault = faults?.takeAsyncFault(spec.type);
       const timeoutMinutes = spec.timeoutMinutes ?? Math.max(60, Math.ceil((2 * spec.durationMs) / MINUTE_MS));
-      // A TIMEDOUT fault: the platform gives up on the operation when its timeout passes.
-      const durationMs = fault === 'TIMEDOUT' ? timeoutMinutes * MINUTE_MS : Math.max(0, spec.durationMs);
+      // The platform gives up on an operation when its timeout passes: one that would run
+      // longer than the timeout its area gives it ends TIMEDOUT then, as does a TIMEDOUT fault.
+      const overrun = fault !== 'never' && spec.timeoutMinutes !== undefined && spec.durationMs > timeoutMinutes * MINUTE_MS;
+      const timedOut = fault === 'TIMEDOUT' || overrun;
+      const durationMs = timedOut ? timeoutMinutes * MINUTE_MS : Math.max(0, spec.durationMs);
       const record: AsyncOperationRecord = {
         id: rng.uuid(),
         flavour: spec.flavour,
@@ -160,13 +163,15 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
           seq: (seq += 1),
           id: record.id,
           complete: spec.complete,
-          injectedFailure:
-            fault === 'FAILED'
+          injectedFailure: timedOut
+            ? {
+                errorCode: 'OPERATION_TIMED_OUT',
+                message: `The ${spec.type} operation did not finish within ${timeoutMinutes} minutes${overrun ? '' : ' (injected fault)'}`,
+              }
+            : fault === 'FAILED'
               ? { errorCode: 'SIMULATED_FAILURE', message: `The ${spec.type} operation failed (injected fault)` }
-              : fault === 'TIMEDOUT'
-                ? { errorCode: 'OPERATION_TIMED_OUT', message: `The ${spec.type} operation did not finish within ${timeoutMinutes} minutes (injected fault)` }
-                : undefined,
-          injectedStatus: fault === 'TIMEDOUT' ? 'TIMEDOUT' : 'FAILED',
+              : undefined,
+          injectedStatus: timedOut ? 'TIMEDOUT' : 'FAILED',
         });
       }
       return record;

@@ -47,6 +47,10 @@ export interface AsyncOperationSpec {
   resourceUri?: string;
   /** Simulated duration until the operation ends. */
   durationMs: number;
+  /**
+   * Simulated minutes after which the platform gives up: an operation longer than this ends
+   * TIMEDOUT at it. @default twice the duration, at least 60 (never reached)
+   */
   timeoutMinutes?: number;
   /**
    * Called once, in simulated-time order, when the operation's end time has passed; it

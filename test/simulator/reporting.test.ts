@@ -57,6 +57,27 @@ describe('reporting through HTTP', () => {
     });
   }
 
+  it('an export that would run past its timeoutMinutes ends TIMEDOUT then, without a fault, and sends no e-mail', async () => {
+    // Exports of three hours in this world; the platform gives up after the record's timeoutMinutes.
+    const t = await startTestSimulator({ timeScale: 1e-6, world: { reporting: { exportDurationSeconds: 3 * 3600 } } });
+    close = () => t.sim.close();
+    const { call, sim } = t;
+    const accepted = await call('POST', '/reporting/v1/report-exports', { body: exportBody });
+    const location = accepted.headers.get('location')!;
+    const running = (await call('GET', location)).body;
+    expect(running.timeoutMinutes).toBe(60);
+    sim.control.clock.advance(59 * 60_000);
+    expect((await call('GET', location)).body.state).toBe('RUNNING');
+    sim.control.clock.advance(60_000);
+    const ended = (await call('GET', location)).body;
+    // Not an injected fault: the message says only that the time ran out.
+    expect(ended).toMatchObject({ state: 'TIMEDOUT', error: { message: 'The report-export operation did not finish within 60 minutes' } });
+    expect(Date.parse(ended.endedAt) - Date.parse(ended.startedAt)).toBe(60 * 60_000);
+    expect((await call('GET', `/reporting/v1/statuses/${accepted.body.id}`)).body.reportDownloadUrl).toBe('');
+    expect(sim.control.outbox()).toEqual([]);
+    expect(sim.control.violations()).toEqual([]);
+  });
+
   it('v1alpha1 says it is deprecated on every answer, a refusal included; v1 never does', async () => {
     const t = await startTestSimulator();
     close = () => t.sim.close();

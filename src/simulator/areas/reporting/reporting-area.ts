@@ -60,6 +60,9 @@ export interface ReportingState {
   failReportNames: ReadonlySet<string>;
 }
 
+/** Simulated minutes after which an export ends TIMEDOUT (not published). */
+const EXPORT_TIMEOUT_MINUTES = 60;
+
 /** Shares of the duration where each stage begins. */
 const STAGES = [
   { from: 0, status: 'SUBMITTED', stage: 'report submission', message: 'The report request was submitted' },
@@ -227,6 +230,9 @@ function handlers(state: ReportingState, ctx: SimContext) {
         flavour: 'reporting',
         type: 'report-export',
         durationMs: state.durationMs,
+        // Not published; an hour, twenty times the default export, so a world whose exports
+        // take longer (`exportDurationSeconds`) sees them end TIMEDOUT.
+        timeoutMinutes: EXPORT_TIMEOUT_MINUTES,
         complete: (injected) => complete(exports.find((e) => e.id === record.id) as ReportExport, plan, injected),
       });
       record.resourceUri = `${base(req)}/statuses/${record.id}`;
