@@ -122,6 +122,41 @@ describe('private cloud: software lifecycle', () => {
     expect((await call('GET', path)).body.hypervisorClusters.map((c: JsonBody) => c.name)).toContain('cluster-new');
   });
 
+  it('a version refresh moves the system\'s versionsRefreshedAt to its end; a failed one and other systems keep theirs', async () => {
+    const { call, advance, systems, operation, sim, forget } = await start();
+    const path = `${BASE}/systems/${systems[4].id}`;
+    const refreshedAt = async (at: string) => (await call('GET', at)).body.softwareInfo.versionsRefreshedAt as string;
+    const DAY = 24 * 60 * MINUTE;
+    const first = await refreshedAt(path);
+    // The scheduled refresh: at most a day ago, then every day. Moving just past the next one
+    // also keeps the rest of the test clear of a scheduled refresh.
+    expect(sim.control.clock.now() - Date.parse(first)).toBeLessThan(DAY);
+    advance(Date.parse(first) + DAY - sim.control.clock.now() + MINUTE);
+    // Advances count against token lifetimes: the cached token has expired.
+    forget();
+    const scheduled = await refreshedAt(path);
+    expect(Date.parse(scheduled) - Date.parse(first)).toBe(DAY);
+    const other = await refreshedAt(`${BASE}/systems/${systems[3].id}`);
+
+    advance(5 * MINUTE);
+    const refresh = await call('GET', `${path}/software-version-refresh`);
+    expect(await refreshedAt(path)).toBe(scheduled);
+    advance(MINUTE);
+    const done = await operation(refresh.headers.get('location')!);
+    expect(done.state).toBe('SUCCEEDED');
+    expect(await refreshedAt(path)).toBe(done.endedAt);
+    expect(Date.parse(done.endedAt)).toBeGreaterThan(Date.parse(scheduled));
+    expect(await refreshedAt(`${BASE}/systems/${systems[3].id}`)).toBe(other);
+
+    sim.control.faults.set({ asyncOperations: [{ type: 'software-version-refresh', outcome: 'FAILED', count: 1 }] });
+    advance(MINUTE);
+    const failing = await call('GET', `${path}/software-version-refresh`);
+    advance(MINUTE);
+    expect((await operation(failing.headers.get('location')!)).state).toBe('FAILED');
+    expect(await refreshedAt(path)).toBe(done.endedAt);
+    expect(sim.control.violations()).toEqual([]);
+  });
+
   it('fails an update by async fault injection and keeps the system resumable', async () => {
     const t = await startTestSimulator({ timeScale: 1e-6, world: { privateCloud: { failures: [] } }, faults: { asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] } });
     close = () => t.sim.close();

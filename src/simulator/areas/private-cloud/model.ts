@@ -80,7 +80,15 @@ export interface System extends RecordFields {
   lastOperation?: { record: AsyncOperationRecord; location: string; catalogVersion?: string; clusterIds?: string[] };
   /** Set while the last update failed: what resume continues. */
   failedUpdate?: { catalogVersion: string; clusterIds: string[]; failedStep: UpdateStep };
+  /** When the last on-demand version refresh ended (simulated ms). */
+  versionsRefreshedAtMs?: number;
 }
+
+/**
+ * Interval of the platform's scheduled version refresh of every system, simulated ms. The
+ * reference says versions are refreshed at regular intervals without giving one: a day.
+ */
+export const VERSION_REFRESH_INTERVAL_MS = 24 * 60 * 60_000;
 
 export interface Policy extends RecordFields {
   name: string;

@@ -273,8 +273,13 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
     'privateCloud.refreshSoftwareVersions': (req: SimRequest): SimResponse => {
       const system = findSystem(req);
       checkIdle(system);
-      // Versions are computed from the catalogs, so a refresh has nothing stale to fix.
-      return startOperation(system, 'software-version-refresh', DURATIONS_MS.refresh, [], {}, () => ({ status: 'SUCCEEDED' }));
+      // Versions are computed from the catalogs, so what a refresh changes is when they were
+      // last read from the system (`softwareInfo.versionsRefreshedAt`); a failed one changes nothing.
+      return startOperation(system, 'software-version-refresh', DURATIONS_MS.refresh, [], {}, (injected, endsAtMs) => {
+        if (injected) return { status: 'FAILED', error: injected };
+        system.versionsRefreshedAtMs = endsAtMs;
+        return { status: 'SUCCEEDED' };
+      });
     },
     'privateCloud.addHypervisorCluster': (req: SimRequest): SimResponse => {
       const system = findSystem(req);

@@ -1,5 +1,5 @@
 import { asyncStateOf } from '../../async-operations.js';
-import { availableCatalogs, type Catalog, type Cluster, type PrivateCloudState, type System } from './model.js';
+import { availableCatalogs, VERSION_REFRESH_INTERVAL_MS, type Catalog, type Cluster, type PrivateCloudState, type System } from './model.js';
 
 type UpdateState =
   | 'UP_TO_DATE'
@@ -36,6 +36,12 @@ function clusterUpdateState(system: System, cluster: Cluster, available: readonl
   if (cluster.precheckFailed !== undefined) return 'PRECHECK_FAILED';
   if (isPrecheckValid(cluster, undefined, nowMs)) return 'PRECHECK_COMPLETE';
   return available.length > 0 ? 'UPDATE_AVAILABLE' : 'UP_TO_DATE';
+}
+
+/** When the versions shown were last read from the system: the scheduled refresh, or a later on-demand one. */
+function versionsRefreshedAt(system: System, nowMs: number): number {
+  const scheduled = Math.floor(nowMs / VERSION_REFRESH_INTERVAL_MS) * VERSION_REFRESH_INTERVAL_MS;
+  return Math.max(scheduled, system.versionsRefreshedAtMs ?? 0);
 }
 
 export function systemView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
@@ -90,6 +96,7 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
     softwareInfo: {
       updateState: PRIORITY.find((candidate) => clusters.some((c) => c.updateState === candidate)) ?? 'UP_TO_DATE',
       ...(validUntils.length > 0 ? { precheckValidUntil: iso(Math.min(...validUntils)) } : {}),
+      versionsRefreshedAt: iso(versionsRefreshedAt(system, nowMs)),
       ...(last
         ? {
             lastOperation: {
