@@ -283,8 +283,8 @@ describe('daemon against the simulator', () => {
   });
 
   it('a daemon stopped with a scheduled run in flight: the next daemon resumes that run, which succeeds with the export posted once', async () => {
-    // The export takes 12000 s of simulated time: two seconds, long enough to stop the daemon during its wait.
-    const sim = await startSimulator({ port: 0, timeScale: 6000, world: { reporting: { exportDurationSeconds: 12_000 } } });
+    // The export takes 50 simulated minutes (within its 60-minute time-out): two seconds, long enough to stop the daemon during its wait.
+    const sim = await startSimulator({ port: 0, timeScale: 1500, world: { reporting: { exportDurationSeconds: 3000 } } });
     cleanups.push(() => sim.close());
     const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
     if (!admin) throw new Error('no admin client');
