@@ -69,9 +69,28 @@ export async function readScheduleState(store: RunStore, key: string): Promise<S
   for (const [name, value] of Object.entries(optional)) if (value !== undefined) Object.assign(state, { [name]: value });
   if (typeof raw.lastResult === 'string' && results.includes(raw.lastResult)) state.lastResult = raw.lastResult as ScheduleRunResult;
   if (skip && typeof skip.scheduledAt === 'string' && typeof skip.reason === 'string') state.lastSkip = { scheduledAt: skip.scheduledAt, reason: skip.reason };
+  snapshots.set(state, snapshot(state));
   return state;
 }
 
+/**
+ * What each state object held when it was read or last written, field by field (JSON): a write
+ * sends only the fields changed since, so two writers (the daemon, `fleetbook schedules resume`)
+ * that read the same state and change different fields both keep their change.
+ */
+const snapshots = new WeakMap<ScheduleState, Map<string, string>>();
+
+function snapshot(state: ScheduleState): Map<string, string> {
+  return new Map(Object.entries(state).map(([name, value]) => [name, JSON.stringify(value)]));
+}
+
+/** Writes the fields of `state` changed since it was read (all of them for a state not read), atomically. */
 export async function writeScheduleState(store: RunStore, key: string, state: ScheduleState): Promise<void> {
-  await store.setScheduleState(key, { ...state });
+  const before = snapshots.get(state) ?? new Map<string, string>();
+  const after = snapshot(state);
+  const patch: Record<string, unknown> = {};
+  for (const [name, text] of after) if (before.get(name) !== text) patch[name] = JSON.parse(text) as unknown;
+  for (const name of before.keys()) if (!after.has(name)) patch[name] = null;
+  if (Object.keys(patch).length > 0) await store.patchScheduleState(key, patch);
+  snapshots.set(state, after);
 }

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readScheduleState, writeScheduleState } from '../../src/scheduler/index.js';
-import { openRunStore } from '../../src/store/index.js';
+import { openRunStore, RunStatus } from '../../src/store/index.js';
+import { createSchedulerHarness, schedule, scheduledPlaybook, scheduledTimes } from '../scheduler/harness.js';
 import { runCli, type CliOutcome } from '../support/cli.js';
 
 let dir: string;
@@ -99,6 +100,48 @@ describe('fleetbook schedules', () => {
     await writeScheduleState(again, 'nightly-subscription-report', { ...state!, lastRunId: 'run-crashed', lastResult: 'running' });
     await again.close();
     expect((await cli(['schedules', nightly, '--count', '1'])).stdout).toContain('last   run run-crashed started 2025-03-29 05:00:01Z: interrupted');
+  });
+
+  it('resume while the daemon writes the schedule: both writes stay (the schedule fires again, its skip is recorded)', async () => {
+    const key = 'nightly-subscription-report';
+    await seed(key, {
+      activeSince: '2025-01-01T00:00:00.000Z',
+      fingerprint: '0 6 * * *|Europe/Berlin',
+      lastFireAt: '2025-03-28T05:00:00.000Z',
+      consecutiveFailures: 3,
+      paused: true,
+      pausedAt: '2025-03-28T05:10:00.000Z',
+      pausedPlaybookHash: 'hash-1',
+      queued: [],
+    });
+    const store = await openRunStore({ env: env() });
+    let resumeDuringRead: (() => Promise<unknown>) | undefined;
+    // The daemon reads the paused state; `fleetbook schedules resume` runs before the daemon writes its skip.
+    const racing = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (name !== 'getScheduleState' || typeof value !== 'function') return value;
+        return async (scheduleKey: string) => {
+          const read = (await (value as (k: string) => Promise<unknown>).call(target, scheduleKey)) as unknown;
+          const resume = resumeDuringRead;
+          resumeDuringRead = undefined;
+          await resume?.();
+          return read;
+        };
+      },
+    });
+    const h = createSchedulerHarness('2025-03-29T04:00:00Z', { store: racing, finishWith: RunStatus.succeeded });
+    await h.scheduler.load([scheduledPlaybook([schedule({ key, cron: '0 6 * * *', timezone: 'Europe/Berlin' })])]);
+    let resumed: CliOutcome | undefined;
+    resumeDuringRead = async () => (resumed = await cli(['schedules', 'resume', key]));
+    await h.advanceTo('2025-03-29T05:00:00Z');
+    expect(resumed).toMatchObject({ code: 0, stdout: `Schedule ${key} resumed; it fires again at its next fire time.\n` });
+    expect(h.events('schedule.skipped')).toEqual([expect.objectContaining({ scheduledAt: '2025-03-29T05:00:00.000Z', reason: 'paused after 3 failed runs in a row' })]);
+    expect(await readScheduleState(store, key)).toMatchObject({ paused: false, consecutiveFailures: 0, lastFireAt: '2025-03-29T05:00:00.000Z', lastSkip: { scheduledAt: '2025-03-29T05:00:00.000Z' } });
+    await h.advanceTo('2025-03-30T04:00:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-03-30T04:00:00.000Z']);
+    await h.scheduler.stop();
+    await store.close();
   });
 
   it('refuses an unknown key (exit 2) and an invalid playbook with its location (exit 2)', async () => {

@@ -134,8 +134,11 @@ export async function resumeScheduleAction(io: CliIo, key: string, options: { pl
       throw new SchedulerError(`No schedule '${key}' has fired with the store in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(key, known)}`, 'UNKNOWN_SCHEDULE');
     }
     if (!state.paused) return `Schedule ${key} is not paused.`;
-    const { pausedAt: _pausedAt, pausedPlaybookHash: _hash, ...rest } = state;
-    await writeScheduleState(store, key, { ...rest, paused: false, consecutiveFailures: 0 });
+    // Only these fields are written: a daemon writing the schedule's other fields meanwhile keeps its writes.
+    Object.assign(state, { paused: false, consecutiveFailures: 0 });
+    delete state.pausedAt;
+    delete state.pausedPlaybookHash;
+    await writeScheduleState(store, key, state);
     return `Schedule ${key} resumed; it fires again at its next fire time.`;
   });
   io.stdout.write(`${message}\n`);
