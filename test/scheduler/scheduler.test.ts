@@ -210,6 +210,35 @@ describe('scheduler: a daily 02:30 Berlin schedule through both DST nights', () 
   });
 });
 
+describe('scheduler: America/New_York through both DST nights', () => {
+  it('an hourly schedule fires once per wall-clock hour through the fall-back night: the repeated 01:00 once', async () => {
+    // 2025-11-02: 02:00 EDT (06:00Z) goes back to 01:00 EST; 01:00-01:59 happens twice.
+    const h = createSchedulerHarness('2025-11-02T03:30:00Z', { finishWith: RunStatus.succeeded });
+    await h.scheduler.load([scheduledPlaybook([schedule({ cron: '0 * * * *', timezone: 'America/New_York' })])]);
+    await h.advanceTo('2025-11-02T09:30:00Z');
+    expect(scheduledTimes(h.runs)).toEqual([
+      '2025-11-02T04:00:00.000Z', // 00:00 EDT
+      '2025-11-02T05:00:00.000Z', // 01:00 EDT, the first of the two 01:00s
+      '2025-11-02T07:00:00.000Z', // 02:00 EST
+      '2025-11-02T08:00:00.000Z', // 03:00 EST
+      '2025-11-02T09:00:00.000Z', // 04:00 EST
+    ]);
+    expect(h.events('schedule.skipped')).toEqual([]);
+    expect(h.events('schedule.catchUp')).toEqual([]);
+  });
+
+  it('a daily 02:30 fires once on the spring-forward day, at 03:00 EDT when the clocks jump, and at 02:30 on the days around it', async () => {
+    // 2025-03-09: 02:00 EST (07:00Z) jumps to 03:00 EDT; 02:30 does not exist that day.
+    const h = createSchedulerHarness('2025-03-07T12:00:00Z', { finishWith: RunStatus.succeeded });
+    await h.scheduler.load([scheduledPlaybook([schedule({ cron: '30 2 * * *', timezone: 'America/New_York' })])]);
+    await h.advanceTo('2025-03-09T06:59:59Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-03-08T07:30:00.000Z']);
+    await h.advanceTo('2025-03-11T12:00:00Z');
+    expect(scheduledTimes(h.runs)).toEqual(['2025-03-08T07:30:00.000Z', '2025-03-09T07:00:00.000Z', '2025-03-10T06:30:00.000Z', '2025-03-11T06:30:00.000Z']);
+    expect(h.events('schedule.catchUp')).toEqual([]);
+  });
+});
+
 describe('scheduler: stop and restart', () => {
   it('stop aborts running runs, waits for them to end, and fires nothing more; queued fires survive in the store for the next daemon', async () => {
     const first = createSchedulerHarness('2025-01-01T00:30:00Z');
