@@ -45,7 +45,7 @@ export interface Daemon {
   isLeader(): boolean;
   /** Loads the folder again; an invalid folder is logged and the schedules loaded before go on. */
   reload(): Promise<void>;
-  /** Stops firing, aborts running runs (they end at a journaled point), releases the lease. */
+  /** Stops firing, aborts running runs (they end at a journaled point; the next leader resumes them), releases the lease. */
   stop(): Promise<void>;
   /** Resolves when nothing is under way but runs (tests). */
   idle(): Promise<void>;
@@ -193,7 +193,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         const current = scheduler;
         scheduler = undefined;
         if (current) {
-          log.info({ event: 'daemon.stopping', running: current.runningRunIds() }, 'daemon: stopping; running runs are stopped at a journaled point and stay resumable');
+          log.info({ event: 'daemon.stopping', running: current.runningRunIds() }, 'daemon: stopping; running runs are stopped at a journaled point, and the next daemon to lead resumes them');
           await current.stop({ abortRuns: true });
           await store.releaseLease(SCHEDULER_LEASE_KEY, owner);
         }
