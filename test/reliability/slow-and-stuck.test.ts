@@ -55,7 +55,7 @@ describe('an async operation that never finishes', () => {
     ]);
     const failed = result.steps[0];
     expect(failed?.error).toMatchObject({ code: 'WAIT_TIMEOUT' });
-    expect([...writeOutcomes(h.sim.control.requests()).values()]).toEqual([{ accepted: 1, refused: 0, unknown: [] }]);
+    expect([...writeOutcomes(h.sim.control.requests()).values()]).toEqual([{ applied: 1, notApplied: 0, sentAgain: [] }]);
     // It was polled, and the operation is indeed still running on the platform.
     const polls = h.sim.control.requests({ operationId: 'dataServices.getAsyncOperation' });
     expect(polls.length).toBeGreaterThan(1);
