@@ -1013,6 +1013,8 @@ export interface components {
             updateState: components["schemas"]["SoftwareUpdateState"];
             precheckValidUntil?: components["schemas"]["Timestamp"];
             lastOperation?: components["schemas"]["SoftwareOperationRef"];
+            /** @description When the system's software versions were last read from it, by the scheduled refresh or a `software-version-refresh`. Not in the reference; the simulator answers it. */
+            versionsRefreshedAt?: components["schemas"]["Timestamp"];
             hypervisorClusters: components["schemas"]["ClusterSoftware"][];
         };
         SystemHypervisorCluster: {
