@@ -24,6 +24,11 @@ describe('retryCondition', () => {
     expect(retryCondition(waitTimeout, ['operationFailed', 'timeout'])).toBe('timeout');
     expect(retryCondition(new Error('anything'), ['any'])).toBe('any');
   });
+
+  it('never retries a write of unknown outcome, not even under `any`', () => {
+    const unknown = new StepError('lost', { kind: 'invalidInput', code: 'OUTCOME_UNKNOWN' });
+    expect(retryCondition(unknown, ['any', 'transient', 'operationFailed'])).toBeUndefined();
+  });
 });
 
 describe('stepRetryDelayMs', () => {

@@ -13,7 +13,15 @@ function httpStatusOf(error: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * The code of a write whose outcome reconciliation could not tell. No retry condition covers
+ * it, `any` included: sending it again blindly is what reconciliation is there to prevent; the
+ * operator checks the platform, then resumes with `--confirm-unknown`.
+ */
+export const OUTCOME_UNKNOWN = 'OUTCOME_UNKNOWN';
+
 function matches(condition: RetryOn, error: unknown): boolean {
+  if (isStepError(error) && error.code === OUTCOME_UNKNOWN) return false;
   if (typeof condition === 'number') return httpStatusOf(error) === condition;
   switch (condition) {
     case 'any':

@@ -23,7 +23,7 @@ import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
 import { readSpilledValue } from './large-values.js';
 import { replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { Scope, type StepView } from './scope.js';
-import { retryCondition, stepRetryDelayMs } from './step-retry.js';
+import { OUTCOME_UNKNOWN, retryCondition, stepRetryDelayMs } from './step-retry.js';
 
 /** One line of a run's summary: a step execution or a loop item. */
 export interface StepSummary {
@@ -336,9 +336,11 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       );
       if (outcome.status !== StepStatus.failed || !policy || step.kind !== 'block') return outcome;
       // `on` is matched against the block's failure: `any`, or `timeout` when its own timeout fired.
+      const failedCode = (outcome.error?.details as { failedCode?: string } | undefined)?.failedCode;
       const failure = new StepError(outcome.error?.message ?? 'a step of the block failed', {
         kind: outcome.error?.code === 'STEP_TIMEOUT' ? StepFailureKind.timeout : StepFailureKind.failed,
-        code: outcome.error?.code ?? 'STEPS_FAILED',
+        // A write of unknown outcome inside stops the block's retry as it stops a step's.
+        code: failedCode === OUTCOME_UNKNOWN ? OUTCOME_UNKNOWN : (outcome.error?.code ?? 'STEPS_FAILED'),
       });
       const retried = await retryAfter(policy, attempt, failure, frame.signal, stepPath, () => log().child({ attempt }));
       if (retried !== 'retry') return { ...outcome, status: retried };
@@ -499,7 +501,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
           const sent = cause === undefined ? 'was sent before the run stopped' : `got no answer that tells whether it was applied (${cause instanceof Error ? cause.message : String(cause)})`;
           throw new StepError(`${operation.id} ${sent} and its outcome cannot be told (${decision.reason}). Check the platform, then resume with --confirm-unknown to send it again.`, {
             kind: StepFailureKind.invalidInput,
-            code: 'OUTCOME_UNKNOWN',
+            code: OUTCOME_UNKNOWN,
             operationId: operation.id,
             ...(cause === undefined ? {} : { cause }),
           });
@@ -535,7 +537,8 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
           return runParallel(step, inner, start);
         case 'block': {
           await start();
-          return endingOutcome(await runSequence(step.steps, inner), 'a step of the block failed', {});
+          const ending = await runSequence(step.steps, inner);
+          return ending === 'failed' ? { status: StepStatus.failed, outputs: {}, error: blockFailure(step.steps, inner) } : endingOutcome(ending, '', {});
         }
         case 'uses':
           return runUses(step, inner, start);
@@ -543,6 +546,23 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
           throw new Error(`${stepPath}: '${step.kind}' is not a container step`);
       }
     });
+  }
+
+  /**
+   * A failed block's error names the step that ended it and repeats its message, so the run's
+   * summary says why without a look into the journal. `details.failedCode` keeps the innermost
+   * step's code through nested blocks: a block retry must not repeat a write of unknown outcome.
+   */
+  function blockFailure(steps: readonly Step[], frame: Frame): ErrorRecord {
+    const failed = steps.find((step) => !step.continueOnError && (frame.scope.steps[step.id] as Outcome | undefined)?.status === StepStatus.failed);
+    const error = failed ? (frame.scope.steps[failed.id] as Outcome).error : undefined;
+    if (!failed || !error) return { message: 'a step of the block failed', code: 'STEPS_FAILED' };
+    const innerCode = (error.details as { failedCode?: string } | undefined)?.failedCode ?? error.code;
+    return {
+      message: `step ${join(frame.prefix, failed.id)} failed: ${error.message}`,
+      code: 'STEPS_FAILED',
+      details: { failedStep: join(frame.prefix, failed.id), ...(innerCode === undefined ? {} : { failedCode: innerCode }) },
+    };
   }
 
   function endingOutcome(ending: Ending, failure: string, outputs: unknown): Outcome {

@@ -216,7 +216,8 @@ steps:
     });
     const result = await runFile(file);
     expect(result.status).toBe('failed');
-    expect(result.error?.message).toBe('a step of the block failed');
+    // The run's error says which step ended the block, and why.
+    expect(result.error?.message).toBe('step update.broken failed: boom');
     expect(logged(result)).toEqual(['cleanup after failed']);
     expect(statuses(result)).toEqual({ update: 'failed', 'update.broken': 'failed', 'update.cleanup': 'succeeded', next: 'notStarted' });
   });

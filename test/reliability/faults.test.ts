@@ -258,4 +258,19 @@ describe('a write whose outcome is unknown is reconciled in the run, not blindly
     expect(failed?.error?.message).toMatch(/got no answer that tells whether it was applied .* resume with --confirm-unknown/);
     expect(reconciled(h)).toEqual([['reporting.createReportExport', 'unknown']]);
   });
+
+  it.each([
+    ['a step', false, 'export', 'OUTCOME_UNKNOWN'],
+    ['a block retried as a whole', true, 'attempt', 'STEPS_FAILED'],
+  ])('under `retry.on: [any]` on %s, an export of unknown outcome is not sent again', async (_label, inBlock, failedPath, code) => {
+    const h = (harness = await startReliabilityHarness({ simulator: { faults: { rules: [{ route: 'reporting.createReportExport', count: 1, afterAccept: true }] } } }));
+    const result = await h.run(join(FIXTURES, 'export-retry-any.yaml'), { inBlock });
+    expect(result.status).toBe('failed');
+    expect(h.sim.control.requests({ operationId: 'reporting.createReportExport' })).toHaveLength(1);
+    const failed = result.steps.find((step) => step.path === failedPath);
+    expect(failed).toMatchObject({ attempts: 1, error: { code } });
+    expect(failed?.error?.message).toMatch(/outcome cannot be told/);
+    const journal = await h.store.journal(result.runId);
+    expect(journal.filter(({ event }) => event.type === 'retry.scheduled')).toEqual([]);
+  });
 });
