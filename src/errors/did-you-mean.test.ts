@@ -11,5 +11,8 @@ describe('didYouMean', () => {
 
   it('says nothing when no name is close', () => {
     expect(didYouMean('users.inviteUser', known)).toBe('');
+    // Replacing every letter is no typo.
+    expect(didYouMean('zz', ['a', 'b', 'c'])).toBe('');
+    expect(didYouMean('b1', ['a', 'b', 'c'])).toBe(" Did you mean 'b'?");
   });
 });

@@ -24,7 +24,8 @@ export function closestMatches(wanted: string, known: Iterable<string>, max = 3)
   const lowered = wanted.toLowerCase();
   const candidates = [...known]
     .map((name) => ({ name, score: name.toLowerCase().includes(lowered) ? 0 : distance(wanted, name) }))
-    .filter((candidate) => candidate.score <= limit)
+    // A name that shares no letter with the one typed is no suggestion ('zz' is not 'a' misspelt).
+    .filter((candidate) => candidate.score <= limit && candidate.score < wanted.length)
     .sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
   const best = candidates[0]?.score ?? 0;
   return candidates

@@ -98,7 +98,10 @@ export const scheduleRule: Rule = ({ data }) => {
     const pointer = `/schedules/${index}`;
     const timezone = typeof schedule.timezone === 'string' ? schedule.timezone : 'UTC';
     const validZone = isTimezone(timezone);
-    if (!validZone) findings.push({ code: 'INVALID_TIMEZONE', message: `'${timezone}' is not an IANA timezone such as Europe/Berlin or UTC`, pointer: `${pointer}/timezone` });
+    if (!validZone) {
+      const hint = didYouMean(timezone, Intl.supportedValuesOf('timeZone'));
+      findings.push({ code: 'INVALID_TIMEZONE', message: `'${timezone}' is not an IANA timezone${hint ? `.${hint}` : ' such as Europe/Berlin or UTC'}`, pointer: `${pointer}/timezone` });
+    }
     const fields = typeof schedule.cron === 'string' ? schedule.cron.trim().split(/\s+/).filter((field) => field !== '') : [];
     if (typeof schedule.cron === 'string' && !schedule.cron.trim().startsWith('@') && fields.length !== 5 && fields.length !== 6) {
       // cron-parser fills missing fields with `*` (so "5" would fire every minute): say it instead.
