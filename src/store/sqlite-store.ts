@@ -121,10 +121,11 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     lastSeq: db.prepare<[string], { seq: number }>(`SELECT COALESCE(MAX(seq), 0) AS seq FROM journal WHERE run_id = ?`),
     appendAt: db.prepare<[string, number, string, string]>(`INSERT INTO journal (run_id, seq, at, event_json) VALUES (?, ?, ?, ?)`),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
-    listRuns: db.prepare<{ playbook: string | null; status: string | null; since: string | null; limit: number }, RunRow>(`
+    listRuns: db.prepare<{ playbook: string | null; status: string | null; since: string | null; idPrefix: string | null; limit: number }, RunRow>(`
       SELECT ${runColumns} FROM runs
       WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR status = @status)
         AND (@since IS NULL OR started_at >= @since)
+        AND (@idPrefix IS NULL OR substr(id, 1, length(@idPrefix)) = @idPrefix)
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
     journal: db.prepare<[string], JournalRow>(`SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? ORDER BY seq`),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
@@ -266,7 +267,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       const { since, limit } = normaliseFilter(filter);
       commit();
       return statements.listRuns
-        .all({ playbook: filter.playbook ?? null, status: filter.status ?? null, since: since ?? null, limit })
+        .all({ playbook: filter.playbook ?? null, status: filter.status ?? null, since: since ?? null, idPrefix: filter.idPrefix ?? null, limit })
         .map(rowToRun);
     },
 

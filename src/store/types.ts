@@ -141,6 +141,8 @@ export interface RunFilter {
   status?: RunStatus;
   /** ISO timestamp: runs started at or after. */
   since?: string;
+  /** Runs whose id starts with this text (the short ids an operator types). */
+  idPrefix?: string;
   /** @default 50 */
   limit?: number;
 }

@@ -198,6 +198,20 @@ describe('fleetbook runs show', () => {
     expect(stderr).toContain("Did you mean 'run-rolling-1'?");
   });
 
+  it('takes a prefix naming one run, as resume does; one naming several is exit 2 listing them', async () => {
+    const shown = await fleetbook('runs', 'show', 'run-roll');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^Run run-rolling-1 /);
+    const resumed = await fleetbook('resume', 'run-export-o');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain('run run-export-old already succeeded; there is nothing to resume');
+    for (const command of [['runs', 'show'], ['resume']]) {
+      const ambiguous = await fleetbook(...command, 'run-export');
+      expect(ambiguous.code).toBe(2);
+      expect(ambiguous.stderr).toContain("'run-export' names more than one run (run-export-1, run-export-old): give more of the id");
+    }
+  });
+
   it('a missing run id is a usage error, exit 2', async () => {
     const { code, stderr } = await fleetbook('runs', 'show');
     expect(code).toBe(2);

@@ -164,6 +164,9 @@ describe.each(factories)('RunStore contract: $name', (factory) => {
     expect(await ids({ status: 'failed' })).toEqual(['new']);
     expect(await ids({ since: '2026-02-20T00:00:00Z' })).toEqual(['same-instant', 'new', 'export']);
     expect(await ids({ limit: 2 })).toEqual(['same-instant', 'new']);
+    expect(await ids({ idPrefix: 'ne' })).toEqual(['new']);
+    // A prefix is text, not a pattern.
+    expect(await ids({ idPrefix: '%' })).toEqual([]);
     await expect(store.listRuns({ since: 'last week' })).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
   });
 

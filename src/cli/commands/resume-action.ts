@@ -8,6 +8,7 @@ import { resumeRunWithLock } from '../../scheduler/run-with-lock.js';
 import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
 
@@ -66,14 +67,14 @@ async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<str
   return values;
 }
 
-/** Resumes the run `runId` with the options of `fleetbook resume`. */
-export async function resumeAction(io: CliIo, runId: string, options: ResumeCommandOptions): Promise<void> {
+/** Resumes the run `named` (its id or a prefix naming one run) with the options of `fleetbook resume`. */
+export async function resumeAction(io: CliIo, named: string, options: ResumeCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
 
   const store = await openRunStore({ env: io.env });
   try {
-    const run = await store.getRun(runId);
-    if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
+    const run = await findRun(store, named, io.env);
+    const runId = run.id;
     if (run.status === RunStatus.succeeded) {
       // Killed between the run's end and its exit: the resume an operator (or a script) tries is not an error.
       io.stderr.write(`fleetbook: run ${runId} already succeeded; there is nothing to resume\n`);

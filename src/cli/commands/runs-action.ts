@@ -3,10 +3,8 @@ import { UsageError } from '../../errors/index.js';
 import { didYouMean } from '../../errors/did-you-mean.js';
 import { parseDuration } from '../../expressions/index.js';
 import { RunStatus, buildStepTree, hasLiveDriver, pruneRuns, withRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import { findRun } from '../find-run.js';
 import type { CliIo } from '../io.js';
-
-/** How many recent run ids an unknown id is compared with. */
-const suggestionPoolSize = 200;
 
 /** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
 function formatDuration(ms: number): string {
@@ -172,15 +170,8 @@ export async function listRunsAction(io: CliIo, options: { playbook?: string; st
 /** One run with its step tree. */
 export async function showRunAction(io: CliIo, runId: string, options: { json?: boolean }): Promise<void> {
   const { run, tree } = await withRunStore({ env: io.env }, async (store) => {
-    const found = await store.getRun(runId);
-    if (!found) {
-      const recent = await store.listRuns({ limit: suggestionPoolSize });
-      throw new UsageError(
-        `no run '${runId}' in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(runId, recent.map((r) => r.id))} Run 'fleetbook runs list' to see recent runs.`,
-        'UNKNOWN_RUN',
-      );
-    }
-    return { run: await shownRun(store, found), tree: buildStepTree(await store.steps(runId)) };
+    const found = await findRun(store, runId, io.env);
+    return { run: await shownRun(store, found), tree: buildStepTree(await store.steps(found.id)) };
   });
   if (options.json) {
     io.stdout.write(`${JSON.stringify({ run: { ...run, durationMs: runDurationMs(run) }, steps: tree })}\n`);
