@@ -10,7 +10,7 @@ import { createSecretRegistry, type Logger, type SecretRegistry } from '../loggi
 import type { Playbook } from '../playbook/types.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { reconciliationOf } from '../steps/reconcile/index.js';
-import { isDeadLeaseOwner, newLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
+import { acquireLeaseFromLiveOrDead, newLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
 import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
 import { pruneRuns } from '../store/prune.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
@@ -146,7 +146,7 @@ interface HeldLease {
 async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: Logger, outer: AbortSignal | undefined): Promise<HeldLease> {
   const leaseKey = runLeaseKey(runId);
   const owner = newLeaseOwner();
-  if (!(await store.acquireLease(leaseKey, owner, ttlMs)) && !(await takeOverFromDeadOwner(store, leaseKey, owner, ttlMs))) {
+  if (!(await acquireLeaseFromLiveOrDead(store, leaseKey, owner, ttlMs))) {
     throw new UsageError(`run ${runId} is being driven by another process (its lease is held); wait for it to end, or for its lease to lapse if that process died`, 'RUN_LEASED');
   }
   let heldUntil = Date.now() + ttlMs;
@@ -191,15 +191,6 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
       if (!lostBecause) await store.releaseLease(leaseKey, owner);
     },
   };
-}
-
-/** A run whose process verifiably died on this host is taken over at once, not after the lease's TTL. */
-async function takeOverFromDeadOwner(store: RunStore, leaseKey: string, owner: string, ttlMs: number): Promise<boolean> {
-  const holder = await store.leaseHolder(leaseKey);
-  if (holder && !isDeadLeaseOwner(holder.owner)) return false;
-  // Released by the dead owner's name: if another resumer took it meanwhile, this is a no-op.
-  if (holder) await store.releaseLease(leaseKey, holder.owner);
-  return store.acquireLease(leaseKey, owner, ttlMs);
 }
 
 /** Top-level step ids of the journal that the playbook no longer has, for the refusal's reason. */

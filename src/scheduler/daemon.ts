@@ -5,10 +5,9 @@
  * reloads on request or when a file of the folder changes, and stops cleanly.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
+import { acquireLeaseFromLiveOrDead, describeLeaseOwner, newLeaseOwner } from '../store/lease-owner.js';
 import type { RunStore } from '../store/types.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { isPlaybookFile, loadPlaybookFolder } from './load-playbook-folder.js';
@@ -29,7 +28,7 @@ export interface DaemonOptions {
   clock?: Clock;
   /** Jitter source. @default Math.random */
   random?: () => number;
-  /** Who holds the lease, in logs. @default `<host>:<pid>:<random>` */
+  /** Who holds the lease, as stored. @default a new lease owner (host, pid, random id): a daemon verifiably dead on this host is taken over at once */
   owner?: string;
   /** Scheduler lease time to live; renewed (and a standby retries) every third of it. @default 30000 */
   leaseTtlMs?: number;
@@ -56,8 +55,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const { store, logger } = options;
   const clock = options.clock ?? systemClock;
   const ttlMs = options.leaseTtlMs ?? 30_000;
-  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const log = logger.child({ owner });
+  const owner = options.owner ?? newLeaseOwner();
+  const log = logger.child({ owner: describeLeaseOwner(owner) });
 
   const first = loadPlaybookFolder(options.playbooksDir);
   if (first.problems.some((problem) => problem.severity === 'error')) {
@@ -95,7 +94,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   /** Takes or renews the lease, noting until when it is held. */
   const acquire = async (): Promise<boolean> => {
     const askedAtMs = clock.now();
-    const held = await store.acquireLease(SCHEDULER_LEASE_KEY, owner, ttlMs);
+    const held = await acquireLeaseFromLiveOrDead(store, SCHEDULER_LEASE_KEY, owner, ttlMs);
     if (held) heldUntilMs = askedAtMs + ttlMs;
     return held;
   };
@@ -147,8 +146,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       standbyLogged = true;
       const holder = await store.leaseHolder(SCHEDULER_LEASE_KEY);
       log.info(
-        { event: 'lease.standby', leaseTtlMs: ttlMs, heldBy: holder?.owner },
-        `daemon: daemon ${holder?.owner ?? '(another)'} holds the scheduler lease; waiting as a standby, taking over when it expires`,
+        { event: 'lease.standby', leaseTtlMs: ttlMs, heldBy: holder && describeLeaseOwner(holder.owner) },
+        `daemon: daemon ${holder ? describeLeaseOwner(holder.owner) : '(another)'} holds the scheduler lease; waiting as a standby, taking over when it expires`,
       );
     }
   };

@@ -71,6 +71,25 @@ export function isDeadLeaseOwner(ownerText: string): boolean {
 }
 
 /**
+ * Takes `key` for `owner`: free, expired or already `owner`'s (a renewal), or held by a process
+ * verifiably dead on this host, which is taken over at once rather than after the TTL.
+ */
+export async function acquireLeaseFromLiveOrDead(store: Pick<RunStore, 'acquireLease' | 'leaseHolder' | 'releaseLease'>, key: string, owner: string, ttlMs: number): Promise<boolean> {
+  if (await store.acquireLease(key, owner, ttlMs)) return true;
+  const holder = await store.leaseHolder(key);
+  if (holder && !isDeadLeaseOwner(holder.owner)) return false;
+  // Released by the dead owner's name: if another process took it meanwhile, this is a no-op.
+  if (holder) await store.releaseLease(key, holder.owner);
+  return store.acquireLease(key, owner, ttlMs);
+}
+
+/** `host:pid` (and the id's first characters) of an owner, for logs; another form as it is. */
+export function describeLeaseOwner(ownerText: string): string {
+  const owner = parseLeaseOwner(ownerText);
+  return owner ? `${owner.host}:${owner.pid}:${owner.id.slice(0, 8)}` : ownerText;
+}
+
+/**
  * Whether a run the store says is `running` has a live driver: its lease is held, and not by a
  * process verifiably dead. A run without one crashed (or was killed) and waits for a resume.
  */

@@ -1,17 +1,18 @@
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { captureLogs } from '../../src/api/testing.js';
 import { createPlatformClient } from '../../src/api/index.js';
-import { startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
+import { SCHEDULER_LEASE_KEY, startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
 import { createEngineExecutor } from '../../src/scheduler/engine-executor.js';
 import { readScheduleState } from '../../src/scheduler/schedule-state.js';
 import { isSchedulerError } from '../../src/scheduler/scheduler-error.js';
 import type { FireRequest } from '../../src/scheduler/scheduler.js';
 import { createManualClock, type ManualClock } from '../../src/scheduler/testing.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { createMemoryRunStore, createSqliteRunStore, RunStatus, type RunStore } from '../../src/store/index.js';
+import { createMemoryRunStore, createSqliteRunStore, newLeaseOwner, RunStatus, type RunStore } from '../../src/store/index.js';
 
 const fixtures = join(import.meta.dirname, 'fixtures');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -122,6 +123,32 @@ describe('daemon', () => {
     expect(a.isLeader()).toBe(true);
     expect(fires.map((fire) => fire.scheduledAt.slice(11, 16))).toEqual(['00:05', '00:10', '00:15', '00:20', '00:25', '00:30', '00:35']);
     expect(fires.at(-1)?.owner).toBe('daemon-a');
+  });
+
+  it('takes the lease at once from a daemon verifiably dead on this host; waits as a standby for a live one', async () => {
+    const child = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => child.on('exit', resolve));
+    const own = JSON.parse(newLeaseOwner()) as Record<string, unknown>;
+    const start = (store: RunStore, logger: ReturnType<typeof captureLogs>['logger']) =>
+      startDaemon({ playbooksDir: join(fixtures, 'five'), store, logger, clock: createManualClock(Date.now()), watch: false, execute: async () => ({ status: RunStatus.succeeded }) });
+
+    // Killed with SIGKILL an hour into its lease, then restarted: no wait for the lease to lapse.
+    const killed = createMemoryRunStore();
+    expect(await killed.acquireLease(SCHEDULER_LEASE_KEY, JSON.stringify({ ...own, pid: child.pid }), 3_600_000)).toBe(true);
+    const restartedLogs = captureLogs();
+    const restarted = await start(killed, restartedLogs.logger);
+    cleanups.push(() => restarted.stop());
+    expect(restarted.isLeader()).toBe(true);
+    expect(restartedLogs.lines().some((line) => line.event === 'lease.acquired')).toBe(true);
+
+    // The parent of this test process is alive: its lease is waited for, and named readably.
+    const held = createMemoryRunStore();
+    expect(await held.acquireLease(SCHEDULER_LEASE_KEY, JSON.stringify({ ...own, pid: process.ppid }), 3_600_000)).toBe(true);
+    const standbyLogs = captureLogs();
+    const standby = await start(held, standbyLogs.logger);
+    cleanups.push(() => standby.stop());
+    expect(standby.isLeader()).toBe(false);
+    expect(standbyLogs.lines().find((line) => line.event === 'lease.standby')).toMatchObject({ heldBy: `${hostname()}:${process.ppid}:${String(own.id).slice(0, 8)}` });
   });
 
   it('reloads when a playbook file of the folder changes, and keeps the old set when the new one is invalid', async () => {
