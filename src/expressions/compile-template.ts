@@ -1,5 +1,6 @@
 import jsonata from 'jsonata';
 import { ExpressionError, ExpressionErrorCode, type ExpressionWhere } from './expression-error.js';
+import { ALLOCATION_LIMITS, AllocationLimitError, guardAllocations, JSONATA_LIMIT_CODES } from './allocation-limits.js';
 import { registerExtraFunctions } from './functions.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
@@ -7,9 +8,10 @@ import type { ExpressionContext, ReferenceSite, Template } from './types.js';
 
 /**
  * Guardrails of one evaluation: JSONata stops an expression that runs longer or recurses
- * deeper than this (a runaway `$eval` or recursive lambda must not hang a run).
+ * deeper than this (a runaway `$eval` or recursive lambda must not hang a run), and no value
+ * it builds may be larger than the allocation limits (an expression must not exhaust memory).
  */
-export const EXPRESSION_LIMITS = { timeoutMs: 2000, stackDepth: 500 } as const;
+export const EXPRESSION_LIMITS = { timeoutMs: 2000, stackDepth: 500, ...ALLOCATION_LIMITS } as const;
 
 const OPEN = '${{';
 const CLOSE = '}}';
@@ -130,8 +132,13 @@ function compileExpression(segment: Segment, where: ExpressionWhere, errors: Exp
     return undefined;
   }
   try {
-    const expression = jsonata(segment.text, { timeout: EXPRESSION_LIMITS.timeoutMs, stack: EXPRESSION_LIMITS.stackDepth });
+    const expression = jsonata(segment.text, {
+      timeout: EXPRESSION_LIMITS.timeoutMs,
+      stack: EXPRESSION_LIMITS.stackDepth,
+      sequence: EXPRESSION_LIMITS.maxItems,
+    });
     registerExtraFunctions(expression);
+    guardAllocations(expression);
     return { text: segment.text, offset: segment.offset, expression };
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, segment.text.length);
@@ -202,7 +209,10 @@ function collectExpressions(node: Node, into: Array<{ compiled: CompiledExpressi
 async function evaluateExpression(compiled: CompiledExpression, where: ExpressionWhere, context: ExpressionContext): Promise<unknown> {
   const fail = (message: string, position: number, error: unknown, code?: string): ExpressionError =>
     new ExpressionError(message, {
-      code: ExpressionErrorCode.evaluation,
+      code:
+        error instanceof AllocationLimitError || (code !== undefined && JSONATA_LIMIT_CODES.has(code))
+          ? ExpressionErrorCode.limit
+          : ExpressionErrorCode.evaluation,
       where,
       expression: compiled.text,
       position,

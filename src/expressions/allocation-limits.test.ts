@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { compileTemplate } from './compile-template.js';
+import { ExpressionError } from './expression-error.js';
+import type { ExpressionContext } from './types.js';
+
+const run = { id: 'r1', playbook: 'p', dryRun: false, startedAt: '2024-01-01T00:00:00Z' };
+
+const where = { pointer: '/steps/0/with/text', stepId: 'build' };
+
+async function failure(expression: string, context: Record<string, unknown> = {}): Promise<ExpressionError> {
+  const error = await compileTemplate(`\${{ ${expression} }}`, where)
+    .evaluate({ inputs: {}, steps: {}, run, env: {}, ...context } as ExpressionContext)
+    .then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+  expect(error).toBeInstanceOf(ExpressionError);
+  return error as ExpressionError;
+}
+
+describe('allocation limits', () => {
+  it.each([
+    ["$length($pad('x', 200000000))", '$pad'],
+    ["$pad('x', -100000000)", '$pad'],
+    ["$join([1..100000].$pad('x', 1000), '')", 'limit'],
+    ["$join(['a', 'b', 'c'], $pad('', 20000000))", '$join'],
+    ["$replace($pad('', 1000000, 'x'), 'x', $pad('', 1000, 'y'))", '$replace'],
+    ["[1..1000].$pad('x', 1000000)", 'limit'],
+    ['[1..100000000]', '1e7'],
+    ['[1..2000000]', 'sequence length'],
+    ["$string(($a := [$pad('x', 1000000)]; $b := [$a, $a, $a, $a]; $c := [$b, $b, $b, $b]; $d := [$c, $c, $c, $c]; [$d, $d, $d, $d]))", 'limit'],
+    ["($s := $pad('x', 20000000); $s & $s)", 'limit'],
+    ["$split($pad('', 3000000, 'ab'), '')", 'items'],
+  ])('%s fails the step with EXPRESSION_LIMIT, located', async (expression, mentions) => {
+    const error = await failure(expression);
+    expect(error.code).toBe('EXPRESSION_LIMIT');
+    expect(error.message).toContain('at /steps/0/with/text of step \'build\'');
+    expect(error.message).toContain(mentions);
+  });
+
+  it('leaves ordinary values alone, large lists from the context included', async () => {
+    const items = Array.from({ length: 50_000 }, (_, index) => ({ id: `s${index}`, name: 'x'.repeat(100) }));
+    const template = compileTemplate("${{ $count(inputs.items[$contains(id, '9')].$uppercase(name)) & ':' & $pad('a', 5, '-') & $string({'a': [1..3]}) }}", where);
+    const withNine = items.filter((item) => item.id.includes('9')).length;
+    expect(await template.evaluate({ inputs: { items }, steps: {}, run, env: {} })).toBe(`${withNine}:a----{"a":[1,2,3]}`);
+  });
+});
