@@ -27,6 +27,23 @@ describe('fleetbook validate', () => {
     expect(result.stderr).toBe('');
   });
 
+  it.each([
+    ['invalid/alias-cycle.yaml', 'YAML_ALIAS_CYCLE', ':3:31'],
+    ['invalid/nesting-too-deep.yaml', 'NESTING_TOO_DEEP', ':19:65'],
+    ['invalid/collection-key.yaml', 'YAML_COLLECTION_KEY', ':4:7'],
+    ['invalid/alias-limit.yaml', 'YAML_ALIAS_LIMIT', ':2:10'],
+  ])('%s: a located %s, exit 2, never an internal error or a Node warning', async (file, code, at) => {
+    const warnings: unknown[] = [];
+    const onWarning = (warning: unknown): number => warnings.push(warning);
+    process.on('warning', onWarning);
+    const result = await run([fixture(file)]).finally(() => process.off('warning', onWarning));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain(`${file}${at}  error`);
+    expect(result.stdout).toContain(`(${code})`);
+    expect(result.stderr).toBe('');
+    expect(warnings).toEqual([]);
+  });
+
   it('prints JSON problems: a duplicate key named with where it first appeared, and the other problems with it', async () => {
     const result = await run(['--format', 'json', fixture('invalid/duplicate-keys.yaml')]);
     expect(result.code).toBe(2);
