@@ -30,20 +30,39 @@ function templatesOf(step: Step): Template[] {
   return fields;
 }
 
+/**
+ * Step ids that have run, as a chain of sets: a nested list of steps adds its own set on top of
+ * the one around it instead of copying it, so walking the playbook costs the number of steps
+ * times the nesting depth, not steps squared.
+ */
+class RanSteps {
+  private readonly own = new Set<string>();
+
+  constructor(private readonly outer?: RanSteps) {}
+
+  has(id: string): boolean {
+    return this.own.has(id) || (this.outer?.has(id) ?? false);
+  }
+
+  add(id: string): void {
+    this.own.add(id);
+  }
+}
+
 /** Steps that have run once `step` has ended, as seen from after it. */
-function finishedWithin(step: Step, into: Set<string>): void {
+function finishedWithin(step: Step, into: RanSteps, withHandlers = true): void {
   into.add(step.id);
   const children: Step[] = [];
   if (step.kind === 'block') children.push(...step.steps);
   if (step.kind === 'parallel') children.push(...step.branches.flat());
-  children.push(...(step.rescue ?? []), ...(step.always ?? []));
+  if (withHandlers) children.push(...(step.rescue ?? []), ...(step.always ?? []));
   for (const child of children) finishedWithin(child, into);
 }
 
 /** What an expression at some place may read besides the context names. */
 interface Scope {
   /** Steps that have run. */
-  visible: ReadonlySet<string>;
+  visible: RanSteps;
   /** Loop variables of the enclosing loops. */
   loopNames: ReadonlySet<string>;
 }
@@ -103,7 +122,7 @@ export function expressionReferenceRule(playbook: Playbook): ReferenceFinding[] 
   };
 
   const walk = (steps: Step[], outer: Scope): void => {
-    const visible = new Set(outer.visible);
+    const visible = new RanSteps(outer.visible);
     for (const step of steps) {
       const scope: Scope = { visible, loopNames: outer.loopNames };
       for (const template of templatesOf(step)) check(template, scope);
@@ -120,19 +139,19 @@ export function expressionReferenceRule(playbook: Playbook): ReferenceFinding[] 
       }
       if (step.kind === 'block') walk(step.steps, scope);
       if (step.kind === 'parallel') for (const branch of step.branches) walk(branch, scope);
-      const afterStep = new Set(visible);
-      finishedWithin({ ...step, rescue: [], always: [] }, afterStep);
+      const afterStep = new RanSteps(visible);
+      finishedWithin(step, afterStep, false);
       walk(step.rescue ?? [], { visible: afterStep, loopNames: outer.loopNames });
       walk(step.always ?? [], { visible: afterStep, loopNames: outer.loopNames });
       finishedWithin(step, visible);
     }
   };
-  walk(playbook.steps, { visible: new Set(), loopNames: new Set() });
+  walk(playbook.steps, { visible: new RanSteps(), loopNames: new Set() });
 
-  const everything = new Set<string>();
+  const everything = new RanSteps();
   for (const step of playbook.steps) finishedWithin(step, everything);
   check(playbook.outputs, { visible: everything, loopNames: new Set() });
   // The lock is rendered before the run starts: no step has run.
-  check(playbook.lock, { visible: new Set(), loopNames: new Set() });
+  check(playbook.lock, { visible: new RanSteps(), loopNames: new Set() });
   return findings;
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli, type CliOutcome } from '../support/cli.js';
@@ -42,6 +45,24 @@ describe('fleetbook validate', () => {
     expect(result.stdout).toContain(`(${code})`);
     expect(result.stderr).toBe('');
     expect(warnings).toEqual([]);
+  });
+
+  it('never prints a line of a file that is not a playbook: a .env named by uses, or given itself', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetbook-validate-env-'));
+    writeFileSync(join(dir, '.env'), 'FLEETBOOK_CLIENT_SECRET=s3cr3t-from-env\n');
+    writeFileSync(join(dir, 'env.yaml'), 'FLEETBOOK_CLIENT_SECRET=s3cr3t-from-env\n');
+    writeFileSync(join(dir, 'parent.yaml'), 'name: parent\nsteps:\n  - uses: ./.env\n  - uses: ./env.yaml\n');
+    const result = await run([join(dir, 'parent.yaml'), join(dir, 'env.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('(USES_NOT_ALLOWED)');
+    expect(result.stdout).toContain('(NOT_A_PLAYBOOK)');
+    expect(result.stdout + result.stderr).not.toContain('s3cr3t');
+  });
+
+  it('refuses /dev/zero at once with exit 2', async () => {
+    const result = await run(['/dev/zero']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('/dev/zero:1:1  error  is not a regular file');
   });
 
   it('prints JSON problems: a duplicate key named with where it first appeared, and the other problems with it', async () => {
