@@ -44,4 +44,11 @@ describe('allocation limits', () => {
     const withNine = items.filter((item) => item.id.includes('9')).length;
     expect(await template.evaluate({ inputs: { items }, steps: {}, run, env: {} })).toBe(`${withNine}:a----{"a":[1,2,3]}`);
   });
+
+  it('measures a context value that links back to itself without going round', async () => {
+    const group: Record<string, unknown> = { id: 'g1' };
+    group.self = group;
+    const template = compileTemplate('${{ [inputs.group, inputs.group].id }}', where);
+    expect(await template.evaluate({ inputs: { group }, steps: {}, run, env: {} })).toEqual(['g1', 'g1']);
+  });
 });

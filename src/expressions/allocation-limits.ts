@@ -90,6 +90,8 @@ export function measureValue(value: unknown, sizes: WeakMap<object, number>, cap
   if (value === null) return 4;
   const known = sizes.get(value);
   if (known !== undefined) return known;
+  // A value that holds itself (a context object linked back) is counted once, not followed round.
+  sizes.set(value, 0);
   let total = 2;
   if (Array.isArray(value)) {
     if (value.length > ALLOCATION_LIMITS.maxItems) return cap + 1;

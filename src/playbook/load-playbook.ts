@@ -186,7 +186,7 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   if (text === undefined) return { problems: problem ? [problem] : [] };
   const source = parseSourceDocument(file, text);
   const problems = [...source.problems];
-  if (source.data === undefined && hasErrors(problems)) return { problems };
+  if (source.data === undefined && hasErrors(problems)) return { problems: problems.sort(byPosition) };
   if (!isRawObject(source.data)) return { problems: [...problems, fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`')].sort(byPosition) };
   const data = source.data;
 

@@ -98,10 +98,17 @@ function duplicateKeys(document: Document, file: string, position: (offset: numb
   return problems;
 }
 
+/** `__proto__`, `constructor`, `toString`, `hasOwnProperty`... and `prototype`: names plain objects answer without holding them. */
+function isInheritedName(key: unknown): boolean {
+  return typeof key === 'string' && (key in Object.prototype || key === 'prototype');
+}
+
 /**
  * Shapes the data cannot be built from, found without recursion: nesting deeper than
- * `MAX_NESTING_DEPTH`, an alias inside the node it names (the data would contain itself), and
- * a mapping key that is a list or a mapping (JavaScript object keys are text).
+ * `MAX_NESTING_DEPTH`, an alias inside the node it names (the data would contain itself), a
+ * mapping key that is a list or a mapping (JavaScript object keys are text), and a key that
+ * names what every JavaScript object inherits (checks by `in` or schema validators would take
+ * it for known, and `__proto__` would be dropped from a value).
  */
 function structureProblems(document: Document, file: string, position: (offset: number) => Position): Problem[] {
   const problems: Problem[] = [];
@@ -143,7 +150,13 @@ function structureProblems(document: Document, file: string, position: (offset: 
     for (const item of node.items as unknown[]) {
       if (isPair(item)) {
         if (isCollection(item.key)) problem('YAML_COLLECTION_KEY', 'a mapping key is a list or a mapping; keys are plain text such as `name`', item.key);
-        else stack.push({ node: item.key, depth: depth + 1 });
+        else if (isScalar(item.key) && isInheritedName(item.key.value)) {
+          problem(
+            'RESERVED_KEY',
+            `the key '${String(item.key.value)}' is a name every JavaScript object has built in: it could be taken for the built-in one (a field, an input, a key of a value), so it is refused; use another name`,
+            item.key,
+          );
+        } else stack.push({ node: item.key, depth: depth + 1 });
         stack.push({ node: item.value, depth: depth + 1 });
       } else stack.push({ node: item, depth: depth + 1 });
     }
