@@ -19,6 +19,7 @@ import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
+import { createTaintTracker } from './taint.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 
 /** How long a run's lease lasts without renewal; renewed at a third of it while the run goes on. */
@@ -375,7 +376,13 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
-  const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: exposedEnvironment(options.env ?? process.env, secrets) });
+  const scope = new Scope({
+    playbook,
+    inputs: facts.values,
+    run: { id: runId, playbook: playbook.name, dryRun, startedAt },
+    env: exposedEnvironment(options.env ?? process.env, secrets),
+    taint: createTaintTracker(playbook, secrets),
+  });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
 
   let status: RunStatus = ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;

@@ -16,6 +16,7 @@ import { toErrorRecord } from '../steps/executors/error-record.js';
 import { executeHttp } from '../steps/executors/http.js';
 import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
 import type { ExecutorRuntime, LeafResult } from '../steps/executors/types.js';
+import { createTaintTracker } from './taint.js';
 import { reconcileWrite, type ReconcileDecision } from '../steps/reconcile/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent, type StepRecord } from '../store/types.js';
 import { resolveInputs } from './inputs.js';
@@ -586,7 +587,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
     await start({ playbook: child.name, inputs: resolved.values });
     const parentRoot = frame.scope.root;
-    const scope = new Scope({ playbook: child, inputs: resolved.values, run: parentRoot.run, env: parentRoot.env });
+    const scope = new Scope({ playbook: child, inputs: resolved.values, run: parentRoot.run, env: parentRoot.env, taint: createTaintTracker(child, secrets) });
     const ending = await runSequence(child.steps, { ...frame, scope });
     if (ending !== 'succeeded') return endingOutcome(ending, `playbook '${child.name}' failed`, {});
     return { status: StepStatus.succeeded, outputs: child.outputs ? await child.outputs.evaluate(scope.context()) : {} };

@@ -4,6 +4,7 @@ import { ALLOCATION_LIMITS, AllocationLimitError, guardAllocations, JSONATA_LIMI
 import { registerExtraFunctions } from './functions.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
+import { taintTrackerOf } from './taint.js';
 import type { ExpressionContext, ReferenceSite, Template } from './types.js';
 
 /**
@@ -22,6 +23,8 @@ interface CompiledExpression {
   /** Offset of `text` in the string value. */
   offset: number;
   expression: jsonata.Expression;
+  /** Top-level names it reads (with the member under `inputs`/`steps`): what taint tracking looks at. */
+  reads?: Array<{ root: string; member?: string }>;
 }
 
 type Node =
@@ -227,12 +230,16 @@ async function evaluateExpression(compiled: CompiledExpression, where: Expressio
     const { position, code, message } = jsonataPosition(error, compiled.text.length);
     throw fail(message, position, error, code);
   }
+  let value: unknown;
   try {
-    return normaliseValue(raw);
+    value = normaliseValue(raw);
   } catch (error) {
     if (error instanceof UnsafeValueError) throw fail(error.message, 0, error);
     throw error;
   }
+  const tracker = taintTrackerOf(context);
+  if (tracker !== undefined && tracker.readsSecret(compiled.reads ?? [])) tracker.taint(value, where.stepId);
+  return value;
 }
 
 /** How a value sits inside a string: text as is, nothing for null/undefined, JSON for the rest. */
@@ -285,6 +292,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const references: ReferenceSite[] = [];
   for (const { compiled, where: at } of expressions) {
     const found = findReferences(compiled.expression.ast(), compiled.text);
+    compiled.reads = found.occurrences.map((occurrence) => ({ root: occurrence.root, ...(occurrence.member === undefined ? {} : { member: occurrence.member }) }));
     for (const name of found.roots) roots.add(name);
     for (const id of found.steps) steps.add(id);
     for (const occurrence of found.occurrences) {
