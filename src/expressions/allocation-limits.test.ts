@@ -51,4 +51,16 @@ describe('allocation limits', () => {
     const template = compileTemplate('${{ [inputs.group, inputs.group].id }}', where);
     expect(await template.evaluate({ inputs: { group }, steps: {}, run, env: {} })).toEqual(['g1', 'g1']);
   });
+
+  it.each([
+    ["$pad('foo', 5)", 'foo  '],
+    ["$pad('foo', -5, '#')", '##foo'],
+    ["$pad('foo', 8, 'ab')", 'fooababa'],
+    ["$pad('\u00e9\ud83d\ude00', 5, '\ud83d\udc4d')", '\u00e9\ud83d\ude00\ud83d\udc4d\ud83d\udc4d\ud83d\udc4d'],
+    ["$pad('foobar', 3)", 'foobar'],
+    ["$pad('x', 4.7, '')", 'x   '],
+  ])('%s pads as JSONata does', async (expression, expected) => {
+    const template = compileTemplate(`\${{ ${expression} }}`, where);
+    expect(await template.evaluate({ inputs: {}, steps: {}, run, env: {} })).toBe(JSON.parse(`"${expected}"`));
+  });
 });

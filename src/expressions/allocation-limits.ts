@@ -169,6 +169,24 @@ const [pad, join, string, replace, split] = await Promise.all(['pad', 'join', 's
 
 const callOriginal = (fn: BuiltIn, self: unknown, args: unknown[]): unknown => (fn.implementation as (...a: unknown[]) => unknown).apply(self, args);
 
+const codePoints = (text: string): number => (/[\uD800-\uDFFF]/.test(text) ? Array.from(text).length : text.length);
+
+/**
+ * JSONata's `$pad` (widths and lengths in code points, a longer padding text cut to fit), built
+ * with `repeat`: JSONata joins an array as long as the width, which takes seconds for a width
+ * the limits allow.
+ */
+function padText(text: string | undefined, width: number, char?: string): string | undefined {
+  if (text === undefined) return undefined;
+  const filler = char === undefined || char.length === 0 ? ' ' : char;
+  const padLength = Math.abs(Math.trunc(width)) - codePoints(text);
+  if (padLength <= 0) return text;
+  const fillerLength = codePoints(filler);
+  let padding = filler.repeat(Math.ceil(padLength / fillerLength));
+  if (padLength % fillerLength !== 0) padding = Array.from(padding).slice(0, padLength).join('');
+  return width > 0 ? text + padding : padding + text;
+}
+
 function countOccurrences(text: string, pattern: string, limit: number): number {
   if (pattern === '') return text.length + 1;
   let count = 0;
@@ -183,7 +201,7 @@ const guardedFunctions = [
     implementation(this: { environment: JsonataEnvironment }, text: string | undefined, width: number, char?: string): unknown {
       if (text !== undefined && Number.isFinite(width)) spend(this.environment, '$pad', Math.max(Math.abs(Math.trunc(width)), text.length));
       if (!Number.isFinite(width) && width !== undefined) throw new AllocationLimitError(`$pad: the width must be a finite number, got ${String(width)}`);
-      return callOriginal(pad, this, [text, width, char]);
+      return padText(text, width, char);
     },
   },
   {
