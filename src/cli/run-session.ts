@@ -3,7 +3,7 @@
  * embedded simulator, the interruption by SIGINT/SIGTERM, and how a run's result is shown
  * and turned into an exit code.
  */
-import { createWriteStream } from 'node:fs';
+import { openSync } from 'node:fs';
 import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import type { RunResult } from '../engine/index.js';
 import { ExitCode, UsageError } from '../errors/index.js';
@@ -41,8 +41,45 @@ export function createCommandLogger(io: CliIo, options: LoggingOptions, secrets:
   }
   const level = options.logLevel as pino.Level;
   const streams: pino.StreamEntry[] = [{ stream: (readable ? createReadableLogStream(io.stdout) : io.stdout) as DestinationStream, level }];
-  if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level });
+  if (options.logFile) streams.push({ stream: openLogFile(options.logFile), level });
   return createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+}
+
+type LogFile = ReturnType<typeof pino.destination>;
+
+/** `--log-file`s open in this process, written out synchronously when it exits. */
+const openLogFiles = new Set<LogFile>();
+let flushOnExit = false;
+
+/**
+ * A `--log-file`: buffered writes (a hot run logs a lot), flushed synchronously when the process
+ * exits, however it exits (`process.exit` on a fatal path, an uncaught exception), so the last
+ * lines, the ones saying why, are not lost with the buffer.
+ */
+function openLogFile(file: string): LogFile {
+  if (!flushOnExit) {
+    flushOnExit = true;
+    process.on('exit', () => {
+      for (const destination of openLogFiles) {
+        try {
+          destination.flushSync();
+        } catch {
+          // A file that cannot be written now (disk full, not yet open) cannot be helped while exiting.
+        }
+      }
+    });
+  }
+  // Opened here, synchronously: a destination still opening its file cannot be flushed.
+  let fd: number;
+  try {
+    fd = openSync(file, 'a');
+  } catch (error) {
+    throw new UsageError(`--log-file ${file}: cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, 'INVALID_OPTION');
+  }
+  const destination = pino.destination({ dest: fd, sync: false });
+  openLogFiles.add(destination);
+  destination.on('close', () => openLogFiles.delete(destination));
+  return destination;
 }
 
 /**
