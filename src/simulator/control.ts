@@ -29,6 +29,8 @@ export interface SimulatorControl {
   reset(): void;
   world(): { seed: number; timeScale: number; areas: Record<string, Record<string, number | string>> };
   violations(): readonly ResponseViolation[];
+  /** Whether answers are checked against the description (`validateResponses`, `--check-responses`). */
+  checksResponses(): boolean;
   revokeTokens(): void;
 }
 
@@ -76,5 +78,5 @@ export function registerControlRoutes(app: FastifyInstance, control: SimulatorCo
     return control.world();
   });
   app.get('/_sim/world', () => control.world());
-  app.get('/_sim/violations', () => ({ items: control.violations() }));
+  app.get('/_sim/violations', () => ({ checking: control.checksResponses(), items: control.violations() }));
 }

@@ -37,3 +37,19 @@ describe('faults: rates of several rules on one route', () => {
     expect([0, 1, 2, 3].map(() => faults.decide('users.getUser').status)).toEqual([503, 503, 500, 500]);
   });
 });
+
+describe('faults: the random sequence', () => {
+  it('runs on when faults are set again: the same settings set twice do not repeat the same draws', () => {
+    const faults = createFaults(7, () => 0);
+    const pattern = (): string => {
+      faults.set({ rules: [{ route: '*', status: 503, rate: 0.5 }] });
+      return Array.from({ length: 40 }, () => (faults.decide('users.getUser').status === 503 ? 'x' : '.')).join('');
+    };
+    const first = pattern();
+    expect(pattern()).not.toBe(first);
+    // Still reproducible: the same seed and the same sequence of settings and requests.
+    const again = createFaults(7, () => 0);
+    again.set({ rules: [{ route: '*', status: 503, rate: 0.5 }] });
+    expect(Array.from({ length: 40 }, () => (again.decide('users.getUser').status === 503 ? 'x' : '.')).join('')).toBe(first);
+  });
+});

@@ -138,11 +138,11 @@ export interface Faults extends AsyncFaultSource {
 
 /**
  * Fault injection, reproducible by seed: the same settings and the same sequence of
- * requests give the same faults. `revokeTokens` revokes every token issued so far and
+ * requests (and of settings) give the same faults; one random sequence serves every setting. `revokeTokens` revokes every token issued so far and
  * returns how many there were.
  */
 export function createFaults(seed: number, revokeTokens: () => number): Faults {
-  let rng: Rng = createRng(seed).fork('faults');
+  const rng: Rng = createRng(seed).fork('faults');
   let rules: Array<Counted<FaultRule>> = [];
   let asyncRules: Array<Counted<AsyncFaultRule>> = [];
   /** Authenticated requests still served before the pending revocation; undefined: none pending. */
@@ -153,7 +153,8 @@ export function createFaults(seed: number, revokeTokens: () => number): Faults {
 
   return {
     set(settings) {
-      rng = createRng(seed).fork('faults');
+      // The random sequence runs on across updates: restarting it at each `set` would give a
+      // test that adjusts its faults as it goes the same draws after every adjustment.
       rules = (settings.rules ?? []).map((rule) => counted(rule, rule.route));
       asyncRules = (settings.asyncOperations ?? []).map((rule) => counted(rule, rule.type));
       revokeAfter = undefined;

@@ -14,12 +14,19 @@ function typeOf(schema: unknown): string | undefined {
   return Array.isArray(type) ? type.find((t): t is string => typeof t === 'string' && t !== 'null') : undefined;
 }
 
+/**
+ * A number as JSON (and the published description) writes one: decimal digits, an optional
+ * fraction and exponent. `Number()` would also read `0x10`, `0b11`, `1_0`-free padding such as
+ * ` 16 ` or `Infinity`, none of which the platform takes.
+ */
+const DECIMAL_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+
 /** A query string value as the type the schema asks for; anything unparsable is left for ajv to report. */
 function coerce(value: string, schema: unknown): unknown {
   switch (typeOf(schema)) {
     case 'integer':
     case 'number':
-      return value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+      return DECIMAL_NUMBER.test(value) && Number.isFinite(Number(value)) ? Number(value) : value;
     case 'boolean':
       return value === 'true' ? true : value === 'false' ? false : value;
     default:

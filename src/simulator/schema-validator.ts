@@ -4,10 +4,17 @@ import addFormatsModule from 'ajv-formats';
 // ajv-formats is CommonJS: its module object is the plugin function.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
+/** The longest e-mail address there can be (RFC 5321: a 256-octet path less its angle brackets). */
+export const MAX_EMAIL_LENGTH = 254;
+
 /** One ajv instance (JSON Schema 2020-12 with formats) for every schema the simulator checks. */
 export function createSchemaValidator(): { compile(schema: object): ValidateFunction } {
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true });
   addFormats(ajv);
+  // An address is at most 254 characters (RFC 5321); the description's `format: email` means
+  // one, so an 8 MB "address" is refused like any malformed one, without a maxLength on every field.
+  const email = ajv.formats.email as RegExp;
+  ajv.addFormat('email', { type: 'string', validate: (text: string) => text.length <= MAX_EMAIL_LENGTH && email.test(text) });
   return { compile: (schema) => ajv.compile(schema) };
 }
 

@@ -389,6 +389,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     },
     world: () => ({ seed, timeScale: clock.timeScale, areas: world.summary() }),
     violations: () => violations,
+    checksResponses: () => validateResponses,
     revokeTokens: () => {
       auth.revokeAll();
     },

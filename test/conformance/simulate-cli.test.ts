@@ -36,7 +36,7 @@ const tokenOf = async (url: string, clientId: string, clientSecret: string) => {
 describe('fleetbook simulate (child process)', () => {
   it('prints its connection JSON, serves the platform, exits 0 on SIGTERM', async () => {
     expect(existsSync(`${root}dist/cli/main.js`), 'dist/ is missing: run `npm run build` first').toBe(true);
-    const child = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--json', '--time-scale', '60', '--seed', '3'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--json', '--time-scale', '60', '--seed', '3', '--check-responses'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     try {
@@ -65,6 +65,8 @@ describe('fleetbook simulate (child process)', () => {
       expect((await client.users.listUsers()).body.total).toBe(25);
       const world = (await (await fetch(`${connection.url}/_sim/world`)).json()) as { seed: number; timeScale: number };
       expect(world).toMatchObject({ seed: 3, timeScale: 60 });
+      // --check-responses: every answer above was checked against the description, and matched.
+      expect(await (await fetch(`${connection.url}/_sim/violations`)).json()).toEqual({ checking: true, items: [] });
       child.kill('SIGTERM');
       const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
       expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });

@@ -101,6 +101,18 @@ describe('simulator core: limits, validation, regions', () => {
     const query = await call('GET', `${SYSTEMS}?limit=1000`);
     expect(query.status).toBe(400);
     expect(query.body.errorDetails[0].issues[0]).toMatchObject({ source: 'query.parameter', subject: 'limit' });
+    // Integers as the description writes them: decimal digits, nothing Number() would also read.
+    for (const limit of ['0x10', '0b11', '1e1x', ' 16', 'Infinity', '']) {
+      const odd = await call('GET', `${SYSTEMS}?limit=${encodeURIComponent(limit)}`);
+      expect(odd.status, limit).toBe(400);
+      expect(odd.body.errorDetails[0].issues[0], limit).toMatchObject({ source: 'query.parameter', subject: 'limit' });
+    }
+    expect((await call('GET', `${SYSTEMS}?limit=16`)).status).toBe(200);
+    // An e-mail address is at most 254 characters, whatever the field.
+    const huge = await call('POST', '/identity/v1/users', { body: { email: `${'a'.repeat(8 * 1024 * 1024)}@corp.example` } });
+    expect(huge.status).toBe(400);
+    expect(huge.body.errorDetails[0].issues).toContainEqual(expect.objectContaining({ source: 'field', subject: 'email' }));
+    expect((await call('POST', '/identity/v1/users', { body: { email: `${'a'.repeat(64)}@corp.example` } })).status).toBe(201);
   });
 
   it('takes a body that is not JSON through the whole pipeline: auth first, logged, deprecation and rate-limit headers, faults', async () => {
@@ -214,7 +226,7 @@ describe('simulator core: faults, control, determinism', () => {
     await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'temp' } });
     expect((await fetch(`${sim.url}/_sim/reset`, { method: 'POST' })).status).toBe(200);
     expect((await call('GET', '/private-cloud-business/v1beta1/vm-provisioning-policies')).body.total).toBe(3);
-    expect(await (await fetch(`${sim.url}/_sim/violations`)).json()).toEqual({ items: [] });
+    expect(await (await fetch(`${sim.url}/_sim/violations`)).json()).toEqual({ checking: true, items: [] });
     expect((await fetch(`${sim.url}/_sim/outbox`)).status).toBe(200);
   });
 

@@ -13,6 +13,7 @@ interface SimulateOptions {
   world?: string;
   timeScale: string;
   faults?: string;
+  checkResponses?: boolean;
   json?: boolean;
 }
 
@@ -34,6 +35,7 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .option('--world <file>', 'world file (YAML): sizes, pinned failures, extra API clients')
     .option('--time-scale <n>', 'divide every simulated duration by n (60: a minute takes a second)', '1')
     .option('--faults <file>', 'fault-injection file (YAML or JSON)')
+    .option('--check-responses', 'check every answer against the API description; a mismatch becomes a 500 and is listed at /_sim/violations')
     .option('--json', 'print the connection details as one JSON line')
     .action(async (options: SimulateOptions) => {
       const port = parseNumberOption('port', options.port, (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a port number (0-65535)');
@@ -48,6 +50,7 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
         ...(seed === undefined ? {} : { seed }),
         ...(options.world ? { world: options.world } : {}),
         ...(options.faults ? { faults: options.faults } : {}),
+        ...(options.checkResponses ? { validateResponses: true } : {}),
       });
       const connection = {
         url: simulator.url,
@@ -73,7 +76,8 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
             'API clients:',
             ...simulator.clients.map((client) => `  ${client.clientId.padEnd(16)} ${client.role.padEnd(14)} secret: ${client.clientSecret}`),
             '',
-            `Control surface: ${simulator.url}/_sim/ (requests, outbox, faults, clock, reset, world)`,
+            `Control surface: ${simulator.url}/_sim/ (requests, outbox, faults, clock, reset, world, violations)`,
+            ...(options.checkResponses ? ['Answers are checked against the API description: a mismatch is a 500, listed at /_sim/violations.'] : []),
             'Press Ctrl-C to stop.',
             '',
           ].join('\n'),
