@@ -191,7 +191,54 @@ function mostUsedAnchor(document: Document): { name: string; uses: number; node:
   return { name: best[0], uses: best[1].count, node: anchored.get(best[0]) ?? best[1].first };
 }
 
+/**
+ * Where `[`/`{` flow collections, counted through the text, first nest more than
+ * `MAX_NESTING_DEPTH` deep. The YAML parser recurses once per flow level, so this is checked on
+ * the text, before parsing: thousands of `[` would overflow its stack. Quoted scalars and
+ * comments are skipped; brackets inside plain text (an expression's) are counted, which can
+ * only err towards refusing text nested that deep anyway.
+ */
+function tooDeepFlowOffset(text: string): number | undefined {
+  let depth = 0;
+  let quote: string | undefined;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (quote !== undefined) {
+      if (quote === '"' && char === '\\') index += 1;
+      else if (char === quote) {
+        if (quote === "'" && text[index + 1] === "'") index += 1;
+        else quote = undefined;
+      }
+      continue;
+    }
+    const previous = index === 0 ? '\n' : (text[index - 1] ?? '\n');
+    if (char === '#' && /\s/.test(previous)) {
+      const end = text.indexOf('\n', index);
+      index = end === -1 ? text.length : end;
+    } else if ((char === '"' || char === "'") && /[\s[{,:]/.test(previous)) quote = char;
+    else if (char === '[' || char === '{') {
+      depth += 1;
+      if (depth > MAX_NESTING_DEPTH) return index;
+    } else if ((char === ']' || char === '}') && depth > 0) depth -= 1;
+  }
+  return undefined;
+}
+
 export function parseSourceDocument(file: string, text: string): SourceDocument {
+  const tooDeepAt = tooDeepFlowOffset(text);
+  if (tooDeepAt !== undefined) {
+    const lines = text.slice(0, tooDeepAt).split('\n');
+    const problem: Problem = {
+      code: 'NESTING_TOO_DEEP',
+      message: `lists and mappings written in brackets are nested more than ${MAX_NESTING_DEPTH} deep here; a playbook may nest at most ${MAX_NESTING_DEPTH}`,
+      severity: 'error',
+      file,
+      line: lines.length,
+      column: (lines.at(-1)?.length ?? 0) + 1,
+      pointer: '',
+    };
+    return { file, text, data: undefined, problems: [problem], locate: () => ({ line: problem.line, column: problem.column }) };
+  }
   const lineCounter = new LineCounter();
   // Duplicate keys are found by duplicateKeys, which says where the first one is.
   const document: Document = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: false, strict: true });
