@@ -111,24 +111,28 @@ describe('no prototype pollution', () => {
     ['__proto__', '__proto__: { polluted: true }'],
     ['quoted __proto__ with an expression', '"__proto__": { polluted: "${{ 1 = 1 }}" }'],
     ['constructor.prototype', 'constructor: { prototype: { polluted: true } }'],
-  ])('`set` with a %s key runs without reaching any prototype: the key is data at most', async (_label, entry) => {
+  ])('`set` with a %s key is refused at load, located (it was dropped silently): nothing runs, no prototype is reached', (_label, entry) => {
     const file = join(directory, `set-${_label.replaceAll(/\W/g, '-')}.yaml`);
-    writeFileSync(
-      file,
-      `name: set-keys\nsteps:\n  - id: bad\n    set:\n      ${entry}\n` +
-        '  - id: probe\n    set:\n      viaOutputs: "${{ steps.bad.outputs.polluted }}"\n      viaEmpty: "${{ $lookup({}, \'polluted\') }}"\n      viaInputs: "${{ $lookup(inputs, \'polluted\') }}"\n',
-    );
+    writeFileSync(file, `name: set-keys\nsteps:\n  - id: bad\n    set:\n      ${entry}\n`);
     const loaded = loadPlaybook(file);
-    expect(loaded.problems).toEqual([]);
+    expect(loaded.playbook).toBeUndefined();
+    expect(loaded.problems[0]).toMatchObject({ code: 'RESERVED_KEY', line: 5, column: 7 });
+    expect(loaded.problems.map((problem) => problem.code)).toEqual(loaded.problems.map(() => 'RESERVED_KEY'));
+    expectPrototypesUntouched();
+  });
+});
+
+describe('no expression takes the process down', () => {
+  it("a run whose expression would build 200 million characters fails its step with a located EXPRESSION_LIMIT; the process and the next run go on", async () => {
+    const file = join(directory, 'allocate.yaml');
+    writeFileSync(file, "name: allocate\nsteps:\n  - id: huge\n    set:\n      n: ${{ $length($pad('x', 200000000)) }}\n  - id: never\n    log: not reached\n");
     const h = (harness = await startReliabilityHarness());
     const result = await h.run(file);
-    expect(result.status).toBe('succeeded');
-    expectPrototypesUntouched();
-    const journal = await h.store.journal(result.runId);
-    const probe = journal.find(({ event }) => event.type === 'step.finished' && event.path === 'probe');
-    // No object, new or old, sees a `polluted` property.
-    expect(probe?.event).toMatchObject({ status: 'succeeded' });
-    expect((probe?.event as { outputs?: unknown }).outputs).toEqual({});
-    expect(h.sim.control.requests().filter((request) => request.operationId !== 'auth.createToken')).toEqual([]);
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatchObject({ code: 'EXPRESSION_LIMIT' });
+    expect(result.error?.message).toContain("at /steps/0/set/n of step 'huge'");
+    const next = join(directory, 'next.yaml');
+    writeFileSync(next, 'name: next\nsteps:\n  - id: fine\n    set:\n      n: ${{ $length($pad("x", 1000)) }}\n');
+    expect((await h.run(next)).status).toBe('succeeded');
   });
 });
