@@ -41,7 +41,8 @@ beforeAll(async () => {
       const authorization = String(request.headers.authorization);
       // Echoed as given, and base64-encoded (as a server that logs its headers encoded would).
       const encoded = Buffer.from(authorization).toString('base64');
-      response.writeHead(200, { 'content-type': 'application/json', 'x-echo-authorization': authorization, 'x-echo': encoded });
+      // `/refused`: an error answer whose body carries the echo (an error body is recorded too).
+      response.writeHead(request.url?.endsWith('/refused') ? 403 : 200, { 'content-type': 'application/json', 'x-echo-authorization': authorization, 'x-echo': encoded });
       response.end(JSON.stringify({ headers: request.headers, body, authorizationBase64: encoded }));
     });
   });
@@ -152,7 +153,7 @@ it('values derived from a secret (encoded, cased, cut, split, passed on) and an 
   const logFile = join(directory, 'derived.log');
   const home = join(directory, 'derived-home');
   const env = { FLEETBOOK_HOME: home, FLEETBOOK_CLIENT_ID: 'sim-operator', FLEETBOOK_CLIENT_SECRET: CLIENT_SECRET, FLEETBOOK_AUTH_URL: sim.authUrl, FLEETBOOK_BASE_URL: sim.baseUrl, FLEETBOOK_REGIONAL_URL: sim.regionalUrl, FLEETBOOK_REGION: 'us-west' };
-  const run = await runCli(['run', playbook, '-i', `token=${token}`, '-i', `webhookUrl=${webhookUrl}`, '--json', '--log-level', 'trace', '--log-file', logFile], { env });
+  const run = await runCli(['run', playbook, '-i', `token=${token}`, '-i', `webhookUrl=${webhookUrl}`, '-i', `refusedUrl=${webhookUrl}/refused`, '--json', '--log-level', 'trace', '--log-file', logFile], { env });
   expect(run.code, run.stderr).toBe(1);
   const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as { result: { runId: string; steps: Array<{ path: string; status: string }>; error: { message: string } } };
   expect(result.result.steps.map((step) => [step.path, step.status])).toEqual([
@@ -160,6 +161,7 @@ it('values derived from a secret (encoded, cased, cut, split, passed on) and an 
     ['passedOn', 'succeeded'],
     ['note', 'succeeded'],
     ['hook', 'succeeded'],
+    ['refusedHook', 'failed'],
     ['refuse', 'failed'],
   ]);
   // The webhook got the token and answered it back encoded.
@@ -178,6 +180,8 @@ it('values derived from a secret (encoded, cased, cut, split, passed on) and an 
   ];
   const forms = [...new Set([...secretSpellings(token), ...derived.flatMap((value) => secretSpellings(value))])];
   const written = { 'run stdout': run.stdout, 'run stderr': run.stderr, '--log-file': readFileSync(logFile, 'utf8'), 'runs show': show.stdout, ...filesUnder(home) };
+  // The webhook's answers (a 200 and a 403 error body), echo included, were recorded scrubbed: the scan covers them.
+  expect(written['runs show']).toContain('authorizationBase64');
   expect(Object.keys(written).some((name) => name.endsWith(runStoreFileName))).toBe(true);
   const leaks = Object.entries(written).flatMap(([where, text]) => forms.filter((form) => text.includes(form)).map((form) => `${where}: ${form}`));
   expect(leaks).toEqual([]);
