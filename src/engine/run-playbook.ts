@@ -20,6 +20,14 @@ import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spil
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
+import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
+import { systemClock, type Clock } from '../timers/index.js';
+
+let builtins: StepRegistry | undefined;
+/** The built-in kinds, made once. */
+function builtinRegistry(): StepRegistry {
+  return (builtins ??= createStepRegistry());
+}
 
 /** How long a run's lease lasts without renewal; renewed at a third of it while the run goes on. */
 const LEASE_TTL_MS = 60_000;
@@ -41,8 +49,10 @@ export interface RunOptions {
   dryRun?: boolean;
   /** @default a random UUID */
   runId?: string;
-  /** Milliseconds now, for durations. @default Date.now */
-  now?: () => number;
+  /** Time of the run: durations, retry delays, timeouts, sleeps. @default the system clock */
+  clock?: Clock;
+  /** The step kinds the playbook was loaded with. @default the built-in kinds */
+  registry?: StepRegistry;
   /** Jitter source of step retries. @default Math.random */
   random?: () => number;
   /** The environment; expressions see its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). @default process.env */
@@ -88,7 +98,7 @@ export interface RunResult {
 }
 
 export async function runPlaybook(playbook: Playbook, options: RunOptions): Promise<RunResult> {
-  const now = options.now ?? Date.now;
+  const now = (options.clock ?? systemClock).now;
   const secrets = options.secrets ?? createSecretRegistry();
   const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
   for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
@@ -256,7 +266,7 @@ function checkResumable(run: RunRecord | undefined, runId: string, playbook: Pla
  */
 export async function resumeRun(playbook: Playbook, options: ResumeOptions): Promise<RunResult> {
   const { store, runId } = options;
-  const now = options.now ?? Date.now;
+  const now = (options.clock ?? systemClock).now;
   const startedMs = now();
   const retentionMs = retentionOf(options.env ?? process.env);
   const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
@@ -365,7 +375,8 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     logger,
     secrets,
     dryRun,
-    now,
+    clock: options.clock ?? systemClock,
+    registry: options.registry ?? builtinRegistry(),
     random: options.random ?? Math.random,
     journal: async (event, appendOptions) => {
       if (facts.leaseLost()) return;

@@ -47,3 +47,8 @@ export class UsageError extends FleetbookError {
 export function isFleetbookError(error: unknown): error is FleetbookError {
   return error instanceof FleetbookError;
 }
+
+/** The message of anything thrown: an `Error`'s message, else the value as a string. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

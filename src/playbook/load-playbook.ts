@@ -170,7 +170,7 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   const unparsed = new Set(expressionFindings.map((finding) => finding.pointer));
   const fromSchema = new Set<Finding>(schemaFindings);
   const said = findings.filter((finding) => !(fromSchema.has(finding) && unparsed.has(finding.pointer)));
-  said.push(...expressionFindings, ...expressionReferenceRule(playbook));
+  said.push(...expressionFindings, ...expressionReferenceRule(playbook, options.registry));
 
   problems.push(...locateFindings(source, said), ...usesProblems);
   problems.sort(byPosition);

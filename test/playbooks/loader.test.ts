@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPlatformDescription } from '../../src/openapi/description.js';
 import { loadPlaybook } from '../../src/playbook/index.js';
+import type { ForEachStep } from '../../src/playbook/types.js';
 import { playbookSchemaText } from '../../src/playbook/playbook-schema.js';
 import { createStepRegistry } from '../../src/steps/registry.js';
 
@@ -50,7 +51,7 @@ describe('normalised playbook', () => {
   it('converts durations, merges retry defaults and compiles expressions', async () => {
     const { playbook } = loadPlaybook(join(here, 'valid', 'rolling-cluster-update.yaml'));
     expect(playbook?.defaults).toMatchObject({ timeoutMs: 14_400_000, retry: { maxAttempts: 3, initialDelayMs: 2000, maxDelayMs: 60_000, on: ['transient'] } });
-    const loop = playbook?.steps[1];
+    const loop = playbook?.steps[1] as ForEachStep | undefined;
     expect(loop?.kind).toBe('forEach');
     if (loop?.kind !== 'forEach') return;
     expect(loop.as).toBe('system');

@@ -5,8 +5,8 @@
  * resume knows which writes may have reached the platform.
  */
 import { ApiError, UnknownOperationError, type CallResult, type DownloadTarget } from '../../api/index.js';
-import { sleep } from '../../api/sleep.js';
 import type { OperationDescriptor } from '../../openapi/description.js';
+import { sleepOn } from '../../timers/index.js';
 import { checkCallInput } from './call-input.js';
 import { toErrorRecord } from './error-record.js';
 import { StepError, StepFailureKind } from './step-error.js';
@@ -124,7 +124,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       method: operation.method,
       ...(operation.isWrite ? { idempotency: runtime.secrets.scrubValue(idempotencyOf(operation, args.input)) } : {}),
     });
-    const startedAt = Date.now();
+    const startedAt = runtime.clock.now();
     let value: T;
     try {
       value = await send();
@@ -136,7 +136,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     }
     const { httpStatus, location, body } = answer(value);
     await runtime.journal({ type: 'request.answered', path, attempt, httpStatus, ...(location ? { location } : {}), ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }) });
-    log.info({ httpStatus, durationMs: Date.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
+    log.info({ httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
     return value;
   };
 
@@ -214,7 +214,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   }
 
   const poll = args.poll ?? DEFAULT_POLL;
-  const pollStartedAt = Date.now();
+  const pollStartedAt = runtime.clock.now();
   for (;;) {
     const result = await journaled(
       () => client.invoke(operation.id, args.input, callOptions),
@@ -232,7 +232,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       ...(args.wait && followable ? { operation: await follow(result) } : {}),
     };
     if (!args.until || (await args.until(outputs))) return { outputs };
-    if (Date.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
+    if (runtime.clock.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
       throw new StepError(`${operation.id}: the \`until\` condition did not hold within ${poll.timeoutMs} ms.`, {
         kind: StepFailureKind.timeout,
         code: 'POLL_TIMEOUT',
@@ -240,6 +240,6 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       });
     }
     log.debug({ intervalMs: poll.intervalMs }, 'until condition not met; polling again');
-    await sleep(poll.intervalMs, signal);
+    await sleepOn(runtime.clock, poll.intervalMs, signal);
   }
 }

@@ -5,7 +5,7 @@ import { FleetbookError } from '../../errors/index.js';
  * `operationFailed` an async operation ended FAILED (or TIMEDOUT, CANCELLED on the
  * platform), `timeout` one of our deadlines passed (a wait, a poll, a step), `http` a
  * webhook answered an error status or could not be reached, `invalidInput` a rendered input
- * the operation refuses, `assertion` and `failed` the playbook's own `assert` and `fail`.
+ * the operation refuses, `outcomeUnknown` a write that may or may not have been applied, `assertion` and `failed` the playbook's own `assert` and `fail`.
  */
 export const StepFailureKind = {
   operationFailed: 'operationFailed',
@@ -15,6 +15,8 @@ export const StepFailureKind = {
   assertion: 'assertion',
   failed: 'failed',
   waitFailed: 'waitFailed',
+  /** A write whose outcome reconciliation could not tell: never retried (OUTCOME_UNKNOWN). */
+  outcomeUnknown: 'outcomeUnknown',
 } as const;
 export type StepFailureKind = (typeof StepFailureKind)[keyof typeof StepFailureKind];
 
