@@ -4,7 +4,7 @@
  * usage error (unknown operation, region or input) raised before anything is sent. Each
  * says what happened and what to do; none ever carries a credential or a bearer token.
  */
-import { FleetbookError, UsageError } from '../errors/index.js';
+import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 
 /** One issue of a `bad request` or `precondition failed` detail. */
 export interface ErrorIssue {
@@ -326,7 +326,7 @@ function errorCodeOf(error: unknown): string | undefined {
 /** A transport failure (no HTTP answer) as a typed error. */
 export function createTransportError(operationId: string, error: unknown, write: boolean): ApiError {
   const code = errorCodeOf(error) ?? 'UNKNOWN';
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   if (timeoutCodes.has(code)) {
     return new RequestTimeoutError(
       `${operationId}: no answer from the platform in time (${code}). ${write ? 'The write may have been applied: check the resource before running again.' : 'The call is repeated with backoff.'}`,

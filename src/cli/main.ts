@@ -7,7 +7,7 @@
  * user's mistake.
  */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, isFleetbookError } from '../errors/index.js';
+import { ExitCode, isFleetbookError, errorMessage } from '../errors/index.js';
 import { registerActionsCommand } from './commands/actions.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
@@ -58,7 +58,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       return error.exitCode;
     }
     // An internal fault: say so plainly; the stack is for bug reports, not operators.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     io.stderr.write(`fleetbook: internal error: ${message}\n`);
     if (process.env.FLEETBOOK_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
     return ExitCode.runFailed;

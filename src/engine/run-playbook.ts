@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { PlatformClient } from '../api/index.js';
-import { FleetbookError, UsageError } from '../errors/index.js';
+import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
@@ -184,7 +184,7 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
       (error: unknown) => {
         if (finished) return;
         const leftMs = heldUntil - Date.now();
-        if (leftMs <= ttlMs / 3) return lose(`could not renew its lease before it lapsed (${error instanceof Error ? error.message : String(error)})`);
+        if (leftMs <= ttlMs / 3) return lose(`could not renew its lease before it lapsed (${errorMessage(error)})`);
         logger.warn({ event: 'lease.renewFailed', runId, err: error }, `could not renew the lease of run ${runId}; trying again`);
         timer = later(renew, Math.min(ttlMs / 3, leftMs - ttlMs / 3));
       },

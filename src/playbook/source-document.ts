@@ -4,6 +4,7 @@
  */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { Problem } from './problem.js';
+import { errorMessage } from '../errors/index.js';
 
 /** Aliases beyond this are refused (a "billion laughs" document expands without bound). */
 export const MAX_ALIAS_COUNT = 100;
@@ -117,7 +118,7 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     } catch (error) {
       problems.push({
         code: 'YAML_ALIAS_LIMIT',
-        message: `${error instanceof Error ? error.message : String(error)}: a document may expand at most ${MAX_ALIAS_COUNT} aliases`,
+        message: `${errorMessage(error)}: a document may expand at most ${MAX_ALIAS_COUNT} aliases`,
         severity: 'error',
         file,
         line: 1,

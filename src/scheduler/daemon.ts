@@ -13,6 +13,7 @@ import { systemClock, type Clock, type Timer } from './clock.js';
 import { isPlaybookFile, loadPlaybookFolder } from './load-playbook-folder.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 import { SchedulerError } from './scheduler-error.js';
+import { errorMessage } from '../errors/index.js';
 
 /** The store lease one daemon per store holds. */
 export const SCHEDULER_LEASE_KEY = 'scheduler';
@@ -75,7 +76,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   let chain: Promise<void> = Promise.resolve();
   const serial = (step: () => Promise<void>): Promise<void> => {
     chain = chain.then(step).catch((error: unknown) => {
-      log.error({ event: 'daemon.error', err: error }, `daemon: ${error instanceof Error ? error.message : String(error)}`);
+      log.error({ event: 'daemon.error', err: error }, `daemon: ${errorMessage(error)}`);
     });
     return chain;
   };
@@ -110,7 +111,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       const expired = clock.now() >= heldUntilMs;
       log.warn(
         { event: 'lease.renewFailed', err: error, leader: scheduler !== undefined, expired },
-        `daemon: could not ${scheduler ? 'renew' : 'take'} the scheduler lease: ${error instanceof Error ? error.message : String(error)}; trying again`,
+        `daemon: could not ${scheduler ? 'renew' : 'take'} the scheduler lease: ${errorMessage(error)}; trying again`,
       );
       if (scheduler && expired) await loseLead('the scheduler lease expired before it could be renewed');
     } finally {

@@ -11,6 +11,7 @@ import { checkCallInput } from './call-input.js';
 import { toErrorRecord } from './error-record.js';
 import { StepError, StepFailureKind } from './step-error.js';
 import type { ExecutorRuntime, LeafResult } from './types.js';
+import { errorMessage } from '../../errors/index.js';
 
 export interface CallArgs {
   operationId: string;
@@ -184,7 +185,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     } catch (error) {
       if (signal.aborted) throw error;
       // The write was accepted: a transient retry of the step would send it again.
-      throw new StepError(`${operation.id}: following its async operation failed: ${error instanceof Error ? error.message : String(error)}`, {
+      throw new StepError(`${operation.id}: following its async operation failed: ${errorMessage(error)}`, {
         kind: StepFailureKind.waitFailed,
         code: 'WAIT_FAILED',
         operationId: operation.id,

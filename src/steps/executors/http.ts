@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { toErrorRecord } from './error-record.js';
 import { StepError, StepFailureKind } from './step-error.js';
 import type { ExecutorRuntime, LeafResult } from './types.js';
+import { errorMessage } from '../../errors/index.js';
 
 export interface HttpArgs {
   /** @default 'POST' */
@@ -49,7 +50,7 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
     response = await request(args.url, { method: method as 'POST', headers, ...(body === undefined ? {} : { body }), signal: runtime.signal });
   } catch (error) {
     if (runtime.signal.aborted) throw error;
-    const failure = new StepError(`http: ${method} ${described.url} could not be sent: ${error instanceof Error ? error.message : String(error)}.`, {
+    const failure = new StepError(`http: ${method} ${described.url} could not be sent: ${errorMessage(error)}.`, {
       kind: StepFailureKind.http,
       code: 'HTTP_UNREACHABLE',
       retryable: true,
