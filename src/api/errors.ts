@@ -5,6 +5,7 @@
  * says what happened and what to do; none ever carries a credential or a bearer token.
  */
 import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
+import { ApiErrorCode } from './error-codes.js';
 
 /** One issue of a `bad request` or `precondition failed` detail. */
 export interface ErrorIssue {
@@ -141,6 +142,7 @@ export interface ApiErrorInit {
 
 /** A platform call that failed. `code` is stable; `retryable` says whether repeating the call is safe. */
 export class ApiError extends FleetbookError {
+  declare readonly code: ApiErrorCode;
   readonly status: number | undefined;
   readonly operationId: string;
   /** The parsed error body, when the server answered. */
@@ -149,7 +151,7 @@ export class ApiError extends FleetbookError {
   /** The server's retry hint, in ms. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, code: string, init: ApiErrorInit) {
+  constructor(message: string, code: ApiErrorCode, init: ApiErrorInit) {
     super(message, {
       code,
       cause: init.cause,
@@ -236,9 +238,9 @@ export class InvalidResponseError extends ApiError {
   override name = 'InvalidResponseError';
 }
 
-type ErrorClass = new (message: string, code: string, init: ApiErrorInit) => ApiError;
+type ErrorClass = new (message: string, code: ApiErrorCode, init: ApiErrorInit) => ApiError;
 
-const byStatus: Record<number, { type: ErrorClass; code: string; advice: string }> = {
+const byStatus: Record<number, { type: ErrorClass; code: ApiErrorCode; advice: string }> = {
   400: { type: BadRequestError, code: 'BAD_REQUEST', advice: 'Fix the input named above and run again.' },
   401: {
     type: AuthenticationError,
@@ -292,7 +294,7 @@ export function createHttpError(context: HttpErrorContext): ApiError {
   const body = parseErrorBody(context.bodyText);
   const known = byStatus[status];
   const type = known?.type ?? (status >= 500 ? ServerError : UnexpectedStatusError);
-  const code = known?.code ?? (status >= 500 ? 'SERVER_ERROR' : `HTTP_${status}`);
+  const code: ApiErrorCode = known?.code ?? (status >= 500 ? ApiErrorCode.serverError : `HTTP_${status}`);
   const retryable = isSafeToRetry({ status }, write);
   let advice = context.advice ?? known?.advice;
   if (advice === undefined) {

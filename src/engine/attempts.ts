@@ -6,12 +6,11 @@ import type { Logger } from '../logging/index.js';
 import type { RetryPolicy, Step } from '../playbook/types.js';
 import type { ContainerDefinition, PreparedLeaf, StepOutcome } from '../steps/definitions/step-definition.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
-import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
 import type { ExecutorRuntime } from '../steps/executors/types.js';
-import { StepStatus } from '../store/types.js';
+import { StepStatus, type ErrorRecord } from '../store/types.js';
 import { sleepOn } from '../timers/index.js';
 import type { Frame, RunnerState, StepLog, StepSummary } from './runner-state.js';
-import { OUTCOME_UNKNOWN, retryCondition, stepRetryDelayMs } from './step-retry.js';
+import { decideRetry, retryFactsOf, retryFactsOfRecord, type RetryFacts } from './step-retry.js';
 
 /** One step execution in progress: its place, its summary line, its logger. */
 export interface StepExecution {
@@ -49,7 +48,7 @@ export async function runLeafAttempts(state: RunnerState, execution: StepExecuti
       return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
     } catch (error) {
       if (frame.signal.aborted) return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
-      const retried = await retryAfter(state, step.retry, attempt, error, frame.signal, path, logOfAttempt);
+      const retried = await retryAfter(state, step.retry, attempt, retryFactsOf(error), toErrorRecord(error), frame.signal, path, logOfAttempt);
       if (retried !== 'retry') return { status: retried, error: toErrorRecord(error) };
     }
   }
@@ -57,22 +56,14 @@ export async function runLeafAttempts(state: RunnerState, execution: StepExecuti
 
 /**
  * After a failed attempt: journals `retry.scheduled` and waits out the delay when the policy
- * covers `error` and allows another attempt. `failed`: no retry; `interrupted`: cancelled while waiting.
+ * covers the failure and allows another attempt. `failed`: no retry; `interrupted`: cancelled while waiting.
  */
-async function retryAfter(
-  state: RunnerState,
-  policy: RetryPolicy,
-  attempt: number,
-  error: unknown,
-  signal: AbortSignal,
-  path: string,
-  log: StepLog,
-): Promise<'retry' | 'failed' | 'interrupted'> {
-  const reason = retryCondition(error, policy.on);
-  if (reason === undefined || attempt >= policy.maxAttempts) return StepStatus.failed;
-  const delayMs = stepRetryDelayMs(policy, attempt, error, state.options.random);
+async function retryAfter(state: RunnerState, policy: RetryPolicy, attempt: number, facts: RetryFacts, error: ErrorRecord, signal: AbortSignal, path: string, log: StepLog): Promise<'retry' | 'failed' | 'interrupted'> {
+  const decision = decideRetry(facts, policy, attempt, state.options.random);
+  if (!decision.retry) return StepStatus.failed;
+  const { reason, delayMs } = decision;
   await state.options.journal({ type: 'retry.scheduled', path, attempt: attempt + 1, delayMs, reason });
-  log().warn({ delayMs, reason, error: toErrorRecord(error) }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
+  log().warn({ delayMs, reason, error }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
   try {
     await sleepOn(state.options.clock, delayMs, signal);
     return 'retry';
@@ -87,17 +78,6 @@ async function retryAfter(
  */
 function explicitRetry(step: Step): RetryPolicy | undefined {
   return step.retryDeclared && step.retry.maxAttempts > 1 ? step.retry : undefined;
-}
-
-/** A failed container's outcome as the error its retry policy's `on` is matched against. */
-function containerFailure(outcome: StepOutcome): StepError {
-  const failedCode = (outcome.error?.details as { failedCode?: string } | undefined)?.failedCode;
-  return new StepError(outcome.error?.message ?? 'a step of the block failed', {
-    // `on` is matched against the block's failure: `any`, or `timeout` when its own timeout fired.
-    kind: outcome.error?.code === 'STEP_TIMEOUT' ? StepFailureKind.timeout : StepFailureKind.failed,
-    // A write of unknown outcome inside stops the block's retry as it stops a step's.
-    code: failedCode === OUTCOME_UNKNOWN ? OUTCOME_UNKNOWN : (outcome.error?.code ?? 'STEPS_FAILED'),
-  });
 }
 
 /**
@@ -126,7 +106,8 @@ export async function runContainerAttempts(
       frame.signal.aborted ? { status: StepStatus.interrupted, error: toErrorRecord(error) } : { status: StepStatus.failed, error: toErrorRecord(error) },
     );
     if (outcome.status !== StepStatus.failed || !retried) return outcome;
-    const next = await retryAfter(state, policy, attempt, containerFailure(outcome), frame.signal, path, () => log().child({ attempt }));
+    const error = outcome.error ?? { message: 'a step of the block failed', code: 'STEPS_FAILED' };
+    const next = await retryAfter(state, policy, attempt, retryFactsOfRecord(outcome.error), error, frame.signal, path, () => log().child({ attempt }));
     if (next !== 'retry') return { ...outcome, status: next };
   }
 }

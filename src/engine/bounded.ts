@@ -1,5 +1,6 @@
 /** A step's or a container's timeout: the signal its work runs under. */
 import { setMaxListeners } from 'node:events';
+import { StepErrorCode } from '../steps/error-codes.js';
 import type { StepOutcome } from '../steps/definitions/step-definition.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
@@ -7,7 +8,7 @@ import { StepStatus } from '../store/types.js';
 import { linkSignal, type Clock } from '../timers/index.js';
 
 function timeoutError(stepId: string, timeoutMs: number): StepError {
-  return new StepError(`Step '${stepId}' did not finish within its timeout of ${timeoutMs} ms.`, { kind: StepFailureKind.timeout, code: 'STEP_TIMEOUT' });
+  return new StepError(`Step '${stepId}' did not finish within its timeout of ${timeoutMs} ms.`, { kind: StepFailureKind.timeout, code: StepErrorCode.stepTimeout });
 }
 
 /**

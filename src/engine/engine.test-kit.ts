@@ -31,7 +31,7 @@ export type FakeAnswer = { body: unknown; status?: number } | { error: ApiError 
 
 /** A transient failure of a read, as the client classifies it. */
 export const unavailable = (operationId: string, retryAfterMs?: number): FakeAnswer => ({
-  error: new ApiError('service unavailable', 'SERVICE_UNAVAILABLE', { operationId, status: 503, retryable: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }),
+  error: new ApiError('service unavailable', 'SERVER_ERROR', { operationId, status: 503, retryable: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }),
 });
 
 let description: ReturnType<typeof loadPlatformDescription> | undefined;

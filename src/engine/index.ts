@@ -4,3 +4,4 @@ export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
 export { readSpilledInputs } from './large-values.js';
 export { exposedEnvironment } from './scope.js';
+export { EngineErrorCode } from './error-codes.js';

@@ -36,9 +36,15 @@ export class FleetbookError extends Error {
   }
 }
 
+/** The codes of this module's own errors. docs/errors.md says what each means. */
+export const CommonErrorCode = {
+  usage: 'USAGE',
+} as const;
+export type CommonErrorCode = (typeof CommonErrorCode)[keyof typeof CommonErrorCode];
+
 /** Bad command line, configuration or input: exit code 2, never a stack trace. */
 export class UsageError extends FleetbookError {
-  constructor(message: string, code = 'USAGE', details?: Record<string, unknown>) {
+  constructor(message: string, code: string = CommonErrorCode.usage, details?: Record<string, unknown>) {
     super(message, { code, exitCode: ExitCode.usage, details });
     this.name = 'UsageError';
   }

@@ -21,3 +21,4 @@ export {
 export { anyTemplate, duration, orExpression, stepList, STEP_ID_PATTERN, type JsonSchema } from './definitions/schema-parts.js';
 export { StepError, StepFailureKind, isStepError } from './executors/step-error.js';
 export type { ExecutorRuntime, LeafResult } from './executors/types.js';
+export { StepErrorCode } from './error-codes.js';

@@ -1,4 +1,5 @@
 import { FleetbookError } from '../../errors/index.js';
+import type { StepErrorCode } from '../error-codes.js';
 
 /**
  * What kind of failure a step ended with, for the retry policy's `on` and for messages:
@@ -23,7 +24,7 @@ export type StepFailureKind = (typeof StepFailureKind)[keyof typeof StepFailureK
 export interface StepErrorOptions {
   kind: StepFailureKind;
   /** Stable UPPER_SNAKE code, e.g. `OPERATION_FAILED`, `WAIT_TIMEOUT`. */
-  code: string;
+  code: StepErrorCode;
   httpStatus?: number;
   operationId?: string;
   /** A transient failure the `transient` retry condition covers (a webhook's 5xx). @default false */
@@ -34,6 +35,7 @@ export interface StepErrorOptions {
 
 /** A step that failed for a reason of its own (not a platform call's typed error). */
 export class StepError extends FleetbookError {
+  declare readonly code: StepErrorCode;
   readonly kind: StepFailureKind;
   readonly httpStatus: number | undefined;
   readonly operationId: string | undefined;
