@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // the log lines it kept in memory.
 const setupFiles = ['test/support/setup.ts'];
 
-// Two projects, as STYLE.md asks: unit tests live beside the code, integration tests (against
+// Two projects (CONTRIBUTING.md): unit tests live beside the code, integration tests (against
 // the simulator on port 0) in test/.
 export default defineConfig({
   test: {

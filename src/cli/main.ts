@@ -3,7 +3,7 @@
  * on the program: its name, options and help only. What its action needs (the loader, the
  * engine, the store, the simulator) is imported when the action runs, so `--version`,
  * `--help` and each command load no other command's dependencies. This file only maps
- * what went wrong to the exit codes of DESIGN.md, so no command prints a stack trace for a
+ * what went wrong to the exit codes of docs/errors.md, so no command prints a stack trace for a
  * user's mistake.
  */
 import { Command, CommanderError } from 'commander';

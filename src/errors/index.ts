@@ -3,7 +3,7 @@
  * what happened and what to do, and `exitCode` is what the CLI ends with.
  */
 
-/** Exit codes of the CLI contract (DESIGN.md). */
+/** Exit codes of the CLI contract (docs/errors.md). */
 export const ExitCode = {
   success: 0,
   runFailed: 1,
