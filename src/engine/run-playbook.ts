@@ -19,6 +19,7 @@ import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
+import { createTaintTracker } from './taint.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
 import { systemClock, type Clock } from '../timers/index.js';
@@ -370,13 +371,14 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
   const spill = spillOptionsOf(options, runId);
 
+  const registry = options.registry ?? builtinRegistry();
   const runner = createStepRunner({
     client: options.client,
     logger,
     secrets,
     dryRun,
     clock: options.clock ?? systemClock,
-    registry: options.registry ?? builtinRegistry(),
+    registry,
     random: options.random ?? Math.random,
     journal: async (event, appendOptions) => {
       if (facts.leaseLost()) return;
@@ -386,7 +388,13 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
-  const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: exposedEnvironment(options.env ?? process.env, secrets) });
+  const scope = new Scope({
+    playbook,
+    inputs: facts.values,
+    run: { id: runId, playbook: playbook.name, dryRun, startedAt },
+    env: exposedEnvironment(options.env ?? process.env, secrets),
+    taint: createTaintTracker(playbook, secrets, registry),
+  });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
 
   let status: RunStatus = ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;

@@ -19,7 +19,14 @@ const badPlaybooks: Array<[string, unknown]> = [
     .filter((name) => name.endsWith('.yaml'))
     .map((name) => [name, parseDocument(readFileSync(join(invalidDir, name), 'utf8'))] as const)
     .filter(([, document]) => document.errors.length === 0)
-    .map(([name, document]): [string, unknown] => [name, document.toJS()]),
+    .flatMap(([name, document]): Array<[string, unknown]> => {
+      // An alias bomb parses without errors but is refused when expanded: it is about YAML too.
+      try {
+        return [[name, document.toJS({ maxAliasCount: 100 })]];
+      } catch {
+        return [];
+      }
+    }),
   ['not a mapping', ['a', 'list']],
   ['missing steps, unknown field', { name: 'x', stepz: [] }],
   ['wrong types', { name: 7, steps: [{ id: 'a', sleep: true }, { id: 'b', call: 'privateCloud.getSystem', with: { id: 5, extra: 1 } }] }],

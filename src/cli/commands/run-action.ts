@@ -31,7 +31,8 @@ export interface RunCommandOptions {
 
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
-  let given: Record<string, unknown> = {};
+  // No prototype: `-i __proto__=...` or `-i toString=1` are names like any other, checked against the declared inputs.
+  const given: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   if (options.inputs) {
     let document: unknown;
     try {
@@ -42,13 +43,13 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
     if (document === null || typeof document !== 'object' || Array.isArray(document)) {
       throw new UsageError(`--inputs ${options.inputs} must hold a mapping of input names to values.`, 'INVALID_INPUTS_FILE');
     }
-    given = { ...(document as Record<string, unknown>) };
+    for (const [name, value] of Object.entries(document as Record<string, unknown>)) given[name] = value;
   }
   for (const pair of options.input) {
     const at = pair.indexOf('=');
     if (at <= 0) throw new UsageError(`-i expects name=value, got '${pair}'.`, 'INVALID_OPTION');
     const name = pair.slice(0, at);
-    given[name] = parseInputText(playbook.inputs[name], pair.slice(at + 1));
+    given[name] = parseInputText(Object.hasOwn(playbook.inputs, name) ? playbook.inputs[name] : undefined, pair.slice(at + 1));
   }
   return given;
 }
