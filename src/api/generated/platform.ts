@@ -837,12 +837,19 @@ export interface components {
             /** @description Path of the record. */
             resourceUri?: string;
         };
-        /** @description The standard error body. Areas differ (extra fields such as `flowContextId` and `status`, or a details array spelled `errorDetail`): clients parse it tolerantly. */
+        /** @description The standard error body, as every area publishes it. Areas add fields (such as `flowContextId`): clients parse it tolerantly. */
         ErrorBody: {
             httpStatusCode: number;
             errorCode: string;
             message: string;
-            debugId?: string;
+            debugId: string;
+        };
+        /** @description The standard error body with `errorDetails`, in the areas that publish them (devices, subscriptions, consumption analytics v2). */
+        ErrorBodyWithDetails: {
+            httpStatusCode: number;
+            errorCode: string;
+            message: string;
+            debugId: string;
             errorDetails?: components["schemas"]["ErrorDetail"][];
         };
         ErrorDetail: components["schemas"]["BadRequestDetail"] | components["schemas"]["PreconditionFailedDetail"] | components["schemas"]["RetryInfoDetail"] | components["schemas"]["MetadataDetail"];
@@ -1742,19 +1749,7 @@ export interface components {
                  *       "httpStatusCode": 400,
                  *       "errorCode": "BAD_REQUEST",
                  *       "message": "The request is invalid",
-                 *       "debugId": "5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b",
-                 *       "errorDetails": [
-                 *         {
-                 *           "type": "bad request",
-                 *           "issues": [
-                 *             {
-                 *               "source": "field",
-                 *               "subject": "catalogVersion",
-                 *               "description": "must be a non-empty string"
-                 *             }
-                 *           ]
-                 *         }
-                 *       ]
+                 *       "debugId": "5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b"
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorBody"];
@@ -1828,13 +1823,7 @@ export interface components {
                  *       "httpStatusCode": 429,
                  *       "errorCode": "TOO_MANY_REQUESTS",
                  *       "message": "Rate limit exceeded; retry later",
-                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-                 *       "errorDetails": [
-                 *         {
-                 *           "type": "retry info",
-                 *           "retryAfterSeconds": 12
-                 *         }
-                 *       ]
+                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorBody"];
@@ -1856,6 +1845,133 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description Invalid body or parameters, or a malformed or unsupported filter, or a limit out of range. */
+        DetailedBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "httpStatusCode": 400,
+                 *       "errorCode": "BAD_REQUEST",
+                 *       "message": "The request is invalid",
+                 *       "debugId": "5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b",
+                 *       "errorDetails": [
+                 *         {
+                 *           "type": "bad request",
+                 *           "issues": [
+                 *             {
+                 *               "source": "field",
+                 *               "subject": "catalogVersion",
+                 *               "description": "must be a non-empty string"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Missing, invalid or expired token (told apart by the details). */
+        DetailedUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description A permission is missing, or the action is forbidden in the current state of the resource. */
+        DetailedForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description No such record. */
+        DetailedNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Conflicts with the current state (an operation already in progress, a duplicate). */
+        DetailedConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description A precondition does not hold (for an update, valid prechecks on the same inputs). */
+        DetailedPreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Refused for legal reasons (for example the country of an address). */
+        DetailedUnavailableForLegalReasons: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Rate limited; wait for `ratelimit-reset` seconds or the retry-info detail. */
+        DetailedTooManyRequests: {
+            headers: {
+                "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "ratelimit-reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "httpStatusCode": 429,
+                 *       "errorCode": "TOO_MANY_REQUESTS",
+                 *       "message": "Rate limit exceeded; retry later",
+                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                 *       "errorDetails": [
+                 *         {
+                 *           "type": "retry info",
+                 *           "retryAfterSeconds": 12
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Server error; the details carry a retry hint. */
+        DetailedInternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description The service is unavailable; retry later. */
+        DetailedServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
             };
         };
     };
@@ -2741,13 +2857,13 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.addDevices": {
@@ -2787,13 +2903,13 @@ export interface operations {
         };
         responses: {
             202: components["responses"]["AcceptedDevices"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.updateDevices": {
@@ -2823,13 +2939,13 @@ export interface operations {
         };
         responses: {
             202: components["responses"]["AcceptedDevices"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.getDevice": {
@@ -2853,13 +2969,13 @@ export interface operations {
                     "application/json": components["schemas"]["Device"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.getAsyncOperation": {
@@ -2897,13 +3013,13 @@ export interface operations {
                     "application/json": components["schemas"]["AsyncOperation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.listSubscriptions": {
@@ -2933,13 +3049,13 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.addSubscriptions": {
@@ -2968,13 +3084,13 @@ export interface operations {
         };
         responses: {
             202: components["responses"]["AcceptedSubscriptions"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.updateSubscriptions": {
@@ -3004,13 +3120,13 @@ export interface operations {
         };
         responses: {
             202: components["responses"]["AcceptedSubscriptions"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.getSubscription": {
@@ -3034,13 +3150,13 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.getAsyncOperation": {
@@ -3064,13 +3180,13 @@ export interface operations {
                     "application/json": components["schemas"]["AsyncOperation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.listAutoSubscriptionSettings": {
@@ -3091,13 +3207,13 @@ export interface operations {
                     "application/json": components["schemas"]["AutoSubscriptionSettingsList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.getAutoSubscriptionSettings": {
@@ -3121,13 +3237,13 @@ export interface operations {
                     "application/json": components["schemas"]["AutoSubscriptionSettings"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.updateAutoSubscriptionSettings": {
@@ -3169,13 +3285,13 @@ export interface operations {
                     "application/json": components["schemas"]["AutoSubscriptionSettings"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            409: components["responses"]["DetailedConflict"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "workspaces.getWorkspace": {
