@@ -5,8 +5,9 @@ import { defineConfig } from 'vitest/config';
 // the log lines it kept in memory.
 const setupFiles = ['test/support/setup.ts'];
 
-// Two projects, as STYLE.md asks: unit tests live beside the code, integration tests (against
-// the simulator on port 0) in test/.
+// Three projects: unit tests live beside the code (STYLE.md), integration tests (against the
+// simulator on port 0) in test/, and the tests that need a PostgreSQL server in test/postgres/
+// (their own project, with a throwaway cluster started once for them, so `unit` stays fast).
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
@@ -16,7 +17,19 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          exclude: ['test/postgres/**'],
           environment: 'node',
+          setupFiles,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'postgres',
+          include: ['test/postgres/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/postgres-global-setup.ts'],
           setupFiles,
           testTimeout: 60_000,
           hookTimeout: 60_000,

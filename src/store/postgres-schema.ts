@@ -1,0 +1,56 @@
+/**
+ * The PostgreSQL store's schema as numbered migrations: migration `i` brings a database from
+ * version `i` (the one row of `fleetbook_schema`) to `i + 1`. Append new ones; never edit a
+ * released one, since databases in the field were made by it.
+ *
+ * Timestamps are kept as ISO text, like the SQLite store, so rows read back alike from both
+ * and compare as text (every stored time is normalised by `toISOString`).
+ */
+export const postgresMigrations: readonly string[] = [
+  `
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    playbook TEXT NOT NULL,
+    playbook_source TEXT NOT NULL,
+    playbook_hash TEXT NOT NULL,
+    inputs_json TEXT NOT NULL,
+    secret_input_names_json TEXT NOT NULL,
+    defaulted_secret_inputs_json TEXT,
+    dry_run INTEGER NOT NULL,
+    trigger_json TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    ended_at TEXT,
+    outputs_json TEXT,
+    error_json TEXT,
+    resumes INTEGER NOT NULL DEFAULT 0,
+    -- Insertion order: the tie-break of runs started at the same instant (SQLite's rowid).
+    created_order BIGSERIAL NOT NULL
+  );
+  CREATE INDEX runs_by_start ON runs (started_at DESC, created_order DESC);
+  CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;
+
+  CREATE TABLE journal (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    event_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  );
+
+  CREATE TABLE leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+  );
+
+  CREATE TABLE schedule_state (
+    schedule_key TEXT PRIMARY KEY,
+    state_json JSONB NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  `,
+];
+
+/** The schema version this Fleetbook writes to PostgreSQL. */
+export const postgresSchemaVersion = postgresMigrations.length;
