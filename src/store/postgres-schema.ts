@@ -25,7 +25,9 @@ export const postgresMigrations: readonly string[] = [
     error_json TEXT,
     resumes INTEGER NOT NULL DEFAULT 0,
     -- Insertion order: the tie-break of runs started at the same instant (SQLite's rowid).
-    created_order BIGSERIAL NOT NULL
+    created_order BIGSERIAL NOT NULL,
+    -- The journal's last seq, counted on the run row: an append takes the row's lock to count.
+    journal_seq INTEGER NOT NULL DEFAULT 0
   );
   CREATE INDEX runs_by_start ON runs (started_at DESC, created_order DESC);
   CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;

@@ -66,16 +66,20 @@ export const SQL_INSERT_RUN = `
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`;
 
 /**
- * Appends entries to one run's journal, numbered after its last seq. The run row is locked
- * FOR UPDATE first: two processes (or connections) appending to one run take turns, so they
- * never compute the same next seq; no row locked means no such run.
+ * Appends entries to one run's journal, numbered after its last seq. The seq is counted on the
+ * run row by an UPDATE: a second appender to the run (another process or connection) waits
+ * for the row lock and then counts from the first one's result (an UPDATE re-reads the row it
+ * waited for; a MAX(seq) read in the same statement would not), so no two entries get one
+ * seq. No row updated means no such run.
  */
 export const SQL_APPEND = `
-  WITH run AS (SELECT id FROM runs WHERE id = $1 FOR UPDATE),
-  base AS (SELECT COALESCE(MAX(seq), 0) AS seq FROM journal WHERE run_id = $1)
+  WITH run AS (
+    UPDATE runs SET journal_seq = journal_seq + cardinality($3::text[]) WHERE id = $1
+    RETURNING id, journal_seq - cardinality($3::text[]) AS base
+  )
   INSERT INTO journal (run_id, seq, at, event_json)
-  SELECT run.id, base.seq + entry.ord, entry.at, entry.event_json
-  FROM run, base, unnest($2::text[], $3::text[]) WITH ORDINALITY AS entry (at, event_json, ord)
+  SELECT run.id, run.base + entry.ord, entry.at, entry.event_json
+  FROM run, unnest($2::text[], $3::text[]) WITH ORDINALITY AS entry (at, event_json, ord)
   RETURNING seq`;
 
 /** One UPDATE: a concurrent reader sees the old status and end or the new ones, never a mix. */

@@ -12,7 +12,7 @@ import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
 import { openRunStore } from '../../store/index.js';
-import { openConnection } from '../connection.js';
+import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
@@ -73,7 +73,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   const logger = createCommandLogger(io, options, secrets);
   const runId = randomUUID();
 
-  const store = await openRunStore({ env: io.env });
+  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
