@@ -52,6 +52,15 @@ export const postgresMigrations: readonly string[] = [
     updated_at TEXT NOT NULL
   );
   `,
+  // The queue: a claim is a lease on the run row with a fencing token from one sequence, so a
+  // later claim of any run always holds a larger token than every earlier one.
+  `
+  CREATE SEQUENCE fence_tokens;
+  ALTER TABLE runs ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+  ALTER TABLE runs ADD COLUMN claimed_by TEXT;
+  ALTER TABLE runs ADD COLUMN claim_expires_at_ms BIGINT;
+  CREATE INDEX runs_claimable ON runs (created_order) WHERE status IN ('queued', 'running');
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

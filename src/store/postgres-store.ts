@@ -23,7 +23,8 @@ import {
   type RunRow,
 } from './run-row.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
-import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
+import { fencedView } from './fenced-view.js';
+import type { NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions } from './types.js';
 import { RunStatus } from './types.js';
 
 export interface PostgresRunStoreOptions extends RunStoreOptions {
@@ -74,7 +75,7 @@ export const SQL_INSERT_RUN = `
  */
 export const SQL_APPEND = `
   WITH run AS (
-    UPDATE runs SET journal_seq = journal_seq + cardinality($3::text[]) WHERE id = $1
+    UPDATE runs SET journal_seq = journal_seq + cardinality($3::text[]) WHERE id = $1 AND ($4::bigint IS NULL OR fence = $4)
     RETURNING id, journal_seq - cardinality($3::text[]) AS base
   )
   INSERT INTO journal (run_id, seq, at, event_json)
@@ -82,12 +83,45 @@ export const SQL_APPEND = `
   FROM run, unnest($2::text[], $3::text[]) WITH ORDINALITY AS entry (at, event_json, ord)
   RETURNING seq`;
 
-/** One UPDATE: a concurrent reader sees the old status and end or the new ones, never a mix. */
-export const SQL_SET_STATUS = `UPDATE runs SET status = $2, ended_at = $3 WHERE id = $1`;
-export const SQL_SET_STATUS_AND_RESULT = `UPDATE runs SET status = $2, ended_at = $3, outputs_json = $4, error_json = $5 WHERE id = $1`;
-/** `resumes + 1` in the statement: two resumes counted at once both count. */
+/**
+ * One UPDATE: a concurrent reader sees the old status and end or the new ones, never a mix.
+ * With a fence ($4), the row's current token is compared after waiting for its lock, so a
+ * status written by a worker whose claim was just taken over is refused, not applied.
+ */
+export const SQL_SET_STATUS = `UPDATE runs SET status = $2, ended_at = $3 WHERE id = $1 AND ($4::bigint IS NULL OR fence = $4)`;
+export const SQL_SET_STATUS_AND_RESULT = `
+  UPDATE runs SET status = $2, ended_at = $3, outputs_json = $4, error_json = $5 WHERE id = $1 AND ($6::bigint IS NULL OR fence = $6)`;
+/** `resumes + 1` in the statement: two resumes counted at once both count. Fenced as above. */
 export const SQL_MARK_RESUMED = `
-  UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1 WHERE id = $1`;
+  UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1
+  WHERE id = $1 AND ($2::bigint IS NULL OR fence = $2)`;
+/** Tells a refused fenced write from an unknown run. */
+export const SQL_RUN_FENCE = `SELECT fence FROM runs WHERE id = $1`;
+
+/**
+ * Claims the oldest queued run, or a running one whose claim lapsed (its worker presumed dead).
+ * SKIP LOCKED: workers claiming at once each lock a different candidate instead of queueing on
+ * one; the lock re-checks the candidate's newest version, so a run another worker claimed
+ * meanwhile is not taken. The token comes from a sequence: every claim gets a larger one.
+ */
+export const SQL_CLAIM_RUN = `
+  WITH candidate AS (
+    SELECT id AS candidate_id, claimed_by AS previous FROM runs
+    WHERE status = '${RunStatus.queued}' OR (status = '${RunStatus.running}' AND claimed_by IS NOT NULL AND claim_expires_at_ms <= $2)
+    ORDER BY created_order
+    FOR UPDATE SKIP LOCKED
+    LIMIT 1
+  )
+  UPDATE runs SET status = '${RunStatus.running}', fence = nextval('fence_tokens'), claimed_by = $1, claim_expires_at_ms = $3,
+    ended_at = NULL, outputs_json = NULL, error_json = NULL
+  FROM candidate WHERE runs.id = candidate.candidate_id
+  RETURNING ${runColumns}, runs.fence, candidate.previous`;
+/** By token: a renewal by a worker whose claim was taken over extends nothing. */
+export const SQL_RENEW_CLAIM = `UPDATE runs SET claim_expires_at_ms = $3 WHERE id = $1 AND fence = $2 AND status = '${RunStatus.running}'`;
+/** By token, as a renewal: a draining worker cannot requeue a run another worker now drives. */
+export const SQL_REQUEUE_RUN = `
+  UPDATE runs SET status = '${RunStatus.queued}', claimed_by = NULL, claim_expires_at_ms = NULL, ended_at = NULL
+  WHERE id = $1 AND fence = $2`;
 export const SQL_GET_RUN = `SELECT ${runColumns} FROM runs WHERE id = $1`;
 /** `left(id, n) = prefix`, not LIKE: an id prefix is text, never a pattern. */
 export const SQL_LIST_RUNS = `
@@ -126,6 +160,8 @@ export const SQL_PRUNE = `DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_
 
 interface PendingEntry {
   runId: string;
+  /** The claim token the entry was appended under, if any. */
+  fence: number | undefined;
   at: string;
   eventJson: string;
 }
@@ -139,6 +175,17 @@ export function redactStoreUrl(url: string): string {
   } catch {
     return '(an unparsable URL)';
   }
+}
+
+/** Why a write changed no row: no such run, or a fence that is no longer the run's. */
+async function refusedWrite(client: pg.Pool | pg.PoolClient, runId: string, fence: number | undefined): Promise<StoreError> {
+  const row = (await client.query<{ fence: string }>(SQL_RUN_FENCE, [runId])).rows[0];
+  if (!row) return runNotFound(runId);
+  return new StoreError(
+    `run ${runId}: this worker's claim (token ${fence}) was taken over by another (token ${row.fence}); it must not write to the run any more.`,
+    StoreErrorCode.staleFence,
+    { runId, fence, current: Number(row.fence) },
+  );
 }
 
 function pgCode(error: unknown): string | undefined {
@@ -198,7 +245,7 @@ async function migrate(pool: pg.Pool, url: string): Promise<void> {
  * migrated), and resolves once it is ready. Every failure to get there is a StoreError with
  * exit code 2 and a message naming the URL without its password.
  */
-export async function createPostgresRunStore(options: PostgresRunStoreOptions): Promise<RunStore> {
+export async function createPostgresRunStore(options: PostgresRunStoreOptions): Promise<QueueStore> {
   const resolved = resolveStoreOptions(options);
   const url = options.url;
   let pool: pg.Pool;
@@ -241,11 +288,17 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
   /** Inserts `entries` (in order) run by run, in one transaction; nothing when it fails. */
   async function insertEntries(entries: PendingEntry[]): Promise<void> {
+    // Consecutive entries of one run under one token go in one statement.
     const byRun = new Map<string, PendingEntry[]>();
-    for (const entry of entries) byRun.set(entry.runId, [...(byRun.get(entry.runId) ?? []), entry]);
-    const insertRun = async (client: pg.Pool | pg.PoolClient, runId: string, runEntries: PendingEntry[]) => {
-      const inserted = await client.query(SQL_APPEND, [runId, runEntries.map((entry) => entry.at), runEntries.map((entry) => entry.eventJson)]);
-      if (inserted.rowCount === 0) throw runNotFound(runId);
+    for (const entry of entries) {
+      const key = `${entry.fence ?? ''}:${entry.runId}`;
+      byRun.set(key, [...(byRun.get(key) ?? []), entry]);
+    }
+    const insertRun = async (client: pg.Pool | pg.PoolClient, _key: string, runEntries: PendingEntry[]) => {
+      const first = runEntries[0];
+      if (!first) return;
+      const inserted = await client.query(SQL_APPEND, [first.runId, runEntries.map((entry) => entry.at), runEntries.map((entry) => entry.eventJson), first.fence ?? null]);
+      if (inserted.rowCount === 0) throw await refusedWrite(client, first.runId, first.fence);
     };
     const [only] = byRun;
     if (byRun.size === 1 && only) {
@@ -273,7 +326,17 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     }
     if (buffer.length === 0 && !last) return;
     const entries = last ? [...buffer, last] : [...buffer];
-    await insertEntries(entries);
+    try {
+      await insertEntries(entries);
+    } catch (error) {
+      // Entries under a token that was taken over can never be written: dropped, not retried.
+      if (error instanceof StoreError && error.code === StoreErrorCode.staleFence) {
+        const { runId, fence } = error.details as { runId: string; fence: number | undefined };
+        const kept = buffer.filter((entry) => entry.runId !== runId || entry.fence !== fence);
+        buffer.splice(0, buffer.length, ...kept);
+      }
+      throw error;
+    }
     buffer.length = 0;
   }
 
@@ -298,50 +361,80 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     }
   }
 
-  async function changedRun(runId: string, rowCount: number | null): Promise<void> {
-    if (!rowCount) throw runNotFound(runId);
+  async function changedRun(runId: string, rowCount: number | null, fence: number | undefined): Promise<void> {
+    if (!rowCount) throw await refusedWrite(pool, runId, fence);
   }
 
-  return {
-    createRun: (run) =>
+  const insertRun = (run: NewRun, status: RunStatus) =>
+    serial(async () => {
+      const row = { ...newRunToRow(run, resolved), status };
+      try {
+        await query(SQL_INSERT_RUN, runRowValues(row));
+      } catch (error) {
+        if (pgCode(error) === '23505') throw runExists(row.id);
+        throw error;
+      }
+      knownRuns.add(row.id);
+      return rowToRun(row);
+    });
+
+  const store: QueueStore = {
+    createRun: (run) => insertRun(run, RunStatus.running),
+
+    enqueueRun: (run) => insertRun(run, RunStatus.queued),
+
+    claimRun: (owner, ttlMs) =>
       serial(async () => {
-        const row = newRunToRow(run, resolved);
-        try {
-          await query(SQL_INSERT_RUN, runRowValues(row));
-        } catch (error) {
-          if (pgCode(error) === '23505') throw runExists(row.id);
-          throw error;
-        }
-        knownRuns.add(row.id);
-        return rowToRun(row);
+        assertLeaseTtl(ttlMs);
+        const nowMs = resolved.now().getTime();
+        const row = (await query<RunRow & { fence: string; previous: string | null }>(SQL_CLAIM_RUN, [owner, nowMs, nowMs + ttlMs])).rows[0];
+        if (!row) return undefined;
+        const claim: RunClaim = { run: rowToRun(row), fence: Number(row.fence) };
+        if (row.previous !== null) claim.previousOwner = row.previous;
+        return claim;
       }),
+
+    renewClaim: (runId, fence, ttlMs) =>
+      serial(async () => {
+        assertLeaseTtl(ttlMs);
+        return (await query(SQL_RENEW_CLAIM, [runId, fence, resolved.now().getTime() + ttlMs])).rowCount === 1;
+      }),
+
+    requeueRun: (runId, fence) =>
+      serial(async () => {
+        await commit();
+        return (await query(SQL_REQUEUE_RUN, [runId, fence])).rowCount === 1;
+      }),
+
+    fenced: (runId, fence) => fencedView(store, runId, fence),
 
     append: (runId, event, appendOptions) => {
       // Encoded now, so an oversized event is refused to its caller, not to a later commit.
       let entry: PendingEntry;
       try {
-        entry = { runId, at: resolved.now().toISOString(), eventJson: encodeEvent(runId, event, resolved) };
+        entry = { runId, fence: appendOptions?.fence, at: resolved.now().toISOString(), eventJson: encodeEvent(runId, event, resolved) };
       } catch (error) {
         return Promise.reject(error as Error);
       }
       return serial(() => (appendOptions?.buffered ? keepBuffered(entry) : commit(entry)));
     },
 
-    setRunStatus: (runId, status, result) =>
+    setRunStatus: (runId, status, result, fenceOptions) =>
       serial(async () => {
         const change = statusChange(runId, status, result, resolved);
+        const fence = fenceOptions?.fence ?? null;
         await commit();
         const info =
           change.outputsJson === undefined
-            ? await query(SQL_SET_STATUS, [runId, change.status, change.endedAt])
-            : await query(SQL_SET_STATUS_AND_RESULT, [runId, change.status, change.endedAt, change.outputsJson, change.errorJson ?? null]);
-        await changedRun(runId, info.rowCount);
+            ? await query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence])
+            : await query(SQL_SET_STATUS_AND_RESULT, [runId, change.status, change.endedAt, change.outputsJson, change.errorJson ?? null, fence]);
+        await changedRun(runId, info.rowCount, fenceOptions?.fence);
       }),
 
-    markResumed: (runId) =>
+    markResumed: (runId, fenceOptions) =>
       serial(async () => {
         await commit();
-        await changedRun(runId, (await query(SQL_MARK_RESUMED, [runId])).rowCount);
+        await changedRun(runId, (await query(SQL_MARK_RESUMED, [runId, fenceOptions?.fence ?? null])).rowCount, fenceOptions?.fence);
       }),
 
     getRun: (runId) =>
@@ -423,6 +516,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
       }
     },
   };
+  return store;
 }
 
 function runRowValues(row: RunRow): unknown[] {

@@ -11,6 +11,8 @@ export const StoreErrorCode = {
   /** The file is not a store Fleetbook can open (not SQLite, no permission). */
   storeUnreadable: 'STORE_UNREADABLE',
   storeClosed: 'STORE_CLOSED',
+  /** A write carrying the fencing token of a claim another worker has since taken over. */
+  staleFence: 'STALE_FENCE',
   /** The store's server cannot be used at all (wrong URL, refused password, unreachable): nothing started. */
   storeUnreachable: 'STORE_UNREACHABLE',
   /** The store's server failed once in use (gone, restarted): the run stops where its journal is. */
