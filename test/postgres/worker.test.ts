@@ -76,9 +76,12 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
     first.child.kill('SIGKILL');
     const killedAt = Date.now();
     expect((await first.exited).signal).toBe('SIGKILL');
-    const second = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms', '--exit-when-idle']);
-    await until(async () => (await team.journal(runId)).length > 0 && second.stdout().includes('"event":"run.resuming"'), 20_000, 'the take-over');
+    // Not --exit-when-idle: until the claim lapses, there is nothing it may claim.
+    const second = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms']);
+    await until(async () => second.stdout().includes('"event":"run.resuming"'), 20_000, 'the take-over');
     const takeOverMs = Date.now() - killedAt;
+    await until(async () => (await team.run(runId))?.status === 'succeeded', 45_000, 'the end of the run');
+    second.child.kill('SIGTERM');
     expect((await second.exited).code, second.stderr()).toBe(0);
     expect(await team.run(runId)).toMatchObject({ status: 'succeeded', resumes: 1 });
     // Taken over within the claim's TTL and a little more.
