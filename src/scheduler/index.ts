@@ -10,3 +10,4 @@ export { createEngineExecutor, type EngineExecutorOptions } from './engine-execu
 export { loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
+export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';

@@ -61,6 +61,16 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE runs ADD COLUMN claim_expires_at_ms BIGINT;
   CREATE INDEX runs_claimable ON runs (created_order) WHERE status IN ('queued', 'running');
   `,
+  // Fires: one row per (schedule, fire time), so even two leaders at once start a fire once.
+  `
+  CREATE TABLE schedule_fires (
+    schedule_key TEXT NOT NULL,
+    fire_at TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    UNIQUE (schedule_key, fire_at)
+  );
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

@@ -95,6 +95,19 @@ export const SQL_SET_STATUS_AND_RESULT = `
 export const SQL_MARK_RESUMED = `
   UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1
   WHERE id = $1 AND ($2::bigint IS NULL OR fence = $2)`;
+/** The UNIQUE (schedule, fire time) key makes the second record of one fire insert nothing. */
+export const SQL_RECORD_FIRE = `
+  INSERT INTO schedule_fires (schedule_key, fire_at, run_id, recorded_at) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (schedule_key, fire_at) DO NOTHING`;
+/**
+ * A session-level advisory lock: the server grants it to one connection at a time and drops
+ * it when that connection ends (a killed process included), so no lease has to lapse first.
+ */
+export const SQL_TRY_LEADERSHIP = `SELECT pg_try_advisory_lock(hashtext($1)) AS held`;
+/** Whether the dedicated connection still holds the lock (it is gone with a restarted server). */
+export const SQL_STILL_LEADER = `
+  SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objid = (hashtext($1)::bigint & 4294967295)::oid) AS held`;
+
 /** Tells a refused fenced write from an unknown run. */
 export const SQL_RUN_FENCE = `SELECT fence FROM runs WHERE id = $1`;
 
@@ -341,6 +354,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
   }
 
   const knownRuns = new Set<string>();
+  const leaderships = new Set<pg.Client>();
   async function keepBuffered(entry: PendingEntry): Promise<void> {
     if (!knownRuns.has(entry.runId)) {
       if ((await query(SQL_GET_RUN, [entry.runId])).rowCount === 0) throw runNotFound(entry.runId);
@@ -407,6 +421,39 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
       }),
 
     fenced: (runId, fence) => fencedView(store, runId, fence),
+
+    recordFire: (scheduleKey, fireAt, runId) =>
+      serial(async () => (await query(SQL_RECORD_FIRE, [scheduleKey, normaliseTimestamp(fireAt, 'fireAt'), runId, resolved.now().toISOString()])).rowCount === 1),
+
+    tryLeadership: (name) =>
+      serial(async () => {
+        // Its own connection, outside the pool: the lock lives exactly as long as it does.
+        const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+        let lost = false;
+        client.on('error', () => (lost = true));
+        client.on('end', () => (lost = true));
+        await client.connect();
+        const held = (await client.query<{ held: boolean }>(SQL_TRY_LEADERSHIP, [name])).rows[0]?.held === true;
+        if (!held) {
+          await client.end().catch(() => undefined);
+          return undefined;
+        }
+        leaderships.add(client);
+        return {
+          async stillHeld() {
+            if (lost) return false;
+            try {
+              return (await client.query<{ held: boolean }>(SQL_STILL_LEADER, [name])).rows[0]?.held === true;
+            } catch {
+              return false;
+            }
+          },
+          async release() {
+            leaderships.delete(client);
+            await client.end().catch(() => undefined);
+          },
+        };
+      }),
 
     append: (runId, event, appendOptions) => {
       // Encoded now, so an oversized event is refused to its caller, not to a later commit.
@@ -512,6 +559,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         await serial(() => commit());
       } finally {
         closed = true;
+        for (const client of leaderships) await client.end().catch(() => undefined);
         await pool.end().catch(() => undefined);
       }
     },

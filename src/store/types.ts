@@ -201,6 +201,24 @@ export interface RunQueue {
   requeueRun(runId: string, fence: number): Promise<boolean>;
   /** This store as seen by the holder of claim `fence` on `runId`: its writes of that run are fenced. */
   fenced(runId: string, fence: number): RunStore;
+  /**
+   * Records that `scheduleKey` fired for `fireAt` (ISO) as run `runId`: true for the first
+   * record of that fire, false when one exists (another leader fired it), whoever asks.
+   */
+  recordFire(scheduleKey: string, fireAt: string, runId: string): Promise<boolean>;
+  /**
+   * Tries to become the one leader named `name` (the scheduler): held by a connection of its
+   * own, released when it is closed or when the process dies (the server sees the connection
+   * go). Undefined when another process leads.
+   */
+  tryLeadership(name: string): Promise<Leadership | undefined>;
+}
+
+/** Leadership held by a dedicated connection (see `RunQueue.tryLeadership`). */
+export interface Leadership {
+  /** False once the connection (and with it the lock) is gone. */
+  stillHeld(): Promise<boolean>;
+  release(): Promise<void>;
 }
 
 export type QueueStore = RunStore & RunQueue;
