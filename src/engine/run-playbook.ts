@@ -13,7 +13,7 @@ import { reconciliationOf } from '../steps/reconcile/index.js';
 import { acquireLeaseFromLiveOrDead, newLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
 import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
 import { pruneRuns } from '../store/prune.js';
-import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
+import { RunStatus, StepStatus, type ErrorRecord, type RunQueue, type RunRecord, type RunStore } from '../store/types.js';
 import { parseDuration } from '../expressions/index.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
@@ -80,6 +80,11 @@ export interface ResumeOptions extends Omit<RunOptions, 'inputs' | 'dryRun' | 'r
   force?: boolean;
   /** Send again writes of unknown outcome that cannot be reconciled. @default false */
   confirmUnknown?: boolean;
+  /**
+   * Count this as a resume (`resumes + 1`). A worker starting a queued run for the first time
+   * drives it through `resumeRun` (the run is already stored) without counting one. @default true
+   */
+  countAsResume?: boolean;
 }
 
 export interface RunResult {
@@ -131,6 +136,33 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   } finally {
     await lease.release();
   }
+}
+
+/**
+ * Records a run of `playbook` as `queued` in a shared store, for a worker to claim and drive
+ * (`fleetbook run --queue`, the scheduler in team mode). The record is the one `runPlaybook`
+ * would make: inputs checked and defaulted, secret inputs left out (a worker reads them from
+ * its own environment, as a resume does), large inputs spilled.
+ */
+export async function enqueuePlaybookRun(
+  playbook: Playbook,
+  options: Pick<RunOptions, 'inputs' | 'dryRun' | 'runId' | 'trigger' | 'env' | 'outputsDir' | 'maxInlineOutputBytes'> & { store: RunQueue },
+): Promise<RunRecord> {
+  const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
+  const runId = options.runId ?? randomUUID();
+  const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
+  return options.store.enqueueRun({
+    id: runId,
+    playbook: playbook.name,
+    playbookSource: playbook.source,
+    playbookHash: playbook.hash,
+    inputs: await spillLargeInputs(storedInputs, spillOptionsOf(options, runId)),
+    secretInputNames: resolved.secretNames,
+    defaultedSecretInputs: resolved.secretNames.filter((name) => options.inputs?.[name] === undefined),
+    dryRun: options.dryRun ?? false,
+    trigger: options.trigger ?? { kind: 'manual' },
+    startedAt: new Date().toISOString(),
+  });
 }
 
 /** A timer that does not keep the process alive by itself (the run's own work does). */
@@ -279,7 +311,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     const secrets = options.secrets ?? createSecretRegistry();
     const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
-    await store.markResumed(runId);
+    if (options.countAsResume !== false) await store.markResumed(runId);
     return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan, retentionMs });
   } finally {
     await lease.release();
