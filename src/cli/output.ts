@@ -4,26 +4,13 @@
  * are available whether or not standard output is a terminal (piped, under cron or systemd).
  * Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
  */
-import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { UsageError } from '../errors/index.js';
 import { didYouMean } from '../errors/did-you-mean.js';
 import type { CliIo } from './io.js';
+import { OUTPUT_FORMATS, type OutputFormat, type OutputOptions } from './output-option.js';
 
-export const OUTPUT_FORMATS = ['text', 'json', 'yaml', 'wide'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-
-export interface OutputOptions {
-  output?: string;
-  json?: boolean;
-}
-
-/** Adds `-o/--output` and `--json` to `command`; `extra` lists formats only this command knows (validate's `github`). */
-export function addOutputOptions(command: Command, extra: readonly string[] = []): Command {
-  return command
-    .addOption(new Option('-o, --output <format>', `output format: ${[...OUTPUT_FORMATS, ...extra].join(', ')}`))
-    .option('--json', 'shorthand for --output json');
-}
+export { OUTPUT_FORMATS, type OutputFormat, type OutputOptions };
 
 /**
  * The format asked for. `fallback` is what a command shows when none is asked: most show

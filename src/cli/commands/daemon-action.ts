@@ -7,6 +7,7 @@ import { createEngineExecutor, isSchedulerError, loadPlaybookFolder, startDaemon
 import { openRunStore } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { outputFormat } from '../output.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
 
@@ -18,6 +19,8 @@ export interface DaemonCommandOptions {
   leaseTtl: string;
   logFile?: string;
   logLevel: string;
+  output?: string;
+  json?: boolean;
 }
 
 function refuse(io: CliIo, problems: readonly Problem[]): void {
@@ -36,8 +39,11 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   if (hasErrors(folder.problems)) return refuse(io, folder.problems);
 
   const secrets = createSecretRegistry();
-  // A daemon's output is read by machines: always JSON lines.
-  const logger = createCommandLogger(io, options, secrets, false);
+  // A daemon's output is read by machines: JSON lines, unless a person asks for `-o text`.
+  const format = outputFormat(options, 'json');
+  if (format !== 'json' && format !== 'text') throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
+  const readable = format === 'text';
+  const logger = createCommandLogger(io, options, secrets, readable);
 
   const store = await openRunStore({ env: io.env });
   const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {

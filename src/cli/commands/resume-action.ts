@@ -10,7 +10,7 @@ import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
+import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 
 export interface ResumeCommandOptions {
   force?: boolean;
@@ -19,6 +19,7 @@ export interface ResumeCommandOptions {
   profile?: string;
   timeScale: string;
   json?: boolean;
+  output?: string;
   logFile?: string;
   logLevel: string;
 }
@@ -89,7 +90,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     const playbook = loaded.playbook;
     const secretInputs = await gatherSecretInputs(run, io);
 
-    const json = wantsJson(io, options);
+    const view = runView(io, options);
     const secrets = createSecretRegistry();
     const logger = createCommandLogger(io, options, secrets);
     const connection = await openConnection({
@@ -101,7 +102,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       secrets,
     });
     try {
-      if (!json) io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
+      if (view === 'text') io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
       const result = await withInterruption(logger, (signal) =>
         // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
         resumeRunWithLock(playbook, {
@@ -117,7 +118,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
           env: io.env,
         }),
       );
-      reportResult(io, json, secrets, result);
+      reportResult(io, view, secrets, result);
     } finally {
       await connection.close();
     }

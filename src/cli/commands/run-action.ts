@@ -15,7 +15,7 @@ import { openRunStore } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
+import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -25,6 +25,7 @@ export interface RunCommandOptions {
   timeScale: string;
   dryRun?: boolean;
   json?: boolean;
+  output?: string;
   logFile?: string;
   logLevel: string;
 }
@@ -68,7 +69,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   // Checked here too so a missing input costs no simulator start or connection.
   resolveInputs(playbook.inputs, inputs, playbook.name);
 
-  const json = wantsJson(io, options);
+  const view = runView(io, options);
   const secrets = createSecretRegistry();
   const logger = createCommandLogger(io, options, secrets);
   const runId = randomUUID();
@@ -79,12 +80,12 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
     const clientLogger = logger.child({ runId, playbook: playbook.name });
     const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets });
     try {
-      if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
+      if (view === 'text') io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
       const result = await withInterruption(logger, (signal) =>
         // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
         runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, env: io.env }),
       );
-      reportResult(io, json, secrets, result, { simulatedSteps: result.simulatedSteps });
+      reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });
     } finally {
       await connection.close();
     }

@@ -18,7 +18,8 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms', '60')
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--dry-run', 'perform reads, print the writes instead of sending them')
-    .option('--json', 'JSON log lines on standard output (the default when it is not a terminal)')
+    .option('-o, --output <format>', 'text (readable log lines and a summary, the default on a terminal), json (JSON log lines, the default otherwise), yaml (the result; log lines on stderr), wide (= text)')
+    .option('--json', 'shorthand for --output json')
     .option('--log-file <path>', 'also write JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (reference: string, options: RunCommandOptions) => (await import('./run-action.js')).runAction(io, reference, options));

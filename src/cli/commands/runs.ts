@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 // The types module, not the store's index: that one loads the SQLite driver.
 import { RunStatus } from '../../store/types.js';
 import type { CliIo } from '../io.js';
-import { addOutputOptions, type OutputOptions } from '../output.js';
+import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 export function registerRunsCommand(program: Command, io: CliIo): void {
   const runs = program.command('runs').description('the run history: list runs, show one step by step, prune old ones');
