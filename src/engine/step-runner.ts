@@ -406,7 +406,12 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
         ...(finished.error ? { error: finished.error } : {}),
       }, appendOptions);
       const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
-      if (options.logger.isLevelEnabled(level)) log()[level]({ kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts, ...(finished.error ? { error: finished.error } : {}) }, `step ${stepPath} ${finished.status}`);
+      if (options.logger.isLevelEnabled(level)) {
+        const facts = { kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts };
+        // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
+        if (finished.rescued) log()[level]({ ...facts, rescued: true, recoveredFrom: finished.error }, `step ${stepPath} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`);
+        else log()[level]({ ...facts, ...(finished.error ? { error: finished.error } : {}) }, `step ${stepPath} ${finished.status}`);
+      }
       return finished;
     };
 
@@ -442,6 +447,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       const rescue = await runSequence(step.rescue, inner);
       if (rescue === 'succeeded') outcome = { ...outcome, status: StepStatus.succeeded, rescued: true };
       else if (rescue === 'interrupted') outcome = { ...outcome, status: StepStatus.interrupted };
+      else outcome = { ...outcome, error: rescueFailure(step.rescue, inner, outcome.error) };
     }
     if (step.always && !frame.signal.aborted) {
       frame.scope.steps[step.id] = { status: outcome.status, ...(outcome.outputs === undefined ? {} : { outputs: outcome.outputs }), ...(outcome.error ? { error: outcome.error } : {}) };
@@ -565,6 +571,18 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
     };
   }
 
+  /**
+   * A rescue that failed too (often on purpose, ending in `fail:`) says why in its own words:
+   * the step's error is the rescue's, and the failure it tried to recover from is kept in
+   * `details.rescuedFrom`.
+   */
+  function rescueFailure(rescue: readonly Step[], frame: Frame, original: ErrorRecord | undefined): ErrorRecord | undefined {
+    const failed = [...rescue].reverse().find((step) => !step.continueOnError && (frame.scope.steps[step.id] as Outcome | undefined)?.status === StepStatus.failed);
+    const error = failed ? (frame.scope.steps[failed.id] as Outcome).error : undefined;
+    if (!failed || !error) return original;
+    return { ...error, details: { ...(error.details as Record<string, unknown> | undefined), failedStep: join(frame.prefix, failed.id), ...(original ? { rescuedFrom: original } : {}) } };
+  }
+
   function endingOutcome(ending: Ending, failure: string, outputs: unknown): Outcome {
     if (ending === 'succeeded') return { status: StepStatus.succeeded, outputs };
     if (ending === 'interrupted') return { status: StepStatus.interrupted, outputs };
@@ -641,7 +659,7 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
       record.durationMs = now() - startedAt;
       await options.journal({ type: 'item.finished', path: stepPath, index, status }, BUFFERED);
       if (status === StepStatus.failed && failures > allowed) {
-        log().warn({ failures, toleratedFailures: allowed }, `forEach ${stepPath}: ${failures} failed items exceed the tolerance of ${allowed}; no new item starts`);
+        log().warn({ failures, toleratedFailures: allowed }, `forEach ${stepPath}: ${failures} failed ${failures === 1 ? 'item exceeds' : 'items exceed'} the tolerance of ${allowed}; no new item starts`);
       }
     };
 

@@ -2,8 +2,9 @@
  * `loadPlaybook`: read → parse (positions kept) → schema → semantic rules → normalise,
  * every problem located, all of them in one pass. Never throws for a user's mistake.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { didYouMean } from '../errors/did-you-mean.js';
 import { fileURLToPath } from 'node:url';
 import { loadPlatformDescription, type PlatformDescription } from '../openapi/description.js';
 import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
@@ -71,6 +72,13 @@ export function resolvePlaybookRef(ref: string, fromDir: string): string {
   return isAbsolute(ref) ? ref : resolve(fromDir, ref);
 }
 
+/** A name that is not a bundled playbook: the closest bundled names, and all of them. */
+function noBundledPlaybook(file: string): string {
+  const wanted = basename(file).replace(/\.ya?ml$/, '');
+  const bundled = readdirSync(BUNDLED_DIR).filter((name) => name.endsWith('.yaml')).map((name) => name.replace(/\.yaml$/, '')).sort();
+  return `no bundled playbook '${wanted}' (nor a file: a path needs a '/' or a .yaml ending).${didYouMean(wanted, bundled)} Bundled: ${bundled.join(', ')}.`;
+}
+
 function fileProblem(file: string, code: string, message: string, line = 1, column = 1): Problem {
   return { code, message, severity: 'error', file, line, column, pointer: '' };
 }
@@ -85,7 +93,7 @@ function readPlaybookText(file: string, maxBytes: number): { text?: string; prob
     bytes = readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { problem: fileProblem(file, 'FILE_NOT_FOUND', 'no such file') };
+    if (code === 'ENOENT') return { problem: fileProblem(file, 'FILE_NOT_FOUND', resolve(dirname(file)) === resolve(BUNDLED_DIR) ? noBundledPlaybook(file) : 'no such file') };
     return { problem: fileProblem(file, 'FILE_UNREADABLE', `cannot be read (${code ?? String(error)})`) };
   }
   const lossy = bytes.toString('utf8');

@@ -8,10 +8,12 @@ import type { Command } from 'commander';
 // The types module, not the store's index: that one loads the SQLite driver.
 import { RunStatus } from '../../store/types.js';
 import type { CliIo } from '../io.js';
+import { guardDefaultSubcommand } from '../subcommand-typos.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 export function registerRunsCommand(program: Command, io: CliIo): void {
-  const runs = program.command('runs').description('the run history: list runs, show one step by step, prune old ones');
+  const runs = program.command('runs').description('the run history: list runs, show one (outputs, log lines, steps), read its log, prune old ones');
+  guardDefaultSubcommand(runs, { takesOperands: false });
 
   const list = runs
     .command('list', { isDefault: true })

@@ -7,10 +7,12 @@
  */
 import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
+import { guardDefaultSubcommand } from '../subcommand-typos.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 export function registerSchedulesCommand(program: Command, io: CliIo): void {
   const schedules = program.command('schedules').description('next fire times of schedules, their last run and result; resume a paused schedule');
+  guardDefaultSubcommand(schedules, { takesOperands: true });
 
   const list = schedules
     .command('list', { isDefault: true })
