@@ -17,8 +17,10 @@ export interface ConnectionOptions {
   target?: string | undefined;
   /** Name of a profile in `fleetbook.yaml`. */
   profile?: string | undefined;
-  /** Simulated ms per real ms of the embedded simulator. @default 60 */
+  /** Simulated ms per real ms of the embedded simulator; refused against a real platform. @default 60 */
   timeScale?: number | undefined;
+  /** The embedded simulator's world file, fault file and seed (`run --world/--faults/--seed`); refused against a real platform. */
+  simulator?: { world?: string | undefined; faults?: string | undefined; seed?: number | undefined };
   env: NodeJS.ProcessEnv;
   /** Where `fleetbook.yaml` is looked for. @default process.cwd() */
   cwd?: string;
@@ -44,6 +46,9 @@ const settings = {
   region: 'FLEETBOOK_REGION',
 } as const;
 type Setting = keyof typeof settings;
+
+/** Simulated ms per real ms of the embedded simulator when `--time-scale` is not given. */
+export const DEFAULT_TIME_SCALE = 60;
 
 /** Region of regional calls against the embedded simulator when FLEETBOOK_REGION names none. */
 const SIMULATOR_REGION = 'us-west';
@@ -94,10 +99,18 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   if (options.target !== undefined && options.target !== 'simulator') {
     throw new UsageError(`--target must be 'simulator', got '${options.target}'. Without --target, the FLEETBOOK_* variables name the platform.`, 'INVALID_OPTION');
   }
+  const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
+  const { world, faults, seed } = options.simulator ?? {};
   if (options.target === 'simulator') {
-    const simulator = await startSimulator({ port: 0, timeScale: options.timeScale ?? 60 });
+    const simulator = await startSimulator({ port: 0, timeScale, ...(world === undefined ? {} : { world }), ...(faults === undefined ? {} : { faults }), ...(seed === undefined ? {} : { seed }) });
     const client = simulatorClient(simulator, { logger, secrets, region: env.FLEETBOOK_REGION || SIMULATOR_REGION });
-    return { client, description: `the embedded simulator at ${simulator.url} (time scale ${options.timeScale ?? 60})`, close: () => simulator.close() };
+    const rehearsal = [world === undefined ? '' : `world ${world}`, faults === undefined ? '' : `faults ${faults}`, `seed ${simulator.control.world().seed}`].filter(Boolean).join(', ');
+    return { client, description: `the embedded simulator at ${simulator.url} (time scale ${timeScale}, ${rehearsal})`, close: () => simulator.close() };
+  }
+  // Against a real platform these would be silently ignored: time passes as it does, the world is the account's.
+  const simulatorOnly = [options.timeScale === undefined ? '' : '--time-scale', world === undefined ? '' : '--world', faults === undefined ? '' : '--faults', seed === undefined ? '' : '--seed'].filter(Boolean);
+  if (simulatorOnly.length > 0) {
+    throw new UsageError(`${simulatorOnly.join(', ')} ${simulatorOnly.length === 1 ? 'applies' : 'apply'} only to the embedded simulator: add --target simulator, or leave ${simulatorOnly.length === 1 ? 'it' : 'them'} out to run against the platform the FLEETBOOK_* variables name.`, 'INVALID_OPTION');
   }
 
   const values: Partial<Record<Setting, string>> = options.profile ? readProfile(options.profile, options.cwd ?? process.cwd()) : {};

@@ -19,8 +19,9 @@ export interface LoggingOptions extends OutputOptions {
   logLevel: string;
 }
 
-/** `--time-scale` of the embedded simulator. */
-export function parseTimeScale(text: string): number {
+/** `--time-scale` of the embedded simulator; undefined when not given (the simulator's default applies). */
+export function parseTimeScale(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
   const timeScale = Number(text);
   if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${text}'.`, 'INVALID_OPTION');
   return timeScale;

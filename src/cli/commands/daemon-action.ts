@@ -15,7 +15,7 @@ export interface DaemonCommandOptions {
   playbooks: string;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
   leaseTtl: string;
   logFile?: string;
   logLevel: string;

@@ -17,7 +17,7 @@ export interface ResumeCommandOptions {
   confirmUnknown?: boolean;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
   json?: boolean;
   output?: string;
   logFile?: string;

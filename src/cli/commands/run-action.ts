@@ -22,7 +22,10 @@ export interface RunCommandOptions {
   inputs?: string;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
+  world?: string;
+  faults?: string;
+  seed?: string;
   dryRun?: boolean;
   json?: boolean;
   output?: string;
@@ -57,6 +60,8 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
 /** Runs the playbook `reference` names with the options of `fleetbook run`. */
 export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
+  const seed = options.seed === undefined ? undefined : Number(options.seed);
+  if (seed !== undefined && !Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
 
   const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
@@ -78,7 +83,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
-    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets });
+    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, simulator: { world: options.world, faults: options.faults, seed }, env: io.env, logger: clientLogger, secrets });
     try {
       if (view === 'text') io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
       const result = await withInterruption(logger, (signal) =>
