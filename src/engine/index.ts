@@ -3,4 +3,5 @@ export { runPlaybook, resumeRun, type RunOptions, type ResumeOptions, type RunRe
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
 export { readSpilledInputs } from './large-values.js';
+export { platformStateInFlight } from './resume-plan.js';
 export { exposedEnvironment } from './scope.js';

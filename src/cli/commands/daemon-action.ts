@@ -59,7 +59,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       store,
       logger,
       leaseTtlMs,
-      execute: createEngineExecutor({ client: connection.client, store, logger, secrets, env: io.env }),
+      execute: createEngineExecutor({ client: connection.client, store, logger, secrets, env: io.env, embeddedSimulator: options.target === 'simulator' }),
     }).catch((error: unknown) => {
       // The folder changed between the check above and the start.
       if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {
