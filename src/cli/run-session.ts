@@ -49,13 +49,13 @@ export function wantsJson(io: CliIo, options: LoggingOptions): boolean {
  * The command's logger: JSON lines (or the readable view) on stdout, and with `--log-file`
  * JSON lines appended to that file too; secrets scrubbed from both.
  */
-export function createCommandLogger(io: CliIo, options: LoggingOptions, secrets: SecretRegistry, readable = !wantsJson(io, options)): Logger {
+export function createCommandLogger(io: CliIo, options: LoggingOptions, secrets: SecretRegistry, readable = !wantsJson(io, options), screen?: NodeJS.WritableStream): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
   }
   const level = options.logLevel as pino.Level;
   // With `-o yaml` standard output carries the result alone; the log goes to standard error.
-  const out = runView(io, options) === 'yaml' ? io.stderr : io.stdout;
+  const out = screen ?? (runView(io, options) === 'yaml' ? io.stderr : io.stdout);
   const streams: pino.StreamEntry[] = [{ stream: (readable ? createReadableLogStream(out) : out) as DestinationStream, level }];
   if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level });
   return createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });

@@ -15,6 +15,7 @@ import { openRunStore } from '../../store/index.js';
 import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
+import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
 import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 
 export interface RunCommandOptions {
@@ -76,10 +77,13 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
 
   const view = runView(io, options);
   const secrets = createSecretRegistry();
-  const logger = createCommandLogger(io, options, secrets);
+  // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
+  const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
+  const logger = createCommandLogger(io, options, secrets, undefined, live ? streamTo((text) => live.write(text)) : undefined);
   const runId = randomUUID();
 
-  const store = await openRunStore({ env: io.env });
+  const opened = await openRunStore({ env: io.env });
+  const store = live ? live.observe(opened) : opened;
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
@@ -90,8 +94,10 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
         // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
         runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, env: io.env }),
       );
+      live?.close();
       reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });
     } finally {
+      live?.close();
       await connection.close();
     }
   } finally {
