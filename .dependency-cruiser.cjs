@@ -1,5 +1,5 @@
 /**
- * The import rules of DESIGN.md, checked by `npm run lint`:
+ * The import rules of docs/architecture.md, checked by `npm run lint`:
  *
  *   cli ──► scheduler ──► engine            cli ──► simulator (nothing else imports it)
  *   cli ──► engine ──► steps ──► api ──► undici
@@ -11,7 +11,7 @@
 const layer = (name, from, forbidden) => ({
   name,
   severity: 'error',
-  comment: `${from} must not import ${forbidden.join(', ')} (DESIGN.md, architecture)`,
+  comment: `${from} must not import ${forbidden.join(', ')} (docs/architecture.md)`,
   from: { path: `^src/${from}/` },
   to: { path: `^src/(${forbidden.join('|')})/` },
 });

@@ -1,4 +1,4 @@
-// Lint: no floating promises, type-only imports marked. The import rules of DESIGN.md
+// Lint: no floating promises, type-only imports marked. The import rules of docs/architecture.md
 // (no cycles, layers pointing one way) are checked by dependency-cruiser: .dependency-cruiser.cjs.
 import tseslint from 'typescript-eslint';
 

@@ -5,22 +5,27 @@ import { defineConfig } from 'vitest/config';
 // the log lines it kept in memory.
 const setupFiles = ['test/support/setup.ts'];
 
-// Two projects, as STYLE.md asks: unit tests live beside the code, integration tests (against
-// the simulator on port 0) in test/.
+/** Tests that run the built CLI or engine (`dist/`, `bin/fleetbook.js`). */
+const built = ['test/cli/actions.test.ts', 'test/conformance/simulate-cli.test.ts', 'test/openapi/dist-layout.test.ts', 'test/readme.test.ts', 'test/resume/crash.test.ts'];
+/** Tests that rebuild `dist/` (`npm start`): alone, after everything else, so no test runs a half-written dist/. */
+const rebuilding = ['test/cli/demo.test.ts'];
+
+const integration = { environment: 'node' as const, setupFiles, testTimeout: 60_000, hookTimeout: 60_000 };
+
+// Projects (CONTRIBUTING.md): unit tests live beside the code, integration tests (against the
+// simulator on port 0) in test/, the tests that need a PostgreSQL server in test/postgres/ (a
+// throwaway cluster started once for them). Groups run in order: unit, integration and postgres
+// together, then the tests of the built CLI, then the one that rebuilds it.
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'], environment: 'node', setupFiles } },
+      { test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...built, ...rebuilding, 'test/postgres/**'], ...integration } },
+      { test: { name: 'built', include: built, ...integration, sequence: { groupOrder: 1 } } },
+      { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 2 } } },
       {
-        test: {
-          name: 'integration',
-          include: ['test/**/*.test.ts'],
-          environment: 'node',
-          setupFiles,
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
-        },
+        test: { name: 'postgres', include: ['test/postgres/**/*.test.ts'], ...integration, globalSetup: ['test/support/postgres-global-setup.ts'] },
       },
     ],
   },

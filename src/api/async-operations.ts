@@ -7,7 +7,7 @@
 import type { OperationDescriptor } from '../openapi/description.js';
 import { UnfollowableOperationError } from './errors.js';
 import type { CallOptions, CallResult, Executor } from './executor.js';
-import { sleep } from './sleep.js';
+import { sleep } from '../timers/index.js';
 
 export type AsyncFlavour = 'dataServices' | 'devices' | 'subscriptions' | 'reporting';
 

@@ -4,7 +4,8 @@
  * usage error (unknown operation, region or input) raised before anything is sent. Each
  * says what happened and what to do; none ever carries a credential or a bearer token.
  */
-import { FleetbookError, UsageError } from '../errors/index.js';
+import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
+import { ApiErrorCode } from './error-codes.js';
 
 /** One issue of a `bad request` or `precondition failed` detail. */
 export interface ErrorIssue {
@@ -107,9 +108,28 @@ export function retryAfterMsOf(body: ParsedErrorBody | undefined, headers: Respo
  * spells it `x-ratelimit-remaining`). A 429 saying so means the group's pace (with whatever
  * else shares the workspace's quota) outran the limit.
  */
+/** What the server still allows now (`ratelimit-remaining`), when it says. */
+export function quotaRemaining(headers: ResponseHeaders): number | undefined {
+  const remaining = (headers['ratelimit-remaining'] ?? headers['x-ratelimit-remaining'])?.trim();
+  return remaining !== undefined && /^\d+$/.test(remaining) ? Number(remaining) : undefined;
+}
+
 export function reportsQuotaSpent(headers: ResponseHeaders): boolean {
   const remaining = (headers['ratelimit-remaining'] ?? headers['x-ratelimit-remaining'])?.trim();
   return remaining !== undefined && /^\d+$/.test(remaining) && Number(remaining) === 0;
+}
+
+/**
+ * The limit an answer states, in requests a minute: `ratelimit-limit` (or `x-ratelimit-limit`)
+ * over the window `ratelimit-policy` names (`100;w=60`, seconds); a minute when it names none,
+ * as the platform's published limits are per minute.
+ */
+export function serverLimitPerMinute(headers: ResponseHeaders): number | undefined {
+  const limit = (headers['ratelimit-limit'] ?? headers['x-ratelimit-limit'])?.trim();
+  if (limit === undefined || !/^\d+$/.test(limit) || Number(limit) < 1) return undefined;
+  const window = /(?:^|;)\s*w=(\d+)/.exec(headers['ratelimit-policy'] ?? '')?.[1];
+  const windowSeconds = window === undefined ? 60 : Number(window);
+  return windowSeconds > 0 ? Math.max(1, Math.floor((Number(limit) * 60) / windowSeconds)) : undefined;
 }
 
 /** What went wrong, for the retry decision: an HTTP status or a transport failure. */
@@ -141,6 +161,7 @@ export interface ApiErrorInit {
 
 /** A platform call that failed. `code` is stable; `retryable` says whether repeating the call is safe. */
 export class ApiError extends FleetbookError {
+  declare readonly code: ApiErrorCode;
   readonly status: number | undefined;
   readonly operationId: string;
   /** The parsed error body, when the server answered. */
@@ -149,7 +170,7 @@ export class ApiError extends FleetbookError {
   /** The server's retry hint, in ms. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(message: string, code: string, init: ApiErrorInit) {
+  constructor(message: string, code: ApiErrorCode, init: ApiErrorInit) {
     super(message, {
       code,
       cause: init.cause,
@@ -236,9 +257,9 @@ export class InvalidResponseError extends ApiError {
   override name = 'InvalidResponseError';
 }
 
-type ErrorClass = new (message: string, code: string, init: ApiErrorInit) => ApiError;
+type ErrorClass = new (message: string, code: ApiErrorCode, init: ApiErrorInit) => ApiError;
 
-const byStatus: Record<number, { type: ErrorClass; code: string; advice: string }> = {
+const byStatus: Record<number, { type: ErrorClass; code: ApiErrorCode; advice: string }> = {
   400: { type: BadRequestError, code: 'BAD_REQUEST', advice: 'Fix the input named above and run again.' },
   401: {
     type: AuthenticationError,
@@ -292,7 +313,7 @@ export function createHttpError(context: HttpErrorContext): ApiError {
   const body = parseErrorBody(context.bodyText);
   const known = byStatus[status];
   const type = known?.type ?? (status >= 500 ? ServerError : UnexpectedStatusError);
-  const code = known?.code ?? (status >= 500 ? 'SERVER_ERROR' : `HTTP_${status}`);
+  const code: ApiErrorCode = known?.code ?? (status >= 500 ? ApiErrorCode.serverError : `HTTP_${status}`);
   const retryable = isSafeToRetry({ status }, write);
   let advice = context.advice ?? known?.advice;
   if (advice === undefined) {
@@ -326,7 +347,7 @@ function errorCodeOf(error: unknown): string | undefined {
 /** A transport failure (no HTTP answer) as a typed error. */
 export function createTransportError(operationId: string, error: unknown, write: boolean): ApiError {
   const code = errorCodeOf(error) ?? 'UNKNOWN';
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   if (timeoutCodes.has(code)) {
     return new RequestTimeoutError(
       `${operationId}: no answer from the platform in time (${code}). ${write ? 'The write may have been applied: check the resource before running again.' : 'The call is repeated with backoff.'}`,

@@ -18,3 +18,4 @@ export type { DownloadDestination, DownloadResult, DownloadTarget } from './down
 export { f, type FilterLiteral, type FilterProperty, type OrderedLiteral } from './odata.js';
 export type { ListItemOf, OperationId, OperationInput, OperationResponseBody, PlatformArea } from './operation-types.js';
 export * from './errors.js';
+export { ApiErrorCode } from './error-codes.js';

@@ -3,7 +3,7 @@
  * attempts and a total time budget. The server's hint (`retryAfterMs`) comes first.
  */
 import { InvalidClientOptionsError } from './errors.js';
-import { sleep } from './sleep.js';
+import { sleep } from '../timers/index.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. @default 5 */

@@ -6,7 +6,7 @@
  */
 import { request, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
-import { linkSignal } from './linked-signal.js';
+import { linkSignal } from '../timers/index.js';
 import { createTransportError, isSafeToRetry, RequestTimeoutError, type ResponseHeaders } from './errors.js';
 
 export interface OutgoingRequest {

@@ -3,11 +3,11 @@
  * on the program: its name, options and help only. What its action needs (the loader, the
  * engine, the store, the simulator) is imported when the action runs, so `--version`,
  * `--help` and each command load no other command's dependencies. This file only maps
- * what went wrong to the exit codes of DESIGN.md, so no command prints a stack trace for a
+ * what went wrong to the exit codes of docs/errors.md, so no command prints a stack trace for a
  * user's mistake.
  */
 import { Command, CommanderError } from 'commander';
-import { ExitCode, isFleetbookError } from '../errors/index.js';
+import { ExitCode, isFleetbookError, errorMessage } from '../errors/index.js';
 import { registerActionsCommand } from './commands/actions.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
@@ -17,6 +17,7 @@ import { registerRunsCommand } from './commands/runs.js';
 import { registerSchedulesCommand } from './commands/schedules.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerValidateCommand } from './commands/validate.js';
+import { registerWorkerCommand } from './commands/worker.js';
 import type { CliIo } from './io.js';
 import { processIo } from './io.js';
 
@@ -39,6 +40,7 @@ export function createProgram(io: CliIo): Command {
   registerSchedulesCommand(program, io);
   registerSimulateCommand(program, io);
   registerValidateCommand(program, io);
+  registerWorkerCommand(program, io);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 }
@@ -58,7 +60,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       return error.exitCode;
     }
     // An internal fault: say so plainly; the stack is for bug reports, not operators.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     io.stderr.write(`fleetbook: internal error: ${message}\n`);
     if (process.env.FLEETBOOK_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
     return ExitCode.runFailed;

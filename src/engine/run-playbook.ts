@@ -5,15 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { PlatformClient } from '../api/index.js';
-import { FleetbookError, UsageError } from '../errors/index.js';
+import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { toErrorRecord } from '../steps/executors/error-record.js';
 import { reconciliationOf } from '../steps/reconcile/index.js';
-import { acquireLeaseFromLiveOrDead, newLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
+import { acquireLeaseFromLiveOrDead, newLeaseOwner, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/lease-owner.js';
 import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
 import { pruneRuns } from '../store/prune.js';
-import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/types.js';
+import { RunStatus, StepStatus, type ErrorRecord, type RunQueue, type RunRecord, type RunStore } from '../store/types.js';
 import { parseDuration } from '../expressions/index.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
@@ -21,9 +21,15 @@ import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePl
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
+import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
+import { systemClock, type Clock } from '../timers/index.js';
 
-/** How long a run's lease lasts without renewal; renewed at a third of it while the run goes on. */
-const LEASE_TTL_MS = 60_000;
+let builtins: StepRegistry | undefined;
+/** The built-in kinds, made once. */
+function builtinRegistry(): StepRegistry {
+  return (builtins ??= createStepRegistry());
+}
+
 
 export interface RunOptions {
   /** Given inputs; defaults fill the rest. A missing or ill-typed input is a `UsageError`. */
@@ -42,8 +48,10 @@ export interface RunOptions {
   dryRun?: boolean;
   /** @default a random UUID */
   runId?: string;
-  /** Milliseconds now, for durations. @default Date.now */
-  now?: () => number;
+  /** Time of the run: durations, retry delays, timeouts, sleeps. @default the system clock */
+  clock?: Clock;
+  /** The step kinds the playbook was loaded with. @default the built-in kinds */
+  registry?: StepRegistry;
   /** Jitter source of step retries. @default Math.random */
   random?: () => number;
   /** The environment; expressions see its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). @default process.env */
@@ -70,6 +78,11 @@ export interface ResumeOptions extends Omit<RunOptions, 'inputs' | 'dryRun' | 'r
   force?: boolean;
   /** Send again writes of unknown outcome that cannot be reconciled. @default false */
   confirmUnknown?: boolean;
+  /**
+   * Count this as a resume (`resumes + 1`). A worker starting a queued run for the first time
+   * drives it through `resumeRun` (the run is already stored) without counting one. @default true
+   */
+  countAsResume?: boolean;
 }
 
 export interface RunResult {
@@ -89,7 +102,7 @@ export interface RunResult {
 }
 
 export async function runPlaybook(playbook: Playbook, options: RunOptions): Promise<RunResult> {
-  const now = options.now ?? Date.now;
+  const now = (options.clock ?? systemClock).now;
   const secrets = options.secrets ?? createSecretRegistry();
   const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
   for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
@@ -102,7 +115,7 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
 
   const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
   // Leased before it exists: `runs list` never sees the new run running without a driver (crashed).
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal);
   try {
     await store.createRun({
       id: runId,
@@ -121,6 +134,33 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   } finally {
     await lease.release();
   }
+}
+
+/**
+ * Records a run of `playbook` as `queued` in a shared store, for a worker to claim and drive
+ * (`fleetbook run --queue`, the scheduler in team mode). The record is the one `runPlaybook`
+ * would make: inputs checked and defaulted, secret inputs left out (a worker reads them from
+ * its own environment, as a resume does), large inputs spilled.
+ */
+export async function enqueuePlaybookRun(
+  playbook: Playbook,
+  options: Pick<RunOptions, 'inputs' | 'dryRun' | 'runId' | 'trigger' | 'env' | 'outputsDir' | 'maxInlineOutputBytes'> & { store: RunQueue },
+): Promise<RunRecord> {
+  const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
+  const runId = options.runId ?? randomUUID();
+  const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
+  return options.store.enqueueRun({
+    id: runId,
+    playbook: playbook.name,
+    playbookSource: playbook.source,
+    playbookHash: playbook.hash,
+    inputs: await spillLargeInputs(storedInputs, spillOptionsOf(options, runId)),
+    secretInputNames: resolved.secretNames,
+    defaultedSecretInputs: resolved.secretNames.filter((name) => options.inputs?.[name] === undefined),
+    dryRun: options.dryRun ?? false,
+    trigger: options.trigger ?? { kind: 'manual' },
+    startedAt: new Date().toISOString(),
+  });
 }
 
 /** A timer that does not keep the process alive by itself (the run's own work does). */
@@ -175,7 +215,7 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
       (error: unknown) => {
         if (finished) return;
         const leftMs = heldUntil - Date.now();
-        if (leftMs <= ttlMs / 3) return lose(`could not renew its lease before it lapsed (${error instanceof Error ? error.message : String(error)})`);
+        if (leftMs <= ttlMs / 3) return lose(`could not renew its lease before it lapsed (${errorMessage(error)})`);
         logger.warn({ event: 'lease.renewFailed', runId, err: error }, `could not renew the lease of run ${runId}; trying again`);
         timer = later(renew, Math.min(ttlMs / 3, leftMs - ttlMs / 3));
       },
@@ -257,10 +297,10 @@ function checkResumable(run: RunRecord | undefined, runId: string, playbook: Pla
  */
 export async function resumeRun(playbook: Playbook, options: ResumeOptions): Promise<RunResult> {
   const { store, runId } = options;
-  const now = options.now ?? Date.now;
+  const now = (options.clock ?? systemClock).now;
   const startedMs = now();
   const retentionMs = retentionOf(options.env ?? process.env);
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal);
   try {
     const run = await store.getRun(runId);
     const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);
@@ -269,7 +309,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     const secrets = options.secrets ?? createSecretRegistry();
     const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
-    await store.markResumed(runId);
+    if (options.countAsResume !== false) await store.markResumed(runId);
     return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan, retentionMs });
   } finally {
     await lease.release();
@@ -361,12 +401,14 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
   const spill = spillOptionsOf(options, runId);
 
+  const registry = options.registry ?? builtinRegistry();
   const runner = createStepRunner({
     client: options.client,
     logger,
     secrets,
     dryRun,
-    now,
+    clock: options.clock ?? systemClock,
+    registry,
     random: options.random ?? Math.random,
     journal: async (event, appendOptions) => {
       if (facts.leaseLost()) return;
@@ -381,7 +423,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     inputs: facts.values,
     run: { id: runId, playbook: playbook.name, dryRun, startedAt },
     env: exposedEnvironment(options.env ?? process.env, secrets),
-    taint: createTaintTracker(playbook, secrets),
+    taint: createTaintTracker(playbook, secrets, registry),
   });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
 

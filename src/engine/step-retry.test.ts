@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConnectionError, ServerError } from '../api/index.js';
 import type { RetryPolicy } from '../playbook/types.js';
 import { StepError } from '../steps/executors/step-error.js';
-import { retryCondition, stepRetryDelayMs } from './step-retry.js';
+import { decideRetry, retryCondition, retryFactsOf, retryFactsOfRecord, stepRetryDelayMs } from './step-retry.js';
 
 const serverError = (retryable: boolean, retryAfterMs?: number) =>
   new ServerError('failed', 'SERVER_ERROR', { operationId: 'x.y', status: 500, retryable, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
@@ -40,5 +40,28 @@ describe('stepRetryDelayMs', () => {
 
   it("follows the server's hint first", () => {
     expect(stepRetryDelayMs(policy, 1, serverError(true, 1500), () => 0.5)).toBe(1500);
+  });
+});
+
+describe('decideRetry', () => {
+  const policy: RetryPolicy = { maxAttempts: 3, initialDelayMs: 100, backoffRate: 2, maxDelayMs: 1000, jitter: 'none', on: ['any'] };
+
+  it('retries what `on` covers while attempts remain, with the reason and the delay', () => {
+    expect(decideRetry(retryFactsOf(operationFailed), policy, 1, () => 0.5)).toEqual({ retry: true, reason: 'any', delayMs: 100 });
+    expect(decideRetry(retryFactsOf(serverError(true, 1500)), { ...policy, on: ['transient'] }, 2, () => 0.5)).toEqual({ retry: true, reason: 'transient', delayMs: 1500 });
+    expect(decideRetry(retryFactsOf(operationFailed), policy, 3, () => 0.5)).toEqual({ retry: false });
+  });
+
+  it('never repeats a write of unknown outcome, whether a step ended so or a block inside which one did', () => {
+    const unknown = new StepError('lost', { kind: 'outcomeUnknown', code: 'OUTCOME_UNKNOWN' });
+    expect(decideRetry(retryFactsOf(unknown), policy, 1, () => 0.5)).toEqual({ retry: false });
+    const block = { message: 'step a.b failed: lost', code: 'STEPS_FAILED', details: { failedStep: 'a.b', failedCode: 'OUTCOME_UNKNOWN' } };
+    expect(decideRetry(retryFactsOfRecord(block), policy, 1, () => 0.5)).toEqual({ retry: false });
+  });
+
+  it("matches a block's own timeout to `timeout`, and nothing of a block to `transient`", () => {
+    const timedOut = retryFactsOfRecord({ message: 'late', code: 'STEP_TIMEOUT' });
+    expect(decideRetry(timedOut, { ...policy, on: ['timeout'] }, 1, () => 0.5)).toMatchObject({ retry: true, reason: 'timeout' });
+    expect(decideRetry(retryFactsOfRecord({ message: 'x', code: 'STEPS_FAILED' }), { ...policy, on: ['transient', 'timeout'] }, 1, () => 0.5)).toEqual({ retry: false });
   });
 });

@@ -8,14 +8,13 @@
 import type { TaintTracker } from '../expressions/index.js';
 import type { SecretRegistry } from '../logging/index.js';
 import type { Playbook, Step } from '../playbook/types.js';
+import type { StepRegistry } from '../steps/registry.js';
 
-function setStepIds(steps: readonly Step[], into: Set<string>): Set<string> {
+function setStepIds(registry: StepRegistry, steps: readonly Step[], into: Set<string>): Set<string> {
   for (const step of steps) {
     if (step.kind === 'set') into.add(step.id);
-    if (step.kind === 'block' || step.kind === 'forEach') setStepIds(step.steps, into);
-    if (step.kind === 'parallel') for (const branch of step.branches) setStepIds(branch, into);
-    setStepIds(step.rescue ?? [], into);
-    setStepIds(step.always ?? [], into);
+    const children = registry.childStepsOf(step);
+    for (const sequence of [...children.sequences, children.rescue, children.always]) setStepIds(registry, sequence, into);
   }
   return into;
 }
@@ -27,11 +26,11 @@ function registerStrings(value: unknown, secrets: SecretRegistry): void {
   else if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) registerStrings(item, secrets);
 }
 
-export function createTaintTracker(playbook: Playbook, secrets: SecretRegistry): TaintTracker | undefined {
+export function createTaintTracker(playbook: Playbook, secrets: SecretRegistry, registry: StepRegistry): TaintTracker | undefined {
   const secretInputs = new Set(Object.entries(playbook.inputs).filter(([, spec]) => spec.secret).map(([name]) => name));
   // A playbook without secret inputs has nothing to track.
   if (secretInputs.size === 0) return undefined;
-  const setSteps = setStepIds(playbook.steps, new Set());
+  const setSteps = setStepIds(registry, playbook.steps, new Set());
   const taintedSteps = new Set<string>();
   return {
     readsSecret: (references) =>

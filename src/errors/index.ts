@@ -3,7 +3,7 @@
  * what happened and what to do, and `exitCode` is what the CLI ends with.
  */
 
-/** Exit codes of the CLI contract (DESIGN.md). */
+/** Exit codes of the CLI contract (docs/errors.md). */
 export const ExitCode = {
   success: 0,
   runFailed: 1,
@@ -36,9 +36,15 @@ export class FleetbookError extends Error {
   }
 }
 
+/** The codes of this module's own errors. docs/errors.md says what each means. */
+export const CommonErrorCode = {
+  usage: 'USAGE',
+} as const;
+export type CommonErrorCode = (typeof CommonErrorCode)[keyof typeof CommonErrorCode];
+
 /** Bad command line, configuration or input: exit code 2, never a stack trace. */
 export class UsageError extends FleetbookError {
-  constructor(message: string, code = 'USAGE', details?: Record<string, unknown>) {
+  constructor(message: string, code: string = CommonErrorCode.usage, details?: Record<string, unknown>) {
     super(message, { code, exitCode: ExitCode.usage, details });
     this.name = 'UsageError';
   }
@@ -46,4 +52,9 @@ export class UsageError extends FleetbookError {
 
 export function isFleetbookError(error: unknown): error is FleetbookError {
   return error instanceof FleetbookError;
+}
+
+/** The message of anything thrown: an `Error`'s message, else the value as a string. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -5,3 +5,4 @@ export { hasErrors, type Problem } from './problem.js';
 export { codeFrame } from './code-frame.js';
 export { createPlaybookSchema, PLAYBOOK_SCHEMA_ID } from './playbook-schema.js';
 export { DEFAULT_RETRY_POLICY } from './normalise-playbook.js';
+export { ProblemCode } from './problem-codes.js';

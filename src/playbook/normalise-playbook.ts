@@ -8,6 +8,7 @@ import { compileTemplate, tryCompileTemplate } from '../expressions/compile-temp
 import { durationProblem, isTooLongDuration, parseDuration } from '../expressions/duration.js';
 import type { ExpressionError } from '../expressions/expression-error.js';
 import type { Template } from '../expressions/types.js';
+import type { NormaliseTools } from '../steps/definitions/step-definition.js';
 import type { StepRegistry } from '../steps/registry.js';
 import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep } from './raw-steps.js';
 import { givenInputsFindings, holdsExpression, inputValidator, type DeclaredInput } from './given-inputs.js';
@@ -138,72 +139,28 @@ function createNormaliser(context: NormaliseContext) {
       ...(Array.isArray(data.rescue) ? { rescue: steps(data.rescue, at('rescue'), inherited) } : {}),
       ...(Array.isArray(data.always) ? { always: steps(data.always, at('always'), inherited) } : {}),
     };
-    const nested = (name: string): Step[] => {
-      const list = nestedStepLists(raw, context.registry).find((entry) => entry.field === name);
-      return list === undefined ? [] : steps(list.items, list.pointer, inherited);
-    };
-    switch (kind) {
-      case 'call': {
-        const poll = isRawObject(data.poll)
-          ? { intervalMs: ms(data.poll.interval, `${at('poll')}/interval`) ?? 0, timeoutMs: ms(data.poll.timeout, `${at('poll')}/timeout`) ?? 0 }
-          : undefined;
-        return {
-          ...base,
-          kind,
-          operationId: String(data.call),
-          with: template(data.with ?? {}, at('with'), id),
-          ...(data.region === undefined ? {} : { region: field('region') }),
-          ...(data.wait === true || isRawObject(data.wait) ? { wait: waitOptions(data.wait, at('wait'), ms) } : {}),
-          ...(data.until === undefined ? {} : { until: field('until') }),
-          ...(poll === undefined ? {} : { poll }),
-          ...(data.paginate === 'all' ? { paginate: 'all' as const } : {}),
-          ...(data.saveTo === undefined ? {} : { saveTo: field('saveTo') }),
-        };
-      }
-      case 'set':
-        return { ...base, kind, values: field('set') };
-      case 'log':
-        return { ...base, kind, message: field('log'), level: (typeof data.level === 'string' ? data.level : 'info') as 'info' };
-      case 'assert':
-        return { ...base, kind, condition: field('assert'), ...(data.message === undefined ? {} : { message: field('message') }) };
-      case 'fail':
-        return { ...base, kind, message: field('fail') };
-      case 'sleep':
-        return { ...base, kind, duration: template(ms(data.sleep, at('sleep')) ?? data.sleep, at('sleep'), id) };
-      case 'forEach': {
-        const batches = Array.isArray(data.batches) ? (data.batches as Array<number | string>) : undefined;
-        return {
-          ...base,
-          kind,
-          items: field('forEach'),
-          as: typeof data.as === 'string' ? data.as : 'item',
-          concurrency: template(data.concurrency ?? 1, at('concurrency'), id),
-          ...(batches === undefined ? {} : { batches }),
-          ...(isRawObject(data.tolerate) ? { tolerate: { failures: template(data.tolerate.failures, `${at('tolerate')}/failures`, id) } } : {}),
-          steps: nested('steps'),
-        };
-      }
-      case 'parallel': {
-        const branches = nestedStepLists(raw, context.registry)
-          .filter((entry) => entry.field === 'parallel')
-          .map((entry) => steps(entry.items, entry.pointer, inherited));
-        return { ...base, kind, branches };
-      }
-      case 'block':
-        return { ...base, kind, steps: nested('block') };
-      case 'uses': {
-        const ref = String(data.uses);
-        const playbook = context.loadUses(ref, at('uses'));
-        if (playbook === undefined) return undefined;
+    const lists = (name: string): Step[][] =>
+      nestedStepLists(raw, context.registry)
+        .filter((entry) => entry.field === name)
+        .map((entry) => steps(entry.items, entry.pointer, inherited));
+    const tools: NormaliseTools = {
+      id,
+      data,
+      at,
+      field,
+      template: (value, pointer) => template(value, pointer, id),
+      ms,
+      steps: (name) => lists(name)[0] ?? [],
+      branches: lists,
+      usePlaybook(ref, given) {
+        const playbook = context.loadUses(ref, at(kind));
         // A `with` that is one expression is known only at run time (the schema checked its form).
-        if (data.with === undefined || isRawObject(data.with)) context.findings.push(...usesInputsFindings(ref, playbook, data.with, raw.pointer));
-        return { ...base, kind, playbookRef: ref, with: template(data.with ?? {}, at('with'), id), playbook };
-      }
-      case 'http':
-        return { ...base, kind, request: field('http') };
-      default:
-        return undefined;
-    }
+        if (playbook !== undefined && (given === undefined || isRawObject(given))) context.findings.push(...usesInputsFindings(ref, playbook, given, raw.pointer));
+        return playbook;
+      },
+    };
+    const fields = context.registry.get(kind).normalise(tools);
+    return fields === undefined ? undefined : { ...base, kind, ...fields };
   }
 
   return { template, steps, location, ms };

@@ -12,6 +12,7 @@ import { didYouMean } from '../errors/did-you-mean.js';
 import type { Template } from '../expressions/types.js';
 import type { Finding } from './rules.js';
 import { describePointer } from './schema-validation.js';
+import type { StepRegistry } from '../steps/registry.js';
 import type { Playbook, Step } from './types.js';
 
 /** What every expression reads, whatever the step. */
@@ -22,12 +23,30 @@ const RESERVED_NAMES: ReadonlySet<string> = new Set([...CONTEXT_NAMES, 'loop']);
 
 export type ReferenceFinding = Finding & { offsetInValue?: number };
 
-function templatesOf(step: Step): Template[] {
-  const fields = Object.entries(step)
-    .filter(([key, value]) => key !== 'until' && typeof value === 'object' && value !== null && typeof (value as Template).evaluate === 'function')
-    .map(([, value]) => value as Template);
-  if (step.kind === 'forEach' && step.tolerate) fields.push(step.tolerate.failures);
-  return fields;
+/** Every template of a step's own fields (not its children's), however deep (`tolerate.failures`). */
+function templatesOf(step: Step, skip: ReadonlySet<string>): Template[] {
+  const found: Template[] = [];
+  const visit = (value: unknown): void => {
+    if (typeof value !== 'object' || value === null) return;
+    if (typeof (value as Template).evaluate === 'function') {
+      found.push(value as Template);
+      return;
+    }
+    // A nested step (a list of them) is walked as a step of its own.
+    if (Array.isArray(value) ? value.some(isStep) : isStep(value)) return;
+    for (const inner of Array.isArray(value) ? value : Object.values(value)) visit(inner);
+  };
+  for (const [key, value] of Object.entries(step)) {
+    if (!skip.has(key) && !OWN_KEYS_NOT_WALKED.has(key)) visit(value);
+  }
+  return found;
+}
+
+/** A step's fields that hold no template of its own: its place, a used playbook, its nested steps. */
+const OWN_KEYS_NOT_WALKED: ReadonlySet<string> = new Set(['location', 'playbook', 'rescue', 'always', 'retry']);
+
+function isStep(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as Step).kind === 'string' && typeof (value as Step).location === 'object';
 }
 
 /**
@@ -49,14 +68,12 @@ class RanSteps {
   }
 }
 
-/** Steps that have run once `step` has ended, as seen from after it. */
-function finishedWithin(step: Step, into: RanSteps, withHandlers = true): void {
+/** Steps that have run once `step` has ended, as seen from after it (a loop's steps belong to one iteration). */
+function finishedWithin(registry: StepRegistry, step: Step, into: RanSteps, withHandlers = true): void {
   into.add(step.id);
-  const children: Step[] = [];
-  if (step.kind === 'block') children.push(...step.steps);
-  if (step.kind === 'parallel') children.push(...step.branches.flat());
-  if (withHandlers) children.push(...(step.rescue ?? []), ...(step.always ?? []));
-  for (const child of children) finishedWithin(child, into);
+  const children = registry.childStepsOf(step);
+  const within = [...(children.scope === 'shared' ? children.sequences.flat() : []), ...(withHandlers ? [...children.rescue, ...children.always] : [])];
+  for (const child of within) finishedWithin(registry, child, into);
 }
 
 /** What an expression at some place may read besides the context names. */
@@ -67,18 +84,16 @@ interface Scope {
   loopNames: ReadonlySet<string>;
 }
 
-export function expressionReferenceRule(playbook: Playbook): ReferenceFinding[] {
+export function expressionReferenceRule(playbook: Playbook, registry: StepRegistry): ReferenceFinding[] {
   const all = new Set<string>();
   // Every loop variable of the playbook, and the loop that sets it: for "used outside its loop".
   const loops = new Map<string, string>();
   const collect = (steps: Step[]): void => {
     for (const step of steps) {
       all.add(step.id);
-      if (step.kind === 'forEach' && !loops.has(step.as)) loops.set(step.as, step.location.pointer);
-      if (step.kind === 'block' || step.kind === 'forEach') collect(step.steps);
-      if (step.kind === 'parallel') step.branches.forEach(collect);
-      collect(step.rescue ?? []);
-      collect(step.always ?? []);
+      const children = registry.childStepsOf(step);
+      if (children.loopVariable !== undefined && !loops.has(children.loopVariable)) loops.set(children.loopVariable, step.location.pointer);
+      [...children.sequences, children.rescue, children.always].forEach(collect);
     }
   };
   collect(playbook.steps);
@@ -121,35 +136,41 @@ export function expressionReferenceRule(playbook: Playbook): ReferenceFinding[] 
     }
   };
 
+  const reservedLoopName = (step: Step, name: string, field: string): void => {
+    if (!RESERVED_NAMES.has(name)) return;
+    findings.push({
+      code: 'RESERVED_LOOP_NAME',
+      message: `a loop variable cannot be named '${name}': it would hide ${name === 'loop' ? "the loop's own 'loop'" : `the run's '${name}'`}; choose another name such as 'item'`,
+      pointer: `${step.location.pointer}/${field}`,
+    });
+  };
+
   const walk = (steps: Step[], outer: Scope): void => {
     const visible = new RanSteps(outer.visible);
     for (const step of steps) {
       const scope: Scope = { visible, loopNames: outer.loopNames };
-      for (const template of templatesOf(step)) check(template, scope);
-      if (step.kind === 'call') check(step.until, scope, step.id);
-      if (step.kind === 'forEach') {
-        if (RESERVED_NAMES.has(step.as)) {
-          findings.push({
-            code: 'RESERVED_LOOP_NAME',
-            message: `a loop variable cannot be named '${step.as}': it would hide ${step.as === 'loop' ? "the loop's own 'loop'" : `the run's '${step.as}'`}; choose another name such as 'item'`,
-            pointer: `${step.location.pointer}/as`,
-          });
-        }
-        walk(step.steps, { visible, loopNames: new Set([...outer.loopNames, step.as]) });
+      const readsItself = new Set(registry.get(step.kind).readsItself ?? []);
+      for (const template of templatesOf(step, readsItself)) check(template, scope);
+      for (const field of readsItself) check(step[field as keyof Step] as Template | undefined, scope, step.id);
+      const children = registry.childStepsOf(step);
+      if (children.loopVariable !== undefined) {
+        reservedLoopName(step, children.loopVariable, children.loopVariableField ?? 'as');
+        const inLoop: Scope = { visible, loopNames: new Set([...outer.loopNames, children.loopVariable]) };
+        for (const sequence of children.sequences) walk(sequence, inLoop);
+      } else {
+        for (const sequence of children.sequences) walk(sequence, scope);
       }
-      if (step.kind === 'block') walk(step.steps, scope);
-      if (step.kind === 'parallel') for (const branch of step.branches) walk(branch, scope);
       const afterStep = new RanSteps(visible);
-      finishedWithin(step, afterStep, false);
-      walk(step.rescue ?? [], { visible: afterStep, loopNames: outer.loopNames });
-      walk(step.always ?? [], { visible: afterStep, loopNames: outer.loopNames });
-      finishedWithin(step, visible);
+      finishedWithin(registry, step, afterStep, false);
+      walk(children.rescue, { visible: afterStep, loopNames: outer.loopNames });
+      walk(children.always, { visible: afterStep, loopNames: outer.loopNames });
+      finishedWithin(registry, step, visible);
     }
   };
   walk(playbook.steps, { visible: new RanSteps(), loopNames: new Set() });
 
   const everything = new RanSteps();
-  for (const step of playbook.steps) finishedWithin(step, everything);
+  for (const step of playbook.steps) finishedWithin(registry, step, everything);
   check(playbook.outputs, { visible: everything, loopNames: new Set() });
   // The lock is rendered before the run starts: no step has run.
   check(playbook.lock, { visible: new RanSteps(), loopNames: new Set() });

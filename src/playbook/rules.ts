@@ -9,6 +9,7 @@ import type { StepRegistry } from '../steps/registry.js';
 import { allRawSteps, isRawObject, type RawObject, type RawStep } from './raw-steps.js';
 import { givenInputsFindings, inputValidator, pointerToken, type DeclaredInput } from './given-inputs.js';
 import { compileValueSchema } from './schema-validation.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface Finding {
   code: string;
@@ -123,7 +124,7 @@ export const scheduleRule: Rule = ({ data }) => {
       } catch (error) {
         findings.push({
           code: 'INVALID_CRON',
-          message: `'${schedule.cron}' is not a cron expression: ${error instanceof Error ? error.message : String(error)}`,
+          message: `'${schedule.cron}' is not a cron expression: ${errorMessage(error)}`,
           pointer: `${pointer}/cron`,
         });
       }
@@ -159,7 +160,7 @@ export const inputDeclarationRule: Rule = ({ data }) =>
         message: `${finding.message}: the default of input '${name}' must fit its own declaration, else every run without the input is refused`,
       }));
     } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
+      const why = errorMessage(error);
       return [{ code: 'INVALID_INPUT_SCHEMA', message: `input '${name}' is not a valid JSON Schema: ${why}`, pointer: `/inputs/${pointerToken(name)}`, atKey: true }];
     }
   });

@@ -11,6 +11,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { SchedulerError } from './scheduler-error.js';
 import { earliestWallTimeAfter, instantOf, isValidTimezone, latestWallTimeUntil } from './zoned-time.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface FireTimes {
   readonly cron: string;
@@ -32,7 +33,7 @@ export function createFireTimes(cron: string, timezone = 'UTC'): FireTimes {
   try {
     parse(0);
   } catch (error) {
-    throw new SchedulerError(`'${cron}' is not a cron expression: ${error instanceof Error ? error.message : String(error)}`, 'INVALID_CRON');
+    throw new SchedulerError(`'${cron}' is not a cron expression: ${errorMessage(error)}`, 'INVALID_CRON');
   }
 
   const next = (afterMs: number): number | undefined => {

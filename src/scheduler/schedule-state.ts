@@ -6,7 +6,7 @@
 import type { RunStore } from '../store/types.js';
 
 /** The outcome of a schedule's latest run as `fleetbook schedules` shows it. */
-export type ScheduleRunResult = 'running' | 'succeeded' | 'failed' | 'interrupted';
+export type ScheduleRunResult = 'queued' | 'running' | 'succeeded' | 'failed' | 'interrupted';
 
 export interface ScheduleState {
   /** When the schedule became known to a daemon (or its cron or timezone last changed): nothing before is missed. */

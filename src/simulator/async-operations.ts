@@ -7,6 +7,7 @@ import type {
   Rng,
   SimClock,
 } from './context.js';
+import { errorMessage } from '../errors/index.js';
 
 /** What fault injection decides for a new async operation of a given type. */
 export type AsyncFaultKind = 'FAILED' | 'TIMEDOUT' | 'never';
@@ -177,6 +178,10 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
       return record;
     },
 
+    list(flavour) {
+      // Through `get`, so a record past its retention is forgotten here too.
+      return [...records.values()].filter((record) => record.flavour === flavour && this.get(record.id) !== undefined);
+    },
     get(id) {
       const record = records.get(id);
       if (!record) return undefined;
@@ -203,7 +208,7 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
           // One broken completion must not wedge every later request's settle().
           outcome = {
             status: 'FAILED',
-            error: { errorCode: 'SIMULATOR_INTERNAL_ERROR', message: error instanceof Error ? error.message : String(error) },
+            error: { errorCode: 'SIMULATOR_INTERNAL_ERROR', message: errorMessage(error) },
           };
         }
         if (due.injectedFailure && outcome.status !== due.injectedStatus) {

@@ -1,7 +1,8 @@
 import { didYouMean } from '../errors/did-you-mean.js';
 import { FleetbookError, ExitCode } from '../errors/index.js';
 import { builtinStepDefinitions } from './definitions/index.js';
-import type { StepDefinition } from './definitions/step-definition.js';
+import type { Step } from '../playbook/types.js';
+import { isContainer, type StepChildren, type StepDefinition } from './definitions/step-definition.js';
 
 /** A step kind asked for that the registry does not hold, or declared twice. */
 export class StepRegistryError extends FleetbookError {
@@ -18,7 +19,17 @@ export interface StepRegistry {
   /** Throws `StepRegistryError` (`UNKNOWN_STEP_KIND`) naming the known kinds. */
   get(kind: string): StepDefinition;
   list(): readonly StepDefinition[];
+  /** The steps `step` runs inside itself, and its `rescue` and `always`: every traversal's one walk. */
+  childStepsOf(step: Step): ChildSteps;
 }
+
+/** A step's children by role; see `StepChildren`. */
+export interface ChildSteps extends StepChildren {
+  rescue: Step[];
+  always: Step[];
+}
+
+const LEAF_CHILDREN: StepChildren = { sequences: [], scope: 'shared' };
 
 /** A registry of step kinds; refuses two definitions of one kind. @default the built-in kinds */
 export function createStepRegistry(definitions: readonly StepDefinition[] = builtinStepDefinitions): StepRegistry {
@@ -28,7 +39,7 @@ export function createStepRegistry(definitions: readonly StepDefinition[] = buil
     byKind.set(definition.kind, definition);
   }
   const kinds = [...byKind.keys()];
-  return {
+  const registry: StepRegistry = {
     kinds,
     has: (kind) => byKind.has(kind),
     get(kind) {
@@ -42,5 +53,11 @@ export function createStepRegistry(definitions: readonly StepDefinition[] = buil
       return definition;
     },
     list: () => [...byKind.values()],
+    childStepsOf(step) {
+      const definition = byKind.get(step.kind);
+      const own = definition !== undefined && isContainer(definition) ? definition.children(step) : LEAF_CHILDREN;
+      return { ...own, rescue: step.rescue ?? [], always: step.always ?? [] };
+    },
   };
+  return registry;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRunStore } from '../../src/store/index.js';
 import { jsonLines, runCli } from '../support/cli.js';
+import { spawnCli } from '../support/spawn-cli.js';
 
 let dir: string;
 beforeEach(() => {
@@ -196,23 +197,11 @@ describe('fleetbook run', () => {
 
 describe('fleetbook run in a process of its own', () => {
   it('stops on SIGTERM: no new step starts, the run is interrupted, exit 130', async () => {
-    const { spawn } = await import('node:child_process');
     const file = playbookFile('long.yaml', 'name: long\nsteps:\n  - id: nap\n    sleep: 1h\n  - id: after\n    log: "never"\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'run-cli.ts'), 'run', file, '--target', 'simulator', '--json'], {
-      env: { ...process.env, FLEETBOOK_HOME: join(dir, 'home') },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    const started = new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (stdout.includes('step nap started')) resolve();
-      });
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await started;
-    child.kill('SIGTERM');
-    expect(await exited).toBe(130);
+    const cli = spawnCli(['run', file, '--target', 'simulator', '--json'], { FLEETBOOK_HOME: join(dir, 'home') });
+    await cli.waitFor('step nap started');
+    expect(await cli.signal('SIGTERM')).toBe(130);
+    const stdout = cli.stdout();
     const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.at(-1)?.result).toMatchObject({ status: 'interrupted', steps: [{ path: 'nap', status: 'interrupted' }, { path: 'after', status: 'notStarted' }] });
   });

@@ -2,7 +2,7 @@
  * Ctrl-C in a terminal sends SIGINT: the run must end as it does on SIGTERM (no new step,
  * the wait abandoned, exit 130, the run interrupted) and stay resumable.
  */
-import { spawn } from 'node:child_process';
+import { spawnCli } from '../support/spawn-cli.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,23 +32,10 @@ describe('SIGINT', () => {
     const file = join(dir, 'napping.yaml');
     writeFileSync(file, playbook);
     const home = join(dir, 'home');
-    const cli = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
-    // No tsx cache: it would keep compiled sources (the simulator's client secrets among them) under TMPDIR, which the leak scan reads.
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'run', file, '--target', 'simulator', '--json'], {
-      env: { ...process.env, FLEETBOOK_HOME: home, FLEETBOOK_VAR_NAP: '1h', TSX_DISABLE_CACHE: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    const napping = new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (stdout.includes('step nap started')) resolve();
-      });
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await napping;
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    const cli = spawnCli(['run', file, '--target', 'simulator', '--json'], { FLEETBOOK_HOME: home, FLEETBOOK_VAR_NAP: '1h' });
+    await cli.waitFor('step nap started');
+    expect(await cli.signal('SIGINT')).toBe(130);
+    const stdout = cli.stdout();
     const lines = jsonLines(stdout);
     expect(lines.some((line) => line.signal === 'SIGINT' && line.level === 40)).toBe(true);
     const result = lines.at(-1)?.result as { runId: string };

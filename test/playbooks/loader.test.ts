@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPlatformDescription } from '../../src/openapi/description.js';
 import { loadPlaybook } from '../../src/playbook/index.js';
+import type { ForEachStep } from '../../src/playbook/types.js';
 import { playbookSchemaText } from '../../src/playbook/playbook-schema.js';
 import { createStepRegistry } from '../../src/steps/registry.js';
 
@@ -51,7 +52,7 @@ describe('normalised playbook', () => {
   it('converts durations, merges retry defaults and compiles expressions', async () => {
     const { playbook } = loadPlaybook(join(here, 'valid', 'rolling-cluster-update.yaml'));
     expect(playbook?.defaults).toMatchObject({ timeoutMs: 14_400_000, retry: { maxAttempts: 3, initialDelayMs: 2000, maxDelayMs: 60_000, on: ['transient'] } });
-    const loop = playbook?.steps[1];
+    const loop = playbook?.steps[1] as ForEachStep | undefined;
     expect(loop?.kind).toBe('forEach');
     if (loop?.kind !== 'forEach') return;
     expect(loop.as).toBe('system');
@@ -127,5 +128,36 @@ describe('schemas/playbook.schema.json', () => {
   it('is what `npm run generate:schema` writes (run it after changing a step kind or an operation)', () => {
     const committed = readFileSync(join(root, 'schemas', 'playbook.schema.json'), 'utf8');
     expect(committed === playbookSchemaText(createStepRegistry(), loadPlatformDescription())).toBe(true);
+  });
+});
+
+describe('YAML slips a person makes, explained once with the fix', () => {
+  const problemsOf = (name: string, text: string) => {
+    writeFileSync(join(scratch, name), text);
+    return loadPlaybook(join(scratch, name)).problems.map(({ code, message, line, column }) => ({ code, message, line, column }));
+  };
+
+  it('an unquoted ${{ a ? b : c }} is one problem saying to quote the whole value, not a cascade of parser errors', () => {
+    const problems = problemsOf('ternary.yaml', 'name: t\ninputs:\n  n: { type: number, default: 1 }\nsteps:\n  - id: one\n    log: ${{ inputs.n > 1 ? "many" : "one" }}\n');
+    expect(problems).toEqual([
+      {
+        code: 'YAML_UNQUOTED_EXPRESSION',
+        message: `this \${{ }} is not quoted, so YAML reads its ': ', '{' and '}' as structure rather than text: quote the whole value, e.g. '\${{ inputs.n > 1 ? "many" : "one" }}'`,
+        line: 6,
+        column: 10,
+      },
+    ]);
+  });
+
+  it('a list item indented one space too far is one problem naming both columns, not "Sequence item without - indicator"', () => {
+    const problems = problemsOf('indent.yaml', 'name: a\nsteps:\n  - id: one\n    log: "x"\n   - id: two\n    log: "y"\n');
+    expect(problems).toEqual([
+      {
+        code: 'YAML_BAD_INDENT',
+        message: 'All sequence items must start at the same column. Check the indentation: this line starts at column 4, the list item on line 3 at column 3; items of one list, and keys of one mapping, start at the same column.',
+        line: 5,
+        column: 4,
+      },
+    ]);
   });
 });

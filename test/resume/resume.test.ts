@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnCli } from '../support/spawn-cli.js';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -219,20 +219,10 @@ describe('large values', () => {
 describe('SIGTERM, then fleetbook resume', () => {
   it('leaves the run resumable: the update in flight is followed to its end, not posted again', async () => {
     bench = await createBench({ timeScale: 600 });
-    const cli = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
-    // No tsx cache: it would keep compiled sources (the simulator's client secrets among them) under TMPDIR, which the leak scan reads.
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'run', playbook, '--json'], { env: { ...process.env, ...bench.env, TSX_DISABLE_CACHE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    const accepted = new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (stdout.includes('privateCloud.runSoftwareUpdate answered 202')) resolve();
-      });
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await accepted;
-    child.kill('SIGTERM');
-    expect(await exited).toBe(130);
+    const cli = spawnCli(['run', playbook, '--json'], bench.env);
+    await cli.waitFor('privateCloud.runSoftwareUpdate answered 202');
+    expect(await cli.signal('SIGTERM')).toBe(130);
+    const stdout = cli.stdout();
     const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
     const result = lines.at(-1)?.result as { runId: string; status: string };
     expect(result.status).toBe('interrupted');

@@ -3,10 +3,11 @@ import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, type Problem } from '../../playbook/index.js';
-import { createEngineExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
-import { openRunStore } from '../../store/index.js';
-import { openConnection } from '../connection.js';
+import { createEngineExecutor, createQueueExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
+import { isQueueStore, openRunStore } from '../../store/index.js';
+import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { outputFormat } from '../output.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
 
@@ -14,10 +15,12 @@ export interface DaemonCommandOptions {
   playbooks: string;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
   leaseTtl: string;
   logFile?: string;
   logLevel: string;
+  output?: string;
+  json?: boolean;
 }
 
 function refuse(io: CliIo, problems: readonly Problem[]): void {
@@ -36,10 +39,13 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   if (hasErrors(folder.problems)) return refuse(io, folder.problems);
 
   const secrets = createSecretRegistry();
-  // A daemon's output is read by machines: always JSON lines.
-  const logger = createCommandLogger(io, options, secrets, false);
+  // A daemon's output is read by machines: JSON lines, unless a person asks for `-o text`.
+  const format = outputFormat(options, 'json');
+  if (format !== 'json' && format !== 'text') throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
+  const readable = format === 'text';
+  const logger = createCommandLogger(io, options, secrets, readable);
 
-  const store = await openRunStore({ env: io.env });
+  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
     await store.close();
     throw error;
@@ -53,7 +59,10 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       store,
       logger,
       leaseTtlMs,
-      execute: createEngineExecutor({ client: connection.client, store, logger, secrets, env: io.env }),
+      // Team mode (a shared store): one leader among the daemons by the store's lock; it only queues, workers run.
+      ...(isQueueStore(store)
+        ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
+        : { execute: createEngineExecutor({ client: connection.client, store, logger, secrets, env: io.env, embeddedSimulator: options.target === 'simulator' }) }),
     }).catch((error: unknown) => {
       // The folder changed between the check above and the start.
       if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {

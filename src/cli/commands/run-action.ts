@@ -6,25 +6,32 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { parseInputText, resolveInputs } from '../../engine/index.js';
+import { enqueuePlaybookRun, parseInputText, resolveInputs } from '../../engine/index.js';
 import { runPlaybookWithLock } from '../../scheduler/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
-import { openRunStore } from '../../store/index.js';
-import { openConnection } from '../connection.js';
+import { isQueueStore, openRunStore, withRunStore } from '../../store/index.js';
+import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
+import { secretInputVariable } from './resume-action.js';
+import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
+import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 
 export interface RunCommandOptions {
   input: string[];
   inputs?: string;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
+  world?: string;
+  faults?: string;
+  seed?: string;
   dryRun?: boolean;
+  queue?: boolean;
   json?: boolean;
+  output?: string;
   logFile?: string;
   logLevel: string;
 }
@@ -54,9 +61,36 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
   return given;
 }
 
+/**
+ * `--queue`: records the run `queued` in the shared store and exits 0; a worker runs it.
+ * Secret inputs are never stored, so one given here is refused: the workers read it from
+ * their own environment (FLEETBOOK_INPUT_<NAME>), as a resume does.
+ */
+async function queueRun(io: CliIo, playbook: Playbook, inputs: Record<string, unknown>, options: RunCommandOptions, json: boolean): Promise<void> {
+  const givenSecrets = Object.entries(playbook.inputs)
+    .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
+    .map(([name]) => name);
+  if (givenSecrets.length > 0) {
+    throw new UsageError(
+      `--queue: the secret input${givenSecrets.length === 1 ? '' : 's'} ${givenSecrets.map((name) => `'${name}'`).join(', ')} would have to be stored; give ${givenSecrets.length === 1 ? 'it' : 'them'} to the workers instead (${givenSecrets.map(secretInputVariable).join(', ')}).`,
+      'SECRET_INPUT_QUEUED',
+    );
+  }
+  if (options.target) throw new UsageError('--queue: a worker chooses the target; leave out --target.', 'INVALID_OPTION');
+  await withRunStore({ env: io.env, store: profileStore(options.profile) }, async (store) => {
+    if (!isQueueStore(store)) {
+      throw new UsageError("--queue needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).", 'NO_SHARED_STORE');
+    }
+    const run = await enqueuePlaybookRun(playbook, { store, inputs, dryRun: options.dryRun === true, env: io.env });
+    io.stdout.write(json ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n` : `Queued ${playbook.name} (run ${run.id}); a fleetbook worker will run it\n`);
+  });
+}
+
 /** Runs the playbook `reference` names with the options of `fleetbook run`. */
 export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
+  const seed = options.seed === undefined ? undefined : Number(options.seed);
+  if (seed !== undefined && !Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
 
   const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
@@ -69,24 +103,30 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   // Checked here too so a missing input costs no simulator start or connection.
   resolveInputs(playbook.inputs, inputs, playbook.name);
 
-  const json = wantsJson(io, options);
+  const view = runView(io, options);
+  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json');
   const secrets = createSecretRegistry();
-  const logger = createCommandLogger(io, options, secrets);
+  // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
+  const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
+  const logger = createCommandLogger(io, options, secrets, undefined, live ? streamTo((text) => live.write(text)) : undefined);
   const runId = randomUUID();
 
-  const store = await openRunStore({ env: io.env });
+  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  const store = live ? live.observe(opened) : opened;
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
-    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets });
+    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, simulator: { world: options.world, faults: options.faults, seed }, env: io.env, logger: clientLogger, secrets });
     try {
-      if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
+      if (view === 'text') io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
       const result = await withInterruption(logger, (signal) =>
         // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
         runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, env: io.env }),
       );
-      reportResult(io, json, secrets, result, { simulatedSteps: result.simulatedSteps });
+      live?.close();
+      reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });
     } finally {
+      live?.close();
       await connection.close();
     }
   } finally {

@@ -1,6 +1,8 @@
-import type { StepDefinition } from './step-definition.js';
+import type { AssertStep } from '../../playbook/types.js';
+import { executeAssert } from '../executors/basic.js';
+import { defineLeaf } from './step-definition.js';
 
-export const assertStep: StepDefinition = {
+export const assertStep = defineLeaf<AssertStep>({
   kind: 'assert',
   description: 'Fails the step when the condition is not true.',
   fields: {
@@ -8,6 +10,13 @@ export const assertStep: StepDefinition = {
     message: { description: 'What the failure says; may hold `${{ }}`.' },
   },
   canWrite: false,
+  quiet: true,
+  normalise: (tools) => ({ condition: tools.field('assert'), ...(tools.data.message === undefined ? {} : { message: tools.field('message') }) }),
+  async prepare({ step, context }) {
+    const condition = await step.condition.evaluate(context());
+    const message = step.message ? await step.message.evaluate(context()) : undefined;
+    return { attempt: async () => executeAssert(condition, message, step.condition.source) };
+  },
   examples: [
     {
       description: 'Stop when nothing is to be done.',
@@ -20,4 +29,4 @@ steps:
 `,
     },
   ],
-};
+});

@@ -1,12 +1,18 @@
 import { stepList } from './schema-parts.js';
-import type { StepDefinition } from './step-definition.js';
+import type { BlockStep } from '../../playbook/types.js';
+import { runBlock } from '../containers/sequences.js';
+import { defineContainer } from './step-definition.js';
 
-export const blockStep: StepDefinition = {
+export const blockStep = defineContainer<BlockStep>({
   kind: 'block',
   description: 'Groups steps, so `rescue`, `always`, `retry`, `timeout` and `if` apply to them together.',
   fields: { block: { ...stepList, description: 'The steps, run in order.' } },
   nested: { block: 'steps' },
   canWrite: false,
+  normalise: (tools) => ({ steps: tools.steps('block') }),
+  children: (step) => ({ sequences: [step.steps], scope: 'shared' }),
+  retriedAsWhole: true,
+  run: runBlock,
   examples: [
     {
       description: 'Update, resume on failure, always report.',
@@ -30,4 +36,4 @@ steps:
 `,
     },
   ],
-};
+});

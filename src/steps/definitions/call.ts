@@ -1,7 +1,73 @@
 import { anyTemplate, duration, orExpression } from './schema-parts.js';
-import type { StepDefinition } from './step-definition.js';
+import type { CallStep, RetryPolicy } from '../../playbook/types.js';
+import { executeCall, type CallOutputs } from '../executors/call.js';
+import { defineLeaf, type LeafContext, type NormaliseTools, type PreparedLeaf } from './step-definition.js';
 
-export const callStep: StepDefinition = {
+/**
+ * Whether the step's own retries repeat the transient failures the client would (network
+ * errors, 408, 429, 5xx), so the client's are turned off and the two do not multiply. Only
+ * `transient` and `any` do: a list of statuses covers no dropped connection, and `on` without
+ * them (e.g. `[operationFailed]`) would leave a 429 or a 503 retried by neither.
+ */
+export function retriesTransient(policy: RetryPolicy): boolean {
+  return policy.maxAttempts > 1 && policy.on.some((condition) => condition === 'transient' || condition === 'any');
+}
+
+function normaliseCall({ data, at, ms, field, template }: NormaliseTools): Record<string, unknown> {
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const poll = isObject(data.poll) ? { intervalMs: ms(data.poll.interval, `${at('poll')}/interval`) ?? 0, timeoutMs: ms(data.poll.timeout, `${at('poll')}/timeout`) ?? 0 } : undefined;
+  const waitMs = (name: string): Record<string, number> => {
+    const value = isObject(data.wait) ? ms(data.wait[name], `${at('wait')}/${name}`) : undefined;
+    return value === undefined ? {} : { [`${name}Ms`]: value };
+  };
+  return {
+    operationId: String(data.call),
+    with: template(data.with ?? {}, at('with')),
+    ...(data.region === undefined ? {} : { region: field('region') }),
+    ...(data.wait === true || isObject(data.wait) ? { wait: { ...waitMs('timeout'), ...waitMs('minPoll'), ...waitMs('maxPoll') } } : {}),
+    ...(data.until === undefined ? {} : { until: field('until') }),
+    ...(poll === undefined ? {} : { poll }),
+    ...(data.paginate === 'all' ? { paginate: 'all' as const } : {}),
+    ...(data.saveTo === undefined ? {} : { saveTo: field('saveTo') }),
+  };
+}
+
+async function prepareCall({ step, context, playbook }: LeafContext<CallStep>): Promise<PreparedLeaf> {
+  const input = ((await step.with.evaluate(context())) ?? {}) as Record<string, unknown>;
+  const region = step.region ? ((await step.region.evaluate(context())) as string | undefined) : playbook.defaults.region;
+  // A path or `{ path, sumColumns }`: the call executor checks which.
+  const saveTo = step.saveTo ? await step.saveTo.evaluate(context()) : undefined;
+  const wait = step.wait ? { ...playbook.defaults.wait, ...step.wait } : undefined;
+  const until = step.until;
+  return {
+    input: { operationId: step.operationId, with: input, ...(region === undefined ? {} : { region }) },
+    reconcilable: { operationId: step.operationId, wait: wait !== undefined },
+    attempt: (runtime, attachTo) =>
+      executeCall(
+        {
+          attachTo,
+          operationId: step.operationId,
+          input,
+          region,
+          wait,
+          poll: step.poll,
+          paginate: step.paginate,
+          saveTo,
+          clientRetries: !retriesTransient(step.retry),
+          until:
+            until &&
+            (async (outputs: CallOutputs) => {
+              // The condition reads the answer as `steps.<id>.outputs`, like any later step.
+              const current = context();
+              return Boolean(await until.evaluate({ ...current, steps: { ...current.steps, [step.id]: { status: 'running', outputs } } }));
+            }),
+        },
+        runtime,
+      ),
+  };
+}
+
+export const callStep = defineLeaf<CallStep>({
   kind: 'call',
   description:
     'Calls a platform operation by its id. `with` holds path and query parameters by name and `body`, ' +
@@ -52,6 +118,11 @@ export const callStep: StepDefinition = {
     },
   },
   canWrite: true,
+  // Its executor sends reads in a dry run and simulates writes, by the operation.
+  simulatesItself: true,
+  readsItself: ['until'],
+  normalise: normaliseCall,
+  prepare: prepareCall,
   examples: [
     {
       description: 'Run prechecks on a system and wait for them to finish.',
@@ -75,4 +146,4 @@ steps:
 `,
     },
   ],
-};
+});

@@ -1,10 +1,18 @@
-import type { StepDefinition } from './step-definition.js';
+import type { FailStep } from '../../playbook/types.js';
+import { executeFail } from '../executors/basic.js';
+import { defineLeaf } from './step-definition.js';
 
-export const failStep: StepDefinition = {
+export const failStep = defineLeaf<FailStep>({
   kind: 'fail',
   description: 'Fails the step with a message (use with `if`).',
   fields: { fail: { description: 'The message; may hold `${{ }}`.' } },
   canWrite: false,
+  quiet: true,
+  normalise: (tools) => ({ message: tools.field('fail') }),
+  async prepare({ step, context }) {
+    const message = await step.message.evaluate(context());
+    return { attempt: async () => executeFail(message) };
+  },
   examples: [
     {
       description: 'Refuse to run on a frozen day.',
@@ -17,4 +25,4 @@ steps:
 `,
     },
   ],
-};
+});

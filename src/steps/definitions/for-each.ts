@@ -1,9 +1,11 @@
 import { STEP_ID_PATTERN, anyTemplate, orExpression, stepList } from './schema-parts.js';
-import type { StepDefinition } from './step-definition.js';
+import type { ForEachStep } from '../../playbook/types.js';
+import { runForEach } from '../containers/for-each.js';
+import { defineContainer } from './step-definition.js';
 
 const countOrPercent = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?%$' }] };
 
-export const forEachStep: StepDefinition = {
+export const forEachStep = defineContainer<ForEachStep>({
   kind: 'forEach',
   description:
     'Runs its steps once per item, `concurrency` at a time, optionally in rolling `batches`, stopping new items once ' +
@@ -31,6 +33,18 @@ export const forEachStep: StepDefinition = {
   required: ['steps'],
   nested: { steps: 'steps' },
   canWrite: false,
+  normalise: ({ data, field, template, at, steps }) => ({
+    items: field('forEach'),
+    as: typeof data.as === 'string' ? data.as : 'item',
+    concurrency: template(data.concurrency ?? 1, at('concurrency')),
+    ...(Array.isArray(data.batches) ? { batches: data.batches as Array<number | string> } : {}),
+    ...(typeof data.tolerate === 'object' && data.tolerate !== null && !Array.isArray(data.tolerate)
+      ? { tolerate: { failures: template((data.tolerate as Record<string, unknown>).failures, `${at('tolerate')}/failures`) } }
+      : {}),
+    steps: steps('steps'),
+  }),
+  children: (step) => ({ sequences: [step.steps], scope: 'loop', loopVariable: step.as, loopVariableField: 'as' }),
+  run: runForEach,
   examples: [
     {
       description: 'Precheck every system, two at a time, tolerating one failure.',
@@ -52,4 +66,4 @@ steps:
 `,
     },
   ],
-};
+});

@@ -1,7 +1,9 @@
 import { anyTemplate, orExpression } from './schema-parts.js';
-import type { StepDefinition } from './step-definition.js';
+import type { HttpStep } from '../../playbook/types.js';
+import { executeHttp } from '../executors/http.js';
+import { defineLeaf } from './step-definition.js';
 
-export const httpStep: StepDefinition = {
+export const httpStep = defineLeaf<HttpStep>({
   kind: 'http',
   description: 'Sends one HTTP request (a webhook, a chat message). Outputs: status, headers, body.',
   fields: {
@@ -18,6 +20,13 @@ export const httpStep: StepDefinition = {
     },
   },
   canWrite: true,
+  // Its executor answers a dry run with the request it would send.
+  simulatesItself: true,
+  normalise: (tools) => ({ request: tools.field('http') }),
+  async prepare({ step, context }) {
+    const request = await step.request.evaluate(context());
+    return { input: request, attempt: (runtime) => executeHttp(request, runtime) };
+  },
   examples: [
     {
       description: 'Tell a chat channel the run ended.',
@@ -31,4 +40,4 @@ steps:
 `,
     },
   ],
-};
+});

@@ -1,6 +1,8 @@
-import type { StepDefinition } from './step-definition.js';
+import type { LogStep } from '../../playbook/types.js';
+import { executeLog } from '../executors/basic.js';
+import { defineLeaf } from './step-definition.js';
 
-export const logStep: StepDefinition = {
+export const logStep = defineLeaf<LogStep>({
   kind: 'log',
   description: 'Writes a message to the run log.',
   fields: {
@@ -8,6 +10,12 @@ export const logStep: StepDefinition = {
     level: { enum: ['debug', 'info', 'warn', 'error'], description: 'Default info.' },
   },
   canWrite: false,
+  quiet: true,
+  normalise: (tools) => ({ message: tools.field('log'), level: typeof tools.data.level === 'string' ? tools.data.level : 'info' }),
+  async prepare({ step, context }) {
+    const message = await step.message.evaluate(context());
+    return { attempt: async (runtime) => executeLog(message, step.level, runtime) };
+  },
   examples: [
     {
       description: 'Log a message with a value.',
@@ -18,4 +26,4 @@ steps:
 `,
     },
   ],
-};
+});

@@ -1,7 +1,9 @@
 import { stepList } from './schema-parts.js';
-import type { StepDefinition } from './step-definition.js';
+import type { ParallelStep } from '../../playbook/types.js';
+import { runParallel } from '../containers/sequences.js';
+import { defineContainer } from './step-definition.js';
 
-export const parallelStep: StepDefinition = {
+export const parallelStep = defineContainer<ParallelStep>({
   kind: 'parallel',
   description: 'Runs branches at once; each branch runs its steps in order. Fails when a branch fails, after all have ended.',
   fields: {
@@ -14,6 +16,9 @@ export const parallelStep: StepDefinition = {
   },
   nested: { parallel: 'branches' },
   canWrite: false,
+  normalise: (tools) => ({ branches: tools.branches('parallel') }),
+  children: (step) => ({ sequences: step.branches, scope: 'shared' }),
+  run: runParallel,
   examples: [
     {
       description: 'Read two lists at once.',
@@ -31,4 +36,4 @@ steps:
 `,
     },
   ],
-};
+});

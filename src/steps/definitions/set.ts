@@ -1,10 +1,18 @@
-import type { StepDefinition } from './step-definition.js';
+import type { SetStep } from '../../playbook/types.js';
+import { executeSet } from '../executors/basic.js';
+import { defineLeaf } from './step-definition.js';
 
-export const setStep: StepDefinition = {
+export const setStep = defineLeaf<SetStep>({
   kind: 'set',
   description: 'Computes named values; they become the step\'s outputs (`steps.<id>.outputs.<name>`).',
   fields: { set: { type: 'object', description: 'Names and values; strings may hold `${{ }}`.' } },
   canWrite: false,
+  quiet: true,
+  normalise: (tools) => ({ values: tools.field('set') }),
+  async prepare({ step, context }) {
+    const values = await step.values.evaluate(context());
+    return { input: values, attempt: async () => executeSet(values) };
+  },
   examples: [
     {
       description: 'Name a computed list.',
@@ -17,4 +25,4 @@ steps:
 `,
     },
   ],
-};
+});

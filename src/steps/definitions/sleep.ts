@@ -1,11 +1,19 @@
 import { duration, orExpression } from './schema-parts.js';
-import type { StepDefinition } from './step-definition.js';
+import type { SleepStep } from '../../playbook/types.js';
+import { executeSleep } from '../executors/basic.js';
+import { defineLeaf } from './step-definition.js';
 
-export const sleepStep: StepDefinition = {
+export const sleepStep = defineLeaf<SleepStep>({
   kind: 'sleep',
   description: 'Waits for a duration (cancellation ends it early).',
   fields: { sleep: { ...orExpression(duration), description: 'A duration such as `30s`, or an expression yielding one or milliseconds.' } },
   canWrite: false,
+  // A literal duration is kept in milliseconds; an expression is parsed when rendered.
+  normalise: (tools) => ({ duration: tools.template(tools.ms(tools.data.sleep, tools.at('sleep')) ?? tools.data.sleep, tools.at('sleep')) }),
+  async prepare({ step, context }) {
+    const duration = await step.duration.evaluate(context());
+    return { input: { duration }, attempt: (runtime) => executeSleep(duration, runtime) };
+  },
   examples: [
     {
       description: 'Let the dust settle.',
@@ -15,4 +23,4 @@ steps:
 `,
     },
   ],
-};
+});

@@ -1,7 +1,9 @@
 import { orExpression } from './schema-parts.js';
-import type { StepDefinition } from './step-definition.js';
+import type { UsesStep } from '../../playbook/types.js';
+import { runUses } from '../containers/uses.js';
+import { defineContainer } from './step-definition.js';
 
-export const usesStep: StepDefinition = {
+export const usesStep = defineContainer<UsesStep>({
   kind: 'uses',
   description:
     "Runs another playbook with inputs; its outputs become this step's outputs. A path is relative to the using playbook; " +
@@ -11,5 +13,14 @@ export const usesStep: StepDefinition = {
     with: { ...orExpression({ type: 'object' }), description: "The playbook's inputs." },
   },
   canWrite: false,
+  normalise(tools) {
+    const ref = String(tools.data.uses);
+    const playbook = tools.usePlaybook(ref, tools.data.with);
+    if (playbook === undefined) return undefined;
+    return { playbookRef: ref, with: tools.template(tools.data.with ?? {}, tools.at('with')), playbook };
+  },
+  // The used playbook's steps are another playbook's: they neither see nor are seen from here.
+  children: () => ({ sequences: [], scope: 'shared' }),
+  run: runUses,
   examples: [],
-};
+});

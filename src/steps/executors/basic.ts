@@ -2,8 +2,8 @@
  * The leaf steps that call nothing: `set`, `log`, `assert`, `fail`, `sleep`. Their values
  * arrive rendered.
  */
-import { sleep } from '../../api/sleep.js';
 import { durationProblem, parseDuration } from '../../expressions/index.js';
+import { sleepOn } from '../../timers/index.js';
 import { StepError, StepFailureKind } from './step-error.js';
 import type { ExecutorRuntime, LeafResult } from './types.js';
 
@@ -41,6 +41,6 @@ export async function executeSleep(duration: unknown, runtime: ExecutorRuntime):
     // Also a duration longer than a timer can wait: such a sleep would otherwise end at once.
     throw new StepError(`sleep: ${durationProblem(duration) ?? JSON.stringify(duration)}`, { kind: StepFailureKind.invalidInput, code: 'INVALID_DURATION' });
   }
-  await sleep(ms, runtime.signal);
+  await sleepOn(runtime.clock, ms, runtime.signal);
   return { outputs: { sleptMs: ms } };
 }

@@ -5,12 +5,13 @@
  * resume knows which writes may have reached the platform.
  */
 import { ApiError, UnknownOperationError, type CallResult, type DownloadTarget } from '../../api/index.js';
-import { sleep } from '../../api/sleep.js';
 import type { OperationDescriptor } from '../../openapi/description.js';
+import { sleepOn } from '../../timers/index.js';
 import { checkCallInput } from './call-input.js';
 import { toErrorRecord } from './error-record.js';
 import { StepError, StepFailureKind } from './step-error.js';
 import type { ExecutorRuntime, LeafResult } from './types.js';
+import { errorMessage } from '../../errors/index.js';
 
 export interface CallArgs {
   operationId: string;
@@ -124,7 +125,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       method: operation.method,
       ...(operation.isWrite ? { idempotency: runtime.secrets.scrubValue(idempotencyOf(operation, args.input)) } : {}),
     });
-    const startedAt = Date.now();
+    const startedAt = runtime.clock.now();
     let value: T;
     try {
       value = await send();
@@ -136,7 +137,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     }
     const { httpStatus, location, body } = answer(value);
     await runtime.journal({ type: 'request.answered', path, attempt, httpStatus, ...(location ? { location } : {}), ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }) });
-    log.info({ httpStatus, durationMs: Date.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
+    log.info({ httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
     return value;
   };
 
@@ -184,7 +185,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     } catch (error) {
       if (signal.aborted) throw error;
       // The write was accepted: a transient retry of the step would send it again.
-      throw new StepError(`${operation.id}: following its async operation failed: ${error instanceof Error ? error.message : String(error)}`, {
+      throw new StepError(`${operation.id}: following its async operation failed: ${errorMessage(error)}`, {
         kind: StepFailureKind.waitFailed,
         code: 'WAIT_FAILED',
         operationId: operation.id,
@@ -214,7 +215,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   }
 
   const poll = args.poll ?? DEFAULT_POLL;
-  const pollStartedAt = Date.now();
+  const pollStartedAt = runtime.clock.now();
   for (;;) {
     const result = await journaled(
       () => client.invoke(operation.id, args.input, callOptions),
@@ -232,7 +233,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       ...(args.wait && followable ? { operation: await follow(result) } : {}),
     };
     if (!args.until || (await args.until(outputs))) return { outputs };
-    if (Date.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
+    if (runtime.clock.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
       throw new StepError(`${operation.id}: the \`until\` condition did not hold within ${poll.timeoutMs} ms.`, {
         kind: StepFailureKind.timeout,
         code: 'POLL_TIMEOUT',
@@ -240,6 +241,6 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       });
     }
     log.debug({ intervalMs: poll.intervalMs }, 'until condition not met; polling again');
-    await sleep(poll.intervalMs, signal);
+    await sleepOn(runtime.clock, poll.intervalMs, signal);
   }
 }

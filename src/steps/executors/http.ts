@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { toErrorRecord } from './error-record.js';
 import { StepError, StepFailureKind } from './step-error.js';
 import type { ExecutorRuntime, LeafResult } from './types.js';
+import { errorMessage } from '../../errors/index.js';
 
 export interface HttpArgs {
   /** @default 'POST' */
@@ -43,13 +44,13 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
   }
   const { path, attempt } = runtime;
   await runtime.journal({ type: 'request.sending', path, attempt, operationId: HTTP_OPERATION, method });
-  const startedAt = Date.now();
+  const startedAt = runtime.clock.now();
   let response;
   try {
     response = await request(args.url, { method: method as 'POST', headers, ...(body === undefined ? {} : { body }), signal: runtime.signal });
   } catch (error) {
     if (runtime.signal.aborted) throw error;
-    const failure = new StepError(`http: ${method} ${described.url} could not be sent: ${error instanceof Error ? error.message : String(error)}.`, {
+    const failure = new StepError(`http: ${method} ${described.url} could not be sent: ${errorMessage(error)}.`, {
       kind: StepFailureKind.http,
       code: 'HTTP_UNREACHABLE',
       retryable: true,
@@ -70,7 +71,7 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
   }
   const responseHeaders = Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [name, Array.isArray(header) ? header.join(', ') : String(header)]));
   await runtime.journal({ type: 'request.answered', path, attempt, httpStatus: response.statusCode });
-  runtime.logger.info({ operationId: HTTP_OPERATION, httpStatus: response.statusCode, durationMs: Date.now() - startedAt }, `${method} ${described.url} answered ${response.statusCode}`);
+  runtime.logger.info({ operationId: HTTP_OPERATION, httpStatus: response.statusCode, durationMs: runtime.clock.now() - startedAt }, `${method} ${described.url} answered ${response.statusCode}`);
   if (response.statusCode >= 400) {
     const status = response.statusCode;
     throw new StepError(`http: ${method} ${described.url} answered HTTP ${status}.`, {

@@ -6,6 +6,7 @@
 import type { PlatformClient } from '../../api/index.js';
 import type { Logger, SecretRegistry } from '../../logging/index.js';
 import type { JournalEvent, StepPath } from '../../store/types.js';
+import type { Clock } from '../../timers/index.js';
 
 export interface ExecutorRuntime {
   client: PlatformClient;
@@ -19,6 +20,8 @@ export interface ExecutorRuntime {
   path: StepPath;
   /** Attempt of the step, from 1. */
   attempt: number;
+  /** The run's time: durations, poll intervals, sleeps. */
+  clock: Clock;
   /** Appends to the run's journal; resolves once durable. Called before acting on the transition. */
   journal(event: JournalEvent): Promise<void>;
 }

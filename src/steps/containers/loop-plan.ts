@@ -2,7 +2,7 @@
  * The arithmetic of a `forEach`: rolling batch sizes and the failure tolerance, from counts
  * or percentages of the item count.
  */
-import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
+import { StepError, StepFailureKind } from '../executors/step-error.js';
 
 function invalid(message: string): StepError {
   return new StepError(message, { kind: StepFailureKind.invalidInput, code: 'INVALID_LOOP_OPTION' });

@@ -5,7 +5,7 @@
  * per request, kept until a collection finds them: with thousands of waits polling, that
  * garbage is most of the memory peak.
  */
-import { setLongTimeout } from './sleep.js';
+import { systemClock, type Clock } from './clock.js';
 
 export interface LinkedSignal {
   signal: AbortSignal;
@@ -15,12 +15,12 @@ export interface LinkedSignal {
   dispose(): void;
 }
 
-export function linkSignal(parent: AbortSignal | undefined, timeoutMs: number, timeoutReason?: () => unknown): LinkedSignal {
+export function linkSignal(parent: AbortSignal | undefined, timeoutMs: number, timeoutReason?: () => unknown, clock: Clock = systemClock): LinkedSignal {
   const controller = new AbortController();
   let timedOut = false;
   const onAbort = (): void => controller.abort(parent?.reason);
   // Chained when longer than one timer allows: a 30-day timeout must not fire at once.
-  const timer = setLongTimeout(() => {
+  const timer = clock.setTimer(() => {
     timedOut = true;
     controller.abort(timeoutReason?.());
   }, timeoutMs);
@@ -30,7 +30,7 @@ export function linkSignal(parent: AbortSignal | undefined, timeoutMs: number, t
     signal: controller.signal,
     timedOut: () => timedOut && !parent?.aborted,
     dispose: () => {
-      timer.clear();
+      timer.cancel();
       parent?.removeEventListener('abort', onAbort);
     },
   };

@@ -1,0 +1,113 @@
+/**
+ * Attempts: a leaf step's, under its retry policy and timeout; a container's, which only a
+ * `block` with a retry of its own repeats as a whole. See ARCHITECTURE.md, "One step".
+ */
+import type { Logger } from '../logging/index.js';
+import type { RetryPolicy, Step } from '../playbook/types.js';
+import type { ContainerDefinition, PreparedLeaf, StepOutcome } from '../steps/definitions/step-definition.js';
+import { toErrorRecord } from '../steps/executors/error-record.js';
+import type { ExecutorRuntime } from '../steps/executors/types.js';
+import { StepStatus, type ErrorRecord } from '../store/types.js';
+import { sleepOn } from '../timers/index.js';
+import type { Frame, RunnerState, StepLog, StepSummary } from './runner-state.js';
+import { decideRetry, retryFactsOf, retryFactsOfRecord, type RetryFacts } from './step-retry.js';
+
+/** One step execution in progress: its place, its summary line, its logger. */
+export interface StepExecution {
+  step: Step;
+  path: string;
+  record: StepSummary;
+  log: StepLog;
+  /** Journals `step.started` once, with the rendered input. */
+  start(input?: unknown): Promise<void>;
+}
+
+/** The attempts of a leaf step under its retry policy (the caller bounds them by the timeout). */
+export async function runLeafAttempts(state: RunnerState, execution: StepExecution, prepared: PreparedLeaf, frame: Frame): Promise<StepOutcome> {
+  const { options } = state;
+  const { step, path, record, log } = execution;
+  for (let attempt = 1; ; attempt += 1) {
+    record.attempts = attempt;
+    let attemptLog: Logger | undefined;
+    const logOfAttempt = (): Logger => (attemptLog ??= log().child({ attempt }));
+    const runtime: ExecutorRuntime = {
+      client: options.client,
+      signal: frame.signal,
+      get logger() {
+        return logOfAttempt();
+      },
+      secrets: options.secrets,
+      dryRun: options.dryRun,
+      path,
+      attempt,
+      clock: options.clock,
+      journal: state.journal,
+    };
+    try {
+      const result = await prepared.attempt(runtime);
+      return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
+    } catch (error) {
+      if (frame.signal.aborted) return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
+      const retried = await retryAfter(state, step.retry, attempt, retryFactsOf(error), toErrorRecord(error), frame.signal, path, logOfAttempt);
+      if (retried !== 'retry') return { status: retried, error: toErrorRecord(error) };
+    }
+  }
+}
+
+/**
+ * After a failed attempt: journals `retry.scheduled` and waits out the delay when the policy
+ * covers the failure and allows another attempt. `failed`: no retry; `interrupted`: cancelled while waiting.
+ */
+async function retryAfter(state: RunnerState, policy: RetryPolicy, attempt: number, facts: RetryFacts, error: ErrorRecord, signal: AbortSignal, path: string, log: StepLog): Promise<'retry' | 'failed' | 'interrupted'> {
+  const decision = decideRetry(facts, policy, attempt, state.options.random);
+  if (!decision.retry) return StepStatus.failed;
+  const { reason, delayMs } = decision;
+  await state.options.journal({ type: 'retry.scheduled', path, attempt: attempt + 1, delayMs, reason });
+  log().warn({ delayMs, reason, error }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
+  try {
+    await sleepOn(state.options.clock, delayMs, signal);
+    return 'retry';
+  } catch {
+    return StepStatus.interrupted;
+  }
+}
+
+/**
+ * The retry policy a container's author wrote, if it allows more than one attempt. The defaults'
+ * policy, merged into every step, is for leaf steps: it never repeats a whole block.
+ */
+function explicitRetry(step: Step): RetryPolicy | undefined {
+  return step.retryDeclared && step.retry.maxAttempts > 1 ? step.retry : undefined;
+}
+
+/**
+ * A container: one whose kind is `retriedAsWhole` (a `block`) and whose own `retry` allows
+ * more attempts runs again as a whole (its writes repeated: the user asked for it). The others
+ * are not retried, since repeating a loop or a sub-playbook would repeat every write in it; a
+ * `retry` written on them is ignored with a warning, once per step.
+ */
+export async function runContainerAttempts(
+  state: RunnerState,
+  execution: StepExecution,
+  definition: ContainerDefinition,
+  frame: Frame,
+  runOnce: () => Promise<StepOutcome>,
+): Promise<StepOutcome> {
+  const { step, path, record, log } = execution;
+  const policy = explicitRetry(step);
+  const retried = policy !== undefined && definition.retriedAsWhole === true;
+  if (policy && !retried && !state.warnedRetries.has(step)) {
+    state.warnedRetries.add(step);
+    log().warn({ kind: step.kind, maxAttempts: policy.maxAttempts }, `step ${path}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`);
+  }
+  for (let attempt = 1; ; attempt += 1) {
+    record.attempts = attempt;
+    const outcome = await runOnce().catch((error: unknown) =>
+      frame.signal.aborted ? { status: StepStatus.interrupted, error: toErrorRecord(error) } : { status: StepStatus.failed, error: toErrorRecord(error) },
+    );
+    if (outcome.status !== StepStatus.failed || !retried) return outcome;
+    const error = outcome.error ?? { message: 'a step of the block failed', code: 'STEPS_FAILED' };
+    const next = await retryAfter(state, policy, attempt, retryFactsOfRecord(outcome.error), error, frame.signal, path, () => log().child({ attempt }));
+    if (next !== 'retry') return { ...outcome, status: next };
+  }
+}

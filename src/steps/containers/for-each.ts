@@ -1,0 +1,89 @@
+/**
+ * `forEach`: its steps once per item, `concurrency` at a time, in rolling batches, no new item
+ * starting once failures exceed the tolerance (in-flight items finish). See the engine's
+ * ARCHITECTURE.md, "forEach".
+ */
+import type { ForEachStep } from '../../playbook/types.js';
+import { StepStatus } from '../../store/types.js';
+import type { ContainerContext, StepOutcome } from '../definitions/step-definition.js';
+import { StepError, StepFailureKind } from '../executors/step-error.js';
+import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
+
+interface ItemResult {
+  index: number;
+  item: unknown;
+  status: StepStatus;
+  steps: Record<string, unknown>;
+}
+
+interface LoopPlan {
+  items: unknown[];
+  concurrency: number;
+  allowed: number;
+  sizes: number[];
+}
+
+async function planOf({ step, context }: ContainerContext<ForEachStep>): Promise<LoopPlan> {
+  const expressions = context();
+  const items = await step.items.evaluate(expressions);
+  if (!Array.isArray(items)) {
+    throw new StepError(`forEach '${step.id}': \`forEach\` must give an array, got ${items === null ? 'null' : typeof items}. (A one-item JSONata result needs \`[]\` at the end of the path.)`, {
+      kind: StepFailureKind.invalidInput,
+      code: 'FOREACH_NOT_ARRAY',
+    });
+  }
+  const concurrency = concurrencyOf(await step.concurrency.evaluate(expressions));
+  const allowed = toleratedFailures(step.tolerate ? await step.tolerate.failures.evaluate(expressions) : undefined, items.length);
+  return { items, concurrency, allowed, sizes: batchSizes(step.batches, items.length) };
+}
+
+export async function runForEach(context: ContainerContext<ForEachStep>): Promise<StepOutcome> {
+  const { step, path, signal } = context;
+  const plan = await planOf(context);
+  const { items, concurrency, allowed, sizes } = plan;
+  const total = items.length;
+  await context.start({ items: total, concurrency, batches: sizes, toleratedFailures: allowed });
+
+  const results: ItemResult[] = items.map((item, index) => ({ index, item, status: StepStatus.notStarted, steps: {} }));
+  let failures = 0;
+  const mayStart = (): boolean => !signal.aborted && failures <= allowed;
+  const runItem = async (index: number): Promise<void> => {
+    const names = { [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } };
+    const { status, steps } = await context.runItem(index, step.steps, names);
+    if (status === StepStatus.failed) failures += 1;
+    results[index] = { index, item: items[index], status, steps };
+    if (status === StepStatus.failed && failures > allowed) {
+      context.log().warn({ failures, toleratedFailures: allowed }, `forEach ${path}: ${failures} failed ${failures === 1 ? 'item exceeds' : 'items exceed'} the tolerance of ${allowed}; no new item starts`);
+    }
+  };
+
+  let next = 0;
+  for (const size of sizes) {
+    const end = next + size;
+    const running = new Set<Promise<void>>();
+    while (next < end && mayStart()) {
+      if (running.size >= concurrency) {
+        await Promise.race(running);
+        continue;
+      }
+      const promise: Promise<void> = runItem(next).finally(() => running.delete(promise));
+      running.add(promise);
+      next += 1;
+    }
+    await Promise.all(running);
+    if (!mayStart()) break;
+  }
+  return loopOutcome(context, results, failures, allowed);
+}
+
+function loopOutcome(context: ContainerContext<ForEachStep>, results: ItemResult[], failures: number, allowed: number): StepOutcome {
+  context.itemsNotStarted(results.filter((result) => result.status === StepStatus.notStarted).map((result) => result.index));
+  const count = (status: StepStatus): number => results.filter((result) => result.status === status).length;
+  const outputs = { items: results, succeeded: count(StepStatus.succeeded), failed: count(StepStatus.failed), notStarted: count(StepStatus.notStarted) };
+  if (failures > allowed) {
+    const message = `${failures} of ${results.length} items failed (tolerated: ${allowed}); ${outputs.notStarted} never started`;
+    return { status: StepStatus.failed, outputs, error: { message, code: 'TOLERANCE_EXCEEDED' } };
+  }
+  if (context.signal.aborted || count(StepStatus.interrupted) > 0) return { status: StepStatus.interrupted, outputs };
+  return { status: StepStatus.succeeded, outputs };
+}

@@ -1,0 +1,27 @@
+/** The codes a step ends with (`steps.<id>.error.code`, the run summary). docs/errors.md says what each means. */
+export const StepErrorCode = {
+  assertionFailed: 'ASSERTION_FAILED',
+  failedByPlaybook: 'FAILED_BY_PLAYBOOK',
+  invalidDuration: 'INVALID_DURATION',
+  invalidCallInput: 'INVALID_CALL_INPUT',
+  invalidSaveTo: 'INVALID_SAVE_TO',
+  invalidHttpRequest: 'INVALID_HTTP_REQUEST',
+  httpUnreachable: 'HTTP_UNREACHABLE',
+  operationFailed: 'OPERATION_FAILED',
+  waitFailed: 'WAIT_FAILED',
+  waitTimeout: 'WAIT_TIMEOUT',
+  pollTimeout: 'POLL_TIMEOUT',
+  stepTimeout: 'STEP_TIMEOUT',
+  outcomeUnknown: 'OUTCOME_UNKNOWN',
+  stepsFailed: 'STEPS_FAILED',
+  alwaysFailed: 'ALWAYS_FAILED',
+  foreachNotArray: 'FOREACH_NOT_ARRAY',
+  invalidLoopOption: 'INVALID_LOOP_OPTION',
+  toleranceExceeded: 'TOLERANCE_EXCEEDED',
+  unknownStepKind: 'UNKNOWN_STEP_KIND',
+  duplicateStepKind: 'DUPLICATE_STEP_KIND',
+  /** Something thrown that is no Fleetbook error (a bug, or a library's plain `Error`). */
+  error: 'ERROR',
+} as const;
+/** A code of the table, or `HTTP_<status>` for a webhook's error answer. */
+export type StepErrorCode = (typeof StepErrorCode)[keyof typeof StepErrorCode] | `HTTP_${number}`;

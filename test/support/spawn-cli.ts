@@ -1,0 +1,57 @@
+/**
+ * The CLI in a process of its own (from the sources, through tsx), for what only a process
+ * shows: signals and exit codes. Its standard output is kept; a test waits for a text to
+ * appear in it, then signals the process and reads its exit code.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
+
+export interface SpawnedCli {
+  child: ChildProcess;
+  /** Standard output so far. */
+  stdout(): string;
+  /** Resolves once standard output holds `text`; rejects if the process exits first. */
+  waitFor(text: string): Promise<void>;
+  /** Sends `signal` and resolves to the exit code. */
+  signal(signal: NodeJS.Signals): Promise<number | null>;
+  /** Resolves to the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+/** `env`: added to the process's environment. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCli {
+  // No tsx cache: it would keep compiled sources (the simulator's client secrets among them) under TMPDIR, which the leak scan reads.
+  const child = spawn(process.execPath, ['--import', 'tsx', RUN_CLI, ...args], { env: { ...process.env, ...env, TSX_DISABLE_CACHE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  const watchers = new Set<() => void>();
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const watch of watchers) watch();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = (text: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const watch = (): void => {
+        if (!stdout.includes(text)) return;
+        watchers.delete(watch);
+        resolve();
+      };
+      watchers.add(watch);
+      watch();
+      void exited.then((code) => {
+        if (watchers.delete(watch)) reject(new Error(`the CLI exited (${code}) before printing '${text}'; it printed:\n${stdout}`));
+      });
+    });
+  return {
+    child,
+    stdout: () => stdout,
+    waitFor,
+    signal: (signal) => {
+      child.kill(signal);
+      return exited;
+    },
+    exited,
+  };
+}
