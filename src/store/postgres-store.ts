@@ -108,6 +108,21 @@ export const SQL_TRY_LEADERSHIP = `SELECT pg_try_advisory_lock(hashtext($1)) AS 
 export const SQL_STILL_LEADER = `
   SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objid = (hashtext($1)::bigint & 4294967295)::oid) AS held`;
 
+/**
+ * GCRA in one statement: the bucket's theoretical arrival time moves one interval past
+ * max(itself, now), under the row's lock, so processes reserving at once are served one after
+ * the other; what is returned is how long this reservation must wait (0 within the tolerance).
+ * $2 now, $3 interval, $4 tolerance (ms).
+ */
+export const SQL_TAKE_RATE = `
+  INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint + $3::bigint)
+  ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, $2::bigint) + $3::bigint
+  RETURNING GREATEST(tat_ms - $3::bigint - $4::bigint - $2::bigint, 0) AS "waitMs"`;
+/** Pushes the bucket forward, never back: a later push never shortens an earlier, longer one. */
+export const SQL_PUSH_RATE = `
+  INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint)
+  ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, excluded.tat_ms)`;
+
 /** Tells a refused fenced write from an unknown run. */
 export const SQL_RUN_FENCE = `SELECT fence FROM runs WHERE id = $1`;
 
@@ -551,6 +566,17 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         await commit();
         knownRuns.clear();
         return (await query(SQL_PRUNE, [cutoff])).rowCount ?? 0;
+      }),
+
+    takeRate: (key, intervalMs, toleranceMs) =>
+      serial(async () => {
+        const row = (await query<{ waitMs: string }>(SQL_TAKE_RATE, [key, resolved.now().getTime(), Math.ceil(intervalMs), Math.floor(toleranceMs)])).rows[0];
+        return Number(row?.waitMs ?? 0);
+      }),
+
+    pushRate: (key, notBeforeMs, toleranceMs) =>
+      serial(async () => {
+        await query(SQL_PUSH_RATE, [key, Math.ceil(notBeforeMs + toleranceMs)]);
       }),
 
     close: async () => {

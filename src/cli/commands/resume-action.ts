@@ -92,7 +92,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     const json = wantsJson(io, options);
     const secrets = createSecretRegistry();
     const logger = createCommandLogger(io, options, secrets);
-    const connection = await openConnection({
+    const connection = await openConnection({ store,
       target: options.target,
       profile: options.profile,
       timeScale,
