@@ -21,8 +21,12 @@ const BENCHMARKS = [
   '6-streaming-download.ts',
   '7-startup.ts',
   '8-against-ansible.ts',
-  '10-validation-scaling.ts',
+  '9-team-rate-limit.ts',
+  '10-worker-takeover.ts',
+  '11-two-leaders.ts',
+  '12-journal-append-postgres.ts',
   'simulator-throughput.ts',
+  '14-validation-scaling.ts',
 ];
 
 const onlyAt = process.argv.indexOf('--only');

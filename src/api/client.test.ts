@@ -286,3 +286,51 @@ describe('catalogue', () => {
     expect(seen).toHaveLength(callable.length);
   });
 });
+
+describe('a rate budget shared with other processes', () => {
+  /** A budget recording what the client asks of it; `waitMs` is what each reservation answers. */
+  function recordingBudget(waitMs = 0) {
+    const calls: Array<[string, ...unknown[]]> = [];
+    return {
+      calls,
+      budget: {
+        take: async (group: string, perMinute: number, burst: number) => {
+          calls.push(['take', group, perMinute, burst]);
+          return waitMs;
+        },
+        push: async (group: string, ms: number) => {
+          calls.push(['push', group, ms]);
+        },
+      },
+    };
+  }
+
+  it('reserves each attempt in the shared bucket at the group pace and waits what it answers', async () => {
+    const platform = createMockPlatform();
+    let sentAt = 0;
+    platform.global.intercept({ path: devicePath, method: 'GET' }).reply(() => {
+      sentAt = Date.now();
+      return { statusCode: 200, data: { id: 'dev-1' }, responseOptions: json };
+    });
+    const { calls, budget } = recordingBudget(300);
+    const startedAt = Date.now();
+    await platform.client({ sharedRateBudget: budget, rateLimits: { perMinute: { 'devices.get': 120 } } }).call('devices.getDevice', { id: 'dev-1' });
+    expect(calls).toEqual([['take', 'devices.get', 120, 2]]);
+    expect(sentAt - startedAt).toBeGreaterThanOrEqual(290);
+  });
+
+  it('pushes the group for every process on a 429, and on a success that spent the quota', async () => {
+    const platform = createMockPlatform();
+    platform.global
+      .intercept({ path: devicePath, method: 'GET' })
+      .reply(() => ({ statusCode: 429, data: { message: 'rate limited' }, responseOptions: { headers: { 'ratelimit-reset': '2', 'ratelimit-remaining': '0' } } }));
+    platform.global
+      .intercept({ path: devicePath, method: 'GET' })
+      .reply(() => ({ statusCode: 200, data: { id: 'dev-1' }, responseOptions: { headers: { ...json.headers, 'ratelimit-reset': '5', 'ratelimit-remaining': '0' } } }));
+    const { calls, budget } = recordingBudget();
+    await platform.client({ sharedRateBudget: budget }).call('devices.getDevice', { id: 'dev-1' });
+    const pushes = calls.filter(([kind]) => kind === 'push');
+    expect(pushes.map(([, group]) => group)).toEqual(['devices.get', 'devices.get']);
+    expect(pushes.map(([, , ms]) => ms)).toEqual([2000, 5000]);
+  });
+});

@@ -14,7 +14,7 @@ import { createExecutor, type CallOptions, type CallResult, type OperationCatalo
 import type { AreaMethodsOf, InputArgs, ListItemOf, OperationId, OperationInput, OperationResponseBody } from './operation-types.js';
 import type { operations } from './generated/platform.js';
 import { paginate } from './paging.js';
-import { createRateLimiter, type RateLimiterOptions } from './rate-limiter.js';
+import { createRateLimiter, type RateLimiterOptions, type SharedRateBudget } from './rate-limiter.js';
 import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
 
 export interface PlatformClientOptions {
@@ -34,6 +34,8 @@ export interface PlatformClientOptions {
   rateLimits?: Pick<RateLimiterOptions, 'perMinute' | 'defaultPerMinute'>;
   /** Requests in flight at once across all groups. @default 16 */
   maxConcurrency?: number;
+  /** A rate budget shared with other processes (the run store's buckets), on top of this client's own pacing. */
+  sharedRateBudget?: SharedRateBudget;
   /** @default {@link defaultRetryPolicy} */
   retry?: Partial<RetryPolicy>;
   /** Time allowed for the response head of one attempt, then between two pieces of its body, in ms. @default 60_000 */
@@ -110,6 +112,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       logger: options.logger,
     }),
     limiter: createRateLimiter({ ...options.rateLimits, ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }) }),
+    sharedBudget: options.sharedRateBudget,
     retry,
     requestTimeoutMs,
     dispatcher: options.dispatcher,

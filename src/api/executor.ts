@@ -9,9 +9,10 @@ import type { Logger } from '../logging/index.js';
 import { didYouMean } from '../errors/did-you-mean.js';
 import { buildRequest, type Addresses, type CallInput } from './build-request.js';
 import type { TokenProvider } from './auth.js';
-import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
-import type { RateLimiter } from './rate-limiter.js';
+import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, retryAfterMsOf, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
+import { burstOf, type RateLimiter, type SharedRateBudget } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
+import { sleep } from './sleep.js';
 import { readText, sendRequest, type IncomingResponse } from './transport.js';
 
 export interface CallOptions {
@@ -61,6 +62,8 @@ export interface ExecutorOptions {
   defaultRegion: string | undefined;
   tokens: TokenProvider;
   limiter: RateLimiter;
+  /** The budget shared with other processes, on top of `limiter`'s own pacing. */
+  sharedBudget?: SharedRateBudget | undefined;
   retry: RetryPolicy;
   requestTimeoutMs: number;
   dispatcher: Dispatcher | undefined;
@@ -143,7 +146,27 @@ export function createExecutor(options: ExecutorOptions): Executor {
         signal,
       });
 
+    const shared = options.sharedBudget;
+    /** The group's pace in force here (its cap, lowered by 429s), for the shared bucket. */
+    const pace = (): { perMinute: number; burst: number } => {
+      const perMinute = limiter.currentCap(group) ?? op.rateLimit?.perMinute ?? 600;
+      return { perMinute, burst: burstOf(perMinute) };
+    };
+    const pushShared = (ms: number): void => {
+      if (!shared) return;
+      const { perMinute, burst } = pace();
+      // A failure to push is the other processes' loss of a hint, not this call's failure.
+      shared.push(group, ms, perMinute, burst).catch((error: unknown) => logger?.warn({ operationId, err: error }, 'could not share a rate-limit pause'));
+    };
+
     const attemptOnce = async (attempt: number): Promise<T> => {
+      if (shared) {
+        const { perMinute, burst } = pace();
+        if (Number.isFinite(perMinute)) {
+          const waitMs = await shared.take(group, perMinute, burst);
+          if (waitMs > 0) await sleep(waitMs, signal);
+        }
+      }
       const startedAt = Date.now();
       let token = await tokens.getToken(signal);
       let response = await send(token);
@@ -173,8 +196,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
           // injected fault) says nothing about the pace, and halving on each of those would
           // sink the cap of a busy group however fast the platform recovers.
           limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, { sentAt: startedAt, slowDown: reportsQuotaSpent(response.headers) });
+          pushShared(error.retryAfterMs ?? options.retry.initialDelayMs);
         }
         throw error;
+      }
+      // A success that spent the quota: every process holds off the group until the window resets.
+      if (shared && reportsQuotaSpent(response.headers)) {
+        const resetMs = retryAfterMsOf(undefined, response.headers);
+        if (resetMs !== undefined && resetMs > 0) pushShared(resetMs);
       }
       return consume(response, { operation: op, region: built.region, attempt, write });
     };

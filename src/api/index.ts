@@ -4,7 +4,7 @@ export type { CallOptions, CallResult, OperationCatalogue } from './executor.js'
 export type { CallInput } from './build-request.js';
 export type { ClientCredentials } from './auth.js';
 export { defaultRetryPolicy, type RetryPolicy } from './retry.js';
-export type { RateLimiterOptions } from './rate-limiter.js';
+export type { RateLimiterOptions, SharedRateBudget } from './rate-limiter.js';
 export {
   AsyncOutcome,
   terminalOutcome,

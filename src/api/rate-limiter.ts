@@ -44,6 +44,19 @@ export interface RateLimiter {
   pending(): Record<string, number>;
 }
 
+/**
+ * A rate budget shared with other processes (team mode, or several on one machine): the store's
+ * GCRA buckets, one per connection and group. The client reserves each start there after its
+ * own pacing admitted it, and waits what the budget says; a 429 or a spent quota pushes the
+ * group for every process.
+ */
+export interface SharedRateBudget {
+  /** Reserves a start in `group` at `perMinute` with a burst of `burst`; resolves with the ms to wait first. */
+  take(group: string, perMinute: number, burst: number): Promise<number>;
+  /** Nobody starts in `group` for `ms` from now. */
+  push(group: string, ms: number, perMinute: number, burst: number): Promise<void>;
+}
+
 interface Waiter {
   resolve: () => void;
 }
@@ -79,7 +92,7 @@ function checkCount(name: string, value: number, min: number): number {
  * at once would let a client send a minute's worth at the end of one window and again at
  * the start of the next, which a server counting with a token bucket answers with 429s.
  */
-function burstOf(cap: number): number {
+export function burstOf(cap: number): number {
   return Number.isFinite(cap) ? Math.max(1, Math.ceil(cap / 60)) : Infinity;
 }
 

@@ -11,11 +11,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from '../api/index.js';
+import { createPlatformClient, type PlatformClient, type PlatformClientOptions, type SharedRateBudget } from '../api/index.js';
 import { didYouMean } from '../errors/did-you-mean.js';
 import { UsageError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
+import type { RunStore } from '../store/index.js';
 
 export interface ConnectionOptions {
   /** `simulator`, or absent for a real platform. */
@@ -32,6 +33,31 @@ export interface ConnectionOptions {
   logger: Logger;
   /** The client secret is registered here so no log line shows it. */
   secrets: SecretRegistry;
+  /**
+   * The run store whose rate buckets the client shares with every other process using it (a
+   * daemon and a manual run on one machine, workers of a team), per connection and group.
+   */
+  store?: RunStore;
+}
+
+/**
+ * The store's GCRA buckets as the client's shared budget: a bucket per (connection, group),
+ * the connection named by its client id and base URL (never its secret).
+ */
+export function storeRateBudget(store: RunStore, connectionKey: string): SharedRateBudget {
+  const timing = (perMinute: number, burst: number) => {
+    const intervalMs = 60_000 / perMinute;
+    return { intervalMs, toleranceMs: Math.max(0, burst - 1) * intervalMs };
+  };
+  return {
+    take(group, perMinute, burst) {
+      const { intervalMs, toleranceMs } = timing(perMinute, burst);
+      return store.takeRate(`${connectionKey}|${group}`, intervalMs, toleranceMs);
+    },
+    push(group, ms, perMinute, burst) {
+      return store.pushRate(`${connectionKey}|${group}`, Date.now() + ms, timing(perMinute, burst).toleranceMs);
+    },
+  };
 }
 
 export interface Connection {
@@ -168,6 +194,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     regionalUrl: values.regionalUrl as string,
     ...(values.region ? { region: values.region } : {}),
     ...(values.rateLimits ? { rateLimits: values.rateLimits } : {}),
+    ...(options.store ? { sharedRateBudget: storeRateBudget(options.store, `${values.clientId}@${values.baseUrl}`) } : {}),
     logger,
   });
   return { client, description: `${values.baseUrl} as ${values.clientId}`, close: async () => undefined };

@@ -30,6 +30,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   const journals = new Map<string, JournalRow[]>();
   const leases = new Map<string, { owner: string; expiresAtMs: number }>();
   const schedules = new Map<string, string>();
+  const rateBuckets = new Map<string, number>();
   let closed = false;
 
   function open(): void {
@@ -162,6 +163,19 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
         }
       }
       return pruned;
+    },
+
+    async takeRate(key, intervalMs, toleranceMs) {
+      open();
+      const now = resolved.now().getTime();
+      const tat = Math.max(rateBuckets.get(key) ?? now, now) + Math.ceil(intervalMs);
+      rateBuckets.set(key, tat);
+      return Math.max(tat - Math.ceil(intervalMs) - Math.floor(toleranceMs) - now, 0);
+    },
+
+    async pushRate(key, notBeforeMs, toleranceMs) {
+      open();
+      rateBuckets.set(key, Math.max(rateBuckets.get(key) ?? 0, Math.ceil(notBeforeMs + toleranceMs)));
     },
 
     async close() {

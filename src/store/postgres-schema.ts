@@ -71,6 +71,13 @@ export const postgresMigrations: readonly string[] = [
     UNIQUE (schedule_key, fire_at)
   );
   `,
+  // The shared rate limiter: one GCRA bucket (its theoretical arrival time) per connection and group.
+  `
+  CREATE TABLE rate_buckets (
+    bucket_key TEXT PRIMARY KEY,
+    tat_ms BIGINT NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

@@ -108,6 +108,21 @@ export const SQL_TRY_LEADERSHIP = `SELECT pg_try_advisory_lock(hashtext($1)) AS 
 export const SQL_STILL_LEADER = `
   SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objid = (hashtext($1)::bigint & 4294967295)::oid) AS held`;
 
+/**
+ * GCRA in one statement: the bucket's theoretical arrival time moves one interval past
+ * max(itself, now), under the row's lock, so processes reserving at once are served one after
+ * the other; what is returned is how long this reservation must wait (0 within the tolerance).
+ * $2 now, $3 interval, $4 tolerance (ms).
+ */
+export const SQL_TAKE_RATE = `
+  INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint + $3::bigint)
+  ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, $2::bigint) + $3::bigint
+  RETURNING GREATEST(tat_ms - $3::bigint - $4::bigint - $2::bigint, 0) AS "waitMs"`;
+/** Pushes the bucket forward, never back: a later push never shortens an earlier, longer one. */
+export const SQL_PUSH_RATE = `
+  INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint)
+  ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, excluded.tat_ms)`;
+
 /** Tells a refused fenced write from an unknown run. */
 export const SQL_RUN_FENCE = `SELECT fence FROM runs WHERE id = $1`;
 
@@ -135,14 +150,22 @@ export const SQL_RENEW_CLAIM = `UPDATE runs SET claim_expires_at_ms = $3 WHERE i
 export const SQL_REQUEUE_RUN = `
   UPDATE runs SET status = '${RunStatus.queued}', claimed_by = NULL, claim_expires_at_ms = NULL, ended_at = NULL
   WHERE id = $1 AND fence = $2`;
+/** One row, read in one statement: a concurrent status change is seen wholly or not at all. */
 export const SQL_GET_RUN = `SELECT ${runColumns} FROM runs WHERE id = $1`;
-/** `left(id, n) = prefix`, not LIKE: an id prefix is text, never a pattern. */
+/**
+ * `left(id, n) = prefix`, not LIKE: an id prefix is text, never a pattern. One snapshot, so a run
+ * claimed or ended meanwhile is listed once, in one state.
+ */
 export const SQL_LIST_RUNS = `
   SELECT ${runColumns} FROM runs
   WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR status = $2)
     AND ($3::text IS NULL OR started_at >= $3)
     AND ($4::text IS NULL OR left(id, length($4)) = $4)
   ORDER BY started_at DESC, created_order DESC LIMIT $5`;
+/**
+ * Ordered by seq, in one snapshot: entries appended meanwhile by the run's driver are either all
+ * in (a committed batch) or not, so the journal read is always a prefix.
+ */
 export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 ORDER BY seq`;
 
 /**
@@ -155,8 +178,11 @@ export const SQL_ACQUIRE_LEASE = `
   WHERE leases.owner = excluded.owner OR leases.expires_at_ms <= $3`;
 /** By owner: a process releasing late never frees a lease another has taken since. */
 export const SQL_RELEASE_LEASE = `DELETE FROM leases WHERE key = $1 AND owner = $2`;
+/** Expiry compared in the statement: a lease lapsing between a read and a check is never reported live. */
 export const SQL_LEASE_HOLDER = `SELECT owner, expires_at_ms AS "expiresAtMs" FROM leases WHERE key = $1 AND expires_at_ms > $2`;
+/** One row, read in one statement (patches are applied by the server, never by read-modify-write here). */
 export const SQL_GET_SCHEDULE = `SELECT state_json AS "state" FROM schedule_state WHERE schedule_key = $1`;
+/** An upsert: two processes writing a new schedule's state at once do not collide on the key. */
 export const SQL_SET_SCHEDULE = `
   INSERT INTO schedule_state (schedule_key, state_json, updated_at) VALUES ($1, $2, $3)
   ON CONFLICT (schedule_key) DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at`;
@@ -551,6 +577,17 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         await commit();
         knownRuns.clear();
         return (await query(SQL_PRUNE, [cutoff])).rowCount ?? 0;
+      }),
+
+    takeRate: (key, intervalMs, toleranceMs) =>
+      serial(async () => {
+        const row = (await query<{ waitMs: string }>(SQL_TAKE_RATE, [key, resolved.now().getTime(), Math.ceil(intervalMs), Math.floor(toleranceMs)])).rows[0];
+        return Number(row?.waitMs ?? 0);
+      }),
+
+    pushRate: (key, notBeforeMs, toleranceMs) =>
+      serial(async () => {
+        await query(SQL_PUSH_RATE, [key, Math.ceil(notBeforeMs + toleranceMs)]);
       }),
 
     close: async () => {

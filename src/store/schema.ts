@@ -49,6 +49,13 @@ export const migrations: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN defaulted_secret_inputs_json TEXT;
   `,
+  // The shared rate limiter: one GCRA bucket (its theoretical arrival time) per connection and group.
+  `
+  CREATE TABLE rate_buckets (
+    bucket_key TEXT PRIMARY KEY,
+    tat_ms INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */

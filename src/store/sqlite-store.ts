@@ -141,6 +141,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       INSERT INTO schedule_state (schedule_key, state_json, updated_at) VALUES (?, ?, ?)
       ON CONFLICT (schedule_key) DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at`),
     prune: db.prepare<[string]>(`DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?`),
+    // GCRA in one statement, under SQLite's write lock (see SQL_TAKE_RATE of the PostgreSQL store).
+    takeRate: db.prepare<{ key: string; now: number; interval: number; tolerance: number }, { waitMs: number }>(`
+      INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES (@key, @now + @interval)
+      ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = MAX(rate_buckets.tat_ms, @now) + @interval
+      RETURNING MAX(tat_ms - @interval - @tolerance - @now, 0) AS waitMs`),
+    pushRate: db.prepare<{ key: string; tat: number }>(`
+      INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES (@key, @tat)
+      ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = MAX(rate_buckets.tat_ms, excluded.tat_ms)`),
   };
 
   function open(): void {
@@ -333,6 +341,17 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       commit();
       knownRuns.clear();
       return statements.prune.run(cutoff).changes;
+    },
+
+    async takeRate(key, intervalMs, toleranceMs) {
+      open();
+      const row = statements.takeRate.get({ key, now: resolved.now().getTime(), interval: Math.ceil(intervalMs), tolerance: Math.floor(toleranceMs) });
+      return row?.waitMs ?? 0;
+    },
+
+    async pushRate(key, notBeforeMs, toleranceMs) {
+      open();
+      statements.pushRate.run({ key, tat: Math.ceil(notBeforeMs + toleranceMs) });
     },
 
     async close() {

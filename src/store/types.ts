@@ -267,5 +267,15 @@ export interface RunStore {
   patchScheduleState(scheduleKey: string, patch: Record<string, unknown>): Promise<void>;
   /** Deletes runs that ended before `before` (ISO); returns how many. */
   prune(before: string): Promise<number>;
+  /**
+   * The shared rate limiter (GCRA): reserves one start in the bucket `key` (a connection and a
+   * rate-limit group) and resolves with how long the caller must wait before starting it
+   * (0: now). `intervalMs`: the time one start uses (a minute over the per-minute cap);
+   * `toleranceMs`: how far ahead of its pace the bucket may start (the burst). Every process
+   * sharing the store shares the bucket: the store serialises the reservations.
+   */
+  takeRate(key: string, intervalMs: number, toleranceMs: number): Promise<number>;
+  /** Nobody starts in bucket `key` before `notBeforeMs` (epoch ms), whatever the tolerance: a 429 or a spent quota, for every process. */
+  pushRate(key: string, notBeforeMs: number, toleranceMs: number): Promise<void>;
   close(): Promise<void>;
 }

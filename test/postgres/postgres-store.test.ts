@@ -77,6 +77,9 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
     const outcome = await runCli(['runs', 'list', '--json'], { env: { FLEETBOOK_STORE: url } });
     expect(outcome.code).toBe(0);
     expect(outcome.stdout).toContain('shared-run-1');
+    const shown = await runCli(['runs', 'show', 'shared-run-1', '--json'], { env: { FLEETBOOK_STORE: url } });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('"path":"a"');
   });
 
   it('two processes appending to one run at once get one gap-free sequence, each in its own order', async () => {

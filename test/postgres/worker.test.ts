@@ -89,6 +89,29 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
     expect(acceptedTwice(await team.requestLog())).toEqual([]);
   });
 
+  it('a worker paused past its claim (presumed dead) cannot write once another took its run over', async () => {
+    const runId = await queue(team);
+    const paused = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms']);
+    await until(
+      async () => {
+        const last = (await team.journal(runId)).at(-1)?.event;
+        return last?.type === 'request.sending' && last.method === 'POST';
+      },
+      45_000,
+      'a write in flight',
+    );
+    paused.child.kill('SIGSTOP');
+    const other = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms']);
+    await until(async () => other.stdout().includes('"event":"run.resuming"'), 20_000, 'the take-over');
+    // Back from its pause, its next journal append or status change carries a stale token.
+    paused.child.kill('SIGCONT');
+    await until(async () => /STALE_FENCE|"event":"claim.lost"/.test(paused.stdout()), 20_000, 'the paused worker to learn it lost the run');
+    await until(async () => (await team.run(runId))?.status === 'succeeded', 45_000, 'the end of the run');
+    for (const worker of [paused, other]) worker.child.kill('SIGTERM');
+    expect((await other.exited).code, other.stderr()).toBe(0);
+    expect(acceptedTwice(await team.requestLog())).toEqual([]);
+  });
+
   it('SIGTERM drains: no new claim, the run in flight stops at a journaled point and goes back to the queue', async () => {
     const runId = await queue(team);
     const worker = team.fleetbook(['worker', '--poll', '50ms']);

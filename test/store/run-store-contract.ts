@@ -224,6 +224,24 @@ describe(`RunStore contract: ${factory.name}`, () => {
     expect(await store.prune('2026-03-02T00:00:00.000Z')).toBe(0);
   });
 
+  it('paces a rate bucket with GCRA: one start per interval past the burst, buckets apart', async () => {
+    // 60 per minute: one a second; a burst of 3 is a tolerance of 2 intervals.
+    expect(await Promise.all([1, 2, 3, 4, 5].map(() => store.takeRate('conn|private-cloud', 1000, 2000)))).toEqual([0, 0, 0, 1000, 2000]);
+    expect(await store.takeRate('conn|reporting', 1000, 0)).toBe(0);
+    expect(await store.takeRate('conn|reporting', 1000, 0)).toBe(1000);
+    // Time passing pays the debt back, up to the burst again.
+    clock.advance(10_000);
+    expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(0);
+  });
+
+  it('a push holds everyone off a bucket until its time, and never pulls it back', async () => {
+    await store.pushRate('conn|private-cloud', clock.now().getTime() + 30_000, 2000);
+    await store.pushRate('conn|private-cloud', clock.now().getTime() + 5_000, 2000);
+    expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(30_000);
+    expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(31_000);
+    expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
+  });
+
   it('refuses calls once closed', async () => {
     await store.close();
     await expect(store.getRun('r1')).rejects.toMatchObject({ code: 'STORE_CLOSED' });

@@ -26,6 +26,9 @@ export interface PostgresCluster {
   adminUrl: string;
   port: number;
   dir: string;
+  /** Stops the server (immediate: as a crash would), keeping its data, and starts it again. */
+  pause(): void;
+  resume(): void;
   stop(): void;
 }
 
@@ -72,8 +75,7 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
     chownSync(passwordFile, uid, gid);
   }
   const port = await freePort();
-  try {
-    runAsClusterUser(join(bin, 'initdb'), ['-D', data, '-U', clusterUser, '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--no-locale']);
+  const start = (): void =>
     runAsClusterUser(join(bin, 'pg_ctl'), [
       '-D',
       data,
@@ -84,6 +86,9 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
       `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
       'start',
     ]);
+  try {
+    runAsClusterUser(join(bin, 'initdb'), ['-D', data, '-U', clusterUser, '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--no-locale']);
+    start();
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? '';
@@ -93,6 +98,8 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
     adminUrl: `postgres://${clusterUser}:${clusterPassword}@127.0.0.1:${port}/postgres`,
     port,
     dir,
+    pause: () => runAsClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']),
+    resume: start,
     stop() {
       try {
         runAsClusterUser(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']);

@@ -46,7 +46,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   const logger = createCommandLogger(io, options, secrets, readable);
 
   const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
+  const connection = await openConnection({ store, target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
     await store.close();
     throw error;
   });

@@ -113,7 +113,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     const view = runView(io, options);
     const secrets = createSecretRegistry();
     const logger = createCommandLogger(io, options, secrets);
-    const connection = await openConnection({
+    const connection = await openConnection({ store,
       target: options.target,
       profile: options.profile,
       timeScale,

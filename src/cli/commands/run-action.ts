@@ -116,7 +116,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
-    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, simulator: { world: options.world, faults: options.faults, seed }, env: io.env, logger: clientLogger, secrets });
+    const connection = await openConnection({ store, target: options.target, profile: options.profile, timeScale, simulator: { world: options.world, faults: options.faults, seed }, env: io.env, logger: clientLogger, secrets });
     try {
       if (view === 'text') io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
       const result = await withInterruption(logger, (signal) =>

@@ -66,7 +66,7 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
     const secrets = createSecretRegistry();
     // A worker's output is read by machines: always JSON lines.
     const logger = createCommandLogger(io, options, secrets, false);
-    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets });
+    const connection = await openConnection({ store, target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets });
     const drain = new AbortController();
     const stop = (signal: NodeJS.Signals): void => {
       logger.info({ event: 'worker.draining', signal }, `worker: ${signal}: no new claims; runs in flight stop at a journaled point and go back to the queue`);

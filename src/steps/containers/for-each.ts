@@ -67,6 +67,9 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
         continue;
       }
       const promise: Promise<void> = runItem(next).finally(() => running.delete(promise));
+      // An item fails only by a throw of the run's machinery (the store gone): the race or the
+      // all below reports the first; an item rejecting while no race waits must not crash the process.
+      promise.catch(() => undefined);
       running.add(promise);
       next += 1;
     }

@@ -177,6 +177,9 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         progressJournal = progressJournal.then(() =>
           runtime.journal({ type: 'operation.progress', path, location, progressPercent, ...(typeof state === 'string' ? { state } : {}) }),
         );
+        // A failed append (the store gone) is reported by the `await progressJournal` when the
+        // wait ends; until then it must not count as an unhandled rejection, which ends the process.
+        progressJournal.catch(() => undefined);
       },
     });
     let waited;

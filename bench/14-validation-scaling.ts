@@ -6,7 +6,7 @@
  * validation keeps it near 1; it was 2.0, 19 s for 1 MiB, when the reference rule copied its scope
  * per step), and
  * the peak RSS. Targets: the ratio ≤ 1.5, and a 1 MiB playbook in under 3 s (issue 15).
- * Run alone: npx tsx bench/10-validation-scaling.ts [--quick]
+ * Run alone: npx tsx bench/14-validation-scaling.ts [--quick]
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +47,7 @@ try {
   const [small, large] = measured as [(typeof measured)[0], (typeof measured)[0]];
   const ratio = large.elapsed / large.kib / (small.elapsed / small.kib);
   const figures = measured.map((m) => `${m.kib.toFixed(0)} KiB (${m.steps} steps) ${ms(m.elapsed)}`).join('; ');
-  printFigures('10 validation-scaling', `${figures}; time per KiB ${ratio.toFixed(2)}× (larger/smaller); peak RSS ${peakRssMB().toFixed(0)} MB`, [
+  printFigures('14 validation-scaling', `${figures}; time per KiB ${ratio.toFixed(2)}× (larger/smaller); peak RSS ${peakRssMB().toFixed(0)} MB`, [
     { label: `per-KiB ratio ${ratio.toFixed(2)} ≤ 1.5`, pass: ratio <= 1.5 },
     ...(quick ? [] : [{ label: `1 MiB ${ms(large.elapsed)} < 3 s`, pass: large.elapsed < 3000 }]),
   ]);
