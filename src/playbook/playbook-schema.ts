@@ -83,17 +83,7 @@ function schedule(): JsonSchema {
 function stepSchema(registry: StepRegistry, description: PlatformDescription): JsonSchema {
   const branches = registry.list().map((definition): JsonSchema => {
     const then: JsonSchema = { properties: definition.fields, ...(definition.required ? { required: definition.required } : {}) };
-    if (definition.kind === 'call') {
-      then.properties = { ...definition.fields, call: { ...definition.fields.call, enum: description.operations.map((op) => op.id) } };
-      then.allOf = description.operations.map((op) => {
-        const input = inputSchemaOf(op);
-        const required = Array.isArray(input.required) && input.required.length > 0;
-        return {
-          if: { properties: { call: { const: op.id } }, required: ['call'] },
-          then: { properties: { with: { $ref: `#/$defs/operationInput/${op.id}` } }, ...(required ? { required: ['with'] } : {}) },
-        };
-      });
-    }
+    Object.assign(then, definition.schemaFor?.(description) ?? {});
     return { if: { required: [definition.kind] }, then };
   });
   return {
