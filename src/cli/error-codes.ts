@@ -7,6 +7,7 @@ export const CliErrorCode = {
   profileNotFound: 'PROFILE_NOT_FOUND',
   noConnection: 'NO_CONNECTION',
   invalidInputsFile: 'INVALID_INPUTS_FILE',
+  invalidRetention: 'INVALID_RETENTION',
   invalidPlaybooks: 'INVALID_PLAYBOOKS',
   unknownRun: 'UNKNOWN_RUN',
   ambiguousRun: 'AMBIGUOUS_RUN',

@@ -9,6 +9,7 @@ import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface DaemonCommandOptions {
   playbooks: string;
@@ -53,7 +54,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       store,
       logger,
       leaseTtlMs,
-      execute: createEngineExecutor({ client: connection.client, store, logger, secrets, env: io.env }),
+      execute: createEngineExecutor({ client: connection.client, store, logger, secrets, ...runSettingsOf(io.env) }),
     }).catch((error: unknown) => {
       // The folder changed between the check above and the start.
       if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {

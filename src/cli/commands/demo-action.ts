@@ -10,6 +10,7 @@ import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { createMemoryRunStore, RunStatus, type RunStore } from '../../store/index.js';
 import { simulatorClient } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface DemoOptions {
   json?: boolean;
@@ -62,7 +63,7 @@ function loadBundled(name: string): Playbook {
 }
 
 async function run(context: DemoContext, name: string, inputs: Record<string, unknown>): Promise<RunResult> {
-  return runPlaybook(loadBundled(name), { inputs, client: context.client, store: context.store, logger: context.logger, secrets: context.secrets, env: {} });
+  return runPlaybook(loadBundled(name), { inputs, client: context.client, store: context.store, logger: context.logger, secrets: context.secrets, ...runSettingsOf({}) });
 }
 
 const errorOf = (result: RunResult): { error?: string } => (result.error ? { error: result.error.message } : {});

@@ -16,6 +16,7 @@ import { openConnection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -73,6 +74,8 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   const logger = createCommandLogger(io, options, secrets);
   const runId = randomUUID();
 
+  // Resolved before anything is stored: a bad FLEETBOOK_RETENTION is refused before the run.
+  const settings = runSettingsOf(io.env);
   const store = await openRunStore({ env: io.env });
   try {
     // The client's own lines (retries, rate limits) carry the run too.
@@ -82,7 +85,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
       if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
       const result = await withInterruption(logger, (signal) =>
         // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
-        runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, env: io.env }),
+        runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, ...settings }),
       );
       reportResult(io, json, secrets, result, { simulatedSteps: result.simulatedSteps });
     } finally {
