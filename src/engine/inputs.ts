@@ -3,8 +3,8 @@
  * applied. Every problem is a `UsageError` naming the input, raised before anything runs.
  */
 import { UsageError } from '../errors/index.js';
-import type { InputSpec } from '../playbook/types.js';
-import { compileSchema } from '../steps/executors/call-input.js';
+import type { InputSpec } from '../playbook/index.js';
+import { compileSchema } from '../steps/index.js';
 
 export interface ResolvedInputs {
   values: Record<string, unknown>;

@@ -5,9 +5,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadPlatformDescription, type PlatformDescription } from '../openapi/description.js';
-import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
-import type { JsonSchema } from '../steps/definitions/schema-parts.js';
+import { loadPlatformDescription, type PlatformDescription } from '../openapi/index.js';
+import { createStepRegistry, type StepRegistry } from '../steps/index.js';
+import type { JsonSchema } from '../steps/index.js';
 import { normalisePlaybook } from './normalise-playbook.js';
 import { createPlaybookSchema } from './playbook-schema.js';
 import type { Problem } from './problem.js';

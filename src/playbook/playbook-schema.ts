@@ -3,10 +3,10 @@
  * operations: the loader validates with it, editors complete with it
  * (`schemas/playbook.schema.json`, kept equal to this by a snapshot test).
  */
-import { inputSchemaOf, type PlatformDescription } from '../openapi/description.js';
-import { commonStepFields, retryPolicy } from '../steps/definitions/index.js';
-import { anyTemplate, duration, expressionString, stepList, type JsonSchema } from '../steps/definitions/schema-parts.js';
-import type { StepRegistry } from '../steps/registry.js';
+import { inputSchemaOf, type PlatformDescription } from '../openapi/index.js';
+import { commonStepFields, retryPolicy } from '../steps/index.js';
+import { anyTemplate, duration, expressionString, stepList, type JsonSchema } from '../steps/index.js';
+import type { StepRegistry } from '../steps/index.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://fleetbook.dev/schemas/playbook.schema.json';
 

@@ -1,6 +1,6 @@
-import { inputSchemaOf } from '../../openapi/description.js';
+import { inputSchemaOf } from '../../openapi/index.js';
 import { anyTemplate, duration, orExpression, type JsonSchema } from './schema-parts.js';
-import type { CallStep, RetryPolicy } from '../../playbook/types.js';
+import type { CallStep, RetryPolicy } from '../../playbook/index.js';
 import { executeCall, type CallOutputs } from '../executors/call.js';
 import { defineLeaf, type LeafContext, type NormaliseTools, type PreparedLeaf } from './step-definition.js';
 

@@ -9,9 +9,9 @@
  */
 import type { ExpressionContext, Template } from '../../expressions/index.js';
 import type { Logger } from '../../logging/index.js';
-import type { PlatformDescription } from '../../openapi/description.js';
-import type { Playbook, Step } from '../../playbook/types.js';
-import type { ErrorRecord, StepStatus } from '../../store/types.js';
+import type { PlatformDescription } from '../../openapi/index.js';
+import type { Playbook, Step } from '../../playbook/index.js';
+import type { ErrorRecord, StepStatus } from '../../store/index.js';
 import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
 import type { JsonSchema } from './schema-parts.js';
 
