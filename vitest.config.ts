@@ -13,16 +13,20 @@ const rebuilding = ['test/cli/demo.test.ts'];
 const integration = { environment: 'node' as const, setupFiles, testTimeout: 60_000, hookTimeout: 60_000 };
 
 // Projects (CONTRIBUTING.md): unit tests live beside the code, integration tests (against the
-// simulator on port 0) in test/. Groups run in order: unit and integration together, then the
-// tests of the built CLI, then the one that rebuilds it.
+// simulator on port 0) in test/, the tests that need a PostgreSQL server in test/postgres/ (a
+// throwaway cluster started once for them). Groups run in order: unit, integration and postgres
+// together, then the tests of the built CLI, then the one that rebuilds it.
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'], environment: 'node', setupFiles } },
-      { test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...built, ...rebuilding], ...integration } },
+      { test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...built, ...rebuilding, 'test/postgres/**'], ...integration } },
       { test: { name: 'built', include: built, ...integration, sequence: { groupOrder: 1 } } },
       { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 2 } } },
+      {
+        test: { name: 'postgres', include: ['test/postgres/**/*.test.ts'], ...integration, globalSetup: ['test/support/postgres-global-setup.ts'] },
+      },
     ],
   },
 });

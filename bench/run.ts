@@ -21,6 +21,7 @@ const BENCHMARKS = [
   '6-streaming-download.ts',
   '7-startup.ts',
   '8-against-ansible.ts',
+  '10-validation-scaling.ts',
   'simulator-throughput.ts',
 ];
 

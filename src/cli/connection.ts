@@ -48,7 +48,7 @@ type Setting = keyof typeof settings;
 /** Region of regional calls against the embedded simulator when FLEETBOOK_REGION names none. */
 const SIMULATOR_REGION = 'us-west';
 
-function readProfile(name: string, cwd: string): Partial<Record<Setting, string>> {
+function readProfileDocument(name: string, cwd: string): Record<string, unknown> {
   const file = join(cwd, 'fleetbook.yaml');
   if (!existsSync(file)) throw new UsageError(`--profile ${name}: there is no fleetbook.yaml in ${cwd}.`, 'PROFILE_NOT_FOUND');
   let document: unknown;
@@ -63,9 +63,14 @@ function readProfile(name: string, cwd: string): Partial<Record<Setting, string>
     const known = Object.keys(profiles);
     throw new UsageError(`${file} has no profile '${name}'${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}.`, 'PROFILE_NOT_FOUND');
   }
+  return profile as Record<string, unknown>;
+}
+
+function readProfile(name: string, cwd: string): Partial<Record<Setting, string>> {
+  const profile = readProfileDocument(name, cwd);
   const values: Partial<Record<Setting, string>> = {};
   for (const key of Object.keys(settings) as Setting[]) {
-    const value = (profile as Record<string, unknown>)[key];
+    const value = profile[key];
     if (value !== undefined) values[key] = String(value);
   }
   return values;
@@ -125,4 +130,14 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     logger,
   });
   return { client, description: `${values.baseUrl} as ${values.clientId}`, close: async () => undefined };
+}
+
+/**
+ * The shared store a profile names (`store: postgres://...`), for `openRunStore`; undefined
+ * without a profile or without `store:` in it (FLEETBOOK_STORE wins over it there).
+ */
+export function profileStore(profile: string | undefined, cwd: string = process.cwd()): string | undefined {
+  if (!profile) return undefined;
+  const value = readProfileDocument(profile, cwd).store;
+  return value === undefined || value === null ? undefined : String(value);
 }

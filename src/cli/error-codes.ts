@@ -9,6 +9,8 @@ export const CliErrorCode = {
   invalidInputsFile: 'INVALID_INPUTS_FILE',
   invalidRetention: 'INVALID_RETENTION',
   invalidPlaybooks: 'INVALID_PLAYBOOKS',
+  noSharedStore: 'NO_SHARED_STORE',
+  invalidPlaybook: 'INVALID_PLAYBOOK',
   unknownRun: 'UNKNOWN_RUN',
   ambiguousRun: 'AMBIGUOUS_RUN',
   unknownSchedule: 'UNKNOWN_SCHEDULE',

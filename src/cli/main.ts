@@ -17,6 +17,7 @@ import { registerRunsCommand } from './commands/runs.js';
 import { registerSchedulesCommand } from './commands/schedules.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerValidateCommand } from './commands/validate.js';
+import { registerWorkerCommand } from './commands/worker.js';
 import type { CliIo } from './io.js';
 import { processIo } from './io.js';
 
@@ -39,6 +40,7 @@ export function createProgram(io: CliIo): Command {
   registerSchedulesCommand(program, io);
   registerSimulateCommand(program, io);
   registerValidateCommand(program, io);
+  registerWorkerCommand(program, io);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());
   return program;
 }

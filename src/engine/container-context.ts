@@ -7,6 +7,7 @@ import { resolveInputs } from './inputs.js';
 import { restore } from './replay.js';
 import { BUFFERED, joinPath, type Frame, type RunnerState, type StepSummary } from './runner-state.js';
 import { Scope } from './scope.js';
+import { createTaintTracker } from './taint.js';
 
 /**
  * A failed sequence's error names the step that ended it and repeats its message, so the run's
@@ -54,7 +55,7 @@ async function runPlaybook(state: RunnerState, frame: Frame, playbook: Playbook,
   for (const name of resolved.secretNames) state.options.secrets.add(String(resolved.values[name]));
   await start(resolved.values);
   const parentRoot = frame.scope.root;
-  const scope = new Scope({ playbook, inputs: resolved.values, run: parentRoot.run, env: parentRoot.env });
+  const scope = new Scope({ playbook, inputs: resolved.values, run: parentRoot.run, env: parentRoot.env, taint: createTaintTracker(playbook, state.options.secrets, state.options.registry) });
   const ending = await state.runSequence(playbook.steps, { ...frame, scope });
   const outputs = ending === 'succeeded' && playbook.outputs ? await playbook.outputs.evaluate(scope.context()) : {};
   return { ending, outputs };

@@ -36,4 +36,9 @@ describe('parseInputText', () => {
     expect(parseInputText(spec('array'), '["a","b"]')).toEqual(['a', 'b']);
     expect(parseInputText(spec('integer'), 'seven')).toBe('seven');
   });
+
+  it('takes names inherited by plain objects for what they are: unknown inputs, never declared ones or defaults', () => {
+    const given = JSON.parse('{"__proto__": {"version": "9.9.9"}, "toString": 1}') as Record<string, unknown>;
+    expect(() => resolveInputs({ version: spec('string') }, given, 'p')).toThrow(/unknown input '__proto__'.*unknown input 'toString'.*input 'version' \(string\) is required/);
+  });
 });

@@ -27,12 +27,12 @@ export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, given:
   const problems: string[] = [];
   const declared = Object.keys(specs);
   for (const name of Object.keys(given)) {
-    if (!(name in specs)) problems.push(`unknown input '${name}' (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`);
+    if (!Object.hasOwn(specs, name)) problems.push(`unknown input '${name}' (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`);
   }
   const values: Record<string, unknown> = {};
   const secretNames: string[] = [];
   for (const [name, spec] of Object.entries(specs)) {
-    const value = given[name] !== undefined ? given[name] : structuredClone(spec.default);
+    const value = Object.hasOwn(given, name) && given[name] !== undefined ? given[name] : structuredClone(spec.default);
     if (value === undefined) {
       if (spec.required) problems.push(`input '${name}' (${spec.type}) is required`);
       continue;

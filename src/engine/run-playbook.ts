@@ -10,15 +10,14 @@ import type { PlatformClient } from '../api/index.js';
 import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
-import { toErrorRecord } from '../steps/index.js';
-import { reconciliationOf } from '../steps/index.js';
-import { acquireLeaseFromLiveOrDead, newLeaseOwner, runLeaseKey } from '../store/index.js';
-import { pruneRuns } from '../store/index.js';
-import { RunStatus, StepStatus, type ErrorRecord, type RunRecord, type RunStore } from '../store/index.js';
+import { reconciliationOf, toErrorRecord } from '../steps/index.js';
+import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, runLeaseKey } from '../store/index.js';
+import { RunStatus, StepStatus, type ErrorRecord, type RunQueue, type RunRecord, type RunStore } from '../store/index.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
+import { createTaintTracker } from './taint.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
 import { systemClock, type Clock } from '../timers/index.js';
@@ -81,6 +80,11 @@ export interface ResumeOptions extends Omit<RunOptions, 'inputs' | 'dryRun' | 'r
   force?: boolean;
   /** Send again writes of unknown outcome that cannot be reconciled. @default false */
   confirmUnknown?: boolean;
+  /**
+   * Count this as a resume (`resumes + 1`). A worker starting a queued run for the first time
+   * drives it through `resumeRun` (the run is already stored) without counting one. @default true
+   */
+  countAsResume?: boolean;
 }
 
 export interface RunResult {
@@ -132,6 +136,33 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   } finally {
     await lease.release();
   }
+}
+
+/**
+ * Records a run of `playbook` as `queued` in a shared store, for a worker to claim and drive
+ * (`fleetbook run --queue`, the scheduler in team mode). The record is the one `runPlaybook`
+ * would make: inputs checked and defaulted, secret inputs left out (a worker reads them from
+ * its own environment, as a resume does), large inputs spilled.
+ */
+export async function enqueuePlaybookRun(
+  playbook: Playbook,
+  options: Pick<RunOptions, 'inputs' | 'dryRun' | 'runId' | 'trigger' | 'env' | 'outputsDir' | 'maxInlineOutputBytes'> & { store: RunQueue },
+): Promise<RunRecord> {
+  const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
+  const runId = options.runId ?? randomUUID();
+  const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
+  return options.store.enqueueRun({
+    id: runId,
+    playbook: playbook.name,
+    playbookSource: playbook.source,
+    playbookHash: playbook.hash,
+    inputs: await spillLargeInputs(storedInputs, spillOptionsOf(options, runId)),
+    secretInputNames: resolved.secretNames,
+    defaultedSecretInputs: resolved.secretNames.filter((name) => options.inputs?.[name] === undefined),
+    dryRun: options.dryRun ?? false,
+    trigger: options.trigger ?? { kind: 'manual' },
+    startedAt: new Date().toISOString(),
+  });
 }
 
 /** A timer that does not keep the process alive by itself (the run's own work does). */
@@ -280,7 +311,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
     const secrets = options.secrets ?? createSecretRegistry();
     const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
-    await store.markResumed(runId);
+    if (options.countAsResume !== false) await store.markResumed(runId);
     return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan, retentionMs });
   } finally {
     await lease.release();
@@ -361,13 +392,14 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
   const spill = spillOptionsOf(options, runId);
 
+  const registry = options.registry ?? builtinRegistry();
   const runner = createStepRunner({
     client: options.client,
     logger,
     secrets,
     dryRun,
     clock: options.clock ?? systemClock,
-    registry: options.registry ?? builtinRegistry(),
+    registry,
     random: options.random ?? Math.random,
     journal: async (event, appendOptions) => {
       if (facts.leaseLost()) return;
@@ -377,7 +409,13 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
-  const scope = new Scope({ playbook, inputs: facts.values, run: { id: runId, playbook: playbook.name, dryRun, startedAt }, env: exposedEnvironment(options.env ?? {}, secrets) });
+  const scope = new Scope({
+    playbook,
+    inputs: facts.values,
+    run: { id: runId, playbook: playbook.name, dryRun, startedAt },
+    env: exposedEnvironment(options.env ?? {}, secrets),
+    taint: createTaintTracker(playbook, secrets, registry),
+  });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
 
   let status: RunStatus = ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;

@@ -4,7 +4,7 @@
  * the enclosing one, so its steps shadow outer steps of the same id while outer ones stay
  * readable. A sub-playbook (`uses`) starts a scope chain of its own.
  */
-import type { ExpressionContext } from '../expressions/index.js';
+import { trackTaint, type ExpressionContext, type TaintTracker } from '../expressions/index.js';
 import type { SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
 import type { ErrorRecord, StepStatus } from '../store/index.js';
@@ -48,6 +48,8 @@ export interface ScopeRoot {
   inputs: Record<string, unknown>;
   run: ExpressionContext['run'];
   env: Record<string, string | undefined>;
+  /** Told of every value an expression computes from a secret. */
+  taint?: TaintTracker | undefined;
 }
 
 export class Scope {
@@ -78,6 +80,6 @@ export class Scope {
       Object.assign(steps, scope.steps);
       Object.assign(names, scope.names);
     }
-    return { ...names, inputs: this.root.inputs, steps, run: this.root.run, env: this.root.env };
+    return trackTaint({ ...names, inputs: this.root.inputs, steps, run: this.root.run, env: this.root.env }, this.root.taint);
   }
 }

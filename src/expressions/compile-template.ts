@@ -1,15 +1,18 @@
 import jsonata from 'jsonata';
 import { ExpressionError, ExpressionErrorCode, type ExpressionWhere } from './expression-error.js';
+import { ALLOCATION_LIMITS, AllocationLimitError, guardAllocations, JSONATA_LIMIT_CODES } from './allocation-limits.js';
 import { registerExtraFunctions } from './functions.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
+import { taintTrackerOf } from './taint.js';
 import type { ExpressionContext, ReferenceSite, Template } from './types.js';
 
 /**
  * Guardrails of one evaluation: JSONata stops an expression that runs longer or recurses
- * deeper than this (a runaway `$eval` or recursive lambda must not hang a run).
+ * deeper than this (a runaway `$eval` or recursive lambda must not hang a run), and no value
+ * it builds may be larger than the allocation limits (an expression must not exhaust memory).
  */
-export const EXPRESSION_LIMITS = { timeoutMs: 2000, stackDepth: 500 } as const;
+export const EXPRESSION_LIMITS = { timeoutMs: 2000, stackDepth: 500, ...ALLOCATION_LIMITS } as const;
 
 const OPEN = '${{';
 const CLOSE = '}}';
@@ -20,6 +23,8 @@ interface CompiledExpression {
   /** Offset of `text` in the string value. */
   offset: number;
   expression: jsonata.Expression;
+  /** Top-level names it reads (with the member under `inputs`/`steps`): what taint tracking looks at. */
+  reads?: Array<{ root: string; member?: string }>;
 }
 
 type Node =
@@ -130,8 +135,13 @@ function compileExpression(segment: Segment, where: ExpressionWhere, errors: Exp
     return undefined;
   }
   try {
-    const expression = jsonata(segment.text, { timeout: EXPRESSION_LIMITS.timeoutMs, stack: EXPRESSION_LIMITS.stackDepth });
+    const expression = jsonata(segment.text, {
+      timeout: EXPRESSION_LIMITS.timeoutMs,
+      stack: EXPRESSION_LIMITS.stackDepth,
+      sequence: EXPRESSION_LIMITS.maxItems,
+    });
     registerExtraFunctions(expression);
+    guardAllocations(expression);
     return { text: segment.text, offset: segment.offset, expression };
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, segment.text.length);
@@ -202,7 +212,10 @@ function collectExpressions(node: Node, into: Array<{ compiled: CompiledExpressi
 async function evaluateExpression(compiled: CompiledExpression, where: ExpressionWhere, context: ExpressionContext): Promise<unknown> {
   const fail = (message: string, position: number, error: unknown, code?: string): ExpressionError =>
     new ExpressionError(message, {
-      code: ExpressionErrorCode.evaluation,
+      code:
+        error instanceof AllocationLimitError || (code !== undefined && JSONATA_LIMIT_CODES.has(code))
+          ? ExpressionErrorCode.limit
+          : ExpressionErrorCode.evaluation,
       where,
       expression: compiled.text,
       position,
@@ -217,12 +230,16 @@ async function evaluateExpression(compiled: CompiledExpression, where: Expressio
     const { position, code, message } = jsonataPosition(error, compiled.text.length);
     throw fail(message, position, error, code);
   }
+  let value: unknown;
   try {
-    return normaliseValue(raw);
+    value = normaliseValue(raw);
   } catch (error) {
     if (error instanceof UnsafeValueError) throw fail(error.message, 0, error);
     throw error;
   }
+  const tracker = taintTrackerOf(context);
+  if (tracker !== undefined && tracker.readsSecret(compiled.reads ?? [])) tracker.taint(value, where.stepId);
+  return value;
 }
 
 /** How a value sits inside a string: text as is, nothing for null/undefined, JSON for the rest. */
@@ -275,6 +292,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const references: ReferenceSite[] = [];
   for (const { compiled, where: at } of expressions) {
     const found = findReferences(compiled.expression.ast(), compiled.text);
+    compiled.reads = found.occurrences.map((occurrence) => ({ root: occurrence.root, ...(occurrence.member === undefined ? {} : { member: occurrence.member }) }));
     for (const name of found.roots) roots.add(name);
     for (const id of found.steps) steps.add(id);
     for (const occurrence of found.occurrences) {

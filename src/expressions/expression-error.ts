@@ -3,6 +3,8 @@ import { FleetbookError } from '../errors/index.js';
 export const ExpressionErrorCode = {
   parse: 'EXPRESSION_PARSE',
   evaluation: 'EXPRESSION_EVALUATION',
+  /** The expression would build a value larger than the allocation limits. */
+  limit: 'EXPRESSION_LIMIT',
 } as const;
 export type ExpressionErrorCode = (typeof ExpressionErrorCode)[keyof typeof ExpressionErrorCode];
 

@@ -1,4 +1,5 @@
 import type jsonata from 'jsonata';
+import { defineFunctions } from './allocation-limits.js';
 import { parseDuration } from './duration.js';
 
 /**
@@ -32,7 +33,9 @@ export const extraFunctions = [
   },
 ] as const;
 
+const defined = await defineFunctions(extraFunctions as unknown as Parameters<typeof defineFunctions>[0]);
+
 /** Registers `extraFunctions` on a compiled expression. */
 export function registerExtraFunctions(expression: jsonata.Expression): void {
-  for (const fn of extraFunctions) expression.registerFunction(fn.name, fn.implementation, fn.signature);
+  for (const [name, fn] of defined) expression.assign(name, fn);
 }

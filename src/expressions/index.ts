@@ -4,3 +4,4 @@ export { ExpressionError, ExpressionErrorCode, isExpressionError, type Expressio
 export { parseDuration, isDuration, isTooLongDuration, durationProblem, MAX_DURATION_MS, DURATION_PATTERN_SOURCE, type ParseDurationOptions } from './duration.js';
 export { normaliseValue, FORBIDDEN_KEYS } from './normalise.js';
 export { extraFunctions } from './functions.js';
+export { trackTaint, taintTrackerOf, type TaintTracker } from './taint.js';

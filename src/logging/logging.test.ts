@@ -36,3 +36,27 @@ describe('createLogger', () => {
     expect(lines()[1]).toMatchObject({ note: 'the password is [REDACTED], keep it', msg: 'input [REDACTED] rendered' });
   });
 });
+
+describe('secret registry: encoded forms', () => {
+  it('scrubs a secret in base64 (at any alignment, inside a longer encoded text), base64url, hex and either case', () => {
+    const secret = 'tok-Enc0ded-s3cret?value/91';
+    const registry = createSecretRegistry();
+    registry.add(secret);
+    const texts = [
+      Buffer.from(`Bearer ${secret}`).toString('base64'),
+      Buffer.from(`x${secret}`).toString('base64url'),
+      Buffer.from(`xy${secret}!`).toString('base64'),
+      Buffer.from(secret).toString('hex').toUpperCase(),
+      secret.toUpperCase(),
+      secret.toLowerCase(),
+      JSON.stringify({ s: secret }),
+      encodeURIComponent(secret),
+    ];
+    for (const text of texts) {
+      const scrubbed = registry.scrub(`said ${text}.`);
+      expect(scrubbed, text).toContain('[REDACTED]');
+      // What is left around the redaction is at most the few characters the neighbouring bytes share.
+      expect(scrubbed.replace(/^said /, '').replace(/\.$/, '').replace('[REDACTED]', '').length, text).toBeLessThanOrEqual(16);
+    }
+  });
+});

@@ -69,7 +69,7 @@ export function givenInputsFindings({ code, declared, given, pointer, key, taker
     });
   }
   for (const input of declared) {
-    const value = values[input.name];
+    const value = Object.hasOwn(values, input.name) ? values[input.name] : undefined;
     if (value === undefined) {
       if (input.hasDefault || meant.has(input.name)) continue;
       const type = input.type === undefined ? '' : ` (${input.type})`;

@@ -2,8 +2,9 @@
  * `loadPlaybook`: read → parse (positions kept) → schema → semantic rules → normalise,
  * every problem located, all of them in one pass. Never throws for a user's mistake.
  */
-import { readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadPlatformDescription, type PlatformDescription } from '../openapi/index.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
@@ -32,6 +33,11 @@ export interface LoadPlaybookOptions {
   description?: PlatformDescription;
   /** @default DEFAULT_MAX_PLAYBOOK_BYTES */
   maxBytes?: number;
+  /**
+   * Folders `uses:` may also read playbooks from, besides the calling playbook's folder (and
+   * those under it) and the bundled playbooks. @default none
+   */
+  usesFrom?: readonly string[];
 }
 
 export interface LoadPlaybookResult {
@@ -71,21 +77,71 @@ export function resolvePlaybookRef(ref: string, fromDir: string): string {
   return isAbsolute(ref) ? ref : resolve(fromDir, ref);
 }
 
+/** The path with symbolic links resolved, so a link cannot lead `uses:` out of its folders; as given when it does not exist. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+const isInside = (file: string, folder: string): boolean => {
+  const path = relative(folder, file);
+  return path !== '' && !path.startsWith(`..${sep}`) && path !== '..' && !isAbsolute(path);
+};
+
+/**
+ * Why `uses: ref` may not read `target`, or undefined when it may: only a `.yaml`/`.yml` file
+ * in the calling playbook's folder (or under it), a bundled playbook, or one under a folder the
+ * caller allowed. Checked before the file is opened, so no other file is ever read and shown.
+ */
+function usesRefusal(ref: string, target: string, callerDir: string, usesFrom: readonly string[]): string | undefined {
+  if (!/\.ya?ml$/i.test(target)) return `'${ref}' is not a playbook file: uses reads only .yaml or .yml files`;
+  const real = realPath(target);
+  const folders = [callerDir, BUNDLED_DIR, ...usesFrom].map((folder) => realPath(resolve(folder)));
+  if (folders.some((folder) => isInside(real, folder))) return undefined;
+  return `'${ref}' is outside the calling playbook's folder (${callerDir}): uses reads playbooks from that folder and those under it, and the bundled ones`;
+}
+
 function fileProblem(file: string, code: string, message: string, line = 1, column = 1): Problem {
   return { code, message, severity: 'error', file, line, column, pointer: '' };
 }
 
+/**
+ * The bytes of a regular file, at most `maxBytes + 1` of them (one more tells "too large"
+ * without reading the rest). Opened without blocking and checked on the open descriptor, so a
+ * FIFO, a device such as /dev/zero or a directory is refused rather than read without end.
+ */
+function readRegularFile(file: string, maxBytes: number): Buffer | Problem {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) return fileProblem(file, 'NOT_A_FILE', 'is a directory, not a playbook file');
+    if (!stats.isFile()) return fileProblem(file, 'NOT_A_FILE', 'is not a regular file (a device, a FIFO or a socket); a playbook is read only from a regular file');
+    if (stats.size > maxBytes) return fileProblem(file, 'FILE_TOO_LARGE', `is ${stats.size} bytes; a playbook may have at most ${maxBytes}`);
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    // The file grew after it was looked at: still no more than the cap is read.
+    if (length > maxBytes) return fileProblem(file, 'FILE_TOO_LARGE', `is over ${maxBytes} bytes; a playbook may have at most ${maxBytes}`);
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The file as text, or the problem that keeps it from being read as a playbook. */
-function readPlaybookText(file: string, maxBytes: number): { text?: string; problem?: Problem } {
+export function readPlaybookText(file: string, maxBytes: number): { text?: string; problem?: Problem } {
   let bytes: Buffer;
   try {
-    const stats = statSync(file);
-    if (stats.isDirectory()) return { problem: fileProblem(file, 'NOT_A_FILE', 'is a directory, not a playbook file') };
-    if (stats.size > maxBytes) return { problem: fileProblem(file, 'FILE_TOO_LARGE', `is ${stats.size} bytes; a playbook may have at most ${maxBytes}`) };
-    bytes = readFileSync(file);
+    const read = readRegularFile(file, maxBytes);
+    if (!Buffer.isBuffer(read)) return { problem: read };
+    bytes = read;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { problem: fileProblem(file, 'FILE_NOT_FOUND', 'no such file') };
+    if (code === 'EISDIR') return { problem: fileProblem(file, 'NOT_A_FILE', 'is a directory, not a playbook file') };
     return { problem: fileProblem(file, 'FILE_UNREADABLE', `cannot be read (${code ?? String(error)})`) };
   }
   const lossy = bytes.toString('utf8');
@@ -130,7 +186,7 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   if (text === undefined) return { problems: problem ? [problem] : [] };
   const source = parseSourceDocument(file, text);
   const problems = [...source.problems];
-  if (source.data === undefined && hasErrors(problems)) return { problems };
+  if (source.data === undefined && hasErrors(problems)) return { problems: problems.sort(byPosition) };
   if (!isRawObject(source.data)) return { problems: [...problems, fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`')].sort(byPosition) };
   const data = source.data;
 
@@ -154,6 +210,11 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
     expressionFindings,
     loadUses(ref, pointer) {
       const target = resolvePlaybookRef(ref, dirname(file));
+      const refusal = usesRefusal(ref, target, dirname(file), options.usesFrom);
+      if (refusal !== undefined) {
+        findings.push({ code: 'USES_NOT_ALLOWED', message: refusal, pointer });
+        return undefined;
+      }
       if (stack.includes(target)) {
         findings.push({ code: 'USES_CYCLE', message: `'${ref}' uses itself: ${[...stack, target].join(' → ')}`, pointer });
         return undefined;
@@ -186,6 +247,7 @@ export function loadPlaybook(file: string, options: LoadPlaybookOptions = {}): L
       registry: options.registry ?? defaultRegistry(),
       description: options.description ?? loadPlatformDescription(),
       maxBytes: options.maxBytes ?? DEFAULT_MAX_PLAYBOOK_BYTES,
+      usesFrom: options.usesFrom ?? [],
     },
     [absolute],
   );

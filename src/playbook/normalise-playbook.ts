@@ -198,9 +198,9 @@ function inputSpecs(raw: unknown): Record<string, InputSpec> {
     specs[name] = {
       type: declaration.type as InputSpec['type'],
       ...(typeof declaration.description === 'string' ? { description: declaration.description } : {}),
-      ...('default' in declaration ? { default: declaration.default } : {}),
+      ...(Object.hasOwn(declaration, 'default') ? { default: declaration.default } : {}),
       secret: secret === true,
-      required: !('default' in declaration),
+      required: !Object.hasOwn(declaration, 'default'),
       schema,
     };
   }

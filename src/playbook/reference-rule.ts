@@ -49,8 +49,27 @@ function isStep(value: unknown): boolean {
   return typeof value === 'object' && value !== null && typeof (value as Step).kind === 'string' && typeof (value as Step).location === 'object';
 }
 
+/**
+ * Step ids that have run, as a chain of sets: a nested list of steps adds its own set on top of
+ * the one around it instead of copying it, so walking the playbook costs the number of steps
+ * times the nesting depth, not steps squared.
+ */
+class RanSteps {
+  private readonly own = new Set<string>();
+
+  constructor(private readonly outer?: RanSteps) {}
+
+  has(id: string): boolean {
+    return this.own.has(id) || (this.outer?.has(id) ?? false);
+  }
+
+  add(id: string): void {
+    this.own.add(id);
+  }
+}
+
 /** Steps that have run once `step` has ended, as seen from after it (a loop's steps belong to one iteration). */
-function finishedWithin(registry: StepRegistry, step: Step, into: Set<string>, withHandlers = true): void {
+function finishedWithin(registry: StepRegistry, step: Step, into: RanSteps, withHandlers = true): void {
   into.add(step.id);
   const children = registry.childStepsOf(step);
   const within = [...(children.scope === 'shared' ? children.sequences.flat() : []), ...(withHandlers ? [...children.rescue, ...children.always] : [])];
@@ -60,7 +79,7 @@ function finishedWithin(registry: StepRegistry, step: Step, into: Set<string>, w
 /** What an expression at some place may read besides the context names. */
 interface Scope {
   /** Steps that have run. */
-  visible: ReadonlySet<string>;
+  visible: RanSteps;
   /** Loop variables of the enclosing loops. */
   loopNames: ReadonlySet<string>;
 }
@@ -127,7 +146,7 @@ export function expressionReferenceRule(playbook: Playbook, registry: StepRegist
   };
 
   const walk = (steps: Step[], outer: Scope): void => {
-    const visible = new Set(outer.visible);
+    const visible = new RanSteps(outer.visible);
     for (const step of steps) {
       const scope: Scope = { visible, loopNames: outer.loopNames };
       const readsItself = new Set(registry.get(step.kind).readsItself ?? []);
@@ -141,19 +160,19 @@ export function expressionReferenceRule(playbook: Playbook, registry: StepRegist
       } else {
         for (const sequence of children.sequences) walk(sequence, scope);
       }
-      const afterStep = new Set(visible);
+      const afterStep = new RanSteps(visible);
       finishedWithin(registry, step, afterStep, false);
       walk(children.rescue, { visible: afterStep, loopNames: outer.loopNames });
       walk(children.always, { visible: afterStep, loopNames: outer.loopNames });
       finishedWithin(registry, step, visible);
     }
   };
-  walk(playbook.steps, { visible: new Set(), loopNames: new Set() });
+  walk(playbook.steps, { visible: new RanSteps(), loopNames: new Set() });
 
-  const everything = new Set<string>();
+  const everything = new RanSteps();
   for (const step of playbook.steps) finishedWithin(registry, step, everything);
   check(playbook.outputs, { visible: everything, loopNames: new Set() });
   // The lock is rendered before the run starts: no step has run.
-  check(playbook.lock, { visible: new Set(), loopNames: new Set() });
+  check(playbook.lock, { visible: new RanSteps(), loopNames: new Set() });
   return findings;
 }

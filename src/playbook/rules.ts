@@ -144,12 +144,21 @@ function inputDeclarations(data: unknown): Array<{ name: string; declaration: Ra
   });
 }
 
-/** An input's declaration is a JSON Schema given values can be checked with (else every run would stop on it). */
+/**
+ * An input's declaration is a JSON Schema given values can be checked with, and its default is
+ * one of those values (else every run would stop on it).
+ */
 export const inputDeclarationRule: Rule = ({ data }) =>
-  inputDeclarations(data).flatMap(({ name, schema }): Finding[] => {
+  inputDeclarations(data).flatMap(({ name, declaration, schema }): Finding[] => {
     try {
-      compileValueSchema(schema);
-      return [];
+      const validate = compileValueSchema(schema);
+      if (!Object.hasOwn(declaration, 'default')) return [];
+      const pointer = `/inputs/${pointerToken(name)}/default`;
+      return validate(declaration.default, pointer, { hideValues: declaration.secret === true }).map((finding): Finding => ({
+        ...finding,
+        code: 'INVALID_INPUT_DEFAULT',
+        message: `${finding.message}: the default of input '${name}' must fit its own declaration, else every run without the input is refused`,
+      }));
     } catch (error) {
       const why = errorMessage(error);
       return [{ code: 'INVALID_INPUT_SCHEMA', message: `input '${name}' is not a valid JSON Schema: ${why}`, pointer: `/inputs/${pointerToken(name)}`, atKey: true }];
@@ -169,7 +178,7 @@ export const scheduleInputsRule: Rule = ({ data }) => {
     return {
       name,
       ...(typeof declaration.type === 'string' ? { type: declaration.type } : {}),
-      hasDefault: 'default' in declaration,
+      hasDefault: Object.hasOwn(declaration, 'default'),
       secret: declaration.secret === true,
       ...(validate === undefined ? {} : { validate }),
     };

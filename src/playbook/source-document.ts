@@ -2,12 +2,18 @@
  * A playbook file parsed with positions: YAML problems as they are found, the plain data,
  * and a way back from a JSON pointer to `line:column`.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { Problem } from './problem.js';
-import { errorMessage } from '../errors/index.js';
 
 /** Aliases beyond this are refused (a "billion laughs" document expands without bound). */
 export const MAX_ALIAS_COUNT = 100;
+
+/**
+ * Most mappings and lists one inside another (aliases expanded). The checks that follow
+ * (schema validation, rules) recurse once per level; a deeper document is refused before any
+ * of them runs, so nesting cannot overflow the stack.
+ */
+export const MAX_NESTING_DEPTH = 32;
 
 export interface Position {
   line: number;
@@ -92,6 +98,99 @@ function duplicateKeys(document: Document, file: string, position: (offset: numb
   return problems;
 }
 
+/** `__proto__`, `constructor`, `toString`, `hasOwnProperty`... and `prototype`: names plain objects answer without holding them. */
+function isInheritedName(key: unknown): boolean {
+  return typeof key === 'string' && (key in Object.prototype || key === 'prototype');
+}
+
+/**
+ * Shapes the data cannot be built from, found without recursion: nesting deeper than
+ * `MAX_NESTING_DEPTH`, an alias inside the node it names (the data would contain itself), a
+ * mapping key that is a list or a mapping (JavaScript object keys are text), and a key that
+ * names what every JavaScript object inherits (checks by `in` or schema validators would take
+ * it for known, and `__proto__` would be dropped from a value).
+ */
+function structureProblems(document: Document, file: string, position: (offset: number) => Position): Problem[] {
+  const problems: Problem[] = [];
+  const at = (node: { range?: [number, number, number] | null | undefined }): Position => (node.range ? position(node.range[0]) : { line: 1, column: 1 });
+  const problem = (code: string, message: string, node: { range?: [number, number, number] | null | undefined }): void => {
+    problems.push({ code, message, severity: 'error', file, ...at(node), pointer: '' });
+  };
+  // Depth-first with an explicit stack; `exit` entries take a node off the path of ancestors.
+  // A node reached again (through an alias) is walked again only when reached deeper than before.
+  const deepest = new Map<unknown, number>();
+  const ancestors = new Set<unknown>();
+  const stack: Array<{ node: unknown; depth: number; exit?: boolean }> = [{ node: document.contents, depth: 0 }];
+  let tooDeep = false;
+  while (stack.length > 0) {
+    const { node, depth, exit } = stack.pop() as { node: unknown; depth: number; exit?: boolean };
+    if (exit) {
+      ancestors.delete(node);
+      continue;
+    }
+    if (isAlias(node)) {
+      const target = node.resolve(document);
+      if (target !== undefined && ancestors.has(target)) {
+        problem('YAML_ALIAS_CYCLE', `the alias *${node.source} is inside the node &${node.source} it names: the value would contain itself without end`, node);
+        continue;
+      }
+      if (target !== undefined) stack.push({ node: target, depth });
+      continue;
+    }
+    if (!isCollection(node)) continue;
+    if (depth >= MAX_NESTING_DEPTH) {
+      if (!tooDeep) problem('NESTING_TOO_DEEP', `mappings and lists are nested more than ${MAX_NESTING_DEPTH} deep here; a playbook may nest at most ${MAX_NESTING_DEPTH}`, node);
+      tooDeep = true;
+      continue;
+    }
+    if ((deepest.get(node) ?? -1) >= depth) continue;
+    deepest.set(node, depth);
+    ancestors.add(node);
+    stack.push({ node, depth, exit: true });
+    for (const item of node.items as unknown[]) {
+      if (isPair(item)) {
+        if (isCollection(item.key)) problem('YAML_COLLECTION_KEY', 'a mapping key is a list or a mapping; keys are plain text such as `name`', item.key);
+        else if (isScalar(item.key) && isInheritedName(item.key.value)) {
+          problem(
+            'RESERVED_KEY',
+            `the key '${String(item.key.value)}' is a name every JavaScript object has built in: it could be taken for the built-in one (a field, an input, a key of a value), so it is refused; use another name`,
+            item.key,
+          );
+        } else stack.push({ node: item.key, depth: depth + 1 });
+        stack.push({ node: item.value, depth: depth + 1 });
+      } else stack.push({ node: item, depth: depth + 1 });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Where an alias limit was passed: the anchored node whose aliases are most used (yaml's own
+ * error names no place).
+ */
+function mostUsedAnchor(document: Document): { name: string; uses: number; node: { range?: [number, number, number] | null | undefined } } | undefined {
+  const uses = new Map<string, { count: number; first: Node }>();
+  const anchored = new Map<string, Node>();
+  const stack: unknown[] = [document.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isAlias(node)) {
+      const entry = uses.get(node.source);
+      if (entry) entry.count += 1;
+      else uses.set(node.source, { count: 1, first: node });
+      continue;
+    }
+    if (isScalar(node) || isCollection(node)) {
+      if (node.anchor !== undefined && !anchored.has(node.anchor)) anchored.set(node.anchor, node);
+    }
+    if (isCollection(node)) for (const item of node.items as unknown[]) stack.push(...(isPair(item) ? [item.key, item.value] : [item]));
+  }
+  let best: [string, { count: number; first: Node }] | undefined;
+  for (const entry of uses) if (best === undefined || entry[1].count > best[1].count) best = entry;
+  if (best === undefined) return undefined;
+  return { name: best[0], uses: best[1].count, node: anchored.get(best[0]) ?? best[1].first };
+}
+
 export function parseSourceDocument(file: string, text: string): SourceDocument {
   const lineCounter = new LineCounter();
   // Duplicate keys are found by duplicateKeys, which says where the first one is.
@@ -113,18 +212,24 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
   }
   let data: unknown;
   if (document.errors.every((error) => RECOVERABLE_YAML_ERRORS.has(error.code))) {
-    try {
-      data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-    } catch (error) {
-      problems.push({
-        code: 'YAML_ALIAS_LIMIT',
-        message: `${errorMessage(error)}: a document may expand at most ${MAX_ALIAS_COUNT} aliases`,
-        severity: 'error',
-        file,
-        line: 1,
-        column: 1,
-        pointer: '',
-      });
+    const structural = structureProblems(document, file, position);
+    problems.push(...structural);
+    if (structural.length === 0) {
+      try {
+        data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      } catch {
+        // yaml's alias-count error: the only one toJS throws once the structure is checked.
+        const anchor = mostUsedAnchor(document);
+        const named = anchor === undefined ? '' : `: the anchor &${anchor.name} is used ${anchor.uses} times`;
+        problems.push({
+          code: 'YAML_ALIAS_LIMIT',
+          message: `aliases expand too far${named}; a document may expand at most ${MAX_ALIAS_COUNT} aliases (a document that grows without bound is refused)`,
+          severity: 'error',
+          file,
+          ...(anchor?.node.range ? position(anchor.node.range[0]) : { line: 1, column: 1 }),
+          pointer: '',
+        });
+      }
     }
   }
 

@@ -8,7 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Logger } from '../logging/index.js';
 import type { Playbook } from '../playbook/types.js';
 import { acquireLeaseFromLiveOrDead, describeLeaseOwner, newLeaseOwner } from '../store/lease-owner.js';
-import type { RunStore } from '../store/types.js';
+import type { Leadership, QueueStore, RunStore } from '../store/types.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { isPlaybookFile, loadPlaybookFolder } from './load-playbook-folder.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
@@ -33,6 +33,12 @@ export interface DaemonOptions {
   owner?: string;
   /** Scheduler lease time to live; renewed (and a standby retries) every third of it. @default 30000 */
   leaseTtlMs?: number;
+  /**
+   * Team mode: leadership is this lock of the shared store (`RunQueue.tryLeadership`, held by a
+   * connection of its own and dropped by the server when the process dies) instead of the
+   * `scheduler` lease. @default the lease
+   */
+  teamLeadership?: Pick<QueueStore, 'tryLeadership'>;
   /** Reload when a playbook file of the folder changes. @default true */
   watch?: boolean;
   /** Quiet time after the last file change before reloading (editors write in bursts). @default 500 */
@@ -92,10 +98,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await current.stop({ abortRuns: true });
   };
 
-  /** Takes or renews the lease, noting until when it is held. */
+  let leadership: Leadership | undefined;
+  /** Holds the team leadership lock (taking it when free), or drops a connection that lost it. */
+  const holdTeamLeadership = async (team: Pick<QueueStore, 'tryLeadership'>): Promise<boolean> => {
+    if (leadership && (await leadership.stillHeld())) return true;
+    if (leadership) await leadership.release();
+    leadership = await team.tryLeadership(SCHEDULER_LEASE_KEY);
+    return leadership !== undefined;
+  };
+
+  /** Takes or renews the lease (or the team lock), noting until when it is held. */
   const acquire = async (): Promise<boolean> => {
     const askedAtMs = clock.now();
-    const held = await acquireLeaseFromLiveOrDead(store, SCHEDULER_LEASE_KEY, owner, ttlMs);
+    const held = options.teamLeadership ? await holdTeamLeadership(options.teamLeadership) : await acquireLeaseFromLiveOrDead(store, SCHEDULER_LEASE_KEY, owner, ttlMs);
     if (held) heldUntilMs = askedAtMs + ttlMs;
     return held;
   };
@@ -196,6 +211,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           log.info({ event: 'daemon.stopping', running: current.runningRunIds() }, 'daemon: stopping; running runs are stopped at a journaled point, and the next daemon to lead resumes them');
           await current.stop({ abortRuns: true });
           await store.releaseLease(SCHEDULER_LEASE_KEY, owner);
+          await leadership?.release();
         }
         log.info({ event: 'daemon.stopped' }, 'daemon: stopped');
       });

@@ -9,3 +9,5 @@ export { startDaemon, SCHEDULER_LEASE_KEY, type Daemon, type DaemonOptions } fro
 export { createEngineExecutor, type EngineExecutorOptions } from './engine-executor.js';
 export { loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
+export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
+export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';

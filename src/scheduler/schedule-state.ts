@@ -6,7 +6,7 @@
 import type { RunStore } from '../store/types.js';
 
 /** The outcome of a schedule's latest run as `fleetbook schedules` shows it. */
-export type ScheduleRunResult = 'running' | 'succeeded' | 'failed' | 'interrupted';
+export type ScheduleRunResult = 'queued' | 'running' | 'succeeded' | 'failed' | 'interrupted';
 
 export interface ScheduleState {
   /** When the schedule became known to a daemon (or its cron or timezone last changed): nothing before is missed. */
@@ -38,7 +38,16 @@ export interface ScheduleState {
 export interface UnfinishedFire {
   runId: string;
   scheduledAt: string;
+  /**
+   * Times a daemon found the run `running` with no live driver: the process driving it died
+   * (killed, or brought down by the run itself). Counted before each resume, so a run that kills
+   * every process resuming it is given up after `MAX_RUN_CRASHES`, not resumed forever.
+   */
+  crashes?: number;
 }
+
+/** Crashes of one run after which a daemon marks it failed instead of resuming it again. */
+export const MAX_RUN_CRASHES = 3;
 
 export function scheduleFingerprint(schedule: { cron: string; timezone: string }): string {
   return `${schedule.cron}|${schedule.timezone}`;
@@ -60,8 +69,9 @@ export async function readScheduleState(store: RunStore, key: string): Promise<S
     queued: Array.isArray(raw.queued) ? raw.queued.filter((at): at is string => typeof at === 'string') : [],
     unfinished: Array.isArray(raw.unfinished)
       ? raw.unfinished.flatMap((fire: unknown) => {
-          const { runId, scheduledAt } = (fire ?? {}) as Record<string, unknown>;
-          return typeof runId === 'string' && typeof scheduledAt === 'string' ? [{ runId, scheduledAt }] : [];
+          const { runId, scheduledAt, crashes } = (fire ?? {}) as Record<string, unknown>;
+          if (typeof runId !== 'string' || typeof scheduledAt !== 'string') return [];
+          return [{ runId, scheduledAt, ...(typeof crashes === 'number' && crashes > 0 ? { crashes } : {}) }];
         })
       : [],
   };

@@ -11,7 +11,7 @@ import { hasLiveDriver } from '../store/index.js';
 import { RunStatus, type RunStore } from '../store/types.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { createFireTimes, type FireTimes } from './fire-times.js';
-import { readScheduleState, scheduleFingerprint, writeScheduleState, type ScheduleState } from './schedule-state.js';
+import { MAX_RUN_CRASHES, readScheduleState, scheduleFingerprint, writeScheduleState, type ScheduleState, type UnfinishedFire } from './schedule-state.js';
 import { SchedulerError } from './scheduler-error.js';
 
 /** A fire late by more than this (plus the schedule's jitter) counts as missed: catch-up decides. @default 60000 */
@@ -207,6 +207,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         driven = true;
         continue;
       }
+      if (run?.status === RunStatus.running) {
+        // Its driver died while it ran. Counted in the store before resuming, so a run that brings
+        // down the process resuming it is not resumed forever.
+        fire.crashes = (fire.crashes ?? 0) + 1;
+        if (fire.crashes >= MAX_RUN_CRASHES) {
+          await giveUpCrashedRun(entry, state, fire);
+          continue;
+        }
+      }
       if (state.lastRunId === fire.runId) state.lastResult = 'running';
       launches.push({ runId: fire.runId, atMs: Date.parse(fire.scheduledAt), resume: run !== undefined });
     }
@@ -222,6 +231,19 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       launch(entry, runId, atMs, { catchUp: false, resume });
     }
     return driven;
+  }
+
+  /** Marks failed a run whose driving process died `MAX_RUN_CRASHES` times, with the reason. */
+  async function giveUpCrashedRun(entry: Entry, state: ScheduleState, fire: UnfinishedFire): Promise<void> {
+    const message =
+      `the process driving run ${fire.runId} died ${fire.crashes ?? MAX_RUN_CRASHES} times while it ran ` +
+      `(killed, or out of memory); it is marked failed instead of being resumed again`;
+    await store.setRunStatus(fire.runId, RunStatus.failed, { error: { code: 'RUN_CRASHED', message, details: { crashes: fire.crashes } } });
+    state.unfinished = state.unfinished.filter((other) => other.runId !== fire.runId);
+    if (state.lastRunId === fire.runId) state.lastResult = RunStatus.failed;
+    state.consecutiveFailures += 1;
+    await writeScheduleState(store, entry.key, state);
+    logger.error({ event: 'schedule.runCrashed', ...fields(entry, { runId: fire.runId, crashes: fire.crashes }) }, `schedule ${entry.key}: ${message}`);
   }
 
   async function finish(entry: Entry, runId: string, status: RunStatus, cancelled: boolean): Promise<void> {

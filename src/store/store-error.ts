@@ -11,11 +11,17 @@ export const StoreErrorCode = {
   /** The file is not a store Fleetbook can open (not SQLite, no permission). */
   storeUnreadable: 'STORE_UNREADABLE',
   storeClosed: 'STORE_CLOSED',
+  /** A write carrying the fencing token of a claim another worker has since taken over. */
+  staleFence: 'STALE_FENCE',
+  /** The store's server cannot be used at all (wrong URL, refused password, unreachable): nothing started. */
+  storeUnreachable: 'STORE_UNREACHABLE',
+  /** The store's server failed once in use (gone, restarted): the run stops where its journal is. */
+  storeUnavailable: 'STORE_UNAVAILABLE',
 } as const;
 export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
 
 /** Exit 2 for what the operator must fix (a newer store, a bad argument); 1 otherwise. */
-const usageCodes: ReadonlySet<StoreErrorCode> = new Set([StoreErrorCode.storeTooNew, StoreErrorCode.storeUnreadable, StoreErrorCode.invalidArgument]);
+const usageCodes: ReadonlySet<StoreErrorCode> = new Set([StoreErrorCode.storeTooNew, StoreErrorCode.storeUnreadable, StoreErrorCode.storeUnreachable, StoreErrorCode.invalidArgument]);
 
 /** A store call that cannot be honoured; the message says what to do about it. */
 export class StoreError extends FleetbookError {

@@ -8,6 +8,8 @@
  */
 
 export const RunStatus = {
+  /** Waiting in the shared store's queue for a worker to claim it (team mode). */
+  queued: 'queued',
   running: 'running',
   succeeded: 'succeeded',
   failed: 'failed',
@@ -155,12 +157,74 @@ export interface RunStoreOptions {
   maxPayloadBytes?: number;
 }
 
-export interface AppendOptions {
+export interface AppendOptions extends FenceOptions {
   /**
    * Keep the entry in order to commit it with the next ones (see `RunStore.append`); the
    * store may also commit it at once (the memory store does). @default false
    */
   buffered?: boolean;
+}
+
+/** The fencing token of a claim: `append`/`setRunStatus` carrying a stale one are refused. */
+export interface FenceOptions {
+  /** The token of the claim the caller holds (see `RunQueue.claimRun`). */
+  fence?: number;
+}
+
+/** A queued run a worker claimed: drive it with `store.fenced(run.id, fence)`. */
+export interface RunClaim {
+  run: RunRecord;
+  /** Grows at every claim of any run: a later claim always holds a larger token. */
+  fence: number;
+  /** The claim this one took over (a worker presumed dead), when there was one. */
+  previousOwner?: string;
+}
+
+/**
+ * The queue of a shared store (team mode): runs wait `queued` until a worker claims one; the
+ * claim is a lease with a fencing token, renewed by its holder, taken over by another worker
+ * once it lapses. Every write of the run then carries the token, and the store refuses one
+ * that is no longer current, so a worker presumed dead cannot write after another took over.
+ */
+export interface RunQueue {
+  /** Records a run as `queued` (not started: no journal yet). */
+  enqueueRun(run: NewRun): Promise<RunRecord>;
+  /**
+   * Claims the oldest queued run, or a running one whose claim lapsed, for `owner` until
+   * `ttlMs` from now; none when there is nothing to claim. Workers never wait for each other's
+   * candidates (`FOR UPDATE SKIP LOCKED`).
+   */
+  claimRun(owner: string, ttlMs: number): Promise<RunClaim | undefined>;
+  /** Extends the claim `fence` of `runId`; false when it is no longer the current one. */
+  renewClaim(runId: string, fence: number, ttlMs: number): Promise<boolean>;
+  /** Puts a claimed run back in the queue (a draining worker); false when the claim is stale. */
+  requeueRun(runId: string, fence: number): Promise<boolean>;
+  /** This store as seen by the holder of claim `fence` on `runId`: its writes of that run are fenced. */
+  fenced(runId: string, fence: number): RunStore;
+  /**
+   * Records that `scheduleKey` fired for `fireAt` (ISO) as run `runId`: true for the first
+   * record of that fire, false when one exists (another leader fired it), whoever asks.
+   */
+  recordFire(scheduleKey: string, fireAt: string, runId: string): Promise<boolean>;
+  /**
+   * Tries to become the one leader named `name` (the scheduler): held by a connection of its
+   * own, released when it is closed or when the process dies (the server sees the connection
+   * go). Undefined when another process leads.
+   */
+  tryLeadership(name: string): Promise<Leadership | undefined>;
+}
+
+/** Leadership held by a dedicated connection (see `RunQueue.tryLeadership`). */
+export interface Leadership {
+  /** False once the connection (and with it the lock) is gone. */
+  stillHeld(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+export type QueueStore = RunStore & RunQueue;
+
+export function isQueueStore(store: RunStore): store is QueueStore {
+  return typeof (store as Partial<RunQueue>).claimRun === 'function';
 }
 
 export interface RunStore {
@@ -173,9 +237,9 @@ export interface RunStore {
    * short timer: a crash may lose it. For events that precede no effect outside the run.
    */
   append(runId: string, event: JournalEvent, options?: AppendOptions): Promise<void>;
-  setRunStatus(runId: string, status: RunStatus, result?: { outputs?: unknown; error?: ErrorRecord }): Promise<void>;
+  setRunStatus(runId: string, status: RunStatus, result?: { outputs?: unknown; error?: ErrorRecord }, options?: FenceOptions): Promise<void>;
   /** Marks a run resumed (counts resumes, status back to running). */
-  markResumed(runId: string): Promise<void>;
+  markResumed(runId: string, options?: FenceOptions): Promise<void>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   journal(runId: string): Promise<JournalEntry[]>;

@@ -48,6 +48,19 @@ outputs:
 `;
 
 describe('fleetbook run', () => {
+  it.each([
+    [['-i', 'toString=1'], "unknown input 'toString'"],
+    [['-i', 'constructor=1'], "unknown input 'constructor'"],
+    [['-i', '__proto__={"name":"x"}'], "unknown input '__proto__'"],
+  ])('-i %j is an unknown input like any other name (exit 2), never a declared one', async (flags, message) => {
+    const file = playbookFile('named.yaml', 'name: named\ninputs:\n  name: { type: string }\nsteps:\n  - log: "hi ${{ inputs.name }}"\n');
+    const result = await run([file, ...flags]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    // `__proto__` does not set `name` through the prototype: it is still missing.
+    expect(result.stderr).toContain("input 'name' (string) is required");
+  });
+
   it("refuses to start while another run holds the playbook's lock (exit 1, naming the holder)", async () => {
     const file = playbookFile('locked.yaml', 'name: locked\nlock: fleet-software\nsteps:\n  - log: hello\n');
     const store = await openRunStore({ env: { FLEETBOOK_HOME: join(dir, 'home') } });

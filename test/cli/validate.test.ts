@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli, type CliOutcome } from '../support/cli.js';
@@ -25,6 +28,41 @@ describe('fleetbook validate', () => {
     );
     expect(result.stdout).toContain('11 error(s), 0 warning(s) in 1 file(s)');
     expect(result.stderr).toBe('');
+  });
+
+  it.each([
+    ['invalid/alias-cycle.yaml', 'YAML_ALIAS_CYCLE', ':3:31'],
+    ['invalid/nesting-too-deep.yaml', 'NESTING_TOO_DEEP', ':19:65'],
+    ['invalid/collection-key.yaml', 'YAML_COLLECTION_KEY', ':4:7'],
+    ['invalid/alias-limit.yaml', 'YAML_ALIAS_LIMIT', ':2:10'],
+  ])('%s: a located %s, exit 2, never an internal error or a Node warning', async (file, code, at) => {
+    const warnings: unknown[] = [];
+    const onWarning = (warning: unknown): number => warnings.push(warning);
+    process.on('warning', onWarning);
+    const result = await run([fixture(file)]).finally(() => process.off('warning', onWarning));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain(`${file}${at}  error`);
+    expect(result.stdout).toContain(`(${code})`);
+    expect(result.stderr).toBe('');
+    expect(warnings).toEqual([]);
+  });
+
+  it('never prints a line of a file that is not a playbook: a .env named by uses, or given itself', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetbook-validate-env-'));
+    writeFileSync(join(dir, '.env'), 'FLEETBOOK_CLIENT_SECRET=s3cr3t-from-env\n');
+    writeFileSync(join(dir, 'env.yaml'), 'FLEETBOOK_CLIENT_SECRET=s3cr3t-from-env\n');
+    writeFileSync(join(dir, 'parent.yaml'), 'name: parent\nsteps:\n  - uses: ./.env\n  - uses: ./env.yaml\n');
+    const result = await run([join(dir, 'parent.yaml'), join(dir, 'env.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('(USES_NOT_ALLOWED)');
+    expect(result.stdout).toContain('(NOT_A_PLAYBOOK)');
+    expect(result.stdout + result.stderr).not.toContain('s3cr3t');
+  });
+
+  it('refuses /dev/zero at once with exit 2', async () => {
+    const result = await run(['/dev/zero']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('/dev/zero:1:1  error  is not a regular file');
   });
 
   it('prints JSON problems: a duplicate key named with where it first appeared, and the other problems with it', async () => {

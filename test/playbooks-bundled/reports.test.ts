@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { resolveInputs } from '../../src/engine/inputs.js';
 import { loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
 import { failures, startBundledHarness, type BundledHarness } from './harness.js';
 
@@ -55,10 +56,17 @@ it('nightly-report-export: fails clearly when the report fails to generate, and 
   expect(failed.error?.message).toMatch(/could not be generated/);
   expect(h.sim.control.outbox()).toEqual([]);
 
-  const unknown = await h.run('nightly-report-export', { columns: ['SUBSCRIPTION_KEY', 'NO_SUCH_COLUMN'] });
+  const unknown = await h.run('nightly-report-export', { columns: ['SUBSCRIPTION_KEY', 'NO_SUCH_COLUMN'], recipients: ['ops@example.com'] });
   expect(unknown.status).toBe('failed');
   expect(unknown.error?.message).toMatch(/NO_SUCH_COLUMN.*not columns of SUBSCRIPTION/);
   expect(h.sim.control.requests({ operationId: 'reporting.createReportExport' })).toHaveLength(1);
+});
+
+it('nightly-report-export: recipients are required, as the platform requires them: none is refused before anything runs', async () => {
+  const { playbook } = loadPlaybook(resolvePlaybookRef('nightly-report-export', process.cwd()));
+  expect(playbook?.inputs.recipients).toMatchObject({ required: true });
+  expect(() => resolveInputs(playbook?.inputs ?? {}, {}, 'nightly-report-export')).toThrow(/input 'recipients' \(array\) is required/);
+  expect(() => resolveInputs(playbook?.inputs ?? {}, { recipients: [] }, 'nightly-report-export')).toThrow(/input 'recipients' must NOT have fewer than 1 items/);
 });
 
 it('nightly-report-export: a dry run reads the metadata and posts nothing', async () => {

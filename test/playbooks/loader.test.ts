@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,6 +74,41 @@ describe('normalised playbook', () => {
     writeFileSync(join(dir, 'a.yaml'), 'name: a\nsteps:\n  - uses: ./b.yaml\n');
     writeFileSync(join(dir, 'b.yaml'), 'name: b\nsteps:\n  - uses: ./a.yaml\n');
     expect(loadPlaybook(join(dir, 'a.yaml')).problems.map((problem) => problem.code)).toContain('USES_CYCLE');
+  });
+
+  it('`uses` reads only .yaml/.yml files in the calling playbook\'s folder (or under it), the bundled ones, or an allowed folder', () => {
+    const outside = join(scratch, 'outside');
+    const dir = join(scratch, 'confined');
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'shared.yaml'), 'name: shared\nsteps:\n  - log: hi\n');
+    writeFileSync(join(dir, '.env'), 'FLEETBOOK_CLIENT_SECRET=s3cr3t-value\n');
+    writeFileSync(join(dir, 'sub', 'child.yaml'), 'name: child\nsteps:\n  - log: hi\n');
+    symlinkSync(join(outside, 'shared.yaml'), join(dir, 'link.yaml'));
+    const uses = (ref: string): string => {
+      writeFileSync(join(dir, 'parent.yaml'), `name: parent\nsteps:\n  - uses: ${ref}\n`);
+      return loadPlaybook(join(dir, 'parent.yaml')).problems.map((problem) => `${problem.code} ${problem.message}`).join('\n');
+    };
+    expect(uses('./sub/child.yaml')).toBe('');
+    expect(uses('device-onboarding')).not.toContain('USES_NOT_ALLOWED');
+    expect(uses('device-onboarding')).toContain('INVALID_USES_INPUTS');
+    expect(uses('./.env')).toMatch(/^USES_NOT_ALLOWED '\.\/\.env' is not a playbook file/);
+    expect(uses('/dev/zero')).toMatch(/^USES_NOT_ALLOWED/);
+    expect(uses('../outside/shared.yaml')).toMatch(/^USES_NOT_ALLOWED '\.\.\/outside\/shared\.yaml' is outside the calling playbook's folder/);
+    expect(uses('./link.yaml')).toMatch(/^USES_NOT_ALLOWED/);
+    expect(uses('/etc/passwd.yaml')).toMatch(/^USES_NOT_ALLOWED/);
+    for (const ref of ['./.env', '../outside/shared.yaml']) expect(uses(ref)).not.toContain('s3cr3t');
+    writeFileSync(join(dir, 'parent.yaml'), 'name: parent\nsteps:\n  - uses: ../outside/shared.yaml\n');
+    expect(loadPlaybook(join(dir, 'parent.yaml'), { usesFrom: [outside] }).problems).toEqual([]);
+  });
+
+  it('refuses a device or a FIFO before reading it, and reads no more than the cap', () => {
+    expect(loadPlaybook('/dev/zero').problems).toEqual([expect.objectContaining({ code: 'NOT_A_FILE', message: expect.stringContaining('not a regular file') as unknown })]);
+    const fifo = join(scratch, 'fifo.yaml');
+    execFileSync('mkfifo', [fifo]);
+    expect(loadPlaybook(fifo).problems[0]?.code).toBe('NOT_A_FILE');
+    writeFileSync(join(scratch, 'big.yaml'), 'x'.repeat(2000));
+    expect(loadPlaybook(join(scratch, 'big.yaml'), { maxBytes: 1000 }).problems[0]?.code).toBe('FILE_TOO_LARGE');
   });
 
   it('refuses alias bombs and files that are not text', () => {

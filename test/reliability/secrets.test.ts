@@ -6,12 +6,13 @@
  * failed run whose error echoes the input, a dry run, `fleetbook runs show`, and the SQLite
  * store read back raw. (The other files of the suite scan their own logs and journals too.)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { secretSpellings } from '../../src/logging/index.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { runStoreFileName } from '../../src/store/index.js';
 import { FIXTURES, leaksIn, TOKEN_PATTERN } from './harness.js';
@@ -37,8 +38,11 @@ beforeAll(async () => {
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {
       received.push({ headers: request.headers, body });
-      response.writeHead(200, { 'content-type': 'application/json', 'x-echo-authorization': String(request.headers.authorization) });
-      response.end(JSON.stringify({ headers: request.headers, body }));
+      const authorization = String(request.headers.authorization);
+      // Echoed as given, and base64-encoded (as a server that logs its headers encoded would).
+      const encoded = Buffer.from(authorization).toString('base64');
+      response.writeHead(200, { 'content-type': 'application/json', 'x-echo-authorization': authorization, 'x-echo': encoded });
+      response.end(JSON.stringify({ headers: request.headers, body, authorizationBase64: encoded }));
     });
   });
   await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
@@ -131,4 +135,50 @@ it('the scan itself finds a planted secret and a bearer token (it can fail)', ()
   expect(leaksIn(`{"msg":"x ${TOKEN}"}`, SECRETS)).toEqual([TOKEN]);
   expect(leaksIn(`authorization: Bearer sim_${'ab'.repeat(24)}`, SECRETS)).toHaveLength(1);
   expect(TOKEN_PATTERN.test('sim_short')).toBe(false);
+});
+
+/** Every file under `folder` (the store, its WAL, spilled outputs), byte for byte as text. */
+function filesUnder(folder: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(folder, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) files[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name)).toString('latin1');
+  }
+  return files;
+}
+
+it('values derived from a secret (encoded, cased, cut, split, passed on) and an echo in base64 are written nowhere, in any registered form', async () => {
+  const token = 'tok-Derived1-5ecretValue-7731';
+  const playbook = join(FIXTURES, 'derived-secrets.yaml');
+  const logFile = join(directory, 'derived.log');
+  const home = join(directory, 'derived-home');
+  const env = { FLEETBOOK_HOME: home, FLEETBOOK_CLIENT_ID: 'sim-operator', FLEETBOOK_CLIENT_SECRET: CLIENT_SECRET, FLEETBOOK_AUTH_URL: sim.authUrl, FLEETBOOK_BASE_URL: sim.baseUrl, FLEETBOOK_REGIONAL_URL: sim.regionalUrl, FLEETBOOK_REGION: 'us-west' };
+  const run = await runCli(['run', playbook, '-i', `token=${token}`, '-i', `webhookUrl=${webhookUrl}`, '--json', '--log-level', 'trace', '--log-file', logFile], { env });
+  expect(run.code, run.stderr).toBe(1);
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as { result: { runId: string; steps: Array<{ path: string; status: string }>; error: { message: string } } };
+  expect(result.result.steps.map((step) => [step.path, step.status])).toEqual([
+    ['derived', 'succeeded'],
+    ['passedOn', 'succeeded'],
+    ['note', 'succeeded'],
+    ['hook', 'succeeded'],
+    ['refuse', 'failed'],
+  ]);
+  // The webhook got the token and answered it back encoded.
+  expect(received.at(-1)?.headers.authorization).toBe(`Bearer ${token}`);
+  expect(run.stdout).toContain('b64 [REDACTED], upper [REDACTED], cut [REDACTED]');
+  const show = await runCli(['runs', 'show', result.result.runId, '--json'], { env });
+  expect(show.code, show.stderr).toBe(0);
+
+  const derived = [
+    Buffer.from(token).toString('base64'),
+    token.toUpperCase(),
+    token.toLowerCase(),
+    token.slice(3),
+    ...token.split('-').filter((part) => part.length >= 6),
+    Buffer.from(`Bearer ${token}`).toString('base64'),
+  ];
+  const forms = [...new Set([...secretSpellings(token), ...derived.flatMap((value) => secretSpellings(value))])];
+  const written = { 'run stdout': run.stdout, 'run stderr': run.stderr, '--log-file': readFileSync(logFile, 'utf8'), 'runs show': show.stdout, ...filesUnder(home) };
+  expect(Object.keys(written).some((name) => name.endsWith(runStoreFileName))).toBe(true);
+  const leaks = Object.entries(written).flatMap(([where, text]) => forms.filter((form) => text.includes(form)).map((form) => `${where}: ${form}`));
+  expect(leaks).toEqual([]);
 });

@@ -175,6 +175,10 @@ describe('daemon', () => {
 
     writeFileSync(join(dir, 'broken.yaml'), 'name: broken\nsteps: 3\n');
     await reloaded('daemon.reloadFailed', 1);
+    // A file that once crashed the loader (an alias inside the node it names) is one more failed reload.
+    writeFileSync(join(dir, 'broken.yaml'), 'name: broken\nsteps: &s [ {log: a}, {block: *s} ]\n');
+    await reloaded('daemon.reloadFailed', 2);
+    expect(JSON.stringify(events('daemon.reloadFailed')[1])).toContain('YAML_ALIAS_CYCLE');
     await clock.advanceTo(Date.parse('2025-01-01T00:06:00Z'));
     await daemon.idle();
     expect(events('schedule.fired').map((line) => line.scheduledAt)).toContain('2025-01-01T00:05:00.000Z');

@@ -313,6 +313,33 @@ describe('scheduler: stop and restart', () => {
     expect(second.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId, resume: true })]);
   });
 
+  it('marks failed, with the reason, a run whose driving process died three times, instead of resuming it forever', async () => {
+    const first = createSchedulerHarness('2025-01-01T05:00:00Z');
+    const book = scheduledPlaybook([schedule()]);
+    await first.scheduler.load([book]);
+    await first.advanceTo('2025-01-01T06:00:00Z');
+    const runId = first.runs[0]?.request.runId ?? '';
+    await first.store.createRun({ id: runId, playbook: 'nightly', playbookSource: '/tmp/nightly.yaml', playbookHash: 'hash-1', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly#0' }, startedAt: '2025-01-01T06:00:00.000Z' });
+    // Each daemon dies with the run it drives: the run stays `running`, no live process holds its
+    // lease, and the next daemon to start finds it so.
+    const daemons = [];
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const next = createSchedulerHarness('2025-01-01T06:30:00Z', { store: first.store, clock: first.clock });
+      await next.scheduler.load([book]);
+      await next.scheduler.idle();
+      daemons.push(next);
+    }
+    const [second, third, fourth] = daemons;
+    expect(second?.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId, resume: true })]);
+    expect(third?.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId, resume: true })]);
+    expect(fourth?.runs).toHaveLength(0);
+    expect(fourth?.events('schedule.runCrashed')).toEqual([expect.objectContaining({ runId, crashes: 3 })]);
+    const run = await first.store.getRun(runId);
+    expect(run).toMatchObject({ status: RunStatus.failed, error: { code: 'RUN_CRASHED' } });
+    expect(run?.error?.message).toContain('died 3 times');
+    expect(await readScheduleState(first.store, 'nightly#0')).toMatchObject({ lastResult: 'failed', unfinished: [], consecutiveFailures: 1 });
+  });
+
   it('does not resume a run that was finished meanwhile (by hand), and shows its result', async () => {
     const { second } = await stoppedWithRun(RunStatus.succeeded);
     expect(second.runs).toHaveLength(0);

@@ -3,9 +3,9 @@ import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, type Problem } from '../../playbook/index.js';
-import { createEngineExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
-import { openRunStore } from '../../store/index.js';
-import { openConnection } from '../connection.js';
+import { createEngineExecutor, createQueueExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
+import { isQueueStore, openRunStore } from '../../store/index.js';
+import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
@@ -40,7 +40,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   // A daemon's output is read by machines: always JSON lines.
   const logger = createCommandLogger(io, options, secrets, false);
 
-  const store = await openRunStore({ env: io.env });
+  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
     await store.close();
     throw error;
@@ -54,7 +54,10 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       store,
       logger,
       leaseTtlMs,
-      execute: createEngineExecutor({ client: connection.client, store, logger, secrets, ...runSettingsOf(io.env) }),
+      // Team mode (a shared store): one leader among the daemons by the store's lock; it only queues, workers run.
+      ...(isQueueStore(store)
+        ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
+        : { execute: createEngineExecutor({ client: connection.client, store, logger, secrets, ...runSettingsOf(io.env) }) }),
     }).catch((error: unknown) => {
       // The folder changed between the check above and the start.
       if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {

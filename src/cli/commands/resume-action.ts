@@ -6,7 +6,7 @@ import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
 import { resumeRunWithLock } from '../../scheduler/run-with-lock.js';
 import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
-import { openConnection } from '../connection.js';
+import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
@@ -72,7 +72,7 @@ async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<str
 export async function resumeAction(io: CliIo, named: string, options: ResumeCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
 
-  const store = await openRunStore({ env: io.env });
+  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   try {
     const run = await findRun(store, named, io.env);
     const runId = run.id;

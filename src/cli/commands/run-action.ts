@@ -6,15 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { parseInputText, resolveInputs } from '../../engine/index.js';
+import { enqueuePlaybookRun, parseInputText, resolveInputs } from '../../engine/index.js';
 import { runPlaybookWithLock } from '../../scheduler/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
-import { openRunStore } from '../../store/index.js';
-import { openConnection } from '../connection.js';
+import { isQueueStore, openRunStore, withRunStore } from '../../store/index.js';
+import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
+import { secretInputVariable } from './resume-action.js';
 import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
 import { runSettingsOf } from '../run-settings.js';
 
@@ -25,6 +26,7 @@ export interface RunCommandOptions {
   profile?: string;
   timeScale: string;
   dryRun?: boolean;
+  queue?: boolean;
   json?: boolean;
   logFile?: string;
   logLevel: string;
@@ -32,7 +34,8 @@ export interface RunCommandOptions {
 
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
-  let given: Record<string, unknown> = {};
+  // No prototype: `-i __proto__=...` or `-i toString=1` are names like any other, checked against the declared inputs.
+  const given: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   if (options.inputs) {
     let document: unknown;
     try {
@@ -43,15 +46,40 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
     if (document === null || typeof document !== 'object' || Array.isArray(document)) {
       throw new UsageError(`--inputs ${options.inputs} must hold a mapping of input names to values.`, 'INVALID_INPUTS_FILE');
     }
-    given = { ...(document as Record<string, unknown>) };
+    for (const [name, value] of Object.entries(document as Record<string, unknown>)) given[name] = value;
   }
   for (const pair of options.input) {
     const at = pair.indexOf('=');
     if (at <= 0) throw new UsageError(`-i expects name=value, got '${pair}'.`, 'INVALID_OPTION');
     const name = pair.slice(0, at);
-    given[name] = parseInputText(playbook.inputs[name], pair.slice(at + 1));
+    given[name] = parseInputText(Object.hasOwn(playbook.inputs, name) ? playbook.inputs[name] : undefined, pair.slice(at + 1));
   }
   return given;
+}
+
+/**
+ * `--queue`: records the run `queued` in the shared store and exits 0; a worker runs it.
+ * Secret inputs are never stored, so one given here is refused: the workers read it from
+ * their own environment (FLEETBOOK_INPUT_<NAME>), as a resume does.
+ */
+async function queueRun(io: CliIo, playbook: Playbook, inputs: Record<string, unknown>, options: RunCommandOptions, json: boolean): Promise<void> {
+  const givenSecrets = Object.entries(playbook.inputs)
+    .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
+    .map(([name]) => name);
+  if (givenSecrets.length > 0) {
+    throw new UsageError(
+      `--queue: the secret input${givenSecrets.length === 1 ? '' : 's'} ${givenSecrets.map((name) => `'${name}'`).join(', ')} would have to be stored; give ${givenSecrets.length === 1 ? 'it' : 'them'} to the workers instead (${givenSecrets.map(secretInputVariable).join(', ')}).`,
+      'SECRET_INPUT_QUEUED',
+    );
+  }
+  if (options.target) throw new UsageError('--queue: a worker chooses the target; leave out --target.', 'INVALID_OPTION');
+  await withRunStore({ env: io.env, store: profileStore(options.profile) }, async (store) => {
+    if (!isQueueStore(store)) {
+      throw new UsageError("--queue needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).", 'NO_SHARED_STORE');
+    }
+    const run = await enqueuePlaybookRun(playbook, { store, inputs, dryRun: options.dryRun === true, env: io.env });
+    io.stdout.write(json ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n` : `Queued ${playbook.name} (run ${run.id}); a fleetbook worker will run it\n`);
+  });
 }
 
 /** Runs the playbook `reference` names with the options of `fleetbook run`. */
@@ -70,13 +98,14 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   resolveInputs(playbook.inputs, inputs, playbook.name);
 
   const json = wantsJson(io, options);
+  if (options.queue) return queueRun(io, playbook, inputs, options, json);
   const secrets = createSecretRegistry();
   const logger = createCommandLogger(io, options, secrets);
   const runId = randomUUID();
 
   // Resolved before anything is stored: a bad FLEETBOOK_RETENTION is refused before the run.
   const settings = runSettingsOf(io.env);
-  const store = await openRunStore({ env: io.env });
+  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });

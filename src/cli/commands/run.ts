@@ -18,6 +18,7 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms', '60')
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--dry-run', 'perform reads, print the writes instead of sending them')
+    .option('--queue', 'queue the run in the shared store (FLEETBOOK_STORE) for a `fleetbook worker` to run, and exit')
     .option('--json', 'JSON log lines on standard output (the default when it is not a terminal)')
     .option('--log-file <path>', 'also write JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')

@@ -1,0 +1,103 @@
+/** What `fleetbook worker` does (see worker.ts), imported when the command runs. */
+import { UsageError } from '../../errors/index.js';
+import { parseDuration } from '../../expressions/index.js';
+import { createSecretRegistry } from '../../logging/index.js';
+import { hasErrors, loadPlaybook } from '../../playbook/index.js';
+import { runWorker } from '../../scheduler/index.js';
+import { isQueueStore, openRunStore, type RunRecord } from '../../store/index.js';
+import { openConnection, profileStore } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { formatProblems } from '../problems.js';
+import { createCommandLogger, parseTimeScale } from '../run-session.js';
+import { secretInputVariable } from './resume-action.js';
+import { runSettingsOf } from '../run-settings.js';
+
+export interface WorkerCommandOptions {
+  concurrency: string;
+  claimTtl: string;
+  poll: string;
+  exitWhenIdle?: boolean;
+  target?: string;
+  profile?: string;
+  timeScale: string;
+  logFile?: string;
+  logLevel: string;
+}
+
+function durationOption(name: string, text: string, minMs: number): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < minMs) throw new UsageError(`--${name} must be a duration of at least ${minMs} ms, like 30s or 2m, got '${text}'.`, 'INVALID_OPTION');
+  return ms;
+}
+
+/** A queued run's secret inputs from this worker's environment (FLEETBOOK_INPUT_<NAME>), as resume reads them. */
+function secretInputsFromEnv(env: NodeJS.ProcessEnv): (run: RunRecord) => Record<string, unknown> {
+  return (run) => {
+    const values: Record<string, unknown> = {};
+    for (const name of run.secretInputNames) {
+      const value = env[secretInputVariable(name)];
+      if (value !== undefined) values[name] = value;
+      else if (!run.defaultedSecretInputs.includes(name)) {
+        throw new UsageError(`the secret input '${name}' is never stored: set ${secretInputVariable(name)} in the workers' environment`, 'SECRET_INPUT_MISSING');
+      }
+    }
+    return values;
+  };
+}
+
+/** Loads a queued run's playbook from where it was queued; its problems, located, as the error. */
+function loadQueuedPlaybook(run: RunRecord) {
+  const loaded = loadPlaybook(run.playbookSource);
+  if (!loaded.playbook || hasErrors(loaded.problems)) throw new UsageError(formatProblems(loaded.problems), 'INVALID_PLAYBOOK');
+  return loaded.playbook;
+}
+
+export async function workerAction(io: CliIo, options: WorkerCommandOptions): Promise<void> {
+  const concurrency = Number(options.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got '${options.concurrency}'.`, 'INVALID_OPTION');
+  const claimTtlMs = durationOption('claim-ttl', options.claimTtl, 1000);
+  const pollMs = durationOption('poll', options.poll, 10);
+  const timeScale = parseTimeScale(options.timeScale);
+
+  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  try {
+    if (!isQueueStore(store)) {
+      throw new UsageError('fleetbook worker needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile\'s `store:`).', 'NO_SHARED_STORE');
+    }
+    const secrets = createSecretRegistry();
+    // A worker's output is read by machines: always JSON lines.
+    const logger = createCommandLogger(io, options, secrets, false);
+    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets });
+    const drain = new AbortController();
+    const stop = (signal: NodeJS.Signals): void => {
+      logger.info({ event: 'worker.draining', signal }, `worker: ${signal}: no new claims; runs in flight stop at a journaled point and go back to the queue`);
+      drain.abort(new Error(`worker drained by ${signal}`));
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    try {
+      logger.info({ event: 'worker.started', concurrency, claimTtlMs, target: connection.description }, `worker: claiming up to ${concurrency} run(s) at once; runs go to ${connection.description}`);
+      const summary = await runWorker({
+        store,
+        client: connection.client,
+        logger,
+        secrets,
+        concurrency,
+        claimTtlMs,
+        pollMs,
+        signal: drain.signal,
+        exitWhenIdle: options.exitWhenIdle === true,
+        ...runSettingsOf(io.env),
+        loadPlaybook: loadQueuedPlaybook,
+        secretInputsOf: secretInputsFromEnv(io.env),
+      });
+      logger.info({ event: 'worker.stopped', ...summary }, `worker: stopped (${summary.finished} run(s) ended here, ${summary.requeued} put back in the queue)`);
+    } finally {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      await connection.close();
+    }
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * `runWorker`: a worker of team mode. It claims queued runs from the shared store (up to
+ * `concurrency` at once), holds each claim (a lease with a fencing token) by renewing it, and
+ * drives the run with the engine's `resumeRun` through the store's fenced view: a first claim
+ * starts the run from the top, a claim taken over from a worker presumed dead continues it from
+ * the journal, reconciling writes of unknown outcome exactly as `fleetbook resume` does.
+ *
+ * Draining (the `signal`, SIGTERM in the CLI): no new claim; the runs in flight are aborted,
+ * stop at a journaled point (`interrupted`) and go back to `queued` for another worker.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PlatformClient } from '../api/index.js';
+import type { ResumeOptions } from '../engine/index.js';
+import { FleetbookError } from '../errors/index.js';
+import type { Logger, SecretRegistry } from '../logging/index.js';
+import type { Playbook } from '../playbook/types.js';
+import { describeLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
+import { RunStatus, type ErrorRecord, type QueueStore, type RunClaim, type RunRecord } from '../store/types.js';
+import { systemClock, type Clock, type Timer } from './clock.js';
+import { resumeRunWithLock } from './run-with-lock.js';
+
+export interface WorkerOptions {
+  store: QueueStore;
+  client: PlatformClient;
+  logger: Logger;
+  secrets: SecretRegistry;
+  /** The playbook a run was queued with, loaded from its source (a problem is thrown, and fails the run). */
+  loadPlaybook(run: RunRecord): Playbook;
+  /** The run's secret inputs, from this worker's environment (never stored); throws what is missing. */
+  secretInputsOf(run: RunRecord): Record<string, unknown>;
+  /** Runs driven at once. @default 1 */
+  concurrency?: number;
+  /** How long a claim lasts unless renewed (every third of it): a dead worker's run is taken over after it. @default 60000 */
+  claimTtlMs?: number;
+  /** How often an idle worker looks at the queue. @default 1000 */
+  pollMs?: number;
+  /** Aborting drains the worker (see the module comment). */
+  signal?: AbortSignal;
+  /** Stop once the queue is empty and nothing is in flight (tests, benchmarks, one-shot jobs). @default false */
+  exitWhenIdle?: boolean;
+  env?: Record<string, string | undefined>;
+  /** Where large values go (the CLI resolves `FLEETBOOK_HOME/outputs`). */
+  outputsDir?: string;
+  /** Ended runs older than this are pruned when a run ends (`FLEETBOOK_RETENTION`, resolved by the CLI). */
+  retentionMs?: number;
+  clock?: Clock;
+}
+
+export interface WorkerSummary {
+  /** Runs that ended (succeeded, failed) on this worker. */
+  finished: number;
+  /** Runs put back in the queue by draining. */
+  requeued: number;
+}
+
+function toError(caught: unknown): ErrorRecord {
+  if (caught instanceof FleetbookError) return { message: caught.message, ...(caught.code ? { code: caught.code } : {}) };
+  return { message: caught instanceof Error ? caught.message : String(caught) };
+}
+
+/**
+ * Resolves after `ms`, at once when `signal` aborts, or when one of `also` settles; the timer
+ * is cancelled then, so a finished worker is not kept alive by a wait it no longer needs.
+ */
+async function pause(clock: Clock, ms: number, signal: AbortSignal, also: Iterable<Promise<unknown>> = []): Promise<void> {
+  if (signal.aborted) return;
+  let timer: Timer | undefined;
+  let onAbort: (() => void) | undefined;
+  const elapsed = new Promise<void>((resolve) => {
+    timer = clock.setTimer(resolve, ms);
+    onAbort = resolve;
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([elapsed, ...[...also].map((promise) => promise.then(() => undefined, () => undefined))]);
+  } finally {
+    timer?.cancel();
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
+  const { store, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const concurrency = options.concurrency ?? 1;
+  const ttlMs = options.claimTtlMs ?? 60_000;
+  const pollMs = options.pollMs ?? 1000;
+  const drain = options.signal ?? new AbortController().signal;
+  const owner = JSON.stringify({ worker: randomUUID(), pid: process.pid });
+  const summary: WorkerSummary = { finished: 0, requeued: 0 };
+  const inFlight = new Set<Promise<void>>();
+
+  /** Renews the claim every third of its TTL; a refused renewal (taken over) aborts the run. */
+  function holdClaim(claim: RunClaim, lost: AbortController): () => void {
+    let timer: Timer | undefined;
+    let stopped = false;
+    const renew = (): void => {
+      store.renewClaim(claim.run.id, claim.fence, ttlMs).then(
+        (held) => {
+          if (stopped) return;
+          if (!held) {
+            logger.error({ event: 'claim.lost', runId: claim.run.id, fence: claim.fence }, `run ${claim.run.id}: this worker's claim was taken over; stopping it`);
+            lost.abort(new FleetbookError(`the claim of run ${claim.run.id} was taken over`, { code: 'CLAIM_LOST' }));
+            return;
+          }
+          timer = clock.setTimer(renew, ttlMs / 3);
+        },
+        (error: unknown) => {
+          if (stopped) return;
+          logger.warn({ event: 'claim.renewFailed', runId: claim.run.id, err: error }, `could not renew the claim of run ${claim.run.id}; trying again`);
+          timer = clock.setTimer(renew, ttlMs / 3);
+        },
+      );
+    };
+    timer = clock.setTimer(renew, ttlMs / 3);
+    return () => {
+      stopped = true;
+      timer?.cancel();
+    };
+  }
+
+  async function drive(claim: RunClaim): Promise<void> {
+    const { run, fence } = claim;
+    const runLogger = logger.child({ runId: run.id, playbook: run.playbook, fence });
+    const view = store.fenced(run.id, fence);
+    const controller = new AbortController();
+    const forward = (): void => controller.abort(drain.reason);
+    if (drain.aborted) forward();
+    else drain.addEventListener('abort', forward, { once: true });
+    const stopRenewing = holdClaim(claim, controller);
+    try {
+      if (claim.previousOwner !== undefined) {
+        runLogger.warn({ event: 'claim.takenOver', previousOwner: claim.previousOwner }, `run ${run.id}: taking over from a worker whose claim lapsed`);
+        // The presumed-dead worker's run lease would keep the engine out until it lapses too;
+        // its writes are fenced off now, so the lease protects nothing any more.
+        const holder = await store.leaseHolder(runLeaseKey(run.id));
+        if (holder) await store.releaseLease(runLeaseKey(run.id), holder.owner);
+      }
+      let playbook: Playbook;
+      let secretInputs: Record<string, unknown>;
+      try {
+        playbook = options.loadPlaybook(run);
+        secretInputs = options.secretInputsOf(run);
+      } catch (caught) {
+        runLogger.error({ event: 'run.unstartable', error: toError(caught) }, `run ${run.id} cannot be started here: ${toError(caught).message}`);
+        await view.setRunStatus(run.id, RunStatus.failed, { error: toError(caught) });
+        summary.finished += 1;
+        return;
+      }
+      const journaled = (await store.journal(run.id)).length > 0;
+      const resumeOptions: ResumeOptions = {
+        runId: run.id,
+        secretInputs,
+        client: options.client,
+        store: view,
+        logger: runLogger,
+        secrets: options.secrets,
+        signal: controller.signal,
+        env: options.env ?? process.env,
+        ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
+        ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+        leaseTtlMs: ttlMs,
+        // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
+        countAsResume: journaled,
+      };
+      runLogger.info({ event: journaled ? 'run.resuming' : 'run.claimed', owner: describeLeaseOwner(owner) }, `run ${run.id} of ${run.playbook} ${journaled ? 'resumed' : 'started'} by this worker`);
+      const result = await resumeRunWithLock(playbook, resumeOptions);
+      if (result.status === RunStatus.interrupted && drain.aborted && result.error?.code !== 'LEASE_LOST') {
+        if (await store.requeueRun(run.id, fence)) {
+          summary.requeued += 1;
+          runLogger.info({ event: 'run.requeued' }, `run ${run.id} stopped at a journaled point and went back to the queue`);
+        }
+        return;
+      }
+      summary.finished += 1;
+    } catch (caught) {
+      const error = toError(caught);
+      runLogger.error({ event: 'run.refused', error }, `run ${run.id} could not be driven: ${error.message}`);
+      // A refusal of the engine (changed playbook, a write of unknown outcome it cannot reconcile)
+      // fails the run rather than leave it to be claimed again and again; a lost claim writes nothing.
+      if (error.code !== 'STALE_FENCE' && error.code !== 'STORE_UNAVAILABLE') await view.setRunStatus(run.id, RunStatus.failed, { error }).catch(() => undefined);
+    } finally {
+      stopRenewing();
+      drain.removeEventListener('abort', forward);
+    }
+  }
+
+  while (!drain.aborted) {
+    if (inFlight.size >= concurrency) {
+      await pause(clock, 60_000, drain, inFlight);
+      continue;
+    }
+    let claim: RunClaim | undefined;
+    try {
+      claim = await store.claimRun(owner, ttlMs);
+    } catch (error) {
+      logger.warn({ event: 'claim.failed', err: error }, 'could not look at the queue; trying again');
+      await pause(clock, pollMs, drain);
+      continue;
+    }
+    if (!claim) {
+      if (options.exitWhenIdle && inFlight.size === 0) break;
+      await pause(clock, pollMs, drain, inFlight);
+      continue;
+    }
+    const driving: Promise<void> = drive(claim).finally(() => inFlight.delete(driving));
+    inFlight.add(driving);
+  }
+  await Promise.all(inFlight);
+  return summary;
+}

@@ -1,0 +1,77 @@
+/**
+ * The PostgreSQL store's schema as numbered migrations: migration `i` brings a database from
+ * version `i` (the one row of `fleetbook_schema`) to `i + 1`. Append new ones; never edit a
+ * released one, since databases in the field were made by it.
+ *
+ * Timestamps are kept as ISO text, like the SQLite store, so rows read back alike from both
+ * and compare as text (every stored time is normalised by `toISOString`).
+ */
+export const postgresMigrations: readonly string[] = [
+  `
+  CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    playbook TEXT NOT NULL,
+    playbook_source TEXT NOT NULL,
+    playbook_hash TEXT NOT NULL,
+    inputs_json TEXT NOT NULL,
+    secret_input_names_json TEXT NOT NULL,
+    defaulted_secret_inputs_json TEXT,
+    dry_run INTEGER NOT NULL,
+    trigger_json TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    status TEXT NOT NULL,
+    ended_at TEXT,
+    outputs_json TEXT,
+    error_json TEXT,
+    resumes INTEGER NOT NULL DEFAULT 0,
+    -- Insertion order: the tie-break of runs started at the same instant (SQLite's rowid).
+    created_order BIGSERIAL NOT NULL,
+    -- The journal's last seq, counted on the run row: an append takes the row's lock to count.
+    journal_seq INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX runs_by_start ON runs (started_at DESC, created_order DESC);
+  CREATE INDEX runs_by_end ON runs (ended_at) WHERE ended_at IS NOT NULL;
+
+  CREATE TABLE journal (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    event_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  );
+
+  CREATE TABLE leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+  );
+
+  CREATE TABLE schedule_state (
+    schedule_key TEXT PRIMARY KEY,
+    state_json JSONB NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  `,
+  // The queue: a claim is a lease on the run row with a fencing token from one sequence, so a
+  // later claim of any run always holds a larger token than every earlier one.
+  `
+  CREATE SEQUENCE fence_tokens;
+  ALTER TABLE runs ADD COLUMN fence BIGINT NOT NULL DEFAULT 0;
+  ALTER TABLE runs ADD COLUMN claimed_by TEXT;
+  ALTER TABLE runs ADD COLUMN claim_expires_at_ms BIGINT;
+  CREATE INDEX runs_claimable ON runs (created_order) WHERE status IN ('queued', 'running');
+  `,
+  // Fires: one row per (schedule, fire time), so even two leaders at once start a fire once.
+  `
+  CREATE TABLE schedule_fires (
+    schedule_key TEXT NOT NULL,
+    fire_at TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    UNIQUE (schedule_key, fire_at)
+  );
+  `,
+];
+
+/** The schema version this Fleetbook writes to PostgreSQL. */
+export const postgresSchemaVersion = postgresMigrations.length;

@@ -1,0 +1,588 @@
+/**
+ * The team store: the RunStore contract on a PostgreSQL server, so processes on any number of
+ * machines share runs, journals, leases and schedules. Every statement is a named constant
+ * below, with the race it closes. All calls of one store go through one queue (`serial`), so
+ * the journal of a process is written in the order it was appended, as with SQLite.
+ */
+import pg from 'pg';
+import { foldJournal } from './fold-journal.js';
+import { normaliseTimestamp } from './payload.js';
+import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
+import {
+  assertLeaseTtl,
+  encodeEvent,
+  newRunToRow,
+  normaliseFilter,
+  resolveStoreOptions,
+  rowToEntry,
+  rowToRun,
+  runExists,
+  runNotFound,
+  statusChange,
+  type JournalRow,
+  type RunRow,
+} from './run-row.js';
+import { StoreError, StoreErrorCode } from './store-error.js';
+import { fencedView } from './fenced-view.js';
+import type { NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions } from './types.js';
+import { RunStatus } from './types.js';
+
+export interface PostgresRunStoreOptions extends RunStoreOptions {
+  /** `postgres://user:password@host:port/database` (libpq's URL form). */
+  url: string;
+  /** Connections kept open by this process. @default 4 */
+  maxConnections?: number;
+  /** How long to wait for the server when connecting. @default 5000 */
+  connectTimeoutMs?: number;
+  /** The longest a buffered journal entry waits for its commit. @default 50 */
+  flushAfterMs?: number;
+  /** Buffered journal entries that make the buffer full. @default 256 */
+  maxBufferedEntries?: number;
+}
+
+// Any constant key: every opener of a database takes it while migrating, so two processes
+// meeting a new database migrate it once (the second finds the version already current).
+const MIGRATION_LOCK_KEY = 7_464_961_001;
+
+/** Serialises migrations of one database across processes (see MIGRATION_LOCK_KEY). */
+export const SQL_LOCK_MIGRATIONS = `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+/** The version table exists before anything reads it; IF NOT EXISTS lets two first openers both run it. */
+export const SQL_CREATE_VERSION_TABLE = `CREATE TABLE IF NOT EXISTS fleetbook_schema (only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row), version INTEGER NOT NULL)`;
+/** Read inside the migration lock, so no other opener is between this read and the update. */
+export const SQL_SCHEMA_VERSION = `SELECT version FROM fleetbook_schema`;
+/** An upsert of the one row: the first migration has no row to update. */
+export const SQL_SET_SCHEMA_VERSION = `INSERT INTO fleetbook_schema (version) VALUES ($1) ON CONFLICT (only_row) DO UPDATE SET version = excluded.version`;
+
+const runColumns = `
+  id, playbook, playbook_source AS "playbookSource", playbook_hash AS "playbookHash",
+  inputs_json AS "inputsJson", secret_input_names_json AS "secretInputNamesJson",
+  defaulted_secret_inputs_json AS "defaultedSecretInputsJson", dry_run AS "dryRun",
+  trigger_json AS "triggerJson", started_at AS "startedAt", status, ended_at AS "endedAt",
+  outputs_json AS "outputsJson", error_json AS "errorJson", resumes`;
+
+/** The primary key refuses a second run with one id, whichever process inserts it first. */
+export const SQL_INSERT_RUN = `
+  INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, defaulted_secret_inputs_json, dry_run,
+    trigger_json, started_at, status, ended_at, outputs_json, error_json, resumes)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`;
+
+/**
+ * Appends entries to one run's journal, numbered after its last seq. The seq is counted on the
+ * run row by an UPDATE: a second appender to the run (another process or connection) waits
+ * for the row lock and then counts from the first one's result (an UPDATE re-reads the row it
+ * waited for; a MAX(seq) read in the same statement would not), so no two entries get one
+ * seq. No row updated means no such run.
+ */
+export const SQL_APPEND = `
+  WITH run AS (
+    UPDATE runs SET journal_seq = journal_seq + cardinality($3::text[]) WHERE id = $1 AND ($4::bigint IS NULL OR fence = $4)
+    RETURNING id, journal_seq - cardinality($3::text[]) AS base
+  )
+  INSERT INTO journal (run_id, seq, at, event_json)
+  SELECT run.id, run.base + entry.ord, entry.at, entry.event_json
+  FROM run, unnest($2::text[], $3::text[]) WITH ORDINALITY AS entry (at, event_json, ord)
+  RETURNING seq`;
+
+/**
+ * One UPDATE: a concurrent reader sees the old status and end or the new ones, never a mix.
+ * With a fence ($4), the row's current token is compared after waiting for its lock, so a
+ * status written by a worker whose claim was just taken over is refused, not applied.
+ */
+export const SQL_SET_STATUS = `UPDATE runs SET status = $2, ended_at = $3 WHERE id = $1 AND ($4::bigint IS NULL OR fence = $4)`;
+export const SQL_SET_STATUS_AND_RESULT = `
+  UPDATE runs SET status = $2, ended_at = $3, outputs_json = $4, error_json = $5 WHERE id = $1 AND ($6::bigint IS NULL OR fence = $6)`;
+/** `resumes + 1` in the statement: two resumes counted at once both count. Fenced as above. */
+export const SQL_MARK_RESUMED = `
+  UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1
+  WHERE id = $1 AND ($2::bigint IS NULL OR fence = $2)`;
+/** The UNIQUE (schedule, fire time) key makes the second record of one fire insert nothing. */
+export const SQL_RECORD_FIRE = `
+  INSERT INTO schedule_fires (schedule_key, fire_at, run_id, recorded_at) VALUES ($1, $2, $3, $4)
+  ON CONFLICT (schedule_key, fire_at) DO NOTHING`;
+/**
+ * A session-level advisory lock: the server grants it to one connection at a time and drops
+ * it when that connection ends (a killed process included), so no lease has to lapse first.
+ */
+export const SQL_TRY_LEADERSHIP = `SELECT pg_try_advisory_lock(hashtext($1)) AS held`;
+/** Whether the dedicated connection still holds the lock (it is gone with a restarted server). */
+export const SQL_STILL_LEADER = `
+  SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objid = (hashtext($1)::bigint & 4294967295)::oid) AS held`;
+
+/** Tells a refused fenced write from an unknown run. */
+export const SQL_RUN_FENCE = `SELECT fence FROM runs WHERE id = $1`;
+
+/**
+ * Claims the oldest queued run, or a running one whose claim lapsed (its worker presumed dead).
+ * SKIP LOCKED: workers claiming at once each lock a different candidate instead of queueing on
+ * one; the lock re-checks the candidate's newest version, so a run another worker claimed
+ * meanwhile is not taken. The token comes from a sequence: every claim gets a larger one.
+ */
+export const SQL_CLAIM_RUN = `
+  WITH candidate AS (
+    SELECT id AS candidate_id, claimed_by AS previous FROM runs
+    WHERE status = '${RunStatus.queued}' OR (status = '${RunStatus.running}' AND claimed_by IS NOT NULL AND claim_expires_at_ms <= $2)
+    ORDER BY created_order
+    FOR UPDATE SKIP LOCKED
+    LIMIT 1
+  )
+  UPDATE runs SET status = '${RunStatus.running}', fence = nextval('fence_tokens'), claimed_by = $1, claim_expires_at_ms = $3,
+    ended_at = NULL, outputs_json = NULL, error_json = NULL
+  FROM candidate WHERE runs.id = candidate.candidate_id
+  RETURNING ${runColumns}, runs.fence, candidate.previous`;
+/** By token: a renewal by a worker whose claim was taken over extends nothing. */
+export const SQL_RENEW_CLAIM = `UPDATE runs SET claim_expires_at_ms = $3 WHERE id = $1 AND fence = $2 AND status = '${RunStatus.running}'`;
+/** By token, as a renewal: a draining worker cannot requeue a run another worker now drives. */
+export const SQL_REQUEUE_RUN = `
+  UPDATE runs SET status = '${RunStatus.queued}', claimed_by = NULL, claim_expires_at_ms = NULL, ended_at = NULL
+  WHERE id = $1 AND fence = $2`;
+export const SQL_GET_RUN = `SELECT ${runColumns} FROM runs WHERE id = $1`;
+/** `left(id, n) = prefix`, not LIKE: an id prefix is text, never a pattern. */
+export const SQL_LIST_RUNS = `
+  SELECT ${runColumns} FROM runs
+  WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR status = $2)
+    AND ($3::text IS NULL OR started_at >= $3)
+    AND ($4::text IS NULL OR left(id, length($4)) = $4)
+  ORDER BY started_at DESC, created_order DESC LIMIT $5`;
+export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 ORDER BY seq`;
+
+/**
+ * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
+ * racing for a free or expired lease see each other, so exactly one gets it.
+ */
+export const SQL_ACQUIRE_LEASE = `
+  INSERT INTO leases (key, owner, expires_at_ms) VALUES ($1, $2, $4)
+  ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
+  WHERE leases.owner = excluded.owner OR leases.expires_at_ms <= $3`;
+/** By owner: a process releasing late never frees a lease another has taken since. */
+export const SQL_RELEASE_LEASE = `DELETE FROM leases WHERE key = $1 AND owner = $2`;
+export const SQL_LEASE_HOLDER = `SELECT owner, expires_at_ms AS "expiresAtMs" FROM leases WHERE key = $1 AND expires_at_ms > $2`;
+export const SQL_GET_SCHEDULE = `SELECT state_json AS "state" FROM schedule_state WHERE schedule_key = $1`;
+export const SQL_SET_SCHEDULE = `
+  INSERT INTO schedule_state (schedule_key, state_json, updated_at) VALUES ($1, $2, $3)
+  ON CONFLICT (schedule_key) DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at`;
+/**
+ * The patch is applied by the server to the row it holds locked (`||` sets the fields, `-`
+ * removes the nulled ones): two processes patching one schedule never undo each other's fields.
+ */
+export const SQL_PATCH_SCHEDULE = `
+  INSERT INTO schedule_state (schedule_key, state_json, updated_at) VALUES ($1, $2::jsonb, $3)
+  ON CONFLICT (schedule_key) DO UPDATE
+  SET state_json = (schedule_state.state_json || $2::jsonb) - $4::text[], updated_at = excluded.updated_at`;
+/** Journal rows go with their runs by the cascading key, in the same statement. */
+export const SQL_PRUNE = `DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < $1`;
+
+interface PendingEntry {
+  runId: string;
+  /** The claim token the entry was appended under, if any. */
+  fence: number | undefined;
+  at: string;
+  eventJson: string;
+}
+
+/** `postgres://user:***@host:port/db`: a URL fit for a message (never the password). */
+export function redactStoreUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+/** Why a write changed no row: no such run, or a fence that is no longer the run's. */
+async function refusedWrite(client: pg.Pool | pg.PoolClient, runId: string, fence: number | undefined): Promise<StoreError> {
+  const row = (await client.query<{ fence: string }>(SQL_RUN_FENCE, [runId])).rows[0];
+  if (!row) return runNotFound(runId);
+  return new StoreError(
+    `run ${runId}: this worker's claim (token ${fence}) was taken over by another (token ${row.fence}); it must not write to the run any more.`,
+    StoreErrorCode.staleFence,
+    { runId, fence, current: Number(row.fence) },
+  );
+}
+
+function pgCode(error: unknown): string | undefined {
+  return (error as { code?: string } | null)?.code;
+}
+
+/** Why a connection could not be made, in the operator's terms. */
+function connectionProblem(error: unknown, url: string): StoreError {
+  const where = redactStoreUrl(url);
+  const code = pgCode(error);
+  const reason =
+    code === '28P01' || code === '28000'
+      ? 'the server refused the user name or password'
+      : code === '3D000'
+        ? 'the database does not exist (create it first: `createdb <name>`)'
+        : code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'EHOSTUNREACH'
+          ? `the server cannot be reached (${code})`
+          : (error as Error).message;
+  return new StoreError(`Cannot open the run store ${where}: ${reason}. Check FLEETBOOK_STORE (or the profile's \`store:\`).`, StoreErrorCode.storeUnreachable, { url: where, pgCode: code });
+}
+
+/** A failure of the server or the connection once open: the run stops where its journal is. */
+function unavailable(error: unknown, url: string): StoreError {
+  if (error instanceof StoreError) return error;
+  return new StoreError(`The run store ${redactStoreUrl(url)} failed: ${(error as Error).message}.`, StoreErrorCode.storeUnavailable, { pgCode: pgCode(error) });
+}
+
+async function migrate(pool: pg.Pool, url: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(SQL_LOCK_MIGRATIONS);
+    await client.query(SQL_CREATE_VERSION_TABLE);
+    const found = (await client.query<{ version: number }>(SQL_SCHEMA_VERSION)).rows[0]?.version ?? 0;
+    if (found > postgresSchemaVersion) {
+      await client.query('ROLLBACK');
+      throw new StoreError(
+        `The run store ${redactStoreUrl(url)} was migrated by a newer Fleetbook (schema version ${found}; this one knows up to ${postgresSchemaVersion}). ` +
+          `Upgrade Fleetbook, or point FLEETBOOK_STORE at another database.`,
+        StoreErrorCode.storeTooNew,
+        { url: redactStoreUrl(url), found, supported: postgresSchemaVersion },
+      );
+    }
+    for (let version = found; version < postgresSchemaVersion; version += 1) await client.query(postgresMigrations[version] ?? '');
+    if (found < postgresSchemaVersion) await client.query(SQL_SET_SCHEMA_VERSION, [postgresSchemaVersion]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Opens the store at `url`: connects, migrates the database (or refuses one a newer Fleetbook
+ * migrated), and resolves once it is ready. Every failure to get there is a StoreError with
+ * exit code 2 and a message naming the URL without its password.
+ */
+export async function createPostgresRunStore(options: PostgresRunStoreOptions): Promise<QueueStore> {
+  const resolved = resolveStoreOptions(options);
+  const url = options.url;
+  let pool: pg.Pool;
+  try {
+    pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+  } catch (error) {
+    throw connectionProblem(error, url);
+  }
+  // An idle connection the server drops (a restart) must not crash the process: the next query reconnects.
+  pool.on('error', () => undefined);
+  try {
+    await migrate(pool, url);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    if (error instanceof StoreError) throw error;
+    throw connectionProblem(error, url);
+  }
+
+  let closed = false;
+  let chain: Promise<unknown> = Promise.resolve();
+  /** Runs `work` after every call made before it (one process's journal stays in order). */
+  function serial<T>(work: () => Promise<T>): Promise<T> {
+    const result = chain.then(async () => {
+      if (closed) throw new StoreError('The run store is closed.', StoreErrorCode.storeClosed);
+      try {
+        return await work();
+      } catch (error) {
+        throw unavailable(error, url);
+      }
+    });
+    chain = result.catch(() => undefined);
+    return result;
+  }
+  const query = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => pool.query<R>(text, values);
+
+  const flushAfterMs = options.flushAfterMs ?? 50;
+  const maxBufferedEntries = options.maxBufferedEntries ?? 256;
+  const buffer: PendingEntry[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+
+  /** Inserts `entries` (in order) run by run, in one transaction; nothing when it fails. */
+  async function insertEntries(entries: PendingEntry[]): Promise<void> {
+    // Consecutive entries of one run under one token go in one statement.
+    const byRun = new Map<string, PendingEntry[]>();
+    for (const entry of entries) {
+      const key = `${entry.fence ?? ''}:${entry.runId}`;
+      byRun.set(key, [...(byRun.get(key) ?? []), entry]);
+    }
+    const insertRun = async (client: pg.Pool | pg.PoolClient, _key: string, runEntries: PendingEntry[]) => {
+      const first = runEntries[0];
+      if (!first) return;
+      const inserted = await client.query(SQL_APPEND, [first.runId, runEntries.map((entry) => entry.at), runEntries.map((entry) => entry.eventJson), first.fence ?? null]);
+      if (inserted.rowCount === 0) throw await refusedWrite(client, first.runId, first.fence);
+    };
+    const [only] = byRun;
+    if (byRun.size === 1 && only) {
+      await insertRun(pool, only[0], only[1]);
+      return;
+    }
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const [runId, runEntries] of byRun) await insertRun(client, runId, runEntries);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Commits the buffer and `last` after it; on failure the buffer is kept for the next try. */
+  async function commit(last?: PendingEntry): Promise<void> {
+    if (flushTimer) {
+      clearTimeout(flushTimer);
+      flushTimer = undefined;
+    }
+    if (buffer.length === 0 && !last) return;
+    const entries = last ? [...buffer, last] : [...buffer];
+    try {
+      await insertEntries(entries);
+    } catch (error) {
+      // Entries under a token that was taken over can never be written: dropped, not retried.
+      if (error instanceof StoreError && error.code === StoreErrorCode.staleFence) {
+        const { runId, fence } = error.details as { runId: string; fence: number | undefined };
+        const kept = buffer.filter((entry) => entry.runId !== runId || entry.fence !== fence);
+        buffer.splice(0, buffer.length, ...kept);
+      }
+      throw error;
+    }
+    buffer.length = 0;
+  }
+
+  const knownRuns = new Set<string>();
+  const leaderships = new Set<pg.Client>();
+  async function keepBuffered(entry: PendingEntry): Promise<void> {
+    if (!knownRuns.has(entry.runId)) {
+      if ((await query(SQL_GET_RUN, [entry.runId])).rowCount === 0) throw runNotFound(entry.runId);
+      knownRuns.add(entry.runId);
+    }
+    buffer.push(entry);
+    if (buffer.length >= maxBufferedEntries) {
+      await commit();
+      return;
+    }
+    if (!flushTimer) {
+      flushTimer = setTimeout(() => {
+        flushTimer = undefined;
+        // A failure keeps the entries buffered: the next commit tries again and reports it.
+        serial(() => commit()).catch(() => undefined);
+      }, flushAfterMs);
+      flushTimer.unref();
+    }
+  }
+
+  async function changedRun(runId: string, rowCount: number | null, fence: number | undefined): Promise<void> {
+    if (!rowCount) throw await refusedWrite(pool, runId, fence);
+  }
+
+  const insertRun = (run: NewRun, status: RunStatus) =>
+    serial(async () => {
+      const row = { ...newRunToRow(run, resolved), status };
+      try {
+        await query(SQL_INSERT_RUN, runRowValues(row));
+      } catch (error) {
+        if (pgCode(error) === '23505') throw runExists(row.id);
+        throw error;
+      }
+      knownRuns.add(row.id);
+      return rowToRun(row);
+    });
+
+  const store: QueueStore = {
+    createRun: (run) => insertRun(run, RunStatus.running),
+
+    enqueueRun: (run) => insertRun(run, RunStatus.queued),
+
+    claimRun: (owner, ttlMs) =>
+      serial(async () => {
+        assertLeaseTtl(ttlMs);
+        const nowMs = resolved.now().getTime();
+        const row = (await query<RunRow & { fence: string; previous: string | null }>(SQL_CLAIM_RUN, [owner, nowMs, nowMs + ttlMs])).rows[0];
+        if (!row) return undefined;
+        const claim: RunClaim = { run: rowToRun(row), fence: Number(row.fence) };
+        if (row.previous !== null) claim.previousOwner = row.previous;
+        return claim;
+      }),
+
+    renewClaim: (runId, fence, ttlMs) =>
+      serial(async () => {
+        assertLeaseTtl(ttlMs);
+        return (await query(SQL_RENEW_CLAIM, [runId, fence, resolved.now().getTime() + ttlMs])).rowCount === 1;
+      }),
+
+    requeueRun: (runId, fence) =>
+      serial(async () => {
+        await commit();
+        return (await query(SQL_REQUEUE_RUN, [runId, fence])).rowCount === 1;
+      }),
+
+    fenced: (runId, fence) => fencedView(store, runId, fence),
+
+    recordFire: (scheduleKey, fireAt, runId) =>
+      serial(async () => (await query(SQL_RECORD_FIRE, [scheduleKey, normaliseTimestamp(fireAt, 'fireAt'), runId, resolved.now().toISOString()])).rowCount === 1),
+
+    tryLeadership: (name) =>
+      serial(async () => {
+        // Its own connection, outside the pool: the lock lives exactly as long as it does.
+        const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+        let lost = false;
+        client.on('error', () => (lost = true));
+        client.on('end', () => (lost = true));
+        await client.connect();
+        const held = (await client.query<{ held: boolean }>(SQL_TRY_LEADERSHIP, [name])).rows[0]?.held === true;
+        if (!held) {
+          await client.end().catch(() => undefined);
+          return undefined;
+        }
+        leaderships.add(client);
+        return {
+          async stillHeld() {
+            if (lost) return false;
+            try {
+              return (await client.query<{ held: boolean }>(SQL_STILL_LEADER, [name])).rows[0]?.held === true;
+            } catch {
+              return false;
+            }
+          },
+          async release() {
+            leaderships.delete(client);
+            await client.end().catch(() => undefined);
+          },
+        };
+      }),
+
+    append: (runId, event, appendOptions) => {
+      // Encoded now, so an oversized event is refused to its caller, not to a later commit.
+      let entry: PendingEntry;
+      try {
+        entry = { runId, fence: appendOptions?.fence, at: resolved.now().toISOString(), eventJson: encodeEvent(runId, event, resolved) };
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      return serial(() => (appendOptions?.buffered ? keepBuffered(entry) : commit(entry)));
+    },
+
+    setRunStatus: (runId, status, result, fenceOptions) =>
+      serial(async () => {
+        const change = statusChange(runId, status, result, resolved);
+        const fence = fenceOptions?.fence ?? null;
+        await commit();
+        const info =
+          change.outputsJson === undefined
+            ? await query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence])
+            : await query(SQL_SET_STATUS_AND_RESULT, [runId, change.status, change.endedAt, change.outputsJson, change.errorJson ?? null, fence]);
+        await changedRun(runId, info.rowCount, fenceOptions?.fence);
+      }),
+
+    markResumed: (runId, fenceOptions) =>
+      serial(async () => {
+        await commit();
+        await changedRun(runId, (await query(SQL_MARK_RESUMED, [runId, fenceOptions?.fence ?? null])).rowCount, fenceOptions?.fence);
+      }),
+
+    getRun: (runId) =>
+      serial(async () => {
+        await commit();
+        const row = (await query<RunRow>(SQL_GET_RUN, [runId])).rows[0];
+        return row && rowToRun(row);
+      }),
+
+    listRuns: (filter: RunFilter = {}) =>
+      serial(async () => {
+        const { since, limit } = normaliseFilter(filter);
+        await commit();
+        const rows = await query<RunRow>(SQL_LIST_RUNS, [filter.playbook ?? null, filter.status ?? null, since ?? null, filter.idPrefix ?? null, limit]);
+        return rows.rows.map(rowToRun);
+      }),
+
+    journal: (runId) =>
+      serial(async () => {
+        await commit();
+        return (await query<JournalRow>(SQL_JOURNAL, [runId])).rows.map(rowToEntry);
+      }),
+
+    steps: (runId) =>
+      serial(async () => {
+        await commit();
+        return foldJournal((await query<JournalRow>(SQL_JOURNAL, [runId])).rows.map(rowToEntry));
+      }),
+
+    acquireLease: (key, owner, ttlMs) =>
+      serial(async () => {
+        assertLeaseTtl(ttlMs);
+        const nowMs = resolved.now().getTime();
+        return (await query(SQL_ACQUIRE_LEASE, [key, owner, nowMs, nowMs + ttlMs])).rowCount === 1;
+      }),
+
+    releaseLease: (key, owner) =>
+      serial(async () => {
+        await query(SQL_RELEASE_LEASE, [key, owner]);
+      }),
+
+    leaseHolder: (key) =>
+      serial(async () => {
+        const row = (await query<{ owner: string; expiresAtMs: string }>(SQL_LEASE_HOLDER, [key, resolved.now().getTime()])).rows[0];
+        return row ? { owner: row.owner, expiresAt: new Date(Number(row.expiresAtMs)).toISOString() } : undefined;
+      }),
+
+    getScheduleState: (scheduleKey) =>
+      serial(async () => (await query<{ state: Record<string, unknown> }>(SQL_GET_SCHEDULE, [scheduleKey])).rows[0]?.state),
+
+    setScheduleState: (scheduleKey, state) =>
+      serial(async () => {
+        await query(SQL_SET_SCHEDULE, [scheduleKey, JSON.stringify(state), resolved.now().toISOString()]);
+      }),
+
+    patchScheduleState: (scheduleKey, patch) =>
+      serial(async () => {
+        const entries = Object.entries(patch);
+        const set = Object.fromEntries(entries.filter(([, value]) => value !== null));
+        const removed = entries.filter(([, value]) => value === null).map(([name]) => name);
+        await query(SQL_PATCH_SCHEDULE, [scheduleKey, JSON.stringify(set), resolved.now().toISOString(), removed]);
+      }),
+
+    prune: (before) =>
+      serial(async () => {
+        const cutoff = normaliseTimestamp(before, 'before');
+        await commit();
+        knownRuns.clear();
+        return (await query(SQL_PRUNE, [cutoff])).rowCount ?? 0;
+      }),
+
+    close: async () => {
+      if (closed) return;
+      try {
+        await serial(() => commit());
+      } finally {
+        closed = true;
+        for (const client of leaderships) await client.end().catch(() => undefined);
+        await pool.end().catch(() => undefined);
+      }
+    },
+  };
+  return store;
+}
+
+function runRowValues(row: RunRow): unknown[] {
+  return [
+    row.id,
+    row.playbook,
+    row.playbookSource,
+    row.playbookHash,
+    row.inputsJson,
+    row.secretInputNamesJson,
+    row.defaultedSecretInputsJson,
+    row.dryRun,
+    row.triggerJson,
+    row.startedAt,
+    row.status,
+    row.endedAt,
+    row.outputsJson,
+    row.errorJson,
+    row.resumes,
+  ];
+}
