@@ -95,11 +95,11 @@ describe('README', () => {
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('runs the tour: validate, dry-run, run, runs list, runs show', async () => {
+  it('runs the tour: validate, dry-run, run, runs list, runs show, runs logs', async () => {
     writeFileSync(join(dir, 'first.yaml'), firstPlaybook);
     expect(loadPlaybook(join(dir, 'first.yaml')).problems).toEqual([]);
-    expect(tourCommands.map((args) => args.slice(0, 2).join(' '))).toEqual(['validate first.yaml', 'run first.yaml', 'run first.yaml', 'runs list', 'runs show']);
-    const [validate, dryRun, run, list, show] = tourCommands as [string[], string[], string[], string[], string[]];
+    expect(tourCommands.map((args) => args.slice(0, 2).join(' '))).toEqual(['validate first.yaml', 'run first.yaml', 'run first.yaml', 'runs list', 'runs show', 'runs logs']);
+    const [validate, dryRun, run, list, show, logs] = tourCommands as [string[], string[], string[], string[], string[], string[]];
 
     const valid = await fleetbook(validate);
     expect(valid.code, valid.stdout + valid.stderr).toBe(0);
@@ -131,6 +131,13 @@ describe('README', () => {
     expect(shown.stdout).toContain(`Run ${result?.runId ?? ''}  first  succeeded`);
     expect(shown.stdout).toContain('inputs: region="us-west"');
     expect(shown.stdout).toMatch(/\nsystems\s+succeeded\s+1\s+\d+ms/);
+    expect(shown.stdout).toMatch(/\noutputs:\n {2}updatable:\n/);
+
+    expect(logs).toEqual(['runs', 'logs', '<runId>', '--step', 'systems']);
+    const logged = await fleetbook(['runs', 'logs', result?.runId ?? '', '--step', 'systems']);
+    expect(logged.code, logged.stderr).toBe(0);
+    expect(logged.stdout).toMatch(/^\d\d:\d\d:\d\d {2}systems {2}started \(call\)\n/);
+    expect(logged.stdout).toMatch(/ {2}systems {2}succeeded\n$/);
   });
 
   it("dry-runs a bundled playbook by name against the simulator, as 'Bundled playbooks' shows", async () => {

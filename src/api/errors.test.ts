@@ -3,6 +3,7 @@ import {
   asFinal,
   ConflictError,
   createHttpError,
+  serverLimitPerMinute,
   isSafeToRetry,
   parseErrorBody,
   PermissionDeniedError,
@@ -104,5 +105,15 @@ describe('asFinal', () => {
     const final = asFinal(error);
     expect(final).toBeInstanceOf(error.constructor);
     expect(final).toMatchObject({ name: 'RateLimitedError', code: 'RATE_LIMITED', status: 429, retryable: false, retryAfterMs: 9000, body: { errorCode: 'TOO_MANY' } });
+  });
+});
+
+describe('serverLimitPerMinute', () => {
+  it('reads ratelimit-limit per minute, or over the window ratelimit-policy names', () => {
+    expect(serverLimitPerMinute({ 'ratelimit-limit': '90' })).toBe(90);
+    expect(serverLimitPerMinute({ 'x-ratelimit-limit': '40' })).toBe(40);
+    expect(serverLimitPerMinute({ 'ratelimit-limit': '10', 'ratelimit-policy': '10;w=1' })).toBe(600);
+    expect(serverLimitPerMinute({ 'ratelimit-limit': 'lots' })).toBeUndefined();
+    expect(serverLimitPerMinute({})).toBeUndefined();
   });
 });

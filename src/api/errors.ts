@@ -108,9 +108,28 @@ export function retryAfterMsOf(body: ParsedErrorBody | undefined, headers: Respo
  * spells it `x-ratelimit-remaining`). A 429 saying so means the group's pace (with whatever
  * else shares the workspace's quota) outran the limit.
  */
+/** What the server still allows now (`ratelimit-remaining`), when it says. */
+export function quotaRemaining(headers: ResponseHeaders): number | undefined {
+  const remaining = (headers['ratelimit-remaining'] ?? headers['x-ratelimit-remaining'])?.trim();
+  return remaining !== undefined && /^\d+$/.test(remaining) ? Number(remaining) : undefined;
+}
+
 export function reportsQuotaSpent(headers: ResponseHeaders): boolean {
   const remaining = (headers['ratelimit-remaining'] ?? headers['x-ratelimit-remaining'])?.trim();
   return remaining !== undefined && /^\d+$/.test(remaining) && Number(remaining) === 0;
+}
+
+/**
+ * The limit an answer states, in requests a minute: `ratelimit-limit` (or `x-ratelimit-limit`)
+ * over the window `ratelimit-policy` names (`100;w=60`, seconds); a minute when it names none,
+ * as the platform's published limits are per minute.
+ */
+export function serverLimitPerMinute(headers: ResponseHeaders): number | undefined {
+  const limit = (headers['ratelimit-limit'] ?? headers['x-ratelimit-limit'])?.trim();
+  if (limit === undefined || !/^\d+$/.test(limit) || Number(limit) < 1) return undefined;
+  const window = /(?:^|;)\s*w=(\d+)/.exec(headers['ratelimit-policy'] ?? '')?.[1];
+  const windowSeconds = window === undefined ? 60 : Number(window);
+  return windowSeconds > 0 ? Math.max(1, Math.floor((Number(limit) * 60) / windowSeconds)) : undefined;
 }
 
 /** What went wrong, for the retry decision: an HTTP status or a transport failure. */

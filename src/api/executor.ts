@@ -9,7 +9,7 @@ import type { Logger } from '../logging/index.js';
 import { didYouMean } from '../errors/did-you-mean.js';
 import { buildRequest, type Addresses, type CallInput } from './build-request.js';
 import type { TokenProvider } from './auth.js';
-import { ApiError, createHttpError, InvalidResponseError, reportsQuotaSpent, UnknownOperationError, type ResponseHeaders } from './errors.js';
+import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { readText, sendRequest, type IncomingResponse } from './transport.js';
@@ -155,6 +155,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
         response = await send(token);
       }
       logger?.debug({ operationId, attempt, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'platform answered');
+      // The server's own statement of the group's limit is the pace to keep, whatever was published or configured.
+      const stated = serverLimitPerMinute(response.headers);
+      if (stated !== undefined) limiter.adoptServerLimit(group, stated, quotaRemaining(response.headers));
       if (response.status < 200 || response.status >= 300) {
         const error = createHttpError({
           operationId,

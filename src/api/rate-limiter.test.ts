@@ -27,6 +27,22 @@ describe('rate limiter', () => {
     expect(started).toBe(1);
   });
 
+  it("follows the server's stated limit over the published and default ones", async () => {
+    const limiter = createRateLimiter({ windowMs: 10_000, defaultPerMinute: 6000 });
+    let started = 0;
+    await limiter.schedule('a', undefined, async () => void (started += 1));
+    // The server says a minute's worth is 1: the burst of the default pace is no longer there.
+    limiter.adoptServerLimit('a', 1);
+    expect(limiter.currentCap('a')).toBe(1);
+    void limiter.schedule('a', undefined, async () => void (started += 1));
+    void limiter.schedule('a', undefined, async () => void (started += 1));
+    await tick(30);
+    expect(started).toBe(2);
+    // A higher stated limit raises the pace of a group not slowed by 429s.
+    limiter.adoptServerLimit('a', 1200);
+    expect(limiter.currentCap('a')).toBe(1200);
+  });
+
   it('caps requests in flight across groups', async () => {
     const limiter = createRateLimiter({ maxConcurrency: 2 });
     let inFlight = 0;

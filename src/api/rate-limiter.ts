@@ -31,6 +31,13 @@ export interface RateLimiter {
    * 429 had already slowed the group down.
    */
   pauseGroup(group: string, ms: number, options?: { sentAt?: number; slowDown?: boolean }): void;
+  /**
+   * The server said its limit for `group` (`ratelimit-limit`, per window): the group's pace
+   * follows it from now on, over the published and configured ones (the server is the one that
+   * answers 429). A cap lowered by 429s stays lowered and recovers towards the new limit.
+   * `remaining` (`ratelimit-remaining`): what the server still allows now; starts beyond it wait.
+   */
+  adoptServerLimit(group: string, perWindow: number, remaining?: number): void;
   /** The group's current per-window cap (below its limit after 429s), for logs and tests. */
   currentCap(group: string): number | undefined;
   /** Requests waiting, by group (for logs and benchmarks). */
@@ -234,6 +241,20 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       bucket.pausedUntil = Math.max(bucket.pausedUntil, now + ms);
       // The server counts this group as spent: one start when the pause ends, then the new pace.
       if (Number.isFinite(bucket.cap)) bucket.tokens = Math.min(bucket.tokens, 1 - ((bucket.pausedUntil - now) * bucket.cap) / windowMs);
+      pump(bucket);
+    },
+    adoptServerLimit(group, perWindow, remaining) {
+      if (!(Number.isInteger(perWindow) && perWindow >= 1)) return;
+      const bucket = buckets.get(group);
+      if (!bucket) return;
+      refresh(bucket, Date.now());
+      if (bucket.limit !== perWindow) {
+        const slowed = bucket.cap < bucket.limit;
+        bucket.limit = perWindow;
+        bucket.cap = slowed ? Math.min(bucket.cap, perWindow) : perWindow;
+        bucket.tokens = Math.min(bucket.tokens, burstOf(bucket.cap));
+      }
+      if (remaining !== undefined && remaining >= 0) bucket.tokens = Math.min(bucket.tokens, remaining);
       pump(bucket);
     },
     currentCap(group) {

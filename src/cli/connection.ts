@@ -2,12 +2,17 @@
  * Where `fleetbook run` sends its calls: the embedded simulator (`--target simulator`), or
  * a platform named by the `FLEETBOOK_*` environment variables, optionally on top of a
  * profile of `fleetbook.yaml` (`profiles: { <name>: { clientId, clientSecret, authUrl,
- * baseUrl, regionalUrl, region } }`). Variables win over the profile.
+ * baseUrl, regionalUrl, region, rateLimits } }`). Variables win over the profile.
+ * A profile's `rateLimits: { defaultPerMinute, perMinute: { <group>: n } }` sets the client's
+ * pace: groups without a published limit go at `defaultPerMinute` (600 unless set), and a
+ * group named in `perMinute` at that many requests a minute. A server that sends
+ * `ratelimit-limit` headers is followed over both.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { createPlatformClient, type PlatformClient } from '../api/index.js';
+import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from '../api/index.js';
+import { didYouMean } from '../errors/did-you-mean.js';
 import { UsageError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
@@ -17,8 +22,10 @@ export interface ConnectionOptions {
   target?: string | undefined;
   /** Name of a profile in `fleetbook.yaml`. */
   profile?: string | undefined;
-  /** Simulated ms per real ms of the embedded simulator. @default 60 */
+  /** Simulated ms per real ms of the embedded simulator; refused against a real platform. @default 60 */
   timeScale?: number | undefined;
+  /** The embedded simulator's world file, fault file and seed (`run --world/--faults/--seed`); refused against a real platform. */
+  simulator?: { world?: string | undefined; faults?: string | undefined; seed?: number | undefined };
   env: NodeJS.ProcessEnv;
   /** Where `fleetbook.yaml` is looked for. @default process.cwd() */
   cwd?: string;
@@ -45,8 +52,31 @@ const settings = {
 } as const;
 type Setting = keyof typeof settings;
 
+/** Simulated ms per real ms of the embedded simulator when `--time-scale` is not given. */
+export const DEFAULT_TIME_SCALE = 60;
+
 /** Region of regional calls against the embedded simulator when FLEETBOOK_REGION names none. */
 const SIMULATOR_REGION = 'us-west';
+
+type RateLimits = NonNullable<PlatformClientOptions['rateLimits']>;
+
+/** A profile's `rateLimits`, checked: whole numbers of requests a minute, at least 1. */
+function readRateLimits(value: unknown, where: string): RateLimits | undefined {
+  if (value === undefined) return undefined;
+  const count = (field: string, n: unknown): number => {
+    if (typeof n === 'number' && Number.isInteger(n) && n >= 1) return n;
+    throw new UsageError(`${where}.rateLimits.${field} must be a whole number of requests a minute (at least 1), got ${JSON.stringify(n)}`, 'INVALID_CONFIG');
+  };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${where}.rateLimits must be a mapping: { defaultPerMinute: 1200, perMinute: { privateCloud: 300 } }`, 'INVALID_CONFIG');
+  const { defaultPerMinute, perMinute, ...unknown } = value as Record<string, unknown>;
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) throw new UsageError(`${where}.rateLimits has no '${extra[0]}': it takes defaultPerMinute and perMinute.${didYouMean(extra[0] ?? '', ['defaultPerMinute', 'perMinute'])}`, 'INVALID_CONFIG');
+  if (perMinute !== undefined && (perMinute === null || typeof perMinute !== 'object' || Array.isArray(perMinute))) throw new UsageError(`${where}.rateLimits.perMinute must map rate-limit groups to requests a minute`, 'INVALID_CONFIG');
+  return {
+    ...(defaultPerMinute === undefined ? {} : { defaultPerMinute: count('defaultPerMinute', defaultPerMinute) }),
+    ...(perMinute === undefined ? {} : { perMinute: Object.fromEntries(Object.entries(perMinute as Record<string, unknown>).map(([group, n]) => [group, count(`perMinute.${group}`, n)])) }),
+  };
+}
 
 function readProfileDocument(name: string, cwd: string): Record<string, unknown> {
   const file = join(cwd, 'fleetbook.yaml');
@@ -66,13 +96,15 @@ function readProfileDocument(name: string, cwd: string): Record<string, unknown>
   return profile as Record<string, unknown>;
 }
 
-function readProfile(name: string, cwd: string): Partial<Record<Setting, string>> {
+function readProfile(name: string, cwd: string): Partial<Record<Setting, string>> & { rateLimits?: RateLimits } {
   const profile = readProfileDocument(name, cwd);
-  const values: Partial<Record<Setting, string>> = {};
+  const values: Partial<Record<Setting, string>> & { rateLimits?: RateLimits } = {};
   for (const key of Object.keys(settings) as Setting[]) {
     const value = profile[key];
     if (value !== undefined) values[key] = String(value);
   }
+  const rateLimits = readRateLimits(profile.rateLimits, `${join(cwd, 'fleetbook.yaml')}: profiles.${name}`);
+  if (rateLimits) values.rateLimits = rateLimits;
   return values;
 }
 
@@ -99,13 +131,21 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   if (options.target !== undefined && options.target !== 'simulator') {
     throw new UsageError(`--target must be 'simulator', got '${options.target}'. Without --target, the FLEETBOOK_* variables name the platform.`, 'INVALID_OPTION');
   }
+  const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
+  const { world, faults, seed } = options.simulator ?? {};
   if (options.target === 'simulator') {
-    const simulator = await startSimulator({ port: 0, timeScale: options.timeScale ?? 60 });
+    const simulator = await startSimulator({ port: 0, timeScale, ...(world === undefined ? {} : { world }), ...(faults === undefined ? {} : { faults }), ...(seed === undefined ? {} : { seed }) });
     const client = simulatorClient(simulator, { logger, secrets, region: env.FLEETBOOK_REGION || SIMULATOR_REGION });
-    return { client, description: `the embedded simulator at ${simulator.url} (time scale ${options.timeScale ?? 60})`, close: () => simulator.close() };
+    const rehearsal = [world === undefined ? '' : `world ${world}`, faults === undefined ? '' : `faults ${faults}`, `seed ${simulator.control.world().seed}`].filter(Boolean).join(', ');
+    return { client, description: `the embedded simulator at ${simulator.url} (time scale ${timeScale}, ${rehearsal})`, close: () => simulator.close() };
+  }
+  // Against a real platform these would be silently ignored: time passes as it does, the world is the account's.
+  const simulatorOnly = [options.timeScale === undefined ? '' : '--time-scale', world === undefined ? '' : '--world', faults === undefined ? '' : '--faults', seed === undefined ? '' : '--seed'].filter(Boolean);
+  if (simulatorOnly.length > 0) {
+    throw new UsageError(`${simulatorOnly.join(', ')} ${simulatorOnly.length === 1 ? 'applies' : 'apply'} only to the embedded simulator: add --target simulator, or leave ${simulatorOnly.length === 1 ? 'it' : 'them'} out to run against the platform the FLEETBOOK_* variables name.`, 'INVALID_OPTION');
   }
 
-  const values: Partial<Record<Setting, string>> = options.profile ? readProfile(options.profile, options.cwd ?? process.cwd()) : {};
+  const values: Partial<Record<Setting, string>> & { rateLimits?: RateLimits } = options.profile ? readProfile(options.profile, options.cwd ?? process.cwd()) : {};
   for (const [key, variable] of Object.entries(settings) as Array<[Setting, string]>) {
     if (env[variable]) values[key] = env[variable];
   }
@@ -127,6 +167,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     baseUrl: values.baseUrl as string,
     regionalUrl: values.regionalUrl as string,
     ...(values.region ? { region: values.region } : {}),
+    ...(values.rateLimits ? { rateLimits: values.rateLimits } : {}),
     logger,
   });
   return { client, description: `${values.baseUrl} as ${values.clientId}`, close: async () => undefined };

@@ -11,6 +11,7 @@ export const CliErrorCode = {
   invalidPlaybooks: 'INVALID_PLAYBOOKS',
   noSharedStore: 'NO_SHARED_STORE',
   invalidPlaybook: 'INVALID_PLAYBOOK',
+  unknownCommand: 'UNKNOWN_COMMAND',
   unknownRun: 'UNKNOWN_RUN',
   ambiguousRun: 'AMBIGUOUS_RUN',
   unknownSchedule: 'UNKNOWN_SCHEDULE',

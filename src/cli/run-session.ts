@@ -11,36 +11,52 @@ import { createLogger, type Logger, type SecretRegistry } from '../logging/index
 import { RunStatus } from '../store/types.js';
 import type { CliIo } from './io.js';
 import { LOG_LEVELS } from './log-levels.js';
+import { outputFormat, writeMachine, type OutputOptions } from './output.js';
 import { createReadableLogStream, formatSummary } from './commands/run-view.js';
 
-export interface LoggingOptions {
-  json?: boolean;
+export interface LoggingOptions extends OutputOptions {
   logFile?: string;
   logLevel: string;
 }
 
-/** `--time-scale` of the embedded simulator. */
-export function parseTimeScale(text: string): number {
+/** `--time-scale` of the embedded simulator; undefined when not given (the simulator's default applies). */
+export function parseTimeScale(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
   const timeScale = Number(text);
   if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${text}'.`, 'INVALID_OPTION');
   return timeScale;
 }
 
-/** JSON lines when asked or when stdout is not a terminal; otherwise the readable view. */
+/**
+ * How a run is shown: `text` (and `wide`): readable log lines and a summary; `json`: JSON log
+ * lines and the result as one; `yaml`: the result as a YAML document, the log lines readable
+ * on standard error. Unasked, JSON lines when standard output is not a terminal (a log
+ * collector reads them), the readable view on one; `-o text` gives it anywhere.
+ */
+export type RunView = 'text' | 'json' | 'yaml';
+
+export function runView(io: CliIo, options: LoggingOptions): RunView {
+  const format = outputFormat(options, io.stdout.isTTY === true ? 'text' : 'json');
+  return format === 'wide' ? 'text' : format;
+}
+
+/** JSON lines on standard output: asked, or the default off a terminal. */
 export function wantsJson(io: CliIo, options: LoggingOptions): boolean {
-  return options.json === true || io.stdout.isTTY !== true;
+  return runView(io, options) === 'json';
 }
 
 /**
  * The command's logger: JSON lines (or the readable view) on stdout, and with `--log-file`
  * JSON lines appended to that file too; secrets scrubbed from both.
  */
-export function createCommandLogger(io: CliIo, options: LoggingOptions, secrets: SecretRegistry, readable = !wantsJson(io, options)): Logger {
+export function createCommandLogger(io: CliIo, options: LoggingOptions, secrets: SecretRegistry, readable = !wantsJson(io, options), screen?: NodeJS.WritableStream): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
   }
   const level = options.logLevel as pino.Level;
-  const streams: pino.StreamEntry[] = [{ stream: (readable ? createReadableLogStream(io.stdout) : io.stdout) as DestinationStream, level }];
+  // With `-o yaml` standard output carries the result alone; the log goes to standard error.
+  const out = screen ?? (runView(io, options) === 'yaml' ? io.stderr : io.stdout);
+  const streams: pino.StreamEntry[] = [{ stream: (readable ? createReadableLogStream(out) : out) as DestinationStream, level }];
   if (options.logFile) streams.push({ stream: createWriteStream(options.logFile, { flags: 'a' }), level });
   return createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
 }
@@ -66,10 +82,10 @@ export async function withInterruption<T>(logger: Logger, work: (signal: AbortSi
 }
 
 /** Prints the result (one JSON line, or the summary) and sets the exit code: 0, 1 or 130. */
-export function reportResult(io: CliIo, json: boolean, secrets: SecretRegistry, result: RunResult, extra: Record<string, unknown> = {}): void {
-  if (json) {
+export function reportResult(io: CliIo, view: RunView, secrets: SecretRegistry, result: RunResult, extra: Record<string, unknown> = {}): void {
+  if (view !== 'text') {
     const { runId, status, outputs, error, steps } = result;
-    io.stdout.write(`${JSON.stringify(secrets.scrubValue({ result: { runId, status, outputs, error, ...extra, steps } }))}\n`);
+    writeMachine(io, view, secrets.scrubValue({ result: { runId, status, outputs, error, ...extra, steps } }));
   } else {
     io.stdout.write(secrets.scrub(formatSummary(result)));
   }

@@ -3,5 +3,6 @@ export { runPlaybook, resumeRun, enqueuePlaybookRun, type RunOptions, type Resum
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
 export { readSpilledInputs } from './large-values.js';
+export { platformStateInFlight } from './resume-plan.js';
 export { exposedEnvironment } from './scope.js';
 export { EngineErrorCode } from './error-codes.js';

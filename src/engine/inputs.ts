@@ -2,6 +2,7 @@
  * A run's inputs: the given values checked against the playbook's declarations, defaults
  * applied. Every problem is a `UsageError` naming the input, raised before anything runs.
  */
+import { didYouMean } from '../errors/index.js';
 import { UsageError } from '../errors/index.js';
 import type { InputSpec } from '../playbook/index.js';
 import { compileSchema } from '../steps/index.js';
@@ -27,7 +28,10 @@ export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, given:
   const problems: string[] = [];
   const declared = Object.keys(specs);
   for (const name of Object.keys(given)) {
-    if (!Object.hasOwn(specs, name)) problems.push(`unknown input '${name}' (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`);
+    if (!Object.hasOwn(specs, name)) {
+      const suggestion = didYouMean(name, declared, { prefixes: true }).trim().replace(/^Did/, 'did');
+      problems.push(`unknown input '${name}'${suggestion ? `: ${suggestion}` : ''} (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`);
+    }
   }
   const values: Record<string, unknown> = {};
   const secretNames: string[] = [];
@@ -40,7 +44,10 @@ export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, given:
     const validate = compileSchema(spec.schema);
     if (!validate(value)) {
       const why = (validate.errors ?? []).map((error) => `${error.instancePath ? `${error.instancePath} ` : ''}${error.message ?? error.keyword}`).join('; ');
-      problems.push(`input '${name}' ${why} (declared ${spec.type}, got ${spec.secret ? 'a secret value' : JSON.stringify(value)})`);
+      // `-i recipients=a@b` gives one text where a list is declared: say how a list is written.
+      const given: unknown = value;
+      const listHint = spec.type === 'array' && typeof given === 'string' && !spec.secret ? `; a list is written as JSON: -i '${name}=${JSON.stringify(given.split(',').map((item) => item.trim()))}'` : '';
+      problems.push(`input '${name}' ${why} (declared ${spec.type}, got ${spec.secret ? 'a secret value' : JSON.stringify(value)})${listHint}`);
       continue;
     }
     values[name] = value;

@@ -70,3 +70,15 @@ export function createResumePlan(entries: readonly JournalEntry[], confirmUnknow
   }
   return { records: new Map(foldJournal(entries).map((record) => [record.path, record])), inFlight, knownLocations, confirmUnknown };
 }
+
+/**
+ * The platform state a resume would depend on: async operations in flight and writes whose
+ * outcome is not journaled. A resume against another platform than the one that ran them (a
+ * new embedded simulator: the one that ran them ended with its process) cannot find them.
+ */
+export function platformStateInFlight(entries: readonly JournalEntry[]): Array<{ path: StepPath; operationId: string; location?: string }> {
+  return [...createResumePlan(entries).inFlight.entries()]
+    // A webhook (`http`) reaches another service, and a read is simply sent again.
+    .filter(([, request]) => request.operationId !== 'http' && (request.location !== undefined || request.state === 'operation' || (request.state === 'unknown' && request.method !== 'GET')))
+    .map(([path, request]) => ({ path, operationId: request.operationId, ...(request.location === undefined ? {} : { location: request.location }) }));
+}

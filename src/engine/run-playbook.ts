@@ -11,7 +11,7 @@ import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
 import { reconciliationOf, toErrorRecord } from '../steps/index.js';
-import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, runLeaseKey } from '../store/index.js';
+import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
 import { RunStatus, StepStatus, type ErrorRecord, type RunQueue, type RunRecord, type RunStore } from '../store/index.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
@@ -28,8 +28,6 @@ function builtinRegistry(): StepRegistry {
   return (builtins ??= createStepRegistry());
 }
 
-/** How long a run's lease lasts without renewal; renewed at a third of it while the run goes on. */
-const LEASE_TTL_MS = 60_000;
 
 export interface RunOptions {
   /** Given inputs; defaults fill the rest. A missing or ill-typed input is a `UsageError`. */
@@ -117,7 +115,7 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
 
   const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
   // Leased before it exists: `runs list` never sees the new run running without a driver (crashed).
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal);
   try {
     await store.createRun({
       id: runId,
@@ -302,7 +300,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   const now = (options.clock ?? systemClock).now;
   const startedMs = now();
   const { retentionMs } = options;
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? LEASE_TTL_MS, options.logger, options.signal);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal);
   try {
     const run = await store.getRun(runId);
     const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);

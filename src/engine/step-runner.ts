@@ -8,7 +8,7 @@
 import type { Step } from '../playbook/index.js';
 import { isContainer, type Ending, type LeafDefinition, type PreparedLeaf, type StepDefinition, type StepOutcome } from '../steps/index.js';
 import { toErrorRecord } from '../steps/index.js';
-import { StepStatus } from '../store/index.js';
+import { StepStatus, type ErrorRecord } from '../store/index.js';
 import { runContainerAttempts, runLeafAttempts, type StepExecution } from './attempts.js';
 import { bounded } from './bounded.js';
 import { containerContext } from './container-context.js';
@@ -93,8 +93,12 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     await start();
     await options.journal({ type: 'step.finished', path, status: finished.status, ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }), ...(finished.error ? { error: finished.error } : {}) }, appendOptions);
     const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
-    const fields = { kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts, ...(finished.error ? { error: finished.error } : {}) };
-    if (options.logger.isLevelEnabled(level)) log()[level](fields, `step ${path} ${finished.status}`);
+    if (options.logger.isLevelEnabled(level)) {
+      const facts = { kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts };
+      // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
+      if (finished.rescued) log()[level]({ ...facts, rescued: true, recoveredFrom: finished.error }, `step ${path} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`);
+      else log()[level]({ ...facts, ...(finished.error ? { error: finished.error } : {}) }, `step ${path} ${finished.status}`);
+    }
     return finished;
   };
   return { step, path, record, log, start, settle };
@@ -168,6 +172,7 @@ async function runHandlers(state: RunnerState, execution: StepExecution, frame: 
     const rescue = await runSequence(state, step.rescue, inner);
     if (rescue === 'succeeded') outcome = { ...outcome, status: StepStatus.succeeded, rescued: true };
     else if (rescue === 'interrupted') outcome = { ...outcome, status: StepStatus.interrupted };
+    else outcome = { ...outcome, error: rescueFailure(step.rescue, inner, outcome.error) };
   }
   if (step.always && !frame.signal.aborted) {
     frame.scope.steps[step.id] = viewOf(outcome);
@@ -178,4 +183,16 @@ async function runHandlers(state: RunnerState, execution: StepExecution, frame: 
     }
   }
   return outcome;
+}
+
+/**
+ * A rescue that failed too (often on purpose, ending in `fail:`) says why in its own words:
+ * the step's error is the rescue's, and the failure it tried to recover from is kept in
+ * `details.rescuedFrom`.
+ */
+function rescueFailure(rescue: readonly Step[], frame: Frame, original: ErrorRecord | undefined): ErrorRecord | undefined {
+  const failed = [...rescue].reverse().find((step) => !step.continueOnError && (frame.scope.steps[step.id] as StepOutcome | undefined)?.status === StepStatus.failed);
+  const error = failed ? (frame.scope.steps[failed.id] as StepOutcome).error : undefined;
+  if (!failed || !error) return original;
+  return { ...error, details: { ...(error.details as Record<string, unknown> | undefined), failedStep: joinPath(frame.prefix, failed.id), ...(original ? { rescuedFrom: original } : {}) } };
 }

@@ -2,9 +2,9 @@
  * `loadPlaybook`: read → parse (positions kept) → schema → semantic rules → normalise,
  * every problem located, all of them in one pass. Never throws for a user's mistake.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { realpathSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { didYouMean } from '../errors/index.js';
 import { fileURLToPath } from 'node:url';
 import { loadPlatformDescription, type PlatformDescription } from '../openapi/index.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
@@ -104,6 +104,13 @@ function usesRefusal(ref: string, target: string, callerDir: string, usesFrom: r
   return `'${ref}' is outside the calling playbook's folder (${callerDir}): uses reads playbooks from that folder and those under it, and the bundled ones`;
 }
 
+/** A name that is not a bundled playbook: the closest bundled names, and all of them. */
+function noBundledPlaybook(file: string): string {
+  const wanted = basename(file).replace(/\.ya?ml$/, '');
+  const bundled = readdirSync(BUNDLED_DIR).filter((name) => name.endsWith('.yaml')).map((name) => name.replace(/\.yaml$/, '')).sort();
+  return `no bundled playbook '${wanted}' (nor a file: a path needs a '/' or a .yaml ending).${didYouMean(wanted, bundled)} Bundled: ${bundled.join(', ')}.`;
+}
+
 function fileProblem(file: string, code: string, message: string, line = 1, column = 1): Problem {
   return { code, message, severity: 'error', file, line, column, pointer: '' };
 }
@@ -140,7 +147,7 @@ export function readPlaybookText(file: string, maxBytes: number): { text?: strin
     bytes = read;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { problem: fileProblem(file, 'FILE_NOT_FOUND', 'no such file') };
+    if (code === 'ENOENT') return { problem: fileProblem(file, 'FILE_NOT_FOUND', resolve(dirname(file)) === resolve(BUNDLED_DIR) ? noBundledPlaybook(file) : 'no such file') };
     if (code === 'EISDIR') return { problem: fileProblem(file, 'NOT_A_FILE', 'is a directory, not a playbook file') };
     return { problem: fileProblem(file, 'FILE_UNREADABLE', `cannot be read (${code ?? String(error)})`) };
   }

@@ -9,6 +9,7 @@ export const ProblemCode = {
   multipleDocs: 'MULTIPLE_DOCS',
   yamlAliasLimit: 'YAML_ALIAS_LIMIT',
   yamlDuplicateKey: 'YAML_DUPLICATE_KEY',
+  yamlUnquotedExpression: 'YAML_UNQUOTED_EXPRESSION',
   notAPlaybook: 'NOT_A_PLAYBOOK',
   schema: 'SCHEMA',
   missingField: 'MISSING_FIELD',

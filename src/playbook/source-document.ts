@@ -55,6 +55,66 @@ function yamlMessage(code: string, message: string): string {
   return first;
 }
 
+/** yaml's codes for a structure broken by indentation (a line further in or out than it belongs). */
+const INDENTATION_ERRORS: ReadonlySet<string> = new Set(['BAD_INDENT', 'MISSING_CHAR', 'MULTILINE_IMPLICIT_KEY', 'BLOCK_AS_IMPLICIT_KEY', 'UNEXPECTED_TOKEN']);
+
+/** A value that starts `${{` unquoted: YAML reads its `: ` and `{` as structure, not text. */
+const UNQUOTED_EXPRESSION = /^(\s*(?:-\s+)?(?:[^\s'"#][^:#]*:\s+|-\s+))(\$\{\{.*\}\})\s*(?:#.*)?$/;
+
+const indentOf = (line: string): number => line.length - line.trimStart().length;
+
+/**
+ * yaml's errors as an author can act on them. One mistake often gives several errors (an
+ * unquoted `${{ a ? b : c }}` gives three on its line; one line indented wrong gives an error
+ * on each line after it): each mistake is reported once, with the fix it needs.
+ */
+function explainYamlErrors(errors: readonly { code: string; message: string; line: number; column: number }[], text: string): Array<{ code: string; message: string; line: number; column: number }> {
+  const lines = text.split('\n');
+  const explained: Array<{ code: string; message: string; line: number; column: number }> = [];
+  let indentationReported = false;
+  const quotedLines = new Set<number>();
+  for (const error of errors) {
+    const source = lines[error.line - 1] ?? '';
+    const unquoted = UNQUOTED_EXPRESSION.exec(source);
+    if (unquoted && unquoted[1] !== undefined && unquoted[2] !== undefined) {
+      if (quotedLines.has(error.line)) continue;
+      quotedLines.add(error.line);
+      const expression = unquoted[2];
+      const quote = expression.includes('"') ? "'" : '"';
+      explained.push({
+        code: 'YAML_UNQUOTED_EXPRESSION',
+        message: `this \${{ }} is not quoted, so YAML reads its ': ', '{' and '}' as structure rather than text: quote the whole value, e.g. ${quote}${expression}${quote}`,
+        line: error.line,
+        column: unquoted[1].length + 1,
+      });
+      continue;
+    }
+    if (INDENTATION_ERRORS.has(error.code)) {
+      // The errors after the first indentation slip mostly follow from it: one message, the fix in it.
+      if (indentationReported) continue;
+      indentationReported = true;
+      explained.push({ ...error, message: `${error.message.replace(/\.$/, '')}. ${indentationHint(lines, error.line)}` });
+      continue;
+    }
+    explained.push(error);
+  }
+  return explained;
+}
+
+/**
+ * Which lines to compare: a list item with the item before it in the list, any other line
+ * with the line above it. Named with both columns, so the fix is to move one of them.
+ */
+function indentationHint(lines: readonly string[], lineNumber: number): string {
+  const source = lines[lineNumber - 1] ?? '';
+  const isItem = (text: string): boolean => /^\s*- /.test(text) || /^\s*-$/.test(text);
+  let above = lineNumber - 2;
+  while (above >= 0 && ((lines[above] ?? '').trim() === '' || (lines[above] ?? '').trimStart().startsWith('#') || (isItem(source) && !isItem(lines[above] ?? '') && indentOf(lines[above] ?? '') >= indentOf(source)))) above -= 1;
+  if (above < 0) return 'Check the indentation of this line.';
+  const what = isItem(source) && isItem(lines[above] ?? '') ? 'the list item on line' : 'line';
+  return `Check the indentation: this line starts at column ${indentOf(source) + 1}, ${what} ${above + 1} at column ${indentOf(lines[above] ?? '') + 1}; items of one list, and keys of one mapping, start at the same column.`;
+}
+
 function pointerToken(key: string): string {
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
@@ -204,10 +264,9 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     ['error', document.errors],
     ['warning', document.warnings],
   ] as const) {
-    for (const issue of list) {
-      const at = position(issue.pos[0]);
-      const message = yamlMessage(issue.code, issue.message);
-      problems.push({ code: `YAML_${issue.code}`, message, severity, file, ...at, pointer: '' });
+    const located = list.map((issue) => ({ code: issue.code, message: yamlMessage(issue.code, issue.message), ...position(issue.pos[0]) }));
+    for (const issue of severity === 'error' ? explainYamlErrors(located, text) : located) {
+      problems.push({ code: issue.code.startsWith('YAML_') ? issue.code : `YAML_${issue.code}`, message: issue.message, severity, file, line: issue.line, column: issue.column, pointer: '' });
     }
   }
   let data: unknown;

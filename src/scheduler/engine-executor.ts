@@ -5,7 +5,8 @@
  */
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import type { RunStore } from '../store/types.js';
+import { platformStateInFlight } from '../engine/index.js';
+import { RunStatus, type RunStore } from '../store/types.js';
 import type { Clock } from './clock.js';
 import { resumeRunWithLock, runPlaybookWithLock } from './run-with-lock.js';
 import type { SchedulerOptions } from './scheduler.js';
@@ -24,6 +25,12 @@ export interface EngineExecutorOptions {
   outputsDir?: string;
   /** Ended runs older than this are pruned when a run ends (`FLEETBOOK_RETENTION`, resolved by the CLI). */
   retentionMs?: number;
+  /**
+   * The client reaches an embedded simulator started by this process: a run left with platform
+   * work in flight by an earlier process (its own simulator, gone with it) is not resumed
+   * against this one but ends failed, saying why, before any step runs. @default false
+   */
+  embeddedSimulator?: boolean;
 }
 
 export function createEngineExecutor(options: EngineExecutorOptions): SchedulerOptions['execute'] {
@@ -41,6 +48,16 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
       ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
     };
+    if (request.resume && options.embeddedSimulator) {
+      const inFlight = platformStateInFlight(await options.store.journal(request.runId));
+      if (inFlight.length > 0) {
+        const message = `not resumed: its platform work in flight (${inFlight.map((entry) => `${entry.path} ${entry.operationId}`).join('; ')}) was on the embedded simulator of the daemon that ran it, which ended with it`;
+        common.logger.error({ event: 'schedule.resumeRefused', runId: request.runId, inFlight }, `run ${request.runId} ${message}`);
+        // Ended here, with no step run: no rescue or webhook of the playbook fires for a simulator that forgot.
+        await options.store.setRunStatus(request.runId, RunStatus.failed, { error: { message, code: 'SIMULATOR_STATE_LOST' } });
+        return { status: RunStatus.failed };
+      }
+    }
     if (request.resume) {
       // Secret inputs are never stored: the schedule gives them again, as it gave them at the start.
       const secretInputs = Object.fromEntries(Object.entries(request.schedule.inputs).filter(([name]) => request.playbook.inputs[name]?.secret === true));

@@ -7,7 +7,7 @@ export { readScheduleState, writeScheduleState, type ScheduleState, type Schedul
 export { runPlaybookWithLock, renderLockKey, type LockOptions } from './run-with-lock.js';
 export { startDaemon, SCHEDULER_LEASE_KEY, type Daemon, type DaemonOptions } from './daemon.js';
 export { createEngineExecutor, type EngineExecutorOptions } from './engine-executor.js';
-export { loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';
+export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';

@@ -89,6 +89,18 @@ export function describeLeaseOwner(ownerText: string): string {
   return owner ? `${owner.host}:${owner.pid}:${owner.id.slice(0, 8)}` : ownerText;
 }
 
+/** How long a run's lease lasts without renewal; its driver renews it at a third of that (its heartbeat). */
+export const RUN_LEASE_TTL_MS = 60_000;
+
+/**
+ * When the live driver of a run last renewed its lease (ms since the epoch), or undefined when
+ * it has none: a lease is taken for RUN_LEASE_TTL_MS, so it was renewed that long before it expires.
+ */
+export async function lastHeartbeatMs(store: Pick<RunStore, 'leaseHolder'>, runId: string): Promise<number | undefined> {
+  const holder = await store.leaseHolder(runLeaseKey(runId));
+  return holder === undefined || isDeadLeaseOwner(holder.owner) ? undefined : Date.parse(holder.expiresAt) - RUN_LEASE_TTL_MS;
+}
+
 /**
  * Whether a run the store says is `running` has a live driver: its lease is held, and not by a
  * process verifiably dead. A run without one crashed (or was killed) and waits for a resume.

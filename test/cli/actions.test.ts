@@ -22,6 +22,30 @@ describe('fleetbook actions', () => {
     expect(op.input.required).toEqual(expect.arrayContaining(['id', 'body']));
   });
 
+  it('prints an operation as readable text on a terminal and with -o text: its input and the shape of its answer', async () => {
+    const onTty = await runCli(['actions', 'privateCloud.getSystem'], { tty: true });
+    const asked = await actions('privateCloud.getSystem', '-o', 'text');
+    expect(onTty.code).toBe(0);
+    expect(asked.stdout).toBe(onTty.stdout);
+    expect(onTty.stdout).toMatch(/^privateCloud\.getSystem {2}GET \/private-cloud-business\/v1beta1\/systems\/\{id\}\n {2}Get a system\n {2}read; rate limit group privateCloud/);
+    expect(onTty.stdout).toMatch(/\nwith: \(what the call step takes\)\n {2}id {6}string {2}required {2}Id of the record\.\n/);
+    expect(onTty.stdout).toMatch(/\nanswer: HTTP 200 application\/json \(steps\.<id>\.outputs\.body\)\n {2}one of: /);
+    expect(onTty.stdout).toMatch(/\n {4}softwareInfo +object {2}required\n {6}updateState +"UP_TO_DATE" \| /);
+    expect(onTty.stdout).not.toContain('{\n');
+    // JSON carries the answer's shape too, and YAML is one switch away.
+    const json = JSON.parse((await actions('privateCloud.getSystem', '--json')).stdout) as { response: { status: number; schema: unknown } };
+    expect(json.response.status).toBe(200);
+    expect(json.response.schema).toBeTypeOf('object');
+    expect((await actions('privateCloud.getSystem', '-o', 'yaml')).stdout).toMatch(/^---\nid: privateCloud\.getSystem\nmethod: GET\n/);
+  });
+
+  it("prints a step kind's fields and its examples as the YAML they are, on a terminal", async () => {
+    const { code, stdout } = await runCli(['actions', 'log'], { tty: true });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^log\nWrites a message to the run log\.\n\nfields:\n {2}log {4}any {2}required {2}The message/);
+    expect(stdout).toContain('\nexamples:\n# Log a message with a value.\nname: log-example\nsteps:\n  - log: "run ${{ run.id }} starting"\n');
+  });
+
   it('names the closest kind or operation for a typo, exit 2', async () => {
     const { code, stderr } = await actions('forEch');
     expect(code).toBe(2);

@@ -73,7 +73,7 @@ it.concurrent('tells the whole story and exits 0', async () => {
   expect(stdout).toMatch(/hci-eu-west-02 \(eu-west\)\n\s+cluster-a\s+2\.3\.1 → 2\.3\.1\s+skipped \(system OFFLINE\)/);
   expect(stdout.match(/→ 2\.4\.0 +1 attempt,/g)?.length).toBeGreaterThanOrEqual(6);
   // The report and who got it, from the outbox.
-  expect(stdout).toMatch(/ready: http:\/\/127\.0\.0\.1:\d+\/_sim\/downloads\/\S+/);
+  expect(stdout).toMatch(/ready: http:\/\/127\.0\.0\.1:\d+\/_sim\/downloads\/\S+\n {3}\(served by the demo's own simulator: the link stops working when the demo ends\)\n/);
   expect(stdout).toMatch(/sent to ops@example\.com, finance@example\.com/);
   // The CSV on disk with the rows the summary states.
   const csv = /"Monthly cost by product": (\d+) rows \(\d+ bytes\) in (\S+\.csv)/.exec(stdout);

@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.js';
 import { newLeaseOwner, runLeaseKey } from '../../src/store/lease-owner.js';
 import { openRunStore } from '../../src/store/open-run-store.js';
 import type { JournalEvent, NewRun, RunStore } from '../../src/store/types.js';
-import { runCli, type CliOutcome } from '../support/cli.js';
+import { captureStream, runCli, type CliOutcome } from '../support/cli.js';
 
 let home: string;
 
@@ -216,6 +217,118 @@ describe('fleetbook runs show', () => {
     const { code, stderr } = await fleetbook('runs', 'show');
     expect(code).toBe(2);
     expect(stderr).toContain("missing required argument 'runId'");
+  });
+});
+
+/** A finished rolling update with a per-system outputs table and two `log:` lines, journaled as the engine does. */
+async function seedWithOutputs(): Promise<void> {
+  seedNowMs = Date.parse(iso(0, -60_000));
+  const store = await openRunStore({ home, now: () => new Date(seedNowMs) });
+  await store.createRun(newRun('run-outputs', 'rolling-cluster-update', iso(0, -60_000)));
+  const events: JournalEvent[] = [
+    { type: 'step.started', path: 'hello', stepId: 'hello', kind: 'log' },
+    { type: 'step.finished', path: 'hello', status: 'succeeded', outputs: { message: 'updating 2 systems to 2.4.0' } },
+    { type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' },
+    { type: 'item.started', path: 'systems', index: 0 },
+    { type: 'step.started', path: 'systems[0].update', stepId: 'update', kind: 'call' },
+    { type: 'request.sending', path: 'systems[0].update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+    { type: 'request.answered', path: 'systems[0].update', attempt: 1, httpStatus: 202, location: '/ops/op-1' },
+    { type: 'operation.progress', path: 'systems[0].update', location: '/ops/op-1', progressPercent: 40, state: 'RUNNING' },
+    { type: 'operation.finished', path: 'systems[0].update', location: '/ops/op-1', outcome: 'SUCCEEDED' },
+    { type: 'step.finished', path: 'systems[0].update', status: 'succeeded' },
+    { type: 'step.started', path: 'systems[0].note', stepId: 'note', kind: 'log' },
+    { type: 'step.finished', path: 'systems[0].note', status: 'succeeded', outputs: { message: 'sys-1 now on 2.4.0' } },
+    { type: 'item.finished', path: 'systems', index: 0, status: 'succeeded' },
+    { type: 'step.finished', path: 'systems', status: 'succeeded' },
+  ];
+  for (const event of events) {
+    seedNowMs += 1000;
+    await store.append('run-outputs', event);
+  }
+  const outputs = { catalogVersion: '2.4.0', clusters: [{ cluster: 'c-1', system: 'sys-1', result: 'updated' }, { cluster: 'c-2', system: 'sys-22', result: 'not started' }] };
+  await store.setRunStatus('run-outputs', 'succeeded', { outputs });
+  await store.close();
+}
+
+describe('fleetbook runs show: what the run produced', () => {
+  it('shows the outputs, a list of records as a table, and the log: lines', async () => {
+    await seedWithOutputs();
+    const { code, stdout } = await fleetbook('runs', 'show', 'run-outputs');
+    expect(code).toBe(0);
+    expect(stdout).toContain('outputs:\n  catalogVersion: 2.4.0\n  clusters:\n    CLUSTER  SYSTEM  RESULT\n    c-1      sys-1   updated\n    c-2      sys-22  not started\n');
+    expect(stdout).toMatch(/log:\n {2}\d\d:\d\d:\d\d {2}hello {2}updating 2 systems to 2\.4\.0\n {2}\d\d:\d\d:\d\d {2}systems\[0\]\.note {2}sys-1 now on 2\.4\.0\n/);
+    const json = JSON.parse((await fleetbook('runs', 'show', 'run-outputs', '-o', 'json')).stdout) as { run: { outputs: unknown }; log: Array<{ path: string; message: string }> };
+    expect(json.run.outputs).toMatchObject({ catalogVersion: '2.4.0' });
+    expect(json.log.map((line) => line.message)).toEqual(['updating 2 systems to 2.4.0', 'sys-1 now on 2.4.0']);
+  });
+});
+
+describe('fleetbook runs logs', () => {
+  it("prints a finished run's log from its journal, and only one step's with --step", async () => {
+    await seedWithOutputs();
+    const all = await fleetbook('runs', 'logs', 'run-outp');
+    expect(all.code).toBe(0);
+    const lines = all.stdout.trimEnd().split('\n').map((line) => line.replace(/^\d\d:\d\d:\d\d {2}/, ''));
+    expect(lines).toEqual([
+      'hello  log: updating 2 systems to 2.4.0',
+      'systems  started (forEach)',
+      'systems  item 0 started',
+      'systems[0].update  started (call)',
+      'systems[0].update  POST privateCloud.runSoftwareUpdate',
+      'systems[0].update  answered HTTP 202, operation /ops/op-1',
+      'systems[0].update  operation 40% RUNNING',
+      'systems[0].update  operation ended SUCCEEDED',
+      'systems[0].update  succeeded',
+      'systems[0].note  log: sys-1 now on 2.4.0',
+      'systems  item 0 succeeded',
+      'systems  succeeded',
+    ]);
+    const step = await fleetbook('runs', 'logs', 'run-outputs', '--step', 'systems[0].note');
+    expect(step.stdout.trimEnd().split('\n').map((line) => line.slice(10))).toEqual(['systems[0].note  log: sys-1 now on 2.4.0']);
+    const json = await fleetbook('runs', 'logs', 'run-outputs', '--step', 'hello', '-o', 'json');
+    expect(json.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { event: { type: string } }).event.type)).toEqual(['step.started', 'step.finished']);
+  });
+
+  it('--follow prints new lines as the run journals them and stops when it ends', async () => {
+    const store = await openRunStore({ home });
+    await store.createRun(newRun('run-follow', 'nightly-export', iso(0)));
+    expect(await store.acquireLease(runLeaseKey('run-follow'), newLeaseOwner(), 60_000)).toBe(true);
+    await store.append('run-follow', { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' });
+    await store.append('run-follow', { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'first' } });
+    const stdout = captureStream();
+    const following = main(['runs', 'logs', 'run-follow', '--follow'], { stdout, stderr: captureStream(), env: { FLEETBOOK_HOME: home }, version: '0' });
+    // Journaled only once the follower has printed what was there: it must wait for more.
+    await vi.waitFor(() => expect(stdout.text()).toContain('say  log: first'), { timeout: 10_000 });
+    await store.append('run-follow', { type: 'step.started', path: 'again', stepId: 'again', kind: 'log' });
+    await store.append('run-follow', { type: 'step.finished', path: 'again', status: 'succeeded', outputs: { message: 'second' } });
+    await store.setRunStatus('run-follow', 'succeeded');
+    await store.close();
+    expect(await following).toBe(0);
+    expect(stdout.text().split('\n').map((line) => line.replace(/^\d\d:\d\d:\d\d {2}/, '')).filter(Boolean)).toEqual(['say  log: first', 'again  log: second', 'Run run-follow succeeded.']);
+  });
+
+  it('an unknown step path lists nothing; an unknown run is exit 2', async () => {
+    const unknown = await fleetbook('runs', 'logs', 'run-nope');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("no run 'run-nope'");
+  });
+});
+
+describe('a running run whose driver went quiet', () => {
+  it("says running (no heartbeat for Ns) while its lease has not lapsed", async () => {
+    const quietSince = Date.now() - 40_000;
+    const store = await openRunStore({ home, now: () => new Date(quietSince) });
+    await store.createRun(newRun('run-quiet', 'rolling-cluster-update', new Date(quietSince).toISOString()));
+    expect(await store.acquireLease(runLeaseKey('run-quiet'), newLeaseOwner(), 60_000)).toBe(true);
+    await store.close();
+    const listed = await fleetbook('runs', 'list');
+    const row = listed.stdout.split('\n').find((line) => line.startsWith('run-quiet'));
+    expect(row).toMatch(/^run-quiet {2,}rolling-cluster-update {2,}running \(no heartbeat for 4\ds\) /);
+    const shown = await fleetbook('runs', 'show', 'run-quiet');
+    expect(shown.stdout).toMatch(/^Run run-quiet {2}rolling-cluster-update {2}running \(no heartbeat for 4\ds\)\n/);
+    const json = JSON.parse((await fleetbook('runs', 'list', '--status', 'running', '-o', 'json')).stdout) as { status: string; lastHeartbeatAt: string };
+    expect(json.status).toBe('running');
+    expect(Date.parse(json.lastHeartbeatAt)).toBeCloseTo(quietSince, -3);
   });
 });
 

@@ -109,18 +109,42 @@ describe('fleetbook validate', () => {
   });
 
   it('locates files that cannot be read, without a stack trace', async () => {
-    const result = await run(['--format', 'json', fixture('no-such-file.yaml'), fixture('valid')]);
+    const result = await run(['-o', 'json', fixture('no-such-file.yaml'), fixture('valid')]);
     expect(result.code).toBe(2);
-    expect((JSON.parse(result.stdout) as Array<{ code: string; line: number }>).map((problem) => [problem.code, problem.line])).toEqual([
-      ['FILE_NOT_FOUND', 1],
-      ['NOT_A_FILE', 1],
-    ]);
+    expect((JSON.parse(result.stdout) as Array<{ code: string; line: number }>).map((problem) => [problem.code, problem.line])).toEqual([['FILE_NOT_FOUND', 1]]);
     expect(result.stderr).toBe('');
+  });
+
+  it('takes a folder, as daemon and schedules do: each of its playbooks is checked', async () => {
+    const valid = await run([fixture('valid')]);
+    expect(valid).toMatchObject({ code: 0, stdout: '1 playbook(s) valid\n' });
+    const invalid = await run([fixture('invalid')]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stdout).toContain('test/playbooks/invalid/kitchen-sink.yaml:6:11  error  unknown operation');
+    expect(invalid.stdout).toContain('test/playbooks/invalid/schedules.yaml:5:11  error');
+  });
+
+  it('takes the output switch of every command: -o text|json|yaml|github, --json; --format is its older spelling', async () => {
+    const file = fixture('invalid/schedules.yaml');
+    const json = await run(['-o', 'json', file]);
+    const shorthand = await run(['--json', file]);
+    const legacy = await run(['--format', 'json', file]);
+    expect(json.code).toBe(2);
+    expect(shorthand.stdout).toBe(json.stdout);
+    expect(legacy.stdout).toBe(json.stdout);
+    expect((JSON.parse(json.stdout) as Array<{ code: string }>)[0]?.code).toBe('INVALID_CRON');
+    const yaml = await run(['-o', 'yaml', file]);
+    expect(yaml.stdout).toMatch(/^---\n- code: INVALID_CRON\n {2}message: /);
+    expect((await run(['--output', 'github', file])).stdout).toMatch(/^::error file=test\/playbooks\/invalid\/schedules\.yaml,line=5/);
+    expect((await run(['-o', 'text', file])).stdout).toContain('schedules.yaml:5:11  error');
   });
 
   it('refuses an unknown format with exit 2', async () => {
     const result = await run(['--format', 'xml', fixture('valid/rolling-cluster-update.yaml')]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('--format must be one of stylish, json, github');
+    expect(result.stderr).toContain("argument 'xml' is invalid. Allowed choices are stylish, json, github.");
+    const output = await run(['-o', 'jsno', fixture('valid/rolling-cluster-update.yaml')]);
+    expect(output.code).toBe(2);
+    expect(output.stderr).toBe("fleetbook: --output must be one of text, json, yaml, wide, github, got 'jsno'. Did you mean 'json'?\n");
   });
 });

@@ -163,6 +163,41 @@ steps:
 });
 
 describe('block with rescue and always', () => {
+  it('a rescue that ends in fail: gives the run its message; a recovered step logs that it recovered, not that it failed', async () => {
+    const file = files({
+      'rescue-fails.yaml': `name: rescue-fails
+steps:
+  - id: deliver
+    block:
+      - id: send
+        fail: "mail server refused"
+    rescue:
+      - log: "telling the on-call"
+      - fail: "delivery failed and the on-call was paged"
+`,
+      'recovers.yaml': `name: recovers
+steps:
+  - id: deliver
+    fail: "first try failed"
+    rescue:
+      - log: "second way"
+`,
+    });
+    const failed = await runFile(file);
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).toContain('delivery failed and the on-call was paged');
+    expect(failed.error?.message).not.toContain('mail server refused');
+    const deliver = failed.steps.find((step) => step.path === 'deliver');
+    expect(deliver?.error).toMatchObject({ message: 'delivery failed and the on-call was paged', details: { rescuedFrom: { message: 'step deliver.send failed: mail server refused' } } });
+
+    const recovered = await runFile(join(dir, 'recovers.yaml'));
+    expect(recovered.status).toBe('succeeded');
+    const line = harness.lines().find((entry) => entry.runId === recovered.runId && entry.stepId === 'deliver' && entry.status === 'succeeded');
+    expect(line?.msg).toBe('step deliver recovered: its rescue succeeded after it failed (first try failed)');
+    expect(line?.error).toBeUndefined();
+    expect(line?.recoveredFrom).toMatchObject({ message: 'first try failed' });
+  });
+
   it("runs the block's rescue after a step inside it fails, then its always; the run goes on and succeeds", async () => {
     const file = files({
       'rescued.yaml': `name: rescued-block

@@ -130,3 +130,34 @@ describe('schemas/playbook.schema.json', () => {
     expect(committed === playbookSchemaText(createStepRegistry(), loadPlatformDescription())).toBe(true);
   });
 });
+
+describe('YAML slips a person makes, explained once with the fix', () => {
+  const problemsOf = (name: string, text: string) => {
+    writeFileSync(join(scratch, name), text);
+    return loadPlaybook(join(scratch, name)).problems.map(({ code, message, line, column }) => ({ code, message, line, column }));
+  };
+
+  it('an unquoted ${{ a ? b : c }} is one problem saying to quote the whole value, not a cascade of parser errors', () => {
+    const problems = problemsOf('ternary.yaml', 'name: t\ninputs:\n  n: { type: number, default: 1 }\nsteps:\n  - id: one\n    log: ${{ inputs.n > 1 ? "many" : "one" }}\n');
+    expect(problems).toEqual([
+      {
+        code: 'YAML_UNQUOTED_EXPRESSION',
+        message: `this \${{ }} is not quoted, so YAML reads its ': ', '{' and '}' as structure rather than text: quote the whole value, e.g. '\${{ inputs.n > 1 ? "many" : "one" }}'`,
+        line: 6,
+        column: 10,
+      },
+    ]);
+  });
+
+  it('a list item indented one space too far is one problem naming both columns, not "Sequence item without - indicator"', () => {
+    const problems = problemsOf('indent.yaml', 'name: a\nsteps:\n  - id: one\n    log: "x"\n   - id: two\n    log: "y"\n');
+    expect(problems).toEqual([
+      {
+        code: 'YAML_BAD_INDENT',
+        message: 'All sequence items must start at the same column. Check the indentation: this line starts at column 4, the list item on line 3 at column 3; items of one list, and keys of one mapping, start at the same column.',
+        line: 5,
+        column: 4,
+      },
+    ]);
+  });
+});

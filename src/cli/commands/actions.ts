@@ -1,7 +1,8 @@
 /**
  * `fleetbook actions [id]`: what a playbook can use. Without an id, the step kinds and every
  * operation by area; with a kind, its fields and examples; with an operation id, its input
- * schema (what `with:` takes) and how it behaves.
+ * schema (what `with:` takes), how it behaves and the shape of its answer. Readable text on a
+ * terminal and with `-o text`; JSON (`-o json`, the default off a terminal) or YAML.
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../errors/index.js';
@@ -9,6 +10,7 @@ import { didYouMean } from '../../errors/did-you-mean.js';
 import type { JsonSchema, OperationDescriptor } from '../../openapi/description.js';
 import type { StepDefinition } from '../../steps/definitions/step-definition.js';
 import type { CliIo } from '../io.js';
+import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 function describeOperation(op: OperationDescriptor, input: JsonSchema): Record<string, unknown> {
   return {
@@ -22,6 +24,7 @@ function describeOperation(op: OperationDescriptor, input: JsonSchema): Record<s
     ...(op.rateLimit ? { rateLimit: op.rateLimit } : {}),
     ...(op.permission ? { permission: op.permission } : {}),
     input,
+    response: { status: op.successStatus, ...op.responses[String(op.successStatus)] },
   };
 }
 
@@ -37,29 +40,43 @@ function describeKind(definition: StepDefinition): Record<string, unknown> {
 }
 
 export function registerActionsCommand(program: Command, io: CliIo): void {
-  program
+  const command = program
     .command('actions')
-    .description('list the step kinds and the operations a playbook can call, or show one with its schema')
-    .argument('[id]', 'a step kind (forEach) or an operation id (privateCloud.runSoftwarePrechecks)')
-    .option('--json', 'print JSON')
-    .action(async (id: string | undefined, options: { json?: boolean }) => {
+    .description("list the step kinds and the operations a playbook can call, or show one: its input, its answer's shape, examples")
+    .argument('[id]', 'a step kind (forEach) or an operation id (privateCloud.runSoftwarePrechecks)');
+  addOutputOptions(command).action(async (id: string | undefined, options: OutputOptions) => {
       // Imported here, not above: `--help` and the other commands do not load the description and step kinds.
-      const [{ inputSchemaOf, loadPlatformDescription }, { createStepRegistry }] = await Promise.all([import('../../openapi/description.js'), import('../../steps/registry.js')]);
+      const [{ inputSchemaOf, loadPlatformDescription }, { createStepRegistry }, { isMachineFormat, outputFormat, writeMachine }, view] = await Promise.all([
+        import('../../openapi/description.js'),
+        import('../../steps/registry.js'),
+        import('../output.js'),
+        import('./actions-view.js'),
+      ]);
       const { operations, byId } = loadPlatformDescription();
       const kinds = createStepRegistry();
       if (id !== undefined) {
+        // One item's JSON was what scripts read off a terminal: still the default there.
+        const format = outputFormat(options, io.stdout.isTTY === true ? 'text' : 'json');
+        const machine = (value: unknown): void => {
+          if (format === 'json') io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+          else writeMachine(io, 'yaml', value);
+        };
         if (kinds.has(id)) {
-          io.stdout.write(`${JSON.stringify(describeKind(kinds.get(id)), null, 2)}\n`);
+          const definition = kinds.get(id);
+          if (isMachineFormat(format)) machine(describeKind(definition));
+          else io.stdout.write(view.formatKind(definition));
           return;
         }
         const op = byId.get(id);
         if (!op) throw new UsageError(`unknown step kind or operation '${id}'.${didYouMean(id, [...kinds.kinds, ...byId.keys()])} Run 'fleetbook actions' to list them.`, 'UNKNOWN_OPERATION');
-        io.stdout.write(`${JSON.stringify(describeOperation(op, inputSchemaOf(op)), null, 2)}\n`);
+        if (isMachineFormat(format)) machine(describeOperation(op, inputSchemaOf(op)));
+        else io.stdout.write(view.formatOperation(op, inputSchemaOf(op)));
         return;
       }
-      if (options.json) {
-        for (const definition of kinds.list()) io.stdout.write(`${JSON.stringify({ kind: definition.kind, description: definition.description })}\n`);
-        for (const op of operations) io.stdout.write(`${JSON.stringify({ id: op.id, method: op.method, path: op.path, summary: op.summary })}\n`);
+      const format = outputFormat(options);
+      if (isMachineFormat(format)) {
+        for (const definition of kinds.list()) writeMachine(io, format, { kind: definition.kind, description: definition.description });
+        for (const op of operations) writeMachine(io, format, { id: op.id, method: op.method, path: op.path, summary: op.summary });
         return;
       }
       const kindWidth = Math.max(...kinds.kinds.map((kind) => kind.length));

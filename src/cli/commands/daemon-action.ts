@@ -7,6 +7,7 @@ import { createEngineExecutor, createQueueExecutor, isSchedulerError, loadPlaybo
 import { isQueueStore, openRunStore } from '../../store/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { outputFormat } from '../output.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
 import { runSettingsOf } from '../run-settings.js';
@@ -15,10 +16,12 @@ export interface DaemonCommandOptions {
   playbooks: string;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
   leaseTtl: string;
   logFile?: string;
   logLevel: string;
+  output?: string;
+  json?: boolean;
 }
 
 function refuse(io: CliIo, problems: readonly Problem[]): void {
@@ -37,8 +40,11 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   if (hasErrors(folder.problems)) return refuse(io, folder.problems);
 
   const secrets = createSecretRegistry();
-  // A daemon's output is read by machines: always JSON lines.
-  const logger = createCommandLogger(io, options, secrets, false);
+  // A daemon's output is read by machines: JSON lines, unless a person asks for `-o text`.
+  const format = outputFormat(options, 'json');
+  if (format !== 'json' && format !== 'text') throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
+  const readable = format === 'text';
+  const logger = createCommandLogger(io, options, secrets, readable);
 
   const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
@@ -57,7 +63,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       // Team mode (a shared store): one leader among the daemons by the store's lock; it only queues, workers run.
       ...(isQueueStore(store)
         ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
-        : { execute: createEngineExecutor({ client: connection.client, store, logger, secrets, ...runSettingsOf(io.env) }) }),
+        : { execute: createEngineExecutor({ client: connection.client, store, logger, secrets, ...runSettingsOf(io.env), embeddedSimulator: options.target === 'simulator' }) }),
     }).catch((error: unknown) => {
       // The folder changed between the check above and the start.
       if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {

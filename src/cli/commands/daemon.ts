@@ -16,9 +16,11 @@ export function registerDaemonCommand(program: Command, io: CliIo): void {
     .description('fire the schedules of every playbook in a folder, until SIGTERM (one daemon per store; others wait as standbys)')
     .option('--playbooks <dir>', 'folder of playbooks', 'playbooks')
     .option('--target <target>', "'simulator': run against the embedded simulator")
-    .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms', '60')
+    .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms (default 60)')
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--lease-ttl <duration>', 'how long the scheduler lease outlives a daemon that stopped renewing it', '30s')
+    .option('-o, --output <format>', 'json (JSON log lines, the default) or text (readable lines)')
+    .option('--json', 'shorthand for --output json')
     .option('--log-file <path>', 'also write the JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (options: DaemonCommandOptions) => (await import('./daemon-action.js')).daemonAction(io, options));

@@ -10,10 +10,10 @@ import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { createMemoryRunStore, RunStatus, type RunStore } from '../../store/index.js';
 import { simulatorClient } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
 import { runSettingsOf } from '../run-settings.js';
 
-export interface DemoOptions {
-  json?: boolean;
+export interface DemoOptions extends OutputOptions {
   timeScale: string;
   outputDir: string;
 }
@@ -149,7 +149,7 @@ function describe(event: DemoEvent): string {
     case 'reportExport':
       return (
         (event.status === RunStatus.succeeded
-          ? `   ready: ${event.downloadUrl ?? ''}\n   the outbox shows "${event.subject ?? ''}" sent to ${event.recipients.join(', ')}\n`
+          ? `   ready: ${event.downloadUrl ?? ''}\n   (served by the demo's own simulator: the link stops working when the demo ends)\n   the outbox shows "${event.subject ?? ''}" sent to ${event.recipients.join(', ')}\n`
           : `   ${event.status}: ${event.error ?? ''}\n`) + '\n3. Consumption report download (CSV streamed to disk)...\n'
       );
     case 'consumptionCsv':
@@ -168,8 +168,10 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
   const outputDir = resolve(options.outputDir);
   mkdirSync(outputDir, { recursive: true });
   const logFile = resolve(outputDir, 'demo.log');
+  const format = outputFormat(options);
   const emit = (event: DemoEvent): void => {
-    io.stdout.write(options.json ? `${JSON.stringify(event)}\n` : describe(event));
+    if (isMachineFormat(format)) writeMachine(io, format, event);
+    else io.stdout.write(describe(event));
   };
 
   const startedMs = Date.now();

@@ -1,16 +1,17 @@
 /** What `fleetbook resume` does (see resume.ts), imported when the command runs. */
 import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
+import { platformStateInFlight } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
 import { resumeRunWithLock } from '../../scheduler/run-with-lock.js';
-import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
+import { openRunStore, RunStatus, type JournalEntry, type RunRecord } from '../../store/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
+import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 import { runSettingsOf } from '../run-settings.js';
 
 export interface ResumeCommandOptions {
@@ -18,8 +19,9 @@ export interface ResumeCommandOptions {
   confirmUnknown?: boolean;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
   json?: boolean;
+  output?: string;
   logFile?: string;
   logLevel: string;
 }
@@ -68,6 +70,24 @@ async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<str
   return values;
 }
 
+/**
+ * An embedded simulator lives as long as the process that started it: a run it served that had
+ * an async operation in flight (or a write of unknown outcome) cannot be continued against a
+ * new one, which knows nothing of it. Refused before anything is sent, so the run's failure
+ * handling (a rescue, a webhook) is not set off by a platform that simply forgot.
+ */
+function refuseLostSimulatorState(runId: string, journal: readonly JournalEntry[]): void {
+  const inFlight = platformStateInFlight(journal);
+  if (inFlight.length === 0) return;
+  const named = inFlight.map((entry) => `${entry.path} (${entry.operationId}${entry.location === undefined ? '' : `, ${entry.location}`})`).join('; ');
+  throw new UsageError(
+    `run ${runId} cannot be resumed against a new embedded simulator: it had platform work in flight (${named}) on the simulator that ran it, which ended with its process. ` +
+      "Nothing was sent. Start it again with 'fleetbook run', or rehearse crash and resume against 'fleetbook simulate' (a simulator whose state outlives the run, reached through the FLEETBOOK_* variables).",
+    'SIMULATOR_STATE_LOST',
+    { inFlight },
+  );
+}
+
 /** Resumes the run `named` (its id or a prefix naming one run) with the options of `fleetbook resume`. */
 export async function resumeAction(io: CliIo, named: string, options: ResumeCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
@@ -88,9 +108,10 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       return;
     }
     const playbook = loaded.playbook;
+    if (options.target === 'simulator') refuseLostSimulatorState(runId, await store.journal(runId));
     const secretInputs = await gatherSecretInputs(run, io);
 
-    const json = wantsJson(io, options);
+    const view = runView(io, options);
     const secrets = createSecretRegistry();
     const logger = createCommandLogger(io, options, secrets);
     const connection = await openConnection({
@@ -102,7 +123,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       secrets,
     });
     try {
-      if (!json) io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
+      if (view === 'text') io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
       const result = await withInterruption(logger, (signal) =>
         // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
         resumeRunWithLock(playbook, {
@@ -118,7 +139,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
           ...runSettingsOf(io.env),
         }),
       );
-      reportResult(io, json, secrets, result);
+      reportResult(io, view, secrets, result);
     } finally {
       await connection.close();
     }

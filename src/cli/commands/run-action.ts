@@ -16,7 +16,8 @@ import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
 import { secretInputVariable } from './resume-action.js';
-import { createCommandLogger, parseTimeScale, reportResult, wantsJson, withInterruption } from '../run-session.js';
+import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
+import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 import { runSettingsOf } from '../run-settings.js';
 
 export interface RunCommandOptions {
@@ -24,10 +25,14 @@ export interface RunCommandOptions {
   inputs?: string;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
+  world?: string;
+  faults?: string;
+  seed?: string;
   dryRun?: boolean;
   queue?: boolean;
   json?: boolean;
+  output?: string;
   logFile?: string;
   logLevel: string;
 }
@@ -85,6 +90,8 @@ async function queueRun(io: CliIo, playbook: Playbook, inputs: Record<string, un
 /** Runs the playbook `reference` names with the options of `fleetbook run`. */
 export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
+  const seed = options.seed === undefined ? undefined : Number(options.seed);
+  if (seed !== undefined && !Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
 
   const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
@@ -97,27 +104,32 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   // Checked here too so a missing input costs no simulator start or connection.
   resolveInputs(playbook.inputs, inputs, playbook.name);
 
-  const json = wantsJson(io, options);
-  if (options.queue) return queueRun(io, playbook, inputs, options, json);
+  const view = runView(io, options);
+  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json');
   const secrets = createSecretRegistry();
-  const logger = createCommandLogger(io, options, secrets);
+  // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
+  const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
+  const logger = createCommandLogger(io, options, secrets, undefined, live ? streamTo((text) => live.write(text)) : undefined);
   const runId = randomUUID();
 
   // Resolved before anything is stored: a bad FLEETBOOK_RETENTION is refused before the run.
   const settings = runSettingsOf(io.env);
-  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  const store = live ? live.observe(opened) : opened;
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
-    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, env: io.env, logger: clientLogger, secrets });
+    const connection = await openConnection({ target: options.target, profile: options.profile, timeScale, simulator: { world: options.world, faults: options.faults, seed }, env: io.env, logger: clientLogger, secrets });
     try {
-      if (!json) io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
+      if (view === 'text') io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
       const result = await withInterruption(logger, (signal) =>
         // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
         runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, ...settings }),
       );
-      reportResult(io, json, secrets, result, { simulatedSteps: result.simulatedSteps });
+      live?.close();
+      reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });
     } finally {
+      live?.close();
       await connection.close();
     }
   } finally {

@@ -2,9 +2,12 @@
 import { UsageError } from '../../errors/index.js';
 import { didYouMean } from '../../errors/did-you-mean.js';
 import { parseDuration } from '../../expressions/index.js';
-import { RunStatus, buildStepTree, hasLiveDriver, pruneRuns, withRunStore, outputsDirOf, resolveFleetbookHome, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { RunStatus, RUN_LEASE_TTL_MS, buildStepTree, lastHeartbeatMs, pruneRuns, withRunStore, outputsDirOf, resolveFleetbookHome, type JournalEntry, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
 import { findRun } from '../find-run.js';
 import type { CliIo } from '../io.js';
+import { isMachineFormat, outputFormat, painter, statusColour, writeMachine, type OutputFormat, type OutputOptions } from '../output.js';
+import { formatLogLines, formatOutputs, formatRunLog, isWithin, logMessage, logStepPaths, table } from './run-log.js';
 
 /** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
 function formatDuration(ms: number): string {
@@ -23,13 +26,6 @@ function formatTime(iso: string | undefined): string {
 
 function runDurationMs(run: Pick<RunRecord, 'startedAt' | 'endedAt'>): number | undefined {
   return run.endedAt === undefined ? undefined : Date.parse(run.endedAt) - Date.parse(run.startedAt);
-}
-
-/** Left-aligned columns, two spaces apart; the last column is not padded. */
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
-  return `${[header, ...rows].map(line).join('\n')}\n`;
 }
 
 /**
@@ -53,10 +49,26 @@ function parseInstant(option: string, text: string, now: Date): string {
  */
 const CRASHED = 'crashed';
 type ShownStatus = RunStatus | typeof CRASHED;
-type ShownRun = Omit<RunRecord, 'status'> & { status: ShownStatus };
+/** `lastHeartbeatAt`: when a running run's driver last renewed its lease. */
+type ShownRun = Omit<RunRecord, 'status'> & { status: ShownStatus; lastHeartbeatAt?: string };
+
+/**
+ * A driver renews its lease every third of the TTL; one silent for half the TTL has missed a
+ * renewal (killed on another host, or stuck) though its lease has not lapsed yet.
+ */
+const STALE_HEARTBEAT_MS = RUN_LEASE_TTL_MS / 2;
 
 async function shownRun(store: RunStore, run: RunRecord): Promise<ShownRun> {
-  return run.status === RunStatus.running && !(await hasLiveDriver(store, run.id)) ? { ...run, status: CRASHED } : run;
+  if (run.status !== RunStatus.running) return run;
+  const heartbeatMs = await lastHeartbeatMs(store, run.id);
+  return heartbeatMs === undefined ? { ...run, status: CRASHED } : { ...run, lastHeartbeatAt: new Date(heartbeatMs).toISOString() };
+}
+
+/** `running (no heartbeat for 40s)` for a running run whose driver went quiet; the status otherwise. */
+function statusText(run: ShownRun, nowMs: number): string {
+  if (run.status !== RunStatus.running || run.lastHeartbeatAt === undefined) return run.status;
+  const silentMs = nowMs - Date.parse(run.lastHeartbeatAt);
+  return silentMs > STALE_HEARTBEAT_MS ? `running (no heartbeat for ${Math.round(silentMs / 1000)}s)` : run.status;
 }
 
 function parseStatus(text: string | undefined): ShownStatus | undefined {
@@ -73,24 +85,39 @@ function parseLimit(text: string): number {
 }
 
 
-function printRunList(io: CliIo, runs: ShownRun[]): void {
+function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
   if (runs.length === 0) {
     io.stdout.write('No runs found.\n');
     return;
   }
+  const nowMs = Date.now();
+  const paint = painter(io);
   const rows = runs.map((run) => {
     const durationMs = runDurationMs(run);
-    return [
+    const row = [
       run.id,
       run.playbook,
-      run.status,
+      statusText(run, nowMs),
       formatTime(run.startedAt),
       durationMs === undefined ? '' : formatDuration(durationMs),
-      `${run.trigger.kind}${run.dryRun ? ' (dry run)' : ''}`,
+      `${run.trigger.kind}${run.trigger.scheduleId === undefined ? '' : ` (${run.trigger.scheduleId})`}${run.dryRun ? ' (dry run)' : ''}`,
       run.resumes === 0 ? '' : String(run.resumes),
     ];
+    return wide ? [...row, formatTime(run.endedAt), run.error ? errorText(run.error) : ''] : row;
   });
-  io.stdout.write(table(['RUN', 'PLAYBOOK', 'STATUS', 'STARTED', 'DURATION', 'TRIGGER', 'RESUMES'], rows));
+  const header = ['RUN', 'PLAYBOOK', 'STATUS', 'STARTED', 'DURATION', 'TRIGGER', 'RESUMES', ...(wide ? ['ENDED', 'ERROR'] : [])];
+  const lines = table(header, rows).split('\n');
+  // Coloured after padding, so the escape codes do not widen the column.
+  const statusAt = (lines[0] ?? '').indexOf('STATUS');
+  const statusWidth = Math.max(6, ...rows.map((row) => (row[2] ?? '').length));
+  io.stdout.write(
+    lines
+      .map((line, index) => {
+        const colour = index === 0 ? undefined : statusColour(rows[index - 1]?.[2] ?? '');
+        return colour === undefined ? line : `${line.slice(0, statusAt)}${paint(colour, line.slice(statusAt, statusAt + statusWidth))}${line.slice(statusAt + statusWidth)}`;
+      })
+      .join('\n'),
+  );
   const crashed = runs.filter((run) => run.status === CRASHED);
   if (crashed.length > 0) io.stdout.write(`\n${crashed.map((run) => `Run ${run.id} crashed (no process drives it any more): fleetbook resume ${run.id}`).join('\n')}\n`);
 }
@@ -100,7 +127,7 @@ function errorText(error: NonNullable<StepNode['error']>): string {
   return `${error.message}${facts.length === 0 ? '' : ` (${facts.join(', ')})`}`;
 }
 
-function printRun(io: CliIo, run: ShownRun, tree: StepNode[]): void {
+function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly JournalEntry[]): void {
   const durationMs = runDurationMs(run);
   const facts = [
     `started ${formatTime(run.startedAt)}`,
@@ -110,11 +137,16 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[]): void {
     run.dryRun ? 'dry run' : '',
     run.resumes === 0 ? '' : `resumed ${run.resumes}×`,
   ].filter(Boolean);
-  io.stdout.write(`Run ${run.id}  ${run.playbook}  ${run.status}\n${facts.join('  ')}\n`);
+  const status = statusText(run, Date.now());
+  const colour = statusColour(status);
+  io.stdout.write(`Run ${run.id}  ${run.playbook}  ${colour === undefined ? status : painter(io)(colour, status)}\n${facts.join('  ')}\n`);
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
   if (run.status === CRASHED) io.stdout.write(`crashed: no process drives it any more (its lease lapsed or its process is gone); continue it with: fleetbook resume ${run.id}\n`);
+  if (run.outputs !== undefined) io.stdout.write(`outputs:\n${formatOutputs(run.outputs)}`);
+  const logLines = formatLogLines(journal);
+  if (logLines !== '') io.stdout.write(`log:\n${logLines.replace(/^/gm, '  ')}`);
   io.stdout.write('\n');
   if (tree.length === 0) {
     io.stdout.write('No steps journaled.\n');
@@ -147,7 +179,8 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[]): void {
 }
 
 /** Recent runs, newest first, filtered by the options of `fleetbook runs list`. */
-export async function listRunsAction(io: CliIo, options: { playbook?: string; status?: string; since?: string; limit: string; json?: boolean }): Promise<void> {
+export async function listRunsAction(io: CliIo, options: { playbook?: string; status?: string; since?: string; limit: string } & OutputOptions): Promise<void> {
+  const format = outputFormat(options);
   const filter = {
     limit: parseLimit(options.limit),
     ...(options.playbook === undefined ? {} : { playbook: options.playbook }),
@@ -160,33 +193,78 @@ export async function listRunsAction(io: CliIo, options: { playbook?: string; st
     const shown = await Promise.all(stored.map((run) => shownRun(store, run)));
     return status === undefined ? shown : shown.filter((run) => run.status === status);
   });
-  if (options.json) {
-    for (const run of found) io.stdout.write(`${JSON.stringify({ ...run, durationMs: runDurationMs(run) })}\n`);
+  if (isMachineFormat(format)) {
+    for (const run of found) writeMachine(io, format, { ...run, durationMs: runDurationMs(run) });
     return;
   }
-  printRunList(io, found);
+  printRunList(io, found, format === 'wide');
 }
 
 /** One run with its step tree. */
-export async function showRunAction(io: CliIo, runId: string, options: { json?: boolean }): Promise<void> {
-  const { run, tree } = await withRunStore({ env: io.env }, async (store) => {
+export async function showRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
+  const format = outputFormat(options);
+  const { run, tree, journal } = await withRunStore({ env: io.env }, async (store) => {
     const found = await findRun(store, runId, io.env);
-    return { run: await shownRun(store, found), tree: buildStepTree(await store.steps(found.id)) };
+    return { run: await shownRun(store, found), tree: buildStepTree(await store.steps(found.id)), journal: await store.journal(found.id) };
   });
-  if (options.json) {
-    io.stdout.write(`${JSON.stringify({ run: { ...run, durationMs: runDurationMs(run) }, steps: tree })}\n`);
+  if (isMachineFormat(format)) {
+    const logPaths = logStepPaths(journal);
+    const log = journal.flatMap((entry) => {
+      const message = logMessage(entry, logPaths);
+      return message === undefined ? [] : [{ at: entry.at, path: entry.event.path, message }];
+    });
+    writeMachine(io, format, { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log });
     return;
   }
-  printRun(io, run, tree);
+  printRun(io, run, tree, journal);
+}
+
+/** How often `runs logs --follow` reads the journal again: it is written by another process. */
+const FOLLOW_POLL_MS = 500;
+
+/**
+ * A run's log from its journal: every step's doings and its `log:` lines, or only those inside
+ * `--step`. With `--follow`, new entries as they are journaled, until the run ends (or is
+ * found crashed).
+ */
+export async function runLogsAction(io: CliIo, runId: string, options: { follow?: boolean; step?: string } & OutputOptions): Promise<void> {
+  const format: OutputFormat = outputFormat(options);
+  await withRunStore({ env: io.env }, async (store) => {
+    const run = await findRun(store, runId, io.env);
+    const logPaths = new Set<string>();
+    let printed = 0;
+    for (;;) {
+      const journal = await store.journal(run.id);
+      const fresh = journal.slice(printed);
+      printed = journal.length;
+      for (const path of logStepPaths(fresh)) logPaths.add(path);
+      if (isMachineFormat(format)) {
+        for (const entry of fresh) if (options.step === undefined || isWithin(entry.event.path, options.step)) writeMachine(io, format, entry);
+      } else {
+        io.stdout.write(formatRunLog(fresh, logPaths, options.step));
+      }
+      if (!options.follow) return;
+      const now = await shownRun(store, (await store.getRun(run.id)) ?? run);
+      if (now.status !== RunStatus.running) {
+        // What was journaled between the read above and the run's end.
+        if ((await store.journal(run.id)).length > printed) continue;
+        if (!isMachineFormat(format)) io.stdout.write(`Run ${run.id} ${now.status}.\n`);
+        return;
+      }
+      await delay(FOLLOW_POLL_MS);
+    }
+  });
 }
 
 /** Forgets the runs that ended before the cutoff, and their output files. */
-export async function pruneRunsAction(io: CliIo, options: { olderThan?: string; json?: boolean }): Promise<void> {
+export async function pruneRunsAction(io: CliIo, options: { olderThan?: string } & OutputOptions): Promise<void> {
+  const format = outputFormat(options);
   const age = options.olderThan ?? io.env.FLEETBOOK_RETENTION;
   if (age === undefined || age === '') {
     throw new UsageError('say how old a run must be to go: --older-than 30d (or set FLEETBOOK_RETENTION)', 'MISSING_OPTION');
   }
   const before = parseInstant('older-than', age, new Date());
   const pruned = await withRunStore({ env: io.env }, (store) => pruneRuns(store, before, outputsDirOf(resolveFleetbookHome({ env: io.env }))));
-  io.stdout.write(options.json ? `${JSON.stringify({ pruned, endedBefore: before })}\n` : `Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
+  if (isMachineFormat(format)) writeMachine(io, format, { pruned, endedBefore: before });
+  else io.stdout.write(`Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
 }

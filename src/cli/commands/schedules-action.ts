@@ -5,6 +5,7 @@ import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Proble
 import { createFireTimes, loadPlaybookFolder, offsetAt, readScheduleState, SchedulerError, wallTimeAt, writeScheduleState, type ScheduleState } from '../../scheduler/index.js';
 import { hasLiveDriver, RunStatus, withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
+import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
 import { formatProblems, shownPath } from '../problems.js';
 
 /** A fire time as `2025-03-30 06:00:00 +02:00`, the wall clock of `timezone`. */
@@ -108,7 +109,8 @@ function loadAll(files: string[], folder: string): { playbooks: Playbook[]; prob
 
 
 /** Each schedule of `files` (or of the folder): next fire times, last run and result. */
-export async function listSchedulesAction(io: CliIo, files: string[], options: { playbooks: string; count: string; json?: boolean }): Promise<void> {
+export async function listSchedulesAction(io: CliIo, files: string[], options: { playbooks: string; count: string } & OutputOptions): Promise<void> {
+  const format = outputFormat(options);
   const count = Number(options.count);
   if (!Number.isInteger(count) || count <= 0) throw new UsageError(`--count must be a positive integer, got '${options.count}'.`, 'INVALID_OPTION');
   const { playbooks, problems } = loadAll(files, options.playbooks);
@@ -118,28 +120,30 @@ export async function listSchedulesAction(io: CliIo, files: string[], options: {
     return;
   }
   const views = await withRunStore({ env: io.env }, (store) => viewsOf(playbooks, store, count, Date.now()));
-  if (options.json) {
-    for (const view of views) io.stdout.write(`${JSON.stringify(view)}\n`);
+  if (isMachineFormat(format)) {
+    for (const view of views) writeMachine(io, format, view);
     return;
   }
   printViews(io, views);
 }
 
 /** Resumes the schedule `key` paused after failed runs. */
-export async function resumeScheduleAction(io: CliIo, key: string, options: { playbooks: string }): Promise<void> {
+export async function resumeScheduleAction(io: CliIo, key: string, options: { playbooks: string } & OutputOptions): Promise<void> {
+  const format = outputFormat(options);
   const message = await withRunStore({ env: io.env }, async (store) => {
     const state = await readScheduleState(store, key);
     if (!state) {
       const known = loadPlaybookFolder(options.playbooks).playbooks.flatMap((playbook) => playbook.schedules.map((schedule) => schedule.key));
       throw new SchedulerError(`No schedule '${key}' has fired with the store in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(key, known)}`, 'UNKNOWN_SCHEDULE');
     }
-    if (!state.paused) return `Schedule ${key} is not paused.`;
+    if (!state.paused) return { key, resumed: false, message: `Schedule ${key} is not paused.` };
     // Only these fields are written: a daemon writing the schedule's other fields meanwhile keeps its writes.
     Object.assign(state, { paused: false, consecutiveFailures: 0 });
     delete state.pausedAt;
     delete state.pausedPlaybookHash;
     await writeScheduleState(store, key, state);
-    return `Schedule ${key} resumed; it fires again at its next fire time.`;
+    return { key, resumed: true, message: `Schedule ${key} resumed; it fires again at its next fire time.` };
   });
-  io.stdout.write(`${message}\n`);
+  if (isMachineFormat(format)) writeMachine(io, format, message);
+  else io.stdout.write(`${message.message}\n`);
 }

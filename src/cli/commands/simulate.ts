@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors/index.js';
 import type { CliIo } from '../io.js';
+import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 interface SimulateOptions {
   port: string;
@@ -13,7 +14,6 @@ interface SimulateOptions {
   world?: string;
   timeScale: string;
   faults?: string;
-  json?: boolean;
 }
 
 function parseNumberOption(name: string, text: string, check: (value: number) => boolean, expected: string): number {
@@ -25,7 +25,7 @@ function parseNumberOption(name: string, text: string, check: (value: number) =>
 }
 
 export function registerSimulateCommand(program: Command, io: CliIo): void {
-  program
+  const command = program
     .command('simulate')
     .description('serve the platform simulator (every operation, auth, limits, faults) until SIGTERM/SIGINT')
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
@@ -33,9 +33,10 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .option('--seed <n>', "seed of the generated world (default: the world file's seed, else 1)")
     .option('--world <file>', 'world file (YAML): sizes, pinned failures, extra API clients')
     .option('--time-scale <n>', 'divide every simulated duration by n (60: a minute takes a second)', '1')
-    .option('--faults <file>', 'fault-injection file (YAML or JSON)')
-    .option('--json', 'print the connection details as one JSON line')
-    .action(async (options: SimulateOptions) => {
+    .option('--faults <file>', 'fault-injection file (YAML or JSON)');
+  addOutputOptions(command).action(async (options: SimulateOptions & OutputOptions) => {
+      const { isMachineFormat, outputFormat, writeMachine } = await import('../output.js');
+      const format = outputFormat(options);
       const port = parseNumberOption('port', options.port, (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a port number (0-65535)');
       const seed = options.seed === undefined ? undefined : parseNumberOption('seed', options.seed, Number.isInteger, 'an integer');
       const timeScale = parseNumberOption('time-scale', options.timeScale, (v) => v > 0, 'a positive number');
@@ -56,8 +57,8 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
         regionalUrl: simulator.regionalUrl,
         clients: simulator.clients,
       };
-      if (options.json) {
-        io.stdout.write(`${JSON.stringify(connection)}\n`);
+      if (isMachineFormat(format)) {
+        writeMachine(io, format, connection);
       } else {
         io.stdout.write(
           [

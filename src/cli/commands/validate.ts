@@ -1,13 +1,17 @@
 /**
- * `fleetbook validate <file...> [--format stylish|json|github]`: every problem of every
- * file, located; exit 2 when any is an error. Nothing is run and no request is sent.
+ * `fleetbook validate <file|folder...> [-o text|json|yaml|wide|github]`: every problem of every
+ * file (a folder: each of its playbooks, checked as the daemon checks them), located; exit 2
+ * when any is an error. Nothing is run and no request is sent. `--format stylish|json|github`
+ * is the older spelling of `-o`, still taken.
  */
-import type { Command } from 'commander';
-import { ExitCode, UsageError } from '../../errors/index.js';
+import { Option, type Command } from 'commander';
+import { ExitCode } from '../../errors/index.js';
 import type { CliIo } from '../io.js';
+import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
-const FORMATS = ['stylish', 'json', 'github'] as const;
-type Format = (typeof FORMATS)[number];
+const GITHUB = ['github'] as const;
+/** `--format` values and the `-o` they mean. */
+const LEGACY_FORMATS: Record<string, string> = { stylish: 'text', json: 'json', github: 'github' };
 
 function escapeGithub(text: string, property = false): string {
   const escaped = text.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A');
@@ -15,33 +19,47 @@ function escapeGithub(text: string, property = false): string {
 }
 
 export function registerValidateCommand(program: Command, io: CliIo): void {
-  program
+  const command = program
     .command('validate')
     .description('check playbooks without running them: schema, operations, step references, expressions, schedules')
-    .argument('<file...>', 'playbook files')
-    .option('--format <format>', `output format: ${FORMATS.join(', ')}`, 'stylish')
-    .action(async (files: string[], options: { format: string }) => {
-      if (!(FORMATS as readonly string[]).includes(options.format)) {
-        throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, not '${options.format}'`, 'INVALID_FORMAT');
+    .argument('<path...>', 'playbook files, or folders of them (as the daemon reads them)')
+    .addOption(new Option('--format <format>', 'deprecated: use -o (stylish is -o text)').choices(Object.keys(LEGACY_FORMATS)));
+  addOutputOptions(command, GITHUB).action(async (paths: string[], options: OutputOptions & { format?: string }) => {
+    // Imported here, not above: `--help` and the other commands do not load the playbook loader.
+    const [{ hasErrors, loadPlaybook }, { isPlaybookFile, loadPlaybookFolder }, { formatProblems, shownPath }, { outputFormat, writeMachine }, { statSync, readdirSync }] = await Promise.all([
+      import('../../playbook/index.js'),
+      import('../../scheduler/index.js'),
+      import('../problems.js'),
+      import('../output.js'),
+      import('node:fs'),
+    ]);
+    const asked = options.output === undefined && options.format !== undefined ? { ...options, output: LEGACY_FORMATS[options.format] } : options;
+    const format = outputFormat(asked, 'text', GITHUB);
+    let files = 0;
+    const problems = paths.flatMap((path) => {
+      if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+        files += readdirSync(path).filter(isPlaybookFile).length;
+        return loadPlaybookFolder(path).problems;
       }
-      // Imported here, not above: `--help` and the other commands do not load the playbook loader.
-      const [{ hasErrors, loadPlaybook }, { formatProblems, shownPath }] = await Promise.all([import('../../playbook/index.js'), import('../problems.js')]);
-      const format = options.format as Format;
-      const problems = files.flatMap((file) => loadPlaybook(file).problems);
-      const shown = shownPath;
-      if (format === 'json') {
-        io.stdout.write(`${JSON.stringify(problems.map((problem) => ({ ...problem, file: shown(problem.file) })), null, 2)}\n`);
-      } else if (format === 'github') {
-        for (const problem of problems) {
-          const level = problem.severity === 'error' ? 'error' : 'warning';
-          io.stdout.write(`::${level} file=${escapeGithub(shown(problem.file), true)},line=${problem.line},col=${problem.column},title=${escapeGithub(problem.code, true)}::${escapeGithub(problem.message)}\n`);
-        }
-      } else if (problems.length > 0) {
-        const errors = problems.filter((problem) => problem.severity === 'error').length;
-        io.stdout.write(`${formatProblems(problems, shown)}\n\n${errors} error(s), ${problems.length - errors} warning(s) in ${files.length} file(s)\n`);
-      } else {
-        io.stdout.write(`${files.length} playbook(s) valid\n`);
-      }
-      if (hasErrors(problems)) io.exitCode = ExitCode.usage;
+      files += 1;
+      return loadPlaybook(path).problems;
     });
+    const shown = problems.map((problem) => ({ ...problem, file: shownPath(problem.file) }));
+    if (format === 'json') {
+      io.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+    } else if (format === 'yaml') {
+      writeMachine(io, 'yaml', shown);
+    } else if (format === 'github') {
+      for (const problem of shown) {
+        const level = problem.severity === 'error' ? 'error' : 'warning';
+        io.stdout.write(`::${level} file=${escapeGithub(problem.file, true)},line=${problem.line},col=${problem.column},title=${escapeGithub(problem.code, true)}::${escapeGithub(problem.message)}\n`);
+      }
+    } else if (problems.length > 0) {
+      const errors = problems.filter((problem) => problem.severity === 'error').length;
+      io.stdout.write(`${formatProblems(problems)}\n\n${errors} error(s), ${problems.length - errors} warning(s) in ${files} file(s)\n`);
+    } else {
+      io.stdout.write(`${files} playbook(s) valid\n`);
+    }
+    if (hasErrors(problems)) io.exitCode = ExitCode.usage;
+  });
 }

@@ -54,7 +54,7 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
     if (status === 'failed') failures += 1;
     results[index] = { index, item: items[index], status, steps };
     if (status === 'failed' && failures > allowed) {
-      context.log().warn({ failures, toleratedFailures: allowed }, `forEach ${path}: ${failures} failed items exceed the tolerance of ${allowed}; no new item starts`);
+      context.log().warn({ failures, toleratedFailures: allowed }, `forEach ${path}: ${failures} failed ${failures === 1 ? 'item exceeds' : 'items exceed'} the tolerance of ${allowed}; no new item starts`);
     }
   };
 
