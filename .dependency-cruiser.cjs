@@ -4,7 +4,8 @@
  *   cli ──► scheduler ──► engine            cli ──► simulator (nothing else imports it)
  *   cli ──► engine ──► steps ──► api ──► undici
  *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
- *   errors, logging, openapi (the platform description): leaves imported by all
+ *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
+ *   errors, logging, openapi (the platform description), timers: leaves imported by all
  *
  * Each rule names a folder and the folders it must not import.
  */
@@ -17,6 +18,13 @@ const layer = (name, from, forbidden) => ({
 });
 
 const above = ['cli', 'simulator'];
+
+/**
+ * Modules whose imports of other modules go through those modules' `index.ts` (their public
+ * surface). The others (api, cli, scheduler, simulator) still reach into files and join the
+ * list once converted.
+ */
+const throughIndex = ['engine', 'steps', 'playbook', 'timers', 'errors', 'logging', 'expressions', 'store', 'openapi'];
 module.exports = {
   forbidden: [
     {
@@ -26,11 +34,21 @@ module.exports = {
       from: {},
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
+    {
+      name: 'through-index',
+      severity: 'error',
+      comment: "another module is imported through its index.ts, not its files (docs/architecture.md)",
+      from: { path: `^src/(${throughIndex.join('|')})/`, pathNot: '\\.test(-kit)?\\.ts$' },
+      to: { path: '^src/([^/]+)/.+', pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$'] },
+    },
     layer('leaves-errors', 'errors', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'logging', 'openapi']),
     layer('leaves-logging', 'logging', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'openapi']),
+    layer('leaves-timers', 'timers', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'logging', 'openapi']),
     layer('leaves-openapi', 'openapi', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions']),
     layer('api', 'api', ['steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', ...above]),
-    layer('steps', 'steps', ['playbook', 'engine', 'scheduler', ...above]),
+    layer('steps', 'steps', ['engine', 'scheduler', ...above]),
+    // Step definitions build and run loaded steps: they know the playbook's types, never its code (the loader calls them).
+    { ...layer('steps-playbook', 'steps', ['playbook']), to: { path: '^src/playbook/', dependencyTypesNot: ['type-only'] } },
     // Step executors describe their results in the journal's terms (types only); they never write to the store.
     { ...layer('steps-store', 'steps', ['store']), to: { path: '^src/store/', dependencyTypesNot: ['type-only'] } },
     layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above]),

@@ -3,11 +3,11 @@
  * `block` with a retry of its own repeats as a whole. See ARCHITECTURE.md, "One step".
  */
 import type { Logger } from '../logging/index.js';
-import type { RetryPolicy, Step } from '../playbook/types.js';
-import type { ContainerDefinition, PreparedLeaf, StepOutcome } from '../steps/definitions/step-definition.js';
-import { toErrorRecord } from '../steps/executors/error-record.js';
-import type { ExecutorRuntime } from '../steps/executors/types.js';
-import { StepStatus, type ErrorRecord } from '../store/types.js';
+import type { RetryPolicy, Step } from '../playbook/index.js';
+import type { ContainerDefinition, PreparedLeaf, StepOutcome } from '../steps/index.js';
+import { toErrorRecord } from '../steps/index.js';
+import type { ExecutorRuntime } from '../steps/index.js';
+import { StepStatus, type ErrorRecord } from '../store/index.js';
 import { sleepOn } from '../timers/index.js';
 import type { Frame, RunnerState, StepLog, StepSummary } from './runner-state.js';
 import { decideRetry, retryFactsOf, retryFactsOfRecord, type RetryFacts } from './step-retry.js';

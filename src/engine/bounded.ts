@@ -1,10 +1,10 @@
 /** A step's or a container's timeout: the signal its work runs under. */
 import { setMaxListeners } from 'node:events';
-import { StepErrorCode } from '../steps/error-codes.js';
-import type { StepOutcome } from '../steps/definitions/step-definition.js';
-import { toErrorRecord } from '../steps/executors/error-record.js';
-import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
-import { StepStatus } from '../store/types.js';
+import { StepErrorCode } from '../steps/index.js';
+import type { StepOutcome } from '../steps/index.js';
+import { toErrorRecord } from '../steps/index.js';
+import { StepError, StepFailureKind } from '../steps/index.js';
+import { StepStatus } from '../store/index.js';
 import { linkSignal, type Clock } from '../timers/index.js';
 
 function timeoutError(stepId: string, timeoutMs: number): StepError {

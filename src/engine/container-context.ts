@@ -1,7 +1,7 @@
 /** What the engine gives a container kind to run its children with (`ContainerContext`). */
-import type { Playbook, Step } from '../playbook/types.js';
-import type { ContainerContext, ItemRun } from '../steps/definitions/step-definition.js';
-import { StepStatus, type ErrorRecord } from '../store/types.js';
+import type { Playbook, Step } from '../playbook/index.js';
+import type { ContainerContext, ItemRun } from '../steps/index.js';
+import { StepStatus, type ErrorRecord } from '../store/index.js';
 import type { StepExecution } from './attempts.js';
 import { resolveInputs } from './inputs.js';
 import { restore } from './replay.js';

@@ -1,7 +1,6 @@
 /** The codes of a run's own errors (starting, ending, resuming). docs/errors.md says what each means. */
 export const EngineErrorCode = {
   invalidInputs: 'INVALID_INPUTS',
-  invalidRetention: 'INVALID_RETENTION',
   runLeased: 'RUN_LEASED',
   leaseLost: 'LEASE_LOST',
   interrupted: 'INTERRUPTED',

@@ -2,10 +2,10 @@
  * A run's inputs: the given values checked against the playbook's declarations, defaults
  * applied. Every problem is a `UsageError` naming the input, raised before anything runs.
  */
-import { didYouMean } from '../errors/did-you-mean.js';
+import { didYouMean } from '../errors/index.js';
 import { UsageError } from '../errors/index.js';
-import type { InputSpec } from '../playbook/types.js';
-import { compileSchema } from '../steps/executors/call-input.js';
+import type { InputSpec } from '../playbook/index.js';
+import { compileSchema } from '../steps/index.js';
 
 export interface ResolvedInputs {
   values: Record<string, unknown>;

@@ -7,7 +7,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JournalEvent } from '../store/types.js';
+import type { JournalEvent } from '../store/index.js';
 
 /** What the store keeps in place of a value written to a file. */
 export interface OutputsFileReference {

@@ -8,12 +8,12 @@
  * holds or takes an answered write as done, without sending.
  */
 import { errorMessage } from '../errors/index.js';
-import type { PreparedLeaf } from '../steps/definitions/step-definition.js';
-import { isOutcomeUnknown } from '../steps/executors/call.js';
-import { StepError, StepFailureKind } from '../steps/executors/step-error.js';
-import type { ExecutorRuntime, LeafResult } from '../steps/executors/types.js';
-import { reconcileWrite, type ReconcileDecision } from '../steps/reconcile/index.js';
-import type { OperationDescriptor } from '../openapi/description.js';
+import type { PreparedLeaf } from '../steps/index.js';
+import { isOutcomeUnknown } from '../steps/index.js';
+import { StepError, StepFailureKind } from '../steps/index.js';
+import type { ExecutorRuntime, LeafResult } from '../steps/index.js';
+import { reconcileWrite, type ReconcileDecision } from '../steps/index.js';
+import type { OperationDescriptor } from '../openapi/index.js';
 import type { InFlightRequest } from './resume-plan.js';
 import type { RunnerState, StepLog } from './runner-state.js';
 import { OUTCOME_UNKNOWN } from './step-retry.js';

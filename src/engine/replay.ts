@@ -1,6 +1,6 @@
 /** Resume: steps the journal recorded as ended are made visible again instead of being run. */
-import type { Step } from '../playbook/types.js';
-import { StepStatus, type StepRecord } from '../store/types.js';
+import type { Step } from '../playbook/index.js';
+import { StepStatus, type StepRecord } from '../store/index.js';
 import { readSpilledValue } from './large-values.js';
 import { joinPath, type RunnerState } from './runner-state.js';
 import type { Scope, StepView } from './scope.js';

@@ -3,8 +3,8 @@
  * replay what succeeded), the request each step had in flight (to re-attach or reconcile
  * instead of sending again), and the async operations already followed to their end.
  */
-import { foldJournal } from '../store/fold-journal.js';
-import { StepStatus, type JournalEntry, type StepPath, type StepRecord } from '../store/types.js';
+import { foldJournal } from '../store/index.js';
+import { StepStatus, type JournalEntry, type StepPath, type StepRecord } from '../store/index.js';
 
 /**
  * A step's last request whose effect the step never consumed (the process stopped first).

@@ -4,24 +4,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { PlatformClient } from '../api/index.js';
 import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
-import type { Playbook } from '../playbook/types.js';
-import { toErrorRecord } from '../steps/executors/error-record.js';
-import { reconciliationOf } from '../steps/reconcile/index.js';
-import { acquireLeaseFromLiveOrDead, newLeaseOwner, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/lease-owner.js';
-import { outputsDirOf, resolveFleetbookHome } from '../store/open-run-store.js';
-import { pruneRuns } from '../store/prune.js';
-import { RunStatus, StepStatus, type ErrorRecord, type RunQueue, type RunRecord, type RunStore } from '../store/types.js';
-import { parseDuration } from '../expressions/index.js';
+import type { Playbook } from '../playbook/index.js';
+import { reconciliationOf, toErrorRecord } from '../steps/index.js';
+import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
+import { RunStatus, StepStatus, type ErrorRecord, type RunQueue, type RunRecord, type RunStore } from '../store/index.js';
 import { resolveInputs } from './inputs.js';
 import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
-import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
+import { createStepRegistry, type StepRegistry } from '../steps/index.js';
 import { systemClock, type Clock } from '../timers/index.js';
 
 let builtins: StepRegistry | undefined;
@@ -54,15 +52,17 @@ export interface RunOptions {
   registry?: StepRegistry;
   /** Jitter source of step retries. @default Math.random */
   random?: () => number;
-  /** The environment; expressions see its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). @default process.env */
+  /** The environment expressions see: its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). The engine reads no variable itself. @default {} */
   env?: Record<string, string | undefined>;
   /** @default { kind: 'manual' } */
   trigger?: { kind: 'manual' | 'schedule'; scheduleId?: string };
   /**
    * Folder for step outputs too large for the journal (`<dir>/<runId>/<path>.json`, the journal
-   * keeping a reference). @default `outputs` under `FLEETBOOK_HOME` (of `env`)
+   * keeping a reference). The CLI passes `FLEETBOOK_HOME/outputs`. @default `fleetbook-outputs` in the OS temp folder
    */
   outputsDir?: string;
+  /** Runs that ended longer ago than this are pruned (with their output files) when this run ends. @default none is */
+  retentionMs?: number;
   /** Values larger than this (bytes of JSON: outputs, inputs, a step's rendered input) go to `outputsDir`. @default 65536 */
   maxInlineOutputBytes?: number;
   /** How long the run's lease lasts unless renewed (every third of it). @default 60000 */
@@ -107,10 +107,10 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
   for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
   const runId = options.runId ?? randomUUID();
-  const retentionMs = retentionOf(options.env ?? process.env);
+  const { retentionMs } = options;
   const dryRun = options.dryRun ?? false;
   const startedMs = now();
-  const startedAt = new Date().toISOString();
+  const startedAt = new Date(startedMs).toISOString();
   const { store } = options;
 
   const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
@@ -299,7 +299,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   const { store, runId } = options;
   const now = (options.clock ?? systemClock).now;
   const startedMs = now();
-  const retentionMs = retentionOf(options.env ?? process.env);
+  const { retentionMs } = options;
   const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal);
   try {
     const run = await store.getRun(runId);
@@ -330,25 +330,14 @@ function checkSecretInputs(run: RunRecord, given: Record<string, unknown>): void
   }
 }
 
-/**
- * `FLEETBOOK_RETENTION` in milliseconds (a duration: `30d`, `12h`), undefined when unset. A
- * value that is not one is refused before the run starts, not discovered when it ends.
- */
-function retentionOf(env: Record<string, string | undefined>): number | undefined {
-  const text = env.FLEETBOOK_RETENTION?.trim();
-  if (!text) return undefined;
-  const ms = /^\d+$/.test(text) ? undefined : parseDuration(text, { maxMs: Number.MAX_SAFE_INTEGER });
-  if (ms === undefined || ms <= 0) throw new UsageError(`FLEETBOOK_RETENTION must be a duration like 30d or 12h, got '${text}'`, 'INVALID_RETENTION');
-  return ms;
-}
 
 /**
  * Applies the retention as a run ends, so history does not grow without a `runs prune`: one
  * indexed delete, and a look at the output folders only when runs went. A failure is logged,
  * not the run's: its own outcome is already stored.
  */
-async function pruneOldRuns(store: RunStore, retentionMs: number, outputsDir: string, logger: Logger): Promise<void> {
-  const endedBefore = new Date(Date.now() - retentionMs).toISOString();
+async function pruneOldRuns(store: RunStore, now: number, retentionMs: number, outputsDir: string, logger: Logger): Promise<void> {
+  const endedBefore = new Date(now - retentionMs).toISOString();
   try {
     const pruned = await pruneRuns(store, endedBefore, outputsDir, { onlyIfPruned: true });
     if (pruned > 0) logger.info({ event: 'runs.pruned', pruned, endedBefore }, `pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${endedBefore} (FLEETBOOK_RETENTION)`);
@@ -360,7 +349,7 @@ async function pruneOldRuns(store: RunStore, retentionMs: number, outputsDir: st
 /** Where this run's large values go (see large-values.ts). */
 function spillOptionsOf(options: Pick<RunOptions, 'outputsDir' | 'maxInlineOutputBytes' | 'env'>, runId: string): SpillOptions {
   return {
-    dir: options.outputsDir ?? outputsDirOf(resolveFleetbookHome({ env: options.env ?? process.env })),
+    dir: options.outputsDir ?? join(tmpdir(), 'fleetbook-outputs'),
     runId,
     maxInlineBytes: options.maxInlineOutputBytes ?? defaultMaxInlineOutputBytes,
   };
@@ -422,7 +411,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     playbook,
     inputs: facts.values,
     run: { id: runId, playbook: playbook.name, dryRun, startedAt },
-    env: exposedEnvironment(options.env ?? process.env, secrets),
+    env: exposedEnvironment(options.env ?? {}, secrets),
     taint: createTaintTracker(playbook, secrets, registry),
   });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
@@ -459,7 +448,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
   // A run that lost its lease leaves the run's status to whoever drives it now.
   if (!leaseLost) await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }), ...(error ? { error } : {}) });
-  if (facts.retentionMs !== undefined && !leaseLost) await pruneOldRuns(store, facts.retentionMs, spill.dir, logger);
+  if (facts.retentionMs !== undefined && !leaseLost) await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
   const durationMs = now() - startedMs;
   logger[status === RunStatus.succeeded ? 'info' : 'error'](
     { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },

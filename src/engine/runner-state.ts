@@ -4,10 +4,10 @@
  */
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import type { Step } from '../playbook/types.js';
-import type { Ending } from '../steps/definitions/step-definition.js';
-import type { StepRegistry } from '../steps/registry.js';
-import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/types.js';
+import type { Step } from '../playbook/index.js';
+import type { Ending } from '../steps/index.js';
+import type { StepRegistry } from '../steps/index.js';
+import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
 import type { ResumePlan } from './resume-plan.js';
 import type { Scope } from './scope.js';

@@ -6,8 +6,8 @@
  */
 import { trackTaint, type ExpressionContext, type TaintTracker } from '../expressions/index.js';
 import type { SecretRegistry } from '../logging/index.js';
-import type { Playbook } from '../playbook/types.js';
-import type { ErrorRecord, StepStatus } from '../store/types.js';
+import type { Playbook } from '../playbook/index.js';
+import type { ErrorRecord, StepStatus } from '../store/index.js';
 
 /**
  * The prefix of the environment variables expressions may read. The process's environment

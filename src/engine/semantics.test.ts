@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { StepStatus } from '../store/index.js';
+import { ApiError } from '../api/index.js';
 import { fakeClient, fastRun, noRetry, playbook, step, summary, t, unavailable } from './engine.test-kit.js';
 
 const LIST = 'privateCloud.listSystems';
@@ -37,6 +38,21 @@ describe('retries', () => {
     expect(summary(spent, 'list')).toMatchObject({ status: 'failed', attempts: 2, error: { code: 'SERVER_ERROR' } });
     const uncovered = await fastRun(playbook([failing('boom', { retry: transient(3) })]));
     expect(summary(uncovered, 'boom')).toMatchObject({ status: 'failed', attempts: 1 });
+  });
+});
+
+describe('writes of unknown outcome', () => {
+  it('are never sent again, not even under retry.on [any]: the step stops with OUTCOME_UNKNOWN', async () => {
+    const WRITE = 'privateCloud.runSoftwarePrechecks';
+    const dropped = new ApiError('connection lost', 'CONNECTION_FAILED', { operationId: WRITE, retryable: false });
+    // The read that would tell whether it was applied fails too: only the operator can tell.
+    const unreadable = new ApiError('system unreadable', 'SERVER_ERROR', { operationId: 'privateCloud.getSystem', status: 500, retryable: false });
+    const client = fakeClient({ [WRITE]: [{ error: dropped }], 'privateCloud.getSystem': [{ error: unreadable }] });
+    const retryAny = { ...noRetry, maxAttempts: 5, on: ['any' as const] };
+    const run = await fastRun(playbook([step({ id: 'precheck', kind: 'call', operationId: WRITE, with: t({ id: 'sys-1', body: { catalogVersion: '2.4.0' } }), retry: retryAny })]), { client });
+    expect(summary(run, 'precheck')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'OUTCOME_UNKNOWN' } });
+    expect(client.calls.filter((call) => call.operationId === WRITE)).toHaveLength(1);
+    expect(run.events.filter((event) => event.type === 'retry.scheduled')).toEqual([]);
   });
 });
 

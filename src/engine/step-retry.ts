@@ -8,10 +8,10 @@
  * step's attempt and for a block retried as a whole.
  */
 import { ApiError } from '../api/index.js';
-import type { RetryOn, RetryPolicy } from '../playbook/types.js';
-import { StepErrorCode } from '../steps/error-codes.js';
-import { isStepError, StepFailureKind } from '../steps/executors/step-error.js';
-import type { ErrorRecord } from '../store/types.js';
+import type { RetryOn, RetryPolicy } from '../playbook/index.js';
+import { StepErrorCode } from '../steps/index.js';
+import { isStepError, StepFailureKind } from '../steps/index.js';
+import type { ErrorRecord } from '../store/index.js';
 
 /**
  * The code of a write whose outcome reconciliation could not tell. No retry condition covers

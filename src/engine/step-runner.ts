@@ -5,10 +5,10 @@
  * makes one attempt, a container's `run` runs its children through `container-context.ts`.
  * See ARCHITECTURE.md.
  */
-import type { Step } from '../playbook/types.js';
-import { isContainer, type Ending, type LeafDefinition, type PreparedLeaf, type StepDefinition, type StepOutcome } from '../steps/definitions/step-definition.js';
-import { toErrorRecord } from '../steps/executors/error-record.js';
-import { StepStatus, type ErrorRecord } from '../store/types.js';
+import type { Step } from '../playbook/index.js';
+import { isContainer, type Ending, type LeafDefinition, type PreparedLeaf, type StepDefinition, type StepOutcome } from '../steps/index.js';
+import { toErrorRecord } from '../steps/index.js';
+import { StepStatus, type ErrorRecord } from '../store/index.js';
 import { runContainerAttempts, runLeafAttempts, type StepExecution } from './attempts.js';
 import { bounded } from './bounded.js';
 import { containerContext } from './container-context.js';

@@ -7,8 +7,8 @@
  */
 import type { TaintTracker } from '../expressions/index.js';
 import type { SecretRegistry } from '../logging/index.js';
-import type { Playbook, Step } from '../playbook/types.js';
-import type { StepRegistry } from '../steps/registry.js';
+import type { Playbook, Step } from '../playbook/index.js';
+import type { StepRegistry } from '../steps/index.js';
 
 function setStepIds(registry: StepRegistry, steps: readonly Step[], into: Set<string>): Set<string> {
   for (const step of steps) {

@@ -58,3 +58,4 @@ export function isFleetbookError(error: unknown): error is FleetbookError {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+export { closestMatches, didYouMean } from './did-you-mean.js';

@@ -1,8 +1,8 @@
 /** `npm run generate:schema`: writes `schemas/playbook.schema.json` from the registry and the operations. */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { loadPlatformDescription } from '../openapi/description.js';
-import { createStepRegistry } from '../steps/registry.js';
+import { loadPlatformDescription } from '../openapi/index.js';
+import { createStepRegistry } from '../steps/index.js';
 import { playbookSchemaText } from './playbook-schema.js';
 
 const target = fileURLToPath(new URL('../../schemas/playbook.schema.json', import.meta.url));

@@ -3,7 +3,7 @@
  * `with`) checked against the inputs it declares, when the playbook loads: names it takes,
  * values its declarations accept, required ones given.
  */
-import { closestMatches, didYouMean } from '../errors/did-you-mean.js';
+import { closestMatches, didYouMean } from '../errors/index.js';
 import { isRawObject, type RawObject } from './raw-steps.js';
 import type { Finding } from './rules.js';
 import { compileValueSchema, describePointer, type ValueValidator } from './schema-validation.js';

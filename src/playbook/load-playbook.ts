@@ -4,11 +4,11 @@
  */
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { didYouMean } from '../errors/did-you-mean.js';
+import { didYouMean } from '../errors/index.js';
 import { fileURLToPath } from 'node:url';
-import { loadPlatformDescription, type PlatformDescription } from '../openapi/description.js';
-import { createStepRegistry, type StepRegistry } from '../steps/registry.js';
-import type { JsonSchema } from '../steps/definitions/schema-parts.js';
+import { loadPlatformDescription, type PlatformDescription } from '../openapi/index.js';
+import { createStepRegistry, type StepRegistry } from '../steps/index.js';
+import type { JsonSchema } from '../steps/index.js';
 import { normalisePlaybook } from './normalise-playbook.js';
 import { createPlaybookSchema } from './playbook-schema.js';
 import type { Problem } from './problem.js';

@@ -4,12 +4,12 @@
  * errors reported), sub-playbooks loaded through `loadUses`.
  */
 import { createHash } from 'node:crypto';
-import { compileTemplate, tryCompileTemplate } from '../expressions/compile-template.js';
-import { durationProblem, isTooLongDuration, parseDuration } from '../expressions/duration.js';
-import type { ExpressionError } from '../expressions/expression-error.js';
-import type { Template } from '../expressions/types.js';
-import type { NormaliseTools } from '../steps/definitions/step-definition.js';
-import type { StepRegistry } from '../steps/registry.js';
+import { compileTemplate, tryCompileTemplate } from '../expressions/index.js';
+import { durationProblem, isTooLongDuration, parseDuration } from '../expressions/index.js';
+import type { ExpressionError } from '../expressions/index.js';
+import type { Template } from '../expressions/index.js';
+import type { NormaliseTools } from '../steps/index.js';
+import type { StepRegistry } from '../steps/index.js';
 import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep } from './raw-steps.js';
 import { givenInputsFindings, holdsExpression, inputValidator, type DeclaredInput } from './given-inputs.js';
 import type { Finding } from './rules.js';

@@ -3,10 +3,10 @@
  * operations: the loader validates with it, editors complete with it
  * (`schemas/playbook.schema.json`, kept equal to this by a snapshot test).
  */
-import { inputSchemaOf, type PlatformDescription } from '../openapi/description.js';
-import { commonStepFields, retryPolicy } from '../steps/definitions/index.js';
-import { anyTemplate, duration, expressionString, stepList, type JsonSchema } from '../steps/definitions/schema-parts.js';
-import type { StepRegistry } from '../steps/registry.js';
+import { inputSchemaOf, type PlatformDescription } from '../openapi/index.js';
+import { commonStepFields, retryPolicy } from '../steps/index.js';
+import { anyTemplate, duration, expressionString, stepList, type JsonSchema } from '../steps/index.js';
+import type { StepRegistry } from '../steps/index.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://fleetbook.dev/schemas/playbook.schema.json';
 
@@ -83,17 +83,7 @@ function schedule(): JsonSchema {
 function stepSchema(registry: StepRegistry, description: PlatformDescription): JsonSchema {
   const branches = registry.list().map((definition): JsonSchema => {
     const then: JsonSchema = { properties: definition.fields, ...(definition.required ? { required: definition.required } : {}) };
-    if (definition.kind === 'call') {
-      then.properties = { ...definition.fields, call: { ...definition.fields.call, enum: description.operations.map((op) => op.id) } };
-      then.allOf = description.operations.map((op) => {
-        const input = inputSchemaOf(op);
-        const required = Array.isArray(input.required) && input.required.length > 0;
-        return {
-          if: { properties: { call: { const: op.id } }, required: ['call'] },
-          then: { properties: { with: { $ref: `#/$defs/operationInput/${op.id}` } }, ...(required ? { required: ['with'] } : {}) },
-        };
-      });
-    }
+    Object.assign(then, definition.schemaFor?.(description) ?? {});
     return { if: { required: [definition.kind] }, then };
   });
   return {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type standaloneCodeModule from 'ajv/dist/standalone/index.js';
-import type { JsonSchema } from '../steps/definitions/schema-parts.js';
+import type { JsonSchema } from '../steps/index.js';
 import { createPlaybookAjv } from './playbook-ajv.js';
 
 /** What a compiled validator is to its callers, run-time or precompiled. */

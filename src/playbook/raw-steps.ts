@@ -1,5 +1,5 @@
 /** The steps of a playbook document as written, found by the registry's `nested` declarations. */
-import type { StepRegistry } from '../steps/registry.js';
+import type { StepRegistry } from '../steps/index.js';
 
 export type RawObject = Record<string, unknown>;
 

@@ -8,11 +8,11 @@
  * own loop iteration or branch; `rescue` and `always` also see the step they belong to.
  * Each problem points at the name inside the expression where the file allows it.
  */
-import { didYouMean } from '../errors/did-you-mean.js';
-import type { Template } from '../expressions/types.js';
+import { didYouMean } from '../errors/index.js';
+import type { Template } from '../expressions/index.js';
 import type { Finding } from './rules.js';
 import { describePointer } from './schema-validation.js';
-import type { StepRegistry } from '../steps/registry.js';
+import type { StepRegistry } from '../steps/index.js';
 import type { Playbook, Step } from './types.js';
 
 /** What every expression reads, whatever the step. */

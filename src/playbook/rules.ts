@@ -3,9 +3,9 @@
  * findings. None throws for a user's mistake.
  */
 import { CronExpressionParser } from 'cron-parser';
-import { didYouMean } from '../errors/did-you-mean.js';
-import type { PlatformDescription } from '../openapi/description.js';
-import type { StepRegistry } from '../steps/registry.js';
+import { didYouMean } from '../errors/index.js';
+import type { PlatformDescription } from '../openapi/index.js';
+import type { StepRegistry } from '../steps/index.js';
 import { allRawSteps, isRawObject, type RawObject, type RawStep } from './raw-steps.js';
 import { givenInputsFindings, inputValidator, pointerToken, type DeclaredInput } from './given-inputs.js';
 import { compileValueSchema } from './schema-validation.js';

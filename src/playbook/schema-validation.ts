@@ -3,9 +3,9 @@
  * problems a person understands: one per mistake, the expression alternative left out.
  */
 import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
-import { didYouMean } from '../errors/did-you-mean.js';
-import { DURATION_PATTERN_SOURCE } from '../expressions/duration.js';
-import { EXPRESSION_PATTERN, type JsonSchema } from '../steps/definitions/schema-parts.js';
+import { didYouMean } from '../errors/index.js';
+import { DURATION_PATTERN_SOURCE } from '../expressions/index.js';
+import { EXPRESSION_PATTERN, type JsonSchema } from '../steps/index.js';
 import { createPlaybookAjv } from './playbook-ajv.js';
 import { loadPrecompiledValidator, type PlaybookValidator } from './precompiled-validator.js';
 import { splitPointer } from './source-document.js';

@@ -3,7 +3,7 @@
  * The engine runs only this form; nothing here refers to YAML anymore, except `location`
  * for messages.
  */
-import type { Template } from '../expressions/types.js';
+import type { Template } from '../expressions/index.js';
 
 /** Where a thing was written: for messages that point at the playbook. */
 export interface SourceLocation {

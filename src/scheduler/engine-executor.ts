@@ -19,8 +19,12 @@ export interface EngineExecutorOptions {
   secrets?: SecretRegistry;
   /** For the lock's renewal and polling. @default systemClock */
   clock?: Clock;
-  /** What `env` shows to expressions. @default process.env */
+  /** What `env` shows to expressions. @default {} */
   env?: Record<string, string | undefined>;
+  /** Where large values go (the CLI resolves `FLEETBOOK_HOME/outputs`). */
+  outputsDir?: string;
+  /** Ended runs older than this are pruned when a run ends (`FLEETBOOK_RETENTION`, resolved by the CLI). */
+  retentionMs?: number;
   /**
    * The client reaches an embedded simulator started by this process: a run left with platform
    * work in flight by an earlier process (its own simulator, gone with it) is not resumed
@@ -41,6 +45,8 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       ...(options.secrets ? { secrets: options.secrets } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.env ? { env: options.env } : {}),
+      ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
+      ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
     };
     if (request.resume && options.embeddedSimulator) {
       const inFlight = platformStateInFlight(await options.store.journal(request.runId));

@@ -7,6 +7,12 @@ export const SchedulerErrorCode = {
   lockLost: 'LOCK_LOST',
   unknownSchedule: 'UNKNOWN_SCHEDULE',
   invalidPlaybooks: 'INVALID_PLAYBOOKS',
+  /** A run found crashed a third time: failed rather than resumed again (a run's error, not a SchedulerError). */
+  runCrashed: 'RUN_CRASHED',
+  /** A worker's claim on a run was taken over by another worker (a run's error). */
+  claimLost: 'CLAIM_LOST',
+  /** A run whose platform work was on an embedded simulator gone with its process (a run's error). */
+  simulatorStateLost: 'SIMULATOR_STATE_LOST',
 } as const;
 export type SchedulerErrorCode = (typeof SchedulerErrorCode)[keyof typeof SchedulerErrorCode];
 

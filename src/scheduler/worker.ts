@@ -39,6 +39,10 @@ export interface WorkerOptions {
   /** Stop once the queue is empty and nothing is in flight (tests, benchmarks, one-shot jobs). @default false */
   exitWhenIdle?: boolean;
   env?: Record<string, string | undefined>;
+  /** Where large values go (the CLI resolves `FLEETBOOK_HOME/outputs`). */
+  outputsDir?: string;
+  /** Ended runs older than this are pruned when a run ends (`FLEETBOOK_RETENTION`, resolved by the CLI). */
+  retentionMs?: number;
   clock?: Clock;
 }
 
@@ -153,6 +157,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         secrets: options.secrets,
         signal: controller.signal,
         env: options.env ?? process.env,
+        ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
+        ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
         leaseTtlMs: ttlMs,
         // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
         countAsResume: journaled,

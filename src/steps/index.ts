@@ -1,6 +1,6 @@
 /** Step kinds: the registry the loader and the engine look kinds up in, and how to define one. */
 export { createStepRegistry, StepRegistryError, type ChildSteps, type StepRegistry } from './registry.js';
-export { builtinStepDefinitions } from './definitions/index.js';
+export { builtinStepDefinitions, commonStepFields, retryPolicy } from './definitions/index.js';
 export {
   defineContainer,
   defineLeaf,
@@ -18,7 +18,11 @@ export {
   type StepExample,
   type StepOutcome,
 } from './definitions/step-definition.js';
-export { anyTemplate, duration, orExpression, stepList, STEP_ID_PATTERN, type JsonSchema } from './definitions/schema-parts.js';
+export { anyTemplate, duration, EXPRESSION_PATTERN, expressionString, orExpression, stepList, STEP_ID_PATTERN, type JsonSchema } from './definitions/schema-parts.js';
 export { StepError, StepFailureKind, isStepError } from './executors/step-error.js';
 export type { ExecutorRuntime, LeafResult } from './executors/types.js';
 export { StepErrorCode } from './error-codes.js';
+export { toErrorRecord } from './executors/error-record.js';
+export { isOutcomeUnknown } from './executors/call.js';
+export { reconcileWrite, reconciliationOf, type ReconcileDecision } from './reconcile/index.js';
+export { compileSchema } from './executors/call-input.js';

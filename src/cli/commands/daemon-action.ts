@@ -10,6 +10,7 @@ import type { CliIo } from '../io.js';
 import { outputFormat } from '../output.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface DaemonCommandOptions {
   playbooks: string;
@@ -62,7 +63,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       // Team mode (a shared store): one leader among the daemons by the store's lock; it only queues, workers run.
       ...(isQueueStore(store)
         ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
-        : { execute: createEngineExecutor({ client: connection.client, store, logger, secrets, env: io.env, embeddedSimulator: options.target === 'simulator' }) }),
+        : { execute: createEngineExecutor({ client: connection.client, store, logger, secrets, ...runSettingsOf(io.env), embeddedSimulator: options.target === 'simulator' }) }),
     }).catch((error: unknown) => {
       // The folder changed between the check above and the start.
       if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {

@@ -11,6 +11,7 @@ import { createMemoryRunStore, RunStatus, type RunStore } from '../../store/inde
 import { simulatorClient } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface DemoOptions extends OutputOptions {
   timeScale: string;
@@ -62,7 +63,7 @@ function loadBundled(name: string): Playbook {
 }
 
 async function run(context: DemoContext, name: string, inputs: Record<string, unknown>): Promise<RunResult> {
-  return runPlaybook(loadBundled(name), { inputs, client: context.client, store: context.store, logger: context.logger, secrets: context.secrets, env: {} });
+  return runPlaybook(loadBundled(name), { inputs, client: context.client, store: context.store, logger: context.logger, secrets: context.secrets, ...runSettingsOf({}) });
 }
 
 const errorOf = (result: RunResult): { error?: string } => (result.error ? { error: result.error.message } : {});

@@ -12,6 +12,7 @@ import type { CliIo } from '../io.js';
 import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface ResumeCommandOptions {
   force?: boolean;
@@ -135,7 +136,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
           logger,
           secrets,
           signal,
-          env: io.env,
+          ...runSettingsOf(io.env),
         }),
       );
       reportResult(io, view, secrets, result);

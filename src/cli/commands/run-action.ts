@@ -18,6 +18,7 @@ import { formatProblems } from '../problems.js';
 import { secretInputVariable } from './resume-action.js';
 import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
 import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -111,6 +112,8 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   const logger = createCommandLogger(io, options, secrets, undefined, live ? streamTo((text) => live.write(text)) : undefined);
   const runId = randomUUID();
 
+  // Resolved before anything is stored: a bad FLEETBOOK_RETENTION is refused before the run.
+  const settings = runSettingsOf(io.env);
   const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   const store = live ? live.observe(opened) : opened;
   try {
@@ -121,7 +124,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
       if (view === 'text') io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
       const result = await withInterruption(logger, (signal) =>
         // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
-        runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, env: io.env }),
+        runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, ...settings }),
       );
       live?.close();
       reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });

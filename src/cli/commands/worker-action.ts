@@ -10,6 +10,7 @@ import type { CliIo } from '../io.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
 import { secretInputVariable } from './resume-action.js';
+import { runSettingsOf } from '../run-settings.js';
 
 export interface WorkerCommandOptions {
   concurrency: string;
@@ -86,7 +87,7 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
         pollMs,
         signal: drain.signal,
         exitWhenIdle: options.exitWhenIdle === true,
-        env: io.env,
+        ...runSettingsOf(io.env),
         loadPlaybook: loadQueuedPlaybook,
         secretInputsOf: secretInputsFromEnv(io.env),
       });

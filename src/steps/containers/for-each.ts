@@ -3,8 +3,9 @@
  * starting once failures exceed the tolerance (in-flight items finish). See the engine's
  * ARCHITECTURE.md, "forEach".
  */
-import type { ForEachStep } from '../../playbook/types.js';
-import { StepStatus } from '../../store/types.js';
+import type { ForEachStep } from '../../playbook/index.js';
+// Statuses as the journal names them (the type only: steps never load the store).
+import type { StepStatus } from '../../store/index.js';
 import type { ContainerContext, StepOutcome } from '../definitions/step-definition.js';
 import { StepError, StepFailureKind } from '../executors/step-error.js';
 import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
@@ -44,15 +45,15 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
   const total = items.length;
   await context.start({ items: total, concurrency, batches: sizes, toleratedFailures: allowed });
 
-  const results: ItemResult[] = items.map((item, index) => ({ index, item, status: StepStatus.notStarted, steps: {} }));
+  const results: ItemResult[] = items.map((item, index) => ({ index, item, status: 'notStarted', steps: {} }));
   let failures = 0;
   const mayStart = (): boolean => !signal.aborted && failures <= allowed;
   const runItem = async (index: number): Promise<void> => {
     const names = { [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } };
     const { status, steps } = await context.runItem(index, step.steps, names);
-    if (status === StepStatus.failed) failures += 1;
+    if (status === 'failed') failures += 1;
     results[index] = { index, item: items[index], status, steps };
-    if (status === StepStatus.failed && failures > allowed) {
+    if (status === 'failed' && failures > allowed) {
       context.log().warn({ failures, toleratedFailures: allowed }, `forEach ${path}: ${failures} failed ${failures === 1 ? 'item exceeds' : 'items exceed'} the tolerance of ${allowed}; no new item starts`);
     }
   };
@@ -80,13 +81,13 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
 }
 
 function loopOutcome(context: ContainerContext<ForEachStep>, results: ItemResult[], failures: number, allowed: number): StepOutcome {
-  context.itemsNotStarted(results.filter((result) => result.status === StepStatus.notStarted).map((result) => result.index));
+  context.itemsNotStarted(results.filter((result) => result.status === 'notStarted').map((result) => result.index));
   const count = (status: StepStatus): number => results.filter((result) => result.status === status).length;
-  const outputs = { items: results, succeeded: count(StepStatus.succeeded), failed: count(StepStatus.failed), notStarted: count(StepStatus.notStarted) };
+  const outputs = { items: results, succeeded: count('succeeded'), failed: count('failed'), notStarted: count('notStarted') };
   if (failures > allowed) {
     const message = `${failures} of ${results.length} items failed (tolerated: ${allowed}); ${outputs.notStarted} never started`;
-    return { status: StepStatus.failed, outputs, error: { message, code: 'TOLERANCE_EXCEEDED' } };
+    return { status: 'failed', outputs, error: { message, code: 'TOLERANCE_EXCEEDED' } };
   }
-  if (context.signal.aborted || count(StepStatus.interrupted) > 0) return { status: StepStatus.interrupted, outputs };
-  return { status: StepStatus.succeeded, outputs };
+  if (context.signal.aborted || count('interrupted') > 0) return { status: 'interrupted', outputs };
+  return { status: 'succeeded', outputs };
 }

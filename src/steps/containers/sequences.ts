@@ -1,20 +1,19 @@
 /** The containers that run step lists in their own scope: `block` and `parallel`. */
-import type { BlockStep, ParallelStep } from '../../playbook/types.js';
-import { StepStatus } from '../../store/types.js';
+import type { BlockStep, ParallelStep } from '../../playbook/index.js';
 import type { ContainerContext, Ending, StepOutcome } from '../definitions/step-definition.js';
 
 /** A sequence's ending as a step's outcome; `failure` is the message of a failed one. */
 export function endingOutcome(ending: Ending, failure: string, outputs: unknown): StepOutcome {
-  if (ending === 'succeeded') return { status: StepStatus.succeeded, outputs };
-  if (ending === 'interrupted') return { status: StepStatus.interrupted, outputs };
-  return { status: StepStatus.failed, outputs, error: { message: failure, code: 'STEPS_FAILED' } };
+  if (ending === 'succeeded') return { status: 'succeeded', outputs };
+  if (ending === 'interrupted') return { status: 'interrupted', outputs };
+  return { status: 'failed', outputs, error: { message: failure, code: 'STEPS_FAILED' } };
 }
 
 /** `block`: its steps in order; a failure names the step that ended it. */
 export async function runBlock(context: ContainerContext<BlockStep>): Promise<StepOutcome> {
   await context.start();
   const ending = await context.runSequence(context.step.steps);
-  if (ending === 'failed') return { status: StepStatus.failed, outputs: {}, error: context.failureOf(context.step.steps) };
+  if (ending === 'failed') return { status: 'failed', outputs: {}, error: context.failureOf(context.step.steps) };
   return endingOutcome(ending, '', {});
 }
 

@@ -1,6 +1,5 @@
 /** `uses`: another playbook run with inputs, its outputs the step's. */
-import type { UsesStep } from '../../playbook/types.js';
-import { StepStatus } from '../../store/types.js';
+import type { UsesStep } from '../../playbook/index.js';
 import type { ContainerContext, StepOutcome } from '../definitions/step-definition.js';
 import { endingOutcome } from './sequences.js';
 
@@ -9,5 +8,5 @@ export async function runUses(context: ContainerContext<UsesStep>): Promise<Step
   const given = ((await step.with.evaluate(context.context())) ?? {}) as Record<string, unknown>;
   const { ending, outputs } = await context.runPlaybook(step.playbook, given, (inputs) => context.start({ playbook: step.playbook.name, inputs }));
   if (ending !== 'succeeded') return endingOutcome(ending, `playbook '${step.playbook.name}' failed`, {});
-  return { status: StepStatus.succeeded, outputs };
+  return { status: 'succeeded', outputs };
 }

@@ -1,4 +1,4 @@
-import type { AssertStep } from '../../playbook/types.js';
+import type { AssertStep } from '../../playbook/index.js';
 import { executeAssert } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
 

@@ -1,5 +1,5 @@
 import { stepList } from './schema-parts.js';
-import type { BlockStep } from '../../playbook/types.js';
+import type { BlockStep } from '../../playbook/index.js';
 import { runBlock } from '../containers/sequences.js';
 import { defineContainer } from './step-definition.js';
 

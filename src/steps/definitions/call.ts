@@ -1,5 +1,6 @@
-import { anyTemplate, duration, orExpression } from './schema-parts.js';
-import type { CallStep, RetryPolicy } from '../../playbook/types.js';
+import { inputSchemaOf } from '../../openapi/index.js';
+import { anyTemplate, duration, orExpression, type JsonSchema } from './schema-parts.js';
+import type { CallStep, RetryPolicy } from '../../playbook/index.js';
 import { executeCall, type CallOutputs } from '../executors/call.js';
 import { defineLeaf, type LeafContext, type NormaliseTools, type PreparedLeaf } from './step-definition.js';
 
@@ -67,61 +68,75 @@ async function prepareCall({ step, context, playbook }: LeafContext<CallStep>): 
   };
 }
 
+/** The kind's own fields, as the playbook schema describes them. */
+const callFields: Record<string, JsonSchema> = {
+  call: { type: 'string', description: 'Operation id, e.g. `privateCloud.runSoftwarePrechecks` (see `fleetbook actions`).' },
+  with: { ...orExpression({ type: 'object' }), description: 'Path and query parameters by name, plus `body`.' },
+  region: { ...anyTemplate, description: "Region of a regional operation. Default: the playbook's `defaults.region`, then the connection's." },
+  wait: {
+    description: 'Follow a 202 to its end; `true` or `{ timeout, minPoll, maxPoll }`. The step fails when the operation fails.',
+    anyOf: [
+      { type: 'boolean' },
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          timeout: { ...duration, description: "Deadline of the operation. Default: the operation's own `timeoutMinutes`." },
+          minPoll: { ...duration, description: "Shortest interval between polls, whatever the server suggests." },
+          maxPoll: { ...duration, description: 'Longest interval between polls.' },
+        },
+      },
+    ],
+  },
+  until: { ...anyTemplate, description: 'Repeat the call until this holds; `steps.<this id>` is the latest answer. Needs `poll`.' },
+  poll: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['interval', 'timeout'],
+    properties: { interval: { ...duration, description: 'Time between calls.' }, timeout: { ...duration, description: 'Give up (fail) after this.' } },
+  },
+  paginate: { const: 'all', description: 'Gather every page of a list into `outputs.body.items`.' },
+  saveTo: {
+    description:
+      'Stream the response body to this file (downloads): a path, or `{ path, sumColumns: [column, ...] }` to also count ' +
+      "the CSV's rows and sum those header columns as it streams (`outputs.body.rows`, `outputs.body.sums.<column>`).",
+    anyOf: [
+      { type: 'string' },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['path'],
+        properties: {
+          path: { type: 'string', description: 'The file written (a folder receives the name the server gives).' },
+          sumColumns: { ...orExpression({ type: 'array', items: { type: 'string' } }), description: 'Header names of the CSV columns to sum.' },
+        },
+      },
+    ],
+  },
+};
+
 export const callStep = defineLeaf<CallStep>({
   kind: 'call',
   description:
     'Calls a platform operation by its id. `with` holds path and query parameters by name and `body`, ' +
     "checked against the operation's input schema when the playbook loads and again once rendered.",
-  fields: {
-    call: { type: 'string', description: 'Operation id, e.g. `privateCloud.runSoftwarePrechecks` (see `fleetbook actions`).' },
-    with: { ...orExpression({ type: 'object' }), description: 'Path and query parameters by name, plus `body`.' },
-    region: { ...anyTemplate, description: "Region of a regional operation. Default: the playbook's `defaults.region`, then the connection's." },
-    wait: {
-      description: 'Follow a 202 to its end; `true` or `{ timeout, minPoll, maxPoll }`. The step fails when the operation fails.',
-      anyOf: [
-        { type: 'boolean' },
-        {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            timeout: { ...duration, description: "Deadline of the operation. Default: the operation's own `timeoutMinutes`." },
-            minPoll: { ...duration, description: "Shortest interval between polls, whatever the server suggests." },
-            maxPoll: { ...duration, description: 'Longest interval between polls.' },
-          },
-        },
-      ],
-    },
-    until: { ...anyTemplate, description: 'Repeat the call until this holds; `steps.<this id>` is the latest answer. Needs `poll`.' },
-    poll: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['interval', 'timeout'],
-      properties: { interval: { ...duration, description: 'Time between calls.' }, timeout: { ...duration, description: 'Give up (fail) after this.' } },
-    },
-    paginate: { const: 'all', description: 'Gather every page of a list into `outputs.body.items`.' },
-    saveTo: {
-      description:
-        'Stream the response body to this file (downloads): a path, or `{ path, sumColumns: [column, ...] }` to also count ' +
-        "the CSV's rows and sum those header columns as it streams (`outputs.body.rows`, `outputs.body.sums.<column>`).",
-      anyOf: [
-        { type: 'string' },
-        {
-          type: 'object',
-          additionalProperties: false,
-          required: ['path'],
-          properties: {
-            path: { type: 'string', description: 'The file written (a folder receives the name the server gives).' },
-            sumColumns: { ...orExpression({ type: 'array', items: { type: 'string' } }), description: 'Header names of the CSV columns to sum.' },
-          },
-        },
-      ],
-    },
-  },
+  fields: callFields,
   canWrite: true,
   // Its executor sends reads in a dry run and simulates writes, by the operation.
   simulatesItself: true,
   readsItself: ['until'],
   normalise: normaliseCall,
+  schemaFor: (description) => ({
+    properties: { ...callFields, call: { ...callFields.call, enum: description.operations.map((op) => op.id) } },
+    allOf: description.operations.map((op) => {
+      const input = inputSchemaOf(op);
+      const required = Array.isArray(input.required) && input.required.length > 0;
+      return {
+        if: { properties: { call: { const: op.id } }, required: ['call'] },
+        then: { properties: { with: { $ref: `#/$defs/operationInput/${op.id}` } }, ...(required ? { required: ['with'] } : {}) },
+      };
+    }),
+  }),
   prepare: prepareCall,
   examples: [
     {

@@ -1,4 +1,4 @@
-import type { FailStep } from '../../playbook/types.js';
+import type { FailStep } from '../../playbook/index.js';
 import { executeFail } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
 

@@ -1,5 +1,5 @@
 import { STEP_ID_PATTERN, anyTemplate, orExpression, stepList } from './schema-parts.js';
-import type { ForEachStep } from '../../playbook/types.js';
+import type { ForEachStep } from '../../playbook/index.js';
 import { runForEach } from '../containers/for-each.js';
 import { defineContainer } from './step-definition.js';
 

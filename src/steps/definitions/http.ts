@@ -1,5 +1,5 @@
 import { anyTemplate, orExpression } from './schema-parts.js';
-import type { HttpStep } from '../../playbook/types.js';
+import type { HttpStep } from '../../playbook/index.js';
 import { executeHttp } from '../executors/http.js';
 import { defineLeaf } from './step-definition.js';
 

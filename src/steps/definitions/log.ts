@@ -1,4 +1,4 @@
-import type { LogStep } from '../../playbook/types.js';
+import type { LogStep } from '../../playbook/index.js';
 import { executeLog } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
 

@@ -1,5 +1,5 @@
 import { stepList } from './schema-parts.js';
-import type { ParallelStep } from '../../playbook/types.js';
+import type { ParallelStep } from '../../playbook/index.js';
 import { runParallel } from '../containers/sequences.js';
 import { defineContainer } from './step-definition.js';
 

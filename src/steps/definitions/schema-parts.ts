@@ -2,7 +2,7 @@
  * JSON Schema pieces the step declarations share, so a duration or an expression is
  * written one way in every kind.
  */
-import { DURATION_PATTERN_SOURCE } from '../../expressions/duration.js';
+import { DURATION_PATTERN_SOURCE } from '../../expressions/index.js';
 
 export type JsonSchema = Record<string, unknown>;
 

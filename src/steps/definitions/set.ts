@@ -1,4 +1,4 @@
-import type { SetStep } from '../../playbook/types.js';
+import type { SetStep } from '../../playbook/index.js';
 import { executeSet } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
 

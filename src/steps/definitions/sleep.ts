@@ -1,5 +1,5 @@
 import { duration, orExpression } from './schema-parts.js';
-import type { SleepStep } from '../../playbook/types.js';
+import type { SleepStep } from '../../playbook/index.js';
 import { executeSleep } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
 

@@ -9,8 +9,9 @@
  */
 import type { ExpressionContext, Template } from '../../expressions/index.js';
 import type { Logger } from '../../logging/index.js';
-import type { Playbook, Step } from '../../playbook/types.js';
-import type { ErrorRecord, StepStatus } from '../../store/types.js';
+import type { PlatformDescription } from '../../openapi/index.js';
+import type { Playbook, Step } from '../../playbook/index.js';
+import type { ErrorRecord, StepStatus } from '../../store/index.js';
 import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
 import type { JsonSchema } from './schema-parts.js';
 
@@ -142,6 +143,11 @@ interface DefinitionBase {
   examples: readonly StepExample[];
   /** Builds the kind's own fields of the loaded step; undefined drops the step (its problems reported). */
   normalise(tools: NormaliseTools): Record<string, unknown> | undefined;
+  /**
+   * What the kind adds to its branch of the playbook schema for a platform description
+   * (`properties`, `allOf`): `call` names every operation and checks `with` against its input.
+   */
+  schemaFor?(description: PlatformDescription): { properties?: Record<string, JsonSchema>; allOf?: JsonSchema[] };
   /** Fields whose expressions may read the step itself (`until` reads the latest answer). */
   readsItself?: readonly string[];
 }

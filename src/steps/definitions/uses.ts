@@ -1,5 +1,5 @@
 import { orExpression } from './schema-parts.js';
-import type { UsesStep } from '../../playbook/types.js';
+import type { UsesStep } from '../../playbook/index.js';
 import { runUses } from '../containers/uses.js';
 import { defineContainer } from './step-definition.js';
 

@@ -5,7 +5,7 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { inputSchemaOf, type OperationDescriptor } from '../../openapi/description.js';
+import { inputSchemaOf, type OperationDescriptor } from '../../openapi/index.js';
 import { StepError, StepFailureKind } from './step-error.js';
 
 // ajv-formats is CommonJS: its module object is the plugin function.

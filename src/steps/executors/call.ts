@@ -5,7 +5,7 @@
  * resume knows which writes may have reached the platform.
  */
 import { ApiError, UnknownOperationError, type CallResult, type DownloadTarget } from '../../api/index.js';
-import type { OperationDescriptor } from '../../openapi/description.js';
+import type { OperationDescriptor } from '../../openapi/index.js';
 import { sleepOn } from '../../timers/index.js';
 import { checkCallInput } from './call-input.js';
 import { toErrorRecord } from './error-record.js';

@@ -1,6 +1,6 @@
 import { ApiError } from '../../api/index.js';
 import { isFleetbookError } from '../../errors/index.js';
-import type { ErrorRecord } from '../../store/types.js';
+import type { ErrorRecord } from '../../store/index.js';
 import { isStepError } from './step-error.js';
 
 /** An error as the journal, step outputs and expressions (`steps.x.error`) see it: plain JSON. */

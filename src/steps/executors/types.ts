@@ -5,7 +5,7 @@
  */
 import type { PlatformClient } from '../../api/index.js';
 import type { Logger, SecretRegistry } from '../../logging/index.js';
-import type { JournalEvent, StepPath } from '../../store/types.js';
+import type { JournalEvent, StepPath } from '../../store/index.js';
 import type { Clock } from '../../timers/index.js';
 
 export interface ExecutorRuntime {
