@@ -29,12 +29,17 @@ async function demo(...args: string[]): Promise<Outcome> {
   return spawnDemo(process.execPath, (dir) => [BIN, 'demo', '--output-dir', dir, ...args]);
 }
 
+/** The demo with FLEETBOOK_PROGRESS=live: its live view, as a terminal shows it. */
+async function demoLive(): Promise<Outcome> {
+  return spawnDemo(process.execPath, (dir) => [BIN, 'demo', '--output-dir', dir], undefined, { ...process.env, FLEETBOOK_PROGRESS: 'live' });
+}
+
 /** Runs `command` with the arguments `args(dir)` gives for a fresh output folder; its exit code and outputs. */
-async function spawnDemo(command: string, args: (dir: string) => string[], cwd?: string): Promise<Outcome> {
+async function spawnDemo(command: string, args: (dir: string) => string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<Outcome> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-demo-'));
   directories.push(dir);
   try {
-    const { stdout, stderr } = await promisify(execFile)(command, args(dir), { cwd: cwd ?? dir, timeout: 120_000 });
+    const { stdout, stderr } = await promisify(execFile)(command, args(dir), { cwd: cwd ?? dir, timeout: 120_000, ...(env ? { env } : {}) });
     return { code: 0, stdout, stderr, dir };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -83,6 +88,17 @@ it.concurrent('tells the whole story and exits 0', async () => {
   expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(Number(rows) + 1);
   expect(stdout).toMatch(/Demo succeeded in [\d.]+ s/);
   expect(existsSync(join(dir, 'demo.log'))).toBe(true);
+});
+
+it.concurrent('shows the rolling update as it goes: its loops and operations in a live view, cleared before the end', async () => {
+  const { code, stdout, stderr } = await demoLive();
+  expect(code, stderr + stdout).toBe(0);
+  // Each frame follows a log line or the clearing of the frame before.
+  expect(stdout).toMatch(/(\n|\u001b\[J) {2}systems {2}\d+\/\d+ items: \d+ done, \d+ failed, \d+ running\n/);
+  expect(stdout).toMatch(/\n {2}systems\[\d+\]\.work\.groups\[\d+\]\.(precheck|update) {2}operation \d+%\n/);
+  const end = stdout.indexOf('\nDemo succeeded');
+  expect(end).toBeGreaterThan(0);
+  expect(stdout.slice(end)).not.toContain('\u001b[');
 });
 
 it.concurrent('--json prints the same story as JSON lines', async () => {

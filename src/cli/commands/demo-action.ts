@@ -10,6 +10,7 @@ import { startSimulator, type Simulator } from '../../simulator/index.js';
 import { createMemoryRunStore, RunStatus, type RunStore } from '../../store/index.js';
 import { simulatorClient } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { createLiveProgress, wantsLiveProgress } from '../live-progress.js';
 import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
 import { runSettingsOf } from '../run-settings.js';
 
@@ -169,9 +170,15 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
   mkdirSync(outputDir, { recursive: true });
   const logFile = resolve(outputDir, 'demo.log');
   const format = outputFormat(options);
+  // The rolling update takes most of the demo: on a terminal its loops and operations show as they go.
+  const live = wantsLiveProgress(io, !isMachineFormat(format)) ? createLiveProgress(io.stdout) : undefined;
   const emit = (event: DemoEvent): void => {
     if (isMachineFormat(format)) writeMachine(io, format, event);
-    else io.stdout.write(describe(event));
+    else if (live && event.event !== 'finished') live.write(describe(event));
+    else {
+      live?.close();
+      io.stdout.write(describe(event));
+    }
   };
 
   const startedMs = Date.now();
@@ -181,7 +188,8 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
     const secrets = createSecretRegistry();
     const logger = createLogger({ level: 'info', secrets, destination: logStream });
     const client = simulatorClient(sim, { logger, secrets, region: 'us-west' });
-    const context: DemoContext = { client, store: createMemoryRunStore(), logger, secrets };
+    const store = createMemoryRunStore();
+    const context: DemoContext = { client, store: live ? live.observe(store) : store, logger, secrets };
     emit({ event: 'started', simulator: sim.url, timeScale, outputDir });
     const events: DemoEvent[] = [];
     for (const step of [() => rollingUpdate(context), () => reportExport(context, sim), () => consumptionCsv(context, outputDir)]) {
@@ -193,6 +201,7 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
     emit({ event: 'finished', status: failed ? 'failed' : 'succeeded', durationMs: Date.now() - startedMs, logFile });
     if (failed) io.exitCode = ExitCode.runFailed;
   } finally {
+    live?.close();
     await sim.close();
     await new Promise((done) => logStream.end(done));
   }

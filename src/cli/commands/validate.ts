@@ -28,7 +28,8 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     // Imported here, not above: `--help` and the other commands do not load the playbook loader.
     const [{ hasErrors, loadPlaybook }, { isPlaybookFile, loadPlaybookFolder }, { formatProblems, shownPath }, { outputFormat, writeMachine }, { statSync, readdirSync }] = await Promise.all([
       import('../../playbook/index.js'),
-      import('../../scheduler/index.js'),
+      // The folder loader alone, not the scheduler: validate starts no daemon.
+      import('../../scheduler/load-playbook-folder.js'),
       import('../problems.js'),
       import('../output.js'),
       import('node:fs'),
