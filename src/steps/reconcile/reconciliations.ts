@@ -77,6 +77,12 @@ export const reconciliations: Readonly<Record<string, Reconciliation>> = {
   'privateCloud.createProvisioningPolicy': { kind: 'records', list: 'privateCloud.listProvisioningPolicies', field: 'name', filterable: true, keys: ['/body/name'] },
   'subscriptions.addSubscriptions': { kind: 'records', list: 'subscriptions.listSubscriptions', field: 'key', filterable: true, keys: ['/body/subscriptions/*/key'] },
   'privateCloud.refreshSoftwareVersions': { kind: 'repeatable', reason: 'a refresh of the versions the system offers changes nothing another refresh would not' },
+  'privateCloud.refreshSoftwareVersionsByGet': { kind: 'repeatable', reason: 'a refresh of the versions the system offers changes nothing another refresh would not' },
+  'privateCloud.updateSystem': { kind: 'repeatable', reason: "a merge patch sets the same location fields to the same values again" },
+  'privateCloud.startConfigurationAnalysis': {
+    kind: 'repeatable',
+    reason: 'a second analysis of the same system only adds a newer report, which the list then shows as its latest',
+  },
   'privateCloud.updateProvisioningPolicy': { kind: 'repeatable', reason: 'a PATCH sets the same fields to the same values again' },
   'privateCloud.deleteProvisioningPolicy': {
     kind: 'repeatable',
