@@ -251,7 +251,7 @@ describe('private cloud conformance', () => {
     const { admin, operator } = t;
     const listed = await operator.privateCloud.listProvisioningPolicies({ sort: 'name asc', limit: 20 });
     expect(listed.body.total).toBe(3);
-    const created = await operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy', description: 'gold', storageType: 'STORAGE_TYPE_BLOCK' } });
+    const created = await operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy', description: 'gold', storageType: 'dHCI' } });
     expect(created.status).toBe(200);
     const id = (created.body as JsonBody).id as string;
     expect(await answerOf(operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy' } }))).toMatchObject({ status: 409 });

@@ -174,7 +174,7 @@ describe('private cloud: software lifecycle', () => {
 describe('private cloud: provisioning policies', () => {
   it('creates (200), refuses duplicates (409), updates and deletes through async operations', async () => {
     const { call, advance, operation } = await start();
-    const created = await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum', description: 'fast', storageType: 'STORAGE_TYPE_BLOCK' } });
+    const created = await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum', description: 'fast', storageType: 'dHCI' } });
     expect(created.status).toBe(200);
     expect((await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum' } })).status).toBe(409);
     const path = `${BASE}/vm-provisioning-policies/${created.body.id}`;
