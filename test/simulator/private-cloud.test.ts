@@ -68,7 +68,7 @@ describe('private cloud: software lifecycle', () => {
     expect(await operation(resumeAt)).toMatchObject({ state: 'SUCCEEDED' });
     const updated = (await call('GET', path)).body;
     expect(updated.softwareInfo.hypervisorClusters.every((c: JsonBody) => c.currentSoftwareCatalog.version === '2.4.0' && c.availableSoftwareCatalogs.length === 0)).toBe(true);
-    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UP_TO_DATE');
+    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UPDATE_COMPLETE');
 
     const withPath = (await call('GET', `${BASE}/system-software-catalogs?filter=version eq '2.4.0'&select=systemsWithUpdatePath`)).body;
     expect(Object.keys(withPath.items[0]).sort()).toEqual(['createdAt', 'customerId', 'generation', 'id', 'resourceUri', 'systemsWithUpdatePath', 'type', 'updatedAt']);
