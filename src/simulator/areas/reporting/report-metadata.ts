@@ -39,7 +39,7 @@ function subscriptionRow(s: Subscription): Row {
   return {
     SUBSCRIPTION_KEY: s.key,
     SUBSCRIPTION_TYPE: s.subscriptionType,
-    SUBSCRIPTION_TIER_DESCRIPTION: s.productDescription,
+    SUBSCRIPTION_TIER_DESCRIPTION: s.tierDescription,
     AVAILABLE_QUANTITY: s.availableQuantity,
     QUANTITY: s.quantity,
     SUBSCRIPTION_STATUS: s.subscriptionStatus,
