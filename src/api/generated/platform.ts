@@ -1683,7 +1683,7 @@ export interface components {
         };
         DeviceUpdateRequest: {
             application?: components["schemas"]["DevicesRequestApplication"];
-            region?: string;
+            region?: string | null;
             subscription?: components["schemas"]["DevicesRequestSubscription"][];
             tenantPlatformCustomerId?: string;
         };
@@ -1716,7 +1716,7 @@ export interface components {
         };
         DevicesRequestApplication: {
             /** Format: uuid */
-            id: string;
+            id: string | null;
         };
         DevicesRequestCompute: {
             partNumber: string;
@@ -2041,8 +2041,8 @@ export interface components {
         SubscriptionsRequestPostAutoSubscription: {
             /** @enum {string} */
             deviceType: "AP" | "SWITCH" | "GATEWAY" | "STORAGE" | "DHCI_STORAGE" | "COMPUTE" | "DHCI_COMPUTE" | "NW_THIRD_PARTY" | "PCE" | "SD_WAN_GW" | "OPSRAMP_SAAS" | "SD_SAAS" | "SENSOR" | "BRIDGES";
-            /** @enum {string} */
-            tier: "FOUNDATION_AP" | "ADVANCED_AP" | "FOUNDATION_SWITCH" | "ADVANCED_SWITCH" | "FOUNDATION_GW" | "ADVANCED_GW" | "STANDARD_COMPUTE" | "FOUNDATION_NW_THIRD_PARTY" | "ADVANCED_NW_THIRD_PARTY" | "ENHANCED_COMPUTE" | "FOUNDATION_SENSOR" | "FOUNDATION_SD_WAN" | "ADVANCED_SD_WAN";
+            /** @enum {string|null} */
+            tier: "FOUNDATION_AP" | "ADVANCED_AP" | "FOUNDATION_SWITCH" | "ADVANCED_SWITCH" | "FOUNDATION_GW" | "ADVANCED_GW" | "STANDARD_COMPUTE" | "FOUNDATION_NW_THIRD_PARTY" | "ADVANCED_NW_THIRD_PARTY" | "ENHANCED_COMPUTE" | "FOUNDATION_SENSOR" | "FOUNDATION_SD_WAN" | "ADVANCED_SD_WAN" | null;
         };
         SubscriptionsRequestPostSubscription: {
             key: string;
@@ -3681,6 +3681,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3712,6 +3713,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3739,6 +3741,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -3864,6 +3867,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["UnprocessableEntity"];
@@ -3893,6 +3897,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["UnprocessableEntity"];
@@ -4102,6 +4107,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4135,6 +4141,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4162,6 +4169,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
@@ -4357,6 +4365,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReportingAsyncOperation"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4568,6 +4577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReportingAsyncOperation"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
