@@ -199,7 +199,8 @@ interface AddEntry {
   group: keyof typeof GROUPS;
   serialNumber: string;
   macAddress?: string;
-  partNumber: string;
+  /** Absent for network devices: the platform knows their part number from the serial. */
+  partNumber?: string;
   tags: Record<string, string>;
 }
 
@@ -228,15 +229,16 @@ function parseAddBody(req: SimRequest, state: DevicesState): AddEntry[] {
       if (typeof serialNumber !== 'string' || serialNumber.length === 0) {
         throw fieldError(`${subject}.serialNumber`, `${subject} needs a serialNumber`, 'required non-empty string');
       }
-      // The published body requires partNumber on every device and macAddress on network devices.
-      const required = group === 'network' ? ['partNumber', 'macAddress'] : ['partNumber'];
+      // The published body: a network device names its MAC address, the others their part number.
+      const required = group === 'network' ? ['macAddress'] : ['partNumber'];
       for (const name of required) {
         const value = fields[name];
         if (typeof value !== 'string' || value.length === 0) throw fieldError(`${subject}.${name}`, `${subject} needs ${name}`, 'required non-empty string');
       }
       const tags = checkTags({}, (fields.tags ?? {}) as Record<string, string>, `${subject}.tags`);
       const macAddress = fields.macAddress as string | undefined;
-      entries.push({ group, serialNumber, partNumber: fields.partNumber as string, ...(macAddress === undefined ? {} : { macAddress }), tags });
+      const partNumber = fields.partNumber as string | undefined;
+      entries.push({ group, serialNumber, ...(partNumber === undefined ? {} : { partNumber }), ...(macAddress === undefined ? {} : { macAddress }), tags });
     });
   }
   if (entries.length === 0 || entries.length > MAX_BATCH) {
@@ -399,7 +401,7 @@ function handlers(state: DevicesState, ctx: SimContext) {
             const device = newDevice(rng, { id: rng.uuid(), type: 'devices/device', generation: 1, createdAt: nowIso, updatedAt: nowIso }, {
               serialNumber: entry.serialNumber,
               category: GROUPS[entry.group],
-              partNumber: entry.partNumber,
+              partNumber: entry.partNumber ?? `JL${rng.int(100, 999)}A`,
               ...(entry.macAddress === undefined ? {} : { macAddress: entry.macAddress }),
               tags: entry.tags,
             });
