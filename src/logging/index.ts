@@ -23,6 +23,19 @@ const redactPaths = secretKeys.flatMap((key) => [key, `*.${key}`, `*.*.${key}`])
 
 export const REDACTED = '[REDACTED]';
 
+/**
+ * Deep copy of `value` with the value of every secret key (the keys the logger redacts) at
+ * any depth replaced by `[REDACTED]`: for records kept outside a logger, such as the
+ * simulator's request log of request bodies.
+ */
+export function withoutSecretKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item: unknown) => withoutSecretKeys(item)) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, secretKeys.includes(key) ? REDACTED : withoutSecretKeys(item as unknown)]),
+  ) as T;
+}
+
 /** The set of secret values a logger scrubs from every string it writes. */
 export interface SecretRegistry {
   add(value: string | undefined): void;

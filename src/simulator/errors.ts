@@ -1,6 +1,7 @@
 /**
- * Platform errors as the simulator answers them: the standard body of the facts page,
- * `{httpStatusCode, errorCode, message, debugId, errorDetails?}`.
+ * Platform errors as the simulator answers them: the standard body
+ * `{httpStatusCode, errorCode, message, debugId}`, with `errorDetails` in the areas whose
+ * published description has them (devices, subscriptions, consumption analytics v2).
  */
 import { randomUUID } from 'node:crypto';
 
@@ -46,13 +47,14 @@ export class SimHttpError extends Error {
     this.headers = headers;
   }
 
-  toBody(): ErrorBody {
+  /** The standard body; `errorDetails` only when `withDetails` (the areas that publish them) and there are some. */
+  toBody(withDetails = true): ErrorBody {
     return {
       httpStatusCode: this.status,
       errorCode: this.errorCode,
       message: this.message,
       debugId: randomUUID(),
-      ...(this.details ? { errorDetails: this.details } : {}),
+      ...(withDetails && this.details ? { errorDetails: this.details } : {}),
     };
   }
 }

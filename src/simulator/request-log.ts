@@ -15,6 +15,12 @@ export interface RequestLogEntry {
   /** Simulated time the request arrived. */
   simTime: string;
   durationMs: number;
+  /**
+   * The request body as the simulator parsed it (JSON, or the token endpoint's form), the
+   * values of secret keys (`client_secret`, `password`, ...) replaced by `[REDACTED]`;
+   * absent when the request had none.
+   */
+  body?: unknown;
   /** Set when fault injection dropped the connection (`before` or `after` the handler ran). */
   dropped?: 'before' | 'after';
 }

@@ -18,6 +18,7 @@ import { createSchemaValidator } from './schema-validator.js';
 import { buildWorld, type World } from './world.js';
 import { loadWorldFile, type ApiClient } from './world-file.js';
 import { deprecationHeadersFor } from './deprecation.js';
+import { withoutSecretKeys } from '../logging/index.js';
 
 export interface SimulatorOptions {
   /** 0 picks a free port. @default 0 */
@@ -80,6 +81,27 @@ function withoutQuery(url: string): string {
   return at < 0 ? url : url.slice(0, at);
 }
 
+/**
+ * Whether the operation's description documents `errorDetails` in its error body for this
+ * status (only some areas publish them); an undocumented status is judged by the 500 answer.
+ */
+function documentsErrorDetails(op: OperationDescriptor, status: number): boolean {
+  const schema = (op.responses[String(status)] ?? op.responses['500'])?.schema;
+  const properties = schema?.properties;
+  return typeof properties === 'object' && properties !== null && 'errorDetails' in properties;
+}
+
+/**
+ * An error as answered: the body with its details where the area publishes them. Where it
+ * does not, a retry-info detail's delay is said by a `Retry-After` header instead (whole
+ * seconds, as HTTP writes it), so clients still learn how long to wait.
+ */
+function errorResponse(error: SimHttpError, withDetails: boolean, headers: Record<string, string> = {}): SimResponse {
+  const retryAfter = error.details?.find((d) => d.type === 'retry info');
+  const retryHeader: Record<string, string> = !withDetails && retryAfter ? { 'retry-after': String(Math.round(retryAfter.retryAfterSeconds)) } : {};
+  return { status: error.status, body: error.toBody(withDetails), headers: { ...headers, ...retryHeader, ...error.headers } };
+}
+
 function serverError(error: unknown): SimHttpError {
   return new SimHttpError(500, 'INTERNAL_SERVER_ERROR', `Simulator error: ${error instanceof Error ? error.message : String(error)}`, [
     { type: 'retry info', retryAfterSeconds: 30 },
@@ -105,6 +127,11 @@ function injectedStatus(status: number, timeScale: number): SimHttpError {
 function frameworkError(error: { statusCode?: number; message: string }): SimHttpError {
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   return status === 500 ? serverError(error) : new SimHttpError(status, status === 400 ? 'BAD_REQUEST' : 'INVALID_REQUEST', error.message);
+}
+
+/** Keeps what was sent in the log (secret keys scrubbed) so tests can prove a request's body; a body that is not JSON is not kept. */
+function recordBody(entry: RequestLogEntry, body: unknown): void {
+  if (body !== undefined && body !== null && !(body instanceof MalformedBody)) entry.body = withoutSecretKeys(body);
 }
 
 /**
@@ -229,6 +256,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       simTime: clock.nowIso(),
       durationMs: 0,
     };
+    recordBody(entry, request.body);
     requestLog.add(entry);
     // A deprecated operation says so on every answer, a refusal included.
     const extraHeaders: Record<string, string> = op.deprecated ? deprecationHeadersFor(path) : {};
@@ -304,7 +332,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       send(reply, op, { ...response, headers: { ...extraHeaders, ...response.headers } }, path);
     } catch (error) {
       const simError = error instanceof SimHttpError ? error : serverError(error);
-      send(reply, op, { status: simError.status, body: simError.toBody(), headers: { ...extraHeaders, ...simError.headers } }, path, injected);
+      send(reply, op, errorResponse(simError, documentsErrorDetails(op, simError.status), extraHeaders), path, injected);
     } finally {
       if (!entry.dropped) entry.status = reply.statusCode;
       entry.durationMs = Math.round((performance.now() - startedReal) * 100) / 100;
@@ -351,6 +379,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       handler: async (request, reply) => {
         const path = withoutQuery(request.url);
         const entry: RequestLogEntry = { method: request.method, path, operationId: route.name, status: 0, time: new Date().toISOString(), simTime: clock.nowIso(), durationMs: 0 };
+        recordBody(entry, request.body);
         requestLog.add(entry);
         const startedReal = performance.now();
         try {

@@ -62,7 +62,8 @@ describe('private cloud conformance', () => {
     expect(paged.body).toMatchObject({ offset: 5, count: 0 });
     const tooMany = await answerOf(admin.privateCloud.listSystems({ limit: 101 }, { region: 'us-west' }));
     expect(tooMany.status).toBe(400);
-    expect(tooMany.body.errorDetails[0].issues[0]).toMatchObject({ source: 'query.parameter', subject: 'limit' });
+    expect(tooMany.body.errorDetails).toBeUndefined();
+    expect(tooMany.body.message).toContain('limit');
   });
 
   it('regions: one regional URL for every region sends x-fleetbook-region; the prefix and the header agree', async () => {
@@ -89,7 +90,7 @@ describe('private cloud conformance', () => {
 
     const noPrecheck = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at));
     expect(noPrecheck).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
-    expect(noPrecheck.body.errorDetails[0].type).toBe('precondition failed');
+    expect(noPrecheck.body.errorDetails).toBeUndefined();
 
     const precheck = await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at);
     expect(precheck.status).toBe(202);
@@ -165,18 +166,18 @@ describe('private cloud conformance', () => {
     const first = byNumber('-04');
     const unknown = await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: first.id, body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } }, regionOf(first)));
     expect(unknown.status).toBe(400);
-    expect(unknown.body.errorDetails[0].issues[0].subject).toBe('hypervisorClusterIds');
+    expect(unknown.body.message).toContain('hypervisorClusterIds');
     const partialSystem = byNumber('-04');
     const lacking = await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: partialSystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(partialSystem)));
     expect(lacking.status).toBe(400);
-    expect(lacking.body.errorDetails[0].issues[0].subject).toBe('catalogVersion');
+    expect(lacking.body.message).toMatch(/^catalogVersion: /);
     // The update makes the same checks before looking for a precheck: 400, not 412.
     const unknownOnUpdate = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: first.id, body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } }, regionOf(first)));
     expect(unknownOnUpdate).toMatchObject({ status: 400 });
-    expect(unknownOnUpdate.body.errorDetails[0].issues[0].subject).toBe('hypervisorClusterIds');
+    expect(unknownOnUpdate.body.message).toMatch(/^hypervisorClusterIds: /);
     const lackingOnUpdate = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: partialSystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(partialSystem)));
     expect(lackingOnUpdate).toMatchObject({ status: 400 });
-    expect(lackingOnUpdate.body.errorDetails[0].issues[0].subject).toBe('catalogVersion');
+    expect(lackingOnUpdate.body.message).toMatch(/^catalogVersion: /);
     const legacySystem = byNumber('-06');
     expect(legacySystem.updateSupported).toBe(false);
     expect((await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: legacySystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(legacySystem)))).status).toBe(400);
@@ -186,7 +187,7 @@ describe('private cloud conformance', () => {
     // A malformed body: 400 naming the field.
     const malformed = await answerOf(admin.invoke('privateCloud.runSoftwarePrechecks', { id: first.id, body: { catalogVersion: 7 } }, regionOf(first)));
     expect(malformed.status).toBe(400);
-    expect(malformed.body.errorDetails[0].issues[0]).toMatchObject({ source: 'field', subject: 'catalogVersion' });
+    expect(malformed.body.message).toContain('catalogVersion');
   });
 
   it('version refresh and add-hypervisor-cluster run as data-services operations', async () => {
@@ -256,7 +257,7 @@ describe('private cloud conformance', () => {
       for (const hypervisorClusterIds of [undefined, [pinnedCluster.id]]) {
         const refused = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body: { ...body, ...(hypervisorClusterIds ? { hypervisorClusterIds } : {}) } }, at));
         expect(refused).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
-        expect(refused.body.errorDetails[0].issues.map((issue: JsonBody) => issue.description)).toEqual([expect.stringContaining(pinnedCluster.id)]);
+        expect(refused.body.message).toContain(pinnedCluster.id);
       }
       const update = await admin.privateCloud.runSoftwareUpdate({ id: system.id, body: { ...body, hypervisorClusterIds: passing.map((cluster) => cluster.id) } }, at);
       expect(update.status).toBe(202);

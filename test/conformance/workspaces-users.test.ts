@@ -123,7 +123,8 @@ describe('workspaces and users conformance', () => {
       const refused = await answerOf(observer.users.listUsers({ filter }));
       expect(refused.status).toBe(400);
       expect(refused.body.message).toContain(problem);
-      expect(refused.body.errorDetails[0].issues[0]).toMatchObject({ source: 'query.parameter', subject: 'filter' });
+      expect(refused.body.message).toContain('filter');
+      expect(refused.body.errorDetails).toBeUndefined();
     }
   });
 });

@@ -86,7 +86,7 @@ describe('private cloud: software lifecycle', () => {
     const stale = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
     expect(stale.status).toBe(412);
     expect(stale.body.message).toContain('rerun the prechecks');
-    expect(stale.body.errorDetails[0].type).toBe('precondition failed');
+    expect(stale.body.errorDetails).toBeUndefined();
   });
 
   it('refuses unknown clusters, unavailable catalogs, unsupported families and offline systems at once', async () => {
@@ -94,7 +94,7 @@ describe('private cloud: software lifecycle', () => {
     const [fresh, offline, , partial, , legacy] = systems;
     const unknown = await call('POST', `${BASE}/systems/${fresh.id}/software-prechecks`, { body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.errorDetails[0].issues[0].subject).toBe('hypervisorClusterIds');
+    expect(unknown.body.message).toContain('hypervisorClusterIds');
     // The last cluster of this system cannot take 2.4.0: all clusters (omitted ids) must offer it.
     const lastCluster = partial.softwareInfo.hypervisorClusters.at(-1);
     expect(lastCluster.unavailableSoftwareCatalogs[0]).toMatchObject({ version: '2.4.0' });

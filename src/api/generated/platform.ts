@@ -980,12 +980,19 @@ export interface components {
             /** @description Path of the record. */
             resourceUri?: string;
         };
-        /** @description The standard error body. Areas differ (extra fields such as `flowContextId` and `status`, or a details array spelled `errorDetail`): clients parse it tolerantly. */
+        /** @description The standard error body, as every area publishes it. Areas add fields (such as `flowContextId`): clients parse it tolerantly. */
         ErrorBody: {
             httpStatusCode: number;
             errorCode: string;
             message: string;
-            debugId?: string;
+            debugId: string;
+        };
+        /** @description The standard error body with `errorDetails`, in the areas that publish them (devices, subscriptions, consumption analytics v2). */
+        ErrorBodyWithDetails: {
+            httpStatusCode: number;
+            errorCode: string;
+            message: string;
+            debugId: string;
             errorDetails?: components["schemas"]["ErrorDetail"][];
         };
         ErrorDetail: components["schemas"]["BadRequestDetail"] | components["schemas"]["PreconditionFailedDetail"] | components["schemas"]["RetryInfoDetail"] | components["schemas"]["MetadataDetail"];
@@ -2193,19 +2200,7 @@ export interface components {
                  *       "httpStatusCode": 400,
                  *       "errorCode": "BAD_REQUEST",
                  *       "message": "The request is invalid",
-                 *       "debugId": "5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b",
-                 *       "errorDetails": [
-                 *         {
-                 *           "type": "bad request",
-                 *           "issues": [
-                 *             {
-                 *               "source": "field",
-                 *               "subject": "catalogVersion",
-                 *               "description": "must be a non-empty string"
-                 *             }
-                 *           ]
-                 *         }
-                 *       ]
+                 *       "debugId": "5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b"
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorBody"];
@@ -2247,7 +2242,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request is well formed but its values cannot be processed. */
+        /** @description The request is well formed but its values cannot be processed (the workspaces and users areas refuse invalid input so). */
         UnprocessableEntity: {
             headers: {
                 [name: string]: unknown;
@@ -2288,13 +2283,7 @@ export interface components {
                  *       "httpStatusCode": 429,
                  *       "errorCode": "TOO_MANY_REQUESTS",
                  *       "message": "Rate limit exceeded; retry later",
-                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-                 *       "errorDetails": [
-                 *         {
-                 *           "type": "retry info",
-                 *           "retryAfterSeconds": 12
-                 *         }
-                 *       ]
+                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorBody"];
@@ -2316,6 +2305,142 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description Invalid body or parameters, or a malformed or unsupported filter, or a limit out of range. */
+        DetailedBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "httpStatusCode": 400,
+                 *       "errorCode": "BAD_REQUEST",
+                 *       "message": "The request is invalid",
+                 *       "debugId": "5e4d3c2b-1a0f-4e9d-8c7b-6a5f4e3d2c1b",
+                 *       "errorDetails": [
+                 *         {
+                 *           "type": "bad request",
+                 *           "issues": [
+                 *             {
+                 *               "source": "field",
+                 *               "subject": "catalogVersion",
+                 *               "description": "must be a non-empty string"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Missing, invalid or expired token (told apart by the details). */
+        DetailedUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description A permission is missing, or the action is forbidden in the current state of the resource. */
+        DetailedForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description No such record. */
+        DetailedNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Conflicts with the current state (an operation already in progress, a duplicate). */
+        DetailedConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description The request is well formed but its values cannot be processed. */
+        DetailedUnprocessableEntity: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description A precondition does not hold (for an update, valid prechecks on the same inputs). */
+        DetailedPreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Refused for legal reasons (for example the country of an address). */
+        DetailedUnavailableForLegalReasons: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Rate limited; wait for `ratelimit-reset` seconds or the retry-info detail. */
+        DetailedTooManyRequests: {
+            headers: {
+                "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "ratelimit-reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "httpStatusCode": 429,
+                 *       "errorCode": "TOO_MANY_REQUESTS",
+                 *       "message": "Rate limit exceeded; retry later",
+                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                 *       "errorDetails": [
+                 *         {
+                 *           "type": "retry info",
+                 *           "retryAfterSeconds": 12
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description Server error; the details carry a retry hint. */
+        DetailedInternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
+        /** @description The service is unavailable; retry later. */
+        DetailedServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
             };
         };
     };
@@ -3130,12 +3255,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicDefinitionIdentifierV2"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "consumptionAnalytics.executeReportDefinitionV2": {
@@ -3160,12 +3285,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicReportV2ExecuteResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "consumptionAnalytics.executeReportDefinitionCsvV2": {
@@ -3191,12 +3316,12 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "consumptionAnalytics.listUsageFieldsV2": {
@@ -3217,12 +3342,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicReportUsageField"][];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "consumptionAnalytics.getReportV2": {
@@ -3245,12 +3370,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2ReportDefinition"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "consumptionAnalytics.executeReportV2": {
@@ -3277,12 +3402,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicReportV2ExecuteResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "consumptionAnalytics.executeReportCsvV2": {
@@ -3310,12 +3435,12 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.listDevices": {
@@ -3343,12 +3468,12 @@ export interface operations {
                     "application/json": components["schemas"]["DeviceList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.addDevices": {
@@ -3376,12 +3501,12 @@ export interface operations {
                     "application/json": components["schemas"]["DevicesAccepted"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.updateDevices": {
@@ -3410,12 +3535,12 @@ export interface operations {
                     "application/json": components["schemas"]["DevicesAccepted"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.getDevice": {
@@ -3438,13 +3563,13 @@ export interface operations {
                     "application/json": components["schemas"]["Device"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "devices.getAsyncOperation": {
@@ -3467,12 +3592,12 @@ export interface operations {
                     "application/json": components["schemas"]["DevicesAsyncOperation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.listSubscriptions": {
@@ -3500,12 +3625,12 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.addSubscriptions": {
@@ -3533,12 +3658,12 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionsAccepted"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.updateSubscriptions": {
@@ -3567,12 +3692,12 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionsAccepted"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.getSubscription": {
@@ -3595,13 +3720,13 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.getAsyncOperation": {
@@ -3624,12 +3749,12 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionsAsyncOperation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.listAutoSubscriptionSettings": {
@@ -3650,12 +3775,12 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionsAutoSubscriptionsResponsePaginatedDto"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.getAutoSubscriptionSettings": {
@@ -3678,12 +3803,12 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionsAutoSubscriptionsResponseDto"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "subscriptions.updateAutoSubscriptionSettings": {
@@ -3710,13 +3835,13 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionsAutoSubscriptionsResponseDto"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["UnprocessableEntity"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
         };
     };
     "workspaces.getWorkspace": {

@@ -92,7 +92,7 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       ? ids.map((id) => {
           const cluster = system.clusters.find((c) => c.id === id);
           if (!cluster) {
-            throw badRequest(`Hypervisor cluster '${id}' is not a cluster of system ${system.name}`, [
+            throw badRequest(`hypervisorClusterIds: hypervisor cluster '${id}' is not a cluster of system ${system.name}`, [
               { source: 'field', subject: 'hypervisorClusterIds', description: `unknown cluster '${id}'` },
             ]);
           }
@@ -102,7 +102,7 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
     const lacking = clusters.filter((cluster) => !availableCatalogs(state, system, cluster).some((c) => c.version === body.catalogVersion));
     if (lacking.length > 0) {
       throw badRequest(
-        `Catalog ${body.catalogVersion} is not available on cluster(s) ${lacking.map((c) => c.name).join(', ')} of system ${system.name}` +
+        `catalogVersion: catalog ${body.catalogVersion} is not available on cluster(s) ${lacking.map((c) => c.name).join(', ')} of system ${system.name}` +
           (ids ? '' : '; name the clusters that offer it in hypervisorClusterIds'),
         [{ source: 'field', subject: 'catalogVersion', description: `not an available catalog of ${lacking.map((c) => c.name).join(', ')}` }],
       );
@@ -246,7 +246,7 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
         throw new SimHttpError(
           412,
           'PRECHECK_REQUIRED',
-          `No valid prechecks for ${body.catalogVersion} on cluster(s) ${stale.map((c) => c.name).join(', ')}: rerun the prechecks on the same inputs, then retry the update`,
+          `No valid prechecks for ${body.catalogVersion} on cluster(s) ${stale.map((c) => `${c.name} (${c.id})`).join(', ')}: rerun the prechecks on the same inputs, then retry the update`,
           [
             {
               type: 'precondition failed',
