@@ -198,7 +198,7 @@ describe('inputSchemaOf', () => {
     expect(patch({ id: ids, 'dry-run': true, body: { application: { id: '2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d' }, region: 'eu-central' } })).toBe(true);
     expect(patch({ id: ['not-a-uuid'], body: { subscription: [] } })).toBe(false);
     expect(patch({ id: [ids[0], ids[0]], body: {} })).toBe(false);
-    expect(patch({ id: ids, body: { application: { id: null } } })).toBe(false);
+    expect(patch({ id: ids, body: { application: {} } })).toBe(false);
   });
 
   it('compiles under ajv strict mode for every operation', () => {
