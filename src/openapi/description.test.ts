@@ -55,7 +55,8 @@ describe('loadPlatformDescription', () => {
       successStatus: 200,
     });
     expect(getSystem.pathParams.map((p) => p.name)).toEqual(['id']);
-    expect(getSystem.queryParams.map((p) => p.name)).toEqual(['filter']);
+    // The platform's `select`, and the reference's `filter` kept beside it.
+    expect(getSystem.queryParams.map((p) => p.name)).toEqual(['select', 'filter']);
     expect(getSystem.responses['200']?.contentType).toBe('application/json');
     expect(op('consumptionAnalytics.getReport').regions).toEqual(['us-west', 'ap-northeast', 'eu-central']);
   });
@@ -79,11 +80,12 @@ describe('loadPlatformDescription', () => {
     }
   });
 
-  it("holds a server's powerState to the facts page's values (ON, RESET, UNKNOWN); the health summary's may stay empty", () => {
+  it("holds a server's powerState to the published values (ON, RESET, UNKNOWN); the health summary's is free text", () => {
     const ajv = new Ajv2020({ strict: true });
     addFormats(ajv);
     const validServer = ajv.compile(op('privateCloud.getServer').responses['200']?.schema ?? {});
-    const server = (powerState: string, healthPowerState = 'ON') => ({ id: 's-1', systemId: 'sys-1', powerState, health: { powerState: healthPowerState } });
+    const record = { id: 's-1', type: 'server', generation: 1, createdAt: '2025-01-01T00:00:00Z', updatedAt: '2025-01-01T00:00:00Z', resourceUri: '/s-1', customerId: 'c' };
+    const server = (powerState: string, healthPowerState = 'ON') => ({ ...record, systemId: 'sys-1', powerState, health: { powerState: healthPowerState } });
     expect(['ON', 'RESET', 'UNKNOWN'].map((state) => validServer(server(state)))).toEqual([true, true, true]);
     expect(validServer(server('OFF'))).toBe(false);
     expect(validServer.errors?.[0]).toMatchObject({ instancePath: '/powerState', keyword: 'enum' });
@@ -102,13 +104,13 @@ describe('loadPlatformDescription', () => {
     // Compiling every schema (the published enums are long) takes seconds on a loaded machine.
   }, 30_000);
 
-  it('marks writes: every non-GET but the token request and the report runs, plus the version refresh GET', () => {
+  it("marks writes: every non-GET but the token request and the report runs, plus the reference's version refresh GET", () => {
     const writes = description.operations.filter((o) => o.isWrite).map((o) => o.id);
-    expect(writes).toContain('privateCloud.refreshSoftwareVersions');
+    expect(writes).toContain('privateCloud.refreshSoftwareVersionsByGet');
     expect(writes).not.toContain('auth.createToken');
     // Running a consumption report (v2 `execute`) is a POST that changes nothing: safe to repeat.
-    const reads = ['auth.createToken', 'privateCloud.refreshSoftwareVersions', 'consumptionAnalytics.executeReportV2', 'consumptionAnalytics.executeReportCsvV2', 'consumptionAnalytics.executeReportDefinitionV2', 'consumptionAnalytics.executeReportDefinitionCsvV2'];
-    expect(writes.filter((id) => reads.includes(id))).toEqual(['privateCloud.refreshSoftwareVersions']);
+    const reads = ['auth.createToken', 'privateCloud.refreshSoftwareVersionsByGet', 'consumptionAnalytics.executeReportV2', 'consumptionAnalytics.executeReportCsvV2', 'consumptionAnalytics.executeReportDefinitionV2', 'consumptionAnalytics.executeReportDefinitionCsvV2'];
+    expect(writes.filter((id) => reads.includes(id))).toEqual(['privateCloud.refreshSoftwareVersionsByGet']);
     for (const o of description.operations) {
       if (reads.includes(o.id)) continue;
       expect(o.isWrite, o.id).toBe(o.method !== 'GET');

@@ -177,6 +177,10 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
       return record;
     },
 
+    list(flavour) {
+      // Through `get`, so a record past its retention is forgotten here too.
+      return [...records.values()].filter((record) => record.flavour === flavour && this.get(record.id) !== undefined);
+    },
     get(id) {
       const record = records.get(id);
       if (!record) return undefined;

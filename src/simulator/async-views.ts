@@ -1,6 +1,7 @@
 import { asyncStateOf } from './async-operations.js';
 import type { AsyncFlavour, AsyncOperationRecord, AsyncOperations, OperationHandler, SimClock } from './context.js';
 import { notFound } from './errors.js';
+import { createListQuery } from './filter/index.js';
 
 /** The platform's suggested polling interval, in simulated seconds. */
 const SUGGESTED_POLLING_SECONDS = 30;
@@ -22,8 +23,16 @@ function compact<T extends Record<string, unknown>>(value: T): T {
   return value;
 }
 
-function dataServicesView(record: AsyncOperationRecord, nowMs: number, common: Record<string, unknown>) {
-  const { state } = asyncStateOf(record, nowMs);
+/** The customer the data-services records belong to (the platform's record field). */
+const DATA_SERVICES_CUSTOMER = 'sim-customer';
+
+/**
+ * A data-services record as the platform publishes it: a platform record (id, type, generation,
+ * createdAt, updatedAt, resourceUri, customerId) with the operation's fields, and no
+ * `timeoutMinutes` (a wait on it is bounded by the caller's own deadline).
+ */
+function dataServicesView(record: AsyncOperationRecord, nowMs: number, clock: SimClock) {
+  const { state, progressPercent } = asyncStateOf(record, nowMs);
   const failed = record.outcome !== undefined && record.outcome.status !== 'SUCCEEDED';
   const logMessages = [{ message: `${record.type} accepted`, timestamp: iso(record.startedAt) }];
   if (record.outcome) {
@@ -32,18 +41,41 @@ function dataServicesView(record: AsyncOperationRecord, nowMs: number, common: R
       timestamp: iso(record.endedAt),
     });
   }
+  const changedAt = record.endedAt ?? record.startedAt;
   return compact({
-    ...common,
+    id: record.id,
+    type: 'task',
+    generation: record.endedAt === undefined ? 1 : 2,
+    createdAt: iso(record.startedAt),
+    updatedAt: iso(changedAt),
+    resourceUri: `/data-services/v1beta1/async-operations/${record.id}`,
+    customerId: DATA_SERVICES_CUSTOMER,
+    displayName: record.type,
+    name: record.type,
     state,
+    progressPercent: Math.round(progressPercent),
+    suggestedPollingIntervalSeconds: SUGGESTED_POLLING_SECONDS / clock.timeScale,
+    estimatedRunningDurationMinutes: Math.max(1, Math.round((record.endsAt - record.startedAt) / 60_000)),
+    startedAt: iso(record.startedAt),
+    endedAt: iso(record.endedAt),
     healthStatus: failed ? 'ERROR' : 'OK',
+    userId: 'sim-user',
+    services: ['private-cloud-business'],
+    hasChildOperations: false,
+    subtreeOperationCount: 0,
+    groups: [],
+    recommendations: [],
     logMessages,
-    associatedResources: record.resourceUri === undefined ? [] : [{ resourceUri: record.resourceUri }],
+    associatedResources: record.resourceUri === undefined ? [] : [{ resourceUri: record.resourceUri, type: resourceTypeOf(record.resourceUri) }],
     sourceResourceUri: record.resourceUri,
     error: record.outcome?.error
       ? { error: record.outcome.error.message, errorCode: record.outcome.error.errorCode, traceId: record.id }
       : undefined,
   });
 }
+
+/** `system` for `/private-cloud-business/v1beta1/systems/<id>`: the collection's name, singular. */
+const resourceTypeOf = (resourceUri: string): string => resourceUri.split('/').at(-2)?.replace(/s$/, '') ?? 'resource';
 
 function logMessagesOf(record: AsyncOperationRecord): Array<{ message: string; timestamp: string | undefined }> {
   const lines = [{ message: `${record.type} accepted`, timestamp: iso(record.startedAt) }];
@@ -87,7 +119,7 @@ function view(record: AsyncOperationRecord, clock: SimClock): Record<string, unk
   });
   switch (record.flavour) {
     case 'dataServices':
-      return dataServicesView(record, nowMs, common);
+      return dataServicesView(record, nowMs, clock);
     case 'devices':
     case 'subscriptions':
       return devicesView(record, clock, common, state);
@@ -108,9 +140,20 @@ function view(record: AsyncOperationRecord, clock: SimClock): Record<string, unk
   }
 }
 
-/** Handlers of every async GET by operation id; an id of another flavour is a 404. */
+const dataServicesQuery = createListQuery({
+  filter: { id: 'string', displayName: 'string', state: 'string', sourceResourceUri: 'string', startedAt: 'timestamp', endedAt: 'timestamp' },
+  sort: { id: 'string', displayName: 'string', state: 'string', startedAt: 'timestamp', endedAt: 'timestamp', updatedAt: 'timestamp' },
+});
+
+/** Handlers of every async GET by operation id (an id of another flavour is a 404), and the data-services list. */
 export function createAsyncViews(asyncOps: () => AsyncOperations, clock: SimClock): Record<string, OperationHandler> {
-  return Object.fromEntries(
+  const listDataServices: OperationHandler = (req) => ({
+    status: 200,
+    body: dataServicesQuery.page(asyncOps().list('dataServices').map((record) => view(record, clock)), req),
+  });
+  return Object.fromEntries([
+    ['dataServices.listAsyncOperations', listDataServices],
+    ...
     Object.entries(ASYNC_GETS).map(([operationId, { flavour }]): [string, OperationHandler] => [
       operationId,
       (req) => {
@@ -123,5 +166,5 @@ export function createAsyncViews(asyncOps: () => AsyncOperations, clock: SimCloc
         };
       },
     ]),
-  );
+  ]);
 }

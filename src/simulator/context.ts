@@ -95,6 +95,8 @@ export interface AsyncOperations {
   /** Registers the operation and returns its record; the Location path is `locationOf(record)`. */
   start(spec: AsyncOperationSpec): AsyncOperationRecord;
   get(id: string): AsyncOperationRecord | undefined;
+  /** Every operation of a flavour, in start order (the data-services list). */
+  list(flavour: AsyncFlavour): AsyncOperationRecord[];
   locationOf(record: AsyncOperationRecord): string;
   /** Runs `complete()` of every operation whose end time has passed, in end-time order. */
   settle(): void;

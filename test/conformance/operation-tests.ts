@@ -15,8 +15,9 @@ export interface OperationTest {
 }
 
 const inventory = { file: 'private-cloud', test: 'inventory: systems by region, servers, catalogs with select, paging envelope' } as const;
-const lifecycle = { file: 'private-cloud', test: 'lifecycle: 412 without precheck, precheck, update failing at the pinned step, resume, catalogs follow' } as const;
+const lifecycle = { file: 'private-cloud', test: 'lifecycle: 409 without precheck, precheck, update failing at the pinned step, resume, catalogs follow' } as const;
 const refresh = { file: 'private-cloud', test: 'version refresh and add-hypervisor-cluster run as data-services operations' } as const;
+const analysis = { file: 'private-cloud', test: 'configuration analysis: start 202, the latest report of each system, a report by id; the data-services list' } as const;
 const policies = { file: 'private-cloud', test: 'provisioning policies: create 200, update and delete 202 with operations' } as const;
 const devices = { file: 'devices-subscriptions', test: 'devices: add 202 + Location, result, update assigns and applies subscriptions, get, list' } as const;
 const subscriptions = { file: 'devices-subscriptions', test: 'subscriptions: add by key, tag update, get, list' } as const;
@@ -41,6 +42,12 @@ export const OPERATION_TESTS: Record<string, OperationTest> = {
   'privateCloud.resumeSoftwareUpdate': lifecycle,
   'dataServices.getAsyncOperation': lifecycle,
   'privateCloud.refreshSoftwareVersions': refresh,
+  'privateCloud.refreshSoftwareVersionsByGet': refresh,
+  'privateCloud.updateSystem': inventory,
+  'privateCloud.startConfigurationAnalysis': analysis,
+  'privateCloud.listConfigurationAnalysisReports': analysis,
+  'privateCloud.getConfigurationAnalysisReport': analysis,
+  'dataServices.listAsyncOperations': analysis,
   'privateCloud.addHypervisorCluster': refresh,
   'privateCloud.listProvisioningPolicies': policies,
   'privateCloud.getProvisioningPolicy': policies,

@@ -37,8 +37,19 @@ describe('private cloud conformance', () => {
     const [system] = systems;
     const byId = await admin.privateCloud.getSystem({ id: system.id }, regionOf(system));
     expect(byId.body).toMatchObject({ id: system.id, name: system.name });
-    const picked = await admin.privateCloud.getSystem({ id: system.id, filter: 'name,state' }, regionOf(system));
-    expect(Object.keys(picked.body as object).sort()).toEqual(['id', 'name', 'state']);
+    // `select` (the platform's) and `filter` (the reference's): the record fields and the named properties.
+    const RECORD = ['createdAt', 'customerId', 'generation', 'id', 'resourceUri', 'type', 'updatedAt'];
+    for (const input of [{ select: 'name,state' }, { filter: 'name,state' }]) {
+      const picked = await admin.privateCloud.getSystem({ id: system.id, ...input }, regionOf(system));
+      expect(Object.keys(picked.body as object).sort()).toEqual([...RECORD, 'name', 'state'].sort());
+    }
+    const sorted = await admin.privateCloud.listSystems({ sort: 'name desc', select: 'name' }, regionOf(system));
+    const names = (sorted.body.items as JsonBody[]).map((item) => item.name as string);
+    expect(names).toEqual([...names].sort().reverse());
+    const patched = await admin.privateCloud.updateSystem({ id: system.id, body: { location: { city: 'Leipzig' } } }, regionOf(system));
+    expect(patched.body).toMatchObject({ id: system.id, location: { city: 'Leipzig', countryCode: system.location.countryCode } });
+    const sent = t.sim.control.requests({ operationId: 'privateCloud.updateSystem' }).at(-1);
+    expect(sent?.body).toEqual({ location: { city: 'Leipzig' } });
     // The system is in one region only: asked in another, it is not found.
     const elsewhere = REGIONS.find((region) => region !== system.region)!;
     expect((await answerOf(admin.privateCloud.getSystem({ id: system.id }, { region: elsewhere }))).status).toBe(404);
@@ -52,8 +63,10 @@ describe('private cloud conformance', () => {
     const catalogs = await admin.privateCloud.listSoftwareCatalogs({ filter: "version eq '2.4.0'", select: 'systemsWithUpdatePath' }, regionOf(system));
     expect(catalogs.body.total).toBe(1);
     const [catalog] = catalogs.body.items as JsonBody[];
-    expect(Object.keys(catalog).sort()).toEqual(['id', 'systemsWithUpdatePath']);
-    expect(catalog.systemsWithUpdatePath.map((entry: JsonBody) => entry.id)).toContain(system.id);
+    expect(Object.keys(catalog).sort()).toEqual(['createdAt', 'customerId', 'generation', 'id', 'resourceUri', 'systemsWithUpdatePath', 'type', 'updatedAt']);
+    const path = catalog.systemsWithUpdatePath.find((entry: JsonBody) => entry.id === system.id);
+    expect(path.hypervisorClusters.length).toBeGreaterThan(0);
+    expect(path.hypervisorClusters[0]).toEqual({ hypervisorClusterId: expect.any(String), hypervisorClusterName: expect.any(String) });
     const full = await admin.privateCloud.getSoftwareCatalog({ id: catalog.id }, regionOf(system));
     expect(full.body).toMatchObject({ id: catalog.id, version: '2.4.0' });
 
@@ -81,7 +94,7 @@ describe('private cloud conformance', () => {
     expect(((await unknown.json()) as JsonBody).errorCode).toBe('UNKNOWN_REGION');
   });
 
-  it('lifecycle: 412 without precheck, precheck, update failing at the pinned step, resume, catalogs follow', async () => {
+  it('lifecycle: 409 without precheck, precheck, update failing at the pinned step, resume, catalogs follow', async () => {
     const { admin } = t;
     // The default world pins a failure at the hypervisor step of the first system.
     const system = systems.find((candidate) => candidate.name.endsWith('-01'))!;
@@ -89,7 +102,7 @@ describe('private cloud conformance', () => {
     const body = { catalogVersion: '2.4.0' };
 
     const noPrecheck = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at));
-    expect(noPrecheck).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
+    expect(noPrecheck).toMatchObject({ status: 409, errorCode: 'PRECHECK_REQUIRED' });
     expect(noPrecheck.body.errorDetails).toBeUndefined();
 
     const precheck = await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at);
@@ -122,9 +135,9 @@ describe('private cloud conformance', () => {
     expect(resumed.status).toBe(202);
     expect((await follow(admin, resumed)).outcome).toBe('succeeded');
     const updated = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
-    expect(updated.softwareInfo.updateState).toBe('UP_TO_DATE');
+    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UP_TO_DATE');
     for (const cluster of updated.softwareInfo.hypervisorClusters) {
-      expect(cluster).toMatchObject({ currentSoftwareVersion: '2.4.0', availableSoftwareCatalogs: [] });
+      expect(cluster).toMatchObject({ currentSoftwareCatalog: { version: '2.4.0' }, availableSoftwareCatalogs: [] });
     }
     const catalog = (await admin.privateCloud.listSoftwareCatalogs({ filter: "version eq '2.4.0'" }, at)).body.items as JsonBody[];
     expect(catalog[0].systemsWithUpdatePath.map((entry: JsonBody) => entry.id)).not.toContain(system.id);
@@ -135,7 +148,7 @@ describe('private cloud conformance', () => {
     expect(writes.map((entry) => entry.operationId)).toEqual(['privateCloud.runSoftwareUpdate', 'privateCloud.resumeSoftwareUpdate']);
   });
 
-  it('a precheck is valid for its window: an update after it answers 412 saying to rerun the prechecks', async () => {
+  it('a precheck is valid for its window: an update after it answers 409 saying to rerun the prechecks', async () => {
     const { admin } = t;
     const system = systems.find((candidate) => candidate.name.endsWith('-03'))!;
     const at = regionOf(system);
@@ -146,17 +159,17 @@ describe('private cloud conformance', () => {
     // Default validity: 240 simulated minutes.
     t.sim.control.clock.advance(241 * MINUTE_MS);
     const stale = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at));
-    expect(stale).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
+    expect(stale).toMatchObject({ status: 409, errorCode: 'PRECHECK_REQUIRED' });
     expect(stale.body.message).toContain('rerun the prechecks');
     // A precheck of some clusters does not cover the others.
     const one = { ...body, hypervisorClusterIds: [firstCluster!] };
     await follow(admin, await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body: one }, at));
-    expect(await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at))).toMatchObject({ status: 412 });
+    expect(await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body }, at))).toMatchObject({ status: 409, errorCode: 'PRECHECK_REQUIRED' });
     const update = await admin.privateCloud.runSoftwareUpdate({ id: system.id, body: one }, at);
     expect(update.status).toBe(202);
     expect((await follow(admin, update)).outcome).toBe('succeeded');
     const after = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
-    const versions = (after.softwareInfo.hypervisorClusters as JsonBody[]).map((cluster) => [cluster.id, cluster.currentSoftwareVersion === '2.4.0']);
+    const versions = (after.softwareInfo.hypervisorClusters as JsonBody[]).map((cluster) => [cluster.id, cluster.currentSoftwareCatalog.version === '2.4.0']);
     expect(Object.fromEntries(versions)).toEqual(Object.fromEntries([[firstCluster, true], ...otherClusters.map((id) => [id, false])]));
   });
 
@@ -171,7 +184,7 @@ describe('private cloud conformance', () => {
     const lacking = await answerOf(admin.privateCloud.runSoftwarePrechecks({ id: partialSystem.id, body: { catalogVersion: '2.4.0' } }, regionOf(partialSystem)));
     expect(lacking.status).toBe(400);
     expect(lacking.body.message).toMatch(/^catalogVersion: /);
-    // The update makes the same checks before looking for a precheck: 400, not 412.
+    // The update makes the same checks before looking for a precheck: 400, not 409.
     const unknownOnUpdate = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: first.id, body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } }, regionOf(first)));
     expect(unknownOnUpdate).toMatchObject({ status: 400 });
     expect(unknownOnUpdate.body.message).toMatch(/^hypervisorClusterIds: /);
@@ -196,7 +209,13 @@ describe('private cloud conformance', () => {
     const at = regionOf(system);
     const refresh = await admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at);
     expect(refresh.status).toBe(202);
+    expect(refresh.body).toEqual({});
     expect((await follow(admin, refresh)).outcome).toBe('succeeded');
+    // The client sends the platform's POST; the reference's GET is served too.
+    expect(t.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' }).at(-1)?.method).toBe('POST');
+    const byGet = await admin.privateCloud.refreshSoftwareVersionsByGet({ id: system.id }, at);
+    expect(byGet.status).toBe(202);
+    expect((await follow(admin, byGet)).outcome).toBe('succeeded');
     const before = ((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).hypervisorClusters.length;
     const add = await admin.privateCloud.addHypervisorCluster(
       { id: system.id, body: { hypervisorClusterName: 'cluster-conformance', platformDatacenterName: 'dc-1', configureVds: true } },
@@ -208,6 +227,24 @@ describe('private cloud conformance', () => {
     const after = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
     expect(after.hypervisorClusters).toHaveLength(before + 1);
     expect(after.hypervisorClusters.at(-1).name).toBe('cluster-conformance');
+  });
+
+  it('configuration analysis: start 202, the latest report of each system, a report by id; the data-services list', async () => {
+    const { admin, observer } = t;
+    const system = systems.find((candidate) => candidate.name.endsWith('-05'))!;
+    const at = regionOf(system);
+    const started = await admin.privateCloud.startConfigurationAnalysis({ body: { systemId: system.id } }, at);
+    expect(started.status).toBe(202);
+    expect((await follow(admin, started)).outcome).toBe('succeeded');
+    const reports = (await observer.privateCloud.listConfigurationAnalysisReports({ filter: `systemId eq '${system.id}'` }, at)).body as JsonBody;
+    expect(reports).toMatchObject({ count: 1, items: [{ systemId: system.id, systemName: system.name, type: 'configuration-analysis-report' }] });
+    const [report] = reports.items as JsonBody[];
+    expect((await observer.privateCloud.getConfigurationAnalysisReport({ reportId: report.id }, at)).body).toMatchObject({ id: report.id, totalPassed: expect.any(Number) });
+    const analysed = (await observer.privateCloud.getSystem({ id: system.id, select: 'configAnalysisStatus' }, at)).body as JsonBody;
+    expect(analysed.configAnalysisStatus).toMatchObject({ totalPassed: report.totalPassed, totalFailed: report.totalFailed });
+    expect(await answerOf(observer.privateCloud.getConfigurationAnalysisReport({ reportId: 'nope' }, at))).toMatchObject({ status: 404 });
+    const operations = (await observer.dataServices.listAsyncOperations({ filter: "displayName eq 'configuration-analysis'" }, at)).body as JsonBody;
+    expect(operations.items.map((operation: JsonBody) => operation.id)).toContain(started.headers.location!.split('/').pop());
   });
 
   it('provisioning policies: create 200, update and delete 202 with operations', async () => {
@@ -245,30 +282,30 @@ describe('private cloud conformance', () => {
       const at = regionOf(system);
       const body = { catalogVersion: '2.4.0' };
       const precheck = await followDriving(sim, admin, await admin.privateCloud.runSoftwarePrechecks({ id: system.id, body }, at));
-      expect(precheck).toMatchObject({ outcome: 'failed', operation: { state: 'FAILED', type: 'software-prechecks', error: { errorCode: 'PRECHECK_FAILED' } } });
+      expect(precheck).toMatchObject({ outcome: 'failed', operation: { state: 'FAILED', displayName: 'software-prechecks', error: { errorCode: 'PRECHECK_FAILED' } } });
       expect(precheck.error?.message).toContain(pinnedCluster.name);
       for (const cluster of passing) expect(precheck.error?.message).not.toContain(cluster.name);
       const states = ((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.hypervisorClusters as JsonBody[];
-      expect(Object.fromEntries(states.map((cluster) => [cluster.id, cluster.updateState]))).toEqual(
+      expect(Object.fromEntries(states.map((cluster) => [cluster.id, cluster.currentUpdateStatus.state]))).toEqual(
         Object.fromEntries([[pinnedCluster.id, 'PRECHECK_FAILED'], ...passing.map((cluster) => [cluster.id, 'PRECHECK_COMPLETE'])]),
       );
 
-      // Every cluster, or the failed one alone: 412 naming only the failed cluster.
+      // Every cluster, or the failed one alone: 409 naming only the failed cluster.
       for (const hypervisorClusterIds of [undefined, [pinnedCluster.id]]) {
         const refused = await answerOf(admin.privateCloud.runSoftwareUpdate({ id: system.id, body: { ...body, ...(hypervisorClusterIds ? { hypervisorClusterIds } : {}) } }, at));
-        expect(refused).toMatchObject({ status: 412, errorCode: 'PRECHECK_REQUIRED' });
+        expect(refused).toMatchObject({ status: 409, errorCode: 'PRECHECK_REQUIRED' });
         expect(refused.body.message).toContain(pinnedCluster.id);
       }
       const update = await admin.privateCloud.runSoftwareUpdate({ id: system.id, body: { ...body, hypervisorClusterIds: passing.map((cluster) => cluster.id) } }, at);
       expect(update.status).toBe(202);
       expect((await followDriving(sim, admin, update)).outcome).toBe('succeeded');
       const after = ((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.hypervisorClusters as JsonBody[];
-      expect(Object.fromEntries(after.map((cluster) => [cluster.id, cluster.currentSoftwareVersion === '2.4.0']))).toEqual(
+      expect(Object.fromEntries(after.map((cluster) => [cluster.id, cluster.currentSoftwareCatalog.version === '2.4.0']))).toEqual(
         Object.fromEntries([[pinnedCluster.id, false], ...passing.map((cluster) => [cluster.id, true])]),
       );
       // Only the refused attempts and the one accepted update reached the platform's write.
       const updates = sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' }).map((entry) => entry.status);
-      expect(updates).toEqual([412, 412, 202]);
+      expect(updates).toEqual([409, 409, 202]);
       await expectNoViolations(sim);
     } finally {
       await pinned.close();
@@ -289,14 +326,14 @@ describe('private cloud conformance', () => {
       expect(update.error?.message).toContain('server-firmware');
       const startedAt = sim.control.clock.now();
       const firstResume = await followDriving(sim, admin, await admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at));
-      expect(firstResume).toMatchObject({ outcome: 'failed', operation: { type: 'software-update-resume', error: { errorCode: 'UPDATE_STEP_FAILED' } } });
+      expect(firstResume).toMatchObject({ outcome: 'failed', operation: { displayName: 'software-update-resume', error: { errorCode: 'UPDATE_STEP_FAILED' } } });
       // Only the server-firmware step ran again: 15 simulated minutes, not 45.
       const ran = Date.parse(firstResume.operation.endedAt as string) - Date.parse(firstResume.operation.startedAt as string);
       expect(ran).toBe(15 * MINUTE_MS);
       expect(sim.control.clock.now()).toBeGreaterThan(startedAt);
       const secondResume = await followDriving(sim, admin, await admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at));
       expect(secondResume.outcome).toBe('succeeded');
-      expect(((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.updateState).toBe('UP_TO_DATE');
+      expect(((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.currentUpdateStatus.state).toBe('UP_TO_DATE');
       await expectNoViolations(sim);
     } finally {
       await pinned.close();
@@ -315,7 +352,9 @@ describe('private cloud conformance', () => {
       expect(await read()).toMatchObject({ state: 'RUNNING', progressPercent: 50 });
       still.sim.control.clock.advance(30_000);
       const done = await read();
-      expect(done).toMatchObject({ state: 'SUCCEEDED', progressPercent: 100, type: 'software-version-refresh' });
+      expect(done).toMatchObject({ state: 'SUCCEEDED', progressPercent: 100, displayName: 'software-version-refresh' });
+    // The published record: no timeoutMinutes (a wait is bounded by the caller's deadline).
+    expect(done).not.toHaveProperty('timeoutMinutes');
       expect(done.endedAt).toBeDefined();
       await expectNoViolations(still.sim);
     } finally {

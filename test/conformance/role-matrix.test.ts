@@ -42,6 +42,12 @@ const REFERENCE_LEVELS: Record<string, Level> = {
   [`POST ${PC}/systems/{id}/software-update`]: 'edit',
   [`POST ${PC}/systems/{id}/software-update-resume`]: 'edit',
   [`GET ${PC}/systems/{id}/software-version-refresh`]: 'edit',
+  [`POST ${PC}/systems/{id}/software-version-refresh`]: 'edit', // the published form of the same refresh
+  [`PATCH ${PC}/systems/{id}`]: 'edit', // ASSUMED (published, not in the reference): the update permission
+  [`POST ${PC}/configuration-analysis-reports`]: 'edit', // ASSUMED (published only)
+  [`GET ${PC}/configuration-analysis-reports`]: 'view', // ASSUMED (published only): an inventory read
+  [`GET ${PC}/configuration-analysis-reports/{reportId}`]: 'view', // ASSUMED (published only)
+  'GET /data-services/v1beta1/async-operations': 'view', // ASSUMED, as the single operation
   [`GET ${PC}/system-software-catalogs`]: 'edit', // ASSUMED (row names catalogs with the update)
   [`GET ${PC}/system-software-catalogs/{id}`]: 'edit', // ASSUMED
   [`POST ${PC}/systems/{id}/add-hypervisor-cluster`]: 'edit',
@@ -101,6 +107,8 @@ interface WorldIds {
   /** Prechecks, update and resume run here; refresh and add-cluster on systems of their own, so no role meets another's 409. */
   system: JsonBody;
   refreshSystem: JsonBody;
+  /** The reference's GET of the refresh runs on a system of its own, so it never meets the POST's 409. */
+  getRefreshSystem: JsonBody;
   clusterSystem: JsonBody;
   serverId: string;
   catalogId: string;
@@ -108,6 +116,8 @@ interface WorldIds {
   /** Deleted by the admin; not the one being updated, which would answer 409. */
   deletePolicyId: string;
   dataServicesOperationId: string;
+  /** A configuration analysis report of `system`. */
+  reportId: string;
   report: { id: string; region: string };
   deviceId: string;
   devicesOperationId: string;
@@ -145,6 +155,12 @@ const SAMPLES: Record<string, (ids: WorldIds, role: RoleName) => Sample> = {
   'privateCloud.runSoftwareUpdate': (ids) => ({ input: { id: ids.system.id, body: { catalogVersion: '2.4.0' } }, region: ids.system.region }),
   'privateCloud.resumeSoftwareUpdate': (ids) => ({ input: { id: ids.system.id }, region: ids.system.region }),
   'privateCloud.refreshSoftwareVersions': (ids) => ({ input: { id: ids.refreshSystem.id }, region: ids.refreshSystem.region }),
+  'privateCloud.refreshSoftwareVersionsByGet': (ids) => ({ input: { id: ids.getRefreshSystem.id }, region: ids.getRefreshSystem.region }),
+  'privateCloud.updateSystem': (ids, role) => ({ input: { id: ids.system.id, body: { location: { city: `matrix-${role}` } } }, region: ids.system.region }),
+  'privateCloud.startConfigurationAnalysis': (ids) => ({ input: { body: { systemId: ids.system.id } }, region: ids.system.region }),
+  'privateCloud.listConfigurationAnalysisReports': (ids) => ({ input: {}, region: ids.system.region }),
+  'privateCloud.getConfigurationAnalysisReport': (ids) => ({ input: { reportId: ids.reportId }, region: ids.system.region }),
+  'dataServices.listAsyncOperations': (ids) => ({ input: {}, region: ids.system.region }),
   'privateCloud.listSoftwareCatalogs': (ids) => ({ input: { filter: "version eq '2.4.0'" }, region: ids.system.region }),
   'privateCloud.getSoftwareCatalog': (ids) => ({ input: { id: ids.catalogId }, region: ids.system.region }),
   'privateCloud.addHypervisorCluster': (ids, role) => ({
@@ -216,7 +232,11 @@ beforeAll(async () => {
   const online = async (at: string) => (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE'" }, { region: at })).body.items as JsonBody[];
   const [seedSystem, clusterSystem] = await online('us-west');
   const [refreshSystem] = await online('ap-northeast');
+  const [getRefreshSystem] = await online('eu-west');
   const refresh = await admin.privateCloud.refreshSoftwareVersions({ id: seedSystem.id }, { region: 'us-west' });
+  const analysis = await admin.privateCloud.startConfigurationAnalysis({ body: { systemId: system.id } }, { region });
+  await admin.waitForOperation(analysis, { minPollMs: 1, maxPollMs: 5, timeoutMs: 15_000 });
+  const reportId = ((await admin.privateCloud.listConfigurationAnalysisReports({}, { region })).body.items as JsonBody[])[0].id as string;
   const [report] = (await admin.consumptionAnalytics.listReports({}, { region: 'us-west' })).body as JsonBody[];
   const devices = await admin.devices.addDevices({ body: { network: [], storage: [], compute: [{ serialNumber: 'MATRIX-SEED', partNumber: 'P1' }] } });
   const subscriptions = await admin.subscriptions.addSubscriptions({ body: { subscriptions: [{ key: 'MATRIXSEED0001' }] } });
@@ -227,12 +247,14 @@ beforeAll(async () => {
   ids = {
     system,
     refreshSystem,
+    getRefreshSystem,
     clusterSystem,
     serverId: ((await admin.privateCloud.listServers({ id: system.id }, { region })).body.items as JsonBody[])[0].id,
     catalogId: ((await admin.privateCloud.listSoftwareCatalogs({}, { region })).body.items as JsonBody[])[0].id,
     policyId: (policy.body as JsonBody).id,
     deletePolicyId: (doomed.body as JsonBody).id,
     dataServicesOperationId: refresh.headers.location!.split('/').pop()!,
+    reportId,
     report: { id: report.id, region: 'us-west' },
     deviceId: ((await admin.devices.listDevices({ limit: 1 })).body.items as JsonBody[])[0].id,
     devicesOperationId: devices.headers.location!.split('/').pop()!,

@@ -56,8 +56,19 @@ export interface Harness {
 }
 
 /** `logLevel`: the captured logger's level. @default 'trace' */
-export async function startHarness(options: SimulatorOptions = {}, { logLevel = 'trace' }: { logLevel?: LevelWithSilent } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  logLevel?: LevelWithSilent;
+  /**
+   * Puts something between the client and the simulator (a proxy that rewrites answers):
+   * given the simulator's origin, returns the origin the client calls and how to stop it.
+   */
+  via?: (simulatorUrl: string) => Promise<{ url: string; close(): Promise<void> }>;
+}
+
+export async function startHarness(options: SimulatorOptions = {}, { logLevel = 'trace', via }: HarnessOptions = {}): Promise<Harness> {
   const sim = await startSimulator({ port: 0, timeScale: 6000, ...options });
+  const middle = via ? await via(sim.url) : undefined;
+  const origin = middle?.url ?? sim.url;
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
@@ -72,9 +83,9 @@ export async function startHarness(options: SimulatorOptions = {}, { logLevel = 
   const logger = createLogger({ destination, level: logLevel, secrets });
   const client = createPlatformClient({
     credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
-    authUrl: sim.authUrl,
-    baseUrl: sim.baseUrl,
-    regionalUrl: sim.regionalUrl,
+    authUrl: middle ? origin : sim.authUrl,
+    baseUrl: middle ? origin : sim.baseUrl,
+    regionalUrl: middle ? `${origin}/regions/{region}` : sim.regionalUrl,
     region: 'us-west',
     retry: { initialDelayMs: 1, maxDelayMs: 5 },
     rateLimits: { defaultPerMinute: 600_000 },
@@ -90,6 +101,9 @@ export async function startHarness(options: SimulatorOptions = {}, { logLevel = 
     text,
     lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
     run: (book, runOptions = {}) => runPlaybook(book, { client, store, logger, secrets, ...runOptions }),
-    close: () => sim.close(),
+    close: async () => {
+      await middle?.close();
+      await sim.close();
+    },
   };
 }

@@ -9,7 +9,7 @@ import type { PlatformClient } from '../../src/api/index.js';
 import type { RunResult } from '../../src/engine/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
-import { startHarness } from '../engine/harness.js';
+import { startHarness, type HarnessOptions } from '../engine/harness.js';
 
 export interface BundledHarness {
   sim: Simulator;
@@ -21,8 +21,8 @@ export interface BundledHarness {
 }
 
 /** The engine tests' harness, with the simulator checking its own answers and lines at debug. */
-export async function startBundledHarness(options: SimulatorOptions = {}): Promise<BundledHarness> {
-  const harness = await startHarness({ validateResponses: true, ...options }, { logLevel: 'debug' });
+export async function startBundledHarness(options: SimulatorOptions = {}, via?: HarnessOptions['via']): Promise<BundledHarness> {
+  const harness = await startHarness({ validateResponses: true, ...options }, { logLevel: 'debug', ...(via ? { via } : {}) });
   return {
     sim: harness.sim,
     client: harness.client,

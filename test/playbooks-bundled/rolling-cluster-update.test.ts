@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
+import type { HarnessOptions } from '../engine/harness.js';
 import { failures, startBundledHarness, type BundledHarness } from './harness.js';
 
 let harness: BundledHarness | undefined;
@@ -26,7 +29,7 @@ interface Outputs {
 interface SystemView {
   name: string;
   state: string;
-  softwareInfo: { hypervisorClusters: Array<{ name: string; currentSoftwareVersion: string; availableSoftwareCatalogs: Array<{ version: string }> }> };
+  softwareInfo: { hypervisorClusters: Array<{ id: string; name: string; currentSoftwareCatalog: { version: string }; availableSoftwareCatalogs: Array<{ version: string }> }> };
 }
 
 const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
@@ -52,7 +55,7 @@ it('updates the default world to the latest catalog cluster by cluster, resuming
   const systems = await systemsOf(h);
   for (const row of outputs.clusters.filter((r) => r.status === 'succeeded')) {
     const cluster = systems.find((s) => s.name === row.system)?.softwareInfo.hypervisorClusters.find((c) => c.name === row.cluster);
-    expect(cluster?.currentSoftwareVersion, `${row.system} ${row.cluster}`).toBe('2.4.0');
+    expect(cluster?.currentSoftwareCatalog.version, `${row.system} ${row.cluster}`).toBe('2.4.0');
     expect(row.after).toBe('2.4.0');
     expect(row.before).not.toBe('2.4.0');
   }
@@ -74,6 +77,86 @@ it('updates the default world to the latest catalog cluster by cluster, resuming
   const updatedClusters = outputs.clusters.filter((r) => r.status === 'succeeded').length;
   expect(updates.map((u) => u.status)).toEqual(Array(updatedClusters).fill(202));
   expect(h.sim.control.requests({ operationId: 'privateCloud.resumeSoftwareUpdate' }).map((r) => r.status)).toEqual([202]);
+
+  // Cluster by cluster, proven from the bodies sent: per cluster of the table, one precheck and
+  // one update naming that cluster's id alone, on its own system.
+  const systemsByName = new Map(systems.map((system) => [system.name, system]));
+  const sentFor = (operationId: string) =>
+    h.sim.control.requests({ operationId }).map((entry) => ({ system: entry.path.split('/').at(-2), body: entry.body as { catalogVersion: string; hypervisorClusterIds: string[] } }));
+  const expected = outputs.clusters
+    .filter((row) => row.status === 'succeeded')
+    .map((row) => {
+      const system = systemsByName.get(row.system)!;
+      const cluster = system.softwareInfo.hypervisorClusters.find((c) => c.name === row.cluster)!;
+      return { system: (system as unknown as { id: string }).id, body: { catalogVersion: '2.4.0', hypervisorClusterIds: [cluster.id] } };
+    });
+  const byCluster = (a: { body: { hypervisorClusterIds: string[] } }, b: { body: { hypervisorClusterIds: string[] } }) =>
+    a.body.hypervisorClusterIds[0]!.localeCompare(b.body.hypervisorClusterIds[0]!);
+  expect(sentFor('privateCloud.runSoftwarePrechecks').sort(byCluster)).toEqual([...expected].sort(byCluster));
+  expect(sentFor('privateCloud.runSoftwareUpdate').sort(byCluster)).toEqual([...expected].sort(byCluster));
+  expect(h.sim.control.violations()).toEqual([]);
+});
+
+/**
+ * A platform whose answers lack a field: a proxy in front of the simulator that passes every
+ * request through and deletes, from the JSON answers of `operationPath`, what `strip` removes.
+ */
+function without(operationPath: RegExp, strip: (body: Record<string, unknown>) => void): HarnessOptions['via'] {
+  return async (simulatorUrl) => {
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))) as Record<string, string>;
+        const body = chunks.length ? Buffer.concat(chunks) : undefined;
+        void fetch(`${simulatorUrl}${request.url ?? ''}`, { method: request.method ?? 'GET', headers, ...(body ? { body } : {}) }).then(async (answer) => {
+          let text = await answer.text();
+          const path = (request.url ?? '').split('?')[0] ?? '';
+          if (operationPath.test(path) && answer.headers.get('content-type')?.includes('json')) {
+            const parsed = JSON.parse(text) as Record<string, unknown>;
+            strip(parsed);
+            text = JSON.stringify(parsed);
+          }
+          const kept = [...answer.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name));
+          response.writeHead(answer.status, Object.fromEntries(kept));
+          response.end(text);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  };
+}
+
+it('fails, not passes vacuously, when the system does not show the cluster versions it verifies', async () => {
+  // Every getSystem answer lacks softwareInfo.hypervisorClusters[].currentSoftwareCatalog.
+  const stripVersions = without(/\/systems\/[^/]+$/, (body) => {
+    const clusters = (body.softwareInfo as { hypervisorClusters?: Array<Record<string, unknown>> } | undefined)?.hypervisorClusters ?? [];
+    for (const cluster of clusters) delete cluster.currentSoftwareCatalog;
+  });
+  const h = (harness = await startBundledHarness({ world: { privateCloud: { failures: [] } } }, stripVersions));
+  const result = await h.run('rolling-cluster-update', { systemIds: ['hci-us-west-01'], catalogVersion: '2.4.0' });
+  expect(result.status).toBe('failed');
+  const verified = result.steps.filter((step) => step.path.endsWith('.verified'));
+  expect(verified.length).toBeGreaterThan(0);
+  expect(verified.every((step) => step.status === 'failed')).toBe(true);
+  expect(verified[0]?.error?.message).toMatch(/hci-us-west-01: of clusters .*, the system shows 0 at 2\.4\.0/);
+  // The updates did run on the simulator: only the verification could not see them.
+  expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' }).length).toBeGreaterThan(0);
+});
+
+it('refuses, before any write, systems whose update path names no cluster', async () => {
+  const stripClusters = without(/\/system-software-catalogs$/, (body) => {
+    for (const item of (body.items as Array<{ systemsWithUpdatePath?: Array<Record<string, unknown>> }> | undefined) ?? []) {
+      for (const system of item.systemsWithUpdatePath ?? []) delete system.hypervisorClusters;
+    }
+  });
+  const h = (harness = await startBundledHarness({}, stripClusters));
+  const result = await h.run('rolling-cluster-update', { catalogVersion: '2.4.0' });
+  expect(result.status).toBe('failed');
+  expect(result.error?.message).toMatch(/^the catalog's systemsWithUpdatePath names no hypervisorClusters for hci-us-west-01, .*; nothing was sent$/);
+  expect(h.sim.control.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/as/'))).toEqual([]);
 });
 
 it('names all clusters of a system in one precheck and one update with clusterByCluster: false', async () => {
@@ -87,14 +170,14 @@ it('names all clusters of a system in one precheck and one update with clusterBy
   expect(rows.every((r) => r.after === '2.4.0' && r.attempts === 1 && !r.resumed)).toBe(true);
 });
 
-it('reruns the prechecks when the update answers 412, then resumes the failed update', async () => {
-  const h = (harness = await startBundledHarness({ faults: { rules: [{ route: 'privateCloud.runSoftwareUpdate', status: 412, count: 1 }] } }));
+it('reruns the prechecks when the update answers 409, then resumes the failed update', async () => {
+  const h = (harness = await startBundledHarness({ faults: { rules: [{ route: 'privateCloud.runSoftwareUpdate', status: 409, count: 1 }] } }));
   const result = await h.run('rolling-cluster-update', { systemIds: ['hci-us-west-01'] });
   expect(result.status, failures(result)).toBe('succeeded');
   const updates = h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' }).map((r) => r.status);
-  expect(updates[0]).toBe(412);
+  expect(updates[0]).toBe(409);
   expect(updates.slice(1).every((status) => status === 202)).toBe(true);
-  // Prechecks of the first cluster ran twice: once before the update, once after the 412.
+  // Prechecks of the first cluster ran twice: once before the update, once after the 409.
   expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwarePrechecks' })).toHaveLength(updates.length);
   expect((result.outputs as Outputs).clusters[0]).toMatchObject({ cluster: 'cluster-a', after: '2.4.0', attempts: 2, resumed: true });
 });
@@ -113,7 +196,7 @@ it('stops starting systems once more than maxFailedSystems failed, and leaves th
   const systems = await systemsOf(h);
   for (const name of ['hci-eu-central-03', 'hci-ap-northeast-04']) {
     const untouched = systems.find((s) => s.name === name);
-    expect(untouched?.softwareInfo.hypervisorClusters.every((c) => c.currentSoftwareVersion !== '2.4.0')).toBe(true);
+    expect(untouched?.softwareInfo.hypervisorClusters.every((c) => c.currentSoftwareCatalog.version !== '2.4.0')).toBe(true);
   }
   const table = h.lines().find((line) => typeof line.msg === 'string' && line.msg.startsWith('clusters: hci-us-west-01 cluster-a: 2.2.0 -> 2.2.0, failed'));
   expect(table, 'the table is logged when the run fails').toBeDefined();

@@ -28,7 +28,7 @@ describe('private cloud: software lifecycle', () => {
     const path = `${BASE}/systems/${system.id}`;
 
     const noPrecheck = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
-    expect(noPrecheck.status).toBe(412);
+    expect(noPrecheck.status).toBe(409);
     expect(noPrecheck.body.errorCode).toBe('PRECHECK_REQUIRED');
 
     const precheck = await call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } });
@@ -39,7 +39,7 @@ describe('private cloud: software lifecycle', () => {
     advance(5 * MINUTE);
     expect(await operation(precheckAt)).toMatchObject({ state: 'SUCCEEDED', progressPercent: 100 });
     const prechecked = (await call('GET', path)).body;
-    expect(prechecked.softwareInfo.updateState).toBe('PRECHECK_COMPLETE');
+    expect(prechecked.softwareInfo.currentUpdateStatus.state).toBe('PRECHECK_COMPLETE');
     expect(prechecked.softwareInfo.precheckValidUntil).toBeDefined();
 
     const update = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
@@ -57,7 +57,7 @@ describe('private cloud: software lifecycle', () => {
     expect(failed).toMatchObject({ state: 'FAILED', healthStatus: 'ERROR', error: { errorCode: 'UPDATE_STEP_FAILED' } });
     expect(failed.error.error).toContain('hypervisor');
     const failedSystem = (await call('GET', path)).body;
-    expect(failedSystem.softwareInfo.updateState).toBe('UPDATE_FAILED');
+    expect(failedSystem.softwareInfo.currentUpdateStatus.state).toBe('UPDATE_FAILED');
     expect(failedSystem.softwareInfo.lastOperation).toMatchObject({ state: 'FAILED', failedStep: 'hypervisor' });
 
     const resume = await call('POST', `${path}/software-update-resume`);
@@ -67,24 +67,24 @@ describe('private cloud: software lifecycle', () => {
     advance(30 * MINUTE);
     expect(await operation(resumeAt)).toMatchObject({ state: 'SUCCEEDED' });
     const updated = (await call('GET', path)).body;
-    expect(updated.softwareInfo.hypervisorClusters.every((c: JsonBody) => c.currentSoftwareVersion === '2.4.0' && c.availableSoftwareCatalogs.length === 0)).toBe(true);
-    expect(updated.softwareInfo.updateState).toBe('UP_TO_DATE');
+    expect(updated.softwareInfo.hypervisorClusters.every((c: JsonBody) => c.currentSoftwareCatalog.version === '2.4.0' && c.availableSoftwareCatalogs.length === 0)).toBe(true);
+    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UP_TO_DATE');
 
     const withPath = (await call('GET', `${BASE}/system-software-catalogs?filter=version eq '2.4.0'&select=systemsWithUpdatePath`)).body;
-    expect(Object.keys(withPath.items[0]).sort()).toEqual(['id', 'systemsWithUpdatePath']);
+    expect(Object.keys(withPath.items[0]).sort()).toEqual(['createdAt', 'customerId', 'generation', 'id', 'resourceUri', 'systemsWithUpdatePath', 'type', 'updatedAt']);
     expect(withPath.items[0].systemsWithUpdatePath.map((s: JsonBody) => s.id)).not.toContain(system.id);
 
     const notFailed = await call('POST', `${path}/software-update-resume`);
     expect(notFailed.status).toBe(400);
   });
 
-  it('answers 412 once the precheck result is stale', async () => {
+  it('answers 409 once the precheck result is stale', async () => {
     const { call, advance, systems } = await start({ privateCloud: { precheckValidityMinutes: 60, failures: [] } });
     const path = `${BASE}/systems/${systems[2].id}`;
     expect((await call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(202);
     advance(5 * MINUTE + 61 * MINUTE);
     const stale = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
-    expect(stale.status).toBe(412);
+    expect(stale.status).toBe(409);
     expect(stale.body.message).toContain('rerun the prechecks');
     expect(stale.body.errorDetails).toBeUndefined();
   });

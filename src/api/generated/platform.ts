@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List systems
-         * @description Large answers are slow; narrow them with `filter` and page with `offset` and `limit`.
+         * @description Large answers are slow; narrow them with `filter` and `select`, and page with `offset` and `limit`.
          */
         get: operations["privateCloud.listSystems"];
         put?: never;
@@ -58,7 +58,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a system's location
+         * @description A merge patch; only the location can be changed.
+         */
+        patch: operations["privateCloud.updateSystem"];
         trace?: never;
     };
     "/private-cloud-business/v1beta1/systems/{id}/servers": {
@@ -106,7 +110,7 @@ export interface paths {
         put?: never;
         /**
          * Run software update prechecks on hypervisor clusters of a system
-         * @description Without `hypervisorClusterIds` the prechecks cover every cluster of the system, which must all offer `catalogVersion` as an available catalog. A successful result is valid for a limited time (`precheckValidUntil`); an update on the same inputs needs a valid result.
+         * @description Without `hypervisorClusterIds` the prechecks cover every cluster of the system, which must all offer `catalogVersion` as an available catalog. A successful result is valid for a limited time (`softwareInfo.precheckValidUntil`); an update on the same inputs needs a valid result.
          */
         post: operations["privateCloud.runSoftwarePrechecks"];
         delete?: never;
@@ -126,7 +130,7 @@ export interface paths {
         put?: never;
         /**
          * Update the software of hypervisor clusters of a system
-         * @description Needs prechecks on the same inputs that succeeded and are still valid; otherwise answers 412 `PRECHECK_REQUIRED`: rerun the prechecks, then retry. A failed update is continued with `privateCloud.resumeSoftwareUpdate`.
+         * @description Needs prechecks on the same inputs that succeeded and are still valid; otherwise answers 409 `PRECHECK_REQUIRED`: rerun the prechecks, then retry. A failed update is continued with `privateCloud.resumeSoftwareUpdate`.
          */
         post: operations["privateCloud.runSoftwareUpdate"];
         delete?: never;
@@ -163,12 +167,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Refresh the current and available software versions of a system now
+         * The reference's GET form of the version refresh, kept working (the client calls the POST)
          * @description A GET that starts an operation (hence `x-fleetbook-write`); it may be resubmitted after errors.
          */
-        get: operations["privateCloud.refreshSoftwareVersions"];
+        get: operations["privateCloud.refreshSoftwareVersionsByGet"];
         put?: never;
-        post?: never;
+        /**
+         * Refresh the current and available software versions of a system now
+         * @description It may be resubmitted after errors.
+         */
+        post: operations["privateCloud.refreshSoftwareVersions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -229,6 +237,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/private-cloud-business/v1beta1/configuration-analysis-reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The latest configuration analysis report of each system */
+        get: operations["privateCloud.listConfigurationAnalysisReports"];
+        put?: never;
+        /** Run the configuration analysis rules on a system */
+        post: operations["privateCloud.startConfigurationAnalysis"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/private-cloud-business/v1beta1/configuration-analysis-reports/{reportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a configuration analysis report */
+        get: operations["privateCloud.getConfigurationAnalysisReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/private-cloud-business/v1beta1/vm-provisioning-policies": {
         parameters: {
             query?: never;
@@ -264,6 +307,23 @@ export interface paths {
         head?: never;
         /** Update a VM provisioning policy */
         patch: operations["privateCloud.updateProvisioningPolicy"];
+        trace?: never;
+    };
+    "/data-services/v1beta1/async-operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the async operations started by private cloud writes */
+        get: operations["dataServices.listAsyncOperations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/data-services/v1beta1/async-operations/{id}": {
@@ -1058,38 +1118,350 @@ export interface components {
             startedAt?: components["schemas"]["Timestamp"];
             endedAt?: components["schemas"]["Timestamp"];
         };
-        /** @description An operation started by a private cloud write, followed by its `state`. */
-        DataServicesAsyncOperation: components["schemas"]["AsyncProgress"] & {
+        /** @description An operation started by a private cloud write, followed by its `state`. It has no `timeoutMinutes`: a wait on it is bounded by the step's own deadline. */
+        DataServicesAsyncOperation: components["schemas"]["PlatformRecord"] & {
+            /** @description What the operation does, e.g. `software-update`. */
+            displayName?: string;
             state: components["schemas"]["AsyncStatus"];
-            /** @description Free text status message. */
-            status?: string;
-            healthStatus: components["schemas"]["HealthStatus"];
+            progressPercent?: number;
+            /** @description How long to wait before the next poll (a fraction under a simulator time scale). */
+            suggestedPollingIntervalSeconds?: number;
+            estimatedRunningDurationMinutes?: number;
+            /** Format: date-time */
+            startedAt?: string | null;
+            /** Format: date-time */
+            endedAt?: string | null;
+            healthStatus?: string;
+            userId?: string;
+            services?: string[];
+            hasChildOperations?: boolean;
+            subtreeOperationCount?: number;
+            /** @description Path of the resource the operation acts on. */
+            sourceResourceUri?: string | null;
             /** @description The latest few log lines. */
-            logMessages: {
+            logMessages?: {
                 timestamp: components["schemas"]["Timestamp"];
                 message: string;
             }[];
-            associatedResources: {
-                resourceUri: string;
-                type?: string;
+            associatedResources?: components["schemas"]["DataServicesResourceReference"][];
+            groups?: {
+                id: string;
+                name: string;
             }[];
+            recommendations?: {
+                message: string;
+            }[];
+            additionalDetails?: {
+                consoleUri: string;
+            };
+            parent?: components["schemas"]["DataServicesResourceReferenceWithId"];
+            rootOperation?: components["schemas"]["DataServicesResourceReferenceWithId"];
             error?: {
                 /** @description What went wrong. */
-                error?: string;
-                errorCode?: string;
-                traceId?: string;
-            };
-            /** @description Path of the resource the operation acts on. */
-            sourceResourceUri?: string;
+                error: string;
+                errorCode: string;
+                traceId: string;
+            } | null;
+        };
+        DataServicesResourceReference: {
+            name?: string;
+            resourceUri: string;
+            type: string;
+        };
+        DataServicesResourceReferenceWithId: {
+            id?: string;
+            name?: string;
+            resourceUri: string;
+            type: string;
+        } | null;
+        DataServicesAsyncOperationList: components["schemas"]["PrivateCloudListEnvelope"] & {
+            items: components["schemas"]["DataServicesAsyncOperation"][];
+        };
+        PlatformRecord: {
+            /** Format: date-time */
+            createdAt: string;
+            customerId: string;
+            generation: number;
+            id: string;
+            name?: string;
+            resourceUri: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        PrivateCloudListEnvelope: {
+            count: number;
+            offset: number;
+            total?: number;
+        };
+        AssociatedResourceCounts: {
+            datastoreCount?: number;
+            hypervisorClusterCount?: number;
+            serversCount?: number;
+            storageArrayCount?: number;
+            switchesCount?: number;
+            vmCount?: number;
+        };
+        SystemComputeUsage: {
+            cpuCapacityMhz?: number;
+            cpuUsedMhz?: number;
+            memoryCapacityBytes?: number;
+            memoryUsedBytes?: number;
+        };
+        ConfigAnalysisStatus: {
+            createdAt?: string;
+            createdBy?: string;
+            nextScheduledRunTime?: string;
+            ruleRunStartTime?: string;
+            totalFailed?: number;
+            totalPassed?: number;
+            totalWarning?: number;
+        };
+        SystemHealth: {
+            network?: components["schemas"]["ComponentStatusSeverity"];
+            overallHealth?: components["schemas"]["ComponentStatusSeverity"];
+            servers?: components["schemas"]["ComponentStatusSeverity"];
+            storage?: components["schemas"]["ComponentStatusSeverity"];
         };
         /** @enum {string} */
-        SystemState: "OFFLINE" | "ONLINE" | "INITIALIZED" | "UNINITIALIZED";
+        ComponentStatusSeverity: "OK" | "WARNING" | "CRITICAL" | "MISSING";
+        HypervisorCluster: {
+            hypervisorManagerAddress?: string;
+            hypervisorManagerId?: string;
+            hypervisorManagerName?: string;
+            id?: string;
+            name?: string;
+            resourceUri?: string;
+        };
+        SystemLocation: {
+            city?: string;
+            countryCode?: string;
+            latitude?: string;
+            longitude?: string;
+            stateCode?: string;
+            zipCode?: string;
+        };
+        UpdateStatus: {
+            catalogVersion?: string;
+            parentTaskUri?: string;
+            percentage?: number;
+            /** @enum {string} */
+            state?: "UP_TO_DATE" | "UPDATE_AVAILABLE" | "PENDING" | "PRECHECK_IN_PROGRESS" | "PRECHECK_FAILED" | "PRECHECK_COMPLETE" | "UPDATE_IN_PROGRESS" | "UPDATE_COMPLETE" | "UPDATE_FAILED" | "NOT_READY";
+            taskUri?: string;
+        };
+        HypervisorClusterSoftwareInfo: components["schemas"]["PlatformRecord"] & {
+            availableSoftwareCatalogs?: components["schemas"]["AvailableSoftwareCatalog"][];
+            currentSoftwareCatalog?: components["schemas"]["CurrentSoftwareCatalog"];
+            currentUpdateStatus?: components["schemas"]["UpdateStatus"];
+            /** Format: date-time */
+            lastPrecheckRunOn?: string;
+            lastPrecheckRunVersion?: string;
+            /** Format: date-time */
+            lastUpdatedOn?: string;
+            unavailableSoftwareCatalogs?: components["schemas"]["UnavailableSoftwareCatalog"][];
+        };
+        CurrentSoftwareCatalog: components["schemas"]["CommonSoftwareCatalogProperties"] & {
+            reasons?: string[];
+        };
+        AvailableSoftwareCatalog: components["schemas"]["CommonSoftwareCatalogProperties"] & {
+            isLatest?: boolean;
+        };
+        UnavailableSoftwareCatalog: components["schemas"]["CommonSoftwareCatalogProperties"] & {
+            reasons?: string[];
+        };
+        CommonSoftwareCatalogProperties: {
+            hypervisor?: components["schemas"]["SoftwareComponentCommonProperties"];
+            hypervisorManager?: components["schemas"]["SoftwareComponentCommonProperties"];
+            releaseDate?: string;
+            serverFirmware?: components["schemas"]["SoftwareComponentCommonProperties"];
+            storageConnectionManager?: components["schemas"]["SoftwareComponentCommonProperties"];
+            storageSoftware?: components["schemas"]["SoftwareComponentCommonProperties"];
+            version?: string;
+        };
+        SoftwareComponentCommonProperties: {
+            name?: string;
+            releaseDate?: string;
+            releaseNotesUrl?: string;
+            version?: string;
+        };
+        StorageSystem: {
+            compressionRatio?: number;
+            dedupeRatio?: number;
+            groupLeaderName?: string;
+            groupLeaderSerialNumber?: string;
+            groupName?: string;
+            groupState?: string;
+            id?: string;
+            name?: string;
+            resourceUri?: string;
+        };
+        StorageUsage: {
+            sizeInBytes?: number;
+            usageInBytes?: number;
+        };
+        SystemVm: {
+            name?: string;
+            uuid?: string;
+        };
+        SoftwareCatalog: components["schemas"]["PlatformRecord"] & components["schemas"]["CommonSoftwareCatalogProperties"] & {
+            eula?: string;
+            systemsWithUpdatePath?: components["schemas"]["SystemForUpdate"][];
+        };
+        SystemForUpdate: {
+            hypervisorClusters?: components["schemas"]["HypervisorClusterForUpdate"][];
+            id?: string;
+            name?: string;
+        };
+        HypervisorClusterForUpdate: {
+            hypervisorClusterId?: string;
+            hypervisorClusterName?: string;
+        };
+        Server: components["schemas"]["PlatformRecord"] & {
+            health?: components["schemas"]["ServerHealth"];
+            hypervisorHost?: components["schemas"]["HypervisorHost"];
+            bmcFirmwareVersion?: string;
+            bmcNetworkInfo?: {
+                gateway?: string;
+                bmcHostname?: string;
+                bmcIp?: string;
+                network?: string;
+                subnetMask?: string;
+            };
+            bmcState?: string;
+            bmcStatus?: string;
+            indicatorLedStatus?: string;
+            maintenanceMode?: boolean;
+            memoryGib?: string;
+            model?: string;
+            ncmVersion?: string;
+            /** @enum {string} */
+            powerState?: "ON" | "RESET" | "UNKNOWN";
+            processorCount?: string;
+            processorModel?: string;
+            serialNumber?: string;
+            systemId?: string;
+        };
+        ServerHealth: {
+            agentlessManagementService?: string;
+            biosOrHardwareHealth?: components["schemas"]["HealthComponentStatus"];
+            fanHealth?: components["schemas"]["HealthComponentStatus"];
+            fanRedundancy?: components["schemas"]["RedundancyComponentStatus"];
+            hbLastUpdateTimestamp?: string;
+            memoryHealth?: components["schemas"]["HealthComponentStatus"];
+            networkHealth?: components["schemas"]["HealthComponentStatus"];
+            overallServerHealth?: components["schemas"]["HealthComponentStatus"];
+            powerState?: string;
+            powerSuppliesHealth?: components["schemas"]["HealthComponentStatus"];
+            powerSuppliesRedundancy?: components["schemas"]["RedundancyComponentStatus"];
+            processorHealth?: components["schemas"]["HealthComponentStatus"];
+            smartStorageBatteryHealth?: components["schemas"]["HealthComponentStatus"];
+            storageHealth?: components["schemas"]["HealthComponentStatus"];
+            temperaturesHealth?: components["schemas"]["HealthComponentStatus"];
+        };
         /** @enum {string} */
-        SoftwareUpdateState: "UP_TO_DATE" | "UPDATE_AVAILABLE" | "PENDING" | "PRECHECK_IN_PROGRESS" | "PRECHECK_FAILED" | "PRECHECK_COMPLETE" | "UPDATE_IN_PROGRESS" | "UPDATE_COMPLETE" | "UPDATE_FAILED" | "NOT_READY";
+        HealthComponentStatus: "OK" | "WARNING" | "CRITICAL" | "MISSING" | "UNKNOWN";
         /** @enum {string} */
-        SystemHealthStatus: "OK" | "WARNING" | "CRITICAL" | "MISSING";
-        /** @enum {string} */
-        ServerPowerState: "ON" | "RESET" | "UNKNOWN";
+        RedundancyComponentStatus: "REDUNDANT" | "NONREDUNDANT" | "FAILEDREDUNDANT" | "ABSENT" | "DISABLED" | "OFFLINE" | "UNAVAILABLEOFFLINE" | "STANDBYOFFLINE" | "UNKNOWN";
+        HypervisorHost: {
+            hypervisorClusterId?: string;
+            hypervisorClusterName?: string;
+            hypervisorHostIp?: string;
+            id?: string;
+            name?: string;
+            resourceUri?: string;
+            type?: string;
+        };
+        ConfigurationAnalysisReport: {
+            createdAt?: string;
+            createdBy?: string;
+            id: string;
+            nextScheduledRunAt?: string;
+            results?: Record<string, never>;
+            runStartedAt?: string;
+            runType?: string;
+            systemId?: string;
+            systemName?: string;
+            totalFailed?: number;
+            totalPassed?: number;
+            totalWarning?: number;
+            type: string;
+        };
+        ConfigurationAnalysisReportList: {
+            count: number;
+            items: components["schemas"]["ConfigurationAnalysisReport"][];
+            offset?: number;
+            total?: number;
+        };
+        SystemPatchLocation: {
+            city?: string;
+            countryCode?: string;
+            stateCode?: string;
+            zipCode?: string;
+        };
+        /** @description A system, as the platform publishes it, with the simulator extras named in CONVENTIONS.md. */
+        System: components["schemas"]["PlatformRecord"] & {
+            associatedResourceCounts?: components["schemas"]["AssociatedResourceCounts"];
+            computeUsage?: components["schemas"]["SystemComputeUsage"];
+            configAnalysisStatus?: components["schemas"]["ConfigAnalysisStatus"];
+            health?: components["schemas"]["SystemHealth"];
+            hypervisorClusters?: components["schemas"]["HypervisorCluster"][];
+            location?: components["schemas"]["SystemLocation"];
+            softwareInfo?: {
+                currentUpdateStatus?: components["schemas"]["UpdateStatus"];
+                hypervisorClusters?: components["schemas"]["HypervisorClusterSoftwareInfo"][];
+                /** Format: date-time */
+                lastUpdatedOn?: string;
+                /** Format: date-time */
+                precheckValidUntil?: string;
+                lastOperation?: components["schemas"]["SoftwareOperationRef"];
+                /** @description When the system's software versions were last read from it (the simulator answers it; not published). */
+                versionsRefreshedAt?: components["schemas"]["Timestamp"];
+            };
+            /** @enum {string} */
+            stackType?: "DHCI" | "HCI_APPLIANCE";
+            /** @enum {string} */
+            state?: "OFFLINE" | "ONLINE" | "INITIALIZED" | "UNINITIALIZED";
+            storageSystem?: components["schemas"]["StorageSystem"];
+            storageUsage?: components["schemas"]["StorageUsage"];
+            systemVms?: components["schemas"]["SystemVm"][];
+            /** @description The region the system is in (the simulator answers it; not published). */
+            region?: string;
+            /** @description Whether the system family takes software updates (the simulator answers it; not published). */
+            updateSupported?: boolean;
+        };
+        /** @description A system as `GET /systems/{id}?select=<names>` answers it: the record fields and the named properties only (their shapes as in `System`). */
+        SystemSelection: components["schemas"]["PlatformRecord"];
+        SystemList: components["schemas"]["PrivateCloudListEnvelope"] & {
+            items: components["schemas"]["System"][];
+        };
+        ServerList: components["schemas"]["PrivateCloudListEnvelope"] & {
+            items: components["schemas"]["Server"][];
+        };
+        SoftwareCatalogList: components["schemas"]["PrivateCloudListEnvelope"] & {
+            items: components["schemas"]["SoftwareCatalog"][];
+        };
+        /** @description Prechecks and update take the same inputs. */
+        SoftwareUpdateRequest: {
+            /** @description Target catalog version, e.g. `2.4.0`. */
+            catalogVersion: string;
+            /** @description Clusters to cover; all clusters of the system when omitted. */
+            hypervisorClusterIds?: string[];
+        };
+        AddHypervisorClusterRequest: {
+            /** @description Configure a distributed switch for the cluster. */
+            configureVds?: boolean;
+            hypervisorClusterName?: string;
+            platformDatacenterName?: string;
+        };
+        SystemPatchRequest: {
+            location?: components["schemas"]["SystemPatchLocation"];
+        };
+        ConfigurationAnalysisRequest: {
+            /** @description The system whose configuration is analysed. */
+            systemId?: string;
+        };
+        /** @description The empty JSON object a private cloud 202 answers. */
+        EmptyBody: Record<string, never>;
         /** @description The last software operation run on a system or cluster. */
         SoftwareOperationRef: {
             /** @description Async operation id. */
@@ -1105,177 +1477,6 @@ export interface components {
             failedStep?: string;
             startedAt?: components["schemas"]["Timestamp"];
             endedAt?: components["schemas"]["Timestamp"];
-        };
-        AvailableSoftwareCatalog: {
-            id: string;
-            version: string;
-            /** Format: date */
-            releaseDate: string;
-            isLatest: boolean;
-        };
-        UnavailableSoftwareCatalog: {
-            id: string;
-            version: string;
-            reasons: string[];
-        };
-        /** @description Software information of one hypervisor cluster. It can be updated when `availableSoftwareCatalogs` is non-empty. */
-        ClusterSoftware: {
-            id: string;
-            name: string;
-            currentSoftwareVersion: string;
-            updateState: components["schemas"]["SoftwareUpdateState"];
-            precheckValidUntil?: components["schemas"]["Timestamp"];
-            availableSoftwareCatalogs: components["schemas"]["AvailableSoftwareCatalog"][];
-            unavailableSoftwareCatalogs: components["schemas"]["UnavailableSoftwareCatalog"][];
-        };
-        SystemSoftwareInfo: {
-            updateState: components["schemas"]["SoftwareUpdateState"];
-            precheckValidUntil?: components["schemas"]["Timestamp"];
-            lastOperation?: components["schemas"]["SoftwareOperationRef"];
-            /** @description When the system's software versions were last read from it, by the scheduled refresh or a `software-version-refresh`. Not in the reference; the simulator answers it. */
-            versionsRefreshedAt?: components["schemas"]["Timestamp"];
-            hypervisorClusters: components["schemas"]["ClusterSoftware"][];
-        };
-        SystemHypervisorCluster: {
-            id: string;
-            name: string;
-            resourceUri: string;
-            /** @description `HYPERVISOR_TYPE_<KIND>`. */
-            type: string;
-        };
-        /** @description A hyperconverged system. Only one system family supports software updates (`updateSupported`). */
-        System: components["schemas"]["CommonRecord"] & {
-            /** @description A stack-kind label. */
-            stackType?: string;
-            state: components["schemas"]["SystemState"];
-            region: string;
-            updateSupported: boolean;
-            associatedResourceCounts?: {
-                [key: string]: unknown;
-            };
-            computeUsage?: {
-                [key: string]: unknown;
-            };
-            configAnalysisStatus?: {
-                [key: string]: unknown;
-            };
-            health?: {
-                status?: components["schemas"]["SystemHealthStatus"];
-            };
-            location?: {
-                [key: string]: unknown;
-            };
-            storageSystem?: {
-                [key: string]: unknown;
-            };
-            storageUsage?: {
-                [key: string]: unknown;
-            };
-            hypervisorClusters: components["schemas"]["SystemHypervisorCluster"][];
-            systemVms?: {
-                [key: string]: unknown;
-            }[];
-            softwareInfo: components["schemas"]["SystemSoftwareInfo"];
-        };
-        /** @description A system as `GET /systems/{id}?filter=<names>` answers it: `id` and the named properties only (their shapes as in `System`). Without `filter` the answer is a whole `System`. */
-        SystemSelection: components["schemas"]["CommonRecord"];
-        SystemList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["System"][];
-        };
-        Server: components["schemas"]["CommonRecord"] & {
-            systemId: string;
-            serialNumber?: string;
-            model?: string;
-            powerState?: components["schemas"]["ServerPowerState"];
-            memoryGib?: string;
-            processorCount?: string;
-            processorModel?: string;
-            ncmVersion?: string;
-            onPremUniqueID?: string;
-            indicatorLedStatus?: string;
-            bmcFirmwareVersion?: string;
-            bmcState?: string;
-            bmcStatus?: string;
-            bmcNetworkInfo?: {
-                gateway?: string;
-                bmcHostname?: string;
-                bmcIp?: string;
-                network?: string;
-                subnetMask?: string;
-            };
-            hypervisorHost?: {
-                ResourceUri?: string;
-                hypervisorClusterId?: string;
-                hypervisorClusterName?: string;
-                hypervisorHostIp?: string;
-                id?: string;
-                name?: string;
-                /** @description `HYPERVISOR_TYPE_<KIND>`. */
-                type?: string;
-            };
-            health?: {
-                agentlessManagementService?: string;
-                biosOrHardwareHealth?: string;
-                fanHealth?: string;
-                fanRedundancy?: string;
-                /** @description Free-form date text. */
-                hbLastUpdateTimestamp?: string;
-                memoryHealth?: string;
-                networkHealth?: string;
-                overallServerHealth?: string;
-                powerState?: string;
-                powerSuppliesHealth?: string;
-                powerSuppliesRedundancy?: string;
-                processorHealth?: string;
-                smartStorageBatteryHealth?: string;
-                storageHealth?: string;
-                temperaturesHealth?: string;
-            };
-        };
-        ServerList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["Server"][];
-        };
-        /** @description One component of a catalog (inner fields beyond name and version not published). */
-        CatalogComponent: {
-            name?: string;
-            version?: string;
-        };
-        SystemWithUpdatePath: {
-            id: string;
-            name: string;
-            resourceUri: string;
-            /** @description The clusters of the system that offer this catalog. */
-            hypervisorClusterIds: string[];
-        };
-        SoftwareCatalog: components["schemas"]["CommonRecord"] & {
-            /** @description Dotted catalog version. */
-            version?: string;
-            /** Format: date */
-            releaseDate?: string;
-            /** @description URL of the license agreement. */
-            eula?: string;
-            systemsWithUpdatePath?: components["schemas"]["SystemWithUpdatePath"][];
-            hypervisor?: components["schemas"]["CatalogComponent"];
-            hypervisorManager?: components["schemas"]["CatalogComponent"];
-            serverFirmware?: components["schemas"]["CatalogComponent"];
-            storageConnectionManager?: components["schemas"]["CatalogComponent"];
-            storageSoftware?: components["schemas"]["CatalogComponent"];
-        };
-        SoftwareCatalogList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["SoftwareCatalog"][];
-        };
-        /** @description Prechecks and update take the same inputs. */
-        SoftwareUpdateRequest: {
-            /** @description Target catalog version, e.g. `2.4.0`. */
-            catalogVersion: string;
-            /** @description Clusters to cover; all clusters of the system when omitted. */
-            hypervisorClusterIds?: string[];
-        };
-        AddHypervisorClusterRequest: {
-            /** @description Configure a distributed switch for the cluster. */
-            configureVds?: boolean;
-            hypervisorClusterName: string;
-            platformDatacenterName: string;
         };
         ProtectionPolicy: {
             id?: string;
@@ -2181,13 +2382,15 @@ export interface components {
         WorkspacesNBTenantInventoryOwnership: "MSP_OWNED_INVENTORY" | "CUSTOMER_OWNED_INVENTORY";
     };
     responses: {
-        /** @description Accepted; follow the data-services async operation at `Location`. Empty body. */
+        /** @description Accepted; follow the data-services async operation at `Location`. The body is an empty object. */
         AcceptedDataServices: {
             headers: {
                 Location: components["headers"]["Location"];
                 [name: string]: unknown;
             };
-            content?: never;
+            content: {
+                "application/json": components["schemas"]["EmptyBody"];
+            };
         };
         /** @description Invalid body or parameters, or a malformed or unsupported filter, or a limit out of range. */
         BadRequest: {
@@ -2449,6 +2652,8 @@ export interface components {
         IdPath: string;
         /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
         Filter: string;
+        /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+        Select: string;
         /** @description Comma-separated sort expressions, `<property> asc|desc`. */
         Sort: string;
         /** @description Number of records to skip. */
@@ -2518,12 +2723,16 @@ export interface operations {
     "privateCloud.listSystems": {
         parameters: {
             query?: {
-                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
-                filter?: components["parameters"]["Filter"];
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
                 /** @description Number of records to skip. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Page size. */
                 limit?: components["parameters"]["LimitPrivateCloud"];
+                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
+                filter?: components["parameters"]["Filter"];
+                /** @description Comma-separated sort expressions, `<property> asc|desc`. */
+                sort?: components["parameters"]["Sort"];
             };
             header?: never;
             path?: never;
@@ -2544,7 +2753,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -2552,7 +2760,9 @@ export interface operations {
     "privateCloud.getSystem": {
         parameters: {
             query?: {
-                /** @description Return only the properties the filter names. */
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
+                /** @description The reference's spelling of `select`, kept working; `select` is the platform's. */
                 filter?: string;
             };
             header?: never;
@@ -2564,7 +2774,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The system; with `filter`, only `id` and the properties it names. */
+            /** @description The system; with `select` (or `filter`), the record fields and the properties it names only. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2580,28 +2790,36 @@ export interface operations {
                      *       "createdAt": "2025-01-14T09:12:44Z",
                      *       "updatedAt": "2025-03-02T18:40:10Z",
                      *       "customerId": "7d1f0e2a9b8c4d3e",
-                     *       "region": "eu-central",
                      *       "state": "ONLINE",
-                     *       "updateSupported": true,
                      *       "hypervisorClusters": [
                      *         {
                      *           "id": "5b7e2c1a-8d4f-4e9b-a3c6-1f2e3d4c5b6a",
                      *           "name": "cluster-a",
-                     *           "resourceUri": "/private-cloud-business/v1beta1/systems/0c5a3f9e-2b1d-4c7e-9a6f-3e8d1b2c4a5f/hypervisor-clusters/5b7e2c1a-8d4f-4e9b-a3c6-1f2e3d4c5b6a",
-                     *           "type": "HYPERVISOR_TYPE_STANDARD"
+                     *           "resourceUri": "/private-cloud-business/v1beta1/systems/0c5a3f9e-2b1d-4c7e-9a6f-3e8d1b2c4a5f/hypervisor-clusters/5b7e2c1a-8d4f-4e9b-a3c6-1f2e3d4c5b6a"
                      *         }
                      *       ],
                      *       "softwareInfo": {
-                     *         "updateState": "UPDATE_AVAILABLE",
+                     *         "currentUpdateStatus": {
+                     *           "state": "UPDATE_AVAILABLE"
+                     *         },
                      *         "hypervisorClusters": [
                      *           {
                      *             "id": "5b7e2c1a-8d4f-4e9b-a3c6-1f2e3d4c5b6a",
                      *             "name": "cluster-a",
-                     *             "currentSoftwareVersion": "2.3.1",
-                     *             "updateState": "UPDATE_AVAILABLE",
+                     *             "type": "hypervisor-cluster-software-info",
+                     *             "resourceUri": "/private-cloud-business/v1beta1/systems/0c5a3f9e-2b1d-4c7e-9a6f-3e8d1b2c4a5f/hypervisor-clusters/5b7e2c1a-8d4f-4e9b-a3c6-1f2e3d4c5b6a",
+                     *             "generation": 3,
+                     *             "createdAt": "2025-01-14T09:12:44Z",
+                     *             "updatedAt": "2025-03-02T18:40:10Z",
+                     *             "customerId": "7d1f0e2a9b8c4d3e",
+                     *             "currentSoftwareCatalog": {
+                     *               "version": "2.3.1"
+                     *             },
+                     *             "currentUpdateStatus": {
+                     *               "state": "UPDATE_AVAILABLE"
+                     *             },
                      *             "availableSoftwareCatalogs": [
                      *               {
-                     *                 "id": "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b",
                      *                 "version": "2.4.0",
                      *                 "releaseDate": "2025-02-20",
                      *                 "isLatest": true
@@ -2620,18 +2838,65 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    "privateCloud.updateSystem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the record. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "location": {
+                 *         "city": "Berlin",
+                 *         "countryCode": "DE"
+                 *       }
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["SystemPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The system as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["System"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "privateCloud.listServers": {
         parameters: {
             query?: {
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
                 /** @description Number of records to skip. */
                 offset?: components["parameters"]["Offset"];
                 /** @description Page size. */
                 limit?: components["parameters"]["LimitPrivateCloud"];
+                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
+                filter?: components["parameters"]["Filter"];
+                /** @description Comma-separated sort expressions, `<property> asc|desc`. */
+                sort?: components["parameters"]["Sort"];
             };
             header?: never;
             path: {
@@ -2655,14 +2920,16 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
     "privateCloud.getServer": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
+            };
             header?: never;
             path: {
                 /** @description Id of the system. */
@@ -2687,7 +2954,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -2748,12 +3014,33 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
     "privateCloud.resumeSoftwareUpdate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the record. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["AcceptedDataServices"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "privateCloud.refreshSoftwareVersionsByGet": {
         parameters: {
             query?: never;
             header?: never;
@@ -2800,14 +3087,14 @@ export interface operations {
     "privateCloud.listSoftwareCatalogs": {
         parameters: {
             query?: {
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
                 /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
                 filter?: components["parameters"]["Filter"];
-                /** @description Comma-separated property names to return (besides `id`), e.g. `systemsWithUpdatePath`. */
-                select?: string;
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
                 /** @description Page size. */
                 limit?: components["parameters"]["LimitPrivateCloud"];
+                /** @description Number of records to skip. */
+                offset?: components["parameters"]["Offset"];
             };
             header?: never;
             path?: never;
@@ -2828,14 +3115,16 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
     "privateCloud.getSoftwareCatalog": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
+            };
             header?: never;
             path: {
                 /** @description Id of the record. */
@@ -2845,7 +3134,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The catalog. */
+            /** @description The catalog; with `select`, the record fields and the properties it names only. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2858,7 +3147,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -2892,6 +3180,93 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "privateCloud.listConfigurationAnalysisReports": {
+        parameters: {
+            query?: {
+                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
+                filter?: components["parameters"]["Filter"];
+                /** @description Comma-separated sort expressions, `<property> asc|desc`. */
+                sort?: components["parameters"]["Sort"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationAnalysisReportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "privateCloud.startConfigurationAnalysis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "systemId": "0c5a3f9e-2b1d-4c7e-9a6f-3e8d1b2c4a5f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConfigurationAnalysisRequest"];
+            };
+        };
+        responses: {
+            202: components["responses"]["AcceptedDataServices"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "privateCloud.getConfigurationAnalysisReport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the report. */
+                reportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationAnalysisReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3065,9 +3440,50 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    "dataServices.listAsyncOperations": {
+        parameters: {
+            query?: {
+                /** @description Number of records to skip. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Page size. */
+                limit?: number;
+                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
+                filter?: components["parameters"]["Filter"];
+                /** @description Comma-separated sort expressions, `<property> asc|desc`. */
+                sort?: components["parameters"]["Sort"];
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of operations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataServicesAsyncOperationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     "dataServices.getAsyncOperation": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
+            };
             header?: never;
             path: {
                 /** @description Id of the record. */
@@ -3086,11 +3502,16 @@ export interface operations {
                     /**
                      * @example {
                      *       "id": "3f2e1d0c-9b8a-4765-8432-10fedcba9876",
-                     *       "type": "software-update",
+                     *       "type": "task",
+                     *       "generation": 4,
+                     *       "createdAt": "2025-03-08T02:00:04Z",
+                     *       "updatedAt": "2025-03-08T02:14:51Z",
+                     *       "resourceUri": "/data-services/v1beta1/async-operations/3f2e1d0c-9b8a-4765-8432-10fedcba9876",
+                     *       "customerId": "7d1f0e2a9b8c4d3e",
+                     *       "displayName": "software-update",
                      *       "state": "RUNNING",
                      *       "progressPercent": 40,
                      *       "suggestedPollingIntervalSeconds": 30,
-                     *       "timeoutMinutes": 360,
                      *       "startedAt": "2025-03-08T02:00:04Z",
                      *       "healthStatus": "OK",
                      *       "logMessages": [
@@ -3115,9 +3536,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "consumptionAnalytics.listReports": {

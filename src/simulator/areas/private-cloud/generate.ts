@@ -57,6 +57,22 @@ const CATALOG_VERSIONS = [
   { version: '2.4.0', releaseDate: '2025-02-20' },
 ] as const;
 
+/** One component of a catalog, released with it. */
+const component = (name: string, version: string, releaseDate: string) => ({
+  name,
+  version,
+  releaseDate,
+  releaseNotesUrl: `https://docs.example.com/release-notes/${name}/${version}.html`,
+});
+
+/** Where the systems stand, by region (derived, not drawn: adding it left every world as it was). */
+const SITES: Record<string, { city: string; countryCode: string; stateCode: string; zipCode: string; latitude: string; longitude: string }> = {
+  'us-west': { city: 'Sacramento', countryCode: 'US', stateCode: 'CA', zipCode: '95814', latitude: '38.58', longitude: '-121.49' },
+  'eu-west': { city: 'Dublin', countryCode: 'IE', stateCode: 'D', zipCode: 'D02', latitude: '53.35', longitude: '-6.26' },
+  'eu-central': { city: 'Frankfurt', countryCode: 'DE', stateCode: 'HE', zipCode: '60311', latitude: '50.11', longitude: '8.68' },
+  'ap-northeast': { city: 'Tokyo', countryCode: 'JP', stateCode: '13', zipCode: '100-0001', latitude: '35.68', longitude: '139.69' },
+};
+
 function generateCatalogs(rng: Rng, customerId: string): Catalog[] {
   return CATALOG_VERSIONS.map(({ version, releaseDate }, index) => {
     const record = generatedRecord(rng, 'system-software-catalog', 400);
@@ -69,11 +85,11 @@ function generateCatalogs(rng: Rng, customerId: string): Catalog[] {
       version,
       releaseDate,
       eula: `https://eula.example.com/catalogs/${version}.html`,
-      hypervisor: { name: 'hypervisor', version: `8.0.${minor}` },
-      hypervisorManager: { name: 'hypervisor-manager', version: `8.0.${minor}.1` },
-      serverFirmware: { name: 'server-firmware', version: `${2024 + index}.0${minor}.0` },
-      storageConnectionManager: { name: 'storage-connection-manager', version: `3.${minor}.0` },
-      storageSoftware: { name: 'storage-software', version: `6.1.${minor}` },
+      hypervisor: component('hypervisor', `8.0.${minor}`, releaseDate),
+      hypervisorManager: component('hypervisor-manager', `8.0.${minor}.1`, releaseDate),
+      serverFirmware: component('server-firmware', `${2024 + index}.0${minor}.0`, releaseDate),
+      storageConnectionManager: component('storage-connection-manager', `3.${minor}.0`, releaseDate),
+      storageSoftware: component('storage-software', `6.1.${minor}`, releaseDate),
     };
   });
 }
@@ -105,7 +121,6 @@ function generateServer(rng: Rng, system: System, cluster: Cluster, index: numbe
     processorCount: String(rng.pick([1, 2])),
     processorModel: rng.pick(['Processor 6430 32-core', 'Processor 5418Y 24-core']),
     ncmVersion: `1.${rng.int(2, 6)}.${rng.int(0, 9)}`,
-    onPremUniqueID: rng.uuid(),
     indicatorLedStatus: 'OFF',
     bmcFirmwareVersion: `1.${rng.int(50, 70)}`,
     bmcState: 'ENABLED',
@@ -117,8 +132,9 @@ function generateServer(rng: Rng, system: System, cluster: Cluster, index: numbe
       network: rng.next() < 0.2 ? '' : '10.20.0.0',
       subnetMask: '255.255.0.0',
     },
+    maintenanceMode: false,
     hypervisorHost: {
-      ResourceUri: `/virtualization/v1beta1/hypervisor-hosts/${record.id}`,
+      resourceUri: `/virtualization/v1beta1/hypervisor-hosts/${record.id}`,
       hypervisorClusterId: cluster.id,
       hypervisorClusterName: cluster.name,
       hypervisorHostIp: `10.30.${index}.${octet}`,
@@ -160,10 +176,13 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
     resourceUri: `${BASE}/systems/${record.id}`,
     region,
     state: profile.state,
-    stackType: profile.updateSupported ? 'STACK_TYPE_HCI' : 'STACK_TYPE_HCI_LEGACY',
+    stackType: profile.updateSupported ? 'HCI_APPLIANCE' : 'DHCI',
     updateSupported: profile.updateSupported,
     healthStatus: profile.state === 'OFFLINE' ? 'MISSING' : rng.next() < 0.8 ? 'OK' : 'WARNING',
     clusters: [],
+    hypervisorManager: { id: `hm-${record.id}`, name: `hm-${region}-${String(index + 1).padStart(2, '0')}`, address: `10.10.${index % 250}.10` },
+    location: SITES[region]!,
+    capacity: { cpuMhz: 0, memoryBytes: 0, storageBytes: 0 },
     serverCount: 0,
     get servers() {
       servers ??= serverPlan.flatMap(({ cluster, count }) => Array.from({ length: count }, (_, s) => generateServer(serverRng, system, cluster, s, customerId)));
@@ -192,6 +211,8 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
     serverPlan.push({ cluster, count });
     system.serverCount += count;
   }
+  // Per server: 2 × 32 cores at 2.4 GHz, 512 GiB; 20 TB of storage.
+  system.capacity = { cpuMhz: system.serverCount * 64 * 2400, memoryBytes: system.serverCount * 512 * 2 ** 30, storageBytes: system.serverCount * 20e12 };
   return system;
 }
 
@@ -286,6 +307,7 @@ export function generatePrivateCloud(rng: Rng, config: PrivateCloudConfig): Priv
     systemsById: new Map(systems.map((system) => [system.id, system])),
     catalogs,
     policies: generatePolicies(rng.fork('policies'), customerId, systems),
+    reports: [],
     failures: resolveFailures(config, systems),
     precheckValidityMs: (config.precheckValidityMinutes ?? 240) * 60_000,
   };

@@ -19,6 +19,8 @@ export const DURATIONS_MS = {
 export interface CatalogComponent {
   name: string;
   version: string;
+  releaseDate: string;
+  releaseNotesUrl: string;
 }
 
 export interface Catalog extends RecordFields {
@@ -54,6 +56,10 @@ export interface Cluster {
   precheck?: { catalogVersion: string; validUntilMs: number };
   /** Catalog version of the last precheck when it failed. */
   precheckFailed?: string;
+  /** The last precheck that ended (passed or failed): `lastPrecheckRunOn`, `lastPrecheckRunVersion`. */
+  lastPrecheck?: { catalogVersion: string; endedAtMs: number };
+  /** When an update of this cluster last ended (simulated ms): `lastUpdatedOn`. */
+  lastUpdatedAtMs?: number;
 }
 
 export type SoftwareOperationKind = 'software-prechecks' | 'software-update' | 'software-update-resume' | 'software-version-refresh' | 'add-hypervisor-cluster';
@@ -64,10 +70,15 @@ export interface System extends RecordFields {
   resourceUri: string;
   region: string;
   state: 'ONLINE' | 'OFFLINE';
-  stackType: string;
+  stackType: 'HCI_APPLIANCE' | 'DHCI';
   updateSupported: boolean;
   healthStatus: 'OK' | 'WARNING' | 'CRITICAL' | 'MISSING';
   clusters: Cluster[];
+  /** The system's hypervisor manager, which every cluster of it reports. */
+  hypervisorManager: { id: string; name: string; address: string };
+  location: { city: string; countryCode: string; stateCode: string; zipCode: string; latitude: string; longitude: string };
+  /** Capacity of the system, bytes and MHz; usage is derived from it. */
+  capacity: { cpuMhz: number; memoryBytes: number; storageBytes: number };
   /**
    * Generated on first read from the system's own rng fork: a world of thousands of
    * systems is built (and kept) without the servers nobody asks for.
@@ -111,12 +122,27 @@ export interface PinnedFailure {
   remaining: number;
 }
 
+/** The result of a configuration analysis run on a system. */
+export interface ConfigurationReport {
+  id: string;
+  systemId: string;
+  systemName: string;
+  createdBy: string;
+  runStartedAtMs: number;
+  createdAtMs: number;
+  totalPassed: number;
+  totalFailed: number;
+  totalWarning: number;
+}
+
 export interface PrivateCloudState {
   customerId: string;
   systems: System[];
   systemsById: Map<string, System>;
   catalogs: Catalog[];
   policies: Policy[];
+  /** Configuration analysis reports, oldest first. */
+  reports: ConfigurationReport[];
   failures: PinnedFailure[];
   precheckValidityMs: number;
 }

@@ -19,7 +19,7 @@ import {
   type SoftwareOperationKind,
   type System,
 } from './model.js';
-import { catalogView, isPrecheckValid, systemView } from './views.js';
+import { catalogView, isPrecheckValid, latestReport, reportView, systemView } from './views.js';
 
 const firstOf = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
@@ -36,19 +36,30 @@ const systemsQuery = createListQuery({
     createdAt: 'timestamp',
     updatedAt: 'timestamp',
     customerId: 'string',
-    'health/status': 'string',
-    'softwareInfo/updateState': 'string',
+    'health/overallHealth': 'string',
+    'softwareInfo/currentUpdateStatus/state': 'string',
   },
+  sort: { id: 'string', name: 'string', state: 'string', region: 'string', stackType: 'string', createdAt: 'timestamp', updatedAt: 'timestamp' },
 });
+const serversQuery = createListQuery({
+  filter: { id: 'string', name: 'string', serialNumber: 'string', model: 'string', powerState: 'string', createdAt: 'timestamp', updatedAt: 'timestamp' },
+  sort: { id: 'string', name: 'string', serialNumber: 'string', model: 'string', createdAt: 'timestamp', updatedAt: 'timestamp' },
+});
+const reportProperties = { id: 'string', systemId: 'string', systemName: 'string', createdAt: 'timestamp', totalFailed: 'integer', totalWarning: 'integer' } as const;
+const reportsQuery = createListQuery({ filter: reportProperties, sort: reportProperties });
 const catalogsQuery = createListQuery({
   filter: { id: 'string', name: 'string', type: 'string', version: 'string', releaseDate: 'string', generation: 'integer', createdAt: 'timestamp', updatedAt: 'timestamp' },
 });
 const policyProperties = { id: 'string', name: 'string', description: 'string', storageType: 'string', generation: 'integer', createdAt: 'timestamp', updatedAt: 'timestamp' } as const;
 const policiesQuery = createListQuery({ filter: policyProperties, sort: policyProperties });
 
-/** Only the named top-level properties (and `id`): `select` on catalogs, `filter` on a system. */
+/** The fields every platform record has, which `select` always keeps. */
+const RECORD_FIELDS = ['id', 'type', 'generation', 'createdAt', 'updatedAt', 'resourceUri', 'customerId'] as const;
+
+/** The record fields and the named top-level properties only: `select` (or a system's `filter`). */
 function pick(view: Record<string, unknown>, names: string, parameter: string): Record<string, unknown> {
-  const result: Record<string, unknown> = { id: view.id };
+  const result: Record<string, unknown> = {};
+  for (const field of RECORD_FIELDS) if (field in view) result[field] = view[field];
   for (const name of names.split(',').map((n) => n.trim()).filter(Boolean)) {
     if (!(name in view)) {
       throw badRequest(`Unknown property '${name}' in ${parameter}`, [
@@ -60,7 +71,20 @@ function pick(view: Record<string, unknown>, names: string, parameter: string): 
   return result;
 }
 
-const accepted = (location: string): SimResponse => ({ status: 202, headers: { location } });
+/** A private cloud 202: the operation's path in `Location`, an empty JSON object as the body. */
+const accepted = (location: string): SimResponse => ({ status: 202, headers: { location }, body: {} });
+
+/** `select` applied to one view, when the request names one. */
+function selected(req: SimRequest, view: Record<string, unknown>, parameter = 'select'): Record<string, unknown> {
+  const names = firstOf(req.query[parameter]);
+  return names ? pick(view, names, parameter) : view;
+}
+
+/** `select` applied to every item of a page. */
+function selectedPage(req: SimRequest, page: { items: Array<Record<string, unknown>> }) {
+  const names = firstOf(req.query.select);
+  return names ? { ...page, items: page.items.map((view) => pick(view, names, 'select')) } : page;
+}
 
 export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimContext) {
   const findSystem = (req: SimRequest, id = req.params.id ?? ''): System => {
@@ -158,7 +182,7 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
     const failStep = failure ? (failure.step ? UPDATE_STEPS.indexOf(failure.step) : fromStep) : undefined;
     const lastStep = failStep ?? UPDATE_STEPS.length - 1;
     const failedCluster = clusters.find((c) => c.id === failure?.clusterId) ?? clusters[0];
-    return startOperation(system, kind, (lastStep - fromStep + 1) * DURATIONS_MS.updateStep, clusters, { catalogVersion }, (injected) => {
+    return startOperation(system, kind, (lastStep - fromStep + 1) * DURATIONS_MS.updateStep, clusters, { catalogVersion }, (injected, endsAtMs) => {
       if (failStep !== undefined || injected) {
         const failedStep = UPDATE_STEPS[lastStep]!;
         system.failedUpdate = { catalogVersion, clusterIds, failedStep };
@@ -176,6 +200,7 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
         cluster.currentVersion = catalogVersion;
         cluster.precheck = undefined;
         cluster.precheckFailed = undefined;
+        cluster.lastUpdatedAtMs = endsAtMs;
       }
       return { status: 'SUCCEEDED' };
     });
@@ -183,28 +208,53 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
 
   type SoftwareBody = { catalogVersion: string; hypervisorClusterIds?: string[] };
 
+  /** The version refresh, by the platform's POST or the reference's GET. */
+  const refreshVersions = (req: SimRequest): SimResponse => {
+    const system = findSystem(req);
+    checkIdle(system);
+    // Versions are computed from the catalogs, so what a refresh changes is when they were
+    // last read from the system (`softwareInfo.versionsRefreshedAt`); a failed one changes nothing.
+    return startOperation(system, 'software-version-refresh', DURATIONS_MS.refresh, [], {}, (injected, endsAtMs) => {
+      if (injected) return { status: 'FAILED', error: injected };
+      system.versionsRefreshedAtMs = endsAtMs;
+      return { status: 'SUCCEEDED' };
+    });
+  };
+
   return {
     'privateCloud.listSystems': (req: SimRequest): SimResponse => {
       const now = ctx.clock.now();
       const inRegion = req.region ? state.systems.filter((s) => s.region === req.region) : state.systems;
-      if (firstOf(req.query.filter) === undefined) {
-        // Without a filter only the page is rendered: lists of thousands stay cheap.
+      if (firstOf(req.query.filter) === undefined && firstOf(req.query.sort) === undefined) {
+        // Without a filter or sort only the page is rendered: lists of thousands stay cheap.
         const page = listPage(inRegion, req);
-        return { status: 200, body: { ...page, items: page.items.map((s) => systemView(state, s, now)) } };
+        return { status: 200, body: selectedPage(req, { ...page, items: page.items.map((s) => systemView(state, s, now)) }) };
       }
-      return { status: 200, body: systemsQuery.page(inRegion.map((s) => systemView(state, s, now)), req) };
+      return { status: 200, body: selectedPage(req, systemsQuery.page(inRegion.map((s) => systemView(state, s, now)), req)) };
     },
     'privateCloud.getSystem': (req: SimRequest): SimResponse => {
       const view = systemView(state, findSystem(req), ctx.clock.now());
-      const fields = firstOf(req.query.filter);
-      return { status: 200, body: fields ? pick(view, fields, 'filter') : view };
+      // `select` is the platform's parameter; the reference's `filter` names properties the same way.
+      return { status: 200, body: selected(req, view, firstOf(req.query.select) === undefined && firstOf(req.query.filter) !== undefined ? 'filter' : 'select') };
     },
-    'privateCloud.listServers': (req: SimRequest): SimResponse => ({ status: 200, body: listPage(findSystem(req).servers, req) }),
+    'privateCloud.updateSystem': (req: SimRequest): SimResponse => {
+      const system = findSystem(req);
+      const body = req.body as { location?: Partial<System['location']> | null };
+      // A merge patch: a field set to null goes back to empty.
+      if (body.location) {
+        for (const [key, value] of Object.entries(body.location)) {
+          (system.location as Record<string, string>)[key] = value ?? '';
+        }
+      }
+      touch(system, ctx.clock.nowIso());
+      return { status: 200, body: systemView(state, system, ctx.clock.now()) };
+    },
+    'privateCloud.listServers': (req: SimRequest): SimResponse => ({ status: 200, body: selectedPage(req, serversQuery.page(findSystem(req).servers, req)) }),
     'privateCloud.getServer': (req: SimRequest): SimResponse => {
       const system = findSystem(req, req.params.systemId ?? '');
       const server = system.servers.find((s) => s.id === req.params.serverId);
       if (!server) throw notFound('Server', req.params.serverId ?? '');
-      return { status: 200, body: server };
+      return { status: 200, body: selected(req, server) };
     },
     'privateCloud.runSoftwarePrechecks': (req: SimRequest): SimResponse => {
       const system = findSystem(req);
@@ -216,6 +266,7 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       return startOperation(system, 'software-prechecks', DURATIONS_MS.precheck, clusters, { catalogVersion: body.catalogVersion }, (injected, endsAtMs) => {
         const failed = clusters.filter((c) => injected || (failure && (failure.clusterId === undefined || failure.clusterId === c.id)));
         for (const cluster of clusters) {
+          cluster.lastPrecheck = { catalogVersion: body.catalogVersion, endedAtMs: endsAtMs };
           if (failed.includes(cluster)) {
             cluster.precheck = undefined;
             cluster.precheckFailed = body.catalogVersion;
@@ -243,8 +294,10 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       const now = ctx.clock.now();
       const stale = clusters.filter((cluster) => !isPrecheckValid(cluster, body.catalogVersion, now));
       if (stale.length > 0) {
+        // 409: the published statuses of software-update have no 412; the update conflicts
+        // with the clusters' precheck state.
         throw new SimHttpError(
-          412,
+          409,
           'PRECHECK_REQUIRED',
           `No valid prechecks for ${body.catalogVersion} on cluster(s) ${stale.map((c) => `${c.name} (${c.id})`).join(', ')}: rerun the prechecks on the same inputs, then retry the update`,
           [
@@ -270,21 +323,15 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       const clusters = system.clusters.filter((c) => failed.clusterIds.includes(c.id));
       return startUpdate(system, 'software-update-resume', failed.catalogVersion, clusters, UPDATE_STEPS.indexOf(failed.failedStep));
     },
-    'privateCloud.refreshSoftwareVersions': (req: SimRequest): SimResponse => {
-      const system = findSystem(req);
-      checkIdle(system);
-      // Versions are computed from the catalogs, so what a refresh changes is when they were
-      // last read from the system (`softwareInfo.versionsRefreshedAt`); a failed one changes nothing.
-      return startOperation(system, 'software-version-refresh', DURATIONS_MS.refresh, [], {}, (injected, endsAtMs) => {
-        if (injected) return { status: 'FAILED', error: injected };
-        system.versionsRefreshedAtMs = endsAtMs;
-        return { status: 'SUCCEEDED' };
-      });
-    },
+    'privateCloud.refreshSoftwareVersions': (req: SimRequest): SimResponse => refreshVersions(req),
+    'privateCloud.refreshSoftwareVersionsByGet': (req: SimRequest): SimResponse => refreshVersions(req),
+    ...configurationAnalysisHandlers(state, ctx, findSystem),
     'privateCloud.addHypervisorCluster': (req: SimRequest): SimResponse => {
       const system = findSystem(req);
       checkIdle(system);
-      const body = req.body as { hypervisorClusterName: string };
+      const given = (req.body as { hypervisorClusterName?: string }).hypervisorClusterName;
+      // The name is optional: the platform names a cluster it is not given one for.
+      const body = { hypervisorClusterName: given ?? `cluster-${String.fromCharCode(97 + system.clusters.length)}` };
       if (system.clusters.some((c) => c.name === body.hypervisorClusterName)) {
         throw conflict('CLUSTER_EXISTS', `System ${system.name} already has a hypervisor cluster named ${body.hypervisorClusterName}`);
       }
@@ -303,16 +350,66 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
     },
     'privateCloud.listSoftwareCatalogs': (req: SimRequest): SimResponse => {
       const views = state.catalogs.map((catalog) => catalogView(state, catalog, req.region));
-      const page = catalogsQuery.page(views, req);
-      const select = firstOf(req.query.select);
-      return { status: 200, body: select ? { ...page, items: page.items.map((view) => pick(view, select, 'select')) } : page };
+      return { status: 200, body: selectedPage(req, catalogsQuery.page(views, req)) };
     },
     'privateCloud.getSoftwareCatalog': (req: SimRequest): SimResponse => {
       const catalog = state.catalogs.find((c) => c.id === req.params.id);
       if (!catalog) throw notFound('Software catalog', req.params.id ?? '');
-      return { status: 200, body: catalogView(state, catalog, req.region) };
+      return { status: 200, body: selected(req, catalogView(state, catalog, req.region)) };
     },
     ...policyHandlers(state, ctx),
+  };
+}
+
+/** Configuration analysis: a run on a system (async), then its report; the list shows each system's latest. */
+function configurationAnalysisHandlers(state: PrivateCloudState, ctx: SimContext, findSystem: (req: SimRequest, id: string) => System) {
+  return {
+    'privateCloud.startConfigurationAnalysis': (req: SimRequest): SimResponse => {
+      const { systemId } = req.body as { systemId?: string };
+      if (systemId === undefined) throw badRequest('systemId: name the system to analyse', [{ source: 'field', subject: 'systemId', description: 'required' }]);
+      const system = findSystem(req, systemId);
+      const startedAtMs = ctx.clock.now();
+      const record = ctx.asyncOps.start({
+        flavour: 'dataServices',
+        type: 'configuration-analysis',
+        resourceId: `analysis:${system.id}`,
+        resourceUri: system.resourceUri,
+        durationMs: DURATIONS_MS.refresh,
+        complete: (injected) => {
+          if (injected) return { status: 'FAILED', error: injected };
+          // Findings follow the system's health: a warning system fails a rule and warns on two.
+          const warning = system.healthStatus !== 'OK';
+          state.reports.push({
+            id: ctx.rng.uuid(),
+            systemId: system.id,
+            systemName: system.name,
+            createdBy: req.clientId,
+            runStartedAtMs: startedAtMs,
+            createdAtMs: ctx.clock.now(),
+            totalPassed: warning ? 37 : 40,
+            totalFailed: warning ? 1 : 0,
+            totalWarning: warning ? 2 : 0,
+          });
+          return { status: 'SUCCEEDED' };
+        },
+      });
+      return accepted(ctx.asyncOps.locationOf(record));
+    },
+    'privateCloud.listConfigurationAnalysisReports': (req: SimRequest): SimResponse => {
+      const inRegion = state.systems.filter((system) => !req.region || system.region === req.region);
+      const latest = inRegion.flatMap((system) => {
+        const report = latestReport(state, system.id);
+        return report ? [reportView(state, report)] : [];
+      });
+      return { status: 200, body: reportsQuery.page(latest, req) };
+    },
+    'privateCloud.getConfigurationAnalysisReport': (req: SimRequest): SimResponse => {
+      const report = state.reports.find((r) => r.id === req.params.reportId);
+      if (!report || (req.region && state.systemsById.get(report.systemId)?.region !== req.region)) {
+        throw notFound('Configuration analysis report', req.params.reportId ?? '');
+      }
+      return { status: 200, body: reportView(state, report) };
+    },
   };
 }
 

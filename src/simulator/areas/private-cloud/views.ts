@@ -1,5 +1,17 @@
+/**
+ * Systems and catalogs as the platform publishes them (schemas/openapi/platform.yaml,
+ * `System` and `SoftwareCatalog`), computed from the state when read.
+ */
 import { asyncStateOf } from '../../async-operations.js';
-import { availableCatalogs, VERSION_REFRESH_INTERVAL_MS, type Catalog, type Cluster, type PrivateCloudState, type System } from './model.js';
+import {
+  availableCatalogs,
+  VERSION_REFRESH_INTERVAL_MS,
+  type Catalog,
+  type Cluster,
+  type ConfigurationReport,
+  type PrivateCloudState,
+  type System,
+} from './model.js';
 
 type UpdateState =
   | 'UP_TO_DATE'
@@ -8,7 +20,8 @@ type UpdateState =
   | 'PRECHECK_FAILED'
   | 'PRECHECK_COMPLETE'
   | 'UPDATE_IN_PROGRESS'
-  | 'UPDATE_FAILED';
+  | 'UPDATE_FAILED'
+  | 'NOT_READY';
 
 /** When clusters differ, the system shows the most pressing state. */
 const PRIORITY: readonly UpdateState[] = [
@@ -18,6 +31,7 @@ const PRIORITY: readonly UpdateState[] = [
   'PRECHECK_FAILED',
   'PRECHECK_COMPLETE',
   'UPDATE_AVAILABLE',
+  'NOT_READY',
   'UP_TO_DATE',
 ];
 
@@ -28,9 +42,10 @@ export function isPrecheckValid(cluster: Cluster, catalogVersion: string | undef
 }
 
 function clusterUpdateState(system: System, cluster: Cluster, available: readonly Catalog[], nowMs: number): UpdateState {
+  if (system.state !== 'ONLINE') return 'NOT_READY';
   if (system.active?.clusterIds.includes(cluster.id)) {
     if (system.active.kind === 'software-prechecks') return 'PRECHECK_IN_PROGRESS';
-    if (system.active.kind !== 'software-version-refresh' && system.active.kind !== 'add-hypervisor-cluster') return 'UPDATE_IN_PROGRESS';
+    if (system.active.kind === 'software-update' || system.active.kind === 'software-update-resume') return 'UPDATE_IN_PROGRESS';
   }
   if (system.failedUpdate?.clusterIds.includes(cluster.id)) return 'UPDATE_FAILED';
   if (cluster.precheckFailed !== undefined) return 'PRECHECK_FAILED';
@@ -44,32 +59,63 @@ function versionsRefreshedAt(system: System, nowMs: number): number {
   return Math.max(scheduled, system.versionsRefreshedAtMs ?? 0);
 }
 
+/** A catalog's versions: its own and its components' (the shape of every catalog a system lists). */
+function catalogVersions(catalog: Catalog): Record<string, unknown> {
+  const { version, releaseDate, hypervisor, hypervisorManager, serverFirmware, storageConnectionManager, storageSoftware } = catalog;
+  return { version, releaseDate, hypervisor, hypervisorManager, serverFirmware, storageConnectionManager, storageSoftware };
+}
+
+/**
+ * An update status (system-wide or of one cluster): its state, and while an operation runs
+ * or after it, that operation's catalog version, progress and path (`taskUri`).
+ */
+function updateStatus(system: System, state: UpdateState, clusterId: string | undefined, nowMs: number): Record<string, unknown> {
+  const last = system.lastOperation;
+  const covers = last && (clusterId === undefined || last.clusterIds?.includes(clusterId));
+  if (!last || !covers || last.record.type === 'software-version-refresh' || last.record.type === 'add-hypervisor-cluster') return { state };
+  const { progressPercent } = asyncStateOf(last.record, nowMs);
+  return {
+    state,
+    ...(last.catalogVersion ? { catalogVersion: last.catalogVersion } : {}),
+    percentage: Math.round(progressPercent),
+    taskUri: last.location,
+  };
+}
+
 export function systemView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
   const latest = state.catalogs.at(-1)?.version;
+  const record = { customerId: system.customerId, generation: system.generation, createdAt: system.createdAt, updatedAt: system.updatedAt };
+  const clusterUri = (cluster: Cluster): string => `${system.resourceUri}/hypervisor-clusters/${cluster.id}`;
   const clusters = system.clusters.map((cluster) => {
-    const valid = isPrecheckValid(cluster, undefined, nowMs) ? cluster.precheck : undefined;
     const available = availableCatalogs(state, system, cluster);
+    const current = state.catalogs.find((catalog) => catalog.version === cluster.currentVersion);
+    const clusterState = clusterUpdateState(system, cluster, available, nowMs);
     return {
+      ...record,
       id: cluster.id,
       name: cluster.name,
-      currentSoftwareVersion: cluster.currentVersion,
-      updateState: clusterUpdateState(system, cluster, available, nowMs),
-      ...(valid ? { precheckValidUntil: iso(valid.validUntilMs) } : {}),
-      availableSoftwareCatalogs: available.map((catalog) => ({
-        id: catalog.id,
-        version: catalog.version,
-        releaseDate: catalog.releaseDate,
-        isLatest: catalog.version === latest,
-      })),
-      unavailableSoftwareCatalogs: cluster.unavailable.map((entry) => ({
-        id: state.catalogs.find((catalog) => catalog.version === entry.version)?.id ?? entry.version,
-        version: entry.version,
-        reasons: entry.reasons,
-      })),
+      type: 'hypervisor-cluster-software-info',
+      resourceUri: clusterUri(cluster),
+      currentSoftwareCatalog: current ? catalogVersions(current) : { version: cluster.currentVersion },
+      currentUpdateStatus: updateStatus(system, clusterState, cluster.id, nowMs),
+      ...(cluster.lastPrecheck
+        ? { lastPrecheckRunOn: iso(cluster.lastPrecheck.endedAtMs), lastPrecheckRunVersion: cluster.lastPrecheck.catalogVersion }
+        : {}),
+      ...(cluster.lastUpdatedAtMs !== undefined ? { lastUpdatedOn: iso(cluster.lastUpdatedAtMs) } : {}),
+      availableSoftwareCatalogs: available.map((catalog) => ({ ...catalogVersions(catalog), isLatest: catalog.version === latest })),
+      unavailableSoftwareCatalogs: cluster.unavailable.map((entry) => {
+        const catalog = state.catalogs.find((c) => c.version === entry.version);
+        return { ...(catalog ? catalogVersions(catalog) : { version: entry.version }), reasons: entry.reasons };
+      }),
     };
   });
   const validUntils = system.clusters.filter((c) => isPrecheckValid(c, undefined, nowMs)).map((c) => c.precheck?.validUntilMs ?? 0);
+  const updatedOn = system.clusters.map((c) => c.lastUpdatedAtMs ?? 0).filter((ms) => ms > 0);
+  const systemState = PRIORITY.find((candidate) => clusters.some((c) => c.currentUpdateStatus.state === candidate)) ?? 'UP_TO_DATE';
   const last = system.lastOperation;
+  const report = latestReport(state, system.id);
+  const online = system.state === 'ONLINE';
+  const usedShare = online ? 0.35 + (system.clusters.length % 3) * 0.1 : 0;
   const { customerId, id, name, type, resourceUri, generation, createdAt, updatedAt } = system;
   return {
     id,
@@ -84,18 +130,53 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
     state: system.state,
     region: system.region,
     updateSupported: system.updateSupported,
-    health: { status: system.healthStatus },
-    associatedResourceCounts: { hypervisorClusters: system.clusters.length, servers: system.serverCount },
+    health: {
+      overallHealth: system.healthStatus,
+      servers: online ? 'OK' : 'MISSING',
+      storage: online ? system.healthStatus : 'MISSING',
+      network: online ? 'OK' : 'MISSING',
+    },
+    associatedResourceCounts: {
+      hypervisorClusterCount: system.clusters.length,
+      serversCount: system.serverCount,
+      vmCount: system.serverCount * 12,
+      datastoreCount: system.clusters.length * 2,
+      storageArrayCount: 1,
+      switchesCount: 2,
+    },
+    computeUsage: {
+      cpuCapacityMhz: system.capacity.cpuMhz,
+      cpuUsedMhz: Math.round(system.capacity.cpuMhz * usedShare),
+      memoryCapacityBytes: system.capacity.memoryBytes,
+      memoryUsedBytes: Math.round(system.capacity.memoryBytes * usedShare),
+    },
+    storageUsage: { sizeInBytes: system.capacity.storageBytes, usageInBytes: Math.round(system.capacity.storageBytes * usedShare) },
+    storageSystem: {
+      id: `st-${system.id}`,
+      name: `${system.name}-storage`,
+      resourceUri: `/storage-fleet/v1alpha1/storage-systems/st-${system.id}`,
+      groupName: `${system.name}-group`,
+      groupState: online ? 'online' : 'offline',
+      groupLeaderName: `${system.name}-array-1`,
+      groupLeaderSerialNumber: `AF-${system.id.slice(0, 8).toUpperCase()}`,
+      compressionRatio: 1.8,
+      dedupeRatio: 1.4,
+    },
+    location: system.location,
+    ...(report ? { configAnalysisStatus: configAnalysisStatusOf(report) } : {}),
     hypervisorClusters: system.clusters.map((cluster) => ({
       id: cluster.id,
       name: cluster.name,
-      resourceUri: `${system.resourceUri}/hypervisor-clusters/${cluster.id}`,
-      type: cluster.type,
+      resourceUri: clusterUri(cluster),
+      hypervisorManagerId: system.hypervisorManager.id,
+      hypervisorManagerName: system.hypervisorManager.name,
+      hypervisorManagerAddress: system.hypervisorManager.address,
     })),
     systemVms: [],
     softwareInfo: {
-      updateState: PRIORITY.find((candidate) => clusters.some((c) => c.updateState === candidate)) ?? 'UP_TO_DATE',
+      currentUpdateStatus: updateStatus(system, systemState, undefined, nowMs),
       ...(validUntils.length > 0 ? { precheckValidUntil: iso(Math.min(...validUntils)) } : {}),
+      ...(updatedOn.length > 0 ? { lastUpdatedOn: iso(Math.max(...updatedOn)) } : {}),
       versionsRefreshedAt: iso(versionsRefreshedAt(system, nowMs)),
       ...(last
         ? {
@@ -117,19 +198,58 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
   };
 }
 
-/** Systems with at least one cluster offering the catalog (computed from state, never stored). */
+/** Systems with at least one cluster offering the catalog, with those clusters (computed from state, never stored). */
 export function systemsWithUpdatePath(state: PrivateCloudState, catalog: Catalog, region: string): Array<Record<string, unknown>> {
   const result: Array<Record<string, unknown>> = [];
   for (const system of state.systems) {
     if (region && system.region !== region) continue;
-    const clusterIds = system.clusters
-      .filter((cluster) => availableCatalogs(state, system, cluster).some((c) => c.id === catalog.id))
-      .map((cluster) => cluster.id);
-    if (clusterIds.length > 0) result.push({ id: system.id, name: system.name, resourceUri: system.resourceUri, hypervisorClusterIds: clusterIds });
+    const clusters = system.clusters.filter((cluster) => availableCatalogs(state, system, cluster).some((c) => c.id === catalog.id));
+    if (clusters.length > 0) {
+      result.push({
+        id: system.id,
+        name: system.name,
+        hypervisorClusters: clusters.map((cluster) => ({ hypervisorClusterId: cluster.id, hypervisorClusterName: cluster.name })),
+      });
+    }
   }
   return result;
 }
 
 export function catalogView(state: PrivateCloudState, catalog: Catalog, region: string): Record<string, unknown> {
   return { ...catalog, systemsWithUpdatePath: systemsWithUpdatePath(state, catalog, region) };
+}
+
+/** The latest report of a system, if it was ever analysed. */
+export function latestReport(state: PrivateCloudState, systemId: string): ConfigurationReport | undefined {
+  return state.reports.findLast((report) => report.systemId === systemId);
+}
+
+function configAnalysisStatusOf(report: ConfigurationReport): Record<string, unknown> {
+  return {
+    createdAt: iso(report.createdAtMs),
+    createdBy: report.createdBy,
+    ruleRunStartTime: iso(report.runStartedAtMs),
+    nextScheduledRunTime: iso(report.createdAtMs + VERSION_REFRESH_INTERVAL_MS),
+    totalPassed: report.totalPassed,
+    totalFailed: report.totalFailed,
+    totalWarning: report.totalWarning,
+  };
+}
+
+export function reportView(state: PrivateCloudState, report: ConfigurationReport): Record<string, unknown> {
+  return {
+    id: report.id,
+    type: 'configuration-analysis-report',
+    systemId: report.systemId,
+    systemName: report.systemName,
+    createdAt: iso(report.createdAtMs),
+    createdBy: report.createdBy,
+    runStartedAt: iso(report.runStartedAtMs),
+    runType: 'ON_DEMAND',
+    nextScheduledRunAt: iso(report.createdAtMs + VERSION_REFRESH_INTERVAL_MS),
+    totalPassed: report.totalPassed,
+    totalFailed: report.totalFailed,
+    totalWarning: report.totalWarning,
+    results: { customerId: state.customerId, rulesRun: report.totalPassed + report.totalFailed + report.totalWarning },
+  };
 }
