@@ -135,7 +135,7 @@ describe('private cloud conformance', () => {
     expect(resumed.status).toBe(202);
     expect((await follow(admin, resumed)).outcome).toBe('succeeded');
     const updated = (await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody;
-    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UP_TO_DATE');
+    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UPDATE_COMPLETE');
     for (const cluster of updated.softwareInfo.hypervisorClusters) {
       expect(cluster).toMatchObject({ currentSoftwareCatalog: { version: '2.4.0' }, availableSoftwareCatalogs: [] });
     }
@@ -251,7 +251,7 @@ describe('private cloud conformance', () => {
     const { admin, operator } = t;
     const listed = await operator.privateCloud.listProvisioningPolicies({ sort: 'name asc', limit: 20 });
     expect(listed.body.total).toBe(3);
-    const created = await operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy', description: 'gold', storageType: 'STORAGE_TYPE_BLOCK' } });
+    const created = await operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy', description: 'gold', storageType: 'dHCI' } });
     expect(created.status).toBe(200);
     const id = (created.body as JsonBody).id as string;
     expect(await answerOf(operator.privateCloud.createProvisioningPolicy({ body: { name: 'conformance-policy' } }))).toMatchObject({ status: 409 });
@@ -333,7 +333,7 @@ describe('private cloud conformance', () => {
       expect(sim.control.clock.now()).toBeGreaterThan(startedAt);
       const secondResume = await followDriving(sim, admin, await admin.privateCloud.resumeSoftwareUpdate({ id: system.id }, at));
       expect(secondResume.outcome).toBe('succeeded');
-      expect(((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.currentUpdateStatus.state).toBe('UP_TO_DATE');
+      expect(((await admin.privateCloud.getSystem({ id: system.id }, at)).body as JsonBody).softwareInfo.currentUpdateStatus.state).toBe('UPDATE_COMPLETE');
       await expectNoViolations(sim);
     } finally {
       await pinned.close();

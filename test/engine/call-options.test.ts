@@ -28,7 +28,7 @@ it('repeats a read until its condition holds (until + poll), the step reading it
         kind: 'call',
         operationId: 'privateCloud.getSystem',
         with: t({ id: firstSystem }),
-        until: t("${{ steps.state.outputs.body.softwareInfo.updateState = 'PRECHECK_COMPLETE' }}"),
+        until: t("${{ steps.state.outputs.body.softwareInfo.currentUpdateStatus.state = 'PRECHECK_COMPLETE' }}"),
         poll: { intervalMs: 20, timeoutMs: 10_000 },
       }),
     ]),

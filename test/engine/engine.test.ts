@@ -110,9 +110,9 @@ describe('call steps against the simulator', () => {
       rescue: [step({ id: 'resume', kind: 'call', operationId: 'privateCloud.resumeSoftwareUpdate', with: t({ id: firstSystem }), wait: {} })],
     });
     const after = step({ id: 'after', kind: 'call', operationId: 'privateCloud.getSystem', with: t({ id: firstSystem }) });
-    const result = await h.run(playbook([catalogStep, precheckStep(), update, after], { outputs: t({ state: '${{ steps.after.outputs.body.softwareInfo.updateState }}', failedWith: '${{ steps.update.error.code }}' }) }));
+    const result = await h.run(playbook([catalogStep, precheckStep(), update, after], { outputs: t({ state: '${{ steps.after.outputs.body.softwareInfo.currentUpdateStatus.state }}', failedWith: '${{ steps.update.error.code }}' }) }));
     expect(result.status).toBe('succeeded');
-    expect(result.outputs).toEqual({ state: 'UP_TO_DATE', failedWith: 'OPERATION_FAILED' });
+    expect(result.outputs).toEqual({ state: 'UPDATE_COMPLETE', failedWith: 'OPERATION_FAILED' });
     expect(result.steps.map((s) => [s.path, s.status])).toEqual([
       ['catalog', 'succeeded'],
       ['precheck', 'succeeded'],

@@ -10,7 +10,7 @@ afterEach(async () => {
 const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
 const inRegion = t('${{ region }}');
 const system = '${{ system.id }}';
-const target = { catalogVersion: '2.4.0', hypervisorClusterIds: '${{ system.hypervisorClusterIds }}' };
+const target = { catalogVersion: '2.4.0', hypervisorClusterIds: '${{ [system.hypervisorClusters.hypervisorClusterId] }}' };
 
 /** Prechecks, update and resume of every online system with an update path, region by region, two systems at a time. */
 const rollingUpdate = playbook([

@@ -116,7 +116,7 @@ it('provisioning-policy-sync: creates, updates and (with prune) deletes until th
   const declared = [
     { name: gold!.name, description: gold!.description, volumeInfo: gold!.volumeInfo },
     { name: silver!.name, description: 'silver, now with a new description' },
-    { name: 'platinum', description: 'all flash', storageType: 'STORAGE_TYPE_BLOCK', volumeInfo: { allFlash: true, deduplication: true } },
+    { name: 'platinum', description: 'all flash', storageType: 'dHCI', volumeInfo: { allFlash: true, deduplication: true } },
   ];
   const kept = await h.run('provisioning-policy-sync', { policies: declared });
   expect(kept.status, failures(kept)).toBe('succeeded');
@@ -129,7 +129,7 @@ it('provisioning-policy-sync: creates, updates and (with prune) deletes until th
   const final = await policies();
   expect(final.map((p) => p.name).sort()).toEqual([gold!.name, silver!.name, 'platinum'].sort());
   expect(final.find((p) => p.name === silver!.name)?.description).toBe('silver, now with a new description');
-  expect(final.find((p) => p.name === 'platinum')).toMatchObject({ storageType: 'STORAGE_TYPE_BLOCK', volumeInfo: { allFlash: true, deduplication: true } });
+  expect(final.find((p) => p.name === 'platinum')).toMatchObject({ storageType: 'dHCI', volumeInfo: { allFlash: true, deduplication: true } });
   // The unchanged policy was never patched.
   const patched = h.sim.control.requests({ operationId: 'privateCloud.updateProvisioningPolicy' }).map((r) => r.path);
   expect(patched.some((path) => path.endsWith(gold!.id))).toBe(false);

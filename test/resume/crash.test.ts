@@ -204,10 +204,10 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     const updatable = new Map<string, { region: string; clusterIds: string[] }>();
     for (const region of REGIONS) {
       const catalogs = await client.invoke('privateCloud.listSoftwareCatalogs', { filter: `version eq '${CATALOG}'` }, { region });
-      const paths = ((catalogs.body as { items: Array<{ systemsWithUpdatePath?: Array<{ id: string; hypervisorClusterIds: string[] }> }> }).items[0]?.systemsWithUpdatePath ?? []);
+      const paths = ((catalogs.body as { items: Array<{ systemsWithUpdatePath?: Array<{ id: string; hypervisorClusters: Array<{ hypervisorClusterId: string }> }> }> }).items[0]?.systemsWithUpdatePath ?? []);
       for (const path of paths) {
         const system = await client.invoke('privateCloud.getSystem', { id: path.id }, { region });
-        if ((system.body as { state: string }).state === 'ONLINE') updatable.set(path.id, { region, clusterIds: path.hypervisorClusterIds });
+        if ((system.body as { state: string }).state === 'ONLINE') updatable.set(path.id, { region, clusterIds: path.hypervisorClusters.map((cluster) => cluster.hypervisorClusterId) });
       }
     }
     expect(updatable.size).toBeGreaterThanOrEqual(3);
@@ -276,8 +276,8 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     // Every updatable cluster is on the catalog.
     for (const [id, { region, clusterIds }] of updatable) {
       const system = await client.invoke('privateCloud.getSystem', { id }, { region });
-      const clusters = (system.body as { softwareInfo: { hypervisorClusters: Array<{ id: string; currentSoftwareVersion: string }> } }).softwareInfo.hypervisorClusters;
-      expect(clusters.filter((cluster) => clusterIds.includes(cluster.id)).map((cluster) => [id, cluster.currentSoftwareVersion])).toEqual(clusterIds.map(() => [id, CATALOG]));
+      const clusters = (system.body as { softwareInfo: { hypervisorClusters: Array<{ id: string; currentSoftwareCatalog: { version: string } }> } }).softwareInfo.hypervisorClusters;
+      expect(clusters.filter((cluster) => clusterIds.includes(cluster.id)).map((cluster) => [id, cluster.currentSoftwareCatalog.version])).toEqual(clusterIds.map(() => [id, CATALOG]));
     }
 
     // No prechecks, update or resume POST twice for one system, unless the journal shows the first refused (4xx).

@@ -35,7 +35,7 @@ describe('fleetbook resume', () => {
     const resumed = await bench.cli(['resume', runId]);
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
-    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UP_TO_DATE', lastOperation: 'software-update SUCCEEDED' } });
+    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UPDATE_COMPLETE', lastOperation: 'software-update SUCCEEDED' } });
     expect(resumed.lines.find((line) => line.decision !== undefined)).toMatchObject({ decision: 'attach', operationId: 'privateCloud.runSoftwareUpdate' });
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
     expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
@@ -239,7 +239,7 @@ describe('SIGTERM, then fleetbook resume', () => {
 
     const resumed = await bench.cli(['resume', result.runId]);
     expect(resumed.code).toBe(0);
-    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UP_TO_DATE' } });
+    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UPDATE_COMPLETE' } });
     expect(resumed.lines.some((line) => typeof line.msg === 'string' && line.msg.includes('re-attaching'))).toBe(true);
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
     // The re-attached step has the outputs the first run would have had: the 202's body (none here) included.

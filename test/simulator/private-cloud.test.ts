@@ -68,7 +68,7 @@ describe('private cloud: software lifecycle', () => {
     expect(await operation(resumeAt)).toMatchObject({ state: 'SUCCEEDED' });
     const updated = (await call('GET', path)).body;
     expect(updated.softwareInfo.hypervisorClusters.every((c: JsonBody) => c.currentSoftwareCatalog.version === '2.4.0' && c.availableSoftwareCatalogs.length === 0)).toBe(true);
-    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UP_TO_DATE');
+    expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UPDATE_COMPLETE');
 
     const withPath = (await call('GET', `${BASE}/system-software-catalogs?filter=version eq '2.4.0'&select=systemsWithUpdatePath`)).body;
     expect(Object.keys(withPath.items[0]).sort()).toEqual(['createdAt', 'customerId', 'generation', 'id', 'resourceUri', 'systemsWithUpdatePath', 'type', 'updatedAt']);
@@ -174,7 +174,7 @@ describe('private cloud: software lifecycle', () => {
 describe('private cloud: provisioning policies', () => {
   it('creates (200), refuses duplicates (409), updates and deletes through async operations', async () => {
     const { call, advance, operation } = await start();
-    const created = await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum', description: 'fast', storageType: 'STORAGE_TYPE_BLOCK' } });
+    const created = await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum', description: 'fast', storageType: 'dHCI' } });
     expect(created.status).toBe(200);
     expect((await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum' } })).status).toBe(409);
     const path = `${BASE}/vm-provisioning-policies/${created.body.id}`;

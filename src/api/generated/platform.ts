@@ -1479,37 +1479,46 @@ export interface components {
             endedAt?: components["schemas"]["Timestamp"];
         };
         ProtectionPolicy: {
-            id?: string;
-            name?: string;
+            id: string;
+            name: string;
             description?: string;
             effectiveFromDateTime?: components["schemas"]["Timestamp"];
             overrides?: {
-                /** @description e.g. VOLUME. */
-                backupGranularity?: string;
-                /** @description e.g. APPLICATION. */
-                consistency?: string;
+                /** @enum {string} */
+                backupGranularity: "VOLUME" | "HYPERVISOR_CBT";
+                /** @enum {string} */
+                consistency: "CRASH" | "APPLICATION" | "CRASH_CONSISTENT_ON_FAILURE";
             };
         };
         VolumeInfo: {
             allFlash?: boolean;
-            /** @description e.g. CONVERSIONTYPE_THIN. */
-            conversionType?: string;
+            /**
+             * @default CONVERSIONTYPE_THIN
+             * @enum {string}
+             */
+            conversionType?: "CONVERSIONTYPE_THIN" | "CONVERSIONTYPE_V1" | "CONVERSIONTYPE_V2";
             dataReduction?: boolean;
             deduplication?: boolean;
             encryption?: {
-                /** @description e.g. AES_256_XTS. */
-                cipher?: string;
+                /** @enum {string} */
+                cipher: "AES_256_XTS" | "None";
                 provider?: string;
-                /** @description e.g. Volume. */
-                scope?: string;
+                /** @enum {string} */
+                scope?: "Volume" | "Pool" | "Group" | "None";
             };
             qos?: {
-                perfIopsLimit?: number;
-                perfMbpsLimit?: number;
+                perfIopsLimit: number;
+                perfMbpsLimit: number;
             };
             snapshotAllocWarning?: number;
             userAllocWarning?: number;
         };
+        /**
+         * @description The kind of storage the policy provisions; the platform publishes one value, the default.
+         * @default dHCI
+         * @enum {string}
+         */
+        PolicyStorageType: "dHCI";
         PolicyAssociatedObject: {
             generation?: number;
             resourceUri?: string;
@@ -1525,32 +1534,41 @@ export interface components {
                 name?: string;
             }[];
             storageProfileId?: string;
-            clusterId?: string;
-            clusterName?: string;
+            clusterId: string;
+            clusterName: string;
         };
-        ProvisioningPolicy: components["schemas"]["CommonRecord"] & {
+        ProvisioningPolicy: {
+            id: string;
+            type: string;
+            generation?: number;
+            createdAt?: components["schemas"]["Timestamp"];
+            updatedAt?: components["schemas"]["Timestamp"];
+            customerId?: string;
+            resourceUri?: string;
+            name: string;
             description?: string;
-            /** @description A storage-kind label. */
-            storageType?: string;
-            performancePolicy?: components["schemas"]["IdRef"];
+            storageType: components["schemas"]["PolicyStorageType"];
+            performancePolicy?: {
+                id?: string;
+            };
             protectionPolicy?: components["schemas"]["ProtectionPolicy"];
             volumeInfo?: components["schemas"]["VolumeInfo"];
-            associatedObjects?: components["schemas"]["PolicyAssociatedObject"][];
+            associatedObjects: components["schemas"]["PolicyAssociatedObject"][];
         };
-        ProvisioningPolicyList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["ProvisioningPolicy"][];
+        ProvisioningPolicyList: components["schemas"]["PrivateCloudListEnvelope"] & {
+            items: components["schemas"]["ProvisioningPolicy"][];
         };
         ProvisioningPolicyCreateRequest: {
             name: string;
             description?: string;
             protectionPolicy?: components["schemas"]["ProtectionPolicy"];
-            storageType?: string;
+            storageType?: components["schemas"]["PolicyStorageType"];
             volumeInfo?: components["schemas"]["VolumeInfo"];
         };
         ProvisioningPolicyUpdateRequest: {
             description?: string;
             protectionPolicy?: components["schemas"]["ProtectionPolicy"];
-            storageType?: string;
+            storageType?: components["schemas"]["PolicyStorageType"];
             volumeInfo?: components["schemas"]["VolumeInfo"];
         };
         ReportActor: {
@@ -3282,6 +3300,8 @@ export interface operations {
                 offset?: components["parameters"]["Offset"];
                 /** @description Page size. */
                 limit?: components["parameters"]["LimitProvisioningPolicies"];
+                /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
+                select?: components["parameters"]["Select"];
             };
             header?: never;
             path?: never;
@@ -3302,9 +3322,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "privateCloud.createProvisioningPolicy": {
@@ -3320,7 +3340,7 @@ export interface operations {
                  * @example {
                  *       "name": "gold-thin",
                  *       "description": "Thin, deduplicated, encrypted volumes with application-consistent backups",
-                 *       "storageType": "STORAGE_TYPE_BLOCK",
+                 *       "storageType": "dHCI",
                  *       "volumeInfo": {
                  *         "allFlash": true,
                  *         "conversionType": "CONVERSIONTYPE_THIN",
@@ -3360,6 +3380,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "privateCloud.getProvisioningPolicy": {
@@ -3387,9 +3408,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "privateCloud.deleteProvisioningPolicy": {
@@ -3412,6 +3433,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "privateCloud.updateProvisioningPolicy": {
@@ -3426,7 +3448,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ProvisioningPolicyUpdateRequest"];
+                "application/merge-patch+json": components["schemas"]["ProvisioningPolicyUpdateRequest"];
             };
         };
         responses: {
@@ -3438,6 +3460,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     "dataServices.listAsyncOperations": {

@@ -22,8 +22,15 @@ function fakeClient(bodies: Record<string, unknown>, calls: string[] = []): Plat
 
 const context = (client: PlatformClient, knownLocations: string[] = []) => ({ client, signal: new AbortController().signal, knownLocations: new Set(knownLocations) });
 const update = { operationId: 'privateCloud.runSoftwareUpdate', input: { id: 's1', body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['c1', 'c2'] } } };
-const system = (lastOperation: Record<string, unknown>) => ({ 'privateCloud.getSystem': { id: 's1', softwareInfo: { lastOperation } } });
 const location = '/data-services/v1beta1/async-operations/op-9';
+/** A system whose clusters c1..c3 show these update statuses (the published `currentUpdateStatus`). */
+const system = (statuses: Record<string, Record<string, unknown>>) => ({
+  'privateCloud.getSystem': {
+    id: 's1',
+    softwareInfo: { hypervisorClusters: ['c1', 'c2', 'c3'].map((id) => ({ id, currentUpdateStatus: statuses[id] ?? { state: 'UPDATE_AVAILABLE' } })) },
+  },
+});
+const running = { state: 'UPDATE_IN_PROGRESS', catalogVersion: '2.4.0', taskUri: location };
 
 describe('valuesAt', () => {
   it('follows a pointer, fanning out over arrays at *', () => {
@@ -35,18 +42,28 @@ describe('valuesAt', () => {
 });
 
 describe('reconcileWrite', () => {
-  it('attaches to the running update the system shows with the same inputs', async () => {
-    const client = fakeClient(system({ type: 'software-update', location, state: 'RUNNING', catalogVersion: '2.4.0', hypervisorClusterIds: ['c2', 'c1'] }));
-    expect(await reconcileWrite(update, context(client))).toEqual({ decision: 'attach', location, state: 'RUNNING' });
+  it("attaches to the update the write's clusters show in their published update status", async () => {
+    const client = fakeClient(system({ c1: running, c2: running }));
+    expect(await reconcileWrite(update, context(client))).toEqual({ decision: 'attach', location, state: 'UPDATE_IN_PROGRESS' });
+    // No cluster ids: the write covered every cluster, which must all show the operation.
+    const all = { operationId: 'privateCloud.runSoftwareUpdate', input: { id: 's1', body: { catalogVersion: '2.4.0' } } };
+    expect(await reconcileWrite(all, context(fakeClient(system({ c1: running, c2: running, c3: running }))))).toMatchObject({ decision: 'attach', location });
+    expect(await reconcileWrite(all, context(fakeClient(system({ c1: running, c2: running }))))).toMatchObject({ decision: 'send' });
   });
 
-  it('sends when the last operation is of another type, other inputs, or one the run already followed', async () => {
-    const precheck = fakeClient(system({ type: 'software-prechecks', location, catalogVersion: '2.4.0' }));
-    expect(await reconcileWrite(update, context(precheck))).toMatchObject({ decision: 'send' });
-    const other = fakeClient(system({ type: 'software-update', location, catalogVersion: '2.3.1', hypervisorClusterIds: ['c1', 'c2'] }));
-    expect(await reconcileWrite(update, context(other))).toMatchObject({ decision: 'send', reason: expect.stringContaining('catalogVersion') });
-    const old = fakeClient(system({ type: 'software-update', location, catalogVersion: '2.4.0', hypervisorClusterIds: ['c1', 'c2'] }));
-    expect(await reconcileWrite(update, context(old, [location]))).toMatchObject({ decision: 'send' });
+  it('sends when the clusters show a precheck, another catalog, other clusters, no task, or one the run already followed', async () => {
+    const precheck = { ...running, state: 'PRECHECK_COMPLETE' };
+    expect(await reconcileWrite(update, context(fakeClient(system({ c1: precheck, c2: precheck }))))).toMatchObject({ decision: 'send', reason: expect.stringContaining('PRECHECK_COMPLETE') });
+    const other = { ...running, catalogVersion: '2.3.1' };
+    expect(await reconcileWrite(update, context(fakeClient(system({ c1: other, c2: other }))))).toMatchObject({ decision: 'send', reason: expect.stringContaining('2.3.1') });
+    expect(await reconcileWrite(update, context(fakeClient(system({ c1: running, c2: running, c3: running }))))).toMatchObject({ decision: 'send', reason: expect.stringContaining('does not name') });
+    expect(await reconcileWrite(update, context(fakeClient(system({}))))).toMatchObject({ decision: 'send', reason: expect.stringContaining('no operation in common') });
+    expect(await reconcileWrite(update, context(fakeClient(system({ c1: running, c2: running })), [location]))).toMatchObject({ decision: 'send' });
+  });
+
+  it('cannot tell from a system read without cluster update statuses', async () => {
+    const bare = fakeClient({ 'privateCloud.getSystem': { id: 's1', softwareInfo: {} } });
+    expect(await reconcileWrite(update, context(bare))).toMatchObject({ decision: 'unknown' });
   });
 
   it('finds created records by key: all there is done, none is send, some is unknown', async () => {

@@ -3,7 +3,7 @@
  * state that write would have changed (see `reconciliations.ts`).
  */
 import { ApiError, type PlatformClient } from '../../api/index.js';
-import { reconciliationOf, type LastOperationReconciliation, type RecordsReconciliation, type RepeatableReconciliation } from './reconciliations.js';
+import { reconciliationOf, type RecordsReconciliation, type RepeatableReconciliation, type UpdateStatusReconciliation } from './reconciliations.js';
 
 /**
  * - `attach`: the write's async operation is on the platform: follow `location`.
@@ -51,26 +51,41 @@ export function valuesAt(value: unknown, pointer: string): unknown[] {
   return current.filter((item) => item !== undefined);
 }
 
-const sameValue = (found: unknown, wanted: unknown): boolean =>
-  Array.isArray(wanted) && Array.isArray(found)
-    ? wanted.length === found.length && wanted.every((item) => found.some((other) => JSON.stringify(other) === JSON.stringify(item)))
-    : JSON.stringify(found) === JSON.stringify(wanted);
+interface ClusterStatus {
+  id?: unknown;
+  currentUpdateStatus?: { state?: unknown; catalogVersion?: unknown; taskUri?: unknown };
+}
 
-async function reconcileLastOperation(rule: LastOperationReconciliation, request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
+/**
+ * The operation the write would have started is the one the target clusters show in their
+ * `currentUpdateStatus` when all of them (and no other cluster) name the same `taskUri`, in a
+ * state of the write's kind, for the write's catalog version: attach to it. Otherwise the
+ * lost request left no trace and is sent.
+ */
+async function reconcileUpdateStatus(rule: UpdateStatusReconciliation, request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
   const params = Object.fromEntries(Object.entries(rule.read.params).map(([name, pointer]) => [name, valuesAt(request.input, pointer)[0]]));
   const { body } = await context.client.invoke(rule.read.operationId, params, { region: request.region, signal: context.signal });
-  const found = valuesAt(body, rule.at)[0] as Record<string, unknown> | undefined;
-  if (!found) return { decision: 'send', reason: `${rule.read.operationId} shows no operation` };
-  const location = typeof found.location === 'string' ? found.location : undefined;
-  if (found.type !== rule.type) return { decision: 'send', reason: `the last operation is a ${String(found.type)}, not a ${rule.type}` };
-  const differing = Object.entries(rule.sameAs).filter(([field, pointer]) => {
-    const wanted = valuesAt(request.input, pointer);
-    return wanted.length > 0 && !sameValue(found[field], wanted[0]);
-  });
-  if (differing.length > 0) return { decision: 'send', reason: `the last ${rule.type} differs in ${differing.map(([field]) => field).join(', ')}` };
-  if (location === undefined) return { decision: 'unknown', reason: `the last ${rule.type} has the same inputs but no location to follow` };
-  if (context.knownLocations.has(location)) return { decision: 'send', reason: `the last ${rule.type} is one this run already followed to its end` };
-  return { decision: 'attach', location, ...(typeof found.state === 'string' ? { state: found.state } : {}) };
+  const clusters = valuesAt(body, '/softwareInfo/hypervisorClusters/*') as ClusterStatus[];
+  if (clusters.length === 0) return { decision: 'unknown', reason: `${rule.read.operationId} shows no cluster update status to tell from` };
+  const named = valuesAt(request.input, rule.clusterIds)[0];
+  const targetIds = Array.isArray(named) ? named.map(String) : clusters.map((cluster) => String(cluster.id));
+  const targets = clusters.filter((cluster) => targetIds.includes(String(cluster.id)));
+  const taskUris = new Set(targets.map((cluster) => cluster.currentUpdateStatus?.taskUri));
+  const [taskUri] = taskUris;
+  if (targets.length !== targetIds.length || taskUris.size !== 1 || typeof taskUri !== 'string') {
+    return { decision: 'send', reason: 'the clusters of the write show no operation in common' };
+  }
+  const others = clusters.filter((cluster) => !targetIds.includes(String(cluster.id)) && cluster.currentUpdateStatus?.taskUri === taskUri);
+  if (others.length > 0) return { decision: 'send', reason: `operation ${taskUri} also covers clusters the write does not name` };
+  const status = targets[0]!.currentUpdateStatus!;
+  const state = typeof status.state === 'string' ? status.state : '';
+  if (!state.startsWith(rule.statePrefix)) return { decision: 'send', reason: `the clusters' operation is in state ${state || 'unknown'}, not a ${rule.statePrefix.toLowerCase()}state` };
+  const wanted = rule.catalogVersion === undefined ? [] : valuesAt(request.input, rule.catalogVersion);
+  if (wanted.length > 0 && status.catalogVersion !== wanted[0]) {
+    return { decision: 'send', reason: `the clusters' operation is for catalog ${String(status.catalogVersion)}, not ${String(wanted[0])}` };
+  }
+  if (context.knownLocations.has(taskUri)) return { decision: 'send', reason: `operation ${taskUri} is one this run already followed to its end` };
+  return { decision: 'attach', location: taskUri, state };
 }
 
 /** OData string literal: single quotes doubled. */
@@ -108,8 +123,8 @@ async function reconcileRepeatable(rule: RepeatableReconciliation, request: Reco
 export async function reconcileWrite(request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
   const rule = reconciliationOf(request.operationId);
   switch (rule.kind) {
-    case 'lastOperation':
-      return reconcileLastOperation(rule, request, context);
+    case 'updateStatus':
+      return reconcileUpdateStatus(rule, request, context);
     case 'records':
       return reconcileRecords(rule, request, context);
     case 'repeatable':

@@ -9,17 +9,20 @@
  * `*` walks every element of an array (`/body/compute/*\/serialNumber`).
  */
 
-/** The write starts an async operation that the resource shows as its last one. */
-export interface LastOperationReconciliation {
-  kind: 'lastOperation';
-  /** The read of the resource: an operation id and its parameters as pointers into the write's input. */
+/**
+ * A software write of a system: its clusters show the operation it started in their published
+ * `currentUpdateStatus` (`state`, `catalogVersion`, `taskUri`: the operation's path).
+ */
+export interface UpdateStatusReconciliation {
+  kind: 'updateStatus';
+  /** The read of the system: an operation id and its parameters as pointers into the write's input. */
   read: { operationId: string; params: Record<string, string> };
-  /** Pointer into the read's body to the operation reference (`id`, `type`, `location`, `state`, inputs). */
-  at: string;
-  /** The operation type the write starts. */
-  type: string;
-  /** Fields of the reference that must equal the write's input at the pointer (arrays compared as sets; an input left out matches anything). */
-  sameAs: Record<string, string>;
+  /** The states the write's operation shows, by their prefix: `PRECHECK_` or `UPDATE_`. */
+  statePrefix: string;
+  /** Pointer to the catalog version the write names (absent: any, as for a resume). */
+  catalogVersion?: string;
+  /** Pointer to the cluster ids the write names (none given: every cluster of the system). */
+  clusterIds: string;
 }
 
 /** The write creates records found again by a key (a serial number, an e-mail, a name). */
@@ -54,17 +57,22 @@ export interface NoReconciliation {
   reason: string;
 }
 
-export type Reconciliation = LastOperationReconciliation | RecordsReconciliation | RepeatableReconciliation | NoReconciliation;
+export type Reconciliation = UpdateStatusReconciliation | RecordsReconciliation | RepeatableReconciliation | NoReconciliation;
 
 const systemRead = { operationId: 'privateCloud.getSystem', params: { id: '/id' } } as const;
-const softwareOperation = '/softwareInfo/lastOperation';
-const sameSoftwareInputs = { catalogVersion: '/body/catalogVersion', hypervisorClusterIds: '/body/hypervisorClusterIds' } as const;
 
 /** The reconciliation of each write operation, by operation id. */
 export const reconciliations: Readonly<Record<string, Reconciliation>> = {
-  'privateCloud.runSoftwarePrechecks': { kind: 'lastOperation', read: systemRead, at: softwareOperation, type: 'software-prechecks', sameAs: sameSoftwareInputs },
-  'privateCloud.runSoftwareUpdate': { kind: 'lastOperation', read: systemRead, at: softwareOperation, type: 'software-update', sameAs: sameSoftwareInputs },
-  'privateCloud.resumeSoftwareUpdate': { kind: 'lastOperation', read: systemRead, at: softwareOperation, type: 'software-update-resume', sameAs: {} },
+  'privateCloud.runSoftwarePrechecks': {
+    kind: 'updateStatus',
+    read: systemRead,
+    statePrefix: 'PRECHECK_',
+    catalogVersion: '/body/catalogVersion',
+    clusterIds: '/body/hypervisorClusterIds',
+  },
+  'privateCloud.runSoftwareUpdate': { kind: 'updateStatus', read: systemRead, statePrefix: 'UPDATE_', catalogVersion: '/body/catalogVersion', clusterIds: '/body/hypervisorClusterIds' },
+  // A resume names no inputs: it continues the failed update on that update's clusters.
+  'privateCloud.resumeSoftwareUpdate': { kind: 'updateStatus', read: systemRead, statePrefix: 'UPDATE_', clusterIds: '/body/hypervisorClusterIds' },
   'devices.addDevices': {
     kind: 'records',
     list: 'devices.listDevices',
@@ -77,6 +85,12 @@ export const reconciliations: Readonly<Record<string, Reconciliation>> = {
   'privateCloud.createProvisioningPolicy': { kind: 'records', list: 'privateCloud.listProvisioningPolicies', field: 'name', filterable: true, keys: ['/body/name'] },
   'subscriptions.addSubscriptions': { kind: 'records', list: 'subscriptions.listSubscriptions', field: 'key', filterable: true, keys: ['/body/subscriptions/*/key'] },
   'privateCloud.refreshSoftwareVersions': { kind: 'repeatable', reason: 'a refresh of the versions the system offers changes nothing another refresh would not' },
+  'privateCloud.refreshSoftwareVersionsByGet': { kind: 'repeatable', reason: 'a refresh of the versions the system offers changes nothing another refresh would not' },
+  'privateCloud.updateSystem': { kind: 'repeatable', reason: "a merge patch sets the same location fields to the same values again" },
+  'privateCloud.startConfigurationAnalysis': {
+    kind: 'repeatable',
+    reason: 'a second analysis of the same system only adds a newer report, which the list then shows as its latest',
+  },
   'privateCloud.updateProvisioningPolicy': { kind: 'repeatable', reason: 'a PATCH sets the same fields to the same values again' },
   'privateCloud.deleteProvisioningPolicy': {
     kind: 'repeatable',

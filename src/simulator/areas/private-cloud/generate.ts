@@ -218,9 +218,10 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
 
 function generatePolicies(rng: Rng, customerId: string, systems: readonly System[]): Policy[] {
   const specs = [
-    { name: 'gold-thin-encrypted', storageType: 'STORAGE_TYPE_BLOCK', iops: 50_000, dedupe: true },
-    { name: 'silver-thin', storageType: 'STORAGE_TYPE_BLOCK', iops: 20_000, dedupe: true },
-    { name: 'bronze-file', storageType: 'STORAGE_TYPE_FILE', iops: 5_000, dedupe: false },
+    // dHCI: the one storage type the platform publishes.
+    { name: 'gold-thin-encrypted', storageType: 'dHCI', iops: 50_000, dedupe: true },
+    { name: 'silver-thin', storageType: 'dHCI', iops: 20_000, dedupe: true },
+    { name: 'bronze-file', storageType: 'dHCI', iops: 5_000, dedupe: false },
   ];
   return specs.map((spec) => {
     const record = generatedRecord(rng, 'vm-provisioning-policy', 300);

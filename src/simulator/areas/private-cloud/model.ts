@@ -108,7 +108,7 @@ export interface Policy extends RecordFields {
   description: string;
   storageType: string;
   performancePolicy: { id: string };
-  protectionPolicy: Record<string, unknown>;
+  protectionPolicy?: Record<string, unknown>;
   volumeInfo: Record<string, unknown>;
   associatedObjects: Array<Record<string, unknown>>;
 }

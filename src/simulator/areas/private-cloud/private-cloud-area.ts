@@ -441,7 +441,10 @@ function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
   };
 
   return {
-    'privateCloud.listProvisioningPolicies': (req: SimRequest): SimResponse => ({ status: 200, body: policiesQuery.page(state.policies, req) }),
+    'privateCloud.listProvisioningPolicies': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: selectedPage(req, policiesQuery.page(state.policies as unknown as Array<Record<string, unknown>>, req)),
+    }),
     'privateCloud.getProvisioningPolicy': (req: SimRequest): SimResponse => ({ status: 200, body: findPolicy(req.params.id ?? '') }),
     'privateCloud.createProvisioningPolicy': (req: SimRequest): SimResponse => {
       const body = req.body as Partial<Policy> & { name: string };
@@ -460,9 +463,10 @@ function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
         resourceUri: `/private-cloud-business/v1beta1/vm-provisioning-policies/${id}`,
         name: body.name,
         description: body.description ?? '',
-        storageType: body.storageType ?? 'STORAGE_TYPE_BLOCK',
+        // The published default of the one published storage type.
+        storageType: body.storageType ?? 'dHCI',
         performancePolicy: { id: ctx.rng.uuid() },
-        protectionPolicy: body.protectionPolicy ?? {},
+        ...(body.protectionPolicy ? { protectionPolicy: body.protectionPolicy } : {}),
         volumeInfo: body.volumeInfo ?? {},
         associatedObjects: [],
       };

@@ -21,6 +21,7 @@ type UpdateState =
   | 'PRECHECK_COMPLETE'
   | 'UPDATE_IN_PROGRESS'
   | 'UPDATE_FAILED'
+  | 'UPDATE_COMPLETE'
   | 'NOT_READY';
 
 /** When clusters differ, the system shows the most pressing state. */
@@ -30,6 +31,7 @@ const PRIORITY: readonly UpdateState[] = [
   'UPDATE_FAILED',
   'PRECHECK_FAILED',
   'PRECHECK_COMPLETE',
+  'UPDATE_COMPLETE',
   'UPDATE_AVAILABLE',
   'NOT_READY',
   'UP_TO_DATE',
@@ -48,6 +50,11 @@ function clusterUpdateState(system: System, cluster: Cluster, available: readonl
     if (system.active.kind === 'software-update' || system.active.kind === 'software-update-resume') return 'UPDATE_IN_PROGRESS';
   }
   if (system.failedUpdate?.clusterIds.includes(cluster.id)) return 'UPDATE_FAILED';
+  // A finished update shows as complete until the system's next software operation (a
+  // refresh, say): its taskUri stays readable, which is how a lost update is found again.
+  const last = system.lastOperation;
+  const updated = last?.record.type === 'software-update' || last?.record.type === 'software-update-resume';
+  if (updated && last?.clusterIds?.includes(cluster.id) && last.record.outcome?.status === 'SUCCEEDED') return 'UPDATE_COMPLETE';
   if (cluster.precheckFailed !== undefined) return 'PRECHECK_FAILED';
   if (isPrecheckValid(cluster, undefined, nowMs)) return 'PRECHECK_COMPLETE';
   return available.length > 0 ? 'UPDATE_AVAILABLE' : 'UP_TO_DATE';
