@@ -19,6 +19,8 @@ export interface Credential extends RecordFields {
   role: Role;
   /** The MSP tenant the credential acts in, when it was created for one. */
   associatedTenant?: { resourceUri: string; tenantName: string };
+  /** The service provision the credential is for, when it was created for one. */
+  associatedServiceManagerProvision?: { resourceUri: string };
 }
 
 const listQuery = createListQuery({ filter: { id: 'string', credentialName: 'string', clientId: 'string', createdAt: 'timestamp' } });
@@ -29,8 +31,13 @@ function secretFrom(rng?: Rng): string {
   return Array.from({ length: 48 }, () => rng.int(0, 15).toString(16)).join('');
 }
 
-export function generatedCredential(rng: Rng, record: RecordFields, credentialName: string): Credential {
-  return { ...record, type: 'credential', credentialName, clientId: rng.uuid(), clientSecret: secretFrom(rng), role: 'Operator' };
+export function generatedCredential(
+  rng: Rng,
+  record: RecordFields,
+  credentialName: string,
+  associations: Pick<Credential, 'associatedTenant' | 'associatedServiceManagerProvision'> = {},
+): Credential {
+  return { ...record, type: 'credential', credentialName, clientId: rng.uuid(), clientSecret: secretFrom(rng), role: 'Operator', ...associations };
 }
 
 /** The record as listed: never the secret. */
@@ -68,7 +75,7 @@ export function credentialHandlers(deps: CredentialsDeps) {
     },
 
     'workspaces.createCredential': (req: SimRequest): SimResponse => {
-      const body = req.body as { credentialName: string; associatedTenant?: { resourceUri: string } };
+      const body = req.body as { credentialName: string; associatedTenant?: { resourceUri: string }; associatedServiceManagerProvision?: { resourceUri: string } };
       const name = body.credentialName.trim();
       if (name.length === 0) throw badRequest('A credential needs a name', [{ source: 'field', subject: 'credentialName', description: 'a non-empty name' }]);
       if (credentials.some((c) => c.credentialName.toLowerCase() === name.toLowerCase())) {
@@ -93,6 +100,7 @@ export function credentialHandlers(deps: CredentialsDeps) {
         clientSecret: secretFrom(),
         role: req.clientRole ?? 'Observer',
         ...(associatedTenant ? { associatedTenant } : {}),
+        ...(body.associatedServiceManagerProvision ? { associatedServiceManagerProvision: { ...body.associatedServiceManagerProvision } } : {}),
       };
       credentials.push(credential);
       return { status: 201, headers: { Location: `/workspaces/v1/credentials/${credential.id}` }, body: withSecret(credential) };

@@ -119,7 +119,17 @@ function createState(ctx: SimContext): WorkspacesState {
     contacts.set(tenant.id, contactFor(rng, domainOf(name)));
     return tenant;
   });
-  const credentials = ['Nightly automation', 'Monitoring export'].map((name) => generatedCredential(rng, generatedRecord(rng, 'credential', 300), name));
+  const credentials = [generatedCredential(rng, generatedRecord(rng, 'credential', 300), 'Nightly automation')];
+  const firstTenant = tenants[0];
+  if (firstTenant) {
+    // A credential made for a tenant's service: the published associations filled.
+    credentials.push(
+      generatedCredential(rng, generatedRecord(rng, 'credential', 300), `${firstTenant.workspaceName} monitoring`, {
+        associatedTenant: { resourceUri: firstTenant.resourceUri, tenantName: firstTenant.workspaceName },
+        associatedServiceManagerProvision: { resourceUri: `/service-catalog/v1/service-manager-provisions/${rng.uuid()}` },
+      }),
+    );
+  } else credentials.push(generatedCredential(rng, generatedRecord(rng, 'credential', 300), 'Monitoring export'));
   return { workspace, tenants, contacts, credentials };
 }
 
