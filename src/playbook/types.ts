@@ -33,7 +33,7 @@ export interface RetryPolicy {
 }
 
 export interface WaitOptions {
-  /** Deadline of the async operation; absent: the operation's own `timeoutMinutes`. */
+  /** Deadline of the async operation; absent: the operation's own `timeoutMinutes` where it has one (a data-services record has none: then the step's `timeout` bounds the wait). */
   timeoutMs?: number;
   minPollMs?: number;
   maxPollMs?: number;
