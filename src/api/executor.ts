@@ -12,7 +12,7 @@ import type { TokenProvider } from './auth.js';
 import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, retryAfterMsOf, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
 import { burstOf, type RateLimiter, type SharedRateBudget } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
-import { sleep } from './sleep.js';
+import { sleep } from '../timers/index.js';
 import { readText, sendRequest, type IncomingResponse } from './transport.js';
 
 export interface CallOptions {
