@@ -2330,6 +2330,7 @@ export interface components {
             language?: components["schemas"]["UsersUserLanguages"];
         };
         UsersInviteRequest: {
+            /** Format: email */
             email?: string;
             /** @default true */
             sendWelcomeEmail?: boolean;
