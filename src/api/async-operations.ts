@@ -4,7 +4,7 @@
  * (regional for data services, global otherwise), that operation's rate-limit group,
  * auth, retries. Between polls one abortable timer runs; a wait keeps only its last record.
  */
-import type { OperationDescriptor } from '../openapi/description.js';
+import type { OperationDescriptor } from '../openapi/index.js';
 import { UnfollowableOperationError } from './errors.js';
 import type { CallOptions, CallResult, Executor } from './executor.js';
 import { sleep } from '../timers/index.js';

@@ -3,7 +3,7 @@
  * platform description. See ARCHITECTURE.md for the call path.
  */
 import type { Dispatcher } from 'undici';
-import { loadPlatformDescription } from '../openapi/description.js';
+import { loadPlatformDescription } from '../openapi/index.js';
 import type { Logger } from '../logging/index.js';
 import { waitForOperation, type AsyncOperationResult, type WaitOptions } from './async-operations.js';
 import { createTokenProvider, type ClientCredentials } from './auth.js';

@@ -4,15 +4,15 @@
  * downloads are built on `exchange`.
  */
 import type { Dispatcher } from 'undici';
-import type { OperationDescriptor } from '../openapi/description.js';
+import type { OperationDescriptor } from '../openapi/index.js';
 import type { Logger } from '../logging/index.js';
-import { didYouMean } from '../errors/did-you-mean.js';
+import { didYouMean } from '../errors/index.js';
 import { buildRequest, type Addresses, type CallInput } from './build-request.js';
 import type { TokenProvider } from './auth.js';
 import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, retryAfterMsOf, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
 import { burstOf, type RateLimiter, type SharedRateBudget } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
-import { sleep } from './sleep.js';
+import { sleep } from '../timers/index.js';
 import { readText, sendRequest, type IncomingResponse } from './transport.js';
 
 export interface CallOptions {

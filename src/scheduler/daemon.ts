@@ -6,11 +6,9 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { Logger } from '../logging/index.js';
-import type { Playbook } from '../playbook/types.js';
-import { acquireLeaseFromLiveOrDead, describeLeaseOwner, newLeaseOwner } from '../store/lease-owner.js';
-import type { Leadership, QueueStore, RunStore } from '../store/types.js';
+import { acquireLeaseFromLiveOrDead, describeLeaseOwner, newLeaseOwner, type Leadership, type QueueStore, type RunStore } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
-import { isPlaybookFile, loadPlaybookFolder } from './load-playbook-folder.js';
+import { isPlaybookFile, loadPlaybookFolder, type Playbook } from '../playbook/index.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 import { SchedulerError } from './scheduler-error.js';
 import { errorMessage } from '../errors/index.js';

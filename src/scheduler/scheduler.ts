@@ -6,9 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logging/index.js';
-import type { Playbook, ScheduleSpec } from '../playbook/types.js';
-import { hasLiveDriver } from '../store/index.js';
-import { RunStatus, type RunStore } from '../store/types.js';
+import type { Playbook, ScheduleSpec } from '../playbook/index.js';
+import { hasLiveDriver, RunStatus, type RunStore } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { createFireTimes, type FireTimes } from './fire-times.js';
 import { MAX_RUN_CRASHES, readScheduleState, scheduleFingerprint, writeScheduleState, type ScheduleState, type UnfinishedFire } from './schedule-state.js';
