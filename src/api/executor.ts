@@ -12,7 +12,7 @@ import type { TokenProvider } from './auth.js';
 import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, retryAfterMsOf, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
 import { burstOf, type RateLimiter, type SharedRateBudget } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
-import { sleep } from '../timers/index.js';
+import { sleepOn, systemClock, type Clock } from '../timers/index.js';
 import { readText, sendRequest, type IncomingResponse } from './transport.js';
 
 export interface CallOptions {
@@ -68,6 +68,8 @@ export interface ExecutorOptions {
   requestTimeoutMs: number;
   dispatcher: Dispatcher | undefined;
   logger: Logger | undefined;
+  /** Time of the calls: waits for the shared budget, durations, retry delays. @default systemClock */
+  clock?: Clock | undefined;
 }
 
 export interface Executor {
@@ -106,6 +108,7 @@ function parseBody(operationId: string, status: number, contentType: string | un
 
 export function createExecutor(options: ExecutorOptions): Executor {
   const { catalogue, tokens, limiter, logger } = options;
+  const clock = options.clock ?? systemClock;
   const callable = catalogue.operations.filter((operation) => operation.base !== 'auth').map((operation) => operation.id);
 
   const operation = (operationId: string): OperationDescriptor => {
@@ -164,10 +167,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
         const { perMinute, burst } = pace();
         if (Number.isFinite(perMinute)) {
           const waitMs = await shared.take(group, perMinute, burst);
-          if (waitMs > 0) await sleep(waitMs, signal);
+          if (waitMs > 0) await sleepOn(clock, waitMs, signal);
         }
       }
-      const startedAt = Date.now();
+      const startedAt = clock.now();
       let token = await tokens.getToken(signal);
       let response = await send(token);
       if (response.status === 401) {
@@ -177,7 +180,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         token = await tokens.getToken(signal);
         response = await send(token);
       }
-      logger?.debug({ operationId, attempt, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'platform answered');
+      logger?.debug({ operationId, attempt, httpStatus: response.status, durationMs: clock.now() - startedAt }, 'platform answered');
       // The server's own statement of the group's limit is the pace to keep, whatever was published or configured.
       const stated = serverLimitPerMinute(response.headers);
       if (stated !== undefined) limiter.adoptServerLimit(group, stated, quotaRemaining(response.headers));
@@ -202,7 +205,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       }
       // A success that spent the quota: every process holds off the group until the window resets.
       if (shared && reportsQuotaSpent(response.headers)) {
-        const resetMs = retryAfterMsOf(undefined, response.headers);
+        const resetMs = retryAfterMsOf(undefined, response.headers, clock.now());
         if (resetMs !== undefined && resetMs > 0) pushShared(resetMs);
       }
       return consume(response, { operation: op, region: built.region, attempt, write });
@@ -211,6 +214,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return withRetry((attempt) => limiter.schedule(group, op.rateLimit?.perMinute, () => attemptOnce(attempt), signal), {
       policy: callOptions.retries === false ? { ...options.retry, maxAttempts: 1 } : options.retry,
       signal,
+      clock,
       onRetry: (error, attempt, delayMs) =>
         logger?.warn(
           { operationId, attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
