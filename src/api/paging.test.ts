@@ -40,7 +40,7 @@ describe('paginate', () => {
     const iterator = platform.client().paginate('subscriptions.listSubscriptions');
     await iterator.next();
     await iterator.next();
-    expect(requested).toEqual(['/subscriptions/v1/subscriptions?offset=0&limit=200']);
+    expect(requested).toEqual(['/subscriptions/v1/subscriptions?limit=200&offset=0']);
     await iterator.return();
   });
 

@@ -10,6 +10,7 @@ export const ProblemCode = {
   yamlAliasLimit: 'YAML_ALIAS_LIMIT',
   yamlDuplicateKey: 'YAML_DUPLICATE_KEY',
   yamlUnquotedExpression: 'YAML_UNQUOTED_EXPRESSION',
+  nestingTooDeep: 'NESTING_TOO_DEEP',
   notAPlaybook: 'NOT_A_PLAYBOOK',
   schema: 'SCHEMA',
   missingField: 'MISSING_FIELD',

@@ -77,6 +77,34 @@ function dataServicesView(record: AsyncOperationRecord, nowMs: number, clock: Si
 /** `system` for `/private-cloud-business/v1beta1/systems/<id>`: the collection's name, singular. */
 const resourceTypeOf = (resourceUri: string): string => resourceUri.split('/').at(-2)?.replace(/s$/, '') ?? 'resource';
 
+function logMessagesOf(record: AsyncOperationRecord): Array<{ message: string; timestamp: string | undefined }> {
+  const lines = [{ message: `${record.type} accepted`, timestamp: iso(record.startedAt) }];
+  if (record.outcome) {
+    const { status, error } = record.outcome;
+    lines.push({ message: error ? `${record.type} ${status.toLowerCase()}: ${error.message}` : `${record.type} ${status.toLowerCase()}`, timestamp: iso(record.endedAt) });
+  }
+  return lines;
+}
+
+/**
+ * A devices or subscriptions record as published: whole-second polling hint (at least 1),
+ * `result` an object, a failure's `error` in the platform's error body shape.
+ */
+function devicesView(record: AsyncOperationRecord, clock: SimClock, common: Record<string, unknown>, state: string): Record<string, unknown> {
+  const outcome = record.outcome;
+  const result = outcome?.result === undefined || typeof outcome.result === 'object' ? outcome?.result : { status: outcome.result };
+  return compact({
+    ...common,
+    suggestedPollingIntervalSeconds: Math.max(1, Math.round(SUGGESTED_POLLING_SECONDS / clock.timeScale)),
+    status: state === 'CANCELLED' || state === 'TIMEOUT' ? 'FAILED' : state,
+    result,
+    resultType: outcome?.resultType,
+    error: outcome?.error
+      ? { httpStatusCode: 500, errorCode: outcome.error.errorCode, message: outcome.error.message, debugId: record.id }
+      : undefined,
+  });
+}
+
 function view(record: AsyncOperationRecord, clock: SimClock): Record<string, unknown> {
   const nowMs = clock.now();
   const { state, progressPercent } = asyncStateOf(record, nowMs);
@@ -94,16 +122,21 @@ function view(record: AsyncOperationRecord, clock: SimClock): Record<string, unk
       return dataServicesView(record, nowMs, clock);
     case 'devices':
     case 'subscriptions':
-      return compact({ ...common, status: state, result: record.outcome?.result, resultType: record.outcome?.resultType });
-    case 'reporting':
+      return devicesView(record, clock, common, state);
+    case 'reporting': {
+      // The published reporting record has no polling hint and no timeout; it has log lines.
+      const { suggestedPollingIntervalSeconds: _hint, timeoutMinutes: _timeout, ...rest } = common;
       return compact({
-        ...common,
+        ...rest,
         state,
+        sourceResourceUri: record.resourceUri ?? `/reporting/v1/statuses/${record.id}`,
+        logMessages: logMessagesOf(record),
         results: record.outcome?.results ?? [],
         error: record.outcome?.error
           ? { debugId: record.id, message: record.outcome.error.message, timestamp: iso(record.endedAt) }
           : undefined,
       });
+    }
   }
 }
 

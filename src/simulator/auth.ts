@@ -51,10 +51,17 @@ export interface Auth {
 /**
  * Tokens are opaque, live `lifetimeSeconds` of wall-clock time (a client refreshes by its own
  * clock, so the time scale does not shorten them; `/_sim/clock` advances do count), and can
- * all be revoked at once.
+ * all be revoked at once. `createdClientOf` finds the clients the world created (workspace API
+ * credentials): their current secret gets tokens, and their tokens die with them.
  */
-export function createAuth(clients: readonly ApiClient[], clock: SimClock, lifetimeSeconds: number): Auth {
+export function createAuth(
+  clients: readonly ApiClient[],
+  clock: SimClock,
+  lifetimeSeconds: number,
+  createdClientOf: (clientId: string) => ApiClient | undefined = () => undefined,
+): Auth {
   const byId = new Map(clients.map((client) => [client.clientId, client]));
+  const clientOf = (clientId: string): ApiClient | undefined => byId.get(clientId) ?? createdClientOf(clientId);
   const tokens = new Map<string, IssuedToken>();
 
   return {
@@ -65,7 +72,7 @@ export function createAuth(clients: readonly ApiClient[], clock: SimClock, lifet
           { type: 'bad request', issues: [{ source: 'field', subject: 'grant_type', description: "must be 'client_credentials'" }] },
         ]);
       }
-      const client = typeof form.client_id === 'string' ? byId.get(form.client_id) : undefined;
+      const client = typeof form.client_id === 'string' ? clientOf(form.client_id) : undefined;
       if (!client || form.client_secret !== client.clientSecret) {
         throw new SimHttpError(401, 'INVALID_CLIENT', 'Unknown client id or wrong client secret');
       }
@@ -82,7 +89,7 @@ export function createAuth(clients: readonly ApiClient[], clock: SimClock, lifet
       if (!match?.[1] || !TOKEN_PATTERN.test(match[1])) throw unauthorized('malformed');
       const issued = tokens.get(match[1]);
       if (!issued) throw unauthorized('unknown');
-      if (issued.revoked) throw unauthorized('revoked');
+      if (issued.revoked || !clientOf(issued.client.clientId)) throw unauthorized('revoked');
       if (issued.expiresAt <= clock.wallNow()) throw unauthorized('expired');
       return issued.client;
     },

@@ -132,6 +132,8 @@ export interface SimRequest {
   region: string;
   /** The authenticated API client. */
   clientId: string;
+  /** Its role (a workspace API credential it creates gets the same). */
+  clientRole?: 'Administrator' | 'Operator' | 'Observer';
   /** The origin of this simulator, for absolute URLs (download links). */
   origin: string;
   /** `limit` range and default of a list operation (from the description's `x-fleetbook-paging`). */
@@ -192,4 +194,9 @@ export interface AreaModule<State = unknown> {
   extraRoutes?(state: State, ctx: SimContext): ExtraRoute[];
   /** Counts, and the ids a client cannot discover through the API (the workspace id), for `/_sim/world`. */
   summary(state: State): Record<string, number | string>;
+  /**
+   * API clients this area holds (workspace API credentials): the token endpoint accepts them
+   * beside the world file's clients, and a token of one that is gone is refused as revoked.
+   */
+  apiClientOf?(state: State, clientId: string): { clientId: string; clientSecret: string; role: 'Administrator' | 'Operator' | 'Observer' } | undefined;
 }

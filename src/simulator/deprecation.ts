@@ -1,10 +1,12 @@
 /**
  * The headers of a deprecated operation's answers (facts page: `Deprecation`, `Sunset`,
- * `Link`). Reporting v1alpha1 was deprecated on 2025-03-12 (reference); its removal date
- * is not published, so the sunset is a year later.
+ * `Link`). Reporting v1alpha1 was deprecated on 2025-03-12 (reference); the platform stopped
+ * serving it on 2026-04-30 (its published descriptions no longer list it). The simulator
+ * keeps serving it, with that date as its `Sunset`, so old playbooks can be rehearsed and
+ * migrated; Fleetbook's client never calls it.
  */
 const DEPRECATION = `@${Date.UTC(2025, 2, 12) / 1000}`;
-const SUNSET = 'Thu, 12 Mar 2026 00:00:00 GMT';
+const SUNSET = 'Thu, 30 Apr 2026 00:00:00 GMT';
 
 /** `Deprecation`, `Sunset` and a `Link` to `successorPath` with `rel="successor-version"`. */
 function deprecationHeaders(successorPath: string): Record<string, string> {

@@ -1,11 +1,13 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { BadRequestIssue } from './errors.js';
-import { badRequest } from './errors.js';
+import { badRequest, SimHttpError } from './errors.js';
 import { describeSchemaError, pointerOf } from './schema-validator.js';
 
 /** The parts of an operation's description input validation reads. */
 export interface ValidatedOperation {
   queryParams: ReadonlyArray<{ name: string; schema?: unknown }>;
+  /** Documented statuses: an operation documenting 422 and not 400 refuses bad input with 422. */
+  responses?: Readonly<Record<string, unknown>>;
 }
 
 function typeOf(schema: unknown): string | undefined {
@@ -79,5 +81,10 @@ export function checkInput(op: ValidatedOperation, validate: ValidateFunction, i
     }
   }
   const named = issues.map((issue) => `${issue.subject} ${issue.description}`).join('; ');
-  throw badRequest(`The request is invalid: ${named}`, issues);
+  const refused = badRequest(`The request is invalid: ${named}`, issues);
+  // The workspaces and users areas publish 422, not 400, for a request their schema refuses.
+  if (op.responses && !('400' in op.responses) && '422' in op.responses) {
+    throw new SimHttpError(422, 'UNPROCESSABLE_ENTITY', refused.message, refused.details);
+  }
+  throw refused;
 }

@@ -147,7 +147,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const seed = options.seed ?? worldFile.seed ?? 1;
   const clients = mergeClients(worldFile.clients ?? []);
   const clock: SimClock = createSimClock({ timeScale: options.timeScale ?? 1 });
-  const auth: Auth = createAuth(clients, clock, options.tokenLifetimeSeconds ?? worldFile.tokenLifetimeSeconds ?? 7199);
+  // Workspace API credentials live in the world, which is built below (and rebuilt on reset).
+  const auth: Auth = createAuth(clients, clock, options.tokenLifetimeSeconds ?? worldFile.tokenLifetimeSeconds ?? 7199, (clientId) =>
+    world.apiClientOf(clientId),
+  );
   const faults = createFaults(seed, () => auth.revokeAll());
   if (options.faults !== undefined) faults.set(loadFaultSettings(options.faults));
   const rateLimits = createRateLimits({
@@ -314,6 +317,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
           headers: request.headers as Record<string, string | undefined>,
           region,
           clientId,
+          clientRole: client.role,
           origin: `${request.protocol}://${request.headers.host ?? request.hostname}`,
           ...(op.paging ? { paging: op.paging } : {}),
         };

@@ -1,6 +1,7 @@
 import type { AsyncFaultSource } from './async-operations.js';
 import type { AreaModule, ExtraRoute, OperationHandler, SimClock } from './context.js';
 import { createAreaContext, createSimServices, type SimServices } from './services.js';
+import type { ApiClient } from './world-file.js';
 
 /** One built world: shared services, each area's state, and every handler by operation id. */
 export interface World {
@@ -10,6 +11,8 @@ export interface World {
   extraRoutes: ReadonlyMap<string, ExtraRoute>;
   /** Counts of every area (and the ids a client needs, such as the workspace id), for `/_sim/world`. */
   summary(): Record<string, Record<string, number | string>>;
+  /** An API client an area holds (a workspace API credential), by client id. */
+  apiClientOf(clientId: string): ApiClient | undefined;
 }
 
 export interface BuildWorldOptions {
@@ -48,5 +51,12 @@ export function buildWorld(areas: readonly AreaModule[], options: BuildWorldOpti
     handlers,
     extraRoutes,
     summary: () => Object.fromEntries(areas.map((area) => [area.key, area.summary(states.get(area.key))])),
+    apiClientOf: (clientId) => {
+      for (const area of areas) {
+        const client = area.apiClientOf?.(states.get(area.key), clientId);
+        if (client) return client;
+      }
+      return undefined;
+    },
   };
 }

@@ -33,23 +33,36 @@ describe('devices and subscriptions conformance', () => {
     const added = await operator.devices.addDevices({ body });
     expect(added.status).toBe(202);
     expect(added.headers.location).toMatch(/^\/devices\/v1\/async-operations\/[\w-]+$/);
-    expect(added.body).toEqual({ code: '202', status: 'Accepted', transactionId: idOf(added) });
+    expect(added.body).toEqual({ code: 202, status: '202 ACCEPTED', transactionId: idOf(added) });
     const done = await follow(operator, added);
-    expect(done).toMatchObject({ outcome: 'succeeded', flavour: 'devices', operation: { status: 'SUCCEEDED', result: 'SUCCEEDED', progressPercent: 100 } });
+    expect(done).toMatchObject({ outcome: 'succeeded', flavour: 'devices', operation: { status: 'SUCCEEDED', result: { failedDevicesSerial: [] }, progressPercent: 100 } });
+    expect(Number.isInteger(done.operation.suggestedPollingIntervalSeconds)).toBe(true);
 
     const found = await observer.devices.listDevices({ filter: "serialNumber in ['CONF-NW-1', 'CONF-CZ-1']", sort: 'serialNumber desc' });
-    expect((found.body.items as JsonBody[]).map((device) => [device.serialNumber, device.deviceType])).toEqual([
+    expect((found.body.items as JsonBody[]).map((device) => [device.serialNumber, device.category])).toEqual([
       ['CONF-NW-1', 'NETWORK'],
       ['CONF-CZ-1', 'COMPUTE'],
     ]);
     const [network, compute] = found.body.items as JsonBody[];
-    expect((await observer.devices.getDevice({ id: network.id })).body).toMatchObject({ macAddress: '00:1B:44:11:3A:B7', tags: { site: 'berlin' } });
+    expect(['SWITCH', 'AP', 'GATEWAY']).toContain(network.deviceType);
+    const shown = (await observer.devices.getDevice({ id: network.id })).body as JsonBody;
+    expect(shown).toMatchObject({ partNumber: expect.stringMatching(/^JL\d{3}A$/), macAddress: '00:1B:44:11:3A:B7', tags: { site: 'berlin' }, source: 'MANAGED', ownership: 'MANAGED' });
+    // The world fills the published inventory facts.
+    expect(shown.location).toMatchObject({ id: expect.any(String), resourceUri: expect.any(String), city: expect.any(String) });
+    expect(shown.warranty.currentSupportLevel).toMatchObject({ startDate: expect.any(String), endDate: expect.any(String) });
+    expect(shown.contact.email).toContain('@');
 
     // A failed addition carries the failed serial numbers as the facts page shows.
-    const unknownKey = await operator.devices.addDevices({ body: { network: [], compute: [], storage: [{ serialNumber: 'CONF-ST-1', subscriptionKey: 'NOSUCHKEY0001' }] } });
-    const failed = await follow(operator, unknownKey);
-    expect(failed).toMatchObject({ outcome: 'failed', operation: { status: 'FAILED', result: { failedDevicesSerial: ['CONF-ST-1'] } } });
-    expect(failed.error?.message).toContain('CONF-ST-1');
+    const failing = await startConformance({ world: { devices: { failSerialNumbers: ['CONF-ST-1'] } } });
+    try {
+      const unknown = await failing.operator.devices.addDevices({ body: { network: [], compute: [], storage: [{ serialNumber: 'CONF-ST-1', partNumber: 'R0Q83A' }] } });
+      const failed = await follow(failing.operator, unknown);
+      expect(failed).toMatchObject({ outcome: 'failed', operation: { status: 'FAILED', result: { failedDevicesSerial: ['CONF-ST-1'] }, error: { errorCode: 'DEVICES_NOT_ADDED' } } });
+      expect(failed.error?.message).toContain('CONF-ST-1');
+      await expectNoViolations(failing.sim);
+    } finally {
+      await failing.close();
+    }
     // Refused at once: a serial number already present, more than five devices.
     expect((await answerOf(operator.devices.addDevices({ body }))).status).toBe(400);
     const six = { network: [], storage: [], compute: Array.from({ length: 6 }, (_, i) => ({ serialNumber: `CONF-SIX-${i}`, partNumber: 'P1' })) };
@@ -66,15 +79,25 @@ describe('devices and subscriptions conformance', () => {
     const subscription = ((await observer.subscriptions.listSubscriptions({ filter: "subscriptionStatus eq 'STARTED' and availableQuantity ge 2", limit: 1 })).body.items as JsonBody[])[0];
     const apply = await operator.devices.updateDevices({ id: [network.id, compute.id], body: { subscription: [{ id: subscription.id }] } });
     expect((await follow(operator, apply)).outcome).toBe('succeeded');
-    expect((await observer.subscriptions.getSubscription({ id: subscription.id })).body).toMatchObject({ availableQuantity: subscription.availableQuantity - 2 });
-    expect((await observer.devices.getDevice({ id: network.id })).body).toMatchObject({ subscription: [{ id: subscription.id }] });
+    // Quantities are strings, as published.
+    expect((await observer.subscriptions.getSubscription({ id: subscription.id })).body).toMatchObject({ availableQuantity: String(Number(subscription.availableQuantity) - 2) });
+    expect((await observer.devices.getDevice({ id: network.id })).body).toMatchObject({
+      subscription: [{ id: subscription.id, key: subscription.key, tier: subscription.tier, resourceUri: `/subscriptions/v1/subscriptions/${subscription.id}` }],
+    });
     const remove = await operator.devices.updateDevices({ id: [network.id, compute.id], body: { subscription: [] } });
     expect((await follow(operator, remove)).outcome).toBe('succeeded');
     expect((await observer.subscriptions.getSubscription({ id: subscription.id })).body).toMatchObject({ availableQuantity: subscription.availableQuantity });
     // Unknown subscription, unknown application: 400 at once.
-    expect((await answerOf(operator.devices.updateDevices({ id: [network.id], body: { subscription: [{ id: 'no-such-subscription' }] } }))).status).toBe(400);
-    expect((await answerOf(operator.devices.updateDevices({ id: [network.id], body: { application: { id: 'nope' }, region: 'eu-west' } }))).status).toBe(400);
-    const sixIds = Array.from({ length: 6 }, () => network.id as string);
+    const unknownId = '00000000-0000-4000-8000-000000000000';
+    expect((await answerOf(operator.devices.updateDevices({ id: [network.id], body: { subscription: [{ id: unknownId }] } }))).status).toBe(400);
+    expect((await answerOf(operator.devices.updateDevices({ id: [network.id], body: { application: { id: unknownId }, region: 'eu-west' } }))).status).toBe(400);
+    // Unassign: application id and region null, as the published operation text says.
+    const unassign = await operator.devices.updateDevices({ id: [compute.id], body: { application: { id: null }, region: null } });
+    expect((await follow(operator, unassign)).outcome).toBe('succeeded');
+    const unassigned = (await observer.devices.getDevice({ id: compute.id })).body as JsonBody;
+    expect(unassigned.assignedState).toBe('UNASSIGNED');
+    expect([unassigned.application, unassigned.region]).toEqual([undefined, undefined]);
+    const sixIds = Array.from({ length: 6 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`);
     expect((await answerOf(operator.devices.updateDevices({ id: sixIds, body: { subscription: [] } }))).status).toBe(400);
   });
 
@@ -106,15 +129,21 @@ describe('devices and subscriptions conformance', () => {
     const listed = await observer.subscriptions.listAutoSubscriptionSettings();
     const [settings] = listed.body.items as JsonBody[];
     expect(settings.autoSubscriptionSettings.length).toBeGreaterThan(0);
-    expect((await observer.subscriptions.getAutoSubscriptionSettings({ id: settings.id })).body).toEqual(settings);
+    // The list adds the tenant workspace to each record, as published.
+    const { tenantWorkspaceId, ...own } = settings;
+    expect(tenantWorkspaceId).toEqual(expect.any(String));
+    expect((await observer.subscriptions.getAutoSubscriptionSettings({ id: settings.id })).body).toEqual(own);
     const updated = await operator.subscriptions.updateAutoSubscriptionSettings({
       id: settings.id,
-      body: { autoSubscriptions: [{ deviceType: 'NETWORK', tier: 'ADVANCED' }, { deviceType: 'STORAGE', tier: null }] },
+      body: { autoSubscriptionSettings: [{ deviceType: 'SWITCH', tier: 'ADVANCED_SWITCH' }, { deviceType: 'AP', tier: null }] },
     });
     expect(updated.status).toBe(200);
     const pairs = (updated.body as JsonBody).autoSubscriptionSettings as JsonBody[];
-    expect(pairs).toContainEqual({ deviceType: 'NETWORK', tier: 'ADVANCED' });
-    expect(pairs.some((pair) => pair.deviceType === 'STORAGE')).toBe(false);
+    expect(pairs).toContainEqual({ deviceType: 'SWITCH', tier: 'ADVANCED_SWITCH' });
+    expect(pairs.some((pair) => pair.deviceType === 'AP')).toBe(false);
+    // Published enums: an unknown device type or tier is refused before anything changes.
+    const refused = await answerOf(operator.subscriptions.updateAutoSubscriptionSettings({ id: settings.id, body: { autoSubscriptionSettings: [{ deviceType: 'TOASTER' as 'AP', tier: 'FOUNDATION_AP' }] } }));
+    expect(refused.status).toBe(400);
     expect((await observer.subscriptions.getAutoSubscriptionSettings({ id: settings.id })).body).toEqual(updated.body);
   });
 
@@ -156,28 +185,27 @@ describe('devices and subscriptions conformance', () => {
   it('rate limits: the published per-minute limit per client, 429 with rate-limit headers and a retry-info detail', async () => {
     const limited = await startConformance({ rateLimitScale: 1 });
     try {
-      const admin = limited.clientFor('sim-admin');
-      for (let i = 0; i < 4; i += 1) expect((await admin.subscriptions.addSubscriptions({ body: { subscriptions: [{ key: `CONFRATE0000${i}` }] } })).status).toBe(202);
-      const refused = await admin.subscriptions.addSubscriptions({ body: { subscriptions: [{ key: 'CONFRATE00009' }] } }).catch((error: unknown) => error);
-      expect(refused).toMatchObject({ status: 429, retryable: true });
-      expect((refused as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
-      expect((refused as { body: JsonBody }).body.details).toContainEqual(expect.objectContaining({ type: 'retry info' }));
-      // Per client: another client still has its own minute.
-      expect((await limited.clientFor('sim-operator').subscriptions.addSubscriptions({ body: { subscriptions: [{ key: 'CONFRATE00010' }] } })).status).toBe(202);
+      // Sent raw: the client keeps to the limit the answers state, so it would never see the 429.
       const token = ((await (await fetch(`${limited.sim.authUrl}/as/token.oauth2`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: 'grant_type=client_credentials&client_id=sim-admin&client_secret=sim-admin-secret',
       })).json()) as { access_token: string }).access_token;
-      const raw = await fetch(`${limited.sim.url}/subscriptions/v1/subscriptions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ subscriptions: [{ key: 'CONFRATE00011' }] }),
-      });
+      const add = (key: string) =>
+        fetch(`${limited.sim.url}/subscriptions/v1/subscriptions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ subscriptions: [{ key }] }),
+        });
+      for (let i = 0; i < 4; i += 1) expect((await add(`CONFRATE0000${i}`)).status).toBe(202);
+      const raw = await add('CONFRATE00011');
       expect(raw.status).toBe(429);
       expect(raw.headers.get('ratelimit-limit')).toBe('4');
       expect(raw.headers.get('ratelimit-remaining')).toBe('0');
       expect(Number(raw.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+      expect(JSON.stringify(await raw.json())).toContain('retry info');
+      // Per client: another client still has its own minute.
+      expect((await limited.clientFor('sim-operator').subscriptions.addSubscriptions({ body: { subscriptions: [{ key: 'CONFRATE00010' }] } })).status).toBe(202);
       await expectNoViolations(limited.sim);
     } finally {
       await limited.close();

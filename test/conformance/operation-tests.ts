@@ -27,6 +27,8 @@ const users = { file: 'workspaces-users', test: 'users: invite 201 + Location, d
 const reportingV1 = { file: 'reporting-analytics', test: 'reporting v1: metadata, export stages, e-mail, download, expiry' } as const;
 const reportingV1alpha1 = { file: 'reporting-analytics', test: 'reporting v1alpha1: the same answers with Deprecation, Sunset and Link' } as const;
 const analytics = { file: 'reporting-analytics', test: 'consumption analytics: report list, definition, CSV attachment' } as const;
+const analyticsV2 = { file: 'reporting-analytics', test: 'consumption analytics v2: paged list, definition, usage fields, rows and CSV of a saved or ad-hoc report' } as const;
+const credentials = { file: 'workspaces-users', test: 'API credentials: create 201 with the secret once, token with it, reset, delete revokes its tokens' } as const;
 
 export const OPERATION_TESTS: Record<string, OperationTest> = {
   'privateCloud.listSystems': inventory,
@@ -55,6 +57,13 @@ export const OPERATION_TESTS: Record<string, OperationTest> = {
   'consumptionAnalytics.listReports': analytics,
   'consumptionAnalytics.getReport': analytics,
   'consumptionAnalytics.downloadReportContents': analytics,
+  'consumptionAnalytics.listReportsV2': analyticsV2,
+  'consumptionAnalytics.getReportV2': analyticsV2,
+  'consumptionAnalytics.listUsageFieldsV2': analyticsV2,
+  'consumptionAnalytics.executeReportV2': analyticsV2,
+  'consumptionAnalytics.executeReportCsvV2': analyticsV2,
+  'consumptionAnalytics.executeReportDefinitionV2': analyticsV2,
+  'consumptionAnalytics.executeReportDefinitionCsvV2': analyticsV2,
   'devices.addDevices': devices,
   'devices.listDevices': devices,
   'devices.getDevice': devices,
@@ -74,6 +83,10 @@ export const OPERATION_TESTS: Record<string, OperationTest> = {
   'workspaces.createTenant': tenants,
   'workspaces.updateTenant': tenants,
   'workspaces.deleteTenant': tenants,
+  'workspaces.listCredentials': credentials,
+  'workspaces.createCredential': credentials,
+  'workspaces.resetCredential': credentials,
+  'workspaces.deleteCredential': credentials,
   'users.listUsers': users,
   'users.getUser': users,
   'users.inviteUser': users,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallResult, PlatformClient } from '../../src/api/index.js';
-import { expectConformant, startConformance, type Conformance, type JsonBody } from './harness.js';
+import { answerOf, expectConformant, startConformance, type Conformance, type JsonBody } from './harness.js';
 
 const MINUTE_MS = 60_000;
 const WAIT = { minPollMs: 2, maxPollMs: 20, timeoutMs: 15_000 } as const;
@@ -20,13 +20,14 @@ afterAll(async () => {
 });
 
 const follow = (client: PlatformClient, accepted: CallResult) => client.waitForOperation(accepted, WAIT);
+const METADATA_QUERY = { filter: "kind eq 'REPORT.EXPORTS.METADATA'", select: 'type,name,columns,filterCriteria', sort: 'type asc' };
 
 const exportBody = (name: string, format: 'CSV' | 'PDF' | 'EXCEL' | 'TXT', recipients: string[]) => ({
   name,
   kind: 'REPORT.EXPORTS' as const,
   type: 'UID_DEVICE_INVENTORY',
   definition: {
-    queryElements: { columns: ['SERIAL_NUMBER', 'DEVICE_MODEL'], filterCriteria: [{ key: 'unassigned_only', operator: 'EQ', value: 'true' }] },
+    queryElements: { columns: ['SERIAL_NUMBER', 'DEVICE_MODEL'], filterCriteria: [{ key: 'unassigned_only', operator: 'EQ' as const, value: 'true' }] },
     enrollment: { delivery: { format, email: { subject: name, recipients } } },
   },
 });
@@ -34,17 +35,18 @@ const exportBody = (name: string, format: 'CSV' | 'PDF' | 'EXCEL' | 'TXT', recip
 describe('reporting and consumption analytics conformance', () => {
   it('reporting v1: metadata, export stages, e-mail, download, expiry', async () => {
     const { operator, observer, sim } = t;
-    const metadata = await observer.reporting.listReportExportsMetadata();
-    const ids = (metadata.body.items as JsonBody[]).map((entry) => entry.id);
-    expect(ids).toEqual(expect.arrayContaining(['SUBSCRIPTION', 'UID_DEVICE_INVENTORY']));
+    // `filter`, `select` and `sort` are required on this list (published).
+    const metadata = await observer.reporting.listReportExportsMetadata(METADATA_QUERY);
+    const types = (metadata.body.items as JsonBody[]).map((entry) => entry.type);
+    expect(types).toEqual(expect.arrayContaining(['SUBSCRIPTION', 'UID_DEVICE_INVENTORY']));
     expect(metadata.body.total).toBeGreaterThan(2);
     // Reporting pages 0–100: limit=0 answers just the total.
-    expect((await observer.reporting.listReportExportsMetadata({ limit: 0 })).body).toMatchObject({ items: [], count: 0, total: metadata.body.total });
+    expect((await observer.reporting.listReportExportsMetadata({ ...METADATA_QUERY, limit: 0 })).body).toMatchObject({ items: [], count: 0, total: metadata.body.total });
 
     const accepted = await operator.reporting.createReportExport({ body: exportBody('Conformance devices', 'CSV', ['ops@conformance.example']) });
     expect(accepted.status).toBe(202);
     const { id } = accepted.body as JsonBody;
-    expect(accepted.body).toMatchObject({ id, status: expect.any(String) });
+    expect(accepted.body).toEqual({ id, name: 'Conformance devices' });
     expect(accepted.headers.location).toBe(`/reporting/v1/async-operations/${id}`);
     expect(accepted.headers.deprecation).toBeUndefined();
     const first = (await observer.reporting.getReportStatus({ id })).body as JsonBody;
@@ -55,7 +57,7 @@ describe('reporting and consumption analytics conformance', () => {
     const done = await follow(observer, accepted);
     expect(done).toMatchObject({ outcome: 'succeeded', flavour: 'reporting', operation: { state: 'SUCCEEDED' } });
     const status = (await observer.reporting.getReportStatus({ id })).body as JsonBody;
-    expect(status).toMatchObject({ status: 'COMPLETED', stage: 'completed', isExpired: false, recipientEmailId: 'ops@conformance.example' });
+    expect(status).toMatchObject({ status: 'COMPLETED', stage: 'completed', isExpired: 'false', recipientEmailId: 'ops@conformance.example', userName: 'sim-operator' });
     expect(done.operation.results).toEqual([expect.objectContaining({ resourceUri: status.reportDownloadUrl })]);
     const listed = await observer.reporting.listReportStatuses({ filter: "status eq 'COMPLETED'" });
     expect((listed.body.items as JsonBody[]).map((entry) => entry.id)).toContain(id);
@@ -71,7 +73,7 @@ describe('reporting and consumption analytics conformance', () => {
 
     // The default expiry: a day after completion the URL is empty and the download gone.
     sim.control.clock.advance(24 * 60 * MINUTE_MS);
-    expect((await observer.reporting.getReportStatus({ id })).body).toMatchObject({ isExpired: true, reportDownloadUrl: '' });
+    expect((await observer.reporting.getReportStatus({ id })).body).toMatchObject({ isExpired: 'true', reportDownloadUrl: '' });
     expect((await fetch(status.reportDownloadUrl)).status).toBe(410);
   });
 
@@ -79,12 +81,12 @@ describe('reporting and consumption analytics conformance', () => {
     const { operator, observer } = t;
     const deprecated = (result: { headers: Record<string, string> }, successor: string) => {
       expect(result.headers.deprecation).toBe('@1741737600');
-      expect(result.headers.sunset).toMatch(/ GMT$/);
+      expect(result.headers.sunset).toBe('Thu, 30 Apr 2026 00:00:00 GMT');
       expect(result.headers.link).toBe(`<${successor}>; rel="successor-version"`);
     };
-    const metadata = await observer.reportingV1alpha1.listReportExportsMetadata();
+    const metadata = await observer.reportingV1alpha1.listReportExportsMetadata(METADATA_QUERY);
     deprecated(metadata, '/reporting/v1/report-exports-metadata');
-    expect(metadata.body).toEqual((await observer.reporting.listReportExportsMetadata()).body);
+    expect(metadata.body).toEqual((await observer.reporting.listReportExportsMetadata(METADATA_QUERY)).body);
     const accepted = await operator.reportingV1alpha1.createReportExport({ body: exportBody('Conformance alpha', 'TXT', ['alpha@conformance.example']) });
     deprecated(accepted, '/reporting/v1/report-exports');
     const { id } = accepted.body as JsonBody;
@@ -99,7 +101,7 @@ describe('reporting and consumption analytics conformance', () => {
     expect((status.body as JsonBody).reportDownloadUrl).toMatch(/\/_sim\/downloads\//);
     const listed = await observer.reportingV1alpha1.listReportStatuses({ filter: `id eq '${id}'` });
     deprecated(listed, '/reporting/v1/statuses');
-    expect(listed.body.total).toBe(1);
+    expect(listed.body.count).toBe(1);
     const text = await (await fetch((status.body as JsonBody).reportDownloadUrl)).text();
     expect(text.length).toBeGreaterThan(0);
   });
@@ -143,5 +145,51 @@ describe('reporting and consumption analytics conformance', () => {
     });
     expect(raw.headers.get('content-disposition')).toMatch(/^attachment; filename=".+\.csv"$/);
     await raw.body?.cancel();
+  });
+
+  it('consumption analytics v2: paged list, definition, usage fields, rows and CSV of a saved or ad-hoc report', async () => {
+    const { observer } = t;
+    const region = 'us-west';
+    const listed = await observer.consumptionAnalytics.listReportsV2({ limit: 1 }, { region });
+    expect(listed.body).toMatchObject({ count: 1, offset: 0, total: 2 });
+    const [report] = listed.body.items as JsonBody[];
+    expect(report).toMatchObject({ id: expect.any(String), name: expect.any(String), generation: '1', createdAt: expect.stringMatching(/Z$/) });
+    const definition = (await observer.consumptionAnalytics.getReportV2({ id: report.id }, { region })).body as JsonBody;
+    expect(definition).toMatchObject({ id: report.id, name: report.name, created: { time: expect.stringMatching(/Z$/) } });
+    const fields = (await observer.consumptionAnalytics.listUsageFieldsV2({}, { region })).body as JsonBody[];
+    expect(fields.map((field) => field.fieldName)).toEqual(['sys_Product_s', 'sys_Cost_f', 'sys_AccountingDate_d', 'ext_CostCenter_s']);
+
+    // A saved report over the last 7 days: one row per product, date and cost center, cost summed.
+    const saved = await observer.consumptionAnalytics.executeReportV2({ id: report.id, body: { relativeDate: 'LAST_7_DAYS' } }, { region });
+    const rows = saved.body.items as JsonBody[];
+    expect(saved.body.totalCount).toBe(rows.length);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((row) => row.sys_AccountingDate_d)).size).toBeLessThanOrEqual(7);
+    // The v1 contents hold the same rows: the sums agree.
+    const csv = String((await observer.invoke('consumptionAnalytics.downloadReportContents', { id: report.id }, { region })).body).trimEnd().split('\n').slice(1);
+    const week = new Set(rows.map((row) => row.sys_AccountingDate_d));
+    // Product, cost, date: the product may be quoted (it may hold a comma).
+    const cellsOf = (line: string) => /^("(?:[^"]|"")*"|[^,]*),([^,]*),([^,]*),/.exec(line)!.slice(1);
+    const fromCsv = csv.map(cellsOf).filter((cells) => week.has(cells[2]!)).reduce((sum, cells) => sum + Number(cells[1]), 0);
+    const fromRun = rows.reduce((sum, row) => sum + row.sys_Cost_f, 0);
+    expect(Math.abs(fromRun - fromCsv)).toBeLessThan(0.05);
+    const savedCsv = await observer.invoke('consumptionAnalytics.executeReportCsvV2', { id: report.id, body: { relativeDate: 'LAST_7_DAYS' } }, { region });
+    expect(String(savedCsv.body).split('\n')[0]).toBe('sys_Product_s,sys_Cost_f,sys_AccountingDate_d,ext_CostCenter_s');
+    expect(savedCsv.headers['content-disposition']).toMatch(/^attachment; filename=".+\.csv"$/);
+
+    // An ad-hoc definition: cost by product over every report of the region.
+    const adHoc = {
+      columns: [{ fieldName: 'sys_Product_s' }, { fieldName: 'sys_Cost_f', aggFunction: 'SUM' as const }],
+      filter: { dateFilter: { type: 'RELATIVE' as const, relativeRange: 'LAST_30_DAYS' as const }, fieldFilters: [{ name: 'sys_Product_s', operator: 'NOT_EQ' as const, values: ['Compute'] }] },
+    };
+    const byProduct = (await observer.consumptionAnalytics.executeReportDefinitionV2({ body: adHoc }, { region })).body as JsonBody;
+    expect(byProduct.items.map((row: JsonBody) => row.sys_Product_s)).not.toContain('Compute');
+    expect(byProduct.items.length).toBe(5);
+    const adHocCsv = await observer.invoke('consumptionAnalytics.executeReportDefinitionCsvV2', { body: adHoc }, { region });
+    expect(String(adHocCsv.body).trimEnd().split('\n')).toHaveLength(6);
+    // Unknown fields are refused with the field named.
+    const refused = await answerOf(observer.consumptionAnalytics.executeReportDefinitionV2({ body: { ...adHoc, columns: [{ fieldName: 'colour' }] } }, { region }));
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("Unknown usage field 'colour'");
   });
 });

@@ -61,6 +61,13 @@ const REFERENCE_LEVELS: Record<string, Level> = {
   'GET /consumption-analytics/v1/reports': 'none', // ASSUMED
   'GET /consumption-analytics/v1/reports/{id}': 'none', // ASSUMED
   'GET /consumption-analytics/v1/reports/{id}/contents': 'none', // ASSUMED
+  'GET /consumption-analytics/v2/reports': 'none', // ASSUMED (published only), as v1
+  'GET /consumption-analytics/v2/reports/{id}': 'none', // ASSUMED (published only)
+  'GET /consumption-analytics/v2/reports/usage-fields': 'none', // ASSUMED (published only)
+  'POST /consumption-analytics/v2/reports/{id}/execute': 'none', // ASSUMED (published only)
+  'POST /consumption-analytics/v2/reports/{id}/execute/csv': 'none', // ASSUMED (published only)
+  'POST /consumption-analytics/v2/reports/execute': 'none', // ASSUMED (published only)
+  'POST /consumption-analytics/v2/reports/execute/csv': 'none', // ASSUMED (published only)
   // Device and subscription reads (GET) view, writes (POST, PATCH) edit
   'GET /devices/v1/devices': 'view',
   'GET /devices/v1/devices/{id}': 'view',
@@ -77,11 +84,15 @@ const REFERENCE_LEVELS: Record<string, Level> = {
   'PATCH /subscriptions/v1/auto-subscription-settings/{id}': 'edit',
   // Workspaces: Platform Customer Account View / Edit / Delete
   'GET /workspaces/v1/workspaces/{workspaceId}': 'view',
-  'GET /workspaces/v1/workspaces/{id}/contact': 'view', // ASSUMED
+  'GET /workspaces/v1/workspaces/{workspaceId}/contact': 'view', // ASSUMED
   'GET /workspaces/v1/msp-tenants': 'view',
   'POST /workspaces/v1/msp-tenants': 'edit',
   'PUT /workspaces/v1/msp-tenants/{tenantId}': 'edit',
   'DELETE /workspaces/v1/msp-tenants/{tenantId}': 'delete',
+  'GET /workspaces/v1/credentials': 'view', // ASSUMED (published only): the workspace permission
+  'POST /workspaces/v1/credentials': 'edit', // ASSUMED (published only)
+  'POST /workspaces/v1/credentials/{credentialId}/reset': 'edit', // ASSUMED (published only)
+  'DELETE /workspaces/v1/credentials/{credentialId}': 'delete', // ASSUMED (published only), as every DELETE
   // Users: GET view, POST edit, PUT User Account View (sic), DELETE delete
   'GET /identity/v1/users': 'view',
   'GET /identity/v1/users/{id}': 'view',
@@ -125,6 +136,9 @@ interface WorldIds {
   subscriptionsOperationId: string;
   settingsId: string;
   tenantId: string;
+  /** Two credentials of the world: one reset by the roles allowed to, one deleted by the admin. */
+  resetCredentialId: string;
+  deleteCredentialId: string;
   userId: string;
   exportId: string;
   alphaExportId: string;
@@ -144,6 +158,9 @@ const exportBody = (name: string) => ({
     enrollment: { delivery: { format: 'CSV' as const, email: { subject: name, recipients: ['matrix@conformance.example'] } } },
   },
 });
+
+const METADATA_QUERY = { filter: "kind eq 'REPORT.EXPORTS.METADATA'", select: 'type', sort: 'type' };
+const AD_HOC_REPORT = { columns: [{ fieldName: 'sys_Product_s' }], filter: { dateFilter: { type: 'RELATIVE' as const, relativeRange: 'LAST_7_DAYS' as const } } };
 
 /** One input per operation, valid for every role (names carry the role so writes do not collide). */
 const SAMPLES: Record<string, (ids: WorldIds, role: RoleName) => Sample> = {
@@ -176,6 +193,13 @@ const SAMPLES: Record<string, (ids: WorldIds, role: RoleName) => Sample> = {
   'consumptionAnalytics.listReports': (ids) => ({ input: {}, region: ids.report.region }),
   'consumptionAnalytics.getReport': (ids) => ({ input: { id: ids.report.id }, region: ids.report.region }),
   'consumptionAnalytics.downloadReportContents': (ids) => ({ input: { id: ids.report.id }, region: ids.report.region }),
+  'consumptionAnalytics.listReportsV2': (ids) => ({ input: {}, region: ids.report.region }),
+  'consumptionAnalytics.getReportV2': (ids) => ({ input: { id: ids.report.id }, region: ids.report.region }),
+  'consumptionAnalytics.listUsageFieldsV2': (ids) => ({ input: {}, region: ids.report.region }),
+  'consumptionAnalytics.executeReportV2': (ids) => ({ input: { id: ids.report.id, body: { relativeDate: 'LAST_7_DAYS' } }, region: ids.report.region }),
+  'consumptionAnalytics.executeReportCsvV2': (ids) => ({ input: { id: ids.report.id, body: {} }, region: ids.report.region }),
+  'consumptionAnalytics.executeReportDefinitionV2': (ids) => ({ input: { body: AD_HOC_REPORT }, region: ids.report.region }),
+  'consumptionAnalytics.executeReportDefinitionCsvV2': (ids) => ({ input: { body: AD_HOC_REPORT }, region: ids.report.region }),
   'devices.addDevices': (_ids, role) => ({ input: { body: { network: [], storage: [], compute: [{ serialNumber: `MATRIX-${role}`, partNumber: 'P1' }] } } }),
   'devices.listDevices': () => ({ input: { limit: 5 } }),
   'devices.getDevice': (ids) => ({ input: { id: ids.deviceId } }),
@@ -188,24 +212,28 @@ const SAMPLES: Record<string, (ids: WorldIds, role: RoleName) => Sample> = {
   'subscriptions.getAsyncOperation': (ids) => ({ input: { id: ids.subscriptionsOperationId } }),
   'subscriptions.listAutoSubscriptionSettings': () => ({ input: {} }),
   'subscriptions.getAutoSubscriptionSettings': (ids) => ({ input: { id: ids.settingsId } }),
-  'subscriptions.updateAutoSubscriptionSettings': (ids) => ({ input: { id: ids.settingsId, body: { autoSubscriptions: [{ deviceType: 'NETWORK', tier: 'ADVANCED' }] } } }),
+  'subscriptions.updateAutoSubscriptionSettings': (ids) => ({ input: { id: ids.settingsId, body: { autoSubscriptionSettings: [{ deviceType: 'SWITCH', tier: 'ADVANCED_SWITCH' }] } } }),
   'workspaces.getWorkspace': (ids) => ({ input: { workspaceId: ids.tenantId } }),
-  'workspaces.getWorkspaceContact': (ids) => ({ input: { id: ids.tenantId } }),
+  'workspaces.getWorkspaceContact': (ids) => ({ input: { workspaceId: ids.tenantId } }),
   'workspaces.listTenants': () => ({ input: {} }),
   'workspaces.createTenant': (_ids, role) => ({ input: { body: { workspaceName: `Matrix ${role}`, email: `${role}@matrix.example`, address: { countryCode: 'DE' } } } }),
   'workspaces.updateTenant': (ids, role) => ({ input: { tenantId: ids.tenantId, body: { workspaceName: `Matrix updated by ${role}`, email: 'x@matrix.example', address: { countryCode: 'FR' } } } }),
   'workspaces.deleteTenant': (ids) => ({ input: { tenantId: ids.tenantId } }),
+  'workspaces.listCredentials': () => ({ input: {} }),
+  'workspaces.createCredential': (_ids, role) => ({ input: { body: { credentialName: `Matrix ${role}` } } }),
+  'workspaces.resetCredential': (ids) => ({ input: { credentialId: ids.resetCredentialId } }),
+  'workspaces.deleteCredential': (ids) => ({ input: { credentialId: ids.deleteCredentialId } }),
   'users.listUsers': () => ({ input: { limit: 5 } }),
   'users.getUser': (ids) => ({ input: { id: ids.userId } }),
   'users.inviteUser': (_ids, role) => ({ input: { body: { email: `${role}@matrix.example` } } }),
   'users.updateUserPreferences': (ids) => ({ input: { id: ids.userId, body: { language: 'fr', idleTimeout: 900 } } }),
   'users.deleteUser': (ids) => ({ input: { id: ids.userId } }),
-  'reporting.listReportExportsMetadata': () => ({ input: {} }),
+  'reporting.listReportExportsMetadata': () => ({ input: METADATA_QUERY }),
   'reporting.createReportExport': (_ids, role) => ({ input: { body: exportBody(`Matrix ${role}`) } }),
   'reporting.listReportStatuses': () => ({ input: { filter: "status ne 'FAILED'" } }),
   'reporting.getReportStatus': (ids) => ({ input: { id: ids.exportId } }),
   'reporting.getAsyncOperation': (ids) => ({ input: { id: ids.exportId } }),
-  'reportingV1alpha1.listReportExportsMetadata': () => ({ input: {} }),
+  'reportingV1alpha1.listReportExportsMetadata': () => ({ input: METADATA_QUERY }),
   'reportingV1alpha1.createReportExport': (_ids, role) => ({ input: { body: exportBody(`Matrix alpha ${role}`) } }),
   'reportingV1alpha1.listReportStatuses': () => ({ input: { filter: "status ne 'FAILED'" } }),
   'reportingV1alpha1.getReportStatus': (ids) => ({ input: { id: ids.alphaExportId } }),
@@ -241,6 +269,7 @@ beforeAll(async () => {
   const devices = await admin.devices.addDevices({ body: { network: [], storage: [], compute: [{ serialNumber: 'MATRIX-SEED', partNumber: 'P1' }] } });
   const subscriptions = await admin.subscriptions.addSubscriptions({ body: { subscriptions: [{ key: 'MATRIXSEED0001' }] } });
   const tenants = await admin.workspaces.createTenant({ body: { workspaceName: 'Matrix tenant', email: 'm@matrix.example', address: { countryCode: 'DE' } } });
+  const credentials = (await admin.workspaces.listCredentials()).body.items as JsonBody[];
   const user = await admin.users.inviteUser({ body: { email: 'matrix.user@matrix.example', sendWelcomeEmail: false } });
   const policy = await admin.privateCloud.createProvisioningPolicy({ body: { name: 'matrix-policy' } }, { region });
   const doomed = await admin.privateCloud.createProvisioningPolicy({ body: { name: 'matrix-policy-doomed' } }, { region });
@@ -261,6 +290,8 @@ beforeAll(async () => {
     subscriptionId: ((await admin.subscriptions.listSubscriptions({ limit: 1 })).body.items as JsonBody[])[0].id,
     subscriptionsOperationId: subscriptions.headers.location!.split('/').pop()!,
     settingsId: ((await admin.subscriptions.listAutoSubscriptionSettings()).body.items as JsonBody[])[0].id,
+    resetCredentialId: credentials[0].id,
+    deleteCredentialId: credentials[1].id,
     tenantId: tenants.headers.location!.split('/').pop()!,
     userId: user.headers.location!.split('/').pop()!,
     exportId: ((await admin.reporting.createReportExport({ body: exportBody('Matrix seed') })).body as JsonBody).id,

@@ -89,7 +89,7 @@ describe('call steps against the simulator', () => {
     const result = await h.run(playbook([add, read]));
     expect(result.status).toBe('succeeded');
     const answers = (await h.store.journal(result.runId)).map((entry) => entry.event).filter((event) => event.type === 'request.answered');
-    expect(answers.find((event) => event.path === 'add')).toMatchObject({ httpStatus: 202, body: { status: 'Accepted', transactionId: expect.any(String) } });
+    expect(answers.find((event) => event.path === 'add')).toMatchObject({ httpStatus: 202, body: { code: 202, status: '202 ACCEPTED', transactionId: expect.any(String) } });
     expect(answers.find((event) => event.path === 'read')).not.toHaveProperty('body');
   });
 

@@ -25,7 +25,7 @@ const DRY_RUN_INPUTS: Record<string, Record<string, unknown>> = {
   'nightly-report-export': { recipients: ['ops@example.com'] },
   'consumption-report-download': { directory: downloads },
   'device-onboarding': { devices: [{ serialNumber: 'DRY000001', macAddress: '00:11:22:33:44:55' }], applicationId: 'app', region: 'us-west' },
-  'subscription-onboarding': { keys: ['DRYRUNKEY1'], autoSubscriptions: [{ deviceType: 'COMPUTE', tier: 'ADVANCED' }] },
+  'subscription-onboarding': { keys: ['DRYRUNKEY1'], autoSubscriptions: [{ deviceType: 'COMPUTE', tier: 'ENHANCED_COMPUTE' }] },
   'user-access-review': { invite: ['dry.run@example.com'], remove: true },
   'msp-tenant-provisioning': { tenants: [{ workspaceName: 'Dry Run Ltd', email: 'it@dry.example.com', address: { countryCode: 'DE' } }] },
   'provisioning-policy-sync': { policies: [{ name: 'dry-run-policy', description: 'd' }], prune: true },

@@ -163,8 +163,24 @@ it('nightly-report-export: its expiry check also fires when a finished status ha
       run: { id: 'r', playbook: 'nightly-report-export', dryRun: false, startedAt: '2026-01-01T00:00:00Z' },
       env: {},
     });
-  expect(await fires({ isExpired: false })).toBe(true);
-  expect(await fires({ isExpired: false, reportDownloadUrl: '' })).toBe(true);
-  expect(await fires({ isExpired: true, reportDownloadUrl: 'http://x/_sim/downloads/1' })).toBe(true);
-  expect(await fires({ isExpired: false, reportDownloadUrl: 'http://x/_sim/downloads/1' })).toBe(false);
+  // isExpired is a string on the platform.
+  expect(await fires({ isExpired: 'false' })).toBe(true);
+  expect(await fires({ isExpired: 'false', reportDownloadUrl: '' })).toBe(true);
+  expect(await fires({ isExpired: 'true', reportDownloadUrl: 'http://x/_sim/downloads/1' })).toBe(true);
+  expect(await fires({ isExpired: 'false', reportDownloadUrl: 'http://x/_sim/downloads/1' })).toBe(false);
+});
+
+it('nightly-report-export: a status without its status field fails the run instead of passing for completed', async () => {
+  const loaded = loadPlaybook(resolvePlaybookRef('nightly-report-export', process.cwd()));
+  const check = loaded.playbook?.steps.find((step) => step.kind === 'fail' && /failed at stage/.test(JSON.stringify(step)));
+  const fires = async (body: Record<string, unknown>): Promise<unknown> =>
+    check?.if?.evaluate({
+      inputs: { name: 'n' },
+      steps: { status: { status: 'succeeded', outputs: { body } } },
+      run: { id: 'r', playbook: 'nightly-report-export', dryRun: false, startedAt: '2026-01-01T00:00:00Z' },
+      env: {},
+    });
+  expect(await fires({ stage: 'completed', isExpired: 'false' })).toBe(true);
+  expect(await fires({ status: 'FAILED' })).toBe(true);
+  expect(await fires({ status: 'COMPLETED' })).toBe(false);
 });

@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
+import { loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
 import { failures, startBundledHarness, type BundledHarness } from './harness.js';
 
 let harness: BundledHarness | undefined;
@@ -12,7 +13,7 @@ interface User {
   username: string;
   userStatus: string;
   createdAt: string;
-  lastLogin: string | null;
+  lastLogin?: string;
 }
 
 const DAY_MS = 86_400_000;
@@ -25,8 +26,8 @@ it('subscription-onboarding: adds new keys 5 per request, skips known ones, sets
   const result = await h.run('subscription-onboarding', {
     keys,
     autoSubscriptions: [
-      { deviceType: 'COMPUTE', tier: 'ENTERPRISE' },
-      { deviceType: 'NETWORK', tier: null },
+      { deviceType: 'COMPUTE', tier: 'ENHANCED_COMPUTE' },
+      { deviceType: 'AP', tier: null },
     ],
   });
   expect(result.status, failures(result)).toBe('succeeded');
@@ -36,8 +37,25 @@ it('subscription-onboarding: adds new keys 5 per request, skips known ones, sets
   expect(h.sim.control.requests({ operationId: 'subscriptions.addSubscriptions' }).filter((r) => r.status === 202)).toHaveLength(2);
   const settings = (await h.client.invoke('subscriptions.listAutoSubscriptionSettings', {})).body as { items: Array<{ autoSubscriptionSettings: Array<{ deviceType: string; tier: string }> }> };
   const pairs = settings.items[0]!.autoSubscriptionSettings;
-  expect(pairs).toContainEqual({ deviceType: 'COMPUTE', tier: 'ENTERPRISE' });
-  expect(pairs.map((p) => p.deviceType)).not.toContain('NETWORK');
+  expect(pairs).toContainEqual({ deviceType: 'COMPUTE', tier: 'ENHANCED_COMPUTE' });
+  expect(pairs.map((p) => p.deviceType)).not.toContain('AP');
+});
+
+it('user-access-review: a verified user the platform shows without lastLogin (never logged in) is stale, not active', async () => {
+  const loaded = loadPlaybook(resolvePlaybookRef('user-access-review', process.cwd()));
+  const review = loaded.playbook?.steps.find((step) => step.id === 'review') as unknown as { values: { evaluate(scope: unknown): Promise<{ stale: Array<{ username: string }> }> } };
+  const startedAt = '2026-01-01T00:00:00Z';
+  const items = [
+    { id: '1', username: 'never@example.com', userStatus: 'VERIFIED', createdAt: '2025-01-01T00:00:00Z' },
+    { id: '2', username: 'recent@example.com', userStatus: 'VERIFIED', createdAt: '2025-01-01T00:00:00Z', lastLogin: '2025-12-30T00:00:00Z' },
+  ];
+  const { stale } = await review.values.evaluate({
+    inputs: { keep: [], unverifiedDays: 14, inactiveDays: 90, remove: false, invite: [] },
+    steps: { users: { status: 'succeeded', outputs: { body: { items } } } },
+    run: { id: 'r', playbook: 'user-access-review', dryRun: false, startedAt },
+    env: {},
+  });
+  expect(stale.map((user) => user.username)).toEqual(['never@example.com']);
 });
 
 it('user-access-review: invites, reports stale users by default, removes them only with remove: true', async () => {
@@ -51,7 +69,7 @@ it('user-access-review: invites, reports stale users by default, removes them on
   // What the platform's data says is stale, computed here independently.
   const now = Date.now();
   const expected = before.filter((u) =>
-    u.userStatus === 'UNVERIFIED' ? Date.parse(u.createdAt) < now - 14 * DAY_MS : u.lastLogin === null || Date.parse(u.lastLogin) < now - 60 * DAY_MS,
+    u.userStatus === 'UNVERIFIED' ? Date.parse(u.createdAt) < now - 14 * DAY_MS : u.lastLogin === undefined || Date.parse(u.lastLogin) < now - 60 * DAY_MS,
   );
   expect(expected.length).toBeGreaterThan(0);
   expect(stale.map((u) => u.username).sort()).toEqual(expected.map((u) => u.username).sort());

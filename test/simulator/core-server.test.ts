@@ -242,7 +242,7 @@ describe('simulator core: faults, control, determinism', () => {
     const world = (await (await fetch(`${sim.url}/_sim/world`)).json()) as { areas: { privateCloud: { systems: number }; workspaces: { workspaceId: string } } };
     expect(world.areas.privateCloud.systems).toBe(6);
     // The workspace id, which no operation lists, is told here and fetches the workspace.
-    expect((await call('GET', `/workspaces/v1/workspaces/${world.areas.workspaces.workspaceId}`)).body).toMatchObject({ id: world.areas.workspaces.workspaceId, type: 'MSP' });
+    expect((await call('GET', `/workspaces/v1/workspaces/${world.areas.workspaces.workspaceId}`)).body).toMatchObject({ id: world.areas.workspaces.workspaceId, workspaceType: 'MSP' });
     await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'temp' } });
     expect((await fetch(`${sim.url}/_sim/reset`, { method: 'POST' })).status).toBe(200);
     expect((await call('GET', '/private-cloud-business/v1beta1/vm-provisioning-policies')).body.total).toBe(3);

@@ -42,11 +42,11 @@ describe('devices and subscriptions through HTTP', () => {
     const accepted = await call('POST', '/devices/v1/devices', { body });
     expect(accepted.status).toBe(202);
     const location = accepted.headers.get('location')!;
-    expect(accepted.body).toEqual({ code: '202', status: 'Accepted', transactionId: location.split('/').pop() });
+    expect(accepted.body).toEqual({ code: 202, status: '202 ACCEPTED', transactionId: location.split('/').pop() });
     advance(60_000);
-    expect((await call('GET', location)).body).toMatchObject({ status: 'SUCCEEDED', result: 'SUCCEEDED' });
+    expect((await call('GET', location)).body).toMatchObject({ status: 'SUCCEEDED', result: { failedDevicesSerial: [] } });
     const found = await call('GET', `/devices/v1/devices?filter=${encodeURIComponent("serialNumber eq 'NW-1'")}`);
-    expect(found.body.items[0]).toMatchObject({ deviceType: 'NETWORK', macAddress: '00:1B:44:11:3A:B7' });
+    expect(found.body.items[0]).toMatchObject({ category: 'NETWORK', macAddress: '00:1B:44:11:3A:B7' });
     const again = await call('POST', '/devices/v1/devices', { body });
     expect(again.status).toBe(400);
     expect(again.body.message).toContain("'NW-1' is already in the workspace");
@@ -70,8 +70,9 @@ describe('devices and subscriptions through HTTP', () => {
     expect(patch.status).toBe(202);
     advance(60_000);
     expect((await call('GET', patch.headers.get('location')!)).body.status).toBe('SUCCEEDED');
-    expect((await call('GET', `/subscriptions/v1/subscriptions/${subscription.id}`)).body.availableQuantity).toBe(subscription.availableQuantity - 2);
-    expect((await call('GET', `/devices/v1/devices/${devices[0].id}`)).body.subscription).toEqual([{ id: subscription.id }]);
+    // Quantities are strings, as published.
+    expect((await call('GET', `/subscriptions/v1/subscriptions/${subscription.id}`)).body.availableQuantity).toBe(String(Number(subscription.availableQuantity) - 2));
+    expect((await call('GET', `/devices/v1/devices/${devices[0].id}`)).body.subscription).toEqual([expect.objectContaining({ id: subscription.id, key: subscription.key, tier: subscription.tier })]);
     expect(sim.control.violations()).toEqual([]);
   });
 
@@ -79,10 +80,10 @@ describe('devices and subscriptions through HTTP', () => {
     const { call, sim } = await start();
     const settings = (await call('GET', '/subscriptions/v1/auto-subscription-settings')).body.items[0];
     const updated = await call('PATCH', `/subscriptions/v1/auto-subscription-settings/${settings.id}`, {
-      body: { autoSubscriptions: [{ deviceType: 'NETWORK', tier: 'ADVANCED' }, { deviceType: 'STORAGE', tier: null }] },
+      body: { autoSubscriptionSettings: [{ deviceType: 'SWITCH', tier: 'ADVANCED_SWITCH' }, { deviceType: 'AP', tier: null }] },
     });
     expect(updated.status).toBe(200);
-    expect(updated.body.autoSubscriptionSettings).toEqual([{ deviceType: 'COMPUTE', tier: 'FOUNDATION' }, { deviceType: 'NETWORK', tier: 'ADVANCED' }]);
+    expect(updated.body.autoSubscriptionSettings).toEqual([{ deviceType: 'COMPUTE', tier: 'STANDARD_COMPUTE' }, { deviceType: 'SWITCH', tier: 'ADVANCED_SWITCH' }]);
     const added = await call('POST', '/subscriptions/v1/subscriptions', { body: { subscriptions: [{ key: 'KX7Q2M9RTV4L' }] } });
     expect(added.status).toBe(202);
     expect(added.headers.get('location')).toMatch(/^\/subscriptions\/v1\/async-operations\//);

@@ -28,7 +28,7 @@ describe('users and workspaces through HTTP', () => {
     const outbox = (await (await fetch(`${sim.url}/_sim/outbox`)).json()) as { items: JsonBody[] };
     expect(outbox.items).toEqual([expect.objectContaining({ to: ['jonas.new@corp.example'], kind: 'user-invitation' })]);
     expect((await call('POST', '/identity/v1/users', { body: { email: 'jonas.new@corp.example' } })).status).toBe(409);
-    expect((await call('PUT', location, { body: { language: 'de', idleTimeout: 1800 } })).body).toEqual({ language: 'de', idleTimeout: 1800 });
+    expect((await call('PUT', location, { body: { language: 'de', idleTimeout: 1800 } })).body).toEqual({ message: expect.stringContaining('updated') });
     expect((await call('DELETE', location)).status).toBe(204);
     expect((await call('GET', location)).status).toBe(404);
     expect(sim.control.violations()).toEqual([]);
@@ -45,7 +45,7 @@ describe('users and workspaces through HTTP', () => {
     expect(created.status).toBe(201);
     const location = created.headers.get('location')!;
     const tenantId = location.split('/').pop()!;
-    expect((await call('GET', `/workspaces/v1/workspaces/${tenantId}`)).body).toMatchObject({ type: 'MSP_TENANT', workspaceName: 'Acme Logistics East' });
+    expect((await call('GET', `/workspaces/v1/workspaces/${tenantId}`)).body).toMatchObject({ workspaceType: 'MSP_TENANT', workspaceName: 'Acme Logistics East' });
     expect((await call('GET', `/workspaces/v1/workspaces/${tenantId}/contact`)).body).toMatchObject({ email: 'it@acme.example', address: { countryCode: 'DE' } });
     expect((await call('POST', '/workspaces/v1/msp-tenants', { body })).status).toBe(409);
     expect((await call('PUT', location, { body: { ...body, workspaceName: 'Acme East' } })).status).toBe(200);

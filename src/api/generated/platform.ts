@@ -400,6 +400,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/consumption-analytics/v2/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List consumption reports (v2, paged) */
+        get: operations["consumptionAnalytics.listReportsV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumption-analytics/v2/reports/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run an ad-hoc report definition and answer its rows (v2) */
+        post: operations["consumptionAnalytics.executeReportDefinitionV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumption-analytics/v2/reports/execute/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run an ad-hoc report definition and answer CSV (v2) */
+        post: operations["consumptionAnalytics.executeReportDefinitionCsvV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumption-analytics/v2/reports/usage-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the usage fields a report definition may use (v2) */
+        get: operations["consumptionAnalytics.listUsageFieldsV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumption-analytics/v2/reports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a consumption report definition (v2) */
+        get: operations["consumptionAnalytics.getReportV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumption-analytics/v2/reports/{id}/execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a saved report and answer its rows (v2) */
+        post: operations["consumptionAnalytics.executeReportV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/consumption-analytics/v2/reports/{id}/execute/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a saved report and answer CSV (v2) */
+        post: operations["consumptionAnalytics.executeReportCsvV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/devices/v1/devices": {
         parameters: {
             query?: never;
@@ -410,18 +529,12 @@ export interface paths {
         /** List devices */
         get: operations["devices.listDevices"];
         put?: never;
-        /**
-         * Add devices to the workspace
-         * @description At most 5 devices per request across `network`, `compute` and `storage` (a server rule); all three arrays are required, empty allowed. Serial numbers must be new.
-         */
+        /** Add devices to the workspace */
         post: operations["devices.addDevices"];
         delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Assign or unassign an application, or apply or remove subscriptions, on devices
-         * @description One kind of change per call. Unassign with `application.id` null and `region` null; remove subscriptions with `subscription: []`.
-         */
+        /** Assign or unassign an application, or apply or remove subscriptions, on devices */
         patch: operations["devices.updateDevices"];
         trace?: never;
     };
@@ -449,10 +562,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get an async operation of the device area (adding or updating devices)
-         * @description A finished operation is gone (404) 24 hours after it ends.
-         */
+        /** Get an async operation of the device area (adding or updating devices) */
         get: operations["devices.getAsyncOperation"];
         put?: never;
         post?: never;
@@ -477,10 +587,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Update the tags of subscriptions
-         * @description The reference lists this operation without its body. Fleetbook's contract: up to 5 ids in repeated `id` query parameters and a merge-patch body of `tags`, where a null value removes the tag.
-         */
+        /** Update the tags of subscriptions */
         patch: operations["subscriptions.updateSubscriptions"];
         trace?: never;
     };
@@ -508,10 +615,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * Get an async operation of the subscription area
-         * @description A finished operation is gone (404) 24 hours after it ends.
-         */
+        /** Get an async operation of the subscription area */
         get: operations["subscriptions.getAsyncOperation"];
         put?: never;
         post?: never;
@@ -528,10 +632,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List auto-subscription settings
-         * @description No filtering and no paging parameters.
-         */
+        /** List auto-subscription settings */
         get: operations["subscriptions.listAutoSubscriptionSettings"];
         put?: never;
         post?: never;
@@ -555,10 +656,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Configure or remove the auto-subscription tier of device types
-         * @description A configured deviceType is updated, another one is added; `tier: null` removes the setting of its deviceType.
-         */
+        /** Configure or remove the auto-subscription tier of device types */
         patch: operations["subscriptions.updateAutoSubscriptionSettings"];
         trace?: never;
     };
@@ -579,7 +677,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/workspaces/v1/workspaces/{id}/contact": {
+    "/workspaces/v1/workspaces/{workspaceId}/contact": {
         parameters: {
             query?: never;
             header?: never;
@@ -632,6 +730,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces/v1/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's API credentials */
+        get: operations["workspaces.listCredentials"];
+        put?: never;
+        /** Create an API credential (its secret is shown once) */
+        post: operations["workspaces.createCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/v1/credentials/{credentialId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete an API credential */
+        delete: operations["workspaces.deleteCredential"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspaces/v1/credentials/{credentialId}/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reset the secret of an API credential (the new secret is shown once) */
+        post: operations["workspaces.resetCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/v1/users": {
         parameters: {
             query?: never;
@@ -639,10 +789,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * List the users of the workspace
-         * @description `filter` on id, username, userStatus, createdAt, updatedAt and lastLogin, with `contains`, `startswith` and `endswith`.
-         */
+        /** List the users of the workspace */
         get: operations["users.listUsers"];
         put?: never;
         /** Invite a user to the workspace of the token */
@@ -866,10 +1013,6 @@ export interface components {
          * @description RFC 3339 timestamp.
          */
         Timestamp: string;
-        /** @description Tags, name to value; at most 25, names up to 128 characters, values up to 256. */
-        Tags: {
-            [key: string]: string;
-        };
         IdRef: {
             id: string;
         };
@@ -1033,37 +1176,6 @@ export interface components {
         } | null;
         DataServicesAsyncOperationList: components["schemas"]["PrivateCloudListEnvelope"] & {
             items: components["schemas"]["DataServicesAsyncOperation"][];
-        };
-        /** @description An operation of the devices or subscriptions area, followed by its `status`. */
-        AsyncOperation: components["schemas"]["AsyncProgress"] & {
-            status: components["schemas"]["AsyncStatus"];
-            /** @description On a device-add: the string `SUCCEEDED`, or `{failedDevicesSerial: [...]}` on failure. */
-            result?: string | {
-                [key: string]: unknown;
-            };
-            resultType?: string;
-        };
-        /** @description The operation of a report export, followed by its `state`. */
-        ReportingAsyncOperation: components["schemas"]["AsyncProgress"] & {
-            state: components["schemas"]["AsyncStatus"];
-            /** @description The generated report(s), once done. */
-            results: {
-                name?: string;
-                /** @description URL of the report. */
-                resourceUri: string;
-            }[];
-            error?: {
-                debugId?: string;
-                message?: string;
-                timestamp?: components["schemas"]["Timestamp"];
-            };
-        };
-        /** @description The small body of a devices or subscriptions 202. */
-        AsyncAccepted: {
-            code?: string | number;
-            status?: string;
-            /** @description Id of the async operation. */
-            transactionId?: string;
         };
         PlatformRecord: {
             /** Format: date-time */
@@ -1522,273 +1634,770 @@ export interface components {
             };
             pivot?: boolean;
         };
-        /** @enum {string} */
-        DeviceCategory: "NETWORK" | "STORAGE" | "COMPUTE";
-        /** @enum {string} */
-        DeviceAssignedState: "ASSIGNED_TO_ACTIVATE_CONFIG" | "ASSIGNED_TO_DEDICATED_PLATFORM" | "ASSIGNED_TO_SERVICE" | "UNASSIGNED";
+        ConsumptionV2ForecastConfig: {
+            enableForecast?: boolean;
+            /** Format: int32 */
+            forecastPeriod?: number;
+            /** @enum {string} */
+            interval?: "DAY" | "MONTH" | "QUARTER" | "YEAR";
+        };
+        ConsumptionV2PublicDefinitionIdentifierV2: {
+            /** Format: int32 */
+            count?: number;
+            items?: components["schemas"]["ConsumptionV2ReportIdentifierV2"][];
+            /** Format: int32 */
+            offset?: number;
+            /** Format: int32 */
+            total?: number;
+        };
+        ConsumptionV2PublicReportColumn: {
+            /** @enum {string} */
+            aggFunction?: "NONE" | "SUM" | "COUNT" | "CARDINALITY" | "MIN" | "MAX" | "AVG";
+            fieldName: string;
+        };
+        ConsumptionV2PublicReportDateFilter: {
+            /** Format: date */
+            endDate?: string;
+            /** @enum {string} */
+            relativeRange?: "YESTERDAY" | "LAST_7_DAYS" | "LAST_14_DAYS" | "LAST_30_DAYS" | "LAST_60_DAYS" | "LAST_90_DAYS" | "LAST_120_DAYS" | "LAST_QUARTER" | "LAST_YEAR" | "LAST_6_MONTHS" | "LAST_13_MONTHS" | "CURRENT_MONTH" | "PREVIOUS_MONTH" | "CURRENT_QUARTER" | "PREVIOUS_QUARTER" | "CURRENT_YEAR" | "PREVIOUS_YEAR";
+            /** Format: date */
+            startDate?: string;
+            /** @enum {string} */
+            type: "ABSOLUTE" | "RELATIVE";
+        };
+        ConsumptionV2PublicReportDateFilterRequest: {
+            /** Format: date */
+            endDate?: string;
+            /** @enum {string} */
+            relativeDate?: "YESTERDAY" | "LAST_7_DAYS" | "LAST_14_DAYS" | "LAST_30_DAYS" | "LAST_60_DAYS" | "LAST_90_DAYS" | "LAST_120_DAYS" | "LAST_QUARTER" | "LAST_YEAR" | "LAST_6_MONTHS" | "LAST_13_MONTHS" | "CURRENT_MONTH" | "PREVIOUS_MONTH" | "CURRENT_QUARTER" | "PREVIOUS_QUARTER" | "CURRENT_YEAR" | "PREVIOUS_YEAR";
+            /** Format: date */
+            startDate?: string;
+        };
+        ConsumptionV2PublicReportExecuteRequest: {
+            columns: components["schemas"]["ConsumptionV2PublicReportColumn"][];
+            filter: components["schemas"]["ConsumptionV2PublicReportFilter"];
+        };
+        ConsumptionV2PublicReportFieldCriteria: {
+            name: string;
+            /** @enum {string} */
+            operator: "EQ" | "NOT_EQ" | "IN" | "NOT_IN" | "TOP" | "BOTTOM" | "GT" | "GTE" | "LT" | "LTE" | "BETWEEN" | "NOT_BETWEEN" | "STARTS_WITH" | "CONTAINS" | "DOES_NOT_CONTAIN" | "EMPTY" | "IS_EMPTY" | "NOT_EMPTY" | "DOES_NOT_START_WITH";
+            values: unknown[];
+        };
+        ConsumptionV2PublicReportFilter: {
+            dateFilter: components["schemas"]["ConsumptionV2PublicReportDateFilter"];
+            fieldFilters?: components["schemas"]["ConsumptionV2PublicReportFieldCriteria"][];
+        };
+        ConsumptionV2PublicReportUsageField: {
+            /** @enum {string} */
+            defaultFunction?: "NONE" | "SUM" | "COUNT" | "CARDINALITY" | "MIN" | "MAX" | "AVG";
+            displayName?: string;
+            fieldName?: string;
+            validFunctions?: ("NONE" | "SUM" | "COUNT" | "CARDINALITY" | "MIN" | "MAX" | "AVG")[];
+            /** @enum {string} */
+            valueType?: "STRING" | "INT" | "FLOAT" | "DATE" | "TIMESTAMP";
+        };
+        ConsumptionV2PublicReportV2ExecuteResponse: {
+            items?: Record<string, never>[];
+            /** Format: int32 */
+            totalCount?: number;
+        };
+        ConsumptionV2ReportChart: {
+            definition: components["schemas"]["ConsumptionV2ReportChartDefinition"];
+            description?: string;
+            id?: string;
+            title: string;
+            /** @enum {string} */
+            type: "PIE" | "LINE" | "BAR" | "STACKED_BAR" | "HEATMAP" | "GROUPED_BAR" | "MULTI_METRICS_LINE" | "MULTI_LINE" | "TIME_SERIES_BAR" | "TIME_SERIES_STACKED_BAR";
+        };
+        ConsumptionV2ReportChartDefinition: {
+            dualAxis?: boolean;
+            excludeOther?: boolean;
+            group?: string;
+            /** Format: int32 */
+            maxGroups?: number;
+            metric?: string;
+            /** @enum {string} */
+            metricAggFunction?: "NONE" | "SUM" | "COUNT" | "CARDINALITY" | "MIN" | "MAX" | "AVG";
+            metricDefinitions?: components["schemas"]["ConsumptionV2ReportChartMetricDefinition"][];
+            /** @enum {string} */
+            orientation?: "VERTICAL" | "HORIZONTAL";
+            series?: string;
+        };
+        ConsumptionV2ReportChartMetricDefinition: {
+            metric: string;
+            /** @enum {string} */
+            metricAggFunction: "NONE" | "SUM" | "COUNT" | "CARDINALITY" | "MIN" | "MAX" | "AVG";
+        };
+        ConsumptionV2ReportColumn: {
+            /** @enum {string} */
+            aggFunction?: "NONE" | "SUM" | "COUNT" | "CARDINALITY" | "MIN" | "MAX" | "AVG";
+            fieldName: string;
+            formatting?: components["schemas"]["ConsumptionV2ReportColumnFormat"];
+            group?: boolean;
+            /** @enum {string} */
+            pivot?: "DAY" | "WEEK" | "MONTH" | "QUARTER" | "YEAR";
+            /** @enum {string} */
+            sort?: "ASC" | "DESC";
+        };
+        ConsumptionV2ReportColumnFormat: {
+            /** Format: int32 */
+            placesAfterDecimal?: number;
+        };
+        ConsumptionV2ReportDateFilter: {
+            /** Format: date */
+            endDate?: string;
+            /** @enum {string} */
+            relativeRange?: "YESTERDAY" | "LAST_7_DAYS" | "LAST_14_DAYS" | "LAST_30_DAYS" | "LAST_60_DAYS" | "LAST_90_DAYS" | "LAST_120_DAYS" | "LAST_QUARTER" | "LAST_YEAR" | "LAST_6_MONTHS" | "LAST_13_MONTHS" | "CURRENT_MONTH" | "PREVIOUS_MONTH" | "CURRENT_QUARTER" | "PREVIOUS_QUARTER" | "CURRENT_YEAR" | "PREVIOUS_YEAR";
+            /** Format: date */
+            startDate?: string;
+            /** @enum {string} */
+            type: "ABSOLUTE" | "RELATIVE";
+        };
+        ConsumptionV2ReportDefinition: {
+            charts?: components["schemas"]["ConsumptionV2ReportChart"][];
+            columns?: components["schemas"]["ConsumptionV2ReportColumn"][];
+            created?: components["schemas"]["ConsumptionV2UserEvent"];
+            description?: string;
+            filter?: components["schemas"]["ConsumptionV2ReportFilter"];
+            forecastCfg?: components["schemas"]["ConsumptionV2ForecastConfig"];
+            id?: string;
+            lastUpdated?: components["schemas"]["ConsumptionV2UserEvent"];
+            name?: string;
+            owner?: boolean;
+            pivot?: boolean;
+            shared?: boolean;
+            sharing?: components["schemas"]["ConsumptionV2ReportSharing"];
+        };
+        ConsumptionV2ReportFieldCriteria: {
+            name: string;
+            /** @enum {string} */
+            operator: "EQ" | "NOT_EQ" | "IN" | "NOT_IN" | "TOP" | "BOTTOM" | "GT" | "GTE" | "LT" | "LTE" | "BETWEEN" | "NOT_BETWEEN" | "STARTS_WITH" | "CONTAINS" | "DOES_NOT_CONTAIN" | "EMPTY" | "IS_EMPTY" | "NOT_EMPTY" | "DOES_NOT_START_WITH";
+            values: unknown[];
+        };
+        ConsumptionV2ReportFilter: {
+            dateFilter: components["schemas"]["ConsumptionV2ReportDateFilter"];
+            fieldFilters: components["schemas"]["ConsumptionV2ReportFieldCriteria"][];
+        };
+        ConsumptionV2ReportIdentifierV2: {
+            createdAt?: string;
+            description?: string;
+            generation?: string;
+            id?: string;
+            name?: string;
+            owner?: boolean;
+            shared?: boolean;
+            type?: string;
+            updatedAt?: string;
+        };
+        ConsumptionV2ReportSharing: {
+            /** @enum {string} */
+            type: "PUBLIC" | "PRIVATE";
+        };
+        ConsumptionV2UserEvent: {
+            email?: string;
+            id?: string;
+            name?: string;
+            /** Format: date-time */
+            time?: string;
+        };
+        Credentials: {
+            associatedServiceManagerProvision?: components["schemas"]["CredentialsAssociatedServiceManagerProvision"];
+            associatedTenant?: components["schemas"]["CredentialsAssociatedTenantResponse"];
+            /** Format: uuid */
+            clientId: string;
+            clientSecret: string;
+            createdAt: string;
+            credentialName: string;
+            generation: number;
+            /** Format: uuid */
+            id: string;
+            type: string;
+            updatedAt: string;
+        };
+        CredentialsAssociatedServiceManagerProvision: {
+            resourceUri: string;
+        };
+        CredentialsAssociatedTenant: {
+            resourceUri: string;
+        };
+        CredentialsAssociatedTenantResponse: {
+            resourceUri: string;
+            tenantName: string;
+        };
+        CredentialsResponse: {
+            associatedServiceManagerProvision?: components["schemas"]["CredentialsAssociatedServiceManagerProvision"];
+            associatedTenant?: components["schemas"]["CredentialsAssociatedTenantResponse"];
+            /** Format: uuid */
+            clientId: string;
+            createdAt: string;
+            credentialName: string;
+            generation: number;
+            /** Format: uuid */
+            id: string;
+            type: string;
+            updatedAt: string;
+        };
+        CredentialsResponseList: {
+            count: number;
+            items: components["schemas"]["CredentialsResponse"][];
+        };
+        CredentialsTokenAttributes: {
+            associatedServiceManagerProvision?: components["schemas"]["CredentialsAssociatedServiceManagerProvision"];
+            associatedTenant?: components["schemas"]["CredentialsAssociatedTenant"];
+            credentialName: string;
+        };
         Device: {
+            application?: components["schemas"]["DevicesResponseApplication"];
+            archived?: boolean;
+            /** @enum {string} */
+            assignedState?: "ASSIGNED_TO_ACTIVATE_CONFIG" | "ASSIGNED_TO_DEDICATED_PLATFORM" | "ASSIGNED_TO_SERVICE" | "UNASSIGNED";
+            billingAccountId?: string;
+            billingAccountName?: string;
+            billingTier?: string;
+            /** @enum {string} */
+            category?: "NETWORK" | "STORAGE" | "COMPUTE";
+            contact?: components["schemas"]["DevicesResponseContact"];
+            /** Format: date-time */
+            createdAt?: string;
+            dedicatedPlatformWorkspace?: components["schemas"]["DevicesResponseDedicatedPlatform"];
+            deviceName?: string;
+            /** @enum {string} */
+            deviceType?: "ALS" | "AP" | "BLE" | "COMPUTE" | "CONTROLLER" | "DHCI_COMPUTE" | "DHCI_STORAGE" | "EINAR" | "EINR" | "GATEWAY" | "IAP" | "LTE_MODEM" | "MC" | "STORAGE" | "SWITCH" | "NW_THIRD_PARTY" | "PCE" | "SD_WAN_GW" | "OPSRAMP_SAAS" | "SD_SAAS" | "SENSOR" | "BRIDGES" | "UNKNOWN";
+            /** Format: uuid */
             id: string;
-            /** @description Record type label. */
-            type?: string;
+            inUseWorkspace?: components["schemas"]["DevicesResponseInUseWorkspaceId"] | null;
+            isFlex?: boolean;
+            location?: components["schemas"]["DevicesResponseLocation"];
             macAddress?: string;
-            serialNumber: string;
-            partNumber?: string;
-            deviceType: components["schemas"]["DeviceCategory"];
+            make?: string;
+            management?: ("MSP" | "TENANT") | null;
+            /** Format: date-time */
+            manufacturedDate?: string;
             model?: string;
-            region?: string | null;
-            assignedState: components["schemas"]["DeviceAssignedState"];
-            application?: components["schemas"]["IdRef"];
-            subscription: components["schemas"]["IdRef"][];
-            tags: components["schemas"]["Tags"];
-            createdAt?: components["schemas"]["Timestamp"];
-            updatedAt?: components["schemas"]["Timestamp"];
-        };
-        DeviceList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["Device"][];
-        };
-        NetworkDeviceInput: {
-            serialNumber: string;
-            macAddress: string;
-            tags?: components["schemas"]["Tags"];
-        };
-        ComputeDeviceInput: {
-            serialNumber: string;
+            /** @enum {string} */
+            ownership?: "MANAGED" | "FLEX" | "DISCOVERED";
             partNumber: string;
-            tags?: components["schemas"]["Tags"];
-        };
-        StorageDeviceInput: {
+            region?: string;
+            secondaryName?: string;
             serialNumber: string;
-            subscriptionKey?: string;
-            tags?: components["schemas"]["Tags"];
-        };
-        /** @description At most 5 devices in all (a server rule); every array is required, empty allowed. */
-        DeviceAddRequest: {
-            network: components["schemas"]["NetworkDeviceInput"][];
-            compute: components["schemas"]["ComputeDeviceInput"][];
-            storage: components["schemas"]["StorageDeviceInput"][];
-        };
-        /** @description A JSON merge patch with one kind of change: `application` (+ `region`), null ids unassigning; or `subscription`, `[]` removing every subscription. */
-        DeviceUpdateRequest: {
-            application?: {
-                id: string | null;
+            /** @enum {string} */
+            source?: "MANAGED" | "DISCOVERED";
+            subscription?: components["schemas"]["DevicesResponseSubscription"][];
+            subscriptionCategory?: string;
+            tags?: {
+                [key: string]: string;
             };
+            tenantWorkspaceId?: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            warranty?: components["schemas"]["DevicesResponseWarranty"];
+        };
+        DeviceAddRequest: {
+            compute: components["schemas"]["DevicesRequestCompute"][];
+            network: components["schemas"]["DevicesRequestNetwork"][];
+            storage: components["schemas"]["DevicesRequestStorage"][];
+        };
+        DeviceList: {
+            /** Format: int32 */
+            count: number;
+            items: components["schemas"]["Device"][];
+            /** Format: int32 */
+            offset?: number;
+            /** Format: int32 */
+            total?: number;
+        };
+        DeviceUpdateRequest: {
+            application?: components["schemas"]["DevicesRequestApplication"];
             region?: string | null;
-            subscription?: {
-                id: string;
-            }[];
+            subscription?: components["schemas"]["DevicesRequestSubscription"][];
+            tenantPlatformCustomerId?: string;
         };
-        /** @enum {string} */
-        SubscriptionStatus: "STARTED" | "ENDED" | "SUSPENDED" | "CANCELLED" | "LOCKED" | "NONE";
-        Subscription: {
+        DevicesAccepted: {
+            /** Format: int32 */
+            code: number;
+            /** @enum {string} */
+            status: "100 CONTINUE" | "101 SWITCHING_PROTOCOLS" | "102 PROCESSING" | "103 CHECKPOINT" | "200 OK" | "201 CREATED" | "202 ACCEPTED" | "203 NON_AUTHORITATIVE_INFORMATION" | "204 NO_CONTENT" | "205 RESET_CONTENT" | "206 PARTIAL_CONTENT" | "207 MULTI_STATUS" | "208 ALREADY_REPORTED" | "226 IM_USED" | "300 MULTIPLE_CHOICES" | "301 MOVED_PERMANENTLY" | "302 FOUND" | "302 MOVED_TEMPORARILY" | "303 SEE_OTHER" | "304 NOT_MODIFIED" | "305 USE_PROXY" | "307 TEMPORARY_REDIRECT" | "308 PERMANENT_REDIRECT" | "400 BAD_REQUEST" | "401 UNAUTHORIZED" | "402 PAYMENT_REQUIRED" | "403 FORBIDDEN" | "404 NOT_FOUND" | "405 METHOD_NOT_ALLOWED" | "406 NOT_ACCEPTABLE" | "407 PROXY_AUTHENTICATION_REQUIRED" | "408 REQUEST_TIMEOUT" | "409 CONFLICT" | "410 GONE" | "411 LENGTH_REQUIRED" | "412 PRECONDITION_FAILED" | "413 PAYLOAD_TOO_LARGE" | "413 REQUEST_ENTITY_TOO_LARGE" | "414 URI_TOO_LONG" | "414 REQUEST_URI_TOO_LONG" | "415 UNSUPPORTED_MEDIA_TYPE" | "416 REQUESTED_RANGE_NOT_SATISFIABLE" | "417 EXPECTATION_FAILED" | "418 I_AM_A_TEAPOT" | "419 INSUFFICIENT_SPACE_ON_RESOURCE" | "420 METHOD_FAILURE" | "421 DESTINATION_LOCKED" | "422 UNPROCESSABLE_ENTITY" | "423 LOCKED" | "424 FAILED_DEPENDENCY" | "425 TOO_EARLY" | "426 UPGRADE_REQUIRED" | "428 PRECONDITION_REQUIRED" | "429 TOO_MANY_REQUESTS" | "431 REQUEST_HEADER_FIELDS_TOO_LARGE" | "451 UNAVAILABLE_FOR_LEGAL_REASONS" | "500 INTERNAL_SERVER_ERROR" | "501 NOT_IMPLEMENTED" | "502 BAD_GATEWAY" | "503 SERVICE_UNAVAILABLE" | "504 GATEWAY_TIMEOUT" | "505 HTTP_VERSION_NOT_SUPPORTED" | "506 VARIANT_ALSO_NEGOTIATES" | "507 INSUFFICIENT_STORAGE" | "508 LOOP_DETECTED" | "509 BANDWIDTH_LIMIT_EXCEEDED" | "510 NOT_EXTENDED" | "511 NETWORK_AUTHENTICATION_REQUIRED";
+            /** Format: uuid */
+            transactionId: string;
+        };
+        DevicesAsyncOperation: {
+            /** Format: date-time */
+            endedAt?: string;
+            /** Format: uuid */
             id: string;
-            /** @description Record type label. */
-            type?: string;
-            key: string;
-            quantity: number;
-            availableQuantity: number;
-            evaluationType?: string;
-            productSku?: string;
-            productDescription?: string;
-            quote?: string;
-            endUserName?: string;
-            /** @description e.g. CENTRAL_STORAGE. */
-            subscriptionType: string;
-            subscriptionStatus: components["schemas"]["SubscriptionStatus"];
-            startTime?: components["schemas"]["Timestamp"];
-            endTime?: components["schemas"]["Timestamp"];
-            tier?: string;
-            tags: components["schemas"]["Tags"];
+            /** Format: int32 */
+            progressPercent?: number;
+            result?: Record<string, never>;
+            resultType?: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** @enum {string} */
+            status?: "INITIALIZED" | "RUNNING" | "FAILED" | "SUCCEEDED" | "TIMEDOUT" | "PAUSED";
+            /** Format: int32 */
+            suggestedPollingIntervalSeconds?: number;
+            /** Format: int32 */
+            timeoutMinutes?: number;
+            type: string;
         };
-        SubscriptionList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["Subscription"][];
+        DevicesRequestApplication: {
+            /** Format: uuid */
+            id: string | null;
+        };
+        DevicesRequestCompute: {
+            partNumber: string;
+            serialNumber: string;
+            tags?: {
+                [key: string]: string;
+            };
+        };
+        DevicesRequestNetwork: {
+            macAddress: string;
+            serialNumber: string;
+            tags?: {
+                [key: string]: string;
+            };
+        };
+        DevicesRequestStorage: {
+            partNumber: string;
+            serialNumber: string;
+            tags?: {
+                [key: string]: string;
+            };
+        };
+        DevicesRequestSubscription: {
+            id: string;
+        };
+        DevicesResponseApplication: {
+            /** Format: uuid */
+            id: string;
+            resourceUri: string;
+        };
+        DevicesResponseContact: {
+            /** Format: email */
+            email?: string;
+            firstName?: string;
+            /** Format: uuid */
+            id?: string;
+            lastName?: string;
+            phoneNumber?: string;
+            resourceUri?: string;
+            /** @enum {string} */
+            type?: "WORKSPACE-USER" | "NON-WORKSPACE-USER";
+        };
+        DevicesResponseDedicatedPlatform: {
+            /** Format: uuid */
+            id: string;
+        };
+        DevicesResponseInUseWorkspaceId: {
+            id: string;
+            resourceUri: string;
+            type: string;
+        };
+        DevicesResponseLocation: {
+            city?: string;
+            country?: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: double */
+            latitude?: number;
+            locationName?: string;
+            locationSource?: string;
+            /** Format: double */
+            longitude?: number;
+            postalCode?: string;
+            resourceUri: string;
+            state?: string;
+            streetAddress?: string;
+        };
+        DevicesResponseSubscription: {
+            /** Format: date-time */
+            endTime?: string;
+            /** Format: uuid */
+            id: string;
+            key?: string;
+            resourceUri: string;
+            /** Format: date-time */
+            startTime?: string;
+            /** @enum {string} */
+            tier?: "BASIC_AP" | "BASIC_SWITCH" | "SPECIAL" | "FOUNDATION_70XX" | "ADVANCE_70XX" | "FOUNDATION_7005" | "ADVANCE_7005" | "FOUNDATION_72XX" | "ADVANCE_72XX" | "ADVANCE_90XX_SEC" | "FOUNDATION_BASE_90XX_SEC" | "FOUNDATION_90XX_SEC" | "SDWAN_SECURITY" | "DEVICE_PROFILING" | "VGW_500M" | "VGW_2G" | "VGW_4G" | "ANALYTICS" | "NETWORK_ACCESS_CONTROL" | "FOUNDATION_AP" | "ADVANCED_AP" | "BRIDGE" | "FOUNDATION_BRIDGE" | "FOUNDATION_WLAN_GW" | "FOUNDATION_SWITCH_6100" | "FOUNDATION_SWITCH_6200" | "FOUNDATION_SWITCH_6300" | "FOUNDATION_SWITCH_6400" | "FOUNDATION_SWITCH_8400" | "FOUNDATION_SWITCH_8XXX_9XXX_10XXX" | "ADVANCED_SWITCH_6100" | "ADVANCED_SWITCH_6200" | "ADVANCED_SWITCH_6300" | "ADVANCED_SWITCH_6400" | "ADVANCED_SWITCH_8400" | "ADVANCED_SWITCH_8XXX_9XXX_10XXX" | "ADVANCED_SERVER" | "FOUNDATION_SERVER" | "STANDARD_SERVER" | "ENHANCED_SERVER" | "FOUNDATION_SDFLEX" | "STANDARD_SDFLEX" | "ENHANCED_SDFLEX" | "FOUNDATION_EDGE" | "STANDARD_EDGE" | "ENHANCED_EDGE" | "FOUNDATION_VM_BACKUP" | "STANDARD_VM_BACKUP" | "ENHANCED_VM_BACKUP" | "FOUNDATION_ZERTO" | "FOUNDATION_ZERTO_LEGACY" | "NO_TIER_ZERTO" | "FOUNDATION_SFM" | "STANDARD_OVOPSMGMT" | "ENHANCED_OVOPSMGMT" | "FOUNDATION_STORAGE" | "STANDARD_STORAGE" | "ENHANCED_STORAGE" | "ADVANCED_STORAGE_4K" | "STANDARD_STORAGE_4K" | "ENHANCED_STORAGE_4K" | "MCP_BAAS" | "MCV_BAAS" | "MCB_BAAS" | "BCP_BAAS" | "BCV_BAAS" | "BCB_BAAS" | "GPP_BAAS" | "GPV_BAAS" | "GPB_BAAS" | "GPP_HCIAAS" | "GPB_HCIAAS" | "GPV_HCIAAS" | "EVP_HCIAAS" | "EVB_HCIAAS" | "EPP_HCIAAS" | "EPB_HCIAAS" | "BCP_HCIAAS" | "BCV_HCIAAS" | "BCB_HCIAAS" | "AFP_HCIAAS" | "AFB_HCIAAS" | "AFV_HCIAAS" | "HFP_HCIAAS" | "HFB_HCIAAS" | "HFV_HCIAAS" | "FOUNDATION_BLOCK_STORAGE" | "FOUNDATION_HCI_MANAGER" | "FOUNDATION_CARE_EMBEDDED" | "FOUNDATION_CARE_PLUS_EMBEDDED" | "FOUNDATION_NW_THIRD_PARTY" | "ADVANCED_NW_THIRD_PARTY" | "WLAN_ADVANCED_90XX_SEC" | "WLAN_ADVANCED_92XX_SEC" | "FOUNDATION_92XX_SEC" | "ADVANCED_92XX_SEC" | "WLAN_ADVANCED_90XX_70XX" | "WLAN_ADVANCED_92XX_72XX" | "WLAN_ADVANCED_91XX" | "WLAN_ADVANCED_91XX_SEC" | "FOUNDATION_91XX" | "FOUNDATION_91XX_SEC" | "ADVANCED_91XX" | "ADVANCED_91XX_SEC" | "SMALL_VM_BACKUP" | "MEDIUM_VM_BACKUP" | "LARGE_VM_BACKUP" | "XLARGE_VM_BACKUP" | "PRIVATE_CLOUD_ENTERPRISE" | "STA" | "STB" | "STC" | "ES" | "PR" | "ET" | "ST" | "FOUNDATION_MLDE" | "FOUNDATION_SENSOR_CLOUD" | "FOUNDATION_SENSOR_LTE" | "FOUNDATION_ZEBRA_AGENT_CLOUD" | "FOUNDATION_AGENT_CLOUD" | "SDWAN_FO_EC_HUB" | "SDWAN_AD_EC_HUB" | "FOUNDATION_STORAGE" | "FOUNDATION_CONTAINER_PLATFORM" | "ONPREM_SERVICE" | "FOUNDATION_SUPER_COMPUTING" | "STORAGE_MP_SOFTWARE_AND_SUPPORT_SAAS" | "CENTRAL_OPSRAMP_EXTENSION" | "OPSRAMP_INTEGRATIONS" | "UNKNOWN";
+        };
+        DevicesResponseSupportLevel: {
+            contractLevel?: string;
+            contractLevelRank?: number;
+            /** Format: date-time */
+            endDate?: string;
+            serviceLevel?: string;
+            serviceLevelRank?: number;
+            /** Format: date-time */
+            startDate?: string;
+        };
+        DevicesResponseWarranty: {
+            country?: string;
+            currentSupportLevel?: components["schemas"]["DevicesResponseSupportLevel"];
+            supportLevels?: components["schemas"]["DevicesResponseSupportLevel"][];
+        };
+        ReportExportAccepted: {
+            /** Format: uuid */
+            id?: string;
+            name?: string;
+        };
+        ReportExportRequest: {
+            definition?: components["schemas"]["ReportingReportDefinition"];
+            description?: string;
+            kind?: string;
+            name?: string;
+            type?: string;
+        };
+        ReportingAsyncOperation: {
+            /** Format: date-time */
+            endedAt?: string;
+            error?: {
+                debugId?: string;
+                message?: string;
+                /** Format: date-time */
+                timestamp?: string;
+            };
+            /** Format: uuid */
+            id: string;
+            logMessages: {
+                message?: string;
+                /** Format: date-time */
+                timestamp?: string;
+            }[];
+            /** Format: int64 */
+            progressPercent: number;
+            results?: {
+                name?: string;
+                resourceUri?: string;
+            }[];
+            sourceResourceUri: string;
+            /** Format: date-time */
+            startedAt: string;
+            state: string;
+            type: string;
+        };
+        ReportingDelivery: {
+            email?: {
+                recipients?: string[];
+                subject?: string;
+            };
+            /** @enum {unknown} */
+            format?: "CSV" | "TXT" | "PDF" | "EXCEL";
+        };
+        ReportingEnrollment: {
+            delivery?: components["schemas"]["ReportingDelivery"];
+        };
+        ReportingFilterCriteria: {
+            key?: string;
+            /** @enum {unknown} */
+            operator?: "EQ" | "NE" | "GT" | "GE" | "LT" | "LE" | "IN";
+            value?: string;
+        };
+        ReportingGenerateDocResponse: {
+            count: number;
+            items: components["schemas"]["ReportingReportDoc"][];
+            offset: number;
+            total: number;
+        };
+        ReportingQueryElements: {
+            columns?: string[];
+            filterCriteria?: components["schemas"]["ReportingFilterCriteria"][];
+        };
+        ReportingReportDefinition: {
+            enrollment?: components["schemas"]["ReportingEnrollment"];
+            queryElements?: components["schemas"]["ReportingQueryElements"];
+        };
+        ReportingReportDoc: {
+            columns: {
+                dataType: string;
+                displayName: string;
+                name: string;
+            }[];
+            filterCriteria: {
+                dataType: string;
+                name: string;
+                supportedOperators: string[];
+            }[];
+            /** Format: uuid */
+            id: string;
+            kind: string;
+            name: string;
+            type: string;
+        };
+        Subscription: {
+            availableQuantity?: string;
+            contract?: string;
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: date-time */
+            endTime?: string;
+            /** Format: uuid */
+            id: string;
+            isEval?: boolean;
+            key?: string;
+            po?: string;
+            /** @enum {string} */
+            productType?: "DEVICE" | "SERVICE" | "MANDATORY_ATTACHED" | "ON_PREM" | "SUPPORT";
+            quantity?: string;
+            quote?: string;
+            resellerPo?: string;
+            sku?: string;
+            skuDescription?: string;
+            /** Format: date-time */
+            startTime?: string;
+            /** @enum {string} */
+            subscriptionStatus?: "STARTED" | "ENDED" | "SUSPENDED" | "CANCELLED" | "LOCKED" | "NONE";
+            /** @enum {string} */
+            subscriptionType?: "CENTRAL_AP" | "CENTRAL_SWITCH" | "CENTRAL_CONTROLLER" | "CENTRAL_GW" | "SERVICE" | "CENTRAL_STORAGE" | "CENTRAL_COMPUTE" | "SUPPORT" | "CENTRAL_NW_THIRD_PARTY" | "PRIVATE_CLOUD_ENTERPRISE" | "OPSRAMP" | "UXI_SENSOR_CLOUD" | "UXI_SENSOR_LTE" | "UXI_AGENT_CLOUD" | "UXI_AGENT_ANDROID" | "UNKNOWN";
+            tags?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            tier?: "BASIC_AP" | "BASIC_SWITCH" | "SPECIAL" | "FOUNDATION_70XX" | "ADVANCE_70XX" | "FOUNDATION_7005" | "ADVANCE_7005" | "FOUNDATION_72XX" | "ADVANCE_72XX" | "ADVANCE_90XX_SEC" | "FOUNDATION_BASE_90XX_SEC" | "FOUNDATION_90XX_SEC" | "SDWAN_SECURITY" | "DEVICE_PROFILING" | "VGW_500M" | "VGW_2G" | "VGW_4G" | "ANALYTICS" | "NETWORK_ACCESS_CONTROL" | "FOUNDATION_AP" | "ADVANCED_AP" | "BRIDGE" | "FOUNDATION_BRIDGE" | "FOUNDATION_WLAN_GW" | "FOUNDATION_SWITCH_6100" | "FOUNDATION_SWITCH_6200" | "FOUNDATION_SWITCH_6300" | "FOUNDATION_SWITCH_6400" | "FOUNDATION_SWITCH_8400" | "FOUNDATION_SWITCH_8XXX_9XXX_10XXX" | "ADVANCED_SWITCH_6100" | "ADVANCED_SWITCH_6200" | "ADVANCED_SWITCH_6300" | "ADVANCED_SWITCH_6400" | "ADVANCED_SWITCH_8400" | "ADVANCED_SWITCH_8XXX_9XXX_10XXX" | "ADVANCED_SERVER" | "FOUNDATION_SERVER" | "STANDARD_SERVER" | "ENHANCED_SERVER" | "FOUNDATION_SDFLEX" | "STANDARD_SDFLEX" | "ENHANCED_SDFLEX" | "FOUNDATION_EDGE" | "STANDARD_EDGE" | "ENHANCED_EDGE" | "FOUNDATION_VM_BACKUP" | "STANDARD_VM_BACKUP" | "ENHANCED_VM_BACKUP" | "FOUNDATION_ZERTO" | "FOUNDATION_ZERTO_LEGACY" | "NO_TIER_ZERTO" | "FOUNDATION_SFM" | "STANDARD_OVOPSMGMT" | "ENHANCED_OVOPSMGMT" | "FOUNDATION_STORAGE" | "STANDARD_STORAGE" | "ENHANCED_STORAGE" | "ADVANCED_STORAGE_4K" | "STANDARD_STORAGE_4K" | "ENHANCED_STORAGE_4K" | "MCP_BAAS" | "MCV_BAAS" | "MCB_BAAS" | "BCP_BAAS" | "BCV_BAAS" | "BCB_BAAS" | "GPP_BAAS" | "GPV_BAAS" | "GPB_BAAS" | "GPP_HCIAAS" | "GPB_HCIAAS" | "GPV_HCIAAS" | "EVP_HCIAAS" | "EVB_HCIAAS" | "EPP_HCIAAS" | "EPB_HCIAAS" | "BCP_HCIAAS" | "BCV_HCIAAS" | "BCB_HCIAAS" | "AFP_HCIAAS" | "AFB_HCIAAS" | "AFV_HCIAAS" | "HFP_HCIAAS" | "HFB_HCIAAS" | "HFV_HCIAAS" | "FOUNDATION_BLOCK_STORAGE" | "FOUNDATION_HCI_MANAGER" | "FOUNDATION_CARE_EMBEDDED" | "FOUNDATION_CARE_PLUS_EMBEDDED" | "FOUNDATION_NW_THIRD_PARTY" | "ADVANCED_NW_THIRD_PARTY" | "WLAN_ADVANCED_90XX_SEC" | "WLAN_ADVANCED_92XX_SEC" | "FOUNDATION_92XX_SEC" | "ADVANCED_92XX_SEC" | "WLAN_ADVANCED_90XX_70XX" | "WLAN_ADVANCED_92XX_72XX" | "WLAN_ADVANCED_91XX" | "WLAN_ADVANCED_91XX_SEC" | "FOUNDATION_91XX" | "FOUNDATION_91XX_SEC" | "ADVANCED_91XX" | "ADVANCED_91XX_SEC" | "SMALL_VM_BACKUP" | "MEDIUM_VM_BACKUP" | "LARGE_VM_BACKUP" | "XLARGE_VM_BACKUP" | "PRIVATE_CLOUD_ENTERPRISE" | "STA" | "STB" | "STC" | "ES" | "PR" | "ET" | "ST" | "FOUNDATION_MLDE" | "FOUNDATION_SENSOR_CLOUD" | "FOUNDATION_SENSOR_LTE" | "FOUNDATION_ZEBRA_AGENT_CLOUD" | "FOUNDATION_AGENT_CLOUD" | "SDWAN_FO_EC_HUB" | "SDWAN_AD_EC_HUB" | "FOUNDATION_STORAGE" | "FOUNDATION_CONTAINER_PLATFORM" | "ONPREM_SERVICE" | "FOUNDATION_SUPER_COMPUTING" | "STORAGE_MP_SOFTWARE_AND_SUPPORT_SAAS" | "CENTRAL_OPSRAMP_EXTENSION" | "UNKNOWN";
+            tierDescription?: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt?: string;
         };
         SubscriptionAddRequest: {
-            subscriptions: {
-                key: string;
-            }[];
+            subscriptions: components["schemas"]["SubscriptionsRequestPostSubscription"][];
         };
-        /** @description A JSON merge patch of the subscriptions' tags; a null value removes the tag. */
+        SubscriptionList: {
+            /** Format: int32 */
+            count: number;
+            items: components["schemas"]["Subscription"][];
+            /** Format: int32 */
+            offset?: number;
+            /** Format: int32 */
+            total?: number;
+        };
         SubscriptionUpdateRequest: {
             tags: {
                 [key: string]: string | null;
             };
         };
-        AutoSubscriptionSetting: {
-            deviceType: string;
-            tier: string;
+        SubscriptionsAccepted: {
+            /** Format: int32 */
+            code: number;
+            /** @enum {string} */
+            status: "100 CONTINUE" | "101 SWITCHING_PROTOCOLS" | "102 PROCESSING" | "103 CHECKPOINT" | "200 OK" | "201 CREATED" | "202 ACCEPTED" | "203 NON_AUTHORITATIVE_INFORMATION" | "204 NO_CONTENT" | "205 RESET_CONTENT" | "206 PARTIAL_CONTENT" | "207 MULTI_STATUS" | "208 ALREADY_REPORTED" | "226 IM_USED" | "300 MULTIPLE_CHOICES" | "301 MOVED_PERMANENTLY" | "302 FOUND" | "302 MOVED_TEMPORARILY" | "303 SEE_OTHER" | "304 NOT_MODIFIED" | "305 USE_PROXY" | "307 TEMPORARY_REDIRECT" | "308 PERMANENT_REDIRECT" | "400 BAD_REQUEST" | "401 UNAUTHORIZED" | "402 PAYMENT_REQUIRED" | "403 FORBIDDEN" | "404 NOT_FOUND" | "405 METHOD_NOT_ALLOWED" | "406 NOT_ACCEPTABLE" | "407 PROXY_AUTHENTICATION_REQUIRED" | "408 REQUEST_TIMEOUT" | "409 CONFLICT" | "410 GONE" | "411 LENGTH_REQUIRED" | "412 PRECONDITION_FAILED" | "413 PAYLOAD_TOO_LARGE" | "413 REQUEST_ENTITY_TOO_LARGE" | "414 URI_TOO_LONG" | "414 REQUEST_URI_TOO_LONG" | "415 UNSUPPORTED_MEDIA_TYPE" | "416 REQUESTED_RANGE_NOT_SATISFIABLE" | "417 EXPECTATION_FAILED" | "418 I_AM_A_TEAPOT" | "419 INSUFFICIENT_SPACE_ON_RESOURCE" | "420 METHOD_FAILURE" | "421 DESTINATION_LOCKED" | "422 UNPROCESSABLE_ENTITY" | "423 LOCKED" | "424 FAILED_DEPENDENCY" | "425 TOO_EARLY" | "426 UPGRADE_REQUIRED" | "428 PRECONDITION_REQUIRED" | "429 TOO_MANY_REQUESTS" | "431 REQUEST_HEADER_FIELDS_TOO_LARGE" | "451 UNAVAILABLE_FOR_LEGAL_REASONS" | "500 INTERNAL_SERVER_ERROR" | "501 NOT_IMPLEMENTED" | "502 BAD_GATEWAY" | "503 SERVICE_UNAVAILABLE" | "504 GATEWAY_TIMEOUT" | "505 HTTP_VERSION_NOT_SUPPORTED" | "506 VARIANT_ALSO_NEGOTIATES" | "507 INSUFFICIENT_STORAGE" | "508 LOOP_DETECTED" | "509 BANDWIDTH_LIMIT_EXCEEDED" | "510 NOT_EXTENDED" | "511 NETWORK_AUTHENTICATION_REQUIRED";
+            transactionId: string;
         };
-        AutoSubscriptionSettings: {
+        SubscriptionsAsyncOperation: {
+            /** Format: date-time */
+            endedAt?: string;
+            error?: components["schemas"]["SubscriptionsPlatformGeneralError"];
+            /** Format: uuid */
             id: string;
-            type?: string;
+            /** Format: int32 */
+            progressPercent?: number;
+            result?: Record<string, never>;
+            resultType?: string;
+            /** Format: date-time */
+            startedAt?: string;
+            /** @enum {string} */
+            status?: "INITIALIZED" | "RUNNING" | "FAILED" | "SUCCEEDED" | "TIMEDOUT" | "PAUSED";
+            /** Format: int32 */
+            suggestedPollingIntervalSeconds?: number;
+            /** Format: int32 */
+            timeoutMinutes?: number;
+            type: string;
+        };
+        SubscriptionsAutoSubscriptionSettings: {
+            /** @enum {string} */
+            deviceType: "AP" | "SWITCH" | "GATEWAY" | "STORAGE" | "DHCI_STORAGE" | "COMPUTE" | "DHCI_COMPUTE" | "NW_THIRD_PARTY" | "PCE" | "SD_WAN_GW" | "OPSRAMP_SAAS" | "SD_SAAS" | "SENSOR" | "BRIDGES" | "BRIDGE";
+            /** @enum {string} */
+            tier: "FOUNDATION_AP" | "ADVANCED_AP" | "FOUNDATION_SWITCH" | "ADVANCED_SWITCH" | "FOUNDATION_GW" | "ADVANCED_GW" | "STANDARD_COMPUTE" | "FOUNDATION_NW_THIRD_PARTY" | "ADVANCED_NW_THIRD_PARTY" | "ENHANCED_COMPUTE" | "FOUNDATION_SENSOR" | "FOUNDATION_SD_WAN" | "ADVANCED_SD_WAN";
+        };
+        SubscriptionsAutoSubscriptionsPostRequest: {
+            autoSubscriptionSettings: components["schemas"]["SubscriptionsRequestPostAutoSubscription"][];
+        };
+        SubscriptionsAutoSubscriptionsResponseDto: {
+            autoSubscriptionSettings?: components["schemas"]["SubscriptionsAutoSubscriptionSettings"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: int32 */
             generation?: number;
-            createdAt?: components["schemas"]["Timestamp"];
-            updatedAt?: components["schemas"]["Timestamp"];
-            autoSubscriptionSettings: components["schemas"]["AutoSubscriptionSetting"][];
-        };
-        AutoSubscriptionSettingsList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["AutoSubscriptionSettings"][];
-        };
-        AutoSubscriptionSettingsUpdateRequest: {
-            autoSubscriptions: {
-                deviceType: string;
-                /** @description null removes the setting of the device type. */
-                tier: string | null;
-            }[];
-        };
-        /** @enum {string} */
-        WorkspaceType: "STANDARD_ENTERPRISE" | "MSP" | "MSP_TENANT";
-        Workspace: {
+            /** Format: uuid */
             id: string;
-            type: components["schemas"]["WorkspaceType"];
+            resourceUri: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        SubscriptionsAutoSubscriptionsResponseDtoWithTenant: {
+            autoSubscriptionSettings?: components["schemas"]["SubscriptionsAutoSubscriptionSettings"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: int32 */
             generation?: number;
-            createdAt?: components["schemas"]["Timestamp"];
-            updatedAt?: components["schemas"]["Timestamp"];
-            workspaceName: string;
-            /** Format: email */
-            createdBy?: string;
+            /** Format: uuid */
+            id: string;
+            resourceUri: string;
+            tenantWorkspaceId?: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
-        /** @description An MSP tenant (a workspace record of type MSP_TENANT). */
-        Tenant: components["schemas"]["Workspace"] & {
-            description?: string;
+        SubscriptionsAutoSubscriptionsResponsePaginatedDto: {
+            /** Format: int32 */
+            count: number;
+            items: components["schemas"]["SubscriptionsAutoSubscriptionsResponseDtoWithTenant"][];
+            /** Format: int32 */
+            offset?: number;
+            /** Format: int32 */
+            total?: number;
         };
-        TenantList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["Tenant"][];
+        SubscriptionsGeneralErrorDetail: {
+            metadata: {
+                [key: string]: Record<string, never>;
+            };
+            source: string;
+            type: string;
         };
-        Address: {
-            streetAddress?: string;
-            streetAddressComplement?: string;
-            city?: string;
-            stateOrRegion?: string;
-            zip?: string;
-            /** @description Two-letter country code. */
-            countryCode?: string;
-        };
-        Contact: {
-            address?: components["schemas"]["Address"];
-            phoneNumber?: string;
-            /** Format: email */
-            email?: string;
-        };
-        /** @description Create and replace take the same body. */
-        TenantRequest: {
-            workspaceName: string;
-            description?: string;
-            /** Format: email */
-            email: string;
-            phoneNumber?: string;
-            address: WithRequired<components["schemas"]["Address"], "countryCode">;
-        };
-        Message: {
+        SubscriptionsPlatformGeneralError: {
+            debugId: string;
+            errorCode: string;
+            errorDetails?: components["schemas"]["SubscriptionsGeneralErrorDetail"][];
+            /** Format: int32 */
+            httpStatusCode: number;
             message: string;
         };
-        /** @enum {string} */
-        UserStatus: "UNVERIFIED" | "VERIFIED" | "BLOCKED" | "DELETE_IN_PROGRESS" | "DELETED" | "SUSPENDED";
-        User: {
-            id: string;
-            type?: string;
-            generation?: number;
-            createdAt?: components["schemas"]["Timestamp"];
-            updatedAt?: components["schemas"]["Timestamp"];
-            /** Format: email */
-            username: string;
-            userStatus: components["schemas"]["UserStatus"];
-            /** @description Absent or null until the user first logs in. */
-            lastLogin?: components["schemas"]["Timestamp"] | null;
+        SubscriptionsRequestPostAutoSubscription: {
+            /** @enum {string} */
+            deviceType: "AP" | "SWITCH" | "GATEWAY" | "STORAGE" | "DHCI_STORAGE" | "COMPUTE" | "DHCI_COMPUTE" | "NW_THIRD_PARTY" | "PCE" | "SD_WAN_GW" | "OPSRAMP_SAAS" | "SD_SAAS" | "SENSOR" | "BRIDGES";
+            /** @enum {string|null} */
+            tier: "FOUNDATION_AP" | "ADVANCED_AP" | "FOUNDATION_SWITCH" | "ADVANCED_SWITCH" | "FOUNDATION_GW" | "ADVANCED_GW" | "STANDARD_COMPUTE" | "FOUNDATION_NW_THIRD_PARTY" | "ADVANCED_NW_THIRD_PARTY" | "ENHANCED_COMPUTE" | "FOUNDATION_SENSOR" | "FOUNDATION_SD_WAN" | "ADVANCED_SD_WAN" | null;
         };
-        UserList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["User"][];
-        };
-        UserInviteRequest: {
-            /** Format: email */
-            email: string;
-            /** @default false */
-            sendWelcomeEmail?: boolean;
-        };
-        UserPreferences: {
-            /** @description Language code, e.g. `en`. */
-            language?: string;
-            /** @description Idle time-out, e.g. 1800 (unit not published). */
-            idleTimeout?: number;
-        };
-        UserPreferencesUpdateRequest: components["schemas"]["UserPreferences"];
-        ReportExportMetadata: {
-            /** @description e.g. SUBSCRIPTION, UID_DEVICE_INVENTORY. */
-            id: string;
-            /** @constant */
-            kind: "REPORT.EXPORTS.METADATA";
-            /** @description e.g. subscription, device_inventory. */
-            type: string;
-            columns: {
-                displayName?: string;
-                name: string;
-                dataType?: string;
-            }[];
-            filterCriteria: {
-                name: string;
-                dataType?: string;
-                supportedOperators?: string[];
-            }[];
-        };
-        ReportExportMetadataList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["ReportExportMetadata"][];
-        };
-        /** @enum {string} */
-        ReportFormat: "CSV" | "PDF" | "EXCEL" | "TXT";
-        ReportExportRequest: {
-            name: string;
-            description?: string;
-            /** @constant */
-            kind: "REPORT.EXPORTS";
-            /** @description Report type, an `id` of the metadata (e.g. SUBSCRIPTION). */
-            type: string;
-            definition: {
-                queryElements: {
-                    columns: string[];
-                    filterCriteria?: {
-                        key: string;
-                        /** @description e.g. EQ, GT. */
-                        operator: string;
-                        value: string;
-                    }[];
-                };
-                enrollment: {
-                    delivery: {
-                        format: components["schemas"]["ReportFormat"];
-                        email?: {
-                            subject?: string;
-                            recipients: string[];
-                        };
-                    };
-                };
+        SubscriptionsRequestPostSubscription: {
+            key: string;
+            tags?: {
+                [key: string]: string;
             };
         };
-        ReportExportAccepted: {
-            /** @description Id of the export (its status and async operation). */
+        Tenant: {
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: email */
+            createdBy?: string;
+            /** @default 0 */
+            generation?: number;
+            /** Format: uuid */
             id: string;
-            status?: string;
+            inventoryOwnership?: components["schemas"]["WorkspacesNBTenantInventoryOwnership"];
+            resourceUri?: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            workspaceName: string;
         };
-        ReportStatus: {
+        TenantList: {
+            count: number;
+            items: components["schemas"]["Tenant"][];
+            offset: number;
+            total: number;
+        };
+        User: {
+            /** Format: date-time */
+            createdAt?: string;
+            firstName?: string;
+            /** @default 0 */
+            generation?: number;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            lastLogin?: string;
+            lastName?: string;
+            resourceUri?: string;
+            type: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            userStatus?: components["schemas"]["UsersUserStatus"];
+            /** Format: email */
+            username: string;
+        };
+        UserList: {
+            count: number;
+            items: components["schemas"]["User"][];
+            offset: number;
+            total: number;
+        };
+        UserPreferences: {
+            /** @default 1800 */
+            idleTimeout?: number;
+            /** @default en */
+            language?: components["schemas"]["UsersUserLanguages"];
+        };
+        UsersInviteRequest: {
+            email?: string;
+            /** @default true */
+            sendWelcomeEmail?: boolean;
+        };
+        UsersMessage: {
+            message: string;
+        };
+        /** @enum {unknown} */
+        UsersUserLanguages: "en" | "de" | "es" | "fr" | "jp" | "br" | "cn" | "ko" | "ru" | "it";
+        /** @enum {unknown} */
+        UsersUserStatus: "UNVERIFIED" | "VERIFIED" | "BLOCKED" | "DELETE_IN_PROGRESS" | "DELETED" | "SUSPENDED";
+        Workspace: {
+            /** Format: date-time */
+            createdAt?: string;
+            /** Format: email */
+            createdBy?: string;
+            /** @default 0 */
+            generation?: number;
+            /** Format: uuid */
             id: string;
             resourceUri?: string;
-            /** @description e.g. REPORT. */
-            type?: string;
-            /** @description Free text. */
-            status: string;
-            /** @description Free text, e.g. report submission, in queue. */
-            stage?: string;
-            message?: string;
-            isExpired?: boolean;
-            reportType?: string;
-            /** @description Signed URL once generated and not expired; empty otherwise. */
-            reportDownloadUrl?: string;
-            recipientEmailId?: string;
-            startTime?: components["schemas"]["Timestamp"];
-            statusTimestamp?: components["schemas"]["Timestamp"];
-            createdAt?: components["schemas"]["Timestamp"];
+            type: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            workspaceName: string;
+            /** @enum {string} */
+            workspaceType?: "STANDARD_ENTERPRISE" | "MSP" | "MSP_TENANT";
         };
-        ReportStatusList: components["schemas"]["ListEnvelope"] & {
-            items?: components["schemas"]["ReportStatus"][];
+        /** @enum {unknown} */
+        WorkspacesCountryCode: "AW" | "AF" | "AO" | "AI" | "AX" | "AL" | "AD" | "AE" | "AR" | "AM" | "AS" | "AQ" | "TF" | "AG" | "AU" | "AT" | "AZ" | "BI" | "BE" | "BJ" | "BQ" | "BF" | "BD" | "BG" | "BH" | "BS" | "BA" | "BL" | "BY" | "BZ" | "BM" | "BO" | "BR" | "BB" | "BN" | "BT" | "BV" | "BW" | "CF" | "CA" | "CC" | "CH" | "CL" | "CN" | "CI" | "CM" | "CD" | "CG" | "CK" | "CO" | "KM" | "CV" | "CR" | "CU" | "CW" | "CX" | "KY" | "CY" | "CZ" | "DE" | "DJ" | "DM" | "DK" | "DO" | "DZ" | "EC" | "EG" | "ER" | "EH" | "ES" | "EE" | "ET" | "FI" | "FJ" | "FK" | "FR" | "FO" | "FM" | "GA" | "GB" | "GE" | "GG" | "GH" | "GI" | "GN" | "GP" | "GM" | "GW" | "GQ" | "GR" | "GD" | "GL" | "GT" | "GF" | "GU" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IM" | "IN" | "IO" | "IE" | "IR" | "IQ" | "IS" | "IL" | "IT" | "JM" | "JE" | "JO" | "JP" | "KZ" | "KE" | "KG" | "KH" | "KI" | "KN" | "KR" | "KW" | "LA" | "LB" | "LR" | "LY" | "LC" | "LI" | "LK" | "LS" | "LT" | "LU" | "LV" | "MO" | "MF" | "MA" | "MC" | "MD" | "MG" | "MV" | "MX" | "MH" | "MK" | "ML" | "MT" | "MM" | "ME" | "MN" | "MP" | "MZ" | "MR" | "MS" | "MQ" | "MU" | "MW" | "MY" | "YT" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NU" | "NL" | "NO" | "NP" | "NR" | "NZ" | "OM" | "PK" | "PA" | "PN" | "PE" | "PH" | "PW" | "PG" | "PL" | "PR" | "KP" | "PT" | "PY" | "PS" | "PF" | "QA" | "RE" | "RO" | "RU" | "RW" | "SA" | "SD" | "SN" | "SG" | "GS" | "SH" | "SJ" | "SB" | "SL" | "SV" | "SM" | "SO" | "PM" | "RS" | "SS" | "ST" | "SR" | "SK" | "SI" | "SE" | "SZ" | "SX" | "SC" | "SY" | "TC" | "TD" | "TG" | "TH" | "TJ" | "TK" | "TM" | "TL" | "TO" | "TT" | "TN" | "TR" | "TV" | "TW" | "TZ" | "UG" | "UA" | "UM" | "UY" | "US" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "ZA" | "ZM" | "ZW";
+        WorkspacesMessage: {
+            message: string;
         };
+        WorkspacesNBCcsAddress: {
+            city?: string;
+            countryCode?: string;
+            stateOrRegion?: string;
+            streetAddress?: string;
+            streetAddressComplement?: string;
+            zip?: string;
+        };
+        WorkspacesNBCcsAddressV2: {
+            city?: string;
+            countryCode: components["schemas"]["WorkspacesCountryCode"];
+            stateOrRegion?: string;
+            streetAddress?: string;
+            streetAddressComplement?: string;
+            zip?: string;
+        };
+        WorkspacesNBContactTenant: {
+            address?: components["schemas"]["WorkspacesNBCcsAddressV2"];
+            description?: string;
+            /** Format: email */
+            email?: string;
+            inventoryOwnership?: components["schemas"]["WorkspacesNBTenantInventoryOwnership"];
+            phoneNumber?: string;
+            resourceUri?: string;
+            workspaceName: string;
+        };
+        WorkspacesNBContactWorkspace: {
+            address?: components["schemas"]["WorkspacesNBCcsAddress"];
+            /** Format: email */
+            email?: string;
+            phoneNumber?: string;
+            resourceUri?: string;
+        };
+        /** @enum {string} */
+        WorkspacesNBTenantInventoryOwnership: "MSP_OWNED_INVENTORY" | "CUSTOMER_OWNED_INVENTORY";
     };
     responses: {
         /** @description Accepted; follow the data-services async operation at `Location`. The body is an empty object. */
@@ -1799,164 +2408,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["EmptyBody"];
-            };
-        };
-        /** @description Accepted; follow the devices async operation at `Location`. */
-        AcceptedDevices: {
-            headers: {
-                Location: components["headers"]["Location"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "202",
-                 *       "status": "Accepted",
-                 *       "transactionId": "8b9c0d1e-2f3a-4b5c-9d6e-7f8a9b0c1d2e"
-                 *     }
-                 */
-                "application/json": components["schemas"]["AsyncAccepted"];
-            };
-        };
-        /** @description Accepted; follow the subscriptions async operation at `Location`. */
-        AcceptedSubscriptions: {
-            headers: {
-                Location: components["headers"]["Location"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["AsyncAccepted"];
-            };
-        };
-        /** @description Accepted; follow the reporting async operation at `Location`. */
-        AcceptedReportExport: {
-            headers: {
-                Location: components["headers"]["Location"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "id": "4d3c2b1a-0f9e-4d8c-8b7a-6f5e4d3c2b1a",
-                 *       "status": "SUBMITTED"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ReportExportAccepted"];
-            };
-        };
-        /** @description Accepted; follow the reporting async operation at `Location`. Deprecated endpoint. */
-        DeprecatedAcceptedReportExport: {
-            headers: {
-                Location: components["headers"]["Location"];
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportExportAccepted"];
-            };
-        };
-        /** @description A page of metadata entries. */
-        ReportExportMetadataPage: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportExportMetadataList"];
-            };
-        };
-        /** @description A page of metadata entries. Deprecated endpoint. */
-        DeprecatedReportExportMetadataPage: {
-            headers: {
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportExportMetadataList"];
-            };
-        };
-        /** @description A page of report statuses. */
-        ReportStatusPage: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportStatusList"];
-            };
-        };
-        /** @description A page of report statuses. Deprecated endpoint. */
-        DeprecatedReportStatusPage: {
-            headers: {
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportStatusList"];
-            };
-        };
-        /** @description The report status. */
-        ReportStatusOne: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportStatus"];
-            };
-        };
-        /** @description The report status. Deprecated endpoint. */
-        DeprecatedReportStatusOne: {
-            headers: {
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportStatus"];
-            };
-        };
-        /** @description The operation. */
-        ReportingAsyncOperationOne: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "id": "4d3c2b1a-0f9e-4d8c-8b7a-6f5e4d3c2b1a",
-                 *       "type": "report-export",
-                 *       "state": "SUCCEEDED",
-                 *       "progressPercent": 100,
-                 *       "suggestedPollingIntervalSeconds": 10,
-                 *       "timeoutMinutes": 60,
-                 *       "startedAt": "2025-03-09T01:00:02Z",
-                 *       "endedAt": "2025-03-09T01:03:40Z",
-                 *       "results": [
-                 *         {
-                 *           "name": "Nightly subscription inventory",
-                 *           "resourceUri": "https://downloads.example.com/reports/4d3c2b1a.csv?sig=abc"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": components["schemas"]["ReportingAsyncOperation"];
-            };
-        };
-        /** @description The operation. Deprecated endpoint. */
-        DeprecatedReportingAsyncOperationOne: {
-            headers: {
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ReportingAsyncOperation"];
             };
         };
         /** @description Invalid body or parameters, or a malformed or unsupported filter, or a limit out of range. */
@@ -2005,6 +2456,15 @@ export interface components {
         };
         /** @description Conflicts with the current state (an operation already in progress, a duplicate). */
         Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The request is well formed but its values cannot be processed (the workspaces and users areas refuse invalid input so). */
+        UnprocessableEntity: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2133,6 +2593,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBodyWithDetails"];
             };
         };
+        /** @description The request is well formed but its values cannot be processed. */
+        DetailedUnprocessableEntity: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+            };
+        };
         /** @description A precondition does not hold (for an update, valid prechecks on the same inputs). */
         DetailedPreconditionFailed: {
             headers: {
@@ -2199,85 +2668,20 @@ export interface components {
     parameters: {
         /** @description Id of the record. */
         IdPath: string;
-        /** @description Id of the tenant (a workspace id). */
-        TenantIdPath: string;
-        /** @description Ids of the records to change, as repeated parameters (`id=a&id=b`), at most 5. */
-        IdList: string[];
         /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
         Filter: string;
-        /** @description An OData filter (`eq ne gt ge lt` only). Required by the platform on this list. */
-        ReportingFilter: string;
         /** @description Comma-separated property names to return (the record fields always come), e.g. `id,name,softwareInfo`. */
         Select: string;
         /** @description Comma-separated sort expressions, `<property> asc|desc`. */
         Sort: string;
         /** @description Number of records to skip. */
         Offset: number;
-        /** @description Validate the request only; change nothing. */
-        DryRun: boolean;
         /** @description Page size. */
         LimitPrivateCloud: number;
         /** @description Page size. */
         LimitProvisioningPolicies: number;
-        /** @description Page size. */
-        LimitDevices: number;
-        /** @description Page size. */
-        LimitSubscriptions: number;
-        /** @description Page size. */
-        LimitTenants: number;
-        /** @description Page size. */
-        LimitUsers: number;
-        /** @description Page size; 0 answers only `total`. */
-        LimitReporting: number;
     };
-    requestBodies: {
-        ReportExport: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Nightly subscription inventory",
-                 *       "description": "Subscriptions with their tiers and quantities",
-                 *       "kind": "REPORT.EXPORTS",
-                 *       "type": "SUBSCRIPTION",
-                 *       "definition": {
-                 *         "queryElements": {
-                 *           "columns": [
-                 *             "SUBSCRIPTION_KEY",
-                 *             "SUBSCRIPTION_TYPE",
-                 *             "SUBSCRIPTION_TIER_DESCRIPTION",
-                 *             "AVAILABLE_QUANTITY"
-                 *           ],
-                 *           "filterCriteria": [
-                 *             {
-                 *               "key": "sort_by",
-                 *               "operator": "EQ",
-                 *               "value": "SUBSCRIPTION_KEY"
-                 *             },
-                 *             {
-                 *               "key": "direction",
-                 *               "operator": "EQ",
-                 *               "value": "ASC"
-                 *             }
-                 *           ]
-                 *         },
-                 *         "enrollment": {
-                 *           "delivery": {
-                 *             "format": "CSV",
-                 *             "email": {
-                 *               "subject": "Nightly subscription inventory",
-                 *               "recipients": [
-                 *                 "ops@example.com"
-                 *               ]
-                 *             }
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ReportExportRequest"];
-            };
-        };
-    };
+    requestBodies: never;
     headers: {
         /** @description Path of the created record, or of the async operation that follows the request. */
         Location: string;
@@ -3274,17 +3678,224 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    "consumptionAnalytics.listReportsV2": {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsumptionV2PublicDefinitionIdentifierV2"];
+                };
+            };
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
+        };
+    };
+    "consumptionAnalytics.executeReportDefinitionV2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsumptionV2PublicReportExecuteRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsumptionV2PublicReportV2ExecuteResponse"];
+                };
+            };
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
+        };
+    };
+    "consumptionAnalytics.executeReportDefinitionCsvV2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsumptionV2PublicReportExecuteRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
+        };
+    };
+    "consumptionAnalytics.listUsageFieldsV2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsumptionV2PublicReportUsageField"][];
+                };
+            };
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
+        };
+    };
+    "consumptionAnalytics.getReportV2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsumptionV2ReportDefinition"];
+                };
+            };
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
+        };
+    };
+    "consumptionAnalytics.executeReportV2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsumptionV2PublicReportDateFilterRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsumptionV2PublicReportV2ExecuteResponse"];
+                };
+            };
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
+        };
+    };
+    "consumptionAnalytics.executeReportCsvV2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsumptionV2PublicReportDateFilterRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["DetailedBadRequest"];
+            401: components["responses"]["DetailedUnauthorized"];
+            403: components["responses"]["DetailedForbidden"];
+            404: components["responses"]["DetailedNotFound"];
+            429: components["responses"]["DetailedTooManyRequests"];
+            500: components["responses"]["DetailedInternalError"];
+        };
+    };
     "devices.listDevices": {
         parameters: {
             query?: {
-                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
-                filter?: components["parameters"]["Filter"];
-                /** @description Comma-separated sort expressions, `<property> asc|desc`. */
-                sort?: components["parameters"]["Sort"];
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size. */
-                limit?: components["parameters"]["LimitDevices"];
+                filter?: string;
+                "filter-tags"?: string;
+                sort?: string;
+                select?: string[];
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3304,8 +3915,7 @@ export interface operations {
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3313,8 +3923,7 @@ export interface operations {
     "devices.addDevices": {
         parameters: {
             query?: {
-                /** @description Validate the request only; change nothing. */
-                "dry-run"?: components["parameters"]["DryRun"];
+                "dry-run"?: boolean;
             };
             header?: never;
             path?: never;
@@ -3322,36 +3931,24 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "network": [
-                 *         {
-                 *           "serialNumber": "NW24A0017",
-                 *           "macAddress": "00:1B:44:11:3A:B7",
-                 *           "tags": {
-                 *             "site": "berlin"
-                 *           }
-                 *         }
-                 *       ],
-                 *       "compute": [
-                 *         {
-                 *           "serialNumber": "CZ2410XY7Q",
-                 *           "partNumber": "P52534-B21"
-                 *         }
-                 *       ],
-                 *       "storage": []
-                 *     }
-                 */
                 "application/json": components["schemas"]["DeviceAddRequest"];
             };
         };
         responses: {
-            202: components["responses"]["AcceptedDevices"];
+            /** @description Success. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevicesAccepted"];
+                };
+            };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3359,10 +3956,8 @@ export interface operations {
     "devices.updateDevices": {
         parameters: {
             query: {
-                /** @description Ids of the records to change, as repeated parameters (`id=a&id=b`), at most 5. */
-                id: components["parameters"]["IdList"];
-                /** @description Validate the request only; change nothing. */
-                "dry-run"?: components["parameters"]["DryRun"];
+                id: string[];
+                "dry-run"?: boolean;
             };
             header?: never;
             path?: never;
@@ -3370,24 +3965,24 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "application": {
-                 *         "id": "2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d"
-                 *       },
-                 *       "region": "eu-central"
-                 *     }
-                 */
                 "application/merge-patch+json": components["schemas"]["DeviceUpdateRequest"];
             };
         };
         responses: {
-            202: components["responses"]["AcceptedDevices"];
+            /** @description Success. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevicesAccepted"];
+                };
+            };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3397,8 +3992,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
@@ -3417,7 +4011,7 @@ export interface operations {
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
             404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3427,8 +4021,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
@@ -3440,28 +4033,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "8b9c0d1e-2f3a-4b5c-9d6e-7f8a9b0c1d2e",
-                     *       "type": "device-add",
-                     *       "status": "SUCCEEDED",
-                     *       "startedAt": "2025-03-10T10:00:00Z",
-                     *       "endedAt": "2025-03-10T10:00:41Z",
-                     *       "progressPercent": 100,
-                     *       "suggestedPollingIntervalSeconds": 5,
-                     *       "timeoutMinutes": 30,
-                     *       "result": "SUCCEEDED",
-                     *       "resultType": "device-add-result"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AsyncOperation"];
+                    "application/json": components["schemas"]["DevicesAsyncOperation"];
                 };
             };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
             404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3469,14 +4047,12 @@ export interface operations {
     "subscriptions.listSubscriptions": {
         parameters: {
             query?: {
-                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
-                filter?: components["parameters"]["Filter"];
-                /** @description Comma-separated sort expressions, `<property> asc|desc`. */
-                sort?: components["parameters"]["Sort"];
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size. */
-                limit?: components["parameters"]["LimitSubscriptions"];
+                filter?: string;
+                "filter-tags"?: string;
+                sort?: string;
+                select?: string[];
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3496,8 +4072,7 @@ export interface operations {
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3505,8 +4080,7 @@ export interface operations {
     "subscriptions.addSubscriptions": {
         parameters: {
             query?: {
-                /** @description Validate the request only; change nothing. */
-                "dry-run"?: components["parameters"]["DryRun"];
+                "dry-run"?: boolean;
             };
             header?: never;
             path?: never;
@@ -3514,25 +4088,24 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "subscriptions": [
-                 *         {
-                 *           "key": "KX7Q2M9RTV4L"
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/json": components["schemas"]["SubscriptionAddRequest"];
             };
         };
         responses: {
-            202: components["responses"]["AcceptedSubscriptions"];
+            /** @description Success. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionsAccepted"];
+                };
+            };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3540,10 +4113,8 @@ export interface operations {
     "subscriptions.updateSubscriptions": {
         parameters: {
             query: {
-                /** @description Ids of the records to change, as repeated parameters (`id=a&id=b`), at most 5. */
-                id: components["parameters"]["IdList"];
-                /** @description Validate the request only; change nothing. */
-                "dry-run"?: components["parameters"]["DryRun"];
+                "dry-run"?: boolean;
+                id: string[];
             };
             header?: never;
             path?: never;
@@ -3551,24 +4122,24 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "tags": {
-                 *         "costCenter": "cc-4711",
-                 *         "obsolete": null
-                 *       }
-                 *     }
-                 */
                 "application/merge-patch+json": components["schemas"]["SubscriptionUpdateRequest"];
             };
         };
         responses: {
-            202: components["responses"]["AcceptedSubscriptions"];
+            /** @description Success. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionsAccepted"];
+                };
+            };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3578,8 +4149,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
@@ -3598,7 +4168,7 @@ export interface operations {
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
             404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3608,8 +4178,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
@@ -3621,14 +4190,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AsyncOperation"];
+                    "application/json": components["schemas"]["SubscriptionsAsyncOperation"];
                 };
             };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
             404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3648,14 +4216,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AutoSubscriptionSettingsList"];
+                    "application/json": components["schemas"]["SubscriptionsAutoSubscriptionsResponsePaginatedDto"];
                 };
             };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3665,8 +4232,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
@@ -3678,14 +4244,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AutoSubscriptionSettings"];
+                    "application/json": components["schemas"]["SubscriptionsAutoSubscriptionsResponseDto"];
                 };
             };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
             404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3695,28 +4260,13 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "autoSubscriptions": [
-                 *         {
-                 *           "deviceType": "COMPUTE",
-                 *           "tier": "FOUNDATION"
-                 *         },
-                 *         {
-                 *           "deviceType": "STORAGE",
-                 *           "tier": null
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": components["schemas"]["AutoSubscriptionSettingsUpdateRequest"];
+                "application/merge-patch+json": components["schemas"]["SubscriptionsAutoSubscriptionsPostRequest"];
             };
         };
         responses: {
@@ -3726,14 +4276,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AutoSubscriptionSettings"];
+                    "application/json": components["schemas"]["SubscriptionsAutoSubscriptionsResponseDto"];
                 };
             };
             400: components["responses"]["DetailedBadRequest"];
             401: components["responses"]["DetailedUnauthorized"];
             403: components["responses"]["DetailedForbidden"];
             404: components["responses"]["DetailedNotFound"];
-            409: components["responses"]["DetailedConflict"];
+            422: components["responses"]["DetailedUnprocessableEntity"];
             429: components["responses"]["DetailedTooManyRequests"];
             500: components["responses"]["DetailedInternalError"];
         };
@@ -3743,7 +4293,6 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the workspace. */
                 workspaceId: string;
             };
             cookie?: never;
@@ -3759,11 +4308,11 @@ export interface operations {
                     "application/json": components["schemas"]["Workspace"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3773,8 +4322,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                workspaceId: string;
             };
             cookie?: never;
         };
@@ -3786,14 +4334,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Contact"];
+                    "application/json": components["schemas"]["WorkspacesNBContactWorkspace"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3801,10 +4349,9 @@ export interface operations {
     "workspaces.listTenants": {
         parameters: {
             query?: {
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size. */
-                limit?: components["parameters"]["LimitTenants"];
+                filter?: string;
+                offset?: number;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3821,11 +4368,10 @@ export interface operations {
                     "application/json": components["schemas"]["TenantList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3839,23 +4385,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "workspaceName": "Acme Logistics",
-                 *       "description": "Managed for Acme's logistics division",
-                 *       "email": "it-admin@acme-logistics.example",
-                 *       "phoneNumber": "+49 30 1234567",
-                 *       "address": {
-                 *         "streetAddress": "Friedrichstrasse 10",
-                 *         "streetAddressComplement": "3rd floor",
-                 *         "city": "Berlin",
-                 *         "stateOrRegion": "Berlin",
-                 *         "zip": "10117",
-                 *         "countryCode": "DE"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["TenantRequest"];
+                "application/json": components["schemas"]["WorkspacesNBContactTenant"];
             };
         };
         responses: {
@@ -3866,19 +4396,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "message": "Tenant created"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Message"];
+                    "application/json": components["schemas"]["WorkspacesMessage"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             451: components["responses"]["UnavailableForLegalReasons"];
             500: components["responses"]["InternalError"];
@@ -3889,14 +4415,13 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the tenant (a workspace id). */
-                tenantId: components["parameters"]["TenantIdPath"];
+                tenantId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["TenantRequest"];
+                "application/json": components["schemas"]["WorkspacesNBContactTenant"];
             };
         };
         responses: {
@@ -3906,14 +4431,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Message"];
+                    "application/json": components["schemas"]["WorkspacesMessage"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             451: components["responses"]["UnavailableForLegalReasons"];
             500: components["responses"]["InternalError"];
@@ -3924,8 +4450,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the tenant (a workspace id). */
-                tenantId: components["parameters"]["TenantIdPath"];
+                tenantId: string;
             };
             cookie?: never;
         };
@@ -3943,6 +4468,123 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "workspaces.listCredentials": {
+        parameters: {
+            query?: {
+                filter?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialsResponseList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "workspaces.createCredential": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialsTokenAttributes"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Credentials"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "workspaces.deleteCredential": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    "workspaces.resetCredential": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credentialId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Credentials"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3950,12 +4592,9 @@ export interface operations {
     "users.listUsers": {
         parameters: {
             query?: {
-                /** @description An OData filter of the reference's grammar, e.g. `state eq 'ONLINE'`. */
-                filter?: components["parameters"]["Filter"];
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size. */
-                limit?: components["parameters"]["LimitUsers"];
+                filter?: string;
+                offset?: number;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3975,8 +4614,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3988,15 +4627,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                /**
-                 * @example {
-                 *       "email": "jonas.berg@example.com",
-                 *       "sendWelcomeEmail": true
-                 *     }
-                 */
-                "application/json": components["schemas"]["UserInviteRequest"];
+                "application/json": components["schemas"]["UsersInviteRequest"];
             };
         };
         responses: {
@@ -4007,19 +4640,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "message": "User invited"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Message"];
+                    "application/json": components["schemas"]["UsersMessage"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             451: components["responses"]["UnavailableForLegalReasons"];
             500: components["responses"]["InternalError"];
@@ -4030,8 +4658,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
@@ -4043,18 +4670,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "1e2d3c4b-5a69-4788-9766-5a4b3c2d1e0f",
-                     *       "type": "user",
-                     *       "generation": 3,
-                     *       "createdAt": "2024-11-02T12:00:00Z",
-                     *       "updatedAt": "2025-02-27T07:45:12Z",
-                     *       "username": "dana.weber@example.com",
-                     *       "userStatus": "VERIFIED",
-                     *       "lastLogin": "2025-03-07T06:58:31Z"
-                     *     }
-                     */
                     "application/json": components["schemas"]["User"];
                 };
             };
@@ -4062,7 +4677,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4072,20 +4688,13 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "language": "de",
-                 *       "idleTimeout": 1800
-                 *     }
-                 */
-                "application/json": components["schemas"]["UserPreferencesUpdateRequest"];
+                "application/json": components["schemas"]["UserPreferences"];
             };
         };
         responses: {
@@ -4095,14 +4704,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserPreferences"];
+                    "application/json": components["schemas"]["UsersMessage"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4112,8 +4722,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
@@ -4130,18 +4739,20 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
     "reporting.listReportExportsMetadata": {
         parameters: {
-            query?: {
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size; 0 answers only `total`. */
-                limit?: components["parameters"]["LimitReporting"];
+            query: {
+                filter: string;
+                select: string;
+                sort: string;
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -4149,12 +4760,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ReportExportMetadataPage"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingGenerateDocResponse"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4166,14 +4784,26 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["ReportExport"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReportExportRequest"];
+            };
+        };
         responses: {
-            202: components["responses"]["AcceptedReportExport"];
+            /** @description Success. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportExportAccepted"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4181,12 +4811,10 @@ export interface operations {
     "reporting.listReportStatuses": {
         parameters: {
             query: {
-                /** @description An OData filter (`eq ne gt ge lt` only). Required by the platform on this list. */
-                filter: components["parameters"]["ReportingFilter"];
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size; 0 answers only `total`. */
-                limit?: components["parameters"]["LimitReporting"];
+                filter: string;
+                sort?: string;
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -4194,12 +4822,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ReportStatusPage"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        items: {
+                            /** Format: date-time */
+                            createdAt?: string;
+                            description?: string;
+                            /** Format: uuid */
+                            id: string;
+                            isExpired?: string;
+                            message: string;
+                            name?: string;
+                            recipientEmailId: string;
+                            reportDownloadUrl?: string;
+                            reportType: string;
+                            resourceUri?: string;
+                            stage: string;
+                            /** Format: date-time */
+                            startTime: string;
+                            status: string;
+                            /** Format: date-time */
+                            statusTimestamp: string;
+                            type: string;
+                            userName: string;
+                        }[];
+                        limit?: number;
+                        offset?: number;
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4209,19 +4870,46 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ReportStatusOne"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt?: string;
+                        description?: string;
+                        /** Format: uuid */
+                        id: string;
+                        isExpired?: string;
+                        message: string;
+                        name?: string;
+                        recipientEmailId: string;
+                        reportDownloadUrl?: string;
+                        reportType: string;
+                        resourceUri?: string;
+                        stage: string;
+                        /** Format: date-time */
+                        startTime: string;
+                        status: string;
+                        /** Format: date-time */
+                        statusTimestamp: string;
+                        type: string;
+                        userName: string;
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4231,30 +4919,37 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ReportingAsyncOperationOne"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingAsyncOperation"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
     "reportingV1alpha1.listReportExportsMetadata": {
         parameters: {
-            query?: {
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size; 0 answers only `total`. */
-                limit?: components["parameters"]["LimitReporting"];
+            query: {
+                filter: string;
+                select: string;
+                sort: string;
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -4262,12 +4957,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["DeprecatedReportExportMetadataPage"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingGenerateDocResponse"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4279,14 +4984,29 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["ReportExport"];
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReportExportRequest"];
+            };
+        };
         responses: {
-            202: components["responses"]["DeprecatedAcceptedReportExport"];
+            /** @description Success. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportExportAccepted"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4294,12 +5014,10 @@ export interface operations {
     "reportingV1alpha1.listReportStatuses": {
         parameters: {
             query: {
-                /** @description An OData filter (`eq ne gt ge lt` only). Required by the platform on this list. */
-                filter: components["parameters"]["ReportingFilter"];
-                /** @description Number of records to skip. */
-                offset?: components["parameters"]["Offset"];
-                /** @description Page size; 0 answers only `total`. */
-                limit?: components["parameters"]["LimitReporting"];
+                filter: string;
+                sort?: string;
+                limit?: number;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -4307,12 +5025,48 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["DeprecatedReportStatusPage"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        items: {
+                            /** Format: date-time */
+                            createdAt?: string;
+                            description?: string;
+                            /** Format: uuid */
+                            id: string;
+                            isExpired?: string;
+                            message: string;
+                            name?: string;
+                            recipientEmailId: string;
+                            reportDownloadUrl?: string;
+                            reportType: string;
+                            resourceUri?: string;
+                            stage: string;
+                            /** Format: date-time */
+                            startTime: string;
+                            status: string;
+                            /** Format: date-time */
+                            statusTimestamp: string;
+                            type: string;
+                            userName: string;
+                        }[];
+                        limit?: number;
+                        offset?: number;
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4322,19 +5076,49 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["DeprecatedReportStatusOne"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt?: string;
+                        description?: string;
+                        /** Format: uuid */
+                        id: string;
+                        isExpired?: string;
+                        message: string;
+                        name?: string;
+                        recipientEmailId: string;
+                        reportDownloadUrl?: string;
+                        reportType: string;
+                        resourceUri?: string;
+                        stage: string;
+                        /** Format: date-time */
+                        startTime: string;
+                        status: string;
+                        /** Format: date-time */
+                        statusTimestamp: string;
+                        type: string;
+                        userName: string;
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -4344,24 +5128,30 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Id of the record. */
-                id: components["parameters"]["IdPath"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["DeprecatedReportingAsyncOperationOne"];
+            /** @description Success. */
+            200: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingAsyncOperation"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
 }
-type WithRequired<T, K extends keyof T> = T & {
-    [P in K]-?: T[P];
-};

@@ -19,7 +19,7 @@ export interface WorkerCommandOptions {
   exitWhenIdle?: boolean;
   target?: string;
   profile?: string;
-  timeScale: string;
+  timeScale?: string;
   logFile?: string;
   logLevel: string;
 }

@@ -18,7 +18,7 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
     .option('--poll <duration>', 'how often an idle worker looks at the queue', '1s')
     .option('--exit-when-idle', 'exit once the queue is empty and no run is in flight')
     .option('--target <target>', "'simulator': run against the embedded simulator")
-    .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms', '60')
+    .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms (default 60)')
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--log-file <path>', 'also write the JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')

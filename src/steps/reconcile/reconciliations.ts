@@ -106,6 +106,18 @@ export const reconciliations: Readonly<Record<string, Reconciliation>> = {
     reason: 'a delete of a tenant that is still there deletes it',
     goneWhen404: { operationId: 'workspaces.getWorkspace', params: { workspaceId: '/tenantId' } },
   },
+  'workspaces.createCredential': {
+    kind: 'cannot',
+    reason: "a credential's secret is shown only in the create's answer: found again by its name, the credential has no secret to give, and a second create of the name is refused",
+  },
+  'workspaces.resetCredential': {
+    kind: 'repeatable',
+    reason: "the new secret was only in the lost answer: resetting again is the only way to learn the credential's current secret",
+  },
+  'workspaces.deleteCredential': {
+    kind: 'cannot',
+    reason: 'no operation reads one credential, so a 404 from sending the delete again cannot tell a credential the lost request deleted from a wrong id',
+  },
   'users.updateUserPreferences': { kind: 'repeatable', reason: 'a PUT sets the same preferences again' },
   'users.deleteUser': { kind: 'repeatable', reason: 'a delete of a user that is still there deletes it', goneWhen404: { operationId: 'users.getUser', params: { id: '/id' } } },
   'privateCloud.addHypervisorCluster': {

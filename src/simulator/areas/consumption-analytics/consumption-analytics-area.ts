@@ -2,11 +2,15 @@
  * Consumption analytics (regional): report summaries, definitions, and contents as CSV
  * generated row by row from the seed and streamed, so a report of hundreds of megabytes
  * never exists in memory. A request without a region (`region === ''`) sees every region.
+ * v2 (published): a paged list, definitions with RFC 3339 times, the usage fields, and runs
+ * of a saved report or an ad-hoc definition answering rows or CSV (`report-engine.ts`).
  */
 import { Readable } from 'node:stream';
 import type { AreaModule, Rng, SimContext, SimRequest, SimResponse } from '../../context.js';
 import { notFound } from '../../errors.js';
+import { listPage } from '../../paging.js';
 import { pastTimestamp, WORLD_EPOCH_MS } from '../workspaces/world-time.js';
+import { rowsToCsv, runReport, USAGE_FIELDS, type DateFilter, type ReportRun, type UsageRow } from './report-engine.js';
 
 /** Regions of this area (the description's `x-fleetbook-regions`). */
 const REGIONS = ['us-west', 'ap-northeast', 'eu-central'] as const;
@@ -122,6 +126,40 @@ function definitionOf(report: ConsumptionReport): Record<string, unknown> {
   };
 }
 
+/** v2 shows times as RFC 3339 (v1's are zoneless with microseconds). */
+const rfc3339 = (zoneless: string): string => `${zoneless.slice(0, 23)}Z`;
+
+function identifierV2(report: ConsumptionReport): Record<string, unknown> {
+  return {
+    id: report.id,
+    name: report.name,
+    description: `${report.name}, last 90 days`,
+    type: 'consumption-report',
+    // A string in the published record.
+    generation: '1',
+    createdAt: rfc3339(report.created.time),
+    updatedAt: rfc3339(report.lastUpdated.time),
+    owner: report.owner,
+    shared: report.shared,
+  };
+}
+
+function definitionV2(report: ConsumptionReport): Record<string, unknown> {
+  const v1 = definitionOf(report) as { charts: Array<{ definition: Record<string, unknown> }> };
+  // v2 names one series field per chart.
+  const charts = v1.charts.map((chart) => ({ ...chart, definition: { ...chart.definition, series: 'sys_Product_s' } }));
+  return { ...v1, charts, created: { ...report.created, time: rfc3339(report.created.time) }, lastUpdated: { ...report.lastUpdated, time: rfc3339(report.lastUpdated.time) } };
+}
+
+/** A saved report's run: its own columns and filter, the request's dates when it gives any. */
+function savedRun(report: ConsumptionReport, dates: { relativeDate?: string; startDate?: string; endDate?: string } | undefined): ReportRun {
+  const definition = definitionOf(report) as unknown as ReportRun;
+  let dateFilter: DateFilter = definition.filter.dateFilter;
+  if (dates?.relativeDate !== undefined) dateFilter = { type: 'RELATIVE', relativeRange: dates.relativeDate };
+  else if (dates?.startDate !== undefined || dates?.endDate !== undefined) dateFilter = { type: 'ABSOLUTE', startDate: dates.startDate, endDate: dates.endDate };
+  return { columns: definition.columns, filter: { ...definition.filter, dateFilter } };
+}
+
 function csvField(value: string): string {
   return /[",\n]/.test(value) || value === '' ? `"${value.replace(/"/g, '""')}"` : value;
 }
@@ -134,6 +172,31 @@ const CSV_EMPTY = csvField('');
 const CSV_CENTS = Array.from({ length: 100 }, (_, cents) => String(cents).padStart(2, '0'));
 
 /**
+ * One row's draws, in the same order as ever (the rows of a seed never change): indexes into
+ * the products, dates and cost centers (-1: none), and the cost in cents.
+ */
+function drawRow(rng: Rng): { product: number; cents: number; date: number; costCenter: number } {
+  const product = rng.int(0, PRODUCTS.length - 1);
+  const cents = rng.int(1, 500_000);
+  const date = rng.int(0, CSV_DATES.length - 1);
+  const costCenter = rng.next() < 0.2 ? -1 : rng.int(1000, 1099) - 1000;
+  return { product, cents, date, costCenter };
+}
+
+/** The rows of a report as values (v2 runs), drawn exactly as its CSV contents are. */
+export function* reportRows(rng: Rng, rows: number): Generator<UsageRow> {
+  for (let row = 0; row < rows; row += 1) {
+    const drawn = drawRow(rng);
+    yield {
+      sys_Product_s: PRODUCTS[drawn.product] as string,
+      sys_Cost_f: drawn.cents / 100,
+      sys_AccountingDate_d: CSV_DATES[drawn.date] as string,
+      ext_CostCenter_s: drawn.costCenter < 0 ? '' : `CC-${1000 + drawn.costCenter}`,
+    };
+  }
+}
+
+/**
  * The CSV text of a report, chunk by chunk: the header row, then `rows` data rows drawn
  * from `rng`. A generator, so `Readable.from` pulls the next chunk only when the consumer
  * (the socket) asks for it: backpressure without buffering.
@@ -143,14 +206,11 @@ export function* reportCsvChunks(rng: Rng, rows: number): Generator<string> {
   for (let start = 0; start < rows; start += ROWS_PER_CHUNK) {
     let chunk = '';
     for (let row = start; row < Math.min(rows, start + ROWS_PER_CHUNK); row += 1) {
-      // The same draws in the same order as ever (the rows of a seed never change); the fields
-      // that come from small sets are formatted once, which triples the rows per second.
-      const product = CSV_PRODUCTS[rng.int(0, PRODUCTS.length - 1)] as string;
-      const cents = rng.int(1, 500_000);
-      const cost = `${Math.floor(cents / 100)}.${CSV_CENTS[cents % 100]}`;
-      const date = CSV_DATES[rng.int(0, CSV_DATES.length - 1)] as string;
-      const costCenter = rng.next() < 0.2 ? CSV_EMPTY : CSV_COST_CENTERS[rng.int(1000, 1099) - 1000];
-      chunk += `${product},${cost},${date},${costCenter}\n`;
+      // The fields that come from small sets are formatted once, which triples the rows per second.
+      const drawn = drawRow(rng);
+      const cost = `${Math.floor(drawn.cents / 100)}.${CSV_CENTS[drawn.cents % 100]}`;
+      const costCenter = drawn.costCenter < 0 ? CSV_EMPTY : CSV_COST_CENTERS[drawn.costCenter];
+      chunk += `${CSV_PRODUCTS[drawn.product]},${cost},${CSV_DATES[drawn.date]},${costCenter}\n`;
     }
     yield chunk;
   }
@@ -165,7 +225,46 @@ function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
     return report;
   };
 
+  const rowsOf = (report: ConsumptionReport): Iterable<UsageRow> => reportRows(ctx.rng.fork(`report-contents:${report.id}`), report.rows);
+  /** Ad-hoc definitions run over every visible report's rows. */
+  const allRows = function* (req: SimRequest): Generator<UsageRow> {
+    for (const report of state.reports) if (visible(req, report)) yield* rowsOf(report);
+  };
+  const csvAnswer = (name: string, csv: string): SimResponse => ({
+    status: 200,
+    headers: { 'content-type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename="${name}.csv"` },
+    stream: Readable.from([csv]),
+  });
+  const rowsAnswer = (items: UsageRow[]): SimResponse => ({ status: 200, body: { items, totalCount: items.length } });
+
   return {
+    'consumptionAnalytics.listReportsV2': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: listPage(state.reports.filter((r) => visible(req, r)).map(identifierV2), req),
+    }),
+
+    'consumptionAnalytics.getReportV2': (req: SimRequest): SimResponse => ({ status: 200, body: definitionV2(find(req)) }),
+
+    'consumptionAnalytics.listUsageFieldsV2': (): SimResponse => ({ status: 200, body: USAGE_FIELDS }),
+
+    'consumptionAnalytics.executeReportV2': (req: SimRequest): SimResponse => {
+      const report = find(req);
+      return rowsAnswer(runReport(rowsOf(report), savedRun(report, req.body as Parameters<typeof savedRun>[1])));
+    },
+
+    'consumptionAnalytics.executeReportCsvV2': (req: SimRequest): SimResponse => {
+      const report = find(req);
+      const run = savedRun(report, req.body as Parameters<typeof savedRun>[1]);
+      return csvAnswer(report.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), rowsToCsv(run.columns, runReport(rowsOf(report), run)));
+    },
+
+    'consumptionAnalytics.executeReportDefinitionV2': (req: SimRequest): SimResponse => rowsAnswer(runReport(allRows(req), req.body as ReportRun)),
+
+    'consumptionAnalytics.executeReportDefinitionCsvV2': (req: SimRequest): SimResponse => {
+      const run = req.body as ReportRun;
+      return csvAnswer('report', rowsToCsv(run.columns, runReport(allRows(req), run)));
+    },
+
     'consumptionAnalytics.listReports': (req: SimRequest): SimResponse => ({
       status: 200,
       body: state.reports.filter((r) => visible(req, r)).map(summaryOf),
@@ -176,7 +275,7 @@ function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
     'consumptionAnalytics.downloadReportContents': (req: SimRequest): SimResponse => {
       const report = find(req);
       const filename = `${report.name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.csv`;
-      // Forked by report id: every download of a report has the same rows.
+      // Forked by report id: every download of a report has the same rows (and its v2 runs read them).
       const rows = reportCsvChunks(ctx.rng.fork(`report-contents:${report.id}`), report.rows);
       return {
         status: 200,

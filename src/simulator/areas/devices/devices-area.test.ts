@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { createTestContext } from '../../testing.js';
 import { createAreaHarness } from '../subscriptions/area-harness.js';
 import { subscriptionsArea, type SubscriptionsState } from '../subscriptions/subscriptions-area.js';
+import { workspacesArea } from '../workspaces/workspaces-area.js';
 import { devicesArea } from './devices-area.js';
 
 function setup(config: Record<string, unknown> = {}) {
   const subscriptionsCtx = createTestContext({ areaKey: 'subscriptions' });
   const subscriptions: SubscriptionsState = subscriptionsArea.createState(subscriptionsCtx);
-  const harness = createAreaHarness(devicesArea, { config, states: { subscriptions } });
+  const workspaces = workspacesArea.createState(createTestContext({ areaKey: 'workspaces' }));
+  const harness = createAreaHarness(devicesArea, { config, states: { subscriptions, workspaces } });
   const operationId = (location: string | undefined) => (location ?? '').split('/').pop() ?? '';
   return { ...harness, subscriptions, outcomeOf: (location: string | undefined) => harness.ctx.asyncOps.get(operationId(location))?.outcome };
 }
@@ -48,24 +50,22 @@ describe('devices area', () => {
     });
     expect(response.status).toBe(202);
     expect(response.headers?.Location).toMatch(/^\/devices\/v1\/async-operations\//);
-    expect(response.body).toEqual({ code: '202', status: 'Accepted', transactionId: response.headers?.Location?.split('/').pop() });
+    expect(response.body).toEqual({ code: 202, status: '202 ACCEPTED', transactionId: response.headers?.Location?.split('/').pop() });
     expect(state.bySerial.has('NEW-N1')).toBe(false);
     ctx.advance(60_000);
-    expect(outcomeOf(response.headers?.Location)).toMatchObject({ status: 'SUCCEEDED', result: 'SUCCEEDED' });
-    expect(state.bySerial.get('NEW-N1')).toMatchObject({ deviceType: 'NETWORK', macAddress: 'aa:bb:cc:dd:ee:ff', tags: { rack: '4' }, assignedState: 'UNASSIGNED' });
+    expect(outcomeOf(response.headers?.Location)).toMatchObject({ status: 'SUCCEEDED', result: { failedDevicesSerial: [] } });
+    expect(state.bySerial.get('NEW-N1')).toMatchObject({ category: 'NETWORK', partNumber: expect.stringMatching(/^JL\d{3}A$/), macAddress: 'aa:bb:cc:dd:ee:ff', tags: { rack: '4' }, assignedState: 'UNASSIGNED' });
     expect(state.bySerial.get('NEW-C1')).toMatchObject({ deviceType: 'COMPUTE', partNumber: 'P1-B21' });
   });
 
-  it('reports failed serials in the result (unknown subscription key, pinned failure)', async () => {
-    const { ctx, state, call, outcomeOf, subscriptions } = setup({ failSerialNumbers: ['BAD-1'] });
-    const key = subscriptions.subscriptions[0]!.key;
+  it('reports failed serials in the result (pinned failure)', async () => {
+    const { ctx, state, call, outcomeOf } = setup({ failSerialNumbers: ['BAD-1'] });
     const response = await call('devices.addDevices', {
-      body: { network: [], compute: [{ serialNumber: 'BAD-1', partNumber: 'P' }], storage: [{ serialNumber: 'S-OK', subscriptionKey: key }, { serialNumber: 'S-NOKEY', subscriptionKey: 'NOSUCHKEY1' }, { serialNumber: 'S-BARE' }] },
+      body: { network: [], compute: [{ serialNumber: 'BAD-1', partNumber: 'P' }], storage: [{ serialNumber: 'S-OK', partNumber: 'R1' }] },
     });
     ctx.advance(60_000);
-    expect(outcomeOf(response.headers?.Location)).toMatchObject({ status: 'FAILED', result: { failedDevicesSerial: ['BAD-1', 'S-NOKEY'] } });
-    expect(state.bySerial.has('S-OK')).toBe(true);
-    expect(state.bySerial.has('S-BARE')).toBe(true);
+    expect(outcomeOf(response.headers?.Location)).toMatchObject({ status: 'FAILED', result: { failedDevicesSerial: ['BAD-1'] } });
+    expect(state.bySerial.get('S-OK')).toMatchObject({ category: 'STORAGE', deviceType: 'STORAGE', partNumber: 'R1' });
     expect(state.bySerial.has('BAD-1')).toBe(false);
   });
 
@@ -74,11 +74,12 @@ describe('devices area', () => {
     const six = Array.from({ length: 6 }, (_, i) => ({ serialNumber: `X${i}`, partNumber: 'P' }));
     expect((await rejection('devices.addDevices', { body: { ...emptyAdd, compute: six } })).message).toContain('1 to 5 devices');
     expect((await rejection('devices.addDevices', { body: { compute: [{ serialNumber: 'A', partNumber: 'P' }] } })).message).toContain("'network' must be an array");
-    const dup = await rejection('devices.addDevices', { body: { ...emptyAdd, compute: [{ serialNumber: 'D1', partNumber: 'P' }], network: [{ serialNumber: 'D1', macAddress: 'm' }] } });
+    const dup = await rejection('devices.addDevices', { body: { ...emptyAdd, compute: [{ serialNumber: 'D1', partNumber: 'P' }], network: [{ serialNumber: 'D1', partNumber: 'P', macAddress: 'm' }] } });
     expect(dup.message).toBe("Serial number 'D1' appears twice in the request");
     const existing = state.devices[0]!.serialNumber;
-    expect((await rejection('devices.addDevices', { body: { ...emptyAdd, network: [{ serialNumber: existing, macAddress: 'm' }] } })).message).toContain(`'${existing}' is already in the workspace`);
+    expect((await rejection('devices.addDevices', { body: { ...emptyAdd, network: [{ serialNumber: existing, partNumber: 'P', macAddress: 'm' }] } })).message).toContain(`'${existing}' is already in the workspace`);
     expect((await rejection('devices.addDevices', { body: { ...emptyAdd, network: [{ serialNumber: 'N' }] } })).message).toContain('needs macAddress');
+    expect((await rejection('devices.addDevices', { body: { ...emptyAdd, storage: [{ serialNumber: 'S' }] } })).message).toContain('needs partNumber');
     const dry = await call('devices.addDevices', { query: { 'dry-run': 'true' }, body: { ...emptyAdd, compute: [{ serialNumber: 'DRY', partNumber: 'P' }] } });
     expect(dry.status).toBe(202);
     expect(outcomeOf(dry.headers?.Location)).toBeUndefined();
@@ -99,8 +100,8 @@ describe('devices area', () => {
     for (const device of devices) expect(device).toMatchObject({ application: { id: application.id }, region, assignedState: 'ASSIGNED_TO_SERVICE' });
     await call('devices.updateDevices', { headers, query: { id: ids }, body: { application: { id: null }, region: null } });
     ctx.advance(60_000);
-    for (const device of devices) expect(device).toMatchObject({ region: null, assignedState: 'UNASSIGNED' });
-    for (const device of devices) expect(device.application).toBeUndefined();
+    for (const device of devices) expect(device).toMatchObject({ assignedState: 'UNASSIGNED' });
+    for (const device of devices) expect([device.application, device.region]).toEqual([undefined, undefined]);
     expect((await rejection('devices.updateDevices', { headers, query: { id: ids }, body: { application: { id: 'nope' }, region } })).message).toContain("Application 'nope' does not exist");
     expect((await rejection('devices.updateDevices', { headers, query: { id: ids }, body: { application: { id: application.id }, region: 'mars' } })).message).toContain("not available in region 'mars'");
     expect((await rejection('devices.updateDevices', { headers, query: { id: ids }, body: { region, subscription: [] } })).message).toContain('One kind of change per call');

@@ -8,24 +8,31 @@ import { badRequest, notFound, type SimHttpError } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { acceptWrite, batchIds, checkTags, MAX_BATCH } from '../subscriptions/batch-writes.js';
 import type { Subscription, SubscriptionsState } from '../subscriptions/subscriptions-area.js';
+import type { WorkspacesState } from '../workspaces/workspaces-area.js';
 import { generatedRecord, touch, type RecordFields } from '../workspaces/world-time.js';
+import { DEVICE_TYPES, deviceDetails, type DeviceCategory, type DeviceDetails } from './device-details.js';
 
-export type DeviceType = 'COMPUTE' | 'STORAGE' | 'NETWORK';
 export type AssignedState = 'ASSIGNED_TO_SERVICE' | 'UNASSIGNED';
 
 export interface Device extends RecordFields {
   resourceUri: string;
   serialNumber: string;
   macAddress?: string;
-  partNumber?: string;
-  deviceType: DeviceType;
+  partNumber: string;
+  /** What the device was added as (`network`, `compute`, `storage`): the published `category`. */
+  category: DeviceCategory;
+  /** One of the published device types of its category. */
+  deviceType: string;
   model: string;
-  region: string | null;
-  /** Absent when unassigned (the description's IdRef has a string id). */
-  application?: { id: string };
+  /** Absent when unassigned (the published `region` is a string). */
+  region?: string;
+  /** Absent when unassigned. */
+  application?: { id: string; resourceUri: string };
   assignedState: AssignedState;
+  /** Ids of the applied subscriptions; rendered with their key, tier and term. */
   subscription: Array<{ id: string }>;
   tags: Record<string, string>;
+  details: DeviceDetails;
 }
 
 /** An application devices can be assigned to, with the regions it runs in. */
@@ -80,7 +87,7 @@ const configSchema = {
 const ADD_DURATION_MS = 12_000;
 const UPDATE_DURATION_MS = 6_000;
 const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
-const MODELS: Record<DeviceType, readonly string[]> = {
+const MODELS: Record<DeviceCategory, readonly string[]> = {
   COMPUTE: ['CS-2200 G11', 'CS-3400 G11', 'CS-1100 G10'],
   STORAGE: ['SA-6000', 'SA-5200'],
   NETWORK: ['NS-2930F', 'NS-6300M'],
@@ -92,6 +99,7 @@ const schema = {
   serialNumber: 'string',
   macAddress: 'string',
   partNumber: 'string',
+  category: 'string',
   deviceType: 'string',
   model: 'string',
   region: 'string',
@@ -108,15 +116,39 @@ function hex(rng: Rng, bytes: number): string[] {
   return Array.from({ length: bytes }, () => rng.int(0, 255).toString(16).padStart(2, '0'));
 }
 
-function newDevice(record: RecordFields, fields: Pick<Device, 'serialNumber' | 'deviceType' | 'model'> & Partial<Device>): Device {
+function newDevice(
+  rng: Rng,
+  record: RecordFields,
+  fields: Pick<Device, 'serialNumber' | 'category' | 'partNumber'> & Partial<Device>,
+): Device {
   return {
     ...record,
     resourceUri: `/devices/v1/devices/${record.id}`,
-    region: null,
+    deviceType: rng.pick(DEVICE_TYPES[fields.category]),
+    model: rng.pick(MODELS[fields.category]),
     assignedState: 'UNASSIGNED',
     subscription: [],
     tags: {},
+    details: deviceDetails(rng, fields.category, fields.serialNumber, record.createdAt),
     ...fields,
+  };
+}
+
+const applicationRef = (id: string) => ({ id, resourceUri: `/service-catalog/v1/applications/${id}` });
+
+/** The published device record: subscriptions with their key, tier and term, the inventory facts flat. */
+export function deviceView(device: Device, subscriptions: SubscriptionsState, workspaceId: string): Record<string, unknown> {
+  const { details, category, subscription, ...own } = device;
+  return {
+    ...own,
+    ...details,
+    category,
+    tenantWorkspaceId: workspaceId,
+    subscription: subscription.map(({ id }) => {
+      const found = subscriptions.byId.get(id);
+      const ref = { id, resourceUri: `/subscriptions/v1/subscriptions/${id}` };
+      return found ? { ...ref, key: found.key, tier: found.tier, startTime: found.startTime, endTime: found.endTime } : ref;
+    }),
   };
 }
 
@@ -132,17 +164,17 @@ function createState(ctx: SimContext): DevicesState {
     });
   const devices: Device[] = [];
   for (let i = 0; i < (config.devices ?? 40); i += 1) {
-    const deviceType = rng.pick(['COMPUTE', 'COMPUTE', 'STORAGE', 'NETWORK'] as const);
-    const device = newDevice(generatedRecord(rng, 'devices/device', 600), {
-      serialNumber: `${deviceType.charAt(0)}Z${String(100_000 + i * 37 + rng.int(0, 36)).padStart(8, '0')}`,
-      deviceType,
-      model: rng.pick(MODELS[deviceType]),
-      ...(deviceType === 'NETWORK' ? { macAddress: hex(rng, 6).join(':') } : {}),
-      ...(deviceType === 'COMPUTE' ? { partNumber: `P${rng.int(10_000, 99_999)}-B21` } : {}),
+    const category = rng.pick(['COMPUTE', 'COMPUTE', 'STORAGE', 'NETWORK'] as const);
+    const serialNumber = `${category.charAt(0)}Z${String(100_000 + i * 37 + rng.int(0, 36)).padStart(8, '0')}`;
+    const device = newDevice(rng.fork(`device-serial:${serialNumber}`), generatedRecord(rng, 'devices/device', 600), {
+      serialNumber,
+      category,
+      partNumber: `${category === 'NETWORK' ? 'JL' : category === 'STORAGE' ? 'R' : 'P'}${rng.int(10_000, 99_999)}-B21`,
+      ...(category === 'NETWORK' ? { macAddress: hex(rng, 6).join(':') } : {}),
     });
     if (rng.next() < 0.6) {
       const application = rng.pick(applications);
-      device.application = { id: application.id };
+      device.application = applicationRef(application.id);
       device.region = rng.pick(application.regions);
       device.assignedState = 'ASSIGNED_TO_SERVICE';
       const usable = subscriptions.subscriptions.filter((s) => s.subscriptionStatus === 'STARTED' && s.availableQuantity > 0);
@@ -167,8 +199,8 @@ interface AddEntry {
   group: keyof typeof GROUPS;
   serialNumber: string;
   macAddress?: string;
+  /** Absent for network devices: the platform knows their part number from the serial. */
   partNumber?: string;
-  subscriptionKey?: string;
   tags: Record<string, string>;
 }
 
@@ -187,12 +219,6 @@ function objectBody(req: SimRequest): Record<string, unknown> {
 function parseAddBody(req: SimRequest, state: DevicesState): AddEntry[] {
   const body = objectBody(req);
   const entries: AddEntry[] = [];
-  // A storage device's subscriptionKey is optional (description); the others' extras are required.
-  const extra: Record<keyof typeof GROUPS, 'macAddress' | 'partNumber' | 'subscriptionKey'> = {
-    network: 'macAddress',
-    compute: 'partNumber',
-    storage: 'subscriptionKey',
-  };
   for (const group of Object.keys(GROUPS) as Array<keyof typeof GROUPS>) {
     const items = body[group];
     if (!Array.isArray(items)) throw fieldError(group, `'${group}' must be an array (empty allowed)`, 'required array');
@@ -203,14 +229,16 @@ function parseAddBody(req: SimRequest, state: DevicesState): AddEntry[] {
       if (typeof serialNumber !== 'string' || serialNumber.length === 0) {
         throw fieldError(`${subject}.serialNumber`, `${subject} needs a serialNumber`, 'required non-empty string');
       }
-      const extraName = extra[group];
-      const extraValue = fields[extraName];
-      const optional = group === 'storage' && extraValue === undefined;
-      if (!optional && (typeof extraValue !== 'string' || extraValue.length === 0)) {
-        throw fieldError(`${subject}.${extraName}`, `${subject} needs ${extraName}`, 'required non-empty string');
+      // The published body: a network device names its MAC address, the others their part number.
+      const required = group === 'network' ? ['macAddress'] : ['partNumber'];
+      for (const name of required) {
+        const value = fields[name];
+        if (typeof value !== 'string' || value.length === 0) throw fieldError(`${subject}.${name}`, `${subject} needs ${name}`, 'required non-empty string');
       }
       const tags = checkTags({}, (fields.tags ?? {}) as Record<string, string>, `${subject}.tags`);
-      entries.push({ group, serialNumber, ...(optional ? {} : { [extraName]: extraValue as string }), tags });
+      const macAddress = fields.macAddress as string | undefined;
+      const partNumber = fields.partNumber as string | undefined;
+      entries.push({ group, serialNumber, ...(partNumber === undefined ? {} : { partNumber }), ...(macAddress === undefined ? {} : { macAddress }), tags });
     });
   }
   if (entries.length === 0 || entries.length > MAX_BATCH) {
@@ -283,6 +311,7 @@ function unitsNeeded(devices: readonly Device[], subscription: Subscription): nu
 
 function handlers(state: DevicesState, ctx: SimContext) {
   const subscriptions = (): SubscriptionsState => ctx.stateOf<SubscriptionsState>('subscriptions');
+  const view = (device: Device) => deviceView(device, subscriptions(), ctx.stateOf<WorkspacesState>('workspaces').workspace.id);
   const find = (id: string): Device => {
     const device = state.byId.get(id);
     if (!device) throw notFound('Device', id);
@@ -328,25 +357,28 @@ function handlers(state: DevicesState, ctx: SimContext) {
       for (const device of devices) {
         if (change.kind === 'unsubscribe') releaseSubscriptions(device, subscriptions());
         if (change.kind === 'assign') {
-          device.application = { id: change.applicationId };
+          device.application = applicationRef(change.applicationId);
           device.region = change.region;
           device.assignedState = 'ASSIGNED_TO_SERVICE';
         }
         if (change.kind === 'unassign') {
           delete device.application;
-          device.region = null;
+          delete device.region;
           device.assignedState = 'UNASSIGNED';
         }
         touch(device, nowIso);
       }
     }
-    return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'DEVICES_UPDATE' };
+    return { status: 'SUCCEEDED', result: { updatedDevices: devices.map((d) => d.id) }, resultType: 'DEVICES_UPDATE' };
   };
 
   return {
-    'devices.listDevices': (req: SimRequest) => ({ status: 200, body: listQuery.page(state.devices, req) }),
+    'devices.listDevices': (req: SimRequest) => {
+      const page = listQuery.page(state.devices, req);
+      return { status: 200, body: { ...page, items: page.items.map(view) } };
+    },
 
-    'devices.getDevice': (req: SimRequest) => ({ status: 200, body: find(req.params.id ?? '') }),
+    'devices.getDevice': (req: SimRequest) => ({ status: 200, body: view(find(req.params.id ?? '')) }),
 
     'devices.addDevices': (req: SimRequest) => {
       const entries = parseAddBody(req, state);
@@ -359,32 +391,25 @@ function handlers(state: DevicesState, ctx: SimContext) {
             return { status: 'FAILED', error: injectedFailure, result: { failedDevicesSerial: entries.map((e) => e.serialNumber) }, resultType: 'DEVICES_ADD' };
           }
           const nowIso = ctx.clock.nowIso();
-          const keys = new Set(subscriptions().subscriptions.map((s) => s.key));
           const failed: string[] = [];
           for (const entry of entries) {
-            const unknownKey = entry.subscriptionKey !== undefined && !keys.has(entry.subscriptionKey);
-            if (unknownKey || state.failSerialNumbers.has(entry.serialNumber) || state.bySerial.has(entry.serialNumber)) {
+            if (state.failSerialNumbers.has(entry.serialNumber) || state.bySerial.has(entry.serialNumber)) {
               failed.push(entry.serialNumber);
               continue;
             }
             const rng = ctx.rng.fork(`device-serial:${entry.serialNumber}`);
-            const deviceType = GROUPS[entry.group];
-            const device = newDevice(
-              { id: rng.uuid(), type: 'devices/device', generation: 1, createdAt: nowIso, updatedAt: nowIso },
-              {
-                serialNumber: entry.serialNumber,
-                deviceType,
-                model: rng.pick(MODELS[deviceType]),
-                ...(entry.macAddress === undefined ? {} : { macAddress: entry.macAddress }),
-                ...(entry.partNumber === undefined ? {} : { partNumber: entry.partNumber }),
-                tags: entry.tags,
-              },
-            );
+            const device = newDevice(rng, { id: rng.uuid(), type: 'devices/device', generation: 1, createdAt: nowIso, updatedAt: nowIso }, {
+              serialNumber: entry.serialNumber,
+              category: GROUPS[entry.group],
+              partNumber: entry.partNumber ?? `JL${rng.int(100, 999)}A`,
+              ...(entry.macAddress === undefined ? {} : { macAddress: entry.macAddress }),
+              tags: entry.tags,
+            });
             state.devices.push(device);
             state.byId.set(device.id, device);
             state.bySerial.set(device.serialNumber, device);
           }
-          if (failed.length === 0) return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'DEVICES_ADD' };
+          if (failed.length === 0) return { status: 'SUCCEEDED', result: { failedDevicesSerial: [] }, resultType: 'DEVICES_ADD' };
           return {
             status: 'FAILED',
             result: { failedDevicesSerial: failed },

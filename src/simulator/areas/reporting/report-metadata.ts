@@ -8,9 +8,12 @@ import type { Subscription, SubscriptionsState } from '../subscriptions/subscrip
 import type { User, UsersState } from '../users/users-area.js';
 
 export interface MetadataEntry {
+  /** A fixed uuid per report type, as the published record has. */
   id: string;
   kind: 'REPORT.EXPORTS.METADATA';
+  /** The report type an export names in its `type`. */
   type: string;
+  name: string;
   columns: Array<{ displayName: string; name: string; dataType: 'string' | 'integer' }>;
   filterCriteria: Array<{ name: string; dataType: 'string' | 'boolean'; supportedOperators: string[] }>;
 }
@@ -39,7 +42,7 @@ function subscriptionRow(s: Subscription): Row {
   return {
     SUBSCRIPTION_KEY: s.key,
     SUBSCRIPTION_TYPE: s.subscriptionType,
-    SUBSCRIPTION_TIER_DESCRIPTION: s.productDescription,
+    SUBSCRIPTION_TIER_DESCRIPTION: s.tierDescription,
     AVAILABLE_QUANTITY: s.availableQuantity,
     QUANTITY: s.quantity,
     SUBSCRIPTION_STATUS: s.subscriptionStatus,
@@ -66,9 +69,10 @@ function userRow(u: User): Row {
 export const REPORT_TYPES: readonly ReportType[] = [
   {
     metadata: {
-      id: 'SUBSCRIPTION',
+      id: '5b0f8a52-3c1d-4e6f-9a7b-1c2d3e4f5a60',
       kind: 'REPORT.EXPORTS.METADATA',
-      type: 'subscription',
+      type: 'SUBSCRIPTION',
+      name: 'Subscriptions',
       columns: [
         column('SUBSCRIPTION_KEY'),
         column('SUBSCRIPTION_TYPE'),
@@ -93,9 +97,10 @@ export const REPORT_TYPES: readonly ReportType[] = [
   },
   {
     metadata: {
-      id: 'UID_DEVICE_INVENTORY',
+      id: '6c1a9b63-4d2e-4f70-8b8c-2d3e4f5a6b71',
       kind: 'REPORT.EXPORTS.METADATA',
-      type: 'device_inventory',
+      type: 'UID_DEVICE_INVENTORY',
+      name: 'Device inventory',
       columns: [
         column('SERIAL_NUMBER'),
         column('DEVICE_MODEL'),
@@ -119,9 +124,10 @@ export const REPORT_TYPES: readonly ReportType[] = [
   },
   {
     metadata: {
-      id: 'USER_INVENTORY',
+      id: '7d2bac74-5e3f-4081-9c9d-3e4f5a6b7c82',
       kind: 'REPORT.EXPORTS.METADATA',
-      type: 'user_inventory',
+      type: 'USER_INVENTORY',
+      name: 'User inventory',
       columns: [column('USERNAME'), column('USER_STATUS'), column('LAST_LOGIN')],
       filterCriteria: [{ name: 'user_status', dataType: 'string', supportedOperators: ['EQ'] }, ...SORT_AND_DIRECTION],
     },

@@ -40,12 +40,15 @@ async function text(stream: Readable | undefined): Promise<Buffer> {
 }
 
 describe('reporting area', () => {
-  it('lists the metadata entries of the reference and more', async () => {
-    const { call } = setup();
-    const page = (await call('reporting.listReportExportsMetadata')).body as { items: Array<{ id: string; type: string; kind: string }>; total: number };
-    expect(page.items.map((m) => m.id)).toEqual(['SUBSCRIPTION', 'UID_DEVICE_INVENTORY', 'USER_INVENTORY']);
-    expect(page.items.map((m) => m.type)).toEqual(['subscription', 'device_inventory', 'user_inventory']);
-    expect(page.items.every((m) => m.kind === 'REPORT.EXPORTS.METADATA')).toBe(true);
+  it('lists the metadata entries of the reference and more, by the required filter, select and sort', async () => {
+    const { call, rejection } = setup();
+    const query = { filter: "kind eq 'REPORT.EXPORTS.METADATA'", select: 'type,name,columns', sort: 'type desc' };
+    const page = (await call('reporting.listReportExportsMetadata', { query })).body as { items: Array<{ id: string; type: string; kind: string; name: string }>; total: number };
+    expect(page.items.map((m) => m.type)).toEqual(['USER_INVENTORY', 'UID_DEVICE_INVENTORY', 'SUBSCRIPTION']);
+    expect(page.items.every((m) => /^[0-9a-f-]{36}$/.test(m.id) && m.kind === 'REPORT.EXPORTS.METADATA' && m.name.length > 0)).toBe(true);
+    const one = (await call('reporting.listReportExportsMetadata', { query: { ...query, filter: "type eq 'SUBSCRIPTION'" } })).body as { items: Array<{ name: string }> };
+    expect(one.items.map((m) => m.name)).toEqual(['Subscriptions']);
+    expect((await rejection('reporting.listReportExportsMetadata', { query: { ...query, select: 'colour' } })).message).toContain('colour');
   });
 
   it('moves an export through its stages, e-mails recipients and serves the download until expiry', async () => {
@@ -53,10 +56,10 @@ describe('reporting area', () => {
     const accepted = await call('reporting.createReportExport', { method: 'POST', body: exportBody() });
     expect(accepted.status).toBe(202);
     const { id } = accepted.body as { id: string };
-    expect(accepted.body).toEqual({ id, status: 'SUBMITTED' });
+    expect(accepted.body).toEqual({ id, name: exportBody().name });
     expect(accepted.headers?.Location).toBe(`/reporting/v1/async-operations/${id}`);
     const status = async () => (await call('reporting.getReportStatus', { params: { id } })).body as Record<string, unknown>;
-    expect(await status()).toMatchObject({ status: 'SUBMITTED', stage: 'report submission', reportDownloadUrl: '', isExpired: false, reportType: 'subscription' });
+    expect(await status()).toMatchObject({ status: 'SUBMITTED', stage: 'report submission', reportDownloadUrl: '', isExpired: 'false', reportType: 'SUBSCRIPTION', userName: 'sim-admin' });
     ctx.advance(30_000);
     expect(await status()).toMatchObject({ status: 'IN_QUEUE', stage: 'in queue' });
     ctx.advance(70_000);
@@ -64,7 +67,7 @@ describe('reporting area', () => {
     expect(ctx.outbox).toHaveLength(0);
     ctx.advance(100_000);
     const done = await status();
-    expect(done).toMatchObject({ status: 'COMPLETED', stage: 'completed', isExpired: false, recipientEmailId: 'ops@example.com,cfo@example.com' });
+    expect(done).toMatchObject({ status: 'COMPLETED', stage: 'completed', isExpired: 'false', recipientEmailId: 'ops@example.com,cfo@example.com' });
     const url = done.reportDownloadUrl as string;
     expect(url).toMatch(new RegExp(`^http://127.0.0.1:0/_sim/downloads/${id}\\?signature=[0-9a-f]{32}$`));
     expect(ctx.asyncOps.get(id)?.outcome).toMatchObject({ status: 'SUCCEEDED', results: [{ name: 'Nightly subscription inventory', resourceUri: url }] });
@@ -81,7 +84,7 @@ describe('reporting area', () => {
     await expect(Promise.resolve().then(() => download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature: 'forged' } })))).rejects.toMatchObject({ status: 403 });
 
     ctx.advance(60 * 60_000);
-    expect(await status()).toMatchObject({ isExpired: true, reportDownloadUrl: '', status: 'COMPLETED' });
+    expect(await status()).toMatchObject({ isExpired: 'true', reportDownloadUrl: '', status: 'COMPLETED' });
     await expect(Promise.resolve().then(() => download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature } })))).rejects.toMatchObject({ status: 410 });
   });
 
@@ -114,6 +117,11 @@ describe('reporting area', () => {
   it('refuses unknown types, columns, filters and operators', async () => {
     const { rejection } = setup();
     expect((await rejection('reporting.createReportExport', { body: exportBody({ type: 'NOPE' }) })).message).toBe("Unknown report type 'NOPE'");
+    // The published body requires nothing; the export still needs its name, type, columns and format.
+    expect((await rejection('reporting.createReportExport', { body: undefined })).message).toBe('The report export needs name');
+    expect((await rejection('reporting.createReportExport', { body: { name: 'x', type: 'SUBSCRIPTION', definition: { queryElements: { columns: [] } } } })).message).toBe(
+      'The report export needs definition.enrollment.delivery.format',
+    );
     const bad = (queryElements: unknown) => exportBody({ definition: { queryElements, enrollment: { delivery: { format: 'CSV' } } } });
     expect((await rejection('reporting.createReportExport', { body: bad({ columns: ['SERIAL_NUMBER'] }) })).message).toContain("Column 'SERIAL_NUMBER' is not in the SUBSCRIPTION metadata");
     expect((await rejection('reporting.createReportExport', { body: bad({ columns: ['SUBSCRIPTION_KEY'], filterCriteria: [{ key: 'colour', operator: 'EQ', value: 'x' }] }) })).message).toContain("Filter 'colour'");
@@ -124,9 +132,9 @@ describe('reporting area', () => {
     const { call, rejection } = setup();
     await call('reporting.createReportExport', { body: exportBody() });
     await call('reporting.createReportExport', { body: exportBody({ type: 'USER_INVENTORY', definition: { queryElements: { columns: ['USERNAME'] }, enrollment: { delivery: { format: 'CSV' } } } }) });
-    const page = (await call('reporting.listReportStatuses', { query: { filter: "reportType eq 'user_inventory'" } })).body as { items: unknown[]; total: number };
+    const page = (await call('reporting.listReportStatuses', { query: { filter: "reportType eq 'USER_INVENTORY'" } })).body as { items: unknown[]; total: number };
     expect(page.total).toBe(1);
-    expect((await call('reporting.listReportStatuses', { query: { filter: 'isExpired eq false' } })).body).toMatchObject({ total: 2 });
+    expect((await call('reporting.listReportStatuses', { query: { filter: "isExpired eq 'false'" } })).body).toMatchObject({ total: 2 });
     expect((await rejection('reporting.listReportStatuses', {})).message).toContain('filter is required');
     expect((await rejection('reporting.listReportStatuses', { query: { filter: 'startTime le 2030-01-01T00:00:00Z' } })).message).toContain("operator 'le' is not supported");
   });
@@ -138,7 +146,8 @@ describe('reporting area', () => {
     expect(accepted.headers).toMatchObject({ Location: `/reporting/v1alpha1/async-operations/${id}` });
     const status = await call('reportingV1alpha1.getReportStatus', { params: { id } });
     expect(status.body).toMatchObject({ id, resourceUri: `/reporting/v1alpha1/statuses/${id}` });
-    const v1 = await call('reporting.listReportExportsMetadata');
-    expect((await call('reportingV1alpha1.listReportExportsMetadata')).body).toEqual(v1.body);
+    const query = { filter: "kind eq 'REPORT.EXPORTS.METADATA'", select: 'type', sort: 'type' };
+    const v1 = await call('reporting.listReportExportsMetadata', { query });
+    expect((await call('reportingV1alpha1.listReportExportsMetadata', { query })).body).toEqual(v1.body);
   });
 });

@@ -6,14 +6,13 @@
  * completes, its rows are taken from the world, recipients get an e-mail with the download
  * URL, and the async operation's `results[].resourceUri` and the status's
  * `reportDownloadUrl` point at `/_sim/downloads/<id>?signature=...`, served by this area.
- * After `exportExpiryMinutes` the status shows `isExpired: true` and an empty URL, and the
+ * After `exportExpiryMinutes` the status shows `isExpired: "true"` (a string, as published) and an empty URL, and the
  * download answers 410.
  */
 import { Readable } from 'node:stream';
 import type { AreaModule, AsyncOutcome, ExtraRoute, SimContext, SimRequest, SimResponse } from '../../context.js';
 import { badRequest, notFound, SimHttpError } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
-import { listPage } from '../../paging.js';
 import { REPORT_TYPES, type ReportType } from './report-metadata.js';
 import { renderReport, type RenderedReport, type ReportFormat } from './report-formats.js';
 
@@ -40,6 +39,9 @@ const configSchema = {
 export interface ReportExport {
   id: string;
   name: string;
+  description?: string;
+  /** The API client that asked for it (the status's `userName`). */
+  userName: string;
   reportType: ReportType;
   format: ReportFormat;
   recipients: string[];
@@ -76,7 +78,10 @@ const statusSchema = {
   status: 'string',
   stage: 'string',
   message: 'string',
-  isExpired: 'boolean',
+  // A string ('true' / 'false'), as published.
+  isExpired: 'string',
+  userName: 'string',
+  name: 'string',
   reportType: 'string',
   reportDownloadUrl: 'string',
   recipientEmailId: 'string',
@@ -86,7 +91,10 @@ const statusSchema = {
 } as const;
 
 // The reporting area shows only eq, ne, gt, ge, lt (reference).
-const statusQuery = createListQuery({ filter: statusSchema, filterOptions: { operators: ['eq', 'ne', 'gt', 'ge', 'lt'] } });
+const statusQuery = createListQuery({ filter: statusSchema, sort: statusSchema, filterOptions: { operators: ['eq', 'ne', 'gt', 'ge', 'lt'] } });
+const METADATA_FIELDS = ['id', 'kind', 'type', 'name', 'columns', 'filterCriteria'];
+const metadataSchema = { id: 'string', kind: 'string', type: 'string', name: 'string' } as const;
+const metadataQuery = createListQuery({ filter: metadataSchema, sort: metadataSchema, filterOptions: { operators: ['eq', 'ne', 'gt', 'ge', 'lt'] } });
 
 function createState(ctx: SimContext): ReportingState {
   const config = ctx.config as ReportingConfig;
@@ -98,13 +106,26 @@ function createState(ctx: SimContext): ReportingState {
   };
 }
 
+/** The published body marks nothing required; an export still needs these (checked by `planOf`). */
 interface ExportRequest {
   name: string;
+  description?: string;
   type: string;
   definition: {
     queryElements: { columns: string[]; filterCriteria?: Array<{ key: string; operator: string; value: string }> };
-    enrollment: { delivery: { format: ReportFormat; email?: { subject?: string; recipients: string[] } } };
+    enrollment: { delivery: { format: ReportFormat; email?: { subject?: string; recipients?: string[] } } };
   };
+}
+
+/** The parts of an export body the platform needs, each refused with the field it names. */
+function requireExportFields(body: unknown): ExportRequest {
+  const value = (body ?? {}) as Partial<ExportRequest>;
+  const missing = (subject: string) => fieldError(subject, `The report export needs ${subject}`, 'required');
+  if (typeof value.name !== 'string' || value.name === '') throw missing('name');
+  if (typeof value.type !== 'string') throw missing('type');
+  if (!Array.isArray(value.definition?.queryElements?.columns)) throw missing('definition.queryElements.columns');
+  if (value.definition.enrollment?.delivery?.format === undefined) throw missing('definition.enrollment.delivery.format');
+  return value as ExportRequest;
 }
 
 function fieldError(subject: string, message: string, description: string): SimHttpError {
@@ -113,9 +134,9 @@ function fieldError(subject: string, message: string, description: string): SimH
 
 /** Checks the export against its type's metadata; answers the row pipeline it asks for. */
 function planOf(body: ExportRequest): { reportType: ReportType; columns: string[]; criteria: Array<{ key: string; operator: string; value: string }> } {
-  const reportType = REPORT_TYPES.find((t) => t.metadata.id === body.type);
+  const reportType = REPORT_TYPES.find((t) => t.metadata.type === body.type);
   if (!reportType) {
-    throw fieldError('type', `Unknown report type '${body.type}'`, `one of ${REPORT_TYPES.map((t) => t.metadata.id).join(', ')}`);
+    throw fieldError('type', `Unknown report type '${body.type}'`, `one of ${REPORT_TYPES.map((t) => t.metadata.type).join(', ')}`);
   }
   const known = reportType.metadata.columns.map((c) => c.name);
   const { columns, filterCriteria = [] } = body.definition.queryElements;
@@ -175,10 +196,13 @@ function handlers(state: ReportingState, ctx: SimContext) {
       id: entry.id,
       resourceUri: `${base}/statuses/${entry.id}`,
       type: 'REPORT',
+      name: entry.name,
+      ...(entry.description === undefined ? {} : { description: entry.description }),
+      userName: entry.userName,
       status: view.status,
       stage: view.stage,
       message: view.message,
-      isExpired: expired,
+      isExpired: String(expired),
       reportType: entry.reportType.metadata.type,
       reportDownloadUrl: entry.result?.ok && !expired ? entry.downloadUrl : '',
       recipientEmailId: entry.recipients.join(','),
@@ -218,10 +242,21 @@ function handlers(state: ReportingState, ctx: SimContext) {
   const base = (req: SimRequest): string => (req.operationId.startsWith('reportingV1alpha1.') ? '/reporting/v1alpha1' : '/reporting/v1');
 
   const v1: Record<string, (req: SimRequest) => SimResponse> = {
-    listReportExportsMetadata: (req) => ({ status: 200, body: listPage(REPORT_TYPES.map((t) => t.metadata), req) }),
+    listReportExportsMetadata: (req) => {
+      // `filter`, `select` and `sort` are required (published); every field of an entry is required
+      // too, so `select` may name fields but cannot drop any.
+      const selected = String(req.query.select).split(',').map((field) => field.trim());
+      const unknown = selected.filter((field) => !METADATA_FIELDS.includes(field));
+      if (unknown.length > 0) {
+        throw badRequest(`select names unknown fields: ${unknown.join(', ')}`, [
+          { source: 'query.parameter', subject: 'select', description: `fields of ${METADATA_FIELDS.join(', ')}` },
+        ]);
+      }
+      return { status: 200, body: metadataQuery.page(REPORT_TYPES.map((t) => t.metadata), req) };
+    },
 
     createReportExport: (req) => {
-      const body = req.body as ExportRequest;
+      const body = requireExportFields(req.body);
       const plan = planOf(body);
       const delivery = body.definition.enrollment.delivery;
       // The export's id is its operation's: the entry exists before the operation can complete.
@@ -240,6 +275,8 @@ function handlers(state: ReportingState, ctx: SimContext) {
       const entry: ReportExport = {
         id: record.id,
         name: body.name,
+        ...(body.description === undefined ? {} : { description: body.description }),
+        userName: req.clientId,
         reportType: plan.reportType,
         format: delivery.format,
         recipients: delivery.email?.recipients ?? [],
@@ -253,7 +290,7 @@ function handlers(state: ReportingState, ctx: SimContext) {
       return {
         status: 202,
         headers: { Location: `${base(req)}/async-operations/${record.id}` },
-        body: { id: record.id, status: 'SUBMITTED' },
+        body: { id: record.id, name: body.name },
       };
     },
 

@@ -65,17 +65,17 @@ export function checkTags(
 
 /**
  * Starts the async operation of an accepted device or subscription write and answers the
- * 202: Location plus `{code, status, transactionId}`. With `dry-run=true` the request was
+ * 202: Location plus the published `{code: 202, status: '202 ACCEPTED', transactionId}`. With `dry-run=true` the request was
  * only validated: the operation changes nothing and succeeds at once, so a client follows
  * it exactly like a real one (the description documents only the 202 for these writes).
  */
 export function acceptWrite(asyncOps: AsyncOperations, req: SimRequest, spec: AsyncOperationSpec): SimResponse {
   const record = isDryRun(req)
-    ? asyncOps.start({ ...spec, type: `${spec.type}-dry-run`, durationMs: 0, complete: () => ({ status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'DRY_RUN' }) })
+    ? asyncOps.start({ ...spec, type: `${spec.type}-dry-run`, durationMs: 0, complete: () => ({ status: 'SUCCEEDED', result: {}, resultType: 'DRY_RUN' }) })
     : asyncOps.start(spec);
   return {
     status: 202,
     headers: { Location: asyncOps.locationOf(record) },
-    body: { code: '202', status: 'Accepted', transactionId: record.id },
+    body: { code: 202, status: '202 ACCEPTED', transactionId: record.id },
   };
 }

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { createTestContext } from '../../testing.js';
+import { workspacesArea } from '../workspaces/workspaces-area.js';
 import { createAreaHarness } from './area-harness.js';
 import { subscriptionsArea } from './subscriptions-area.js';
 
 function setup(config: Record<string, unknown> = {}) {
-  return createAreaHarness(subscriptionsArea, { config });
+  const workspaces = workspacesArea.createState(createTestContext({ areaKey: 'workspaces' }));
+  return createAreaHarness(subscriptionsArea, { config, states: { workspaces } });
 }
 
 type List = { items: Array<Record<string, unknown>>; total: number };
@@ -41,7 +44,7 @@ describe('subscriptions area', () => {
     expect(response.status).toBe(202);
     const location = response.headers?.Location ?? '';
     expect(location).toMatch(/^\/subscriptions\/v1\/async-operations\/[0-9a-f-]{36}$/);
-    expect(response.body).toEqual({ code: '202', status: 'Accepted', transactionId: location.split('/').pop() });
+    expect(response.body).toEqual({ code: 202, status: '202 ACCEPTED', transactionId: location.split('/').pop() });
     expect(state.subscriptions).toHaveLength(12);
     ctx.advance(60_000);
     expect(ctx.asyncOps.get(location.split('/').pop()!)?.outcome?.status).toBe('SUCCEEDED');
@@ -82,32 +85,33 @@ describe('subscriptions area', () => {
   });
 
   it('auto-subscription settings: defaults, upsert of pairs, null tier removes the pair', async () => {
-    const { call, rejection } = setup();
+    const { call, rejection, ctx } = setup();
     const list = (await call('subscriptions.listAutoSubscriptionSettings')).body as List;
     expect(list.total).toBe(1);
     const settings = list.items[0]!;
+    expect(settings.tenantWorkspaceId).toBe(ctx.stateOf<{ workspace: { id: string } }>('workspaces').workspace.id);
     expect(settings.autoSubscriptionSettings).toEqual([
-      { deviceType: 'COMPUTE', tier: 'FOUNDATION' },
-      { deviceType: 'STORAGE', tier: 'FOUNDATION' },
+      { deviceType: 'COMPUTE', tier: 'STANDARD_COMPUTE' },
+      { deviceType: 'AP', tier: 'FOUNDATION_AP' },
     ]);
     const id = settings.id as string;
     const generation = settings.generation as number;
     const updated = await call('subscriptions.updateAutoSubscriptionSettings', {
       method: 'PATCH',
       params: { id },
-      body: { autoSubscriptions: [{ deviceType: 'COMPUTE', tier: 'ADVANCED' }, { deviceType: 'STORAGE', tier: null }, { deviceType: 'NETWORK', tier: 'FOUNDATION' }] },
+      body: { autoSubscriptionSettings: [{ deviceType: 'COMPUTE', tier: 'ENHANCED_COMPUTE' }, { deviceType: 'AP', tier: null }, { deviceType: 'SWITCH', tier: 'FOUNDATION_SWITCH' }] },
     });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({
       id,
       generation: generation + 1,
       autoSubscriptionSettings: [
-        { deviceType: 'COMPUTE', tier: 'ADVANCED' },
-        { deviceType: 'NETWORK', tier: 'FOUNDATION' },
+        { deviceType: 'COMPUTE', tier: 'ENHANCED_COMPUTE' },
+        { deviceType: 'SWITCH', tier: 'FOUNDATION_SWITCH' },
       ],
     });
     expect((await call('subscriptions.getAutoSubscriptionSettings', { params: { id } })).body).toEqual(updated.body);
-    expect((await rejection('subscriptions.updateAutoSubscriptionSettings', { params: { id }, body: { autoSubscriptions: [{ deviceType: 'TOASTER', tier: 'ADVANCED' }] } })).status).toBe(400);
+    expect((await rejection('subscriptions.updateAutoSubscriptionSettings', { params: { id }, body: { autoSubscriptionSettings: [] } })).status).toBe(400);
     expect((await rejection('subscriptions.listAutoSubscriptionSettings', { query: { filter: "id eq 'x'" } })).status).toBe(400);
   });
 });

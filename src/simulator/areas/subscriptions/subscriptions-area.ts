@@ -2,38 +2,54 @@
  * Subscription management: subscriptions added by key (async), tag updates (async), and
  * the workspace's auto-subscription settings.
  *
- * `PATCH /subscriptions/v1/subscriptions` is listed by the reference without a body; here it
- * mirrors the device update: `?id=..&id=..` (at most 5), an `application/merge-patch+json`
- * body `{tags: {name: value | null}}` (null removes the tag), 202 with an async operation
- * whose completion applies the tags.
+ * `PATCH /subscriptions/v1/subscriptions` mirrors the device update: `?id=..&id=..` (at most
+ * 5), an `application/merge-patch+json` body `{tags: {name: value | null}}` (null removes the
+ * tag), 202 with an async operation whose completion applies the tags. Records are answered
+ * as published: quantities as strings.
  */
 import type { AreaModule, Rng, SimContext, SimRequest } from '../../context.js';
 import { badRequest, notFound } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
+import type { WorkspacesState } from '../workspaces/workspaces-area.js';
 import { generatedRecord, touch, WORLD_EPOCH_MS, type RecordFields } from '../workspaces/world-time.js';
 import { acceptWrite, batchIds, checkTags, MAX_BATCH } from './batch-writes.js';
 
-export const DEVICE_TYPES = ['COMPUTE', 'STORAGE', 'NETWORK'] as const;
-export const SUBSCRIPTION_TIERS = ['FOUNDATION', 'ADVANCED', 'ENTERPRISE'] as const;
-const SUBSCRIPTION_TYPES = ['CENTRAL_STORAGE', 'CENTRAL_COMPUTE', 'CENTRAL_NETWORK'] as const;
-const END_USERS = ['Northwind Labs', 'Contoso Freight', 'Blue Harbor Clinic', 'Granite Works'];
+/** Published subscription types the world uses, each with the published tiers it sells. */
+const PRODUCTS = {
+  CENTRAL_COMPUTE: { tiers: ['FOUNDATION_SERVER', 'STANDARD_SERVER', 'ENHANCED_SERVER'], label: 'server' },
+  CENTRAL_STORAGE: { tiers: ['FOUNDATION_STORAGE', 'STANDARD_STORAGE', 'ENHANCED_STORAGE'], label: 'storage' },
+  CENTRAL_SWITCH: { tiers: ['FOUNDATION_SWITCH_6300', 'ADVANCED_SWITCH_6300'], label: 'switch' },
+  CENTRAL_AP: { tiers: ['FOUNDATION_AP', 'ADVANCED_AP'], label: 'access point' },
+} as const;
+type SubscriptionType = keyof typeof PRODUCTS;
+const SUBSCRIPTION_TYPES = Object.keys(PRODUCTS) as SubscriptionType[];
 
 export interface Subscription extends RecordFields {
   resourceUri: string;
   key: string;
+  /** Numbers here; the published record answers them as strings. */
   quantity: number;
   availableQuantity: number;
-  evaluationType: 'NONE' | 'EVAL';
-  productSku: string;
-  productDescription: string;
+  isEval: boolean;
+  sku: string;
+  skuDescription: string;
+  tierDescription: string;
+  productType: 'DEVICE';
   quote: string;
-  endUserName: string;
-  subscriptionType: (typeof SUBSCRIPTION_TYPES)[number];
+  contract: string;
+  po: string;
+  resellerPo: string;
+  subscriptionType: SubscriptionType;
   subscriptionStatus: 'STARTED' | 'ENDED' | 'SUSPENDED';
-  tier: (typeof SUBSCRIPTION_TIERS)[number];
+  tier: string;
   startTime: string;
   endTime: string;
   tags: Record<string, string>;
+}
+
+/** The published record: quantities as strings. */
+export function subscriptionView(subscription: Subscription): Record<string, unknown> {
+  return { ...subscription, quantity: String(subscription.quantity), availableQuantity: String(subscription.availableQuantity) };
 }
 
 export interface AutoSubscriptionSettings extends RecordFields {
@@ -71,11 +87,14 @@ const schema = {
   key: 'string',
   quantity: 'integer',
   availableQuantity: 'integer',
-  evaluationType: 'string',
-  productSku: 'string',
-  productDescription: 'string',
+  isEval: 'boolean',
+  sku: 'string',
+  skuDescription: 'string',
+  tierDescription: 'string',
+  productType: 'string',
   quote: 'string',
-  endUserName: 'string',
+  contract: 'string',
+  po: 'string',
   subscriptionType: 'string',
   subscriptionStatus: 'string',
   tier: 'string',
@@ -89,7 +108,8 @@ const listQuery = createListQuery({ filter: schema, sort: schema });
 
 function subscriptionFrom(rng: Rng, key: string, record: RecordFields): Subscription {
   const subscriptionType = rng.pick(SUBSCRIPTION_TYPES);
-  const tier = rng.pick(SUBSCRIPTION_TIERS);
+  const product = PRODUCTS[subscriptionType];
+  const tier = rng.pick(product.tiers);
   const quantity = rng.pick([5, 10, 25, 50, 100]);
   const start = Date.parse(record.createdAt);
   const evaluation = rng.next() < 0.2;
@@ -100,11 +120,15 @@ function subscriptionFrom(rng: Rng, key: string, record: RecordFields): Subscrip
     key,
     quantity,
     availableQuantity: quantity,
-    evaluationType: evaluation ? 'EVAL' : 'NONE',
-    productSku: `S${rng.int(1000, 9999)}-${tier.slice(0, 3)}`,
-    productDescription: `${tier.charAt(0)}${tier.slice(1).toLowerCase()} ${subscriptionType.slice(8).toLowerCase()} subscription, ${quantity} units`,
+    isEval: evaluation,
+    sku: `S${rng.int(1000, 9999)}-${tier.slice(0, 3)}`,
+    skuDescription: `${product.label} subscription, ${quantity} units, ${evaluation ? '90 days evaluation' : 'term licence'}`,
+    tierDescription: `${tier.split('_')[0]!.charAt(0)}${tier.split('_')[0]!.slice(1).toLowerCase()} ${product.label}`,
+    productType: 'DEVICE',
     quote: String(rng.int(10_000_000, 99_999_999)),
-    endUserName: rng.pick(END_USERS),
+    contract: `C-${rng.int(100_000, 999_999)}`,
+    po: `PO-${rng.int(10_000, 99_999)}`,
+    resellerPo: `RPO-${rng.int(10_000, 99_999)}`,
     subscriptionType,
     subscriptionStatus: Date.parse(endTime) < WORLD_EPOCH_MS ? 'ENDED' : 'STARTED',
     tier,
@@ -133,8 +157,8 @@ function createState(ctx: SimContext): SubscriptionsState {
     resourceUri: '',
     // Defaults from workspace creation.
     autoSubscriptionSettings: [
-      { deviceType: 'COMPUTE', tier: 'FOUNDATION' },
-      { deviceType: 'STORAGE', tier: 'FOUNDATION' },
+      { deviceType: 'COMPUTE', tier: 'STANDARD_COMPUTE' },
+      { deviceType: 'AP', tier: 'FOUNDATION_AP' },
     ],
   };
   autoSettings.resourceUri = `/subscriptions/v1/auto-subscription-settings/${autoSettings.id}`;
@@ -154,6 +178,7 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
     if (!subscription) throw notFound('Subscription', id);
     return subscription;
   };
+  const workspaceId = () => ctx.stateOf<WorkspacesState>('workspaces').workspace.id;
   const findSettings = (id: string): AutoSubscriptionSettings => {
     const settings = state.autoSettings.find((s) => s.id === id);
     if (!settings) throw notFound('Auto-subscription settings', id);
@@ -161,9 +186,12 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
   };
 
   return {
-    'subscriptions.listSubscriptions': (req: SimRequest) => ({ status: 200, body: listQuery.page(state.subscriptions, req) }),
+    'subscriptions.listSubscriptions': (req: SimRequest) => {
+      const page = listQuery.page(state.subscriptions, req);
+      return { status: 200, body: { ...page, items: page.items.map(subscriptionView) } };
+    },
 
-    'subscriptions.getSubscription': (req: SimRequest) => ({ status: 200, body: find(req.params.id ?? '') }),
+    'subscriptions.getSubscription': (req: SimRequest) => ({ status: 200, body: subscriptionView(find(req.params.id ?? '')) }),
 
     'subscriptions.addSubscriptions': (req: SimRequest) => {
       const entries = bodyOf(req).subscriptions;
@@ -203,7 +231,7 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
             state.subscriptions.push(added);
             state.byId.set(added.id, added);
           }
-          return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'SUBSCRIPTIONS_ADD' };
+          return { status: 'SUCCEEDED', result: { addedKeys: keys }, resultType: 'SUBSCRIPTIONS_ADD' };
         },
       });
     },
@@ -228,39 +256,29 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
             subscription.tags = checkTags(subscription.tags, patch, 'tags');
             touch(subscription, nowIso);
           }
-          return { status: 'SUCCEEDED', result: 'SUCCEEDED', resultType: 'SUBSCRIPTIONS_UPDATE' };
+          return { status: 'SUCCEEDED', result: { updatedSubscriptions: ids }, resultType: 'SUBSCRIPTIONS_UPDATE' };
         },
       });
     },
 
-    'subscriptions.listAutoSubscriptionSettings': (req: SimRequest) => ({
-      status: 200,
-      body: settingsQuery.page(state.autoSettings, req),
-    }),
+    'subscriptions.listAutoSubscriptionSettings': (req: SimRequest) => {
+      const page = settingsQuery.page(state.autoSettings, req);
+      return { status: 200, body: { ...page, items: page.items.map((settings) => ({ ...settings, tenantWorkspaceId: workspaceId() })) } };
+    },
 
     'subscriptions.getAutoSubscriptionSettings': (req: SimRequest) => ({ status: 200, body: findSettings(req.params.id ?? '') }),
 
     'subscriptions.updateAutoSubscriptionSettings': (req: SimRequest) => {
       const settings = findSettings(req.params.id ?? '');
-      const pairs = bodyOf(req).autoSubscriptions;
-      if (!Array.isArray(pairs) || pairs.length === 0) {
-        throw badRequest('autoSubscriptions must list {deviceType, tier} pairs', [
-          { source: 'field', subject: 'autoSubscriptions', description: 'a non-empty array' },
+      // The description (published enums, required pair fields) has checked the body.
+      const pairs = bodyOf(req).autoSubscriptionSettings as Array<{ deviceType: string; tier: string | null }>;
+      if (pairs.length === 0) {
+        throw badRequest('autoSubscriptionSettings must list {deviceType, tier} pairs', [
+          { source: 'field', subject: 'autoSubscriptionSettings', description: 'a non-empty array' },
         ]);
       }
       const next = settings.autoSubscriptionSettings.map((pair) => ({ ...pair }));
-      pairs.forEach((pair: unknown, index) => {
-        const { deviceType, tier } = (pair ?? {}) as { deviceType?: unknown; tier?: unknown };
-        if (typeof deviceType !== 'string' || !(DEVICE_TYPES as readonly string[]).includes(deviceType)) {
-          throw badRequest(`Unknown deviceType '${String(deviceType)}'`, [
-            { source: 'field', subject: `autoSubscriptions[${index}].deviceType`, description: `one of ${DEVICE_TYPES.join(', ')}` },
-          ]);
-        }
-        if (tier !== null && (typeof tier !== 'string' || !(SUBSCRIPTION_TIERS as readonly string[]).includes(tier))) {
-          throw badRequest(`Unknown tier '${String(tier)}'`, [
-            { source: 'field', subject: `autoSubscriptions[${index}].tier`, description: `one of ${SUBSCRIPTION_TIERS.join(', ')}, or null to remove` },
-          ]);
-        }
+      pairs.forEach(({ deviceType, tier }) => {
         const at = next.findIndex((existing) => existing.deviceType === deviceType);
         if (tier === null) {
           if (at >= 0) next.splice(at, 1);

@@ -4,14 +4,18 @@
  * functions and the substring form of `in`, as the reference shows for this area.
  */
 import type { AreaModule, SimContext, SimRequest, SimResponse } from '../../context.js';
-import { conflict, notFound, unavailableForLegalReasons } from '../../errors.js';
+import { badRequest, conflict, notFound, unavailableForLegalReasons } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { generatedRecord, pastTimestamp, touch, WORLD_EPOCH_MS, type RecordFields } from '../workspaces/world-time.js';
 
 export interface User extends RecordFields {
   username: string;
+  firstName: string;
+  lastName: string;
+  resourceUri: string;
   userStatus: 'UNVERIFIED' | 'VERIFIED' | 'BLOCKED' | 'SUSPENDED';
-  lastLogin: string | null;
+  /** Absent until the user first logs in. */
+  lastLogin?: string;
   /** Kept for PUT; not part of the user record the platform shows. */
   preferences: { language: string; idleTimeout: number };
 }
@@ -47,6 +51,8 @@ const LAST = ['weber', 'berg', 'costa', 'nowak', 'okafor', 'lind', 'haddad', 'mo
 const schema = {
   id: 'string',
   username: 'string',
+  firstName: 'string',
+  lastName: 'string',
   userStatus: 'string',
   createdAt: 'timestamp',
   updatedAt: 'timestamp',
@@ -61,13 +67,23 @@ function view(user: User): Omit<User, 'preferences'> {
   return record;
 }
 
+const capitalised = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
+
+/** Name parts an invitation's e-mail suggests (`dana.weber@...` is Dana Weber). */
+function namesOf(email: string): { firstName: string; lastName: string } {
+  const [first = '', last = ''] = email.slice(0, email.indexOf('@')).split(/[._-]/);
+  return { firstName: capitalised(first), lastName: capitalised(last) };
+}
+
 function createState(ctx: SimContext): UsersState {
   const config = ctx.config as UsersConfig;
   const rng = ctx.rng.fork('users');
   const domain = config.emailDomain ?? 'example.com';
   const taken = new Set<string>();
   const users = Array.from({ length: config.users ?? 25 }, (_, i): User => {
-    let username = `${rng.pick(FIRST)}.${rng.pick(LAST)}@${domain}`;
+    const first = rng.pick(FIRST);
+    const last = rng.pick(LAST);
+    let username = `${first}.${last}@${domain}`;
     if (taken.has(username)) username = username.replace('@', `${i}@`);
     taken.add(username);
     const record = generatedRecord(rng, 'user', 700);
@@ -76,10 +92,13 @@ function createState(ctx: SimContext): UsersState {
     return {
       ...record,
       username,
+      firstName: capitalised(first),
+      lastName: capitalised(last),
+      resourceUri: `/identity/v1/users/${record.id}`,
       userStatus: verified ? 'VERIFIED' : 'UNVERIFIED',
       // Verified users logged in at varied times; unverified ones never did.
-      lastLogin: verified ? pastTimestamp(rng, Math.min(createdDaysAgo, 180)) : null,
-      preferences: { language: rng.pick(['en', 'de', 'fr', 'ja']), idleTimeout: rng.pick([900, 1800, 3600]) },
+      ...(verified ? { lastLogin: pastTimestamp(rng, Math.min(createdDaysAgo, 180)) } : {}),
+      preferences: { language: rng.pick(['en', 'de', 'fr', 'jp']), idleTimeout: rng.pick([900, 1800, 3600]) },
     };
   });
   return { users };
@@ -102,7 +121,11 @@ function handlers(state: UsersState, ctx: SimContext) {
     'users.getUser': (req: SimRequest): SimResponse => ({ status: 200, body: view(find(req.params.id ?? '')) }),
 
     'users.inviteUser': (req: SimRequest): SimResponse => {
-      const { email, sendWelcomeEmail } = req.body as { email: string; sendWelcomeEmail?: boolean };
+      const { email, sendWelcomeEmail = true } = req.body as { email?: string; sendWelcomeEmail?: boolean };
+      // The published body requires nothing, but an invitation needs an address.
+      if (typeof email !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(email)) {
+        throw badRequest('An invitation needs an e-mail address', [{ source: 'field', subject: 'email', description: 'an e-mail address' }]);
+      }
       const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
       if (restrictedDomains.has(domain)) throw unavailableForLegalReasons(`Users of ${domain} cannot be invited for legal reasons`);
       const existing = state.users.find((u) => u.username.toLowerCase() === email.toLowerCase());
@@ -110,19 +133,21 @@ function handlers(state: UsersState, ctx: SimContext) {
         throw conflict('USER_ALREADY_INVITED', `'${email}' is already ${existing.userStatus === 'VERIFIED' ? 'a user' : 'invited'} in this workspace`);
       }
       const nowIso = ctx.clock.nowIso();
+      const id = ctx.rng.fork(`invite:${email.toLowerCase()}`).uuid();
       const user: User = {
-        id: ctx.rng.fork(`invite:${email.toLowerCase()}`).uuid(),
+        id,
         type: 'user',
         generation: 1,
         createdAt: nowIso,
         updatedAt: nowIso,
         username: email,
+        ...namesOf(email),
+        resourceUri: `/identity/v1/users/${id}`,
         userStatus: 'UNVERIFIED',
-        lastLogin: null,
         preferences: { language: 'en', idleTimeout: 1800 },
       };
       state.users.push(user);
-      if (sendWelcomeEmail === true) {
+      if (sendWelcomeEmail) {
         ctx.sendMail({
           to: [email],
           subject: 'You are invited to a workspace',
@@ -139,7 +164,7 @@ function handlers(state: UsersState, ctx: SimContext) {
       const body = req.body as Partial<User['preferences']>;
       user.preferences = { ...user.preferences, ...body };
       touch(user, ctx.clock.nowIso());
-      return { status: 200, body: { ...user.preferences } };
+      return { status: 200, body: { message: `Preferences of '${user.username}' updated` } };
     },
 
     'users.deleteUser': (req: SimRequest): SimResponse => {

@@ -1,10 +1,11 @@
 /**
  * Workspace management: the workspace of the API clients (an MSP workspace) with its
- * contact details, and its MSP tenants (workspace records of type MSP_TENANT).
+ * contact details, its MSP tenants (`workspaceType` MSP_TENANT) and its API credentials.
  */
 import type { AreaModule, Rng, SimContext, SimRequest, SimResponse } from '../../context.js';
 import { conflict, notFound, unavailableForLegalReasons } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
+import { credentialHandlers, generatedCredential, type Credential } from './credentials.js';
 import { generatedRecord, touch, type RecordFields } from './world-time.js';
 
 export interface Address {
@@ -19,14 +20,17 @@ export interface Address {
 export interface Contact {
   address: Address;
   phoneNumber?: string;
-  email: string;
+  email?: string;
 }
 
 export interface Workspace extends RecordFields {
-  type: 'STANDARD_ENTERPRISE' | 'MSP' | 'MSP_TENANT';
+  resourceUri: string;
+  workspaceType: 'STANDARD_ENTERPRISE' | 'MSP' | 'MSP_TENANT';
   workspaceName: string;
   createdBy: string;
+  /** Tenants only. */
   description?: string;
+  inventoryOwnership?: 'MSP_OWNED_INVENTORY' | 'CUSTOMER_OWNED_INVENTORY';
 }
 
 export interface WorkspacesState {
@@ -34,6 +38,8 @@ export interface WorkspacesState {
   tenants: Workspace[];
   /** Contact details by workspace id (the workspace and each tenant). */
   contacts: Map<string, Contact>;
+  /** API credentials of the workspace, in creation order. */
+  credentials: Credential[];
 }
 
 /** World-file settings of the workspaces area. */
@@ -89,34 +95,58 @@ function createState(ctx: SimContext): WorkspacesState {
   const config = ctx.config as WorkspacesConfig;
   const rng = ctx.rng.fork('workspaces');
   const workspaceName = config.workspaceName ?? 'Fleetbook Sandbox';
-  const workspace: Workspace = { ...generatedRecord(rng, 'MSP', 1200), type: 'MSP', workspaceName, createdBy: `owner@${domainOf(workspaceName)}` };
+  const record = generatedRecord(rng, 'workspace', 1200);
+  const workspace: Workspace = {
+    ...record,
+    resourceUri: `/workspaces/v1/workspaces/${record.id}`,
+    workspaceType: 'MSP',
+    workspaceName,
+    createdBy: `owner@${domainOf(workspaceName)}`,
+  };
   const contacts = new Map<string, Contact>([[workspace.id, contactFor(rng, domainOf(workspaceName))]]);
   const tenants = Array.from({ length: config.tenants ?? 2 }, (_, i): Workspace => {
     const name = TENANT_NAMES[i % TENANT_NAMES.length] + (i >= TENANT_NAMES.length ? ` ${Math.floor(i / TENANT_NAMES.length) + 1}` : '');
+    const tenantRecord = generatedRecord(rng, 'tenant', 900);
     const tenant: Workspace = {
-      ...generatedRecord(rng, 'MSP_TENANT', 900),
-      type: 'MSP_TENANT',
+      ...tenantRecord,
+      resourceUri: `/workspaces/v1/msp-tenants/${tenantRecord.id}`,
+      workspaceType: 'MSP_TENANT',
       workspaceName: name,
       createdBy: workspace.createdBy,
       description: `Managed for ${name}`,
+      inventoryOwnership: rng.pick(['MSP_OWNED_INVENTORY', 'CUSTOMER_OWNED_INVENTORY'] as const),
     };
     contacts.set(tenant.id, contactFor(rng, domainOf(name)));
     return tenant;
   });
-  return { workspace, tenants, contacts };
+  const credentials = [generatedCredential(rng, generatedRecord(rng, 'credential', 300), 'Nightly automation')];
+  const firstTenant = tenants[0];
+  if (firstTenant) {
+    // A credential made for a tenant's service: the published associations filled.
+    credentials.push(
+      generatedCredential(rng, generatedRecord(rng, 'credential', 300), `${firstTenant.workspaceName} monitoring`, {
+        associatedTenant: { resourceUri: firstTenant.resourceUri, tenantName: firstTenant.workspaceName },
+        associatedServiceManagerProvision: { resourceUri: `/service-catalog/v1/service-manager-provisions/${rng.uuid()}` },
+      }),
+    );
+  } else credentials.push(generatedCredential(rng, generatedRecord(rng, 'credential', 300), 'Monitoring export'));
+  return { workspace, tenants, contacts, credentials };
 }
 
+/** The published tenant body: only the name is required (and a country with an address). */
 interface TenantRequest {
   workspaceName: string;
   description?: string;
-  email: string;
+  email?: string;
   phoneNumber?: string;
-  address: Address;
+  address?: Address;
+  inventoryOwnership?: Workspace['inventoryOwnership'];
 }
 
 const tenantQuery = createListQuery({});
 
 function handlers(state: WorkspacesState, ctx: SimContext) {
+  let credentialSerial = 0;
   const findWorkspace = (id: string): Workspace => {
     const found = id === state.workspace.id ? state.workspace : state.tenants.find((t) => t.id === id);
     if (!found) throw notFound('Workspace', id);
@@ -133,23 +163,26 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
   };
   const restricted = new Set((ctx.config as WorkspacesConfig).restrictedCountries ?? []);
   const checkCountryAllowed = (body: TenantRequest): void => {
-    if (restricted.has(body.address.countryCode)) {
+    if (body.address && restricted.has(body.address.countryCode)) {
       throw unavailableForLegalReasons(`Tenants with an address in ${body.address.countryCode} cannot be served for legal reasons`);
     }
   };
   const contactOf = (body: TenantRequest): Contact => ({
-    address: { ...body.address },
-    email: body.email,
+    address: { ...(body.address ?? { countryCode: '' }) },
+    ...(body.email === undefined ? {} : { email: body.email }),
     ...(body.phoneNumber === undefined ? {} : { phoneNumber: body.phoneNumber }),
   });
+  /** The published contact record: the address without empty parts, and its own path. */
+  const contactView = (workspace: Workspace): Record<string, unknown> => {
+    const contact = state.contacts.get(workspace.id);
+    const address = Object.fromEntries(Object.entries(contact?.address ?? {}).filter(([, value]) => value !== ''));
+    return { ...contact, address, resourceUri: `/workspaces/v1/workspaces/${workspace.id}/contact` };
+  };
 
   return {
     'workspaces.getWorkspace': (req: SimRequest): SimResponse => ({ status: 200, body: findWorkspace(req.params.workspaceId ?? '') }),
 
-    'workspaces.getWorkspaceContact': (req: SimRequest): SimResponse => {
-      const workspace = findWorkspace(req.params.id ?? '');
-      return { status: 200, body: state.contacts.get(workspace.id) };
-    },
+    'workspaces.getWorkspaceContact': (req: SimRequest): SimResponse => ({ status: 200, body: contactView(findWorkspace(req.params.workspaceId ?? '')) }),
 
     'workspaces.listTenants': (req: SimRequest): SimResponse => ({ status: 200, body: tenantQuery.page(state.tenants, req) }),
 
@@ -158,14 +191,18 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
       checkCountryAllowed(body);
       checkNameFree(body.workspaceName);
       const nowIso = ctx.clock.nowIso();
+      const id = ctx.rng.fork(`tenant:${state.tenants.length}:${body.workspaceName}`).uuid();
       const tenant: Workspace = {
-        id: ctx.rng.fork(`tenant:${state.tenants.length}:${body.workspaceName}`).uuid(),
-        type: 'MSP_TENANT',
+        id,
+        type: 'tenant',
         generation: 1,
         createdAt: nowIso,
         updatedAt: nowIso,
+        resourceUri: `/workspaces/v1/msp-tenants/${id}`,
+        workspaceType: 'MSP_TENANT',
         workspaceName: body.workspaceName,
         createdBy: state.workspace.createdBy,
+        inventoryOwnership: body.inventoryOwnership ?? 'MSP_OWNED_INVENTORY',
         ...(body.description === undefined ? {} : { description: body.description }),
       };
       state.tenants.push(tenant);
@@ -181,6 +218,7 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
       tenant.workspaceName = body.workspaceName;
       if (body.description === undefined) delete tenant.description;
       else tenant.description = body.description;
+      if (body.inventoryOwnership !== undefined) tenant.inventoryOwnership = body.inventoryOwnership;
       state.contacts.set(tenant.id, contactOf(body));
       touch(tenant, ctx.clock.nowIso());
       return { status: 200, body: { message: `Tenant '${tenant.workspaceName}' updated` } };
@@ -192,6 +230,14 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
       state.contacts.delete(tenant.id);
       return { status: 204 };
     },
+
+    ...credentialHandlers({
+      credentials: state.credentials,
+      nowIso: () => ctx.clock.nowIso(),
+      // A serial of its own: an id is never handed out twice, even after a delete.
+      idFor: (label) => ctx.rng.fork(`${label}:${(credentialSerial += 1)}`).uuid(),
+      tenantNameOf: (tenantId) => state.tenants.find((t) => t.id === tenantId)?.workspaceName,
+    }),
   };
 }
 
@@ -200,5 +246,6 @@ export const workspacesArea: AreaModule<WorkspacesState> = {
   configSchema,
   createState,
   handlers,
-  summary: (state) => ({ workspaceId: state.workspace.id, workspaces: 1, tenants: state.tenants.length }),
+  summary: (state) => ({ workspaceId: state.workspace.id, workspaces: 1, tenants: state.tenants.length, credentials: state.credentials.length }),
+  apiClientOf: (state, clientId) => state.credentials.find((c) => c.clientId === clientId),
 };
