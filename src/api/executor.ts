@@ -74,6 +74,8 @@ export interface ExecutorOptions {
 
 export interface Executor {
   readonly catalogue: OperationCatalogue;
+  /** The client's time: what paging and async-operation waits wait on too. */
+  readonly clock: Clock;
   /** The operation by id; an unknown id is an error naming close matches. */
   operation(operationId: string): OperationDescriptor;
   /**
@@ -237,5 +239,5 @@ export function createExecutor(options: ExecutorOptions): Executor {
       ...(context.region === undefined ? {} : { region: context.region }),
     }));
 
-  return { catalogue, operation, exchange, call };
+  return { catalogue, clock, operation, exchange, call };
 }
