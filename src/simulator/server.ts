@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { inputSchemaOf, loadPlatformDescription, type OperationDescriptor } from '../openapi/description.js';
+import { inputSchemaOf, loadPlatformDescription, type OperationDescriptor } from '../openapi/index.js';
 import { areaModules } from './areas/index.js';
 import { createAsyncViews } from './async-views.js';
 import { createAuth, ROLE_LEVELS, type Auth } from './auth.js';
@@ -19,6 +19,7 @@ import { buildWorld, type World } from './world.js';
 import { loadWorldFile, type ApiClient } from './world-file.js';
 import { deprecationHeadersFor } from './deprecation.js';
 import { withoutSecretKeys } from '../logging/index.js';
+import { errorMessage } from '../errors/index.js';
 
 export interface SimulatorOptions {
   /** 0 picks a free port. @default 0 */
@@ -103,7 +104,7 @@ function errorResponse(error: SimHttpError, withDetails: boolean, headers: Recor
 }
 
 function serverError(error: unknown): SimHttpError {
-  return new SimHttpError(500, 'INTERNAL_SERVER_ERROR', `Simulator error: ${error instanceof Error ? error.message : String(error)}`, [
+  return new SimHttpError(500, 'INTERNAL_SERVER_ERROR', `Simulator error: ${errorMessage(error)}`, [
     { type: 'retry info', retryAfterSeconds: 30 },
   ]);
 }
