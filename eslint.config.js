@@ -18,4 +18,12 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // The simulator's server is small pieces (src/simulator/ARCHITECTURE.md): a function that
+    // outgrows 80 lines is split, not grown. The areas' handler tables and the async-operation
+    // store are not split yet, hence their exemption.
+    files: ['src/simulator/*.ts'],
+    ignores: ['src/simulator/*.test.ts', 'src/simulator/async-operations.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
 );

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { OperationDescriptor } from '../openapi/index.js';
 import type { SimClock } from './context.js';
 import { SimHttpError } from './errors.js';
 import type { ApiClient, Role } from './world-file.js';
@@ -98,4 +99,16 @@ export function createAuth(
       return tokens.size;
     },
   };
+}
+
+/** RBAC: a 403 when the client's role lacks the permission level the operation needs. */
+export function requireRoleFor(op: OperationDescriptor, client: ApiClient): void {
+  const level = op.permission?.level;
+  if (level && !ROLE_LEVELS[client.role].includes(level)) {
+    throw new SimHttpError(
+      403,
+      'FORBIDDEN',
+      `Client '${client.clientId}' (role ${client.role}) lacks the ${level} level of ${op.permission?.permission ?? 'the permission'} that ${op.id} needs`,
+    );
+  }
 }

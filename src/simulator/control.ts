@@ -2,17 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { isFleetbookError } from '../errors/index.js';
 import type { OutboxMessage, SimClock } from './context.js';
 import { badRequest, refuseMalformedBody, SimHttpError } from './errors.js';
-import type { FaultSettings } from './faults.js';
+import { loadFaultSettings, type FaultSettings } from './faults.js';
 import type { RequestLogEntry } from './request-log.js';
-
-/** A response that did not match the description (`validateResponses`). */
-export interface ResponseViolation {
-  operationId: string;
-  method: string;
-  path: string;
-  status: number;
-  problems: string[];
-}
+import type { ResponseViolation } from './response-check.js';
+import type { Simulation } from './simulation.js';
 
 /** What `/_sim/` exposes, also handed to in-process callers as `simulator.control`. */
 export interface SimulatorControl {
@@ -32,6 +25,24 @@ export interface SimulatorControl {
   /** Whether answers are checked against the description (`validateResponses`, `--check-responses`). */
   checksResponses(): boolean;
   revokeTokens(): void;
+}
+
+/** The control of a simulation, as `/_sim/` and in-process callers use it. */
+export function createControl(sim: Simulation): SimulatorControl {
+  return {
+    requests: (filter) => sim.requestLog.list(filter),
+    clearRequests: () => sim.requestLog.clear(),
+    outbox: () => sim.worlds.current().services.outbox.messages,
+    faults: { get: () => sim.faults.current(), set: (settings) => sim.faults.set(loadFaultSettings(settings)) },
+    clock: sim.clock,
+    reset: () => sim.worlds.rebuild(),
+    world: () => ({ seed: sim.seed, timeScale: sim.clock.timeScale, areas: sim.worlds.current().summary() }),
+    violations: () => sim.violations,
+    checksResponses: () => sim.validateResponses,
+    revokeTokens: () => {
+      sim.auth.revokeAll();
+    },
+  };
 }
 
 /** The `/_sim/` control surface: not part of the platform, no auth. */

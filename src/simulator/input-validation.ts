@@ -1,7 +1,8 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { inputSchemaOf, type OperationDescriptor } from '../openapi/index.js';
 import type { BadRequestIssue } from './errors.js';
-import { badRequest, SimHttpError } from './errors.js';
-import { describeSchemaError, pointerOf } from './schema-validator.js';
+import { badRequest, refuseMalformedBody, SimHttpError } from './errors.js';
+import { describeSchemaError, pointerOf, type SchemaValidator } from './schema-validator.js';
 
 /** The parts of an operation's description input validation reads. */
 export interface ValidatedOperation {
@@ -87,4 +88,24 @@ export function checkInput(op: ValidatedOperation, validate: ValidateFunction, i
     throw new SimHttpError(422, 'UNPROCESSABLE_ENTITY', refused.message, refused.details);
   }
   throw refused;
+}
+
+/** Refuses a request whose input the operation does not take (pipeline step 6). */
+export type InputCheck = (op: OperationDescriptor, params: Record<string, string>, query: Record<string, string | string[]>, body: unknown) => void;
+
+/**
+ * Refuses a body that is not JSON, then checks the input against the operation's schema
+ * (compiled on the operation's first request, then kept).
+ */
+export function createInputCheck(validator: SchemaValidator): InputCheck {
+  const validators = new Map<string, ValidateFunction>();
+  const validatorOf = (op: OperationDescriptor): ValidateFunction => {
+    let validate = validators.get(op.id);
+    if (!validate) validators.set(op.id, (validate = validator.compile(inputSchemaOf(op))));
+    return validate;
+  };
+  return (op, params, query, body) => {
+    refuseMalformedBody(body);
+    checkInput(op, validatorOf(op), inputOf(op, params, query, body));
+  };
 }

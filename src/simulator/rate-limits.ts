@@ -1,3 +1,4 @@
+import type { OperationDescriptor } from '../openapi/index.js';
 import { SimHttpError } from './errors.js';
 
 const REAL_MINUTE_MS = 60_000;
@@ -63,4 +64,13 @@ export function createRateLimits(options: { scale?: number; overrides?: Record<s
       return { headers };
     },
   };
+}
+
+/** Takes one request of the operation's rate-limit group, adding the rate-limit headers to `headers`; a 429 when none is left. */
+export function applyRateLimit(rateLimits: RateLimits, op: OperationDescriptor, clientId: string, headers: Record<string, string>): void {
+  const group = op.rateLimit?.group;
+  if (group === undefined) return;
+  const limit = rateLimits.limitOf(group, op.rateLimit?.perMinute);
+  if (limit === undefined) return;
+  Object.assign(headers, rateLimits.take(clientId, group, limit).headers);
 }

@@ -1,3 +1,6 @@
+import { withoutSecretKeys } from '../logging/index.js';
+import { MalformedBody } from './errors.js';
+
 /** One request as `/_sim/requests` shows it. */
 export interface RequestLogEntry {
   method: string;
@@ -47,4 +50,34 @@ export function createRequestLog(): RequestLog {
       entries = [];
     },
   };
+}
+
+/** What the log keeps of an arriving request. */
+export interface ArrivingRequest {
+  method: string;
+  /** The request URL; its query string is not kept. */
+  url: string;
+  body: unknown;
+}
+
+export function withoutQuery(url: string): string {
+  const at = url.indexOf('?');
+  return at < 0 ? url : url.slice(0, at);
+}
+
+/**
+ * Adds the entry of an arriving request (status 0 until answered), with its body as sent
+ * (secret keys scrubbed) so tests can prove what was sent; a body that is not JSON is not kept.
+ */
+export function logArrival(log: RequestLog, request: ArrivingRequest, operationId: string, simTime: string): RequestLogEntry {
+  const entry: RequestLogEntry = { method: request.method, path: withoutQuery(request.url), operationId, status: 0, time: new Date().toISOString(), simTime, durationMs: 0 };
+  const { body } = request;
+  if (body !== undefined && body !== null && !(body instanceof MalformedBody)) entry.body = withoutSecretKeys(body);
+  log.add(entry);
+  return entry;
+}
+
+/** Real milliseconds since `startedReal` (a `performance.now()`), to the hundredth, as the log shows durations. */
+export function elapsedSince(startedReal: number): number {
+  return Math.round((performance.now() - startedReal) * 100) / 100;
 }

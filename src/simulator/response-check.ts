@@ -1,7 +1,17 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import type { OperationDescriptor } from '../openapi/index.js';
 import type { SimResponse } from './context.js';
-import { describeSchemaError, pointerOf } from './schema-validator.js';
+import { SimHttpError } from './errors.js';
+import { describeSchemaError, pointerOf, type SchemaValidator } from './schema-validator.js';
+
+/** A response that did not match the description (`validateResponses`). */
+export interface ResponseViolation {
+  operationId: string;
+  method: string;
+  path: string;
+  status: number;
+  problems: string[];
+}
 
 /**
  * How an answer differs from what the description declares for its operation: a status the
@@ -27,4 +37,35 @@ export function responseProblems(
     }
   }
   return problems;
+}
+
+/** Checks answers against the description; a mismatch is listed in `violations` and answered 500 `SIMULATOR_RESPONSE_INVALID`. */
+export type ResponseChecker = (op: OperationDescriptor, method: string, path: string, response: SimResponse) => SimResponse;
+
+export function createResponseChecker(validator: SchemaValidator, violations: ResponseViolation[]): ResponseChecker {
+  const validators = new Map<string, ValidateFunction | null>();
+  const validatorOf = (op: OperationDescriptor, status: number): ValidateFunction | null => {
+    const key = `${op.id} ${status}`;
+    let validate = validators.get(key);
+    if (validate === undefined) {
+      const schema = (op.responses[String(status)] ?? op.responses.default)?.schema;
+      validate = schema ? validator.compile(schema as object) : null;
+      validators.set(key, validate);
+    }
+    return validate;
+  };
+  return (op, method, path, response) => {
+    const problems = responseProblems(op, response, (answered) => validatorOf(op, answered));
+    if (problems.length === 0) return response;
+    violations.push({ operationId: op.id, method, path, status: response.status, problems });
+    const { stream, ...answered } = response;
+    stream?.destroy();
+    const body = new SimHttpError(
+      500,
+      'SIMULATOR_RESPONSE_INVALID',
+      `The simulator's ${response.status} answer to ${op.id} does not match the description: ${problems.join('; ')}`,
+    ).toBody();
+    // The headers stay: the answer is the same one with its status and body replaced.
+    return { ...answered, status: 500, body };
+  };
 }

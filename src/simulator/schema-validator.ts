@@ -7,8 +7,12 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 /** The longest e-mail address there can be (RFC 5321: a 256-octet path less its angle brackets). */
 export const MAX_EMAIL_LENGTH = 254;
 
+export interface SchemaValidator {
+  compile(schema: object): ValidateFunction;
+}
+
 /** One ajv instance (JSON Schema 2020-12 with formats) for every schema the simulator checks. */
-export function createSchemaValidator(): { compile(schema: object): ValidateFunction } {
+export function createSchemaValidator(): SchemaValidator {
   const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: true });
   addFormats(ajv);
   // An address is at most 254 characters (RFC 5321); the description's `format: email` means

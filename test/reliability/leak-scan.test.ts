@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { testCredentials } from '../../src/api/testing.js';
-import { DEFAULT_CLIENTS } from '../../src/simulator/server.js';
+import { DEFAULT_CLIENTS } from '../../src/simulator/index.js';
 import { createSqliteRunStore, StepStatus } from '../../src/store/index.js';
 import globalSetup from '../support/global-setup.js';
 import { removalLeaks, scanCaptures, scanFile, SUITE_DIR_ENV, SUITE_SECRETS } from '../support/leak-scan.js';

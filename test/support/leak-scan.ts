@@ -21,7 +21,7 @@ export const SUITE_DIR_ENV = 'FLEETBOOK_TEST_SUITE_DIR';
  * clients' secrets and the API tests' credentials.
  */
 export const SUITE_SECRETS: readonly string[] = [
-  // The simulator's clients (src/simulator/server.ts DEFAULT_CLIENTS).
+  // The simulator's clients (src/simulator/simulation.ts DEFAULT_CLIENTS).
   'sim-admin-secret',
   'sim-operator-secret',
   'sim-observer-secret',
