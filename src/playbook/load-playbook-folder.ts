@@ -6,7 +6,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadPlaybook } from './load-playbook.js';
+import { loadPlaybook, type LoadPlaybookOptions } from './load-playbook.js';
 import { hasErrors, type Problem } from './problem.js';
 import { ProblemCode } from './problem-codes.js';
 import type { Playbook, ScheduleSpec } from './types.js';
@@ -22,7 +22,8 @@ export interface PlaybookFolder {
 
 export const isPlaybookFile = (name: string): boolean => /\.ya?ml$/.test(name);
 
-export function loadPlaybookFolder(folder: string): PlaybookFolder {
+/** `options` apply to every playbook of the folder (the folders `uses:` may also read, say). */
+export function loadPlaybookFolder(folder: string, options: LoadPlaybookOptions = {}): PlaybookFolder {
   const dir = resolve(folder);
   let names: string[];
   try {
@@ -34,7 +35,7 @@ export function loadPlaybookFolder(folder: string): PlaybookFolder {
   const playbooks: Playbook[] = [];
   const problems: Problem[] = [];
   for (const name of names) {
-    const loaded = loadPlaybook(join(dir, name));
+    const loaded = loadPlaybook(join(dir, name), options);
     problems.push(...loaded.problems);
     if (loaded.playbook && !hasErrors(loaded.problems)) playbooks.push(loaded.playbook);
   }

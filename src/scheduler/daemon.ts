@@ -8,7 +8,7 @@ import { watch } from 'node:fs';
 import type { Logger } from '../logging/index.js';
 import { describeLeaseOwner, newLeaseOwner, type QueueStore, type RunStore } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
-import { hasErrors, isPlaybookFile, loadPlaybookFolder, type Playbook } from '../playbook/index.js';
+import { hasErrors, isPlaybookFile, loadPlaybookFolder, type LoadPlaybookOptions, type Playbook } from '../playbook/index.js';
 import { createLeaderLoop, type LeaderLoop } from './leader-loop.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 import { SchedulerError } from './scheduler-error.js';
@@ -19,6 +19,8 @@ export { SCHEDULER_LEASE_KEY } from './leader-loop.js';
 export interface DaemonOptions {
   /** Folder of playbooks (`*.yaml`, `*.yml`, not recursive). */
   playbooksDir: string;
+  /** How its playbooks load (the folders `uses:` may also read). @default none */
+  loadOptions?: LoadPlaybookOptions;
   store: RunStore;
   logger: Logger;
   /** Starts a scheduled run; `createEngineExecutor` runs it with the engine. */
@@ -63,7 +65,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const owner = options.owner ?? newLeaseOwner();
   const log = logger.child({ owner: describeLeaseOwner(owner) });
 
-  const first = loadPlaybookFolder(options.playbooksDir);
+  const first = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
   if (hasErrors(first.problems)) throw new SchedulerError(`The playbooks of ${first.dir} have errors; the daemon did not start.`, 'INVALID_PLAYBOOKS', { problems: first.problems });
   let playbooks: Playbook[] = first.playbooks;
   const schedules = (books: Playbook[]) => books.flatMap((book) => book.schedules);
@@ -106,7 +108,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const reload = (): Promise<void> =>
     serial(async () => {
       if (stopping) return;
-      const folder = loadPlaybookFolder(options.playbooksDir);
+      const folder = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
       if (hasErrors(folder.problems)) return void log.error({ event: 'daemon.reloadFailed', problems: folder.problems }, `daemon: ${folder.dir} has errors; keeping the schedules loaded before`);
       playbooks = folder.playbooks;
       await scheduler?.load(playbooks);

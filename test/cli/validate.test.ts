@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +57,28 @@ describe('fleetbook validate', () => {
     expect(result.stdout).toContain('(USES_NOT_ALLOWED)');
     expect(result.stdout).toContain('(NOT_A_PLAYBOOK)');
     expect(result.stdout + result.stderr).not.toContain('s3cr3t');
+  });
+
+  it('lets uses: read a shared folder only when FLEETBOOK_USES_FROM names it, and still only playbook files there', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'fleetbook-validate-uses-from-'));
+    const [project, shared] = [join(root, 'project'), join(root, 'shared')];
+    mkdirSync(project);
+    mkdirSync(shared);
+    writeFileSync(join(shared, 'greet.yaml'), 'name: greet\nsteps:\n  - log: hello\n');
+    writeFileSync(join(shared, '.env'), 'FLEETBOOK_CLIENT_SECRET=s3cr3t-shared\n');
+    writeFileSync(join(project, 'main.yaml'), 'name: main\nsteps:\n  - uses: ../shared/greet.yaml\n');
+    writeFileSync(join(project, 'env.yaml'), 'name: env\nsteps:\n  - uses: ../shared/.env\n');
+
+    const refused = await run([join(project, 'main.yaml')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toContain("is outside the calling playbook's folder");
+
+    const env = { FLEETBOOK_USES_FROM: shared };
+    expect(await runCli(['validate', join(project, 'main.yaml')], { env })).toMatchObject({ code: 0 });
+    const secret = await runCli(['validate', join(project, 'env.yaml')], { env });
+    expect(secret.code).toBe(2);
+    expect(secret.stdout).toContain('(USES_NOT_ALLOWED)');
+    expect(secret.stdout + secret.stderr).not.toContain('s3cr3t');
   });
 
   it('refuses /dev/zero at once with exit 2', async () => {

@@ -7,6 +7,7 @@ import { createEngineExecutor, createQueueExecutor, isSchedulerError, loadPlaybo
 import { isQueueStore, openRunStore } from '../../store/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { playbookLoadOptions } from '../playbook-load-options.js';
 import { outputFormat } from '../output.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
@@ -36,7 +37,8 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   if (leaseTtlMs === undefined || leaseTtlMs < 1000) throw new UsageError(`--lease-ttl must be a duration of at least 1s, like 30s or 2m, got '${options.leaseTtl}'.`, 'INVALID_OPTION');
 
   // Checked before connecting: an invalid folder costs no simulator start or token.
-  const folder = loadPlaybookFolder(options.playbooks);
+  const loadOptions = playbookLoadOptions(io.env);
+  const folder = loadPlaybookFolder(options.playbooks, loadOptions);
   if (hasErrors(folder.problems)) return refuse(io, folder.problems);
 
   const secrets = createSecretRegistry();
@@ -57,6 +59,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
     logger.info({ event: 'daemon.connection', target: connection.description }, `daemon: runs go to ${connection.description}`);
     const daemon = await startDaemon({
       playbooksDir: folder.dir,
+      loadOptions,
       store,
       logger,
       leaseTtlMs,

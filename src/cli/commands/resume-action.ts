@@ -9,6 +9,7 @@ import { resumeRunWithLock } from '../../scheduler/index.js';
 import { openRunStore, RunStatus, type JournalEntry, type RunRecord } from '../../store/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { playbookLoadOptions } from '../playbook-load-options.js';
 import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
@@ -101,7 +102,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       io.stderr.write(`fleetbook: run ${runId} already succeeded; there is nothing to resume\n`);
       return;
     }
-    const loaded = loadPlaybook(run.playbookSource);
+    const loaded = loadPlaybook(run.playbookSource, playbookLoadOptions(io.env));
     if (!loaded.playbook || hasErrors(loaded.problems)) {
       io.stderr.write(`${formatProblems(loaded.problems)}\n`);
       io.exitCode = ExitCode.usage;

@@ -14,6 +14,7 @@ import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../.
 import { isQueueStore, openRunStore, withRunStore } from '../../store/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
 import { secretInputVariable } from './resume-action.js';
 import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
@@ -93,7 +94,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   const seed = options.seed === undefined ? undefined : Number(options.seed);
   if (seed !== undefined && !Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
 
-  const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()));
+  const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()), playbookLoadOptions(io.env));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
     io.stderr.write(`${formatProblems(loaded.problems)}\n`);
     io.exitCode = ExitCode.usage;

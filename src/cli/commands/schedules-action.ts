@@ -4,6 +4,7 @@ import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Proble
 import { createFireTimes, loadPlaybookFolder, offsetAt, readScheduleState, SchedulerError, wallTimeAt, writeScheduleState, type ScheduleState } from '../../scheduler/index.js';
 import { hasLiveDriver, RunStatus, withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
+import { playbookLoadOptions } from '../playbook-load-options.js';
 import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
 import { formatProblems, shownPath } from '../problems.js';
 
@@ -100,9 +101,10 @@ function printViews(io: CliIo, views: readonly ScheduleView[]): void {
 }
 
 /** The playbooks named, or those of the folder; problems printed and exit 2 when any has an error. */
-function loadAll(files: string[], folder: string): { playbooks: Playbook[]; problems: Problem[] } {
-  if (files.length === 0) return loadPlaybookFolder(folder);
-  const loaded = files.map((file) => loadPlaybook(resolvePlaybookRef(file, process.cwd())));
+function loadAll(io: CliIo, files: string[], folder: string): { playbooks: Playbook[]; problems: Problem[] } {
+  const loadOptions = playbookLoadOptions(io.env);
+  if (files.length === 0) return loadPlaybookFolder(folder, loadOptions);
+  const loaded = files.map((file) => loadPlaybook(resolvePlaybookRef(file, process.cwd()), loadOptions));
   return { playbooks: loaded.flatMap((result) => (result.playbook ? [result.playbook] : [])), problems: loaded.flatMap((result) => result.problems) };
 }
 
@@ -112,7 +114,7 @@ export async function listSchedulesAction(io: CliIo, files: string[], options: {
   const format = outputFormat(options);
   const count = Number(options.count);
   if (!Number.isInteger(count) || count <= 0) throw new UsageError(`--count must be a positive integer, got '${options.count}'.`, 'INVALID_OPTION');
-  const { playbooks, problems } = loadAll(files, options.playbooks);
+  const { playbooks, problems } = loadAll(io, files, options.playbooks);
   if (hasErrors(problems)) {
     io.stderr.write(`${formatProblems(problems)}\n`);
     io.exitCode = ExitCode.usage;
@@ -132,7 +134,7 @@ export async function resumeScheduleAction(io: CliIo, key: string, options: { pl
   const message = await withRunStore({ env: io.env }, async (store) => {
     const state = await readScheduleState(store, key);
     if (!state) {
-      const known = loadPlaybookFolder(options.playbooks).playbooks.flatMap((playbook) => playbook.schedules.map((schedule) => schedule.key));
+      const known = loadPlaybookFolder(options.playbooks, playbookLoadOptions(io.env)).playbooks.flatMap((playbook) => playbook.schedules.map((schedule) => schedule.key));
       throw new SchedulerError(`No schedule '${key}' has fired with the store in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(key, known)}`, 'UNKNOWN_SCHEDULE');
     }
     if (!state.paused) return { key, resumed: false, message: `Schedule ${key} is not paused.` };

@@ -7,6 +7,7 @@
 import { Option, type Command } from 'commander';
 import { ExitCode } from '../../errors/index.js';
 import type { CliIo } from '../io.js';
+import { playbookLoadOptions } from '../playbook-load-options.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 const GITHUB = ['github'] as const;
@@ -32,16 +33,17 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
       import('../output.js'),
       import('node:fs'),
     ]);
+    const loadOptions = playbookLoadOptions(io.env);
     const asked = options.output === undefined && options.format !== undefined ? { ...options, output: LEGACY_FORMATS[options.format] } : options;
     const format = outputFormat(asked, 'text', GITHUB);
     let files = 0;
     const problems = paths.flatMap((path) => {
       if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
         files += readdirSync(path).filter(isPlaybookFile).length;
-        return loadPlaybookFolder(path).problems;
+        return loadPlaybookFolder(path, loadOptions).problems;
       }
       files += 1;
-      return loadPlaybook(path).problems;
+      return loadPlaybook(path, loadOptions).problems;
     });
     const shown = problems.map((problem) => ({ ...problem, file: shownPath(problem.file) }));
     if (format === 'json') {

@@ -2,11 +2,12 @@
 import { UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
-import { hasErrors, loadPlaybook } from '../../playbook/index.js';
+import { hasErrors, loadPlaybook, type LoadPlaybookOptions } from '../../playbook/index.js';
 import { runWorker } from '../../scheduler/index.js';
 import { isQueueStore, openRunStore, type RunRecord } from '../../store/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
 import { secretInputVariable } from './resume-action.js';
@@ -46,8 +47,8 @@ function secretInputsFromEnv(env: NodeJS.ProcessEnv): (run: RunRecord) => Record
 }
 
 /** Loads a queued run's playbook from where it was queued; its problems, located, as the error. */
-function loadQueuedPlaybook(run: RunRecord) {
-  const loaded = loadPlaybook(run.playbookSource);
+function loadQueuedPlaybook(run: RunRecord, options: LoadPlaybookOptions) {
+  const loaded = loadPlaybook(run.playbookSource, options);
   if (!loaded.playbook || hasErrors(loaded.problems)) throw new UsageError(formatProblems(loaded.problems), 'INVALID_PLAYBOOK');
   return loaded.playbook;
 }
@@ -58,6 +59,7 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
   const claimTtlMs = durationOption('claim-ttl', options.claimTtl, 1000);
   const pollMs = durationOption('poll', options.poll, 10);
   const timeScale = parseTimeScale(options.timeScale);
+  const loadOptions = playbookLoadOptions(io.env);
 
   const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   try {
@@ -88,7 +90,7 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
         signal: drain.signal,
         exitWhenIdle: options.exitWhenIdle === true,
         ...runSettingsOf(io.env),
-        loadPlaybook: loadQueuedPlaybook,
+        loadPlaybook: (run) => loadQueuedPlaybook(run, loadOptions),
         secretInputsOf: secretInputsFromEnv(io.env),
       });
       logger.info({ event: 'worker.stopped', ...summary }, `worker: stopped (${summary.finished} run(s) ended here, ${summary.requeued} put back in the queue)`);
