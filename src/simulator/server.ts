@@ -8,7 +8,7 @@ import { createAuth, ROLE_LEVELS, type Auth } from './auth.js';
 import { createSimClock } from './clock.js';
 import type { AreaModule, OperationHandler, SimClock, SimRequest, SimResponse } from './context.js';
 import { registerControlRoutes, type ResponseViolation, type SimulatorControl } from './control.js';
-import { MalformedBody, refuseMalformedBody, SimHttpError } from './errors.js';
+import { errorBodyFormOf, MalformedBody, refuseMalformedBody, SimHttpError, type ErrorBodyForm } from './errors.js';
 import { createFaults, loadFaultSettings, type FaultSettings } from './faults.js';
 import { checkInput, inputOf } from './input-validation.js';
 import { createRateLimits } from './rate-limits.js';
@@ -81,25 +81,20 @@ function withoutQuery(url: string): string {
   return at < 0 ? url : url.slice(0, at);
 }
 
-/**
- * Whether the operation's description documents `errorDetails` in its error body for this
- * status (only some areas publish them); an undocumented status is judged by the 500 answer.
- */
-function documentsErrorDetails(op: OperationDescriptor, status: number): boolean {
-  const schema = (op.responses[String(status)] ?? op.responses['500'])?.schema;
-  const properties = schema?.properties;
-  return typeof properties === 'object' && properties !== null && 'errorDetails' in properties;
+/** The error body the operation's description documents for this status; an undocumented status is judged by the 500 answer. */
+function documentedErrorForm(op: OperationDescriptor, status: number): ErrorBodyForm {
+  return errorBodyFormOf((op.responses[String(status)] ?? op.responses['500'])?.schema);
 }
 
 /**
- * An error as answered: the body with its details where the area publishes them. Where it
- * does not, a retry-info detail's delay is said by a `Retry-After` header instead (whole
- * seconds, as HTTP writes it), so clients still learn how long to wait.
+ * An error as answered, in the documented form. Where that form has no place for a
+ * retry-info detail's delay, a `Retry-After` header says it (whole seconds, as HTTP writes
+ * it), so clients still learn how long to wait.
  */
-function errorResponse(error: SimHttpError, withDetails: boolean, headers: Record<string, string> = {}): SimResponse {
-  const retryAfter = error.details?.find((d) => d.type === 'retry info');
-  const retryHeader: Record<string, string> = !withDetails && retryAfter ? { 'retry-after': String(Math.round(retryAfter.retryAfterSeconds)) } : {};
-  return { status: error.status, body: error.toBody(withDetails), headers: { ...headers, ...retryHeader, ...error.headers } };
+function errorResponse(error: SimHttpError, form: ErrorBodyForm, headers: Record<string, string> = {}): SimResponse {
+  const retryAfter = error.retryAfterSeconds();
+  const retryHeader: Record<string, string> = form.details !== 'retry' && retryAfter !== undefined ? { 'retry-after': String(Math.round(retryAfter)) } : {};
+  return { status: error.status, body: error.toBody(form), headers: { ...headers, ...retryHeader, ...error.headers } };
 }
 
 function serverError(error: unknown): SimHttpError {
@@ -332,7 +327,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       send(reply, op, { ...response, headers: { ...extraHeaders, ...response.headers } }, path);
     } catch (error) {
       const simError = error instanceof SimHttpError ? error : serverError(error);
-      send(reply, op, errorResponse(simError, documentsErrorDetails(op, simError.status), extraHeaders), path, injected);
+      send(reply, op, errorResponse(simError, documentedErrorForm(op, simError.status), extraHeaders), path, injected);
     } finally {
       if (!entry.dropped) entry.status = reply.statusCode;
       entry.durationMs = Math.round((performance.now() - startedReal) * 100) / 100;
