@@ -16,8 +16,9 @@ export interface ErrorIssue {
 
 /**
  * An error response body as the platform sent it, read tolerantly: the standard
- * `{httpStatusCode, errorCode, message, debugId, errorDetails?}`, the `errorDetail`
- * spelling, extra fields (`flowContextId`, `status`), a non-JSON text, or nothing at all.
+ * `{httpStatusCode, errorCode, message, debugId, errorDetails?}` (consumption analytics v2
+ * adds `flowContextId`), the `errorDetail` spelling, extra fields (`status`), a non-JSON
+ * text, or nothing at all.
  */
 export interface ParsedErrorBody {
   /** The parsed JSON, the raw text when it is not JSON, `undefined` when empty. */
@@ -25,6 +26,8 @@ export interface ParsedErrorBody {
   errorCode?: string;
   message?: string;
   debugId?: string;
+  /** The platform's flow id (consumption analytics v2), when it is not already the `debugId`: support asks for both. */
+  flowContextId?: string;
   /** `errorDetails` (or `errorDetail`) entries that are objects; empty when absent. */
   details: Array<Record<string, unknown>>;
   /** Issues of every `bad request` / `precondition failed` detail, flattened. */
@@ -67,11 +70,14 @@ export function parseErrorBody(text: string): ParsedErrorBody {
       description: firstString(issue, ['description', 'message']),
     }));
   const retryAfter = details.map((detail) => detail.retryAfterSeconds).find((value) => typeof value === 'number' && value >= 0);
+  const debugId = firstString(raw, ['debugId', 'traceId', 'flowContextId']);
+  const flowContextId = firstString(raw, ['flowContextId']);
   return {
     raw,
     errorCode: firstString(raw, ['errorCode', 'code']),
     message: firstString(raw, ['message', 'errorMessage', 'error', 'detail']),
-    debugId: firstString(raw, ['debugId', 'traceId', 'flowContextId']),
+    debugId,
+    ...(flowContextId !== undefined && flowContextId !== debugId ? { flowContextId } : {}),
     details,
     issues,
     ...(typeof retryAfter === 'number' ? { retryAfterSeconds: retryAfter } : {}),
@@ -179,6 +185,7 @@ export class ApiError extends FleetbookError {
         ...(init.status === undefined ? {} : { status: init.status }),
         ...(init.body?.errorCode ? { errorCode: init.body.errorCode } : {}),
         ...(init.body?.debugId ? { debugId: init.body.debugId } : {}),
+        ...(init.body?.flowContextId ? { flowContextId: init.body.flowContextId } : {}),
       },
     });
     this.name = 'ApiError';
@@ -326,7 +333,7 @@ export function createHttpError(context: HttpErrorContext): ApiError {
   const message =
     `${operationId} failed with HTTP ${status}${body.errorCode ? ` ${body.errorCode}` : ''}` +
     `${body.message ? `: ${body.message}` : ''}${issues ? ` (${issues})` : ''}.${permission} ${advice}` +
-    `${body.debugId ? ` [debugId ${body.debugId}]` : ''}`;
+    `${body.debugId ? ` [debugId ${body.debugId}${body.flowContextId ? `, flowContextId ${body.flowContextId}` : ''}]` : ''}`;
   return new type(message, code, { operationId, status, body, retryable, retryAfterMs: retryAfterMsOf(body, headers) });
 }
 
