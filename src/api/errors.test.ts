@@ -61,13 +61,15 @@ describe('parseErrorBody', () => {
 });
 
 describe('retryAfterMsOf', () => {
-  it('prefers the retry-info detail, then the rate-limit reset headers, then Retry-After', () => {
+  it('prefers the retry-info detail, then Retry-After, then the rate-limit reset headers', () => {
     const detail = parseErrorBody(JSON.stringify({ errorDetails: [{ type: 'retry info', retryAfterSeconds: 30 }] }));
     expect(retryAfterMsOf(detail, { 'ratelimit-reset': '5' })).toBe(30_000);
     expect(retryAfterMsOf(undefined, { 'ratelimit-reset': '5' })).toBe(5_000);
     expect(retryAfterMsOf(undefined, { 'x-ratelimit-reset': '2' })).toBe(2_000);
     expect(retryAfterMsOf(undefined, { 'x-ratelimit-reset': '1700000060' }, 1_700_000_000_000)).toBe(60_000);
     expect(retryAfterMsOf(undefined, { 'retry-after': '3' })).toBe(3_000);
+    // A subscriptions 429: the request may be repeated in 15 s, the whole quota is back in 60 s.
+    expect(retryAfterMsOf(undefined, { 'retry-after': '15', 'ratelimit-reset': '60' })).toBe(15_000);
     expect(retryAfterMsOf(undefined, {})).toBeUndefined();
   });
 });

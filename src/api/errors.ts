@@ -89,22 +89,24 @@ export type ResponseHeaders = Record<string, string>;
 
 /**
  * The delay the server asked for, in ms: a retry-info detail's `retryAfterSeconds` first,
- * then `ratelimit-reset` / `x-ratelimit-reset` (seconds until the window resets; a value
- * that looks like an epoch timestamp is read as one), then a `Retry-After` header.
+ * then a `Retry-After` header, then `ratelimit-reset` / `x-ratelimit-reset` (seconds until
+ * the window resets; a value that looks like an epoch timestamp is read as one).
  */
 export function retryAfterMsOf(body: ParsedErrorBody | undefined, headers: ResponseHeaders, nowMs = Date.now()): number | undefined {
   if (body?.retryAfterSeconds !== undefined) return Math.round(body.retryAfterSeconds * 1000);
-  const reset = headers['ratelimit-reset'] ?? headers['x-ratelimit-reset'];
-  if (reset !== undefined && /^\d+(\.\d+)?$/.test(reset.trim())) {
-    const seconds = Number(reset);
-    // Some gateways send the reset instant (epoch seconds) instead of a delta.
-    return seconds > 1e9 ? Math.max(0, seconds * 1000 - nowMs) : Math.round(seconds * 1000);
-  }
+  // A Retry-After says when this request may be repeated; the reset headers say when the whole
+  // quota is back, which can be much later (a 429 of devices or subscriptions carries both).
   const retryAfter = headers['retry-after'];
   if (retryAfter !== undefined) {
     if (/^\d+$/.test(retryAfter.trim())) return Number(retryAfter) * 1000;
     const at = Date.parse(retryAfter);
     if (!Number.isNaN(at)) return Math.max(0, at - nowMs);
+  }
+  const reset = headers['ratelimit-reset'] ?? headers['x-ratelimit-reset'];
+  if (reset !== undefined && /^\d+(\.\d+)?$/.test(reset.trim())) {
+    const seconds = Number(reset);
+    // Some gateways send the reset instant (epoch seconds) instead of a delta.
+    return seconds > 1e9 ? Math.max(0, seconds * 1000 - nowMs) : Math.round(seconds * 1000);
   }
   return undefined;
 }
