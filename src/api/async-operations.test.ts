@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createVirtualClock, type Clock } from '../timers/index.js';
 import { terminalOutcome } from './async-operations.js';
 import { UnfollowableOperationError } from './errors.js';
 import { createMockPlatform } from './testing.js';
@@ -188,10 +189,19 @@ describe('waiting', () => {
     const times = serve(platform.global, '/devices/v1/async-operations/d-4', [{ status: 'RUNNING', suggestedPollingIntervalSeconds: 30 }]);
     const controller = new AbortController();
     const reason = new Error('run cancelled by the operator');
-    setTimeout(() => controller.abort(reason), 30);
-    const startedAt = Date.now();
-    await expect(platform.client().waitForOperation('/devices/v1/async-operations/d-4', { signal: controller.signal, maxPollMs: 10_000 })).rejects.toBe(reason);
-    expect(Date.now() - startedAt).toBeLessThan(1_000);
+    // Aborted the moment the wait for the next poll (10 s) begins, in virtual time.
+    const virtual = createVirtualClock(0);
+    const clock: Clock = {
+      now: virtual.now,
+      setTimer(callback, delayMs) {
+        const timer = virtual.setTimer(callback, delayMs);
+        if (delayMs === 10_000) queueMicrotask(() => controller.abort(reason));
+        return timer;
+      },
+    };
+    await expect(platform.client({ clock }).waitForOperation('/devices/v1/async-operations/d-4', { signal: controller.signal, maxPollMs: 10_000 })).rejects.toBe(reason);
+    // Stopped at once: the 10 s wait never ran out, and no second poll was sent.
+    expect(virtual.now()).toBeLessThan(10_000);
     expect(times).toHaveLength(1);
   });
 

@@ -4,10 +4,10 @@
  * (regional for data services, global otherwise), that operation's rate-limit group,
  * auth, retries. Between polls one abortable timer runs; a wait keeps only its last record.
  */
-import type { OperationDescriptor } from '../openapi/description.js';
+import type { OperationDescriptor } from '../openapi/index.js';
 import { UnfollowableOperationError } from './errors.js';
 import type { CallOptions, CallResult, Executor } from './executor.js';
-import { sleep } from '../timers/index.js';
+import { sleepOn } from '../timers/index.js';
 
 export type AsyncFlavour = 'dataServices' | 'devices' | 'subscriptions' | 'reporting';
 
@@ -175,7 +175,8 @@ export async function waitForOperation(executor: Executor, source: string | Call
   const minPollMs = options.minPollMs ?? 1_000;
   const maxPollMs = Math.max(minPollMs, options.maxPollMs ?? 60_000);
   const callOptions: CallOptions = { region: target.region, signal: options.signal };
-  const startedAt = Date.now();
+  const { clock } = executor;
+  const startedAt = clock.now();
   // The platform's clock may differ from ours (and the simulator's runs faster), so the
   // record's `timeoutMinutes` counts from our first poll, not from its `startedAt`.
   let deadline = options.timeoutMs === undefined ? undefined : startedAt + options.timeoutMs;
@@ -200,7 +201,7 @@ export async function waitForOperation(executor: Executor, source: string | Call
     if (deadline === undefined && typeof record.timeoutMinutes === 'number' && record.timeoutMinutes > 0) {
       deadline = startedAt + record.timeoutMinutes * 60_000;
     }
-    const now = Date.now();
+    const now = clock.now();
     if (deadline !== undefined && now >= deadline) {
       return finish('timedOut', {
         message: `no terminal state after ${Math.round((now - startedAt) / 1000)} s of waiting; the operation may still be running on the platform`,
@@ -209,6 +210,6 @@ export async function waitForOperation(executor: Executor, source: string | Call
     }
     const suggestedMs = typeof record.suggestedPollingIntervalSeconds === 'number' ? record.suggestedPollingIntervalSeconds * 1000 : DEFAULT_POLL_MS;
     const intervalMs = Math.min(maxPollMs, Math.max(minPollMs, suggestedMs));
-    await sleep(deadline === undefined ? intervalMs : Math.min(intervalMs, deadline - now), options.signal);
+    await sleepOn(clock, deadline === undefined ? intervalMs : Math.min(intervalMs, deadline - now), options.signal);
   }
 }

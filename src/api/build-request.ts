@@ -3,8 +3,8 @@
  * to send: picks the base address (regional, global), checks the region, fills the path,
  * writes the query and serialises the body. Every mistake is an error before anything is sent.
  */
-import type { OperationDescriptor } from '../openapi/description.js';
-import { didYouMean } from '../errors/did-you-mean.js';
+import type { OperationDescriptor } from '../openapi/index.js';
+import { didYouMean } from '../errors/index.js';
 import { InvalidInputError, UnknownRegionError } from './errors.js';
 
 /** A call's input: path and query parameters by name, plus `body`. */

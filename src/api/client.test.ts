@@ -3,6 +3,7 @@ import type { OperationDescriptor } from '../openapi/description.js';
 import { loadPlatformDescription } from '../openapi/description.js';
 import { BadRequestError, ConnectionError, InvalidInputError, RateLimitedError, ServerError, UnknownOperationError, UnknownRegionError } from './errors.js';
 import { captureLogs, createMockPlatform, testUrls } from './testing.js';
+import { createVirtualClock } from '../timers/index.js';
 
 const json = { headers: { 'content-type': 'application/json' } };
 const devicePath = '/devices/v1/devices/dev-1';
@@ -230,13 +231,12 @@ describe('rate limits', () => {
   it('keeps a group within its per-minute cap', async () => {
     const platform = createMockPlatform();
     platform.global.intercept({ path: (path) => path.startsWith('/devices/v1/devices/'), method: 'GET' }).reply(200, { id: 'x' }, json).persist();
-    const client = platform.client({ rateLimits: { perMinute: { 'devices.get': 2 } } });
-    let done = 0;
-    const calls = Array.from({ length: 3 }, (_, index) => client.call('devices.getDevice', { id: `d${index}` }).then(() => (done += 1)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // Two a minute means one per half minute: the others wait; the test does not.
-    expect(done).toBe(1);
-    void Promise.allSettled(calls);
+    // The client's time is virtual: the half-minute waits pass at once, and each answer is seen at its exact time.
+    const clock = createVirtualClock(0);
+    const client = platform.client({ rateLimits: { perMinute: { 'devices.get': 2 } }, clock });
+    const answeredAt = await Promise.all(Array.from({ length: 3 }, (_, index) => client.call('devices.getDevice', { id: `d${index}` }).then(() => clock.now())));
+    // Two a minute means one per half minute.
+    expect(answeredAt).toEqual([0, 30_000, 60_000]);
   });
 
   it('reads a 429 without hint as retryable with no delay of its own', async () => {

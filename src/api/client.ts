@@ -3,7 +3,7 @@
  * platform description. See ARCHITECTURE.md for the call path.
  */
 import type { Dispatcher } from 'undici';
-import { loadPlatformDescription } from '../openapi/description.js';
+import { loadPlatformDescription } from '../openapi/index.js';
 import type { Logger } from '../logging/index.js';
 import { waitForOperation, type AsyncOperationResult, type WaitOptions } from './async-operations.js';
 import { createTokenProvider, type ClientCredentials } from './auth.js';
@@ -16,6 +16,7 @@ import type { operations } from './generated/platform.js';
 import { paginate } from './paging.js';
 import { createRateLimiter, type RateLimiterOptions, type SharedRateBudget } from './rate-limiter.js';
 import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
+import type { Clock } from '../timers/index.js';
 
 export interface PlatformClientOptions {
   credentials: ClientCredentials;
@@ -46,6 +47,8 @@ export interface PlatformClientOptions {
   logger?: Logger;
   /** The operations to serve. @default the platform description */
   catalogue?: OperationCatalogue;
+  /** Time of the rate limiter and the call executor (pacing, retry delays, durations). @default systemClock */
+  clock?: Clock;
 }
 
 /** A call's result, its body typed by the operation. */
@@ -111,12 +114,13 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       requestTimeoutMs,
       logger: options.logger,
     }),
-    limiter: createRateLimiter({ ...options.rateLimits, ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }) }),
+    limiter: createRateLimiter({ ...options.rateLimits, ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }), clock: options.clock }),
     sharedBudget: options.sharedRateBudget,
     retry,
     requestTimeoutMs,
     dispatcher: options.dispatcher,
     logger: options.logger,
+    clock: options.clock,
   });
 
   const invoke = (operationId: string, input: CallInput = {}, callOptions: CallOptions = {}): Promise<CallResult> =>

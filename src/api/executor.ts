@@ -4,15 +4,15 @@
  * downloads are built on `exchange`.
  */
 import type { Dispatcher } from 'undici';
-import type { OperationDescriptor } from '../openapi/description.js';
+import type { OperationDescriptor } from '../openapi/index.js';
 import type { Logger } from '../logging/index.js';
-import { didYouMean } from '../errors/did-you-mean.js';
+import { didYouMean } from '../errors/index.js';
 import { buildRequest, type Addresses, type CallInput } from './build-request.js';
 import type { TokenProvider } from './auth.js';
 import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, retryAfterMsOf, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
 import { burstOf, type RateLimiter, type SharedRateBudget } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
-import { sleep } from '../timers/index.js';
+import { sleepOn, systemClock, type Clock } from '../timers/index.js';
 import { readText, sendRequest, type IncomingResponse } from './transport.js';
 
 export interface CallOptions {
@@ -68,10 +68,14 @@ export interface ExecutorOptions {
   requestTimeoutMs: number;
   dispatcher: Dispatcher | undefined;
   logger: Logger | undefined;
+  /** Time of the calls: waits for the shared budget, durations, retry delays. @default systemClock */
+  clock?: Clock | undefined;
 }
 
 export interface Executor {
   readonly catalogue: OperationCatalogue;
+  /** The client's time: what paging and async-operation waits wait on too. */
+  readonly clock: Clock;
   /** The operation by id; an unknown id is an error naming close matches. */
   operation(operationId: string): OperationDescriptor;
   /**
@@ -106,6 +110,7 @@ function parseBody(operationId: string, status: number, contentType: string | un
 
 export function createExecutor(options: ExecutorOptions): Executor {
   const { catalogue, tokens, limiter, logger } = options;
+  const clock = options.clock ?? systemClock;
   const callable = catalogue.operations.filter((operation) => operation.base !== 'auth').map((operation) => operation.id);
 
   const operation = (operationId: string): OperationDescriptor => {
@@ -164,10 +169,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
         const { perMinute, burst } = pace();
         if (Number.isFinite(perMinute)) {
           const waitMs = await shared.take(group, perMinute, burst);
-          if (waitMs > 0) await sleep(waitMs, signal);
+          if (waitMs > 0) await sleepOn(clock, waitMs, signal);
         }
       }
-      const startedAt = Date.now();
+      const startedAt = clock.now();
       let token = await tokens.getToken(signal);
       let response = await send(token);
       if (response.status === 401) {
@@ -177,7 +182,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         token = await tokens.getToken(signal);
         response = await send(token);
       }
-      logger?.debug({ operationId, attempt, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'platform answered');
+      logger?.debug({ operationId, attempt, httpStatus: response.status, durationMs: clock.now() - startedAt }, 'platform answered');
       // The server's own statement of the group's limit is the pace to keep, whatever was published or configured.
       const stated = serverLimitPerMinute(response.headers);
       if (stated !== undefined) limiter.adoptServerLimit(group, stated, quotaRemaining(response.headers));
@@ -202,7 +207,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       }
       // A success that spent the quota: every process holds off the group until the window resets.
       if (shared && reportsQuotaSpent(response.headers)) {
-        const resetMs = retryAfterMsOf(undefined, response.headers);
+        const resetMs = retryAfterMsOf(undefined, response.headers, clock.now());
         if (resetMs !== undefined && resetMs > 0) pushShared(resetMs);
       }
       return consume(response, { operation: op, region: built.region, attempt, write });
@@ -211,6 +216,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return withRetry((attempt) => limiter.schedule(group, op.rateLimit?.perMinute, () => attemptOnce(attempt), signal), {
       policy: callOptions.retries === false ? { ...options.retry, maxAttempts: 1 } : options.retry,
       signal,
+      clock,
       onRetry: (error, attempt, delayMs) =>
         logger?.warn(
           { operationId, attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
@@ -233,5 +239,5 @@ export function createExecutor(options: ExecutorOptions): Executor {
       ...(context.region === undefined ? {} : { region: context.region }),
     }));
 
-  return { catalogue, operation, exchange, call };
+  return { catalogue, clock, operation, exchange, call };
 }

@@ -1,70 +1,69 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createRateLimiter } from './rate-limiter.js';
+import { createVirtualClock, sleepOn } from '../timers/index.js';
+import { createRateLimiter, type RateLimiterOptions } from './rate-limiter.js';
 
-const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Time is virtual: it jumps to the next timer once nothing else can run, so each start is seen at its exact time.
+const virtualLimiter = (options: Omit<RateLimiterOptions, 'clock'> = {}) => {
+  const clock = createVirtualClock(0);
+  return { clock, limiter: createRateLimiter({ ...options, clock }) };
+};
 
 describe('rate limiter', () => {
   it('spreads the per-minute cap of a group evenly over the window, other groups unaffected', async () => {
     // 6 a "minute" of 600 ms: one start per 100 ms slice, never a burst of 6 at a boundary.
-    const limiter = createRateLimiter({ windowMs: 600 });
-    const started: string[] = [];
-    const run = (group: string, perMinute: number, label: string) => limiter.schedule(group, perMinute, async () => void started.push(label));
-    const all = [run('a', 6, 'a1'), run('a', 6, 'a2'), run('a', 6, 'a3'), run('b', 1, 'b1')];
-    await tick(50);
-    expect(started.sort()).toEqual(['a1', 'b1']);
-    await tick(100);
-    expect(started.sort()).toEqual(['a1', 'a2', 'b1']);
-    await Promise.all(all);
-    expect(started).toContain('a3');
+    const { clock, limiter } = virtualLimiter({ windowMs: 600 });
+    const started: Record<string, number> = {};
+    const run = (group: string, perMinute: number, label: string) => limiter.schedule(group, perMinute, async () => void (started[label] = clock.now()));
+    await Promise.all([run('a', 6, 'a1'), run('a', 6, 'a2'), run('a', 6, 'a3'), run('b', 1, 'b1')]);
+    expect(started).toEqual({ a1: 0, b1: 0, a2: 100, a3: 200 });
   });
 
   it('prefers an override over the published limit', async () => {
-    const limiter = createRateLimiter({ windowMs: 10_000, perMinute: { a: 1 } });
-    let started = 0;
-    void limiter.schedule('a', 100, async () => void (started += 1));
-    void limiter.schedule('a', 100, async () => void (started += 1));
-    await tick(30);
-    expect(started).toBe(1);
+    const { clock, limiter } = virtualLimiter({ windowMs: 10_000, perMinute: { a: 1 } });
+    const started: number[] = [];
+    await Promise.all([1, 2].map(() => limiter.schedule('a', 100, async () => void started.push(clock.now()))));
+    // 1 a window, not the published 100 (which would start both at once).
+    expect(started).toEqual([0, 10_000]);
   });
 
   it("follows the server's stated limit over the published and default ones", async () => {
-    const limiter = createRateLimiter({ windowMs: 10_000, defaultPerMinute: 6000 });
-    let started = 0;
-    await limiter.schedule('a', undefined, async () => void (started += 1));
+    const { clock, limiter } = virtualLimiter({ windowMs: 10_000, defaultPerMinute: 6000 });
+    const started: number[] = [];
+    const start = () => limiter.schedule('a', undefined, async () => void started.push(clock.now()));
+    await start();
     // The server says a minute's worth is 1: the burst of the default pace is no longer there.
     limiter.adoptServerLimit('a', 1);
     expect(limiter.currentCap('a')).toBe(1);
-    void limiter.schedule('a', undefined, async () => void (started += 1));
-    void limiter.schedule('a', undefined, async () => void (started += 1));
-    await tick(30);
-    expect(started).toBe(2);
+    await Promise.all([start(), start()]);
+    expect(started).toEqual([0, 0, 10_000]);
     // A higher stated limit raises the pace of a group not slowed by 429s.
     limiter.adoptServerLimit('a', 1200);
     expect(limiter.currentCap('a')).toBe(1200);
   });
 
   it('caps requests in flight across groups', async () => {
-    const limiter = createRateLimiter({ maxConcurrency: 2 });
+    const { clock, limiter } = virtualLimiter({ maxConcurrency: 2 });
     let inFlight = 0;
     let peak = 0;
     const task = async () => {
       inFlight += 1;
       peak = Math.max(peak, inFlight);
-      await tick(10);
+      await sleepOn(clock, 10);
       inFlight -= 1;
     };
     await Promise.all(['a', 'b', 'c', 'd', 'e'].map((group) => limiter.schedule(group, undefined, task)));
     expect(peak).toBe(2);
+    // Five tasks of 10 ms, two at a time.
+    expect(clock.now()).toBe(30);
   });
 
   it('holds a paused group until its pause ends', async () => {
-    const limiter = createRateLimiter();
+    const { clock, limiter } = virtualLimiter();
     void limiter.schedule('a', undefined, async () => undefined);
     limiter.pauseGroup('a', 80);
-    const startedAt = Date.now();
     let ranAt = 0;
-    await limiter.schedule('a', undefined, async () => void (ranAt = Date.now()));
-    expect(ranAt - startedAt).toBeGreaterThanOrEqual(75);
+    await limiter.schedule('a', undefined, async () => void (ranAt = clock.now()));
+    expect(ranAt).toBeGreaterThanOrEqual(80);
   });
 
   it('rejects with the abort reason of a waiting request', async () => {

@@ -5,6 +5,7 @@
  * which then grows back step by step over the windows that pass without a 429.
  */
 import PQueue from 'p-queue';
+import { systemClock, type Clock, type Timer } from '../timers/index.js';
 import { InvalidClientOptionsError } from './errors.js';
 
 export interface RateLimiterOptions {
@@ -16,6 +17,8 @@ export interface RateLimiterOptions {
   maxConcurrency?: number;
   /** Length of a rate window in ms; only tests shorten it. @default 60_000 */
   windowMs?: number;
+  /** Time of the buckets: refills, pauses, recovery. @default systemClock */
+  clock?: Clock;
 }
 
 export interface RateLimiter {
@@ -77,7 +80,7 @@ interface Bucket {
   /** Admitted by the bucket and queued for a global slot, not started yet. */
   reserved: number;
   waiters: Waiter[];
-  timer: NodeJS.Timeout | undefined;
+  timer: Timer | undefined;
 }
 
 function checkCount(name: string, value: number, min: number): number {
@@ -106,6 +109,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   for (const [group, value] of Object.entries(overrides)) checkCount(`rateLimits.perMinute['${group}']`, value, 1);
   const defaultPerMinute = checkCount('rateLimits.defaultPerMinute', options.defaultPerMinute ?? 600, 1);
   const windowMs = options.windowMs ?? 60_000;
+  const clock = options.clock ?? systemClock;
   const global = new PQueue({ concurrency: checkCount('maxConcurrency', options.maxConcurrency ?? 16, 1) });
   const buckets = new Map<string, Bucket>();
 
@@ -113,7 +117,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     let bucket = buckets.get(group);
     if (!bucket) {
       const limit = overrides[group] ?? published ?? defaultPerMinute;
-      const now = Date.now();
+      const now = clock.now();
       bucket = {
         limit,
         cap: limit,
@@ -146,8 +150,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   };
 
   const arm = (bucket: Bucket, ms: number): void => {
-    clearTimeout(bucket.timer);
-    bucket.timer = setTimeout(() => {
+    bucket.timer?.cancel();
+    bucket.timer = clock.setTimer(() => {
       bucket.timer = undefined;
       pump(bucket);
     }, Math.max(1, Math.ceil(ms)));
@@ -155,7 +159,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
 
   /** Admits waiters, first come first served, while the bucket has unreserved tokens. */
   function pump(bucket: Bucket): void {
-    const now = Date.now();
+    const now = clock.now();
     refresh(bucket, now);
     while (bucket.waiters.length > 0) {
       if (now < bucket.pausedUntil) return arm(bucket, bucket.pausedUntil - now);
@@ -168,7 +172,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       bucket.reserved += 1;
       bucket.waiters.shift()?.resolve();
     }
-    clearTimeout(bucket.timer);
+    bucket.timer?.cancel();
     bucket.timer = undefined;
   }
 
@@ -197,7 +201,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
    * (or used up its tokens) while the request waited for the slot: then it must not start.
    */
   const begin = (bucket: Bucket): boolean => {
-    const now = Date.now();
+    const now = clock.now();
     refresh(bucket, now);
     bucket.reserved -= 1;
     const allowed = now >= bucket.pausedUntil && bucket.tokens >= 1;
@@ -241,9 +245,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         }
       }
     },
-    pauseGroup(group, ms, { sentAt = Date.now(), slowDown = true } = {}) {
+    pauseGroup(group, ms, { sentAt = clock.now(), slowDown = true } = {}) {
       const bucket = bucketOf(group, undefined);
-      const now = Date.now();
+      const now = clock.now();
       refresh(bucket, now);
       // Requests sent at the old rate answer 429 together; one halving per slowdown.
       if (slowDown && sentAt >= bucket.decreasedAt && Number.isFinite(bucket.cap)) {
@@ -260,7 +264,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       if (!(Number.isInteger(perWindow) && perWindow >= 1)) return;
       const bucket = buckets.get(group);
       if (!bucket) return;
-      refresh(bucket, Date.now());
+      refresh(bucket, clock.now());
       if (bucket.limit !== perWindow) {
         const slowed = bucket.cap < bucket.limit;
         bucket.limit = perWindow;
@@ -273,7 +277,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     currentCap(group) {
       const bucket = buckets.get(group);
       if (!bucket) return undefined;
-      refresh(bucket, Date.now());
+      refresh(bucket, clock.now());
       return bucket.cap;
     },
     pending() {

@@ -3,7 +3,7 @@
  * attempts and a total time budget. The server's hint (`retryAfterMs`) comes first.
  */
 import { InvalidClientOptionsError } from './errors.js';
-import { sleep } from '../timers/index.js';
+import { sleepOn, systemClock, type Clock } from '../timers/index.js';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. @default 5 */
@@ -66,6 +66,8 @@ export interface RetryContext {
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
   /** @default Math.random */
   random?: () => number;
+  /** Time of the budget and the waits. @default systemClock */
+  clock?: Clock;
 }
 
 /**
@@ -74,7 +76,8 @@ export interface RetryContext {
  */
 export async function withRetry<T>(task: (attempt: number) => Promise<T>, context: RetryContext): Promise<T> {
   const { policy, signal } = context;
-  const startedAt = Date.now();
+  const clock = context.clock ?? systemClock;
+  const startedAt = clock.now();
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await task(attempt);
@@ -83,9 +86,9 @@ export async function withRetry<T>(task: (attempt: number) => Promise<T>, contex
       const failure = asFailure(error);
       if (!failure?.retryable || attempt >= policy.maxAttempts) throw error;
       const delayMs = failure.retryAfterMs ?? backoffDelayMs(policy, attempt, context.random);
-      if (Date.now() + delayMs - startedAt > policy.totalBudgetMs) throw error;
+      if (clock.now() + delayMs - startedAt > policy.totalBudgetMs) throw error;
       context.onRetry?.(error, attempt, delayMs);
-      await sleep(delayMs, signal);
+      await sleepOn(clock, delayMs, signal);
     }
   }
 }

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { MockAgent, type MockPool } from 'undici';
 import { createLogger, type Logger } from '../logging/index.js';
-import { loadPlatformDescription } from '../openapi/description.js';
+import { loadPlatformDescription } from '../openapi/index.js';
 import { createPlatformClient, type PlatformClient, type PlatformClientOptions } from './client.js';
 
 export const testUrls = {

@@ -2,8 +2,7 @@
  * The run an operator names on the command line: its whole id, or a prefix of it that names
  * one run only (the eight characters of a UUID are plenty), as `runs show` and `resume` take.
  */
-import { UsageError } from '../errors/index.js';
-import { didYouMean } from '../errors/did-you-mean.js';
+import { UsageError, didYouMean } from '../errors/index.js';
 import { resolveFleetbookHome, type RunRecord, type RunStore } from '../store/index.js';
 
 /** Shortest prefix taken: a shorter one would too often name several runs. */

@@ -5,8 +5,7 @@
  * Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
  */
 import { stringify } from 'yaml';
-import { UsageError } from '../errors/index.js';
-import { didYouMean } from '../errors/did-you-mean.js';
+import { UsageError, didYouMean } from '../errors/index.js';
 import type { CliIo } from './io.js';
 import { OUTPUT_FORMATS, type OutputFormat, type OutputOptions } from './output-option.js';
 

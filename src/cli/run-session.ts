@@ -8,7 +8,7 @@ import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
 import type { RunResult } from '../engine/index.js';
 import { ExitCode, UsageError } from '../errors/index.js';
 import { createLogger, type Logger, type SecretRegistry } from '../logging/index.js';
-import { RunStatus } from '../store/types.js';
+import { RunStatus } from '../store/index.js';
 import type { CliIo } from './io.js';
 import { LOG_LEVELS } from './log-levels.js';
 import { outputFormat, writeMachine, type OutputOptions } from './output.js';

@@ -6,8 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { closestMatches, didYouMean } from '../errors/did-you-mean.js';
-import { UsageError } from '../errors/index.js';
+import { closestMatches, didYouMean, UsageError } from '../errors/index.js';
 
 /**
  * `takesOperands`: whether the default subcommand takes words of its own (files): then a word

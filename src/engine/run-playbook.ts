@@ -20,7 +20,7 @@ import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
-import { systemClock, type Clock } from '../timers/index.js';
+import { systemClock, type Clock, type Timer } from '../timers/index.js';
 
 let builtins: StepRegistry | undefined;
 /** The built-in kinds, made once. */
@@ -115,7 +115,7 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
 
   const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
   // Leased before it exists: `runs list` never sees the new run running without a driver (crashed).
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal, options.clock ?? systemClock);
   try {
     await store.createRun({
       id: runId,
@@ -163,11 +163,6 @@ export async function enqueuePlaybookRun(
   });
 }
 
-/** A timer that does not keep the process alive by itself (the run's own work does). */
-function later(task: () => void, ms: number): NodeJS.Timeout {
-  return setTimeout(task, ms).unref();
-}
-
 /** The run's lease while the run holds it (see `holdLease`). */
 interface HeldLease {
   /** The run's signal: the caller's, also aborted when the lease is lost. */
@@ -184,13 +179,13 @@ interface HeldLease {
  * left aborts the run, as a lost playbook lock does (run-with-lock.ts): it starts no new work,
  * and since another process may now drive it, it journals nothing more.
  */
-async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: Logger, outer: AbortSignal | undefined): Promise<HeldLease> {
+async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: Logger, outer: AbortSignal | undefined, clock: Clock): Promise<HeldLease> {
   const leaseKey = runLeaseKey(runId);
   const owner = newLeaseOwner();
   if (!(await acquireLeaseFromLiveOrDead(store, leaseKey, owner, ttlMs))) {
     throw new UsageError(`run ${runId} is being driven by another process (its lease is held); wait for it to end, or for its lease to lapse if that process died`, 'RUN_LEASED');
   }
-  let heldUntil = Date.now() + ttlMs;
+  let heldUntil = clock.now() + ttlMs;
   let lostBecause: ErrorRecord | undefined;
   let finished = false;
   const controller = new AbortController();
@@ -202,9 +197,11 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
     logger.error({ event: 'lease.lost', runId, error: lostBecause }, lostBecause.message);
     controller.abort(new FleetbookError(lostBecause.message, { code: 'LEASE_LOST' }));
   };
+  // Renewal timers do not keep the process alive by themselves (the run's own work does).
+  const later = (task: () => void, ms: number): Timer => clock.setTimer(task, ms).unref();
   const renew = (): void => {
     if (finished) return;
-    const askedAt = Date.now();
+    const askedAt = clock.now();
     store.acquireLease(leaseKey, owner, ttlMs).then(
       (held) => {
         if (finished) return;
@@ -214,7 +211,7 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
       },
       (error: unknown) => {
         if (finished) return;
-        const leftMs = heldUntil - Date.now();
+        const leftMs = heldUntil - clock.now();
         if (leftMs <= ttlMs / 3) return lose(`could not renew its lease before it lapsed (${errorMessage(error)})`);
         logger.warn({ event: 'lease.renewFailed', runId, err: error }, `could not renew the lease of run ${runId}; trying again`);
         timer = later(renew, Math.min(ttlMs / 3, leftMs - ttlMs / 3));
@@ -227,7 +224,7 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
     lost: () => lostBecause,
     async release() {
       finished = true;
-      clearTimeout(timer);
+      timer.cancel();
       outer?.removeEventListener('abort', forward);
       if (!lostBecause) await store.releaseLease(leaseKey, owner);
     },
@@ -300,7 +297,7 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   const now = (options.clock ?? systemClock).now;
   const startedMs = now();
   const { retentionMs } = options;
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal);
+  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal, options.clock ?? systemClock);
   try {
     const run = await store.getRun(runId);
     const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);

@@ -4,19 +4,17 @@
  * per store fires (another waits as a standby and takes over when the lease expires),
  * reloads on request or when a file of the folder changes, and stops cleanly.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { watch } from 'node:fs';
 import type { Logger } from '../logging/index.js';
-import type { Playbook } from '../playbook/types.js';
-import { acquireLeaseFromLiveOrDead, describeLeaseOwner, newLeaseOwner } from '../store/lease-owner.js';
-import type { Leadership, QueueStore, RunStore } from '../store/types.js';
+import { describeLeaseOwner, newLeaseOwner, type QueueStore, type RunStore } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
-import { isPlaybookFile, loadPlaybookFolder } from './load-playbook-folder.js';
+import { hasErrors, isPlaybookFile, loadPlaybookFolder, type Playbook } from '../playbook/index.js';
+import { createLeaderLoop, type LeaderLoop } from './leader-loop.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 import { SchedulerError } from './scheduler-error.js';
 import { errorMessage } from '../errors/index.js';
 
-/** The store lease one daemon per store holds. */
-export const SCHEDULER_LEASE_KEY = 'scheduler';
+export { SCHEDULER_LEASE_KEY } from './leader-loop.js';
 
 export interface DaemonOptions {
   /** Folder of playbooks (`*.yaml`, `*.yml`, not recursive). */
@@ -66,29 +64,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const log = logger.child({ owner: describeLeaseOwner(owner) });
 
   const first = loadPlaybookFolder(options.playbooksDir);
-  if (first.problems.some((problem) => problem.severity === 'error')) {
-    throw new SchedulerError(`The playbooks of ${first.dir} have errors; the daemon did not start.`, 'INVALID_PLAYBOOKS', { problems: first.problems });
-  }
+  if (hasErrors(first.problems)) throw new SchedulerError(`The playbooks of ${first.dir} have errors; the daemon did not start.`, 'INVALID_PLAYBOOKS', { problems: first.problems });
   let playbooks: Playbook[] = first.playbooks;
   const schedules = (books: Playbook[]) => books.flatMap((book) => book.schedules);
 
   let scheduler: Scheduler | undefined;
-  let standbyLogged = false;
   let stopping = false;
-  let leaseTimer: Timer | undefined;
-  let reloadTimer: Timer | undefined;
-  let watcher: FSWatcher | undefined;
-  // Leadership changes, reloads and the stop happen one at a time.
-  let chain: Promise<void> = Promise.resolve();
-  const serial = (step: () => Promise<void>): Promise<void> => {
-    chain = chain.then(step).catch((error: unknown) => {
-      log.error({ event: 'daemon.error', err: error }, `daemon: ${errorMessage(error)}`);
-    });
-    return chain;
-  };
-
-  // When the lease this daemon last renewed runs out: past it, another daemon may lead.
-  let heldUntilMs = 0;
+  const serial = createSerial(log);
 
   const loseLead = async (reason = 'another daemon holds the scheduler lease now'): Promise<void> => {
     if (!scheduler) return;
@@ -98,102 +80,46 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await current.stop({ abortRuns: true });
   };
 
-  let leadership: Leadership | undefined;
-  /** Holds the team leadership lock (taking it when free), or drops a connection that lost it. */
-  const holdTeamLeadership = async (team: Pick<QueueStore, 'tryLeadership'>): Promise<boolean> => {
-    if (leadership && (await leadership.stillHeld())) return true;
-    if (leadership) await leadership.release();
-    leadership = await team.tryLeadership(SCHEDULER_LEASE_KEY);
-    return leadership !== undefined;
-  };
-
-  /** Takes or renews the lease (or the team lock), noting until when it is held. */
-  const acquire = async (): Promise<boolean> => {
-    const askedAtMs = clock.now();
-    const held = options.teamLeadership ? await holdTeamLeadership(options.teamLeadership) : await acquireLeaseFromLiveOrDead(store, SCHEDULER_LEASE_KEY, owner, ttlMs);
-    if (held) heldUntilMs = askedAtMs + ttlMs;
-    return held;
-  };
-
-  /** Takes, renews or gives up the lease; whatever happens, tries again in a third of its TTL. */
-  const lead = async (): Promise<void> => {
-    if (stopping) return;
-    try {
-      await leadOnce();
-    } catch (error) {
-      // The store failed: a standby must keep trying, and a leader keeps leading only while its
-      // last renewal lasts (a standby may take the lease once it expires).
-      const expired = clock.now() >= heldUntilMs;
-      log.warn(
-        { event: 'lease.renewFailed', err: error, leader: scheduler !== undefined, expired },
-        `daemon: could not ${scheduler ? 'renew' : 'take'} the scheduler lease: ${errorMessage(error)}; trying again`,
-      );
-      if (scheduler && expired) await loseLead('the scheduler lease expired before it could be renewed');
-    } finally {
-      if (!stopping) {
-        leaseTimer?.cancel();
-        leaseTimer = clock.setTimer(() => void serial(lead), ttlMs / 3);
-      }
-    }
-  };
-
-  const leadOnce = async (): Promise<void> => {
-    const held = await acquire();
-    if (held && !scheduler && !stopping) {
-      log.info({ event: 'lease.acquired', takeover: standbyLogged }, standbyLogged ? 'daemon: the scheduler lease expired or was released; taking over' : 'daemon: holding the scheduler lease; firing schedules');
-      standbyLogged = false;
-      scheduler = createScheduler({
-        store,
-        logger: log,
-        clock,
-        execute: options.execute,
-        ...(options.random ? { random: options.random } : {}),
-        // Renewing before each fire: a daemon that lost the lease while paused never fires again.
-        mayFire: async () => {
-          const stillHeld = await acquire();
-          if (!stillHeld) void serial(() => loseLead());
-          return stillHeld;
-        },
-      });
+  const loop: LeaderLoop = createLeaderLoop({
+    store,
+    log,
+    clock,
+    owner,
+    ttlMs,
+    teamLeadership: options.teamLeadership,
+    serial,
+    stopping: () => stopping,
+    leading: () => scheduler !== undefined,
+    loseLead,
+    async takeLead() {
+      // Renewing before each fire: a daemon that lost the lease while paused never fires again.
+      const mayFire = async (): Promise<boolean> => {
+        const stillHeld = await loop.acquire();
+        if (!stillHeld) void serial(() => loseLead());
+        return stillHeld;
+      };
+      scheduler = createScheduler({ store, logger: log, clock, execute: options.execute, mayFire, ...(options.random ? { random: options.random } : {}) });
       await scheduler.load(playbooks);
-    } else if (!held && scheduler) {
-      await loseLead();
-    } else if (!held && !standbyLogged) {
-      standbyLogged = true;
-      const holder = await store.leaseHolder(SCHEDULER_LEASE_KEY);
-      log.info(
-        { event: 'lease.standby', leaseTtlMs: ttlMs, heldBy: holder && describeLeaseOwner(holder.owner) },
-        `daemon: daemon ${holder ? describeLeaseOwner(holder.owner) : '(another)'} holds the scheduler lease; waiting as a standby, taking over when it expires`,
-      );
-    }
-  };
+    },
+  });
 
   const reload = (): Promise<void> =>
     serial(async () => {
       if (stopping) return;
       const folder = loadPlaybookFolder(options.playbooksDir);
-      if (folder.problems.some((problem) => problem.severity === 'error')) {
-        log.error({ event: 'daemon.reloadFailed', problems: folder.problems }, `daemon: ${folder.dir} has errors; keeping the schedules loaded before`);
-        return;
-      }
+      if (hasErrors(folder.problems)) return void log.error({ event: 'daemon.reloadFailed', problems: folder.problems }, `daemon: ${folder.dir} has errors; keeping the schedules loaded before`);
       playbooks = folder.playbooks;
       await scheduler?.load(playbooks);
       log.info({ event: 'daemon.reloaded', playbooks: playbooks.length, schedules: schedules(playbooks).length }, `daemon: reloaded ${playbooks.length} playbook(s)`);
     });
 
-  if (options.watch ?? true) {
-    watcher = watch(first.dir, (_kind, name) => {
-      if (name !== null && !isPlaybookFile(name)) return;
-      reloadTimer?.cancel();
-      reloadTimer = clock.setTimer(() => void reload(), options.reloadDebounceMs ?? 500);
-    });
-  }
+  const watcher = options.watch ?? true ? watchPlaybooks(first.dir, clock, options.reloadDebounceMs ?? 500, () => void reload()) : undefined;
 
   log.info(
     { event: 'daemon.started', playbooksDir: first.dir, playbooks: playbooks.length, schedules: schedules(playbooks).length, warnings: first.problems.length },
     `daemon: ${playbooks.length} playbook(s), ${schedules(playbooks).length} schedule(s) from ${first.dir}`,
   );
-  await serial(lead);
+  await serial(loop.lead);
 
   return {
     owner,
@@ -201,25 +127,63 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     reload,
     async stop() {
       stopping = true;
-      leaseTimer?.cancel();
-      reloadTimer?.cancel();
+      loop.cancel();
       watcher?.close();
       await serial(async () => {
         const current = scheduler;
         scheduler = undefined;
-        if (current) {
-          log.info({ event: 'daemon.stopping', running: current.runningRunIds() }, 'daemon: stopping; running runs are stopped at a journaled point, and the next daemon to lead resumes them');
-          await current.stop({ abortRuns: true });
-          await store.releaseLease(SCHEDULER_LEASE_KEY, owner);
-          await leadership?.release();
-        }
-        log.info({ event: 'daemon.stopped' }, 'daemon: stopped');
+        await stopLeading(log, current, loop);
       });
     },
     async idle() {
-      await chain;
+      await serial.settled();
       await scheduler?.idle();
-      await chain;
+      await serial.settled();
+    },
+  };
+}
+
+/** Stops the scheduler of a leading daemon (its runs at a journaled point) and lets go of the lead. */
+async function stopLeading(log: Logger, scheduler: Scheduler | undefined, loop: LeaderLoop): Promise<void> {
+  if (scheduler) {
+    log.info({ event: 'daemon.stopping', running: scheduler.runningRunIds() }, 'daemon: stopping; running runs are stopped at a journaled point, and the next daemon to lead resumes them');
+    await scheduler.stop({ abortRuns: true });
+    await loop.release();
+  }
+  log.info({ event: 'daemon.stopped' }, 'daemon: stopped');
+}
+
+interface Serial {
+  (step: () => Promise<void>): Promise<void>;
+  /** Resolves once the steps queued so far have run. */
+  settled(): Promise<void>;
+}
+
+/** Runs steps one at a time, in order; a failed step is logged and the next ones still run. */
+function createSerial(log: Logger): Serial {
+  // Leadership changes, reloads and the stop happen one at a time.
+  let chain: Promise<void> = Promise.resolve();
+  const serial = (step: () => Promise<void>): Promise<void> => {
+    chain = chain.then(step).catch((error: unknown) => {
+      log.error({ event: 'daemon.error', err: error }, `daemon: ${errorMessage(error)}`);
+    });
+    return chain;
+  };
+  return Object.assign(serial, { settled: () => chain });
+}
+
+/** Calls `onChange` once the playbook files of `dir` have been quiet for `debounceMs` after a change (editors write in bursts). */
+function watchPlaybooks(dir: string, clock: Clock, debounceMs: number, onChange: () => void): { close(): void } {
+  let timer: Timer | undefined;
+  const watcher = watch(dir, (_kind, name) => {
+    if (name !== null && !isPlaybookFile(name)) return;
+    timer?.cancel();
+    timer = clock.setTimer(onChange, debounceMs);
+  });
+  return {
+    close() {
+      timer?.cancel();
+      watcher.close();
     },
   };
 }

@@ -6,7 +6,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { platformStateInFlight } from '../engine/index.js';
-import { RunStatus, type RunStore } from '../store/types.js';
+import { RunStatus, type RunStore } from '../store/index.js';
 import type { Clock } from './clock.js';
 import { resumeRunWithLock, runPlaybookWithLock } from './run-with-lock.js';
 import type { SchedulerOptions } from './scheduler.js';

@@ -6,7 +6,7 @@
  */
 import { enqueuePlaybookRun } from '../engine/index.js';
 import type { Logger } from '../logging/index.js';
-import { RunStatus, type QueueStore } from '../store/types.js';
+import { RunStatus, type QueueStore } from '../store/index.js';
 import type { SchedulerOptions } from './scheduler.js';
 
 export interface QueueExecutorOptions {

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { exposedEnvironment, readSpilledInputs, resolveInputs, resumeRun, runPlaybook, type ResumeOptions, type RunOptions, type RunResult } from '../engine/index.js';
 import { createSecretRegistry } from '../logging/index.js';
-import type { Playbook } from '../playbook/types.js';
+import type { Playbook } from '../playbook/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { SchedulerError } from './scheduler-error.js';
 

@@ -3,7 +3,7 @@
  * restarted or standby daemon knows what was fired, what is queued and what is paused.
  * The store holds it as opaque JSON; this file is its one reader and writer.
  */
-import type { RunStore } from '../store/types.js';
+import type { RunStore } from '../store/index.js';
 
 /** The outcome of a schedule's latest run as `fleetbook schedules` shows it. */
 export type ScheduleRunResult = 'queued' | 'running' | 'succeeded' | 'failed' | 'interrupted';

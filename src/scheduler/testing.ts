@@ -2,7 +2,7 @@
  * A clock moved by hand, for tests of the scheduler and the daemon: timers fire in order of
  * their due time as `advanceTo` passes them, and the work they start runs between them.
  */
-import type { Clock } from './clock.js';
+import type { Clock, Timer } from '../timers/index.js';
 
 export interface ManualClock extends Clock {
   /** Moves time to `targetMs`, firing every timer due on the way (each at its due time). */
@@ -26,7 +26,8 @@ export function createManualClock(startMs: number): ManualClock {
     setTimer(callback, delayMs) {
       const id = nextId++;
       timers.set(id, { dueMs: nowMs + Math.max(0, delayMs), callback });
-      return { cancel: () => timers.delete(id) };
+      const timer: Timer = { cancel: () => timers.delete(id), unref: () => timer };
+      return timer;
     },
     async advanceTo(targetMs) {
       await settle();

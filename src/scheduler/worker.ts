@@ -11,11 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import type { PlatformClient } from '../api/index.js';
 import type { ResumeOptions } from '../engine/index.js';
-import { FleetbookError } from '../errors/index.js';
+import { errorMessage, FleetbookError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import type { Playbook } from '../playbook/types.js';
-import { describeLeaseOwner, runLeaseKey } from '../store/lease-owner.js';
-import { RunStatus, type ErrorRecord, type QueueStore, type RunClaim, type RunRecord } from '../store/types.js';
+import type { Playbook } from '../playbook/index.js';
+import { describeLeaseOwner, runLeaseKey, RunStatus, type ErrorRecord, type QueueStore, type RunClaim, type RunRecord } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { resumeRunWithLock } from './run-with-lock.js';
 
@@ -55,7 +54,7 @@ export interface WorkerSummary {
 
 function toError(caught: unknown): ErrorRecord {
   if (caught instanceof FleetbookError) return { message: caught.message, ...(caught.code ? { code: caught.code } : {}) };
-  return { message: caught instanceof Error ? caught.message : String(caught) };
+  return { message: errorMessage(caught) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import type { OperationDescriptor } from '../openapi/description.js';
+import type { OperationDescriptor } from '../openapi/index.js';
 import type { SimResponse } from './context.js';
 import { describeSchemaError, pointerOf } from './schema-validator.js';
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { inputSchemaOf, loadPlatformDescription, type OperationDescriptor } from '../openapi/description.js';
+import { inputSchemaOf, loadPlatformDescription, type OperationDescriptor } from '../openapi/index.js';
 import { areaModules } from './areas/index.js';
 import { createAsyncViews } from './async-views.js';
 import { createAuth, ROLE_LEVELS, type Auth } from './auth.js';

@@ -1,12 +1,19 @@
 /**
  * Time as the engine and the call executor see it. Injected, so the engine's semantics
  * (retry delays, timeouts, sleeps) are tested in virtual time, in milliseconds of real time.
- * The scheduler's `Clock` has the same shape, so one clock object serves a daemon and its runs.
+ * The scheduler, the run's lease, the rate limiter and the call executor take the same `Clock`,
+ * so one clock object serves a daemon and its runs.
  */
-import { setLongTimeout, sleep } from './sleep.js';
+import { setLongTimeout, sleep, type LongTimer } from './sleep.js';
 
 export interface Timer {
   cancel(): void;
+  /**
+   * Lets the process exit while this timer is all that is left (Node's `unref`): for background
+   * upkeep such as lease renewals, which must not keep a finished process alive. A no-op on a
+   * virtual clock. Returns the timer.
+   */
+  unref(): Timer;
 }
 
 export interface Clock {
@@ -21,7 +28,14 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(callback, delayMs) {
     const timer = setLongTimeout(callback, delayMs);
-    return { cancel: () => timer.clear() };
+    const handle: Timer = {
+      cancel: () => timer.clear(),
+      unref() {
+        timer.unref();
+        return handle;
+      },
+    };
+    return handle;
   },
 };
 
@@ -30,6 +44,13 @@ export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise
   if (clock === systemClock) return sleep(ms, signal);
   return sleep(ms, signal, (fire, delayMs) => {
     const timer = clock.setTimer(fire, delayMs);
-    return { clear: () => timer.cancel() };
+    const handle: LongTimer = {
+      clear: () => timer.cancel(),
+      unref() {
+        timer.unref();
+        return handle;
+      },
+    };
+    return handle;
   });
 }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { linkSignal } from './linked-signal.js';
+import { systemClock } from './clock.js';
 import { MAX_TIMER_MS, sleep } from './sleep.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -65,5 +66,27 @@ describe('linkSignal with a long timeout', () => {
     expect(vi.getTimerCount()).toBe(0);
     await vi.advanceTimersByTimeAsync(30 * DAY_MS);
     expect(linked.signal.aborted).toBe(false);
+  });
+});
+
+describe("a clock timer unref'd", () => {
+  it('keeps no link of a long chain holding the process open, and still fires', async () => {
+    const handles: Array<ReturnType<typeof setTimeout>> = [];
+    const realSetTimeout = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+      const handle = realSetTimeout(...args);
+      handles.push(handle);
+      return handle;
+    }) as typeof setTimeout);
+    let fired = false;
+    systemClock.setTimer(() => (fired = true), MAX_TIMER_MS + DAY_MS).unref();
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_MS);
+    expect(fired).toBe(false);
+    await vi.advanceTimersByTimeAsync(DAY_MS);
+    expect(fired).toBe(true);
+    spy.mockRestore();
+    // The first link and the one armed after it: neither refs the event loop.
+    expect(handles).toHaveLength(2);
+    expect(handles.map((handle) => handle.hasRef())).toEqual([false, false]);
   });
 });

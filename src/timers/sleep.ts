@@ -7,6 +7,8 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A timer that may be longer than one `setTimeout` allows. */
 export interface LongTimer {
   clear(): void;
+  /** Lets the process exit while this timer is all that is left (Node's `unref`), for timers of background upkeep. */
+  unref(): LongTimer;
 }
 
 /**
@@ -17,13 +19,24 @@ export interface LongTimer {
 export function setLongTimeout(fire: () => void, ms: number): LongTimer {
   let remaining = ms > 0 ? ms : 0;
   let timer: ReturnType<typeof setTimeout>;
+  // Each link of a long chain keeps the setting, not only the first.
+  let unref = false;
   const arm = (): void => {
     const step = Math.min(remaining, MAX_TIMER_MS);
     remaining -= step;
     timer = setTimeout(() => (remaining > 0 ? arm() : fire()), step);
+    if (unref) timer.unref();
   };
   arm();
-  return { clear: () => clearTimeout(timer) };
+  const handle: LongTimer = {
+    clear: () => clearTimeout(timer),
+    unref() {
+      unref = true;
+      timer.unref();
+      return handle;
+    },
+  };
+  return handle;
 }
 
 /**

@@ -42,7 +42,9 @@ export function createVirtualClock(start = 0): VirtualClock {
     const timer: Pending = { due: current + (ms > 0 ? ms : 0), order: (order += 1), fire };
     if (ms !== Infinity) timers.add(timer);
     schedule();
-    return { cancel: () => timers.delete(timer) };
+    // Nothing keeps a process alive in virtual time: unref has nothing to do.
+    const handle: Timer = { cancel: () => timers.delete(timer), unref: () => handle };
+    return handle;
   };
   return {
     now: () => current,

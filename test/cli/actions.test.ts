@@ -30,7 +30,7 @@ describe('fleetbook actions', () => {
     expect(onTty.stdout).toMatch(/^privateCloud\.getSystem {2}GET \/private-cloud-business\/v1beta1\/systems\/\{id\}\n {2}Get a system\n {2}read; rate limit group privateCloud/);
     expect(onTty.stdout).toMatch(/\nwith: \(what the call step takes\)\n {2}id {6}string {2}required {2}Id of the record\.\n/);
     expect(onTty.stdout).toMatch(/\nanswer: HTTP 200 application\/json \(steps\.<id>\.outputs\.body\)\n {2}one of: /);
-    expect(onTty.stdout).toMatch(/\n {4}softwareInfo +object {2}required\n {6}updateState +"UP_TO_DATE" \| /);
+    expect(onTty.stdout).toMatch(/\n {4}softwareInfo +object\n {6}currentUpdateStatus +object\n(?: {8}.*\n)*? {8}state +"UP_TO_DATE" \| /);
     expect(onTty.stdout).not.toContain('{\n');
     // JSON carries the answer's shape too, and YAML is one switch away.
     const json = JSON.parse((await actions('privateCloud.getSystem', '--json')).stdout) as { response: { status: number; schema: unknown } };

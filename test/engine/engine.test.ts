@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RequestLogEntry } from '../../src/simulator/index.js';
+import { createVirtualClock, type Clock } from '../../src/timers/index.js';
 import { input, noRetry, playbook, startHarness, step, t, type Harness } from './harness.js';
 
 let harness: Harness | undefined;
@@ -198,10 +199,19 @@ describe('control flow', () => {
   it('stops a sleeping run on abort: interrupted, and quickly', async () => {
     const h = await start();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    const startedAt = Date.now();
-    const result = await h.run(playbook([step({ id: 'nap', kind: 'sleep', duration: t('1h') }), step({ id: 'next', kind: 'log', message: t('x'), level: 'info' })]), { signal: controller.signal });
-    expect(Date.now() - startedAt).toBeLessThan(2000);
+    // Aborted the moment the hour's sleep begins (its timer armed), in virtual time: no wall time passes.
+    const virtual = createVirtualClock(0);
+    const clock: Clock = {
+      now: virtual.now,
+      setTimer(callback, delayMs) {
+        const timer = virtual.setTimer(callback, delayMs);
+        if (delayMs === 3_600_000) queueMicrotask(() => controller.abort());
+        return timer;
+      },
+    };
+    const result = await h.run(playbook([step({ id: 'nap', kind: 'sleep', duration: t('1h') }), step({ id: 'next', kind: 'log', message: t('x'), level: 'info' })]), { signal: controller.signal, clock });
+    // Stopped at once, not at the hour's end.
+    expect(virtual.now()).toBeLessThan(3_600_000);
     expect(result.status).toBe('interrupted');
     expect(result.steps.map((s) => [s.path, s.status])).toEqual([
       ['nap', 'interrupted'],

@@ -1,6 +1,7 @@
 // A run that loses its lease stops: it starts no new work and writes nothing more to the store.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRunStore, type RunStore } from '../../src/store/index.js';
+import { createManualClock } from '../../src/scheduler/testing.js';
 import { playbook, startHarness, step, t, type Harness } from '../engine/harness.js';
 
 let h: Harness | undefined;
@@ -14,23 +15,31 @@ const book = playbook([
   step({ id: 'after', kind: 'call', operationId: 'privateCloud.listSystems', with: t({}) }),
 ]);
 
+/** Waits for the run to reach a point, looking again after each turn of the event loop (no wall time). */
 async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
 }
+
+// The run's time (its lease renewals, its sleep) moves only when the test says so.
+const START_MS = Date.parse('2026-03-01T10:00:00Z');
 
 const started = async (store: RunStore, runId: string, path: string): Promise<boolean> =>
   (await store.journal(runId)).some((entry) => entry.event.type === 'step.started' && entry.event.path === path);
 
-describe('the run lease', () => {
+// Each test moves its run's clock by 20-40 s: done in milliseconds unless renewals wait for wall time.
+describe('the run lease', { timeout: 5_000 }, () => {
   it('taken by another process after it lapsed: the run stops, starts nothing more and leaves the run to the new owner', async () => {
     h = await startHarness();
-    let nowMs = Date.parse('2026-03-01T10:00:00Z');
+    const clock = createManualClock(START_MS);
+    let nowMs = START_MS;
     const store = createMemoryRunStore({ now: () => new Date(nowMs) });
-    const running = h.run(book, { store, runId: 'r1', leaseTtlMs: 150 });
+    const running = h.run(book, { store, runId: 'r1', leaseTtlMs: 60_000, clock });
     await until(() => started(store, 'r1', 'nap'));
     // The process stalled past its lease (the store's clock jumps): another process takes the run over.
-    nowMs += 1000;
+    nowMs += 61_000;
     expect(await store.acquireLease('run:r1', 'other-process', 60_000)).toBe(true);
+    // The next renewal, a third of the TTL on (in the run's time: no wall time passes), finds the lease taken.
+    await clock.advanceBy(20_000);
 
     const result = await running;
     expect(result).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST', message: expect.stringContaining('lost its lease to another process') } });
@@ -55,7 +64,12 @@ describe('the run lease', () => {
         return real.acquireLease(key, owner, ttlMs);
       },
     };
-    const result = await h.run(book, { store, runId: 'r2', leaseTtlMs: 150 });
+    const clock = createManualClock(START_MS);
+    const running = h.run(book, { store, runId: 'r2', leaseTtlMs: 60_000, clock });
+    await until(() => started(real, 'r2', 'nap'));
+    // Renewals fail at 20 s (40 s of the lease left: tried again) and at 40 s (a third left: the run stops).
+    await clock.advanceBy(40_000);
+    const result = await running;
     expect(result).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST', message: expect.stringContaining('could not renew its lease before it lapsed (database is locked)') } });
     expect(calls).toBeGreaterThanOrEqual(3);
     expect(await started(real, 'r2', 'after')).toBe(false);

@@ -5,6 +5,7 @@ import { runPlaybookWithLock } from '../../src/scheduler/run-with-lock.js';
 import { isSchedulerError } from '../../src/scheduler/scheduler-error.js';
 import { createMemoryRunStore, RunStatus } from '../../src/store/index.js';
 import { input, playbook, step, t } from '../engine/harness.js';
+import { watchLeases } from '../support/lease-events.js';
 
 // The steps only sleep: the client is never called.
 const client = createPlatformClient({ credentials: { clientId: 'unused', clientSecret: 'unused-secret' }, authUrl: 'http://127.0.0.1:9/token', baseUrl: 'http://127.0.0.1:9', regionalUrl: 'http://127.0.0.1:9' });
@@ -12,10 +13,10 @@ const locked = playbook([step({ id: 'work', kind: 'sleep', duration: t('300ms') 
 
 describe('playbook lock', () => {
   it('a manual run is refused while another run holds the same key; other keys run at once', async () => {
-    const store = createMemoryRunStore();
+    const { store, taken } = watchLeases(createMemoryRunStore());
     const { logger } = captureLogs();
     const first = runPlaybookWithLock(locked, { inputs: { systemId: 'a' }, client, store, logger });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await taken('lock:system-a');
     let caught: unknown;
     try {
       await runPlaybookWithLock(locked, { inputs: { systemId: 'a' }, client, store, logger });
@@ -32,10 +33,10 @@ describe('playbook lock', () => {
   });
 
   it('a scheduled run waits for the key and starts after the manual run ended', async () => {
-    const store = createMemoryRunStore();
+    const { store, taken } = watchLeases(createMemoryRunStore());
     const logs = captureLogs();
     const manual = runPlaybookWithLock(locked, { inputs: { systemId: 'a' }, client, store, logger: logs.logger });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await taken('lock:system-a');
     const scheduled = await runPlaybookWithLock(locked, { inputs: { systemId: 'a' }, client, store, logger: logs.logger, waitForLock: true, lockPollMs: 20, trigger: { kind: 'schedule', scheduleId: 'maintenance#0' } });
     const first = await manual;
     expect(scheduled.status).toBe(RunStatus.succeeded);
@@ -45,10 +46,10 @@ describe('playbook lock', () => {
   });
 
   it('a dry run takes no lock', async () => {
-    const store = createMemoryRunStore();
+    const { store, taken } = watchLeases(createMemoryRunStore());
     const { logger } = captureLogs();
     const manual = runPlaybookWithLock(locked, { inputs: { systemId: 'a' }, client, store, logger });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await taken('lock:system-a');
     expect((await runPlaybookWithLock(locked, { inputs: { systemId: 'a' }, client, store, logger, dryRun: true })).status).toBe(RunStatus.succeeded);
     await manual;
   });

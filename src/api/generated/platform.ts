@@ -2353,6 +2353,7 @@ export interface components {
             language?: components["schemas"]["UsersUserLanguages"];
         };
         UsersInviteRequest: {
+            /** Format: email */
             email?: string;
             /** @default true */
             sendWelcomeEmail?: boolean;

@@ -3,8 +3,8 @@
  * the shape of its answer, or a step kind's fields and its examples as the YAML they are.
  * Schemas are shown as an indented outline (`name  type  required  description`), not JSON.
  */
-import type { JsonSchema, OperationDescriptor } from '../../openapi/description.js';
-import type { StepDefinition } from '../../steps/definitions/step-definition.js';
+import type { JsonSchema, OperationDescriptor } from '../../openapi/index.js';
+import type { StepDefinition } from '../../steps/index.js';
 
 /** Nesting shown before `...`: deeper shapes are in `fleetbook actions <id> -o json`. */
 const MAX_DEPTH = 4;

@@ -5,10 +5,9 @@
  * terminal and with `-o text`; JSON (`-o json`, the default off a terminal) or YAML.
  */
 import type { Command } from 'commander';
-import { UsageError } from '../../errors/index.js';
-import { didYouMean } from '../../errors/did-you-mean.js';
-import type { JsonSchema, OperationDescriptor } from '../../openapi/description.js';
-import type { StepDefinition } from '../../steps/definitions/step-definition.js';
+import { UsageError, didYouMean } from '../../errors/index.js';
+import type { JsonSchema, OperationDescriptor } from '../../openapi/index.js';
+import type { StepDefinition } from '../../steps/index.js';
 import type { CliIo } from '../io.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
@@ -47,8 +46,8 @@ export function registerActionsCommand(program: Command, io: CliIo): void {
   addOutputOptions(command).action(async (id: string | undefined, options: OutputOptions) => {
       // Imported here, not above: `--help` and the other commands do not load the description and step kinds.
       const [{ inputSchemaOf, loadPlatformDescription }, { createStepRegistry }, { isMachineFormat, outputFormat, writeMachine }, view] = await Promise.all([
-        import('../../openapi/description.js'),
-        import('../../steps/registry.js'),
+        import('../../openapi/index.js'),
+        import('../../steps/index.js'),
         import('../output.js'),
         import('./actions-view.js'),
       ]);

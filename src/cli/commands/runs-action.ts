@@ -1,6 +1,5 @@
 /** What `fleetbook runs list|show|prune` do (see runs.ts), imported when the command runs. */
-import { UsageError } from '../../errors/index.js';
-import { didYouMean } from '../../errors/did-you-mean.js';
+import { UsageError, didYouMean } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { RunStatus, RUN_LEASE_TTL_MS, buildStepTree, lastHeartbeatMs, pruneRuns, withRunStore, outputsDirOf, resolveFleetbookHome, type JournalEntry, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 // The types module, not the store's index: that one loads the SQLite driver.
-import { RunStatus } from '../../store/types.js';
+import { RunStatus } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { guardDefaultSubcommand } from '../subcommand-typos.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';

@@ -1,6 +1,5 @@
 /** What `fleetbook schedules` and `fleetbook schedules resume` do (see schedules.ts), imported when the command runs. */
-import { didYouMean } from '../../errors/did-you-mean.js';
-import { ExitCode, UsageError } from '../../errors/index.js';
+import { didYouMean, ExitCode, UsageError } from '../../errors/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
 import { createFireTimes, loadPlaybookFolder, offsetAt, readScheduleState, SchedulerError, wallTimeAt, writeScheduleState, type ScheduleState } from '../../scheduler/index.js';
 import { hasLiveDriver, RunStatus, withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';

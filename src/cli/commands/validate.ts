@@ -26,10 +26,8 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     .addOption(new Option('--format <format>', 'deprecated: use -o (stylish is -o text)').choices(Object.keys(LEGACY_FORMATS)));
   addOutputOptions(command, GITHUB).action(async (paths: string[], options: OutputOptions & { format?: string }) => {
     // Imported here, not above: `--help` and the other commands do not load the playbook loader.
-    const [{ hasErrors, loadPlaybook }, { isPlaybookFile, loadPlaybookFolder }, { formatProblems, shownPath }, { outputFormat, writeMachine }, { statSync, readdirSync }] = await Promise.all([
+    const [{ hasErrors, isPlaybookFile, loadPlaybook, loadPlaybookFolder }, { formatProblems, shownPath }, { outputFormat, writeMachine }, { statSync, readdirSync }] = await Promise.all([
       import('../../playbook/index.js'),
-      // The folder loader alone, not the scheduler: validate starts no daemon.
-      import('../../scheduler/load-playbook-folder.js'),
       import('../problems.js'),
       import('../output.js'),
       import('node:fs'),

@@ -1,12 +1,15 @@
 /**
- * Every playbook of the daemon's folder, loaded and validated in one pass: the problems of
+ * Every playbook of a folder (the daemon's, or one `fleetbook validate` is given), loaded and validated in one pass: the problems of
  * every file (located, as `fleetbook validate` reports them; schedule inputs the playbook
  * would refuse among them), plus what only the daemon cares about: a schedule id used by
  * two schedules (they would share their state in the store).
  */
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { hasErrors, loadPlaybook, type Playbook, type Problem, type ScheduleSpec } from '../playbook/index.js';
+import { loadPlaybook } from './load-playbook.js';
+import { hasErrors, type Problem } from './problem.js';
+import { ProblemCode } from './problem-codes.js';
+import type { Playbook, ScheduleSpec } from './types.js';
 
 export interface PlaybookFolder {
   /** Absolute path of the folder. */
@@ -26,7 +29,7 @@ export function loadPlaybookFolder(folder: string): PlaybookFolder {
     names = readdirSync(dir).filter(isPlaybookFile).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    return { dir, playbooks: [], problems: [{ code: 'FOLDER_UNREADABLE', message: `the playbook folder cannot be read (${code})`, severity: 'error', file: dir, line: 1, column: 1, pointer: '' }] };
+    return { dir, playbooks: [], problems: [{ code: ProblemCode.folderUnreadable, message: `the playbook folder cannot be read (${code})`, severity: 'error', file: dir, line: 1, column: 1, pointer: '' }] };
   }
   const playbooks: Playbook[] = [];
   const problems: Problem[] = [];
@@ -47,7 +50,7 @@ export function loadPlaybookFolder(folder: string): PlaybookFolder {
         firstUse.set(schedule.key, playbook);
         continue;
       }
-      problems.push(problem(schedule, 'DUPLICATE_SCHEDULE_ID', `schedule id '${schedule.key}' is also used in ${other.source}; schedules keep their state by id, so ids must be unique`));
+      problems.push(problem(schedule, ProblemCode.duplicateScheduleId, `schedule id '${schedule.key}' is also used in ${other.source}; schedules keep their state by id, so ids must be unique`));
     }
   }
   return { dir, playbooks, problems };
