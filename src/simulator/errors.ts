@@ -118,11 +118,12 @@ export class SimHttpError extends Error {
    * description covers, such as the token endpoint) the details are answered as they are.
    */
   toBody(form?: ErrorBodyForm): ErrorBody {
+    const kind = form?.details;
     const details: AnsweredDetail[] | undefined = !form
       ? this.details
-      : form.details === undefined
+      : kind === undefined
         ? undefined
-        : (this.details ?? []).flatMap((detail) => publishedDetail(detail, form.details as DetailKind));
+        : (this.details ?? []).flatMap((detail) => publishedDetail(detail, kind));
     return {
       httpStatusCode: this.status,
       errorCode: this.errorCode,
