@@ -32,6 +32,21 @@ describe('parseErrorBody', () => {
     expect(body.issues).toEqual([{ source: 'query.parameter', subject: 'filter', description: 'unknown property' }]);
   });
 
+  it('reads the published bodies of devices, subscriptions and consumption analytics v2', () => {
+    // Devices and subscriptions: a 500's retry hint is an integer detail; other statuses carry source + metadata.
+    const server = parseErrorBody(JSON.stringify({ httpStatusCode: 500, errorCode: 'INTERNAL', message: 'failed', debugId: 'd2', errorDetails: [{ type: 'retry info', retryAfterSeconds: 30 }] }));
+    expect(retryAfterMsOf(server, {})).toBe(30_000);
+    const general = parseErrorBody(JSON.stringify({ httpStatusCode: 401, errorCode: 'UNAUTHORIZED', message: 'expired', debugId: 'd3', errorDetails: [{ type: 'metadata', source: 'authorization', metadata: { token: { reason: 'expired' } } }] }));
+    expect(general).toMatchObject({ message: 'expired', debugId: 'd3', issues: [] });
+    expect(general.retryAfterSeconds).toBeUndefined();
+    // Consumption analytics v2: a flow id beside the debug id, issues that may lack a description.
+    const analytics = parseErrorBody(JSON.stringify({ httpStatusCode: 400, errorCode: 'BAD_REQUEST', message: 'bad', debugId: 'd4', flowContextId: 'f4', errorDetails: [{ type: 'bad request', issues: [{ source: 'query.parameter', subject: 'limit' }] }] }));
+    expect(analytics).toMatchObject({ debugId: 'd4', flowContextId: 'f4', issues: [{ source: 'query.parameter', subject: 'limit' }] });
+    const error = createHttpError({ operationId: 'consumptionAnalytics.listReportsV2', status: 400, headers: {}, write: false, bodyText: JSON.stringify(analytics.raw) });
+    expect(error.message).toContain("query.parameter 'limit'");
+    expect(error.message).toContain('[debugId d4, flowContextId f4]');
+  });
+
   it('tolerates the errorDetail spelling, extra fields, non-JSON and empty bodies', () => {
     expect(parseErrorBody(JSON.stringify({ message: 'x', flowContextId: 'f1', status: 'FAILED', errorDetail: { type: 'retry info', retryAfterSeconds: 2 } }))).toMatchObject({
       message: 'x',
@@ -46,13 +61,15 @@ describe('parseErrorBody', () => {
 });
 
 describe('retryAfterMsOf', () => {
-  it('prefers the retry-info detail, then the rate-limit reset headers, then Retry-After', () => {
+  it('prefers the retry-info detail, then Retry-After, then the rate-limit reset headers', () => {
     const detail = parseErrorBody(JSON.stringify({ errorDetails: [{ type: 'retry info', retryAfterSeconds: 30 }] }));
     expect(retryAfterMsOf(detail, { 'ratelimit-reset': '5' })).toBe(30_000);
     expect(retryAfterMsOf(undefined, { 'ratelimit-reset': '5' })).toBe(5_000);
     expect(retryAfterMsOf(undefined, { 'x-ratelimit-reset': '2' })).toBe(2_000);
     expect(retryAfterMsOf(undefined, { 'x-ratelimit-reset': '1700000060' }, 1_700_000_000_000)).toBe(60_000);
     expect(retryAfterMsOf(undefined, { 'retry-after': '3' })).toBe(3_000);
+    // A subscriptions 429: the request may be repeated in 15 s, the whole quota is back in 60 s.
+    expect(retryAfterMsOf(undefined, { 'retry-after': '15', 'ratelimit-reset': '60' })).toBe(15_000);
     expect(retryAfterMsOf(undefined, {})).toBeUndefined();
   });
 });

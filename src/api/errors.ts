@@ -16,8 +16,9 @@ export interface ErrorIssue {
 
 /**
  * An error response body as the platform sent it, read tolerantly: the standard
- * `{httpStatusCode, errorCode, message, debugId, errorDetails?}`, the `errorDetail`
- * spelling, extra fields (`flowContextId`, `status`), a non-JSON text, or nothing at all.
+ * `{httpStatusCode, errorCode, message, debugId, errorDetails?}` (consumption analytics v2
+ * adds `flowContextId`), the `errorDetail` spelling, extra fields (`status`), a non-JSON
+ * text, or nothing at all.
  */
 export interface ParsedErrorBody {
   /** The parsed JSON, the raw text when it is not JSON, `undefined` when empty. */
@@ -25,6 +26,8 @@ export interface ParsedErrorBody {
   errorCode?: string;
   message?: string;
   debugId?: string;
+  /** The platform's flow id (consumption analytics v2), when it is not already the `debugId`: support asks for both. */
+  flowContextId?: string;
   /** `errorDetails` (or `errorDetail`) entries that are objects; empty when absent. */
   details: Array<Record<string, unknown>>;
   /** Issues of every `bad request` / `precondition failed` detail, flattened. */
@@ -67,11 +70,14 @@ export function parseErrorBody(text: string): ParsedErrorBody {
       description: firstString(issue, ['description', 'message']),
     }));
   const retryAfter = details.map((detail) => detail.retryAfterSeconds).find((value) => typeof value === 'number' && value >= 0);
+  const debugId = firstString(raw, ['debugId', 'traceId', 'flowContextId']);
+  const flowContextId = firstString(raw, ['flowContextId']);
   return {
     raw,
     errorCode: firstString(raw, ['errorCode', 'code']),
     message: firstString(raw, ['message', 'errorMessage', 'error', 'detail']),
-    debugId: firstString(raw, ['debugId', 'traceId', 'flowContextId']),
+    debugId,
+    ...(flowContextId !== undefined && flowContextId !== debugId ? { flowContextId } : {}),
     details,
     issues,
     ...(typeof retryAfter === 'number' ? { retryAfterSeconds: retryAfter } : {}),
@@ -83,22 +89,24 @@ export type ResponseHeaders = Record<string, string>;
 
 /**
  * The delay the server asked for, in ms: a retry-info detail's `retryAfterSeconds` first,
- * then `ratelimit-reset` / `x-ratelimit-reset` (seconds until the window resets; a value
- * that looks like an epoch timestamp is read as one), then a `Retry-After` header.
+ * then a `Retry-After` header, then `ratelimit-reset` / `x-ratelimit-reset` (seconds until
+ * the window resets; a value that looks like an epoch timestamp is read as one).
  */
 export function retryAfterMsOf(body: ParsedErrorBody | undefined, headers: ResponseHeaders, nowMs = Date.now()): number | undefined {
   if (body?.retryAfterSeconds !== undefined) return Math.round(body.retryAfterSeconds * 1000);
-  const reset = headers['ratelimit-reset'] ?? headers['x-ratelimit-reset'];
-  if (reset !== undefined && /^\d+(\.\d+)?$/.test(reset.trim())) {
-    const seconds = Number(reset);
-    // Some gateways send the reset instant (epoch seconds) instead of a delta.
-    return seconds > 1e9 ? Math.max(0, seconds * 1000 - nowMs) : Math.round(seconds * 1000);
-  }
+  // A Retry-After says when this request may be repeated; the reset headers say when the whole
+  // quota is back, which can be much later (a 429 of devices or subscriptions carries both).
   const retryAfter = headers['retry-after'];
   if (retryAfter !== undefined) {
     if (/^\d+$/.test(retryAfter.trim())) return Number(retryAfter) * 1000;
     const at = Date.parse(retryAfter);
     if (!Number.isNaN(at)) return Math.max(0, at - nowMs);
+  }
+  const reset = headers['ratelimit-reset'] ?? headers['x-ratelimit-reset'];
+  if (reset !== undefined && /^\d+(\.\d+)?$/.test(reset.trim())) {
+    const seconds = Number(reset);
+    // Some gateways send the reset instant (epoch seconds) instead of a delta.
+    return seconds > 1e9 ? Math.max(0, seconds * 1000 - nowMs) : Math.round(seconds * 1000);
   }
   return undefined;
 }
@@ -179,6 +187,7 @@ export class ApiError extends FleetbookError {
         ...(init.status === undefined ? {} : { status: init.status }),
         ...(init.body?.errorCode ? { errorCode: init.body.errorCode } : {}),
         ...(init.body?.debugId ? { debugId: init.body.debugId } : {}),
+        ...(init.body?.flowContextId ? { flowContextId: init.body.flowContextId } : {}),
       },
     });
     this.name = 'ApiError';
@@ -326,7 +335,7 @@ export function createHttpError(context: HttpErrorContext): ApiError {
   const message =
     `${operationId} failed with HTTP ${status}${body.errorCode ? ` ${body.errorCode}` : ''}` +
     `${body.message ? `: ${body.message}` : ''}${issues ? ` (${issues})` : ''}.${permission} ${advice}` +
-    `${body.debugId ? ` [debugId ${body.debugId}]` : ''}`;
+    `${body.debugId ? ` [debugId ${body.debugId}${body.flowContextId ? `, flowContextId ${body.flowContextId}` : ''}]` : ''}`;
   return new type(message, code, { operationId, status, body, retryable, retryAfterMs: retryAfterMsOf(body, headers) });
 }
 

@@ -28,7 +28,7 @@ function unauthorized(reason: AuthFailure): SimHttpError {
     401,
     'UNAUTHORIZED',
     FAILURE_MESSAGES[reason],
-    [{ type: 'metadata', source: 'authorization', metadata: { reason } }],
+    [{ type: 'metadata', source: 'authorization', metadata: { token: { reason } } }],
     { 'www-authenticate': `Bearer error="invalid_token", error_description="${reason}"` },
   );
 }

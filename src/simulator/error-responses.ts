@@ -1,27 +1,22 @@
 import { errorMessage } from '../errors/index.js';
 import type { OperationDescriptor } from '../openapi/index.js';
 import type { SimResponse } from './context.js';
-import { SimHttpError } from './errors.js';
+import { errorBodyFormOf, SimHttpError, type ErrorBodyForm } from './errors.js';
 
-/**
- * Whether the operation's description documents `errorDetails` in its error body for this
- * status (only some areas publish them); an undocumented status is judged by the 500 answer.
- */
-export function documentsErrorDetails(op: OperationDescriptor, status: number): boolean {
-  const schema = (op.responses[String(status)] ?? op.responses['500'])?.schema;
-  const properties = schema?.properties;
-  return typeof properties === 'object' && properties !== null && 'errorDetails' in properties;
+/** The error body the operation's description documents for this status; an undocumented status is judged by the 500 answer. */
+export function documentedErrorForm(op: OperationDescriptor, status: number): ErrorBodyForm {
+  return errorBodyFormOf((op.responses[String(status)] ?? op.responses['500'])?.schema);
 }
 
 /**
- * An error as answered: the body with its details where the area publishes them. Where it
- * does not, a retry-info detail's delay is said by a `Retry-After` header instead (whole
- * seconds, as HTTP writes it), so clients still learn how long to wait.
+ * An error as answered, in the documented form. Where that form has no place for a
+ * retry-info detail's delay, a `Retry-After` header says it (whole seconds, as HTTP writes
+ * it), so clients still learn how long to wait.
  */
-export function errorResponse(error: SimHttpError, withDetails: boolean, headers: Record<string, string> = {}): SimResponse {
-  const retryAfter = error.details?.find((d) => d.type === 'retry info');
-  const retryHeader: Record<string, string> = !withDetails && retryAfter ? { 'retry-after': String(Math.round(retryAfter.retryAfterSeconds)) } : {};
-  return { status: error.status, body: error.toBody(withDetails), headers: { ...headers, ...retryHeader, ...error.headers } };
+export function errorResponse(error: SimHttpError, form: ErrorBodyForm, headers: Record<string, string> = {}): SimResponse {
+  const retryAfter = error.retryAfterSeconds();
+  const retryHeader: Record<string, string> = form.details !== 'retry' && retryAfter !== undefined ? { 'retry-after': String(Math.round(retryAfter)) } : {};
+  return { status: error.status, body: error.toBody(form), headers: { ...headers, ...retryHeader, ...error.headers } };
 }
 
 /** Anything thrown as a platform error: a `SimHttpError` as it is, anything else a retryable 500. */

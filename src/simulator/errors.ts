@@ -1,7 +1,8 @@
 /**
  * Platform errors as the simulator answers them: the standard body
- * `{httpStatusCode, errorCode, message, debugId}`, with `errorDetails` in the areas whose
- * published description has them (devices, subscriptions, consumption analytics v2).
+ * `{httpStatusCode, errorCode, message, debugId}`, with what the operation's description
+ * adds for the status: `errorDetails` items of the published kind (devices, subscriptions,
+ * consumption analytics v2) and consumption analytics' `flowContextId`.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -15,14 +16,78 @@ export type ErrorDetail =
   | { type: 'bad request'; issues: BadRequestIssue[] }
   | { type: 'precondition failed'; issues: BadRequestIssue[] }
   | { type: 'retry info'; retryAfterSeconds: number }
-  | { type: 'metadata'; source: string; metadata: Record<string, unknown> };
+  | { type: 'metadata'; source: string; metadata: Record<string, Record<string, unknown>> };
+
+/**
+ * The `errorDetails` items a description documents for one status, told apart by their
+ * fields as published: `issues` (a bad request), `retryAfterSeconds` (a server error),
+ * `source` + `metadata` (every other status of devices and subscriptions).
+ */
+export type DetailKind = 'issues' | 'retry' | 'general';
+
+/** What an operation's description documents of its error body for one status. */
+export interface ErrorBodyForm {
+  /** The kind of `errorDetails` item documented; `undefined` when the body has no `errorDetails`. */
+  details: DetailKind | undefined;
+  /** Whether the body documents `flowContextId` (consumption analytics v2). */
+  flowContextId: boolean;
+}
+
+/** A detail as answered: one of the published item shapes, or the internal one where no description applies. */
+export type AnsweredDetail =
+  | ErrorDetail
+  | { type: string; issues: BadRequestIssue[] }
+  | { type: string; retryAfterSeconds: number }
+  | { type: string; source: string; metadata: Record<string, Record<string, unknown>> };
 
 export interface ErrorBody {
   httpStatusCode: number;
   errorCode: string;
   message: string;
   debugId: string;
-  errorDetails?: ErrorDetail[];
+  flowContextId?: string;
+  errorDetails?: AnsweredDetail[];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads the error body form off a (dereferenced) response schema; no schema means the bare standard body. */
+export function errorBodyFormOf(schema: unknown): ErrorBodyForm {
+  const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
+  const errorDetails = properties.errorDetails;
+  const items = isRecord(errorDetails) && isRecord(errorDetails.items) ? errorDetails.items : undefined;
+  const itemFields = items && isRecord(items.properties) ? items.properties : undefined;
+  const details: DetailKind | undefined = !itemFields
+    ? undefined
+    : 'retryAfterSeconds' in itemFields
+      ? 'retry'
+      : 'metadata' in itemFields
+        ? 'general'
+        : 'issues';
+  return { details, flowContextId: 'flowContextId' in properties };
+}
+
+/**
+ * One internal detail in the published item shape of `kind`, or nothing when that shape
+ * cannot say it (a retry hint in a 4xx general item is a `Retry-After` header instead).
+ * The published server item's `retryAfterSeconds` is an integer: rounded like the header.
+ */
+function publishedDetail(detail: ErrorDetail, kind: DetailKind): AnsweredDetail[] {
+  switch (kind) {
+    case 'issues':
+      return detail.type === 'bad request' || detail.type === 'precondition failed' ? [{ type: detail.type, issues: detail.issues }] : [];
+    case 'retry':
+      return detail.type === 'retry info' ? [{ type: detail.type, retryAfterSeconds: Math.round(detail.retryAfterSeconds) }] : [];
+    case 'general':
+      if (detail.type === 'metadata') return [detail];
+      // A general item's metadata values are objects: each issue is keyed by its subject.
+      if (detail.type === 'bad request' || detail.type === 'precondition failed') {
+        return [{ type: detail.type, source: 'request', metadata: Object.fromEntries(detail.issues.map((issue) => [issue.subject, { source: issue.source, description: issue.description }])) }];
+      }
+      return [];
+  }
 }
 
 /** Thrown by handlers; the server turns it into the error body and status. */
@@ -47,15 +112,32 @@ export class SimHttpError extends Error {
     this.headers = headers;
   }
 
-  /** The standard body; `errorDetails` only when `withDetails` (the areas that publish them) and there are some. */
-  toBody(withDetails = true): ErrorBody {
+  /**
+   * The body in the documented `form`: `errorDetails` of the documented kind only (omitted
+   * when none applies), `flowContextId` where documented. Without a form (routes no
+   * description covers, such as the token endpoint) the details are answered as they are.
+   */
+  toBody(form?: ErrorBodyForm): ErrorBody {
+    const kind = form?.details;
+    const details: AnsweredDetail[] | undefined = !form
+      ? this.details
+      : kind === undefined
+        ? undefined
+        : (this.details ?? []).flatMap((detail) => publishedDetail(detail, kind));
     return {
       httpStatusCode: this.status,
       errorCode: this.errorCode,
       message: this.message,
       debugId: randomUUID(),
-      ...(withDetails && this.details ? { errorDetails: this.details } : {}),
+      ...(form?.flowContextId ? { flowContextId: randomUUID() } : {}),
+      ...(details && details.length > 0 ? { errorDetails: details } : {}),
     };
+  }
+
+  /** The retry hint of a retry-info detail, in seconds, if any. */
+  retryAfterSeconds(): number | undefined {
+    const retry = this.details?.find((detail) => detail.type === 'retry info');
+    return retry?.type === 'retry info' ? retry.retryAfterSeconds : undefined;
   }
 }
 

@@ -4,7 +4,7 @@ import type { OperationDescriptor } from '../openapi/index.js';
 import { requireRoleFor } from './auth.js';
 import type { SimRequest, SimResponse } from './context.js';
 import { deprecationHeadersFor } from './deprecation.js';
-import { asSimHttpError, documentsErrorDetails, errorResponse } from './error-responses.js';
+import { asSimHttpError, documentedErrorForm, errorResponse } from './error-responses.js';
 import { SimHttpError } from './errors.js';
 import { dropConnection, injectedStatus } from './fault-injection.js';
 import type { InputCheck } from './input-validation.js';
@@ -62,7 +62,7 @@ export function createOperationPipeline(sim: Simulation, checkInput: InputCheck,
       send(reply, op, { ...response, headers: { ...headers, ...response.headers } }, entry.path);
     } catch (error) {
       const simError = asSimHttpError(error);
-      send(reply, op, errorResponse(simError, documentsErrorDetails(op, simError.status), headers), entry.path, injected);
+      send(reply, op, errorResponse(simError, documentedErrorForm(op, simError.status), headers), entry.path, injected);
     } finally {
       if (!entry.dropped) entry.status = reply.statusCode;
       entry.durationMs = elapsedSince(startedReal);

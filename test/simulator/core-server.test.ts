@@ -180,10 +180,11 @@ describe('simulator core: faults, control, determinism', () => {
     const limited = await call('GET', SYSTEMS);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('0');
-    // Devices publishes errorDetails: the exact hint in simulated time is a retry-info detail.
+    // Devices publishes a server error's retry hint as a detail in whole seconds: 30/6000 s rounds to 0 there too.
     const devices = await call('GET', '/devices/v1/devices');
     expect(devices.status).toBe(503);
-    expect(devices.body.errorDetails[0]).toEqual({ type: 'retry info', retryAfterSeconds: 30 / 6000 });
+    expect(devices.body.errorDetails).toEqual([{ type: 'retry info', retryAfterSeconds: 0 }]);
+    expect(devices.headers.get('retry-after')).toBeNull();
   });
 
   it('injects statuses, latency and dropped connections by route, counted', async () => {

@@ -1047,44 +1047,82 @@ export interface components {
             message: string;
             debugId: string;
         };
-        /** @description The standard error body with `errorDetails`, in the areas that publish them (devices, subscriptions, consumption analytics v2). */
-        ErrorBodyWithDetails: {
+        PlatformBadRequestError: {
+            /** Format: int32 */
             httpStatusCode: number;
             errorCode: string;
             message: string;
             debugId: string;
-            errorDetails?: components["schemas"]["ErrorDetail"][];
+            errorDetails?: components["schemas"]["BadRequestErrorDetail"][];
         };
-        ErrorDetail: components["schemas"]["BadRequestDetail"] | components["schemas"]["PreconditionFailedDetail"] | components["schemas"]["RetryInfoDetail"] | components["schemas"]["MetadataDetail"];
+        BadRequestErrorDetail: {
+            /** @description The kind of detail: `bad request`, or `precondition failed` for a refused state. */
+            type: string;
+            issues: components["schemas"]["ErrorIssue"][];
+        };
         ErrorIssue: {
-            /** @enum {string} */
-            source: "field" | "header" | "query.parameter";
+            /** @description Where the fault is: `field`, `header` or `query.parameter`. */
+            source?: string;
             /** @description The field, header or parameter at fault. */
-            subject: string;
-            description: string;
+            subject?: string;
+            description?: string;
         };
-        BadRequestDetail: {
-            /** @constant */
-            type: "bad request";
-            issues: components["schemas"]["ErrorIssue"][];
+        PlatformGeneralError: {
+            /** Format: int32 */
+            httpStatusCode: number;
+            errorCode: string;
+            message: string;
+            debugId: string;
+            errorDetails?: components["schemas"]["GeneralErrorDetail"][];
         };
-        PreconditionFailedDetail: {
-            /** @constant */
-            type: "precondition failed";
-            issues: components["schemas"]["ErrorIssue"][];
+        GeneralErrorDetail: {
+            type: string;
+            /** @description What the detail is about (for example `authorization`). */
+            source: string;
+            /** @description Named facts, each an object. */
+            metadata: {
+                [key: string]: Record<string, never>;
+            };
         };
-        RetryInfoDetail: {
-            /** @constant */
-            type: "retry info";
+        PlatformServerError: {
+            /** Format: int32 */
+            httpStatusCode: number;
+            errorCode: string;
+            message: string;
+            debugId: string;
+            errorDetails?: components["schemas"]["ServerErrorDetail"][];
+        };
+        ServerErrorDetail: {
+            type: string;
+            /**
+             * Format: int32
+             * @description Whole seconds to wait before retrying.
+             */
             retryAfterSeconds: number;
         };
-        MetadataDetail: {
-            /** @constant */
-            type: "metadata";
+        AnalyticsErrorMessage: {
+            /** Format: int32 */
+            httpStatusCode: number;
+            errorCode: string;
+            message: string;
+            debugId: string;
+            /** @description Identifies the request's flow across the platform's services. */
+            flowContextId?: string;
+            /**
+             * Format: int32
+             * @description The HTTP status again.
+             */
+            status?: number;
+            errorDetails?: components["schemas"]["AnalyticsErrorDetail"][];
+        };
+        AnalyticsErrorDetail: {
+            type: string;
+            issues: components["schemas"]["AnalyticsErrorIssue"][];
+        };
+        AnalyticsErrorIssue: {
             source: string;
-            metadata: {
-                [key: string]: unknown;
-            };
+            subject: string;
+            description?: string;
         };
         TokenRequest: {
             /** @constant */
@@ -2187,7 +2225,7 @@ export interface components {
         SubscriptionsAsyncOperation: {
             /** Format: date-time */
             endedAt?: string;
-            error?: components["schemas"]["SubscriptionsPlatformGeneralError"];
+            error?: components["schemas"]["PlatformGeneralError"];
             /** Format: uuid */
             id: string;
             /** Format: int32 */
@@ -2248,21 +2286,6 @@ export interface components {
             offset?: number;
             /** Format: int32 */
             total?: number;
-        };
-        SubscriptionsGeneralErrorDetail: {
-            metadata: {
-                [key: string]: Record<string, never>;
-            };
-            source: string;
-            type: string;
-        };
-        SubscriptionsPlatformGeneralError: {
-            debugId: string;
-            errorCode: string;
-            errorDetails?: components["schemas"]["SubscriptionsGeneralErrorDetail"][];
-            /** Format: int32 */
-            httpStatusCode: number;
-            message: string;
         };
         SubscriptionsRequestPostAutoSubscription: {
             /** @enum {string} */
@@ -2546,16 +2569,16 @@ export interface components {
                  *           "type": "bad request",
                  *           "issues": [
                  *             {
-                 *               "source": "field",
-                 *               "subject": "catalogVersion",
-                 *               "description": "must be a non-empty string"
+                 *               "source": "query.parameter",
+                 *               "subject": "limit",
+                 *               "description": "must be at most 2000"
                  *             }
                  *           ]
                  *         }
                  *       ]
                  *     }
                  */
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformBadRequestError"];
             };
         };
         /** @description Missing, invalid or expired token (told apart by the details). */
@@ -2564,7 +2587,26 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                /**
+                 * @example {
+                 *       "httpStatusCode": 401,
+                 *       "errorCode": "UNAUTHORIZED",
+                 *       "message": "The access token has expired",
+                 *       "debugId": "1f2e3d4c-5b6a-4978-8c7d-6e5f4a3b2c1d",
+                 *       "errorDetails": [
+                 *         {
+                 *           "type": "metadata",
+                 *           "source": "authorization",
+                 *           "metadata": {
+                 *             "token": {
+                 *               "reason": "expired"
+                 *             }
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
         /** @description A permission is missing, or the action is forbidden in the current state of the resource. */
@@ -2573,7 +2615,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
         /** @description No such record. */
@@ -2582,7 +2624,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
         /** @description Conflicts with the current state (an operation already in progress, a duplicate). */
@@ -2591,7 +2633,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
         /** @description The request is well formed but its values cannot be processed. */
@@ -2600,7 +2642,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
         /** @description A precondition does not hold (for an update, valid prechecks on the same inputs). */
@@ -2609,7 +2651,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
         /** @description Refused for legal reasons (for example the country of an address). */
@@ -2618,10 +2660,10 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
-        /** @description Rate limited; wait for `ratelimit-reset` seconds or the retry-info detail. */
+        /** @description Rate limited; wait for `ratelimit-reset` seconds or the `Retry-After` header. */
         DetailedTooManyRequests: {
             headers: {
                 "ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -2635,34 +2677,120 @@ export interface components {
                  *       "httpStatusCode": 429,
                  *       "errorCode": "TOO_MANY_REQUESTS",
                  *       "message": "Rate limit exceeded; retry later",
-                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-                 *       "errorDetails": [
-                 *         {
-                 *           "type": "retry info",
-                 *           "retryAfterSeconds": 12
-                 *         }
-                 *       ]
+                 *       "debugId": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
                  *     }
                  */
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformGeneralError"];
             };
         };
-        /** @description Server error; the details carry a retry hint. */
+        /** @description Server error; the details carry a retry hint in whole seconds. */
         DetailedInternalError: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                /**
+                 * @example {
+                 *       "httpStatusCode": 500,
+                 *       "errorCode": "INTERNAL_SERVER_ERROR",
+                 *       "message": "An internal error occurred",
+                 *       "debugId": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                 *       "errorDetails": [
+                 *         {
+                 *           "type": "retry info",
+                 *           "retryAfterSeconds": 30
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlatformServerError"];
             };
         };
-        /** @description The service is unavailable; retry later. */
+        /** @description The service is unavailable; the details carry a retry hint in whole seconds. */
         DetailedServiceUnavailable: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBodyWithDetails"];
+                "application/json": components["schemas"]["PlatformServerError"];
+            };
+        };
+        /** @description Invalid body or parameters. */
+        AnalyticsBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "httpStatusCode": 400,
+                 *       "errorCode": "BAD_REQUEST",
+                 *       "message": "The request is invalid",
+                 *       "debugId": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                 *       "flowContextId": "7c6b5a49-3827-4165-9e8d-7c6b5a493827",
+                 *       "errorDetails": [
+                 *         {
+                 *           "type": "bad request",
+                 *           "issues": [
+                 *             {
+                 *               "source": "field",
+                 *               "subject": "columns",
+                 *               "description": "must not be empty"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AnalyticsErrorMessage"];
+            };
+        };
+        /** @description Missing, invalid or expired token. */
+        AnalyticsUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AnalyticsErrorMessage"];
+            };
+        };
+        /** @description A permission is missing. */
+        AnalyticsForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AnalyticsErrorMessage"];
+            };
+        };
+        /** @description No such report. */
+        AnalyticsNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AnalyticsErrorMessage"];
+            };
+        };
+        /** @description Rate limited; wait for `ratelimit-reset` seconds or the `Retry-After` header. */
+        AnalyticsTooManyRequests: {
+            headers: {
+                "ratelimit-limit": components["headers"]["RateLimitLimit"];
+                "ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                "ratelimit-reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AnalyticsErrorMessage"];
+            };
+        };
+        /** @description Server error; retry later (`Retry-After` header). */
+        AnalyticsInternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AnalyticsErrorMessage"];
             };
         };
     };
@@ -3700,12 +3828,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicDefinitionIdentifierV2"];
                 };
             };
-            400: components["responses"]["DetailedBadRequest"];
-            401: components["responses"]["DetailedUnauthorized"];
-            403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            429: components["responses"]["DetailedTooManyRequests"];
-            500: components["responses"]["DetailedInternalError"];
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["AnalyticsUnauthorized"];
+            403: components["responses"]["AnalyticsForbidden"];
+            404: components["responses"]["AnalyticsNotFound"];
+            429: components["responses"]["AnalyticsTooManyRequests"];
+            500: components["responses"]["AnalyticsInternalError"];
         };
     };
     "consumptionAnalytics.executeReportDefinitionV2": {
@@ -3730,12 +3858,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicReportV2ExecuteResponse"];
                 };
             };
-            400: components["responses"]["DetailedBadRequest"];
-            401: components["responses"]["DetailedUnauthorized"];
-            403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            429: components["responses"]["DetailedTooManyRequests"];
-            500: components["responses"]["DetailedInternalError"];
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["AnalyticsUnauthorized"];
+            403: components["responses"]["AnalyticsForbidden"];
+            404: components["responses"]["AnalyticsNotFound"];
+            429: components["responses"]["AnalyticsTooManyRequests"];
+            500: components["responses"]["AnalyticsInternalError"];
         };
     };
     "consumptionAnalytics.executeReportDefinitionCsvV2": {
@@ -3761,12 +3889,12 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["DetailedBadRequest"];
-            401: components["responses"]["DetailedUnauthorized"];
-            403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            429: components["responses"]["DetailedTooManyRequests"];
-            500: components["responses"]["DetailedInternalError"];
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["AnalyticsUnauthorized"];
+            403: components["responses"]["AnalyticsForbidden"];
+            404: components["responses"]["AnalyticsNotFound"];
+            429: components["responses"]["AnalyticsTooManyRequests"];
+            500: components["responses"]["AnalyticsInternalError"];
         };
     };
     "consumptionAnalytics.listUsageFieldsV2": {
@@ -3787,12 +3915,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicReportUsageField"][];
                 };
             };
-            400: components["responses"]["DetailedBadRequest"];
-            401: components["responses"]["DetailedUnauthorized"];
-            403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            429: components["responses"]["DetailedTooManyRequests"];
-            500: components["responses"]["DetailedInternalError"];
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["AnalyticsUnauthorized"];
+            403: components["responses"]["AnalyticsForbidden"];
+            404: components["responses"]["AnalyticsNotFound"];
+            429: components["responses"]["AnalyticsTooManyRequests"];
+            500: components["responses"]["AnalyticsInternalError"];
         };
     };
     "consumptionAnalytics.getReportV2": {
@@ -3815,12 +3943,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2ReportDefinition"];
                 };
             };
-            400: components["responses"]["DetailedBadRequest"];
-            401: components["responses"]["DetailedUnauthorized"];
-            403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            429: components["responses"]["DetailedTooManyRequests"];
-            500: components["responses"]["DetailedInternalError"];
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["AnalyticsUnauthorized"];
+            403: components["responses"]["AnalyticsForbidden"];
+            404: components["responses"]["AnalyticsNotFound"];
+            429: components["responses"]["AnalyticsTooManyRequests"];
+            500: components["responses"]["AnalyticsInternalError"];
         };
     };
     "consumptionAnalytics.executeReportV2": {
@@ -3847,12 +3975,12 @@ export interface operations {
                     "application/json": components["schemas"]["ConsumptionV2PublicReportV2ExecuteResponse"];
                 };
             };
-            400: components["responses"]["DetailedBadRequest"];
-            401: components["responses"]["DetailedUnauthorized"];
-            403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            429: components["responses"]["DetailedTooManyRequests"];
-            500: components["responses"]["DetailedInternalError"];
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["AnalyticsUnauthorized"];
+            403: components["responses"]["AnalyticsForbidden"];
+            404: components["responses"]["AnalyticsNotFound"];
+            429: components["responses"]["AnalyticsTooManyRequests"];
+            500: components["responses"]["AnalyticsInternalError"];
         };
     };
     "consumptionAnalytics.executeReportCsvV2": {
@@ -3880,12 +4008,12 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["DetailedBadRequest"];
-            401: components["responses"]["DetailedUnauthorized"];
-            403: components["responses"]["DetailedForbidden"];
-            404: components["responses"]["DetailedNotFound"];
-            429: components["responses"]["DetailedTooManyRequests"];
-            500: components["responses"]["DetailedInternalError"];
+            400: components["responses"]["AnalyticsBadRequest"];
+            401: components["responses"]["AnalyticsUnauthorized"];
+            403: components["responses"]["AnalyticsForbidden"];
+            404: components["responses"]["AnalyticsNotFound"];
+            429: components["responses"]["AnalyticsTooManyRequests"];
+            500: components["responses"]["AnalyticsInternalError"];
         };
     };
     "devices.listDevices": {
