@@ -20,7 +20,21 @@ const layer = (name, from, forbidden) => ({
 const above = ['cli', 'simulator'];
 
 /** Modules whose imports of other modules go through those modules' `index.ts` (their public surface): all of them. */
-const throughIndex = ['engine', 'steps', 'playbook', 'timers', 'errors', 'logging', 'expressions', 'store', 'openapi', 'api', 'cli', 'scheduler', 'simulator'];
+const throughIndex = [
+  'engine',
+  'steps',
+  'playbook',
+  'timers',
+  'errors',
+  'logging',
+  'expressions',
+  'store',
+  'openapi',
+  'api',
+  'cli',
+  'scheduler',
+  'simulator',
+];
 module.exports = {
   forbidden: [
     {
@@ -33,18 +47,66 @@ module.exports = {
     {
       name: 'through-index',
       severity: 'error',
-      comment: "another module is imported through its index.ts, not its files (docs/architecture.md)",
+      comment: 'another module is imported through its index.ts, not its files (docs/architecture.md)',
       from: { path: `^src/(${throughIndex.join('|')})/`, pathNot: '\\.test(-kit)?\\.ts$' },
       to: { path: '^src/([^/]+)/.+', pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$'] },
     },
-    layer('leaves-errors', 'errors', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'logging', 'openapi']),
-    layer('leaves-logging', 'logging', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'openapi']),
-    layer('leaves-timers', 'timers', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions', 'logging', 'openapi']),
-    layer('leaves-openapi', 'openapi', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'cli', 'simulator', 'expressions']),
+    layer('leaves-errors', 'errors', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'cli',
+      'simulator',
+      'expressions',
+      'logging',
+      'openapi',
+    ]),
+    layer('leaves-logging', 'logging', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'cli',
+      'simulator',
+      'expressions',
+      'openapi',
+    ]),
+    layer('leaves-timers', 'timers', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'cli',
+      'simulator',
+      'expressions',
+      'logging',
+      'openapi',
+    ]),
+    layer('leaves-openapi', 'openapi', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'cli',
+      'simulator',
+      'expressions',
+    ]),
     layer('api', 'api', ['steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', ...above]),
     layer('steps', 'steps', ['engine', 'scheduler', ...above]),
     // Step definitions build and run loaded steps: they know the playbook's types, never its code (the loader calls them).
-    { ...layer('steps-playbook', 'steps', ['playbook']), to: { path: '^src/playbook/', dependencyTypesNot: ['type-only'] } },
+    {
+      ...layer('steps-playbook', 'steps', ['playbook']),
+      to: { path: '^src/playbook/', dependencyTypesNot: ['type-only'] },
+    },
     // Step executors describe their results in the journal's terms (types only); they never write to the store.
     { ...layer('steps-store', 'steps', ['store']), to: { path: '^src/store/', dependencyTypesNot: ['type-only'] } },
     layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above]),

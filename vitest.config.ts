@@ -6,7 +6,13 @@ import { defineConfig } from 'vitest/config';
 const setupFiles = ['test/support/setup.ts'];
 
 /** Tests that run the built CLI or engine (`dist/`, `bin/fleetbook.js`). */
-const built = ['test/cli/actions.test.ts', 'test/conformance/simulate-cli.test.ts', 'test/openapi/dist-layout.test.ts', 'test/readme.test.ts', 'test/resume/crash.test.ts'];
+const built = [
+  'test/cli/actions.test.ts',
+  'test/conformance/simulate-cli.test.ts',
+  'test/openapi/dist-layout.test.ts',
+  'test/readme.test.ts',
+  'test/resume/crash.test.ts',
+];
 /** Tests that rebuild `dist/` (`npm start`): alone, after everything else, so no test runs a half-written dist/. */
 const rebuilding = ['test/cli/demo.test.ts'];
 
@@ -21,11 +27,23 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'], environment: 'node', setupFiles } },
-      { test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...built, ...rebuilding, 'test/postgres/**'], ...integration } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...built, ...rebuilding, 'test/postgres/**'],
+          ...integration,
+        },
+      },
       { test: { name: 'built', include: built, ...integration, sequence: { groupOrder: 1 } } },
       { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 2 } } },
       {
-        test: { name: 'postgres', include: ['test/postgres/**/*.test.ts'], ...integration, globalSetup: ['test/support/postgres-global-setup.ts'] },
+        test: {
+          name: 'postgres',
+          include: ['test/postgres/**/*.test.ts'],
+          ...integration,
+          globalSetup: ['test/support/postgres-global-setup.ts'],
+        },
       },
     ],
   },

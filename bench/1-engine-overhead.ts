@@ -28,14 +28,33 @@ const temp = createTempStore();
 const logger = createQuietLogger();
 // The playbook calls no API: the client is never used, its addresses never dialled.
 const unused = 'http://127.0.0.1:9';
-const client = createPlatformClient({ credentials: { clientId: 'none', clientSecret: 'none' }, authUrl: unused, baseUrl: unused, regionalUrl: unused });
+const client = createPlatformClient({
+  credentials: { clientId: 'none', clientSecret: 'none' },
+  authUrl: unused,
+  baseUrl: unused,
+  regionalUrl: unused,
+});
 
 // One warm-up of each (JIT, SQLite statement caches), then the measured runs.
-await runPlaybook(playbook, { inputs: { count: 200 }, client, store: temp.store, logger, env: {}, outputsDir: temp.outputsDir });
+await runPlaybook(playbook, {
+  inputs: { count: 200 },
+  client,
+  store: temp.store,
+  logger,
+  env: {},
+  outputsDir: temp.outputsDir,
+});
 await plainLoop();
 
 const started = performance.now();
-const result = await runPlaybook(playbook, { inputs: { count }, client, store: temp.store, logger, env: {}, outputsDir: temp.outputsDir });
+const result = await runPlaybook(playbook, {
+  inputs: { count },
+  client,
+  store: temp.store,
+  logger,
+  env: {},
+  outputsDir: temp.outputsDir,
+});
 const engineMs = performance.now() - started;
 if (result.status !== 'succeeded') throw new Error(`the run ${result.status}: ${JSON.stringify(result.error)}`);
 const plainMs = await plainLoop();

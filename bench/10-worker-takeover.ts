@@ -14,7 +14,11 @@ import { startBenchCluster } from './lib/postgres.js';
 
 const TRIALS = quick ? 3 : 10;
 const CLAIM_TTL_MS = 3000;
-const WRITES = ['privateCloud.runSoftwarePrechecks', 'privateCloud.runSoftwareUpdate', 'privateCloud.resumeSoftwareUpdate'];
+const WRITES = [
+  'privateCloud.runSoftwarePrechecks',
+  'privateCloud.runSoftwareUpdate',
+  'privateCloud.resumeSoftwareUpdate',
+];
 const playbook = join(rootDir, 'test', 'resume', 'fixtures', 'rolling-update.yaml');
 
 /** mulberry32: the same kill moments on every run. */
@@ -53,15 +57,29 @@ try {
       const killedAt = Date.now();
       await first.exited;
       const second = team.fleetbook(['worker', '--claim-ttl', `${CLAIM_TTL_MS}ms`, '--poll', '50ms']);
-      await until(async () => second.stdout().includes('"event":"run.resuming"') || (await team.run(runId))?.status === 'succeeded', 30_000, 'the take-over');
+      await until(
+        async () =>
+          second.stdout().includes('"event":"run.resuming"') || (await team.run(runId))?.status === 'succeeded',
+        30_000,
+        'the take-over',
+      );
       takeOvers.push(Date.now() - killedAt);
-      await until(async () => ['succeeded', 'failed'].includes((await team.run(runId))?.status ?? ''), 90_000, 'the end of the run');
+      await until(
+        async () => ['succeeded', 'failed'].includes((await team.run(runId))?.status ?? ''),
+        90_000,
+        'the end of the run',
+      );
       if ((await team.run(runId))?.status === 'succeeded') succeeded += 1;
       second.child.kill('SIGTERM');
       await second.exited;
       const counts = new Map<string, number>();
       for (const entry of await team.requestLog()) {
-        if (entry.method === 'POST' && WRITES.includes(entry.operationId) && !(entry.status >= 400 && entry.status < 500)) counts.set(entry.path, (counts.get(entry.path) ?? 0) + 1);
+        if (
+          entry.method === 'POST' &&
+          WRITES.includes(entry.operationId) &&
+          !(entry.status >= 400 && entry.status < 500)
+        )
+          counts.set(entry.path, (counts.get(entry.path) ?? 0) + 1);
       }
       repeated += [...counts.values()].filter((count) => count > 1).length;
     } finally {
@@ -80,6 +98,9 @@ printFigures(
   [
     { label: `succeeded ${succeeded}/${TRIALS}`, pass: succeeded === TRIALS },
     { label: `repeated POSTs ${repeated} = 0`, pass: repeated === 0 },
-    { label: `worst take-over ${(worst / 1000).toFixed(1)} s ≤ ${CLAIM_TTL_MS / 1000 + 5} s`, pass: worst <= CLAIM_TTL_MS + 5000 },
+    {
+      label: `worst take-over ${(worst / 1000).toFixed(1)} s ≤ ${CLAIM_TTL_MS / 1000 + 5} s`,
+      pass: worst <= CLAIM_TTL_MS + 5000,
+    },
   ],
 );

@@ -23,9 +23,20 @@ try {
   const leaders = stores.map((store) => createQueueExecutor({ store, logger, env: {} }));
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: FIRES }, (_, index) => new Date(Date.parse('2026-03-01T05:00:00Z') + index * 86_400_000)).flatMap((scheduledAt) =>
+    Array.from(
+      { length: FIRES },
+      (_, index) => new Date(Date.parse('2026-03-01T05:00:00Z') + index * 86_400_000),
+    ).flatMap((scheduledAt) =>
       leaders.map((execute, leader) => {
-        const request: FireRequest = { playbook, schedule, runId: `fire-${scheduledAt.getTime()}-${leader}`, scheduledAt, catchUp: false, resume: false, signal: new AbortController().signal };
+        const request: FireRequest = {
+          playbook,
+          schedule,
+          runId: `fire-${scheduledAt.getTime()}-${leader}`,
+          scheduledAt,
+          catchUp: false,
+          resume: false,
+          signal: new AbortController().signal,
+        };
         return execute(request);
       }),
     ),

@@ -16,9 +16,17 @@ const count = quick ? 2_000 : 10_000;
 const playbook = loadBenchPlaybook('engine-overhead.yaml');
 const logger = createQuietLogger();
 const unused = 'http://127.0.0.1:9';
-const client = createPlatformClient({ credentials: { clientId: 'none', clientSecret: 'none' }, authUrl: unused, baseUrl: unused, regionalUrl: unused });
+const client = createPlatformClient({
+  credentials: { clientId: 'none', clientSecret: 'none' },
+  authUrl: unused,
+  baseUrl: unused,
+  regionalUrl: unused,
+});
 
-async function usPerStep(store: RunStore, outputsDir: string): Promise<{ us: number; elapsedMs: number; entries: number }> {
+async function usPerStep(
+  store: RunStore,
+  outputsDir: string,
+): Promise<{ us: number; elapsedMs: number; entries: number }> {
   await runPlaybook(playbook, { inputs: { count: 200 }, client, store, logger, env: {}, outputsDir });
   const started = performance.now();
   const result = await runPlaybook(playbook, { inputs: { count }, client, store, logger, env: {}, outputsDir });
@@ -31,7 +39,9 @@ const cluster = await startBenchCluster('12 journal-append-postgres');
 const temp = createTempStore();
 try {
   const sqlite = await usPerStep(temp.store, temp.outputsDir);
-  const postgresStore = await createPostgresRunStore({ url: await createTestDatabase(cluster.adminUrl, 'fleetbook_bench') });
+  const postgresStore = await createPostgresRunStore({
+    url: await createTestDatabase(cluster.adminUrl, 'fleetbook_bench'),
+  });
   const postgres = await usPerStep(postgresStore, temp.outputsDir).finally(() => postgresStore.close());
   printFigures(
     '12 journal-append-postgres',

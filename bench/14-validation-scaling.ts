@@ -47,10 +47,14 @@ try {
   const [small, large] = measured as [(typeof measured)[0], (typeof measured)[0]];
   const ratio = large.elapsed / large.kib / (small.elapsed / small.kib);
   const figures = measured.map((m) => `${m.kib.toFixed(0)} KiB (${m.steps} steps) ${ms(m.elapsed)}`).join('; ');
-  printFigures('14 validation-scaling', `${figures}; time per KiB ${ratio.toFixed(2)}× (larger/smaller); peak RSS ${peakRssMB().toFixed(0)} MB`, [
-    { label: `per-KiB ratio ${ratio.toFixed(2)} ≤ 1.5`, pass: ratio <= 1.5 },
-    ...(quick ? [] : [{ label: `1 MiB ${ms(large.elapsed)} < 3 s`, pass: large.elapsed < 3000 }]),
-  ]);
+  printFigures(
+    '14 validation-scaling',
+    `${figures}; time per KiB ${ratio.toFixed(2)}× (larger/smaller); peak RSS ${peakRssMB().toFixed(0)} MB`,
+    [
+      { label: `per-KiB ratio ${ratio.toFixed(2)} ≤ 1.5`, pass: ratio <= 1.5 },
+      ...(quick ? [] : [{ label: `1 MiB ${ms(large.elapsed)} < 3 s`, pass: large.elapsed < 3000 }]),
+    ],
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -12,7 +12,10 @@ const PER_MINUTE = 6_000;
 const TARGET_RATIO = 0.95;
 const count = quick ? 600 : 3_000;
 
-const sim = await startSimulatorProcess({ world: { privateCloud: { systems: 100 } }, rateLimits: { privateCloud: PER_MINUTE } });
+const sim = await startSimulatorProcess({
+  world: { privateCloud: { systems: 100 } },
+  rateLimits: { privateCloud: PER_MINUTE },
+});
 try {
   const client = createBenchClient(sim, { rateLimits: { perMinute: { privateCloud: PER_MINUTE } } });
   const listed = await client.invoke('privateCloud.listSystems', { limit: 100 });
@@ -22,7 +25,9 @@ try {
 
   const started = performance.now();
   const statuses = await Promise.all(
-    Array.from({ length: count }, (_, i) => client.call('privateCloud.getSystem', { id: ids[i % ids.length]! }).then((result) => result.status)),
+    Array.from({ length: count }, (_, i) =>
+      client.call('privateCloud.getSystem', { id: ids[i % ids.length]! }).then((result) => result.status),
+    ),
   );
   const elapsedMs = performance.now() - started;
   const served = statuses.filter((status) => status === 200).length;

@@ -11,7 +11,15 @@
  */
 import { runPlaybook } from '../src/engine/index.js';
 import { listFleet, simulatedToReal } from './lib/fleet.js';
-import { createBenchClient, createQuietLogger, createTempStore, loadBenchPlaybook, printFigures, quick, withWaitBounds } from './lib/harness.js';
+import {
+  createBenchClient,
+  createQuietLogger,
+  createTempStore,
+  loadBenchPlaybook,
+  printFigures,
+  quick,
+  withWaitBounds,
+} from './lib/harness.js';
 import { startSimulatorProcess } from './lib/simulator-process.js';
 
 const TARGET_RATIO = 1.1;
@@ -22,28 +30,42 @@ const count = quick ? 100 : 500;
 const intervalMs = SUGGESTED_INTERVAL_SIMULATED_MS / TIME_SCALE;
 const UNLIMITED = 1_000_000;
 
-const sim = await startSimulatorProcess({ world: { privateCloud: { systems: Math.ceil(count * 1.4), failures: [] } }, timeScale: TIME_SCALE, rateLimitScale: 1_000 });
+const sim = await startSimulatorProcess({
+  world: { privateCloud: { systems: Math.ceil(count * 1.4), failures: [] } },
+  timeScale: TIME_SCALE,
+  rateLimitScale: 1_000,
+});
 const temp = createTempStore();
 try {
-  const client = createBenchClient(sim, { rateLimits: { defaultPerMinute: UNLIMITED, perMinute: { privateCloud: UNLIMITED, dataServices: UNLIMITED } } });
+  const client = createBenchClient(sim, {
+    rateLimits: { defaultPerMinute: UNLIMITED, perMinute: { privateCloud: UNLIMITED, dataServices: UNLIMITED } },
+  });
   const online = (await listFleet(client)).filter((system) => system.state === 'ONLINE');
   if (online.length < count) throw new Error(`only ${online.length} online systems for ${count} operations`);
   const operations = online.slice(0, count).map((system, i) => ({
     id: system.id,
     region: system.region,
     // Prechecks only where every cluster offers the catalog; otherwise by position.
-    kind: system.updateSupported && system.offers('2.4.0') && i % 3 === 1 ? 'precheck' : i % 3 === 2 ? 'addCluster' : 'refresh',
+    kind:
+      system.updateSupported && system.offers('2.4.0') && i % 3 === 1
+        ? 'precheck'
+        : i % 3 === 2
+          ? 'addCluster'
+          : 'refresh',
   }));
 
   const toReal = await simulatedToReal(sim.url);
-  const result = await runPlaybook(withWaitBounds(loadBenchPlaybook('polling-economy.yaml'), { minPollMs: intervalMs }), {
-    inputs: { operations },
-    client,
-    store: temp.store,
-    logger: createQuietLogger(),
-    env: {},
-    outputsDir: temp.outputsDir,
-  });
+  const result = await runPlaybook(
+    withWaitBounds(loadBenchPlaybook('polling-economy.yaml'), { minPollMs: intervalMs }),
+    {
+      inputs: { operations },
+      client,
+      store: temp.store,
+      logger: createQuietLogger(),
+      env: {},
+      outputsDir: temp.outputsDir,
+    },
+  );
   if (result.status !== 'succeeded') throw new Error(`the run ${result.status}: ${JSON.stringify(result.error)}`);
 
   const polls = new Map<string, { count: number; firstSimulatedMs: number }>();
@@ -65,14 +87,19 @@ try {
     const seen = polls.get(record.id) ?? { count: 0, firstSimulatedMs: Date.parse(record.startedAt) };
     pollsDone += seen.count;
     // From the first poll on (the writes of 500 operations queue before it): one per interval until the end.
-    pollsMinimum += 1 + Math.max(0, Math.ceil((Date.parse(record.endedAt) - seen.firstSimulatedMs) / SUGGESTED_INTERVAL_SIMULATED_MS));
+    pollsMinimum +=
+      1 +
+      Math.max(0, Math.ceil((Date.parse(record.endedAt) - seen.firstSimulatedMs) / SUGGESTED_INTERVAL_SIMULATED_MS));
     lagsMs.push(Date.parse(entry.at) - toReal(Date.parse(record.endedAt)));
   }
   if (lagsMs.length !== count) throw new Error(`${lagsMs.length} operations finished of ${count}`);
   lagsMs.sort((a, b) => a - b);
   const at = (q: number): number => lagsMs[Math.min(lagsMs.length - 1, Math.floor(q * lagsMs.length))]!;
   const ratio = pollsDone / pollsMinimum;
-  const mix = [...durations].sort(([a], [b]) => a - b).map(([durationMs, n]) => `${n}×${durationMs / 60_000} min`).join(', ');
+  const mix = [...durations]
+    .sort(([a], [b]) => a - b)
+    .map(([durationMs, n]) => `${n}×${durationMs / 60_000} min`)
+    .join(', ');
   printFigures(
     '3 polling-economy',
     `${count} operations (${mix} simulated; interval ${SUGGESTED_INTERVAL_SIMULATED_MS / 1000} s simulated = ${intervalMs} ms real) in ${(result.durationMs / 1000).toFixed(1)} s: ` +

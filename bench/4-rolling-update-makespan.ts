@@ -10,7 +10,16 @@
 import { join } from 'node:path';
 import { runPlaybook } from '../src/engine/index.js';
 import { listFleet } from './lib/fleet.js';
-import { createBenchClient, createQuietLogger, createTempStore, loadBenchPlaybook, printFigures, quick, rootDir, withWaitBounds } from './lib/harness.js';
+import {
+  createBenchClient,
+  createQuietLogger,
+  createTempStore,
+  loadBenchPlaybook,
+  printFigures,
+  quick,
+  rootDir,
+  withWaitBounds,
+} from './lib/harness.js';
 import { startSimulatorProcess } from './lib/simulator-process.js';
 
 const TARGET_RATIO = 1.05;
@@ -21,18 +30,39 @@ const CHAIN_SIMULATED_MS = CLUSTERS * (5 + 45) * 60_000;
 const count = quick ? 40 : 200;
 const UNLIMITED = 1_000_000;
 
-const sim = await startSimulatorProcess({ world: { privateCloud: { systems: count * 12, failures: [] } }, timeScale: TIME_SCALE, rateLimitScale: 1_000 });
+const sim = await startSimulatorProcess({
+  world: { privateCloud: { systems: count * 12, failures: [] } },
+  timeScale: TIME_SCALE,
+  rateLimitScale: 1_000,
+});
 const temp = createTempStore();
 try {
-  const client = createBenchClient(sim, { rateLimits: { defaultPerMinute: UNLIMITED, perMinute: { privateCloud: UNLIMITED, dataServices: UNLIMITED } } });
+  const client = createBenchClient(sim, {
+    rateLimits: { defaultPerMinute: UNLIMITED, perMinute: { privateCloud: UNLIMITED, dataServices: UNLIMITED } },
+  });
   const chosen = (await listFleet(client))
-    .filter((system) => system.state === 'ONLINE' && system.updateSupported && system.clusterIds.length === CLUSTERS && system.offers('2.4.0'))
+    .filter(
+      (system) =>
+        system.state === 'ONLINE' &&
+        system.updateSupported &&
+        system.clusterIds.length === CLUSTERS &&
+        system.offers('2.4.0'),
+    )
     .slice(0, count);
-  if (chosen.length < count) throw new Error(`only ${chosen.length} systems of ${CLUSTERS} clusters with an update path`);
+  if (chosen.length < count)
+    throw new Error(`only ${chosen.length} systems of ${CLUSTERS} clusters with an update path`);
 
-  const playbook = withWaitBounds(loadBenchPlaybook(join(rootDir, 'playbooks', 'rolling-cluster-update.yaml')), { minPollMs: 30_000 / TIME_SCALE });
+  const playbook = withWaitBounds(loadBenchPlaybook(join(rootDir, 'playbooks', 'rolling-cluster-update.yaml')), {
+    minPollMs: 30_000 / TIME_SCALE,
+  });
   const result = await runPlaybook(playbook, {
-    inputs: { catalogVersion: '2.4.0', systemIds: chosen.map((system) => system.id), maxParallelSystems: CONCURRENCY, clusterByCluster: true, maxResumes: 0 },
+    inputs: {
+      catalogVersion: '2.4.0',
+      systemIds: chosen.map((system) => system.id),
+      maxParallelSystems: CONCURRENCY,
+      clusterByCluster: true,
+      maxResumes: 0,
+    },
     client,
     store: temp.store,
     logger: createQuietLogger(),
@@ -48,7 +78,8 @@ try {
   // The makespan of the update is the `systems` loop's, from its journal entries; the whole run
   // adds the catalog and system listing before it and the table after it.
   const journal = await temp.store.journal(result.runId);
-  const loopAt = (type: string): number => Date.parse(journal.find((entry) => entry.event.type === type && entry.event.path === 'systems')?.at ?? '');
+  const loopAt = (type: string): number =>
+    Date.parse(journal.find((entry) => entry.event.type === type && entry.event.path === 'systems')?.at ?? '');
   const makespanMs = loopAt('step.finished') - loopAt('step.started');
   const ratio = makespanMs / boundMs;
   printFigures(

@@ -18,12 +18,14 @@ const MIN_POLL_MS = 5_000;
 const count = quick ? 1_000 : 5_000;
 const UNLIMITED = 1_000_000;
 
-const sim = await startSimulatorProcess({ world: { privateCloud: { systems: Math.ceil(count * 1.6), failures: [] } }, timeScale: TIME_SCALE, rateLimitScale: 10_000 });
+const sim = await startSimulatorProcess({
+  world: { privateCloud: { systems: Math.ceil(count * 1.6), failures: [] } },
+  timeScale: TIME_SCALE,
+  rateLimitScale: 10_000,
+});
 try {
   const client = createBenchClient(sim, { rateLimits: { defaultPerMinute: UNLIMITED } });
-  const systems = (await listFleet(client))
-    .filter((system) => system.state === 'ONLINE')
-    .slice(0, count);
+  const systems = (await listFleet(client)).filter((system) => system.state === 'ONLINE').slice(0, count);
   if (systems.length < count) throw new Error(`only ${systems.length} online systems for ${count} waits`);
   const systemsByRegion: Record<string, string[]> = {};
   for (const system of systems) (systemsByRegion[system.region] ??= []).push(system.id);

@@ -18,7 +18,10 @@ const REPORTS = 5;
 /** The suite must stay bounded: a download slower than 4 MB/s is stopped and reported so. */
 const TIME_LIMIT_MS = quick ? 15_000 : 120_000;
 
-const sim = await startSimulatorProcess({ world: { consumptionAnalytics: { reports: REPORTS, reportRows: Array.from({ length: REPORTS }, () => ROWS) } }, rateLimitScale: 1_000 });
+const sim = await startSimulatorProcess({
+  world: { consumptionAnalytics: { reports: REPORTS, reportRows: Array.from({ length: REPORTS }, () => ROWS) } },
+  rateLimitScale: 1_000,
+});
 const directory = mkdtempSync(join(tmpdir(), 'fleetbook-bench-csv-'));
 try {
   const result = await runPlaybookInChild({
@@ -36,7 +39,10 @@ try {
       '6 streaming-download',
       `stopped after the limit of ${TIME_LIMIT_MS / 1000} s with ${megabytes.toFixed(0)} of about ${((ROWS * 41) / 1e6).toFixed(0)} MB saved: ` +
         `${(megabytes / (TIME_LIMIT_MS / 1000)).toFixed(1)} MB/s; peak RSS ${peak.toFixed(0)} MB`,
-      [{ label: `peak RSS ${peak.toFixed(0)} MB < ${TARGET_MB}`, pass: peak < TARGET_MB }, { label: 'finished', pass: false }],
+      [
+        { label: `peak RSS ${peak.toFixed(0)} MB < ${TARGET_MB}`, pass: peak < TARGET_MB },
+        { label: 'finished', pass: false },
+      ],
     );
   } else {
     if (result.status !== 'succeeded') throw new Error(`the run ${result.status}: ${JSON.stringify(result.error)}`);

@@ -52,19 +52,26 @@ const OPERATION_MS = 2000;
  * counted) after the first burst (a sixtieth of the limit, as the client allows), then the last
  * precheck's 2 s.
  */
-const lowerBoundMs = (perMinute: number): number => (Math.max(0, READS + OPERATIONS - Math.ceil(perMinute / 60)) * 60_000) / perMinute + OPERATION_MS;
+const lowerBoundMs = (perMinute: number): number =>
+  (Math.max(0, READS + OPERATIONS - Math.ceil(perMinute / 60)) * 60_000) / perMinute + OPERATION_MS;
 
 /** Wall time of a command in ms; throws with its output when it fails. */
 function timed(command: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): number {
   const started = performance.now();
   const result = spawnSync(command, args, { env, cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const elapsed = performance.now() - started;
-  if (result.status !== 0) throw new Error(`${command} exited ${String(result.status)}:\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`);
+  if (result.status !== 0)
+    throw new Error(
+      `${command} exited ${String(result.status)}:\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`,
+    );
   return elapsed;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'fleetbook-bench-ansible-'));
-const sim = await startSimulatorProcess({ world: { privateCloud: { systems: 120, failures: [] } }, timeScale: TIME_SCALE });
+const sim = await startSimulatorProcess({
+  world: { privateCloud: { systems: 120, failures: [] } },
+  timeScale: TIME_SCALE,
+});
 try {
   const admin = sim.clients.find((client) => client.clientId === 'sim-admin')!;
   const fleet = await listFleet(createBenchClient(sim));
@@ -73,28 +80,53 @@ try {
   const pick = (system: { id: string; region: string }) => ({ id: system.id, region: system.region });
   const reads = Array.from({ length: READS }, (_, i) => pick(online[i % online.length]!));
   // Each side gets systems of its own for the prechecks (a system runs one operation at a time).
-  if (eligible.length < 3 * OPERATIONS) throw new Error(`only ${eligible.length} systems can run prechecks, ${3 * OPERATIONS} needed`);
+  if (eligible.length < 3 * OPERATIONS)
+    throw new Error(`only ${eligible.length} systems can run prechecks, ${3 * OPERATIONS} needed`);
   const prechecksOf = (side: number) => eligible.slice(side * OPERATIONS, (side + 1) * OPERATIONS).map(pick);
 
   let ansibleMs: number | undefined;
   if (ansibleMissing === undefined) {
     const ansibleVars = join(dir, 'ansible-vars.json');
-    writeFileSync(ansibleVars, JSON.stringify({ sim: sim.url, client_id: admin.clientId, client_secret: admin.clientSecret, reads, prechecks: prechecksOf(0) }));
-    ansibleMs = timed('ansible-playbook', ['-i', 'localhost,', join(rootDir, 'bench', 'ansible', 'workload.yaml'), '-e', `@${ansibleVars}`], {
-      ...process.env,
-      ANSIBLE_HOST_KEY_CHECKING: 'False',
-      ANSIBLE_LOCALHOST_WARNING: 'False',
-      ANSIBLE_INVENTORY_UNPARSED_WARNING: 'False',
-    });
+    writeFileSync(
+      ansibleVars,
+      JSON.stringify({
+        sim: sim.url,
+        client_id: admin.clientId,
+        client_secret: admin.clientSecret,
+        reads,
+        prechecks: prechecksOf(0),
+      }),
+    );
+    ansibleMs = timed(
+      'ansible-playbook',
+      ['-i', 'localhost,', join(rootDir, 'bench', 'ansible', 'workload.yaml'), '-e', `@${ansibleVars}`],
+      {
+        ...process.env,
+        ANSIBLE_HOST_KEY_CHECKING: 'False',
+        ANSIBLE_LOCALHOST_WARNING: 'False',
+        ANSIBLE_INVENTORY_UNPARSED_WARNING: 'False',
+      },
+    );
   }
 
-  writeFileSync(join(dir, 'fleetbook.yaml'), `profiles:\n  generous:\n    rateLimits: { defaultPerMinute: ${GENEROUS_PER_MINUTE} }\n`);
+  writeFileSync(
+    join(dir, 'fleetbook.yaml'),
+    `profiles:\n  generous:\n    rateLimits: { defaultPerMinute: ${GENEROUS_PER_MINUTE} }\n`,
+  );
   const fleetbook = (side: number, profile: string[]): number => {
     const inputs = join(dir, `fleetbook-inputs-${side}.json`);
     writeFileSync(inputs, JSON.stringify({ reads, prechecks: prechecksOf(side) }));
     return timed(
       process.execPath,
-      [join(rootDir, 'bin', 'fleetbook.js'), 'run', join(rootDir, 'bench', 'playbooks', 'ansible-workload.yaml'), '--inputs', inputs, '--json', ...profile],
+      [
+        join(rootDir, 'bin', 'fleetbook.js'),
+        'run',
+        join(rootDir, 'bench', 'playbooks', 'ansible-workload.yaml'),
+        '--inputs',
+        inputs,
+        '--json',
+        ...profile,
+      ],
       {
         ...process.env,
         FLEETBOOK_HOME: join(dir, 'home'),

@@ -37,9 +37,12 @@ async function measure(adminUrl: string, workers: number): Promise<Outcome> {
       const queued = await team.command(['run', playbook, '--queue', '-i', `count=${PER_RUN}`]);
       if (queued.code !== 0) throw new Error(`queueing failed: ${queued.stderr}`);
     }
-    const started = Array.from({ length: workers }, () => team.fleetbook(['worker', '--exit-when-idle', '--concurrency', '2', '--poll', '100ms']));
+    const started = Array.from({ length: workers }, () =>
+      team.fleetbook(['worker', '--exit-when-idle', '--concurrency', '2', '--poll', '100ms']),
+    );
     const ends = await Promise.all(started.map((worker) => worker.exited));
-    if (ends.some((end) => end.code !== 0)) throw new Error(`a worker failed: ${started.map((worker) => worker.stderr()).join('\n')}`);
+    if (ends.some((end) => end.code !== 0))
+      throw new Error(`a worker failed: ${started.map((worker) => worker.stderr()).join('\n')}`);
     const log = (await team.requestLog()).filter((entry) => entry.operationId === 'privateCloud.listSystems');
     const served = log.filter((entry) => entry.status === 200);
     const tooMany = log.filter((entry) => entry.status === 429).length;

@@ -35,7 +35,11 @@ const selected = only ? BENCHMARKS.filter((file) => only.some((prefix) => file.s
 
 /** Runs one benchmark; resolves with its last line (or why it failed). */
 async function runOne(file: string): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(rootDir, 'bench', file), ...(quick ? ['--quick'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(rootDir, 'bench', file), ...(quick ? ['--quick'] : [])],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let last = '';
   for await (const line of createInterface({ input: child.stdout })) {
     console.log(line);
@@ -68,7 +72,10 @@ if (!quick && !only) {
     lines.map((line) => `- ${line}`).join('\n') +
     `\n${END}`;
   const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const [before, rest] = previous.includes(BEGIN) && previous.includes(END) ? [previous.split(BEGIN)[0]!, previous.split(END)[1]!] : ['# Benchmark results\n\n', '\n'];
+  const [before, rest] =
+    previous.includes(BEGIN) && previous.includes(END)
+      ? [previous.split(BEGIN)[0]!, previous.split(END)[1]!]
+      : ['# Benchmark results\n\n', '\n'];
   writeFileSync(file, `${before}${figures}${rest}`);
 }
 if (lines.some((line) => line.includes('FAILED'))) process.exitCode = 1;

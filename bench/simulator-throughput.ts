@@ -49,7 +49,11 @@ const tokenResponse = await pool.request({
 });
 const { access_token: token } = (await tokenResponse.body.json()) as { access_token: string };
 const headers = { authorization: `Bearer ${token}` };
-const listResponse = await pool.request({ method: 'GET', path: '/private-cloud-business/v1beta1/systems?limit=100', headers });
+const listResponse = await pool.request({
+  method: 'GET',
+  path: '/private-cloud-business/v1beta1/systems?limit=100',
+  headers,
+});
 const { items } = (await listResponse.body.json()) as { items: Array<{ id: string }> };
 
 /** Requests/s with CONNECTIONS concurrent loops for DURATION_MS; counts non-200 answers. */

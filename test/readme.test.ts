@@ -14,7 +14,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadPlaybook } from '../src/playbook/index.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  scripts: Record<string, string>;
+};
 const BIN = resolve(import.meta.dirname, '../bin/fleetbook.js');
 const dir = mkdtempSync(join(tmpdir(), 'fleetbook-readme-'));
 const home = join(dir, 'home');
@@ -54,7 +56,11 @@ async function fleetbook(args: string[]): Promise<CliOutcome> {
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      stdout: failed.stdout ?? '',
+      stderr: failed.stderr ?? '',
+    };
   }
 }
 
@@ -63,7 +69,9 @@ function resultOf(stdout: string): { runId: string; status: string; outputs?: { 
   return stdout
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { result?: { runId: string; status: string; outputs?: { updatable?: string[] } } })
+    .map(
+      (line) => JSON.parse(line) as { result?: { runId: string; status: string; outputs?: { updatable?: string[] } } },
+    )
     .find((line) => line.result)?.result;
 }
 
@@ -78,7 +86,7 @@ describe('README', () => {
     expect(packageJson.scripts.test).toContain('vitest run');
   });
 
-  it("shows the validation error the CLI prints for a misspelt operation, with exit code 2", async () => {
+  it('shows the validation error the CLI prints for a misspelt operation, with exit code 2', async () => {
     const shown = blockAfter('exit code 2, before any request is sent:', '');
     const typo = firstPlaybook.replace('call: privateCloud.listSystems', 'call: privateCloud.listSystem');
     expect(typo).not.toBe(firstPlaybook);
@@ -98,8 +106,22 @@ describe('README', () => {
   it('runs the tour: validate, dry-run, run, runs list, runs show, runs logs', async () => {
     writeFileSync(join(dir, 'first.yaml'), firstPlaybook);
     expect(loadPlaybook(join(dir, 'first.yaml')).problems).toEqual([]);
-    expect(tourCommands.map((args) => args.slice(0, 2).join(' '))).toEqual(['validate first.yaml', 'run first.yaml', 'run first.yaml', 'runs list', 'runs show', 'runs logs']);
-    const [validate, dryRun, run, list, show, logs] = tourCommands as [string[], string[], string[], string[], string[], string[]];
+    expect(tourCommands.map((args) => args.slice(0, 2).join(' '))).toEqual([
+      'validate first.yaml',
+      'run first.yaml',
+      'run first.yaml',
+      'runs list',
+      'runs show',
+      'runs logs',
+    ]);
+    const [validate, dryRun, run, list, show, logs] = tourCommands as [
+      string[],
+      string[],
+      string[],
+      string[],
+      string[],
+      string[],
+    ];
 
     const valid = await fleetbook(validate);
     expect(valid.code, valid.stdout + valid.stderr).toBe(0);
@@ -123,7 +145,9 @@ describe('README', () => {
     const history = await fleetbook(list);
     expect(history.code, history.stderr).toBe(0);
     expect(history.stdout).toMatch(new RegExp(`${result?.runId ?? '-'}\\s+first\\s+succeeded`));
-    expect(history.stdout).toMatch(new RegExp(`${rehearsal?.runId ?? '-'}\\s+first\\s+succeeded.*manual \\(dry run\\)`));
+    expect(history.stdout).toMatch(
+      new RegExp(`${rehearsal?.runId ?? '-'}\\s+first\\s+succeeded.*manual \\(dry run\\)`),
+    );
 
     expect(show).toEqual(['runs', 'show', '<runId>']);
     const shown = await fleetbook(['runs', 'show', result?.runId ?? '']);
@@ -145,7 +169,9 @@ describe('README', () => {
     expect(dryRun).toEqual(['run', 'rolling-cluster-update', '--target', 'simulator', '--dry-run']);
     const { code, stdout, stderr } = await fleetbook([...(dryRun as string[]), '--json']);
     expect(code, stderr).toBe(0);
-    const result = JSON.parse(stdout.split('\n').find((line) => line.startsWith('{"result"')) ?? '{}') as { result?: { status: string; simulatedSteps: string[] } };
+    const result = JSON.parse(stdout.split('\n').find((line) => line.startsWith('{"result"')) ?? '{}') as {
+      result?: { status: string; simulatedSteps: string[] };
+    };
     expect(result.result?.status).toBe('succeeded');
     // The updates were printed, not sent.
     expect(result.result?.simulatedSteps.length).toBeGreaterThan(0);
@@ -155,11 +181,16 @@ describe('README', () => {
     const schedules = blockAfter('### Schedule it', 'yaml');
     expect(schedules).toMatch(/^schedules:\n/);
     // The snippet gives the runs `recipients`: the playbook declares it.
-    const playbook = firstPlaybook.replace(/^inputs:\n/m, 'inputs:\n  recipients: { type: array, items: { type: string }, default: [], description: "who gets the list" }\n');
+    const playbook = firstPlaybook.replace(
+      /^inputs:\n/m,
+      'inputs:\n  recipients: { type: array, items: { type: string }, default: [], description: "who gets the list" }\n',
+    );
     const file = join(dir, 'scheduled.yaml');
     writeFileSync(file, `${playbook}${schedules}`);
     const loaded = loadPlaybook(file);
     expect(loaded.problems).toEqual([]);
-    expect(loaded.playbook?.schedules).toMatchObject([{ key: 'nightly', cron: '30 1 * * *', timezone: 'Europe/Berlin', overlap: 'skip', catchUp: 'last' }]);
+    expect(loaded.playbook?.schedules).toMatchObject([
+      { key: 'nightly', cron: '30 1 * * *', timezone: 'Europe/Berlin', overlap: 'skip', catchUp: 'last' },
+    ]);
   });
 });

@@ -37,7 +37,8 @@ export async function listFleet(client: PlatformClient): Promise<FleetSystem[]> 
         state: view.state,
         updateSupported: view.updateSupported,
         clusterIds: clusters.map((cluster) => cluster.id),
-        offers: (version) => clusters.every((cluster) => cluster.availableSoftwareCatalogs.some((catalog) => catalog.version === version)),
+        offers: (version) =>
+          clusters.every((cluster) => cluster.availableSoftwareCatalogs.some((catalog) => catalog.version === version)),
       });
     }
   }

@@ -35,7 +35,10 @@ export function createQuietLogger(secrets: SecretRegistry = createSecretRegistry
 }
 
 /** A client of the simulator as its administrator. */
-export function createBenchClient(sim: Pick<SimulatorProcess, 'authUrl' | 'baseUrl' | 'regionalUrl' | 'clients'>, options: Partial<PlatformClientOptions> = {}): PlatformClient {
+export function createBenchClient(
+  sim: Pick<SimulatorProcess, 'authUrl' | 'baseUrl' | 'regionalUrl' | 'clients'>,
+  options: Partial<PlatformClientOptions> = {},
+): PlatformClient {
   const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
   if (!admin) throw new Error('the simulator has no sim-admin client');
   return createPlatformClient({
@@ -78,7 +81,9 @@ export function loadBenchPlaybook(path: string): Playbook {
   const file = path.includes('/') ? path : join(rootDir, 'bench', 'playbooks', path);
   const loaded = loadPlaybook(file);
   if (!loaded.playbook || hasErrors(loaded.problems)) {
-    throw new Error(`${file} does not load: ${loaded.problems.map((p) => `${p.line}:${p.column} ${p.message}`).join('; ')}`);
+    throw new Error(
+      `${file} does not load: ${loaded.problems.map((p) => `${p.line}:${p.column} ${p.message}`).join('; ')}`,
+    );
   }
   return loaded.playbook;
 }
@@ -104,7 +109,10 @@ export interface Verdict {
  * without a verdict (informational figures) are printed as `info`.
  */
 export function printFigures(name: string, figures: string, verdicts: Verdict[]): void {
-  const judged = verdicts.length === 0 ? 'no target (info)' : verdicts.map((v) => `${v.label} ${v.pass ? 'PASS' : 'MISS'}`).join('; ');
+  const judged =
+    verdicts.length === 0
+      ? 'no target (info)'
+      : verdicts.map((v) => `${v.label} ${v.pass ? 'PASS' : 'MISS'}`).join('; ');
   console.log(`[${name}] ${figures} | ${judged}${quick ? ' (quick)' : ''}`);
 }
 
@@ -149,7 +157,12 @@ export async function runPlaybookInChild(job: {
     jobFile,
     JSON.stringify({
       ...rest,
-      connection: { authUrl: connection.authUrl, baseUrl: connection.baseUrl, regionalUrl: connection.regionalUrl, clients: connection.clients },
+      connection: {
+        authUrl: connection.authUrl,
+        baseUrl: connection.baseUrl,
+        regionalUrl: connection.regionalUrl,
+        clients: connection.clients,
+      },
       storeFile: join(dir, 'runs.sqlite'),
       outputsDir: join(dir, 'outputs'),
       resultFile,
@@ -157,11 +170,11 @@ export async function runPlaybookInChild(job: {
   );
   try {
     const nodeOptions = (process.env.BENCH_CHILD_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
-    await execFileAsync(process.execPath, [...nodeOptions, script, jobFile], { ...(timeLimitMs ? { timeout: timeLimitMs, killSignal: 'SIGTERM' as const } : {}) }).catch(
-      (error: Error & { killed?: boolean }) => {
-        if (!error.killed || !existsSync(resultFile)) throw error;
-      },
-    );
+    await execFileAsync(process.execPath, [...nodeOptions, script, jobFile], {
+      ...(timeLimitMs ? { timeout: timeLimitMs, killSignal: 'SIGTERM' as const } : {}),
+    }).catch((error: Error & { killed?: boolean }) => {
+      if (!error.killed || !existsSync(resultFile)) throw error;
+    });
     return JSON.parse(readFileSync(resultFile, 'utf8')) as ChildRun;
   } finally {
     rmSync(dir, { recursive: true, force: true });

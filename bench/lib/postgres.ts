@@ -3,7 +3,13 @@
  * temp dir as the `postgres` user, removed at the end. A benchmark exits with a clear line when
  * PostgreSQL is not installed.
  */
-import { createTestDatabase, findPostgresBin, installHint, startPostgresCluster, type PostgresCluster } from '../../test/support/postgres-cluster.js';
+import {
+  createTestDatabase,
+  findPostgresBin,
+  installHint,
+  startPostgresCluster,
+  type PostgresCluster,
+} from '../../test/support/postgres-cluster.js';
 
 export { createTestDatabase };
 

@@ -19,7 +19,10 @@ limitHeapGrowth();
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const peakRssBytes = () => process.resourceUsage().maxRSS * 1024;
 process.once('SIGTERM', () => {
-  writeFileSync(job.resultFile, JSON.stringify({ status: 'stopped', durationMs: 0, runId: '', peakRssBytes: peakRssBytes() }));
+  writeFileSync(
+    job.resultFile,
+    JSON.stringify({ status: 'stopped', durationMs: 0, runId: '', peakRssBytes: peakRssBytes() }),
+  );
   process.exit(143);
 });
 
@@ -34,7 +37,12 @@ setInterval(() => {
 
 const loaded = loadPlaybook(job.playbook);
 if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${job.playbook} does not load`);
-const playbook = job.wait ? { ...loaded.playbook, defaults: { ...loaded.playbook.defaults, wait: { ...loaded.playbook.defaults.wait, ...job.wait } } } : loaded.playbook;
+const playbook = job.wait
+  ? {
+      ...loaded.playbook,
+      defaults: { ...loaded.playbook.defaults, wait: { ...loaded.playbook.defaults.wait, ...job.wait } },
+    }
+  : loaded.playbook;
 const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
 const logger = createLogger({ destination: sink, level: 'info' });
 const admin = job.connection.clients.find((client) => client.clientId === 'sim-admin');
@@ -48,12 +56,29 @@ const client = createPlatformClient({
   ...(job.rateLimits ? { rateLimits: job.rateLimits } : {}),
 });
 const store = createSqliteRunStore({ file: job.storeFile });
-const result = await runPlaybook(playbook, { inputs: job.inputs, client, store, logger, env: {}, outputsDir: job.outputsDir });
+const result = await runPlaybook(playbook, {
+  inputs: job.inputs,
+  client,
+  store,
+  logger,
+  env: {},
+  outputsDir: job.outputsDir,
+});
 // The peaks of the run, before the journal is read back for the benchmark.
 const peak = peakRssBytes();
 const journal = job.journal ? await store.journal(result.runId) : undefined;
 await store.close();
 writeFileSync(
   job.resultFile,
-  JSON.stringify({ status: result.status, error: result.error, outputs: result.outputs, durationMs: result.durationMs, runId: result.runId, peakRssBytes: peak, heapPeakBytes: heapPeak, externalPeakBytes: externalPeak, journal }),
+  JSON.stringify({
+    status: result.status,
+    error: result.error,
+    outputs: result.outputs,
+    durationMs: result.durationMs,
+    runId: result.runId,
+    peakRssBytes: peak,
+    heapPeakBytes: heapPeak,
+    externalPeakBytes: externalPeak,
+    journal,
+  }),
 );

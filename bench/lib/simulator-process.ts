@@ -23,7 +23,9 @@ const childScript = fileURLToPath(new URL('./simulator-child.ts', import.meta.ur
 const nodeOptions = (process.env.BENCH_SIMULATOR_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
 
 export async function startSimulatorProcess(options: SimulatorOptions = {}): Promise<SimulatorProcess> {
-  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', childScript, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', childScript, JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout });
   const [first] = (await Promise.race([
     once(lines, 'line'),

@@ -8,7 +8,11 @@ const json = { headers: { 'content-type': 'application/json' } };
 const fast = { minPollMs: 1, maxPollMs: 5 };
 
 /** Serves `records` in order at `path` of `pool`, the last one for every later poll; returns the poll times. */
-function serve(pool: ReturnType<ReturnType<typeof createMockPlatform>['regional']>, path: string, records: Array<Record<string, unknown>>): number[] {
+function serve(
+  pool: ReturnType<ReturnType<typeof createMockPlatform>['regional']>,
+  path: string,
+  records: Array<Record<string, unknown>>,
+): number[] {
   const times: number[] = [];
   pool
     .intercept({ path, method: 'GET' })
@@ -23,10 +27,18 @@ function serve(pool: ReturnType<ReturnType<typeof createMockPlatform>['regional'
 
 describe('terminalOutcome', () => {
   it('reads every spelling of the terminal states, case-insensitively', () => {
-    expect(['SUCCEEDED', 'succeeded', 'FAILED', 'TIMEDOUT', 'TIMEOUT', 'Timed_Out', 'CANCELLED', 'canceled'].map(terminalOutcome)).toEqual([
-      'succeeded', 'succeeded', 'failed', 'timedOut', 'timedOut', 'timedOut', 'cancelled', 'cancelled',
+    expect(
+      ['SUCCEEDED', 'succeeded', 'FAILED', 'TIMEDOUT', 'TIMEOUT', 'Timed_Out', 'CANCELLED', 'canceled'].map(
+        terminalOutcome,
+      ),
+    ).toEqual(['succeeded', 'succeeded', 'failed', 'timedOut', 'timedOut', 'timedOut', 'cancelled', 'cancelled']);
+    expect(['INITIALIZED', 'RUNNING', 'PAUSED', 'SOMETHING_NEW', undefined].map(terminalOutcome)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
     ]);
-    expect(['INITIALIZED', 'RUNNING', 'PAUSED', 'SOMETHING_NEW', undefined].map(terminalOutcome)).toEqual([undefined, undefined, undefined, undefined, undefined]);
   });
 });
 
@@ -37,7 +49,13 @@ describe('data-services operations (state)', () => {
       .regional('eu-west')
       .intercept({ path: '/private-cloud-business/v1beta1/systems/sys-1/software-prechecks', method: 'POST' })
       .reply(202, '', { headers: { location } });
-    return platform.client().call('privateCloud.runSoftwarePrechecks', { id: 'sys-1', body: { catalogVersion: '2.4.0' } }, { region: 'eu-west' });
+    return platform
+      .client()
+      .call(
+        'privateCloud.runSoftwarePrechecks',
+        { id: 'sys-1', body: { catalogVersion: '2.4.0' } },
+        { region: 'eu-west' },
+      );
   };
 
   it('follows the Location on the regional address of the call to success, reporting progress', async () => {
@@ -50,8 +68,16 @@ describe('data-services operations (state)', () => {
     ]);
     const accepted = await start(platform);
     const progress: number[] = [];
-    const result = await platform.client().waitForOperation(accepted, { ...fast, onProgress: (percent) => progress.push(percent) });
-    expect(result).toMatchObject({ outcome: 'succeeded', flavour: 'dataServices', location, polls: 4, operation: { state: 'SUCCEEDED' } });
+    const result = await platform
+      .client()
+      .waitForOperation(accepted, { ...fast, onProgress: (percent) => progress.push(percent) });
+    expect(result).toMatchObject({
+      outcome: 'succeeded',
+      flavour: 'dataServices',
+      location,
+      polls: 4,
+      operation: { state: 'SUCCEEDED' },
+    });
     expect(result.error).toBeUndefined();
     expect(progress).toEqual([40, 100]);
     expect(times).toHaveLength(4);
@@ -61,7 +87,10 @@ describe('data-services operations (state)', () => {
     const platform = createMockPlatform();
     serve(platform.regional('eu-west'), location, [
       { state: 'RUNNING' },
-      { state: 'FAILED', error: { error: 'cluster c1 failed the storage check', errorCode: 'PRECHECK_FAILED', traceId: 't-1' } },
+      {
+        state: 'FAILED',
+        error: { error: 'cluster c1 failed the storage check', errorCode: 'PRECHECK_FAILED', traceId: 't-1' },
+      },
     ]);
     const result = await platform.client().waitForOperation(await start(platform), fast);
     expect(result.outcome).toBe('failed');
@@ -79,23 +108,36 @@ describe('data-services operations (state)', () => {
 describe('device and subscription operations (status)', () => {
   it('follows a device operation to success', async () => {
     const platform = createMockPlatform();
-    serve(platform.global, '/devices/v1/async-operations/d-1', [{ status: 'running', progressPercent: 50 }, { status: 'succeeded', result: 'SUCCEEDED' }]);
+    serve(platform.global, '/devices/v1/async-operations/d-1', [
+      { status: 'running', progressPercent: 50 },
+      { status: 'succeeded', result: 'SUCCEEDED' },
+    ]);
     const result = await platform.client().waitForOperation('/devices/v1/async-operations/d-1', fast);
     expect(result).toMatchObject({ outcome: 'succeeded', flavour: 'devices', polls: 2 });
   });
 
   it('reports the serials of a failed device addition', async () => {
     const platform = createMockPlatform();
-    serve(platform.global, '/devices/v1/async-operations/d-2', [{ status: 'FAILED', resultType: 'DeviceAddResult', result: { failedDevicesSerial: ['SN1', 'SN2'] } }]);
+    serve(platform.global, '/devices/v1/async-operations/d-2', [
+      { status: 'FAILED', resultType: 'DeviceAddResult', result: { failedDevicesSerial: ['SN1', 'SN2'] } },
+    ]);
     const result = await platform.client().waitForOperation('https://api.test/devices/v1/async-operations/d-2', fast);
     expect(result).toMatchObject({ outcome: 'failed', error: { message: 'devices failed: SN1, SN2' } });
   });
 
   it("times out a subscription operation at the record's timeoutMinutes", async () => {
     const platform = createMockPlatform();
-    const times = serve(platform.global, '/subscriptions/v1/async-operations/s-1', [{ status: 'RUNNING', timeoutMinutes: 0.001 }]);
-    const result = await platform.client().waitForOperation('/subscriptions/v1/async-operations/s-1', { minPollMs: 10, maxPollMs: 10 });
-    expect(result).toMatchObject({ outcome: 'timedOut', flavour: 'subscriptions', error: { code: 'WAIT_DEADLINE_EXCEEDED' } });
+    const times = serve(platform.global, '/subscriptions/v1/async-operations/s-1', [
+      { status: 'RUNNING', timeoutMinutes: 0.001 },
+    ]);
+    const result = await platform
+      .client()
+      .waitForOperation('/subscriptions/v1/async-operations/s-1', { minPollMs: 10, maxPollMs: 10 });
+    expect(result).toMatchObject({
+      outcome: 'timedOut',
+      flavour: 'subscriptions',
+      error: { code: 'WAIT_DEADLINE_EXCEEDED' },
+    });
     expect(times.length).toBeGreaterThanOrEqual(2);
     expect(times.length).toBeLessThanOrEqual(10);
   });
@@ -106,7 +148,11 @@ describe('device and subscription operations (status)', () => {
     serve(platform.global, '/subscriptions/v1/async-operations/s-3', [{ status: 'CANCELLED' }]);
     const client = platform.client();
     const startedAt = Date.now();
-    const timedOut = await client.waitForOperation('/subscriptions/v1/async-operations/s-2', { timeoutMs: 50, minPollMs: 10, maxPollMs: 10 });
+    const timedOut = await client.waitForOperation('/subscriptions/v1/async-operations/s-2', {
+      timeoutMs: 50,
+      minPollMs: 10,
+      maxPollMs: 10,
+    });
     expect(timedOut.outcome).toBe('timedOut');
     expect(Date.now() - startedAt).toBeLessThan(500);
     expect((await client.waitForOperation('/subscriptions/v1/async-operations/s-3', fast)).outcome).toBe('cancelled');
@@ -116,30 +162,54 @@ describe('device and subscription operations (status)', () => {
 describe('reporting operations (state)', () => {
   it('follows an export by the id of its 202 body to the report link', async () => {
     const platform = createMockPlatform();
-    platform.global.intercept({ path: '/reporting/v1/report-exports', method: 'POST' }).reply(202, { id: 'exp-1', status: 'ACCEPTED' }, json);
+    platform.global
+      .intercept({ path: '/reporting/v1/report-exports', method: 'POST' })
+      .reply(202, { id: 'exp-1', status: 'ACCEPTED' }, json);
     serve(platform.global, '/reporting/v1/async-operations/exp-1', [
       { state: 'RUNNING' },
       { state: 'SUCCEEDED', results: [{ name: 'report.csv', resourceUri: 'https://files.test/report.csv' }] },
     ]);
     const client = platform.client();
-    const accepted = await client.invoke('reporting.createReportExport', { body: { name: 'nightly', kind: 'REPORT.EXPORTS' } });
+    const accepted = await client.invoke('reporting.createReportExport', {
+      body: { name: 'nightly', kind: 'REPORT.EXPORTS' },
+    });
     const result = await client.waitForOperation(accepted, fast);
-    expect(result).toMatchObject({ outcome: 'succeeded', flavour: 'reporting', location: '/reporting/v1/async-operations/exp-1' });
+    expect(result).toMatchObject({
+      outcome: 'succeeded',
+      flavour: 'reporting',
+      location: '/reporting/v1/async-operations/exp-1',
+    });
     expect(result.operation.results?.[0]?.resourceUri).toBe('https://files.test/report.csv');
   });
 
   it('ends failed with the reporting error shape', async () => {
     const platform = createMockPlatform();
-    serve(platform.global, '/reporting/v1alpha1/async-operations/r-9', [{ state: 'FAILED', error: { debugId: 'd-9', message: 'no data for the filter', timestamp: '2026-01-01T00:00:00Z' } }]);
+    serve(platform.global, '/reporting/v1alpha1/async-operations/r-9', [
+      {
+        state: 'FAILED',
+        error: { debugId: 'd-9', message: 'no data for the filter', timestamp: '2026-01-01T00:00:00Z' },
+      },
+    ]);
     const result = await platform.client().waitForOperation('/reporting/v1alpha1/async-operations/r-9', fast);
-    expect(result).toMatchObject({ outcome: 'failed', flavour: 'reporting', error: { message: 'no data for the filter' } });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      flavour: 'reporting',
+      error: { message: 'no data for the filter' },
+    });
   });
 
   it('ends timedOut when the platform says TIMEDOUT, with the reporting error shape', async () => {
     const platform = createMockPlatform();
     serve(platform.global, '/reporting/v1/async-operations/r-10', [
       { state: 'RUNNING' },
-      { state: 'TIMEDOUT', error: { debugId: 'd-10', message: 'the export took longer than 60 minutes', timestamp: '2026-01-01T01:00:00Z' } },
+      {
+        state: 'TIMEDOUT',
+        error: {
+          debugId: 'd-10',
+          message: 'the export took longer than 60 minutes',
+          timestamp: '2026-01-01T01:00:00Z',
+        },
+      },
     ]);
     const result = await platform.client().waitForOperation('/reporting/v1/async-operations/r-10', fast);
     expect(result).toMatchObject({
@@ -152,10 +222,16 @@ describe('reporting operations (state)', () => {
 
   it("ends timedOut at the caller's deadline when an export never finishes", async () => {
     const platform = createMockPlatform();
-    platform.global.intercept({ path: '/reporting/v1/report-exports', method: 'POST' }).reply(202, { id: 'exp-2', status: 'ACCEPTED' }, json);
-    const polls = serve(platform.global, '/reporting/v1/async-operations/exp-2', [{ state: 'RUNNING', suggestedPollingIntervalSeconds: 30 }]);
+    platform.global
+      .intercept({ path: '/reporting/v1/report-exports', method: 'POST' })
+      .reply(202, { id: 'exp-2', status: 'ACCEPTED' }, json);
+    const polls = serve(platform.global, '/reporting/v1/async-operations/exp-2', [
+      { state: 'RUNNING', suggestedPollingIntervalSeconds: 30 },
+    ]);
     const client = platform.client();
-    const accepted = await client.invoke('reporting.createReportExport', { body: { name: 'nightly', kind: 'REPORT.EXPORTS' } });
+    const accepted = await client.invoke('reporting.createReportExport', {
+      body: { name: 'nightly', kind: 'REPORT.EXPORTS' },
+    });
     const result = await client.waitForOperation(accepted, { timeoutMs: 40, minPollMs: 10, maxPollMs: 10 });
     expect(result).toMatchObject({
       outcome: 'timedOut',
@@ -186,7 +262,9 @@ describe('waiting', () => {
 
   it('stops waiting when the signal aborts, with its reason', async () => {
     const platform = createMockPlatform();
-    const times = serve(platform.global, '/devices/v1/async-operations/d-4', [{ status: 'RUNNING', suggestedPollingIntervalSeconds: 30 }]);
+    const times = serve(platform.global, '/devices/v1/async-operations/d-4', [
+      { status: 'RUNNING', suggestedPollingIntervalSeconds: 30 },
+    ]);
     const controller = new AbortController();
     const reason = new Error('run cancelled by the operator');
     // Aborted the moment the wait for the next poll (10 s) begins, in virtual time.
@@ -199,13 +277,19 @@ describe('waiting', () => {
         return timer;
       },
     };
-    await expect(platform.client({ clock }).waitForOperation('/devices/v1/async-operations/d-4', { signal: controller.signal, maxPollMs: 10_000 })).rejects.toBe(reason);
+    await expect(
+      platform
+        .client({ clock })
+        .waitForOperation('/devices/v1/async-operations/d-4', { signal: controller.signal, maxPollMs: 10_000 }),
+    ).rejects.toBe(reason);
     // Stopped at once: the 10 s wait never ran out, and no second poll was sent.
     expect(virtual.now()).toBeLessThan(10_000);
     expect(times).toHaveLength(1);
   });
 
   it('refuses a Location that is no async-operation path', async () => {
-    await expect(createMockPlatform().client().waitForOperation('/devices/v1/devices/abc')).rejects.toBeInstanceOf(UnfollowableOperationError);
+    await expect(createMockPlatform().client().waitForOperation('/devices/v1/devices/abc')).rejects.toBeInstanceOf(
+      UnfollowableOperationError,
+    );
   });
 });

@@ -30,7 +30,12 @@ export interface AsyncOperationRecord {
   [field: string]: unknown;
 }
 
-export const AsyncOutcome = { succeeded: 'succeeded', failed: 'failed', timedOut: 'timedOut', cancelled: 'cancelled' } as const;
+export const AsyncOutcome = {
+  succeeded: 'succeeded',
+  failed: 'failed',
+  timedOut: 'timedOut',
+  cancelled: 'cancelled',
+} as const;
 export type AsyncOutcome = (typeof AsyncOutcome)[keyof typeof AsyncOutcome];
 
 /** Why an operation did not succeed, from whichever error shape its flavour uses. */
@@ -106,7 +111,9 @@ function flavourOf(pollOperation: OperationDescriptor): AsyncFlavour {
 
 /** Data services and reporting report progress in `state`, devices and subscriptions in `status`. */
 function statusOf(record: AsyncOperationRecord, flavour: AsyncFlavour): unknown {
-  return flavour === 'devices' || flavour === 'subscriptions' ? (record.status ?? record.state) : (record.state ?? record.status);
+  return flavour === 'devices' || flavour === 'subscriptions'
+    ? (record.status ?? record.state)
+    : (record.state ?? record.status);
 }
 
 /** The failure of a finished operation in one shape. */
@@ -115,13 +122,19 @@ export function failureOf(record: AsyncOperationRecord, outcome: AsyncOutcome): 
   if (isRecord(error)) {
     const message = [error.message, error.error, error.errorMessage].find((value) => typeof value === 'string');
     const code = [error.errorCode, error.code].find((value) => typeof value === 'string');
-    return { message: (message as string | undefined) ?? `the operation ended ${outcome}`, ...(code ? { code: code as string } : {}), details: error };
+    return {
+      message: (message as string | undefined) ?? `the operation ended ${outcome}`,
+      ...(code ? { code: code as string } : {}),
+      details: error,
+    };
   }
   if (typeof error === 'string' && error.length > 0) return { message: error, details: error };
   if (isRecord(record.result) && Array.isArray(record.result.failedDevicesSerial)) {
     return { message: `devices failed: ${record.result.failedDevicesSerial.join(', ')}`, details: record.result };
   }
-  return { message: outcome === 'timedOut' ? 'the platform timed the operation out' : `the operation ended ${outcome}` };
+  return {
+    message: outcome === 'timedOut' ? 'the platform timed the operation out' : `the operation ended ${outcome}`,
+  };
 }
 
 interface Target {
@@ -137,7 +150,9 @@ function templatePattern(path: string): RegExp {
 }
 
 function locate(executor: Executor, source: string | CallResult, region: string | undefined): Target {
-  const pollOperations = executor.catalogue.operations.filter((operation) => operation.id.endsWith('.getAsyncOperation'));
+  const pollOperations = executor.catalogue.operations.filter((operation) =>
+    operation.id.endsWith('.getAsyncOperation'),
+  );
   const fromResult = typeof source === 'string' ? undefined : source;
   const location = typeof source === 'string' ? source : source.headers.location;
   const regionOf = region ?? fromResult?.region;
@@ -158,7 +173,13 @@ function locate(executor: Executor, source: string | CallResult, region: string 
     const pollOperation =
       pollOperations.find((candidate) => candidate.id === `${operation.area}.getAsyncOperation`) ??
       pollOperations.find((candidate) => candidate.id === `${operation.async}.getAsyncOperation`);
-    if (pollOperation) return { pollOperation, id, location: pollOperation.path.replace(/\{[^}]+\}/, encodeURIComponent(id)), region: regionOf };
+    if (pollOperation)
+      return {
+        pollOperation,
+        id,
+        location: pollOperation.path.replace(/\{[^}]+\}/, encodeURIComponent(id)),
+        region: regionOf,
+      };
   }
   throw new UnfollowableOperationError(
     `${operation?.id ?? 'The call'} answered HTTP ${fromResult?.status ?? '?'} without a Location header or an operation id: there is nothing to follow.`,
@@ -169,7 +190,11 @@ function locate(executor: Executor, source: string | CallResult, region: string 
  * Polls the async operation of `source` (a Location path or a 202 call result) until it
  * ends, the deadline passes, or `signal` aborts.
  */
-export async function waitForOperation(executor: Executor, source: string | CallResult, options: WaitOptions = {}): Promise<AsyncOperationResult> {
+export async function waitForOperation(
+  executor: Executor,
+  source: string | CallResult,
+  options: WaitOptions = {},
+): Promise<AsyncOperationResult> {
   const target = locate(executor, source, options.region);
   const flavour = flavourOf(target.pollOperation);
   const minPollMs = options.minPollMs ?? 1_000;
@@ -208,7 +233,10 @@ export async function waitForOperation(executor: Executor, source: string | Call
         code: 'WAIT_DEADLINE_EXCEEDED',
       });
     }
-    const suggestedMs = typeof record.suggestedPollingIntervalSeconds === 'number' ? record.suggestedPollingIntervalSeconds * 1000 : DEFAULT_POLL_MS;
+    const suggestedMs =
+      typeof record.suggestedPollingIntervalSeconds === 'number'
+        ? record.suggestedPollingIntervalSeconds * 1000
+        : DEFAULT_POLL_MS;
     const intervalMs = Math.min(maxPollMs, Math.max(minPollMs, suggestedMs));
     await sleepOn(clock, deadline === undefined ? intervalMs : Math.min(intervalMs, deadline - now), options.signal);
   }

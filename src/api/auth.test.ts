@@ -14,7 +14,11 @@ function recordAuthorization(platform: ReturnType<typeof createMockPlatform>, an
     .intercept({ path: systemPath, method: 'GET' })
     .reply((request) => {
       seen.push(String((request.headers as Record<string, string>).authorization));
-      return { statusCode: 200, data: { id: 'sys-1' }, responseOptions: { headers: { 'content-type': 'application/json' } } };
+      return {
+        statusCode: 200,
+        data: { id: 'sys-1' },
+        responseOptions: { headers: { 'content-type': 'application/json' } },
+      };
     });
   if (answerDelayMs > 0) interceptor.delay(answerDelayMs);
   interceptor.persist();
@@ -55,7 +59,9 @@ describe('token cache', () => {
   it('renews the token once after a 401 and repeats the call', async () => {
     const platform = createMockPlatform();
     const pool = platform.regional('eu-central');
-    pool.intercept({ path: systemPath, method: 'GET' }).reply(401, { httpStatusCode: 401, errorCode: 'TOKEN_REVOKED', message: 'token revoked' });
+    pool
+      .intercept({ path: systemPath, method: 'GET' })
+      .reply(401, { httpStatusCode: 401, errorCode: 'TOKEN_REVOKED', message: 'token revoked' });
     const seen = recordAuthorization(platform);
     const result = await platform.client().call('privateCloud.getSystem', { id: 'sys-1' });
     expect(result.status).toBe(200);
@@ -65,10 +71,22 @@ describe('token cache', () => {
 
   it('gives up with an AuthenticationError when the renewed token is refused too', async () => {
     const platform = createMockPlatform();
-    platform.regional('eu-central').intercept({ path: systemPath, method: 'GET' }).reply(401, { message: 'invalid token' }).times(2);
-    const error = await platform.client().call('privateCloud.getSystem', { id: 'sys-1' }).catch((caught: unknown) => caught);
+    platform
+      .regional('eu-central')
+      .intercept({ path: systemPath, method: 'GET' })
+      .reply(401, { message: 'invalid token' })
+      .times(2);
+    const error = await platform
+      .client()
+      .call('privateCloud.getSystem', { id: 'sys-1' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AuthenticationError);
-    expect(error).toMatchObject({ code: 'UNAUTHORIZED', status: 401, retryable: false, operationId: 'privateCloud.getSystem' });
+    expect(error).toMatchObject({
+      code: 'UNAUTHORIZED',
+      status: 401,
+      retryable: false,
+      operationId: 'privateCloud.getSystem',
+    });
     expect(platform.tokenRequests()).toBe(2);
     platform.agent.assertNoPendingInterceptors();
   });
@@ -110,7 +128,10 @@ describe('token cache', () => {
   it('stops after the retry budget when the token endpoint keeps failing', async () => {
     const platform = createMockPlatform();
     platform.failTokenRequests(500, 10);
-    const error = await platform.client({ retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2 } }).call('privateCloud.getSystem', { id: 'sys-1' }).catch((caught: unknown) => caught);
+    const error = await platform
+      .client({ retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2 } })
+      .call('privateCloud.getSystem', { id: 'sys-1' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ operationId: 'auth.createToken', status: 500 });
     expect(platform.tokenRequests()).toBe(3);
@@ -119,9 +140,18 @@ describe('token cache', () => {
   it("keeps the server's retry hint on a final 429 of the token endpoint", async () => {
     const platform = createMockPlatform();
     platform.failTokenRequests(429, 10, 42);
-    const error = await platform.client({ retry: { maxAttempts: 1 } }).call('privateCloud.getSystem', { id: 'sys-1' }).catch((caught: unknown) => caught);
+    const error = await platform
+      .client({ retry: { maxAttempts: 1 } })
+      .call('privateCloud.getSystem', { id: 'sys-1' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RateLimitedError);
-    expect(error).toMatchObject({ operationId: 'auth.createToken', status: 429, code: 'RATE_LIMITED', retryable: false, retryAfterMs: 42_000 });
+    expect(error).toMatchObject({
+      operationId: 'auth.createToken',
+      status: 429,
+      code: 'RATE_LIMITED',
+      retryable: false,
+      retryAfterMs: 42_000,
+    });
     expect(platform.tokenRequests()).toBe(1);
   });
 });
@@ -130,10 +160,16 @@ describe('secrets', () => {
   it('never puts the client secret or a token into an error or a log line', async () => {
     const platform = createMockPlatform();
     const logs = captureLogs();
-    const client = platform.client({ logger: logs.logger, retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 } });
+    const client = platform.client({
+      logger: logs.logger,
+      retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 },
+    });
     const pool = platform.regional('eu-central');
     pool.intercept({ path: systemPath, method: 'GET' }).reply(401, { message: 'expired' }).times(2);
-    pool.intercept({ path: '/private-cloud-business/v1beta1/systems/sys-2', method: 'GET' }).reply(500, 'upstream broke').times(2);
+    pool
+      .intercept({ path: '/private-cloud-business/v1beta1/systems/sys-2', method: 'GET' })
+      .reply(500, 'upstream broke')
+      .times(2);
     const errors = [
       await client.call('privateCloud.getSystem', { id: 'sys-1' }).catch((caught: unknown) => caught),
       await client.call('privateCloud.getSystem', { id: 'sys-2' }).catch((caught: unknown) => caught),

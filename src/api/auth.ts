@@ -72,7 +72,10 @@ function waitFor<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promi
 
 export function createTokenProvider(options: TokenProviderOptions): TokenProvider {
   const { credentials, logger } = options;
-  const url = new URL(TOKEN_PATH.slice(1), options.authUrl.endsWith('/') ? options.authUrl : `${options.authUrl}/`).toString();
+  const url = new URL(
+    TOKEN_PATH.slice(1),
+    options.authUrl.endsWith('/') ? options.authUrl : `${options.authUrl}/`,
+  ).toString();
   const secretScrubber = createSecretRegistry();
   secretScrubber.add(credentials.clientSecret);
   let cached: CachedToken | undefined;
@@ -96,8 +99,15 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       dispatcher: options.dispatcher,
       timeoutMs: options.requestTimeoutMs,
     });
-    const text = await readText(response.body, { operationId: TOKEN_OPERATION, write: false }, response.status >= 400 ? 16_384 : Infinity);
-    logger?.debug({ operationId: TOKEN_OPERATION, httpStatus: response.status, durationMs: Date.now() - startedAt }, 'token request answered');
+    const text = await readText(
+      response.body,
+      { operationId: TOKEN_OPERATION, write: false },
+      response.status >= 400 ? 16_384 : Infinity,
+    );
+    logger?.debug(
+      { operationId: TOKEN_OPERATION, httpStatus: response.status, durationMs: Date.now() - startedAt },
+      'token request answered',
+    );
     if (response.status >= 400) {
       const refused = response.status === 400 || response.status === 401;
       throw createHttpError({
@@ -108,7 +118,9 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
         headers: response.headers,
         write: false,
         ...(refused
-          ? { advice: `The token endpoint refused the credentials of API client '${credentials.clientId}': check the client id and secret (FLEETBOOK_CLIENT_ID, FLEETBOOK_CLIENT_SECRET) and that the client is not revoked.` }
+          ? {
+              advice: `The token endpoint refused the credentials of API client '${credentials.clientId}': check the client id and secret (FLEETBOOK_CLIENT_ID, FLEETBOOK_CLIENT_SECRET) and that the client is not revoked.`,
+            }
           : {}),
       });
     }
@@ -120,14 +132,21 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
     }
     // Never quote the body here: it holds the token.
     if (typeof parsed.access_token !== 'string' || parsed.access_token.length === 0) {
-      throw new InvalidResponseError(`The token endpoint answered HTTP ${response.status} without an access_token; check FLEETBOOK_AUTH_URL.`, 'INVALID_TOKEN_RESPONSE', {
-        operationId: TOKEN_OPERATION,
-        status: response.status,
-        retryable: false,
-      });
+      throw new InvalidResponseError(
+        `The token endpoint answered HTTP ${response.status} without an access_token; check FLEETBOOK_AUTH_URL.`,
+        'INVALID_TOKEN_RESPONSE',
+        {
+          operationId: TOKEN_OPERATION,
+          status: response.status,
+          retryable: false,
+        },
+      );
     }
     const expiresIn = typeof parsed.expires_in === 'number' ? parsed.expires_in : Number(parsed.expires_in);
-    return { value: parsed.access_token, renewAt: renewalTime(Date.now(), Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined) };
+    return {
+      value: parsed.access_token,
+      renewAt: renewalTime(Date.now(), Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined),
+    };
   };
 
   const fetchToken = (): Promise<CachedToken> =>
@@ -135,7 +154,13 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       policy: options.retry,
       onRetry: (error, attempt, delayMs) =>
         logger?.warn(
-          { operationId: TOKEN_OPERATION, attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
+          {
+            operationId: TOKEN_OPERATION,
+            attempt,
+            delayMs,
+            httpStatus: error instanceof ApiError ? error.status : undefined,
+            code: error instanceof ApiError ? error.code : undefined,
+          },
           'token request failed; retrying',
         ),
     }).catch((error: unknown) => {
@@ -156,7 +181,10 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
             inflight = undefined;
           });
       }
-      return waitFor(inflight.then((token) => token.value), signal);
+      return waitFor(
+        inflight.then((token) => token.value),
+        signal,
+      );
     },
     invalidate(token) {
       if (cached?.value === token) cached = undefined;

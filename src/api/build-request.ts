@@ -36,7 +36,9 @@ function scalar(operation: OperationDescriptor, name: string, value: unknown): s
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value instanceof Date) return value.toISOString();
-  throw new InvalidInputError(`${operation.id}: parameter '${name}' must be a string, number or boolean, got ${value === null ? 'null' : typeof value}.`);
+  throw new InvalidInputError(
+    `${operation.id}: parameter '${name}' must be a string, number or boolean, got ${value === null ? 'null' : typeof value}.`,
+  );
 }
 
 /** The region a regional call goes to, checked against the operation's regions. */
@@ -44,16 +46,24 @@ export function resolveRegion(operation: OperationDescriptor, region: string | u
   const valid = operation.regions ?? [];
   const list = valid.length > 0 ? valid.join(', ') : '(none listed)';
   if (region === undefined || region === '') {
-    throw new UnknownRegionError(`${operation.id} is regional: pass a region (one of ${list}), or set a default region (FLEETBOOK_REGION).`);
+    throw new UnknownRegionError(
+      `${operation.id} is regional: pass a region (one of ${list}), or set a default region (FLEETBOOK_REGION).`,
+    );
   }
   if (valid.length > 0 && !valid.includes(region)) {
-    throw new UnknownRegionError(`${operation.id} is not served in region '${region}'. Valid regions: ${list}.${didYouMean(region, valid)}`);
+    throw new UnknownRegionError(
+      `${operation.id} is not served in region '${region}'. Valid regions: ${list}.${didYouMean(region, valid)}`,
+    );
   }
   return region;
 }
 
 /** The base address of an operation (`auth` operations are never built here). */
-export function baseUrlOf(operation: OperationDescriptor, addresses: Addresses, region: string | undefined): { base: string; region?: string; regionHeader: boolean } {
+export function baseUrlOf(
+  operation: OperationDescriptor,
+  addresses: Addresses,
+  region: string | undefined,
+): { base: string; region?: string; regionHeader: boolean } {
   if (operation.base !== 'regional') return { base: trimSlash(addresses.baseUrl), regionHeader: false };
   const resolved = resolveRegion(operation, region);
   const templated = addresses.regionalUrl.includes('{region}');
@@ -64,7 +74,12 @@ export function baseUrlOf(operation: OperationDescriptor, addresses: Addresses, 
   };
 }
 
-export function buildRequest(operation: OperationDescriptor, input: CallInput, addresses: Addresses, region: string | undefined): BuiltRequest {
+export function buildRequest(
+  operation: OperationDescriptor,
+  input: CallInput,
+  addresses: Addresses,
+  region: string | undefined,
+): BuiltRequest {
   const pathNames = new Set(operation.pathParams.map((param) => param.name));
   const queryNames = new Set(operation.queryParams.map((param) => param.name));
   const known = [...pathNames, ...queryNames, ...(operation.requestBody ? ['body'] : [])];

@@ -14,11 +14,17 @@ describe('retries: false', () => {
       .intercept({ path: systemPath, method: 'GET' })
       .reply(() => {
         answered += 1;
-        return { statusCode: 503, data: { httpStatusCode: 503, errorCode: 'UNAVAILABLE', message: 'busy' }, responseOptions: json };
+        return {
+          statusCode: 503,
+          data: { httpStatusCode: 503, errorCode: 'UNAVAILABLE', message: 'busy' },
+          responseOptions: json,
+        };
       })
       .persist();
     const client = platform.client();
-    const error = await client.invoke('privateCloud.getSystem', { id: 's1' }, { region: 'us-west', retries: false }).catch((caught: unknown) => caught);
+    const error = await client
+      .invoke('privateCloud.getSystem', { id: 's1' }, { region: 'us-west', retries: false })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServerError);
     expect(answered).toBe(1);
     await client.invoke('privateCloud.getSystem', { id: 's1' }, { region: 'us-west' }).catch(() => undefined);
@@ -31,7 +37,11 @@ describe('describeRequest', () => {
     const platform = createMockPlatform();
     const described = platform
       .client()
-      .describeRequest('privateCloud.runSoftwareUpdate', { id: 's1', body: { catalogVersion: '2.4.0' } }, { region: 'us-west' });
+      .describeRequest(
+        'privateCloud.runSoftwareUpdate',
+        { id: 's1', body: { catalogVersion: '2.4.0' } },
+        { region: 'us-west' },
+      );
     expect(described).toEqual({
       operationId: 'privateCloud.runSoftwareUpdate',
       method: 'POST',
@@ -45,6 +55,8 @@ describe('describeRequest', () => {
 
   it('refuses input the operation does not take, as a call would', () => {
     const platform = createMockPlatform();
-    expect(() => platform.client().describeRequest('privateCloud.getSystem', { idd: 's1' }, { region: 'us-west' })).toThrow(/has no input 'idd'/);
+    expect(() =>
+      platform.client().describeRequest('privateCloud.getSystem', { idd: 's1' }, { region: 'us-west' }),
+    ).toThrow(/has no input 'idd'/);
   });
 });

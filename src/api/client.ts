@@ -11,7 +11,14 @@ import { buildRequest, type CallInput } from './build-request.js';
 import { download, type DownloadDestination, type DownloadResult } from './download.js';
 import { InvalidClientOptionsError } from './errors.js';
 import { createExecutor, type CallOptions, type CallResult, type OperationCatalogue } from './executor.js';
-import type { AreaMethodsOf, InputArgs, ListItemOf, OperationId, OperationInput, OperationResponseBody } from './operation-types.js';
+import type {
+  AreaMethodsOf,
+  InputArgs,
+  ListItemOf,
+  OperationId,
+  OperationInput,
+  OperationResponseBody,
+} from './operation-types.js';
 import type { operations } from './generated/platform.js';
 import { paginate } from './paging.js';
 import { createRateLimiter, type RateLimiterOptions, type SharedRateBudget } from './rate-limiter.js';
@@ -56,15 +63,27 @@ export type TypedCallResult<K extends OperationId> = CallResult<OperationRespons
 
 export interface PlatformClient extends AreaMethodsOf<operations, CallOptions, Omit<CallResult, 'body'>> {
   /** Calls one operation by id, typed from the description. */
-  call<K extends OperationId>(operationId: K, ...args: InputArgs<OperationInput<K>, CallOptions>): Promise<TypedCallResult<K>>;
+  call<K extends OperationId>(
+    operationId: K,
+    ...args: InputArgs<OperationInput<K>, CallOptions>
+  ): Promise<TypedCallResult<K>>;
   /** `call` for ids known only at run time (playbook steps); the input is checked against the description. */
   invoke(operationId: string, input?: CallInput, options?: CallOptions): Promise<CallResult>;
   /** Every item of a list operation, a page at a time. */
-  paginate<K extends OperationId>(operationId: K, input?: Partial<OperationInput<K>>, options?: CallOptions): AsyncGenerator<ListItemOf<K>, void, undefined>;
+  paginate<K extends OperationId>(
+    operationId: K,
+    input?: Partial<OperationInput<K>>,
+    options?: CallOptions,
+  ): AsyncGenerator<ListItemOf<K>, void, undefined>;
   /** Follows an async operation (a Location path or a 202 result) to its end. */
   waitForOperation(source: string | CallResult, options?: WaitOptions): Promise<AsyncOperationResult>;
   /** Streams an operation's answer (a CSV) to a file path (optionally summing CSV columns) or a writable stream. */
-  download<K extends OperationId>(operationId: K, input: OperationInput<K>, destination: DownloadDestination, options?: CallOptions): Promise<DownloadResult>;
+  download<K extends OperationId>(
+    operationId: K,
+    input: OperationInput<K>,
+    destination: DownloadDestination,
+    options?: CallOptions,
+  ): Promise<DownloadResult>;
   /**
    * The request a call would send (method, URL, headers without credentials, body), checked
    * like a real call but not sent: what a dry run prints for a write.
@@ -88,7 +107,9 @@ export interface DescribedRequest {
 function checkUrl(name: string, value: string | undefined): string {
   const probe = value?.replaceAll('{region}', 'region');
   if (!probe || !URL.canParse(probe) || !/^https?:$/.test(new URL(probe).protocol)) {
-    throw new InvalidClientOptionsError(`Expected \`${name}\` to be an http(s) URL, got ${value === undefined ? 'nothing' : `'${value}'`}.`);
+    throw new InvalidClientOptionsError(
+      `Expected \`${name}\` to be an http(s) URL, got ${value === undefined ? 'nothing' : `'${value}'`}.`,
+    );
   }
   return value as string;
 }
@@ -96,15 +117,23 @@ function checkUrl(name: string, value: string | undefined): string {
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
   const { credentials } = options;
   if (!credentials?.clientId || !credentials.clientSecret) {
-    throw new InvalidClientOptionsError('Expected `credentials` with a clientId and a clientSecret (FLEETBOOK_CLIENT_ID, FLEETBOOK_CLIENT_SECRET).');
+    throw new InvalidClientOptionsError(
+      'Expected `credentials` with a clientId and a clientSecret (FLEETBOOK_CLIENT_ID, FLEETBOOK_CLIENT_SECRET).',
+    );
   }
   const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
-  if (!(requestTimeoutMs > 0)) throw new InvalidClientOptionsError(`Expected \`requestTimeoutMs\` to be a number of ms above 0, got ${requestTimeoutMs}.`);
+  if (!(requestTimeoutMs > 0))
+    throw new InvalidClientOptionsError(
+      `Expected \`requestTimeoutMs\` to be a number of ms above 0, got ${requestTimeoutMs}.`,
+    );
   const retry = resolveRetryPolicy(options.retry);
   const catalogue = options.catalogue ?? loadPlatformDescription();
   const executor = createExecutor({
     catalogue,
-    addresses: { baseUrl: checkUrl('baseUrl', options.baseUrl), regionalUrl: checkUrl('regionalUrl', options.regionalUrl) },
+    addresses: {
+      baseUrl: checkUrl('baseUrl', options.baseUrl),
+      regionalUrl: checkUrl('regionalUrl', options.regionalUrl),
+    },
     defaultRegion: options.region,
     tokens: createTokenProvider({
       credentials,
@@ -114,7 +143,11 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       requestTimeoutMs,
       logger: options.logger,
     }),
-    limiter: createRateLimiter({ ...options.rateLimits, ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }), clock: options.clock }),
+    limiter: createRateLimiter({
+      ...options.rateLimits,
+      ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }),
+      clock: options.clock,
+    }),
     sharedBudget: options.sharedRateBudget,
     retry,
     requestTimeoutMs,
@@ -127,7 +160,10 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     executor.call(operationId, input, callOptions);
 
   // `client.<area>.<verbNoun>` for every callable operation of the catalogue.
-  const areas: Record<string, Record<string, (input?: CallInput, callOptions?: CallOptions) => Promise<CallResult>>> = {};
+  const areas: Record<
+    string,
+    Record<string, (input?: CallInput, callOptions?: CallOptions) => Promise<CallResult>>
+  > = {};
   for (const operation of catalogue.operations) {
     if (operation.base === 'auth') continue;
     const method = operation.id.slice(operation.area.length + 1);
@@ -135,7 +171,11 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   }
 
   const addresses = { baseUrl: options.baseUrl, regionalUrl: options.regionalUrl };
-  const describeRequest = (operationId: string, input: CallInput = {}, callOptions: Pick<CallOptions, 'region'> = {}): DescribedRequest => {
+  const describeRequest = (
+    operationId: string,
+    input: CallInput = {},
+    callOptions: Pick<CallOptions, 'region'> = {},
+  ): DescribedRequest => {
     const operation = executor.operation(operationId);
     const built = buildRequest(operation, input, addresses, callOptions.region ?? options.region);
     return {
@@ -153,9 +193,12 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     describeRequest,
     catalogue,
     invoke,
-    call: (operationId: string, input?: CallInput, callOptions?: CallOptions) => invoke(operationId, input, callOptions),
-    paginate: (operationId: string, input?: CallInput, callOptions?: CallOptions) => paginate(executor, operationId, input, callOptions),
-    waitForOperation: (source: string | CallResult, waitOptions?: WaitOptions) => waitForOperation(executor, source, waitOptions),
+    call: (operationId: string, input?: CallInput, callOptions?: CallOptions) =>
+      invoke(operationId, input, callOptions),
+    paginate: (operationId: string, input?: CallInput, callOptions?: CallOptions) =>
+      paginate(executor, operationId, input, callOptions),
+    waitForOperation: (source: string | CallResult, waitOptions?: WaitOptions) =>
+      waitForOperation(executor, source, waitOptions),
     download: (operationId: string, input: CallInput, destination: DownloadDestination, callOptions?: CallOptions) =>
       download(executor, operationId, input, destination, callOptions),
   };

@@ -8,8 +8,12 @@ import { NotFoundError } from './errors.js';
 import { createMockPlatform } from './testing.js';
 
 const contentsPath = '/consumption-analytics/v1/reports/rep-1/contents';
-const csv = 'date,cost\n' + Array.from({ length: 2000 }, (_, i) => `2026-01-${String((i % 28) + 1).padStart(2, '0')},${i}.5`).join('\n');
-const csvHeaders = { headers: { 'content-type': 'text/csv', 'content-disposition': 'attachment; filename="usage-2026-01.csv"' } };
+const csv =
+  'date,cost\n' +
+  Array.from({ length: 2000 }, (_, i) => `2026-01-${String((i % 28) + 1).padStart(2, '0')},${i}.5`).join('\n');
+const csvHeaders = {
+  headers: { 'content-type': 'text/csv', 'content-disposition': 'attachment; filename="usage-2026-01.csv"' },
+};
 
 let directory: string;
 beforeEach(async () => {
@@ -31,8 +35,16 @@ describe('download', () => {
         return { statusCode: 200, data: csv, responseOptions: csvHeaders };
       });
     const target = join(directory, 'out.csv');
-    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target);
-    expect(result).toEqual({ bytesWritten: Buffer.byteLength(csv), lines: 2001, filename: 'usage-2026-01.csv', path: target, contentType: 'text/csv' });
+    const result = await platform
+      .client()
+      .download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target);
+    expect(result).toEqual({
+      bytesWritten: Buffer.byteLength(csv),
+      lines: 2001,
+      filename: 'usage-2026-01.csv',
+      path: target,
+      contentType: 'text/csv',
+    });
     expect(await readFile(target, 'utf8')).toBe(csv);
     expect(accept).toBe('text/csv');
     expect(await readdir(directory)).toEqual(['out.csv']);
@@ -41,7 +53,9 @@ describe('download', () => {
   it('names the file from Content-Disposition when the destination is a directory', async () => {
     const platform = createMockPlatform();
     platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, csv, csvHeaders);
-    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, directory);
+    const result = await platform
+      .client()
+      .download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, directory);
     expect(result.path).toBe(join(directory, 'usage-2026-01.csv'));
     expect(await readFile(join(directory, 'usage-2026-01.csv'), 'utf8')).toBe(csv);
   });
@@ -52,7 +66,9 @@ describe('download', () => {
     const sink = new PassThrough();
     const chunks: Buffer[] = [];
     sink.on('data', (chunk: Buffer) => chunks.push(chunk));
-    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, sink);
+    const result = await platform
+      .client()
+      .download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, sink);
     expect(result.bytesWritten).toBe(Buffer.byteLength(csv));
     expect(result.lines).toBe(2001);
     expect(Buffer.concat(chunks).toString()).toBe(csv);
@@ -60,10 +76,13 @@ describe('download', () => {
 
   it('with sumColumns, counts the CSV records and sums the columns as it streams (quotes, CRLF, blank lines)', async () => {
     const platform = createMockPlatform();
-    const quoted = 'product,"cost",note\r\n"Storage, block",10.25,"said ""hi"""\r\n"Compute\nlarge",5,\r\n\r\nNetwork,,"a,b"\r\nBackup,n/a,x';
+    const quoted =
+      'product,"cost",note\r\n"Storage, block",10.25,"said ""hi"""\r\n"Compute\nlarge",5,\r\n\r\nNetwork,,"a,b"\r\nBackup,n/a,x';
     platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, quoted, csvHeaders);
     const target = join(directory, 'out.csv');
-    const result = await platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, { path: target, sumColumns: ['cost'] });
+    const result = await platform
+      .client()
+      .download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, { path: target, sumColumns: ['cost'] });
     // Four records: the quoted line break stays in its record, the blank line is none; an empty cell adds 0, 'n/a' is counted apart.
     expect(result).toMatchObject({ path: target, rows: 4, sums: { cost: 15.25 }, nonNumeric: { cost: 1 } });
     expect(await readFile(target, 'utf8')).toBe(quoted);
@@ -74,16 +93,27 @@ describe('download', () => {
     platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, csv, csvHeaders);
     const target = join(directory, 'out.csv');
     await expect(
-      platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, { path: target, sumColumns: ['cost', 'price'] }),
+      platform
+        .client()
+        .download(
+          'consumptionAnalytics.downloadReportContents',
+          { id: 'rep-1' },
+          { path: target, sumColumns: ['cost', 'price'] },
+        ),
     ).rejects.toThrow("the CSV has no column 'price' to sum (its columns: date, cost)");
     expect(await readdir(directory)).toEqual([]);
   });
 
   it('leaves no file behind when the report does not exist', async () => {
     const platform = createMockPlatform();
-    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(404, { message: 'report not found' });
+    platform
+      .regional('eu-central')
+      .intercept({ path: contentsPath, method: 'GET' })
+      .reply(404, { message: 'report not found' });
     const target = join(directory, 'out.csv');
-    await expect(platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      platform.client().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target),
+    ).rejects.toBeInstanceOf(NotFoundError);
     expect(await readdir(directory)).toEqual([]);
   });
 });
@@ -92,7 +122,9 @@ describe('contentDispositionFilename', () => {
   it('reads plain and extended names and never leaves the directory', () => {
     expect(contentDispositionFilename('attachment; filename="a b.csv"')).toBe('a b.csv');
     expect(contentDispositionFilename('attachment; filename=plain.csv')).toBe('plain.csv');
-    expect(contentDispositionFilename("attachment; filename=\"x.csv\"; filename*=UTF-8''r%C3%A9sum%C3%A9.csv")).toBe('résumé.csv');
+    expect(contentDispositionFilename('attachment; filename="x.csv"; filename*=UTF-8\'\'r%C3%A9sum%C3%A9.csv')).toBe(
+      'résumé.csv',
+    );
     expect(contentDispositionFilename('attachment; filename="../../etc/passwd"')).toBe('passwd');
     expect(contentDispositionFilename('attachment')).toBeUndefined();
     expect(contentDispositionFilename(undefined)).toBeUndefined();

@@ -101,7 +101,10 @@ const QUOTE = '"';
  * quotes, CRLF or LF), keeping only the header, the cell being read when it belongs to a
  * summed column, and a few numbers: constant memory whatever the size of the body.
  */
-function csvSummary(operationId: string, columns: readonly string[]): { summary: Transform; result: () => Pick<DownloadResult, 'rows' | 'sums' | 'nonNumeric'> } {
+function csvSummary(
+  operationId: string,
+  columns: readonly string[],
+): { summary: Transform; result: () => Pick<DownloadResult, 'rows' | 'sums' | 'nonNumeric'> } {
   const decoder = new StringDecoder('utf8');
   const sums: Record<string, number> = Object.fromEntries(columns.map((column) => [column, 0]));
   const nonNumeric: Record<string, number> = {};
@@ -204,7 +207,11 @@ function csvSummary(operationId: string, columns: readonly string[]): { summary:
   });
   return {
     summary,
-    result: () => ({ rows, sums: { ...sums }, ...(Object.keys(nonNumeric).length > 0 ? { nonNumeric: { ...nonNumeric } } : {}) }),
+    result: () => ({
+      rows,
+      sums: { ...sums },
+      ...(Object.keys(nonNumeric).length > 0 ? { nonNumeric: { ...nonNumeric } } : {}),
+    }),
   };
 }
 
@@ -223,7 +230,10 @@ export async function download(
   options: CallOptions = {},
 ): Promise<DownloadResult> {
   // A file stream has a `path` too: what writes is a stream.
-  const fileTarget = typeof target === 'object' && typeof (target as Partial<Writable>).write !== 'function' ? (target as DownloadTarget) : undefined;
+  const fileTarget =
+    typeof target === 'object' && typeof (target as Partial<Writable>).write !== 'function'
+      ? (target as DownloadTarget)
+      : undefined;
   const destination = fileTarget ? fileTarget.path : (target as string | Writable);
   const sumColumns = fileTarget?.sumColumns;
   const operation = executor.operation(operationId);
@@ -244,11 +254,15 @@ export async function download(
         } catch (error) {
           if (options.signal?.aborted) throw options.signal.reason;
           if (bytes() > 0) {
-            throw new DownloadInterruptedError(`${operationId}: the download broke after ${bytes()} bytes had been written to the stream; run it again.`, 'DOWNLOAD_INTERRUPTED', {
-              operationId,
-              retryable: false,
-              cause: error,
-            });
+            throw new DownloadInterruptedError(
+              `${operationId}: the download broke after ${bytes()} bytes had been written to the stream; run it again.`,
+              'DOWNLOAD_INTERRUPTED',
+              {
+                operationId,
+                retryable: false,
+                cause: error,
+              },
+            );
           }
           throw error instanceof ApiError ? error : createTransportError(operationId, error, false);
         }
@@ -269,7 +283,8 @@ export async function download(
         await unlink(temporary).catch(() => undefined);
         if (options.signal?.aborted) throw options.signal.reason;
         // File-system failures are the caller's to fix, not the network's to retry.
-        if (error instanceof Error && 'syscall' in error && typeof (error as NodeJS.ErrnoException).path === 'string') throw error;
+        if (error instanceof Error && 'syscall' in error && typeof (error as NodeJS.ErrnoException).path === 'string')
+          throw error;
         throw error instanceof ApiError ? error : createTransportError(operationId, error, false);
       }
       return { bytesWritten: bytes(), lines: lines(), path, ...described, ...(csv ? csv.result() : {}) };

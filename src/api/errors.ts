@@ -61,15 +61,22 @@ export function parseErrorBody(text: string): ParsedErrorBody {
   }
   if (!isRecord(raw)) return { raw, details: [], issues: [] };
   const detailsValue = raw.errorDetails ?? raw.errorDetail;
-  const detailList: unknown[] = Array.isArray(detailsValue) ? detailsValue : detailsValue === undefined ? [] : [detailsValue];
+  const detailList: unknown[] = Array.isArray(detailsValue)
+    ? detailsValue
+    : detailsValue === undefined
+      ? []
+      : [detailsValue];
   const details = detailList.filter(isRecord);
-  const issues = details.flatMap((detail) => (Array.isArray(detail.issues) ? detail.issues.filter(isRecord) : []))
+  const issues = details
+    .flatMap((detail) => (Array.isArray(detail.issues) ? detail.issues.filter(isRecord) : []))
     .map((issue): ErrorIssue => ({
       source: firstString(issue, ['source']),
       subject: firstString(issue, ['subject']),
       description: firstString(issue, ['description', 'message']),
     }));
-  const retryAfter = details.map((detail) => detail.retryAfterSeconds).find((value) => typeof value === 'number' && value >= 0);
+  const retryAfter = details
+    .map((detail) => detail.retryAfterSeconds)
+    .find((value) => typeof value === 'number' && value >= 0);
   const debugId = firstString(raw, ['debugId', 'traceId', 'flowContextId']);
   const flowContextId = firstString(raw, ['flowContextId']);
   return {
@@ -92,7 +99,11 @@ export type ResponseHeaders = Record<string, string>;
  * then a `Retry-After` header, then `ratelimit-reset` / `x-ratelimit-reset` (seconds until
  * the window resets; a value that looks like an epoch timestamp is read as one).
  */
-export function retryAfterMsOf(body: ParsedErrorBody | undefined, headers: ResponseHeaders, nowMs = Date.now()): number | undefined {
+export function retryAfterMsOf(
+  body: ParsedErrorBody | undefined,
+  headers: ResponseHeaders,
+  nowMs = Date.now(),
+): number | undefined {
   if (body?.retryAfterSeconds !== undefined) return Math.round(body.retryAfterSeconds * 1000);
   // A Retry-After says when this request may be repeated; the reset headers say when the whole
   // quota is back, which can be much later (a 429 of devices or subscriptions carries both).
@@ -273,26 +284,46 @@ const byStatus: Record<number, { type: ErrorClass; code: ApiErrorCode; advice: s
   401: {
     type: AuthenticationError,
     code: 'UNAUTHORIZED',
-    advice: 'The token was refused even after renewal: check that the API client exists, is not revoked and belongs to this workspace.',
+    advice:
+      'The token was refused even after renewal: check that the API client exists, is not revoked and belongs to this workspace.',
   },
   403: {
     type: PermissionDeniedError,
     code: 'FORBIDDEN',
-    advice: "Give the API client's role the permission above, or check that the resource allows this action in its current state.",
+    advice:
+      "Give the API client's role the permission above, or check that the resource allows this action in its current state.",
   },
-  404: { type: NotFoundError, code: 'NOT_FOUND', advice: 'Check the id and the region; finished async operations disappear after a day.' },
+  404: {
+    type: NotFoundError,
+    code: 'NOT_FOUND',
+    advice: 'Check the id and the region; finished async operations disappear after a day.',
+  },
   409: {
     type: ConflictError,
     code: 'CONFLICT',
-    advice: 'Another operation holds the resource (for example a precheck or update in progress): wait for it to end, then run again.',
+    advice:
+      'Another operation holds the resource (for example a precheck or update in progress): wait for it to end, then run again.',
   },
-  412: { type: PreconditionFailedError, code: 'PRECONDITION_FAILED', advice: 'Bring the resource into the state the operation needs, then run again.' },
-  422: { type: UnprocessableEntityError, code: 'UNPROCESSABLE_ENTITY', advice: 'Fix the fields named above and run again.' },
-  429: { type: RateLimitedError, code: 'RATE_LIMITED', advice: 'Lower the rate of calls or the concurrency for this operation group.' },
+  412: {
+    type: PreconditionFailedError,
+    code: 'PRECONDITION_FAILED',
+    advice: 'Bring the resource into the state the operation needs, then run again.',
+  },
+  422: {
+    type: UnprocessableEntityError,
+    code: 'UNPROCESSABLE_ENTITY',
+    advice: 'Fix the fields named above and run again.',
+  },
+  429: {
+    type: RateLimitedError,
+    code: 'RATE_LIMITED',
+    advice: 'Lower the rate of calls or the concurrency for this operation group.',
+  },
   451: {
     type: UnavailableForLegalReasonsError,
     code: 'UNAVAILABLE_FOR_LEGAL_REASONS',
-    advice: 'The platform refuses this for legal reasons (for example the country of the address); change the input or contact support.',
+    advice:
+      'The platform refuses this for legal reasons (for example the country of the address); change the input or contact support.',
   },
 };
 
@@ -311,7 +342,11 @@ export interface HttpErrorContext {
 
 function describeIssues(issues: readonly ErrorIssue[]): string {
   return issues
-    .map((issue) => [issue.source, issue.subject ? `'${issue.subject}'` : undefined].filter(Boolean).join(' ') + (issue.description ? `: ${issue.description}` : ''))
+    .map(
+      (issue) =>
+        [issue.source, issue.subject ? `'${issue.subject}'` : undefined].filter(Boolean).join(' ') +
+        (issue.description ? `: ${issue.description}` : ''),
+    )
     .filter((text) => text.length > 0)
     .join('; ');
 }
@@ -326,12 +361,18 @@ export function createHttpError(context: HttpErrorContext): ApiError {
   const retryable = isSafeToRetry({ status }, write);
   let advice = context.advice ?? known?.advice;
   if (advice === undefined) {
-    advice = status >= 500
-      ? retryable ? 'The platform failed; the call is repeated with backoff.' : 'The platform failed on a write that may have been applied: check the resource before running again.'
-      : 'See the platform message.';
+    advice =
+      status >= 500
+        ? retryable
+          ? 'The platform failed; the call is repeated with backoff.'
+          : 'The platform failed on a write that may have been applied: check the resource before running again.'
+        : 'See the platform message.';
   }
   const issues = describeIssues(body.issues);
-  const permission = status === 403 && context.permission ? ` It needs permission ${context.permission.permission} (${context.permission.level}).` : '';
+  const permission =
+    status === 403 && context.permission
+      ? ` It needs permission ${context.permission.permission} (${context.permission.level}).`
+      : '';
   const message =
     `${operationId} failed with HTTP ${status}${body.errorCode ? ` ${body.errorCode}` : ''}` +
     `${body.message ? `: ${body.message}` : ''}${issues ? ` (${issues})` : ''}.${permission} ${advice}` +
@@ -340,7 +381,15 @@ export function createHttpError(context: HttpErrorContext): ApiError {
 }
 
 /** Error codes of node and undici that mean the request never left this machine. */
-const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CONNECT']);
+const notSentCodes = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_CONNECT',
+]);
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
 
 function errorCodeOf(error: unknown): string | undefined {
@@ -367,7 +416,9 @@ export function createTransportError(operationId: string, error: unknown, write:
   const connection = notSentCodes.has(code) ? 'notSent' : 'maybeSent';
   const retryable = isSafeToRetry({ connection }, write);
   const what = connection === 'notSent' ? 'could not connect to the platform' : 'lost the connection to the platform';
-  const advice = retryable ? 'The call is repeated with backoff; check the address and the network if this persists.' : 'The write may have been applied: check the resource before running again.';
+  const advice = retryable
+    ? 'The call is repeated with backoff; check the address and the network if this persists.'
+    : 'The write may have been applied: check the resource before running again.';
   return new ConnectionError(`${operationId}: ${what} (${code}: ${reason}). ${advice}`, 'CONNECTION_FAILED', {
     operationId,
     retryable,

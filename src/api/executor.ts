@@ -9,7 +9,17 @@ import type { Logger } from '../logging/index.js';
 import { didYouMean } from '../errors/index.js';
 import { buildRequest, type Addresses, type CallInput } from './build-request.js';
 import type { TokenProvider } from './auth.js';
-import { ApiError, createHttpError, InvalidResponseError, quotaRemaining, reportsQuotaSpent, retryAfterMsOf, serverLimitPerMinute, UnknownOperationError, type ResponseHeaders } from './errors.js';
+import {
+  ApiError,
+  createHttpError,
+  InvalidResponseError,
+  quotaRemaining,
+  reportsQuotaSpent,
+  retryAfterMsOf,
+  serverLimitPerMinute,
+  UnknownOperationError,
+  type ResponseHeaders,
+} from './errors.js';
 import { burstOf, type RateLimiter, type SharedRateBudget } from './rate-limiter.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { sleepOn, systemClock, type Clock } from '../timers/index.js';
@@ -82,7 +92,13 @@ export interface Executor {
    * Sends the call with retries, and hands each success response to `consume`, whose
    * result is returned. `consume` may throw a retryable error to have the call repeated.
    */
-  exchange<T>(operationId: string, input: CallInput, options: CallOptions, consume: (response: IncomingResponse, context: ExchangeContext) => Promise<T>, accept?: string): Promise<T>;
+  exchange<T>(
+    operationId: string,
+    input: CallInput,
+    options: CallOptions,
+    consume: (response: IncomingResponse, context: ExchangeContext) => Promise<T>,
+    accept?: string,
+  ): Promise<T>;
   /** One call, the body read as JSON or text. */
   call(operationId: string, input: CallInput, options: CallOptions): Promise<CallResult>;
 }
@@ -99,27 +115,37 @@ function parseBody(operationId: string, status: number, contentType: string | un
     return JSON.parse(text) as unknown;
   } catch (error) {
     if (!declaredJson) return text;
-    throw new InvalidResponseError(`${operationId} answered HTTP ${status} with a body that is not valid JSON.`, 'INVALID_RESPONSE', {
-      operationId,
-      status,
-      retryable: false,
-      cause: error,
-    });
+    throw new InvalidResponseError(
+      `${operationId} answered HTTP ${status} with a body that is not valid JSON.`,
+      'INVALID_RESPONSE',
+      {
+        operationId,
+        status,
+        retryable: false,
+        cause: error,
+      },
+    );
   }
 }
 
 export function createExecutor(options: ExecutorOptions): Executor {
   const { catalogue, tokens, limiter, logger } = options;
   const clock = options.clock ?? systemClock;
-  const callable = catalogue.operations.filter((operation) => operation.base !== 'auth').map((operation) => operation.id);
+  const callable = catalogue.operations
+    .filter((operation) => operation.base !== 'auth')
+    .map((operation) => operation.id);
 
   const operation = (operationId: string): OperationDescriptor => {
     const found = catalogue.byId.get(operationId);
     if (!found) {
-      throw new UnknownOperationError(`Unknown operation '${operationId}'.${didYouMean(operationId, callable)} Run \`fleetbook actions\` for the list.`);
+      throw new UnknownOperationError(
+        `Unknown operation '${operationId}'.${didYouMean(operationId, callable)} Run \`fleetbook actions\` for the list.`,
+      );
     }
     if (found.base === 'auth') {
-      throw new UnknownOperationError(`${operationId} is not callable: the client obtains and renews tokens itself, and a token must never become a step output.`);
+      throw new UnknownOperationError(
+        `${operationId} is not callable: the client obtains and renews tokens itself, and a token must never become a step output.`,
+      );
     }
     return found;
   };
@@ -161,7 +187,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (!shared) return;
       const { perMinute, burst } = pace();
       // A failure to push is the other processes' loss of a hint, not this call's failure.
-      shared.push(group, ms, perMinute, burst).catch((error: unknown) => logger?.warn({ operationId, err: error }, 'could not share a rate-limit pause'));
+      shared
+        .push(group, ms, perMinute, burst)
+        .catch((error: unknown) => logger?.warn({ operationId, err: error }, 'could not share a rate-limit pause'));
     };
 
     const attemptOnce = async (attempt: number): Promise<T> => {
@@ -182,7 +210,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
         token = await tokens.getToken(signal);
         response = await send(token);
       }
-      logger?.debug({ operationId, attempt, httpStatus: response.status, durationMs: clock.now() - startedAt }, 'platform answered');
+      logger?.debug(
+        { operationId, attempt, httpStatus: response.status, durationMs: clock.now() - startedAt },
+        'platform answered',
+      );
       // The server's own statement of the group's limit is the pace to keep, whatever was published or configured.
       const stated = serverLimitPerMinute(response.headers);
       if (stated !== undefined) limiter.adoptServerLimit(group, stated, quotaRemaining(response.headers));
@@ -200,7 +231,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
           // the answer reports the quota spent: a 429 without that (an overloaded front end, an
           // injected fault) says nothing about the pace, and halving on each of those would
           // sink the cap of a busy group however fast the platform recovers.
-          limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, { sentAt: startedAt, slowDown: reportsQuotaSpent(response.headers) });
+          limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, {
+            sentAt: startedAt,
+            slowDown: reportsQuotaSpent(response.headers),
+          });
           pushShared(error.retryAfterMs ?? options.retry.initialDelayMs);
         }
         throw error;
@@ -213,16 +247,25 @@ export function createExecutor(options: ExecutorOptions): Executor {
       return consume(response, { operation: op, region: built.region, attempt, write });
     };
 
-    return withRetry((attempt) => limiter.schedule(group, op.rateLimit?.perMinute, () => attemptOnce(attempt), signal), {
-      policy: callOptions.retries === false ? { ...options.retry, maxAttempts: 1 } : options.retry,
-      signal,
-      clock,
-      onRetry: (error, attempt, delayMs) =>
-        logger?.warn(
-          { operationId, attempt, delayMs, httpStatus: error instanceof ApiError ? error.status : undefined, code: error instanceof ApiError ? error.code : undefined },
-          'platform call failed; retrying',
-        ),
-    });
+    return withRetry(
+      (attempt) => limiter.schedule(group, op.rateLimit?.perMinute, () => attemptOnce(attempt), signal),
+      {
+        policy: callOptions.retries === false ? { ...options.retry, maxAttempts: 1 } : options.retry,
+        signal,
+        clock,
+        onRetry: (error, attempt, delayMs) =>
+          logger?.warn(
+            {
+              operationId,
+              attempt,
+              delayMs,
+              httpStatus: error instanceof ApiError ? error.status : undefined,
+              code: error instanceof ApiError ? error.code : undefined,
+            },
+            'platform call failed; retrying',
+          ),
+      },
+    );
   }
 
   const call: Executor['call'] = (operationId, input, callOptions) =>

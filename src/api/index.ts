@@ -1,5 +1,11 @@
 /** The public surface of the API client. */
-export { createPlatformClient, type PlatformClient, type PlatformClientOptions, type TypedCallResult, type DescribedRequest } from './client.js';
+export {
+  createPlatformClient,
+  type PlatformClient,
+  type PlatformClientOptions,
+  type TypedCallResult,
+  type DescribedRequest,
+} from './client.js';
 export type { CallOptions, CallResult, OperationCatalogue } from './executor.js';
 export type { CallInput } from './build-request.js';
 export type { ClientCredentials } from './auth.js';
@@ -16,6 +22,12 @@ export {
 } from './async-operations.js';
 export type { DownloadDestination, DownloadResult, DownloadTarget } from './download.js';
 export { f, type FilterLiteral, type FilterProperty, type OrderedLiteral } from './odata.js';
-export type { ListItemOf, OperationId, OperationInput, OperationResponseBody, PlatformArea } from './operation-types.js';
+export type {
+  ListItemOf,
+  OperationId,
+  OperationInput,
+  OperationResponseBody,
+  PlatformArea,
+} from './operation-types.js';
 export * from './errors.js';
 export { ApiErrorCode } from './error-codes.js';

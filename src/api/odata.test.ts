@@ -30,7 +30,9 @@ describe('filter builder', () => {
     expect(f.textIn('ann', 'username')).toBe("'ann' in username");
     expect(f.textIn('a+b@x', 'username')).toBe("'a%2Bb%40x' in username");
     expect(f.not(f.listIn(['a'], 'name'))).toBe("not (['a'] in name)");
-    expect(f.and(f.textIn('ann', 'username'), f.eq('userStatus', 'VERIFIED'))).toBe("'ann' in username and userStatus eq 'VERIFIED'");
+    expect(f.and(f.textIn('ann', 'username'), f.eq('userStatus', 'VERIFIED'))).toBe(
+      "'ann' in username and userStatus eq 'VERIFIED'",
+    );
     expect(() => f.listIn([], 'state')).toThrow("'in' on 'state' needs at least one value.");
     expect(() => f.textIn('ann', 'user name')).toThrow(InvalidFilterError);
     expect(() => f.textIn(5 as unknown as string, 'username')).toThrow('takes a string, got a number');

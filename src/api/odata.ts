@@ -32,7 +32,10 @@ function property(path: FilterProperty): string {
 }
 
 function encodeString(text: string): string {
-  const encoded = text.replace(reservedPattern, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  const encoded = text.replace(
+    reservedPattern,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
   return `'${encoded}'`;
 }
 
@@ -51,7 +54,8 @@ function literal(value: FilterLiteral): string {
     case 'boolean':
       return String(value);
     case 'number':
-      if (!Number.isFinite(value)) throw new InvalidFilterError(`${value} cannot be a filter literal: use a finite number.`);
+      if (!Number.isFinite(value))
+        throw new InvalidFilterError(`${value} cannot be a filter literal: use a finite number.`);
       return String(value);
     default:
       throw new InvalidFilterError(`A ${typeof value} cannot be a filter literal.`);
@@ -77,7 +81,8 @@ function hasTopLevel(expression: string, word: 'or' | ' '): boolean {
     if (char === "'") quoted = !quoted;
     else if (!quoted && (char === '(' || char === '[')) depth += 1;
     else if (!quoted && (char === ')' || char === ']')) depth -= 1;
-    else if (!quoted && depth === 0 && (word === ' ' ? char === ' ' : expression.startsWith(' or ', index))) return true;
+    else if (!quoted && depth === 0 && (word === ' ' ? char === ' ' : expression.startsWith(' or ', index)))
+      return true;
   }
   return false;
 }
@@ -113,7 +118,8 @@ export const f = {
   },
   /** `'ann' in username`: the user area's substring form, true when the property contains the text. */
   textIn: (text: string, path: FilterProperty): string => {
-    if (typeof text !== 'string') throw new InvalidFilterError(`The substring form of 'in' takes a string, got a ${typeof text}.`);
+    if (typeof text !== 'string')
+      throw new InvalidFilterError(`The substring form of 'in' takes a string, got a ${typeof text}.`);
     return `${encodeString(text)} in ${property(path)}`;
   },
   /** `not (expression)`; a single token is negated without parentheses. */

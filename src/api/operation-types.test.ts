@@ -9,7 +9,11 @@ const json = { headers: { 'content-type': 'application/json' } };
 describe('typed operations', () => {
   it('type-checks ids, inputs and bodies of calls and area methods', async () => {
     const platform = createMockPlatform();
-    platform.agent.get('https://eu-central.api.test').intercept({ path: () => true, method: () => true }).reply(200, { id: 's1', name: 'system one' }, json).persist();
+    platform.agent
+      .get('https://eu-central.api.test')
+      .intercept({ path: () => true, method: () => true })
+      .reply(200, { id: 's1', name: 'system one' }, json)
+      .persist();
     const client = platform.client();
 
     const system = await client.call('privateCloud.getSystem', { id: 's1' });

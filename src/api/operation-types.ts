@@ -19,16 +19,24 @@ type PathOf<Op> = ParametersOf<Op> extends { path?: infer P } ? PartOf<P> : Empt
 type QueryOf<Op> = ParametersOf<Op> extends { query?: infer Q } ? PartOf<Q> : Empty;
 type ContentOf<T> = T extends { content: infer C } ? C[keyof C] : never;
 type BodyOf<Op> = Op extends { requestBody: infer B }
-  ? [Defined<B>] extends [never] ? Empty : { body: ContentOf<Defined<B>> }
+  ? [Defined<B>] extends [never]
+    ? Empty
+    : { body: ContentOf<Defined<B>> }
   : Op extends { requestBody?: infer B }
-    ? [Defined<B>] extends [never] ? Empty : { body?: ContentOf<Defined<B>> }
+    ? [Defined<B>] extends [never]
+      ? Empty
+      : { body?: ContentOf<Defined<B>> }
     : Empty;
 
 /** A call's input: path and query parameters by name, plus `body`. */
 export type InputOf<Ops, K extends keyof Ops> = PathOf<Ops[K]> & QueryOf<Ops[K]> & BodyOf<Ops[K]>;
 
 type SuccessStatus = 200 | 201 | 202 | 203 | 204 | 206;
-type ResponseContent<R> = R extends { content: infer C } ? ([Defined<C>] extends [never] ? undefined : Defined<C>[keyof Defined<C>]) : undefined;
+type ResponseContent<R> = R extends { content: infer C }
+  ? [Defined<C>] extends [never]
+    ? undefined
+    : Defined<C>[keyof Defined<C>]
+  : undefined;
 /** The body of any success answer of the operation; `undefined` for answers without content. */
 export type ResponseBodyOf<Ops, K extends keyof Ops> = Ops[K] extends { responses: infer R }
   ? { [S in keyof R]: S extends SuccessStatus ? ResponseContent<R[S]> : never }[keyof R]
@@ -46,7 +54,9 @@ export type CallableIdOf<Ops> = Exclude<keyof Ops & string, `auth.${string}`>;
 /** `client.<area>.<verbNoun>(input, options)` for every callable operation. */
 export type AreaMethodsOf<Ops, O, R extends Record<string, unknown>> = {
   [A in AreaOf<CallableIdOf<Ops>>]: {
-    [K in CallableIdOf<Ops> as K extends `${A}.${infer M}` ? M : never]: (...args: InputArgs<InputOf<Ops, K>, O>) => Promise<R & { body: ResponseBodyOf<Ops, K> }>;
+    [K in CallableIdOf<Ops> as K extends `${A}.${infer M}` ? M : never]: (
+      ...args: InputArgs<InputOf<Ops, K>, O>
+    ) => Promise<R & { body: ResponseBodyOf<Ops, K> }>;
   };
 };
 
@@ -56,8 +66,9 @@ export type OperationInput<K extends OperationId> = InputOf<operations, K>;
 export type OperationResponseBody<K extends OperationId> = ResponseBodyOf<operations, K>;
 export type PlatformArea = AreaOf<OperationId>;
 /** Items of a list operation's answer: the envelope's `items`, or the bare array's elements. */
-export type ListItemOf<K extends OperationId> = OperationResponseBody<K> extends { items?: Array<infer I> }
-  ? I
-  : OperationResponseBody<K> extends Array<infer I>
+export type ListItemOf<K extends OperationId> =
+  OperationResponseBody<K> extends { items?: Array<infer I> }
     ? I
-    : unknown;
+    : OperationResponseBody<K> extends Array<infer I>
+      ? I
+      : unknown;

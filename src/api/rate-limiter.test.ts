@@ -13,7 +13,8 @@ describe('rate limiter', () => {
     // 6 a "minute" of 600 ms: one start per 100 ms slice, never a burst of 6 at a boundary.
     const { clock, limiter } = virtualLimiter({ windowMs: 600 });
     const started: Record<string, number> = {};
-    const run = (group: string, perMinute: number, label: string) => limiter.schedule(group, perMinute, async () => void (started[label] = clock.now()));
+    const run = (group: string, perMinute: number, label: string) =>
+      limiter.schedule(group, perMinute, async () => void (started[label] = clock.now()));
     await Promise.all([run('a', 6, 'a1'), run('a', 6, 'a2'), run('a', 6, 'a3'), run('b', 1, 'b1')]);
     expect(started).toEqual({ a1: 0, b1: 0, a2: 100, a3: 200 });
   });
@@ -111,7 +112,9 @@ describe('rate limiter', () => {
       const startedAt: number[] = [];
       const origin = Date.now();
       limiter.pauseGroup('a', 1000);
-      const calls = Array.from({ length: 30 }, () => limiter.schedule('a', undefined, async () => void startedAt.push(Date.now() - origin)));
+      const calls = Array.from({ length: 30 }, () =>
+        limiter.schedule('a', undefined, async () => void startedAt.push(Date.now() - origin)),
+      );
       await vi.advanceTimersByTimeAsync(999);
       expect(startedAt).toEqual([]);
       await vi.advanceTimersByTimeAsync(59_000);

@@ -26,7 +26,12 @@ export interface RateLimiter {
    * Runs `task` once the group's bucket allows another start and a global slot is free.
    * `publishedPerMinute` is the description's limit, used unless overridden.
    */
-  schedule<T>(group: string, publishedPerMinute: number | undefined, task: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  schedule<T>(
+    group: string,
+    publishedPerMinute: number | undefined,
+    task: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T>;
   /**
    * The server answered 429: starts nothing more in `group` for `ms` (a longer pause wins
    * over a shorter one). With `slowDown` (the default) it also halves the group's cap,
@@ -145,16 +150,21 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       }
     }
     const burst = burstOf(bucket.cap);
-    bucket.tokens = Number.isFinite(burst) ? Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * bucket.cap) / windowMs) : Infinity;
+    bucket.tokens = Number.isFinite(burst)
+      ? Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * bucket.cap) / windowMs)
+      : Infinity;
     bucket.refilledAt = now;
   };
 
   const arm = (bucket: Bucket, ms: number): void => {
     bucket.timer?.cancel();
-    bucket.timer = clock.setTimer(() => {
-      bucket.timer = undefined;
-      pump(bucket);
-    }, Math.max(1, Math.ceil(ms)));
+    bucket.timer = clock.setTimer(
+      () => {
+        bucket.timer = undefined;
+        pump(bucket);
+      },
+      Math.max(1, Math.ceil(ms)),
+    );
   };
 
   /** Admits waiters, first come first served, while the bucket has unreserved tokens. */
@@ -217,7 +227,12 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   };
 
   return {
-    async schedule<T>(group: string, publishedPerMinute: number | undefined, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    async schedule<T>(
+      group: string,
+      publishedPerMinute: number | undefined,
+      task: () => Promise<T>,
+      signal?: AbortSignal,
+    ): Promise<T> {
       const bucket = bucketOf(group, publishedPerMinute);
       // The rate gate comes first and the concurrency slot second, so requests held back by
       // a slow group never occupy slots other groups could use. A request turned back at its
@@ -257,7 +272,8 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       bucket.calmSince = now;
       bucket.pausedUntil = Math.max(bucket.pausedUntil, now + ms);
       // The server counts this group as spent: one start when the pause ends, then the new pace.
-      if (Number.isFinite(bucket.cap)) bucket.tokens = Math.min(bucket.tokens, 1 - ((bucket.pausedUntil - now) * bucket.cap) / windowMs);
+      if (Number.isFinite(bucket.cap))
+        bucket.tokens = Math.min(bucket.tokens, 1 - ((bucket.pausedUntil - now) * bucket.cap) / windowMs);
       pump(bucket);
     },
     adoptServerLimit(group, perWindow, remaining) {
@@ -281,7 +297,9 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       return bucket.cap;
     },
     pending() {
-      return Object.fromEntries([...buckets].map(([group, bucket]) => [group, bucket.waiters.length + bucket.reserved]));
+      return Object.fromEntries(
+        [...buckets].map(([group, bucket]) => [group, bucket.waiters.length + bucket.reserved]),
+      );
     },
   };
 }

@@ -30,11 +30,22 @@ export const defaultRetryPolicy: Readonly<RetryPolicy> = {
 export function resolveRetryPolicy(overrides: Partial<RetryPolicy> = {}): RetryPolicy {
   const policy = { ...defaultRetryPolicy, ...overrides };
   const check = (field: keyof RetryPolicy, ok: boolean, expected: string): void => {
-    if (!ok) throw new InvalidClientOptionsError(`Expected \`retry.${field}\` to be ${expected}, got ${String(policy[field])}.`);
+    if (!ok)
+      throw new InvalidClientOptionsError(
+        `Expected \`retry.${field}\` to be ${expected}, got ${String(policy[field])}.`,
+      );
   };
   check('maxAttempts', Number.isInteger(policy.maxAttempts) && policy.maxAttempts >= 1, 'an integer from 1');
-  check('initialDelayMs', Number.isFinite(policy.initialDelayMs) && policy.initialDelayMs >= 0, 'a number of ms from 0');
-  check('maxDelayMs', Number.isFinite(policy.maxDelayMs) && policy.maxDelayMs >= policy.initialDelayMs, 'a number of ms not below `initialDelayMs`');
+  check(
+    'initialDelayMs',
+    Number.isFinite(policy.initialDelayMs) && policy.initialDelayMs >= 0,
+    'a number of ms from 0',
+  );
+  check(
+    'maxDelayMs',
+    Number.isFinite(policy.maxDelayMs) && policy.maxDelayMs >= policy.initialDelayMs,
+    'a number of ms not below `initialDelayMs`',
+  );
   check('backoffRate', Number.isFinite(policy.backoffRate) && policy.backoffRate >= 1, 'a number from 1');
   check('totalBudgetMs', policy.totalBudgetMs >= 0, 'a number of ms from 0');
   return policy;
@@ -53,7 +64,11 @@ export interface RetryableFailure {
 }
 
 function asFailure(error: unknown): RetryableFailure | undefined {
-  if (error !== null && typeof error === 'object' && typeof (error as { retryable?: unknown }).retryable === 'boolean') {
+  if (
+    error !== null &&
+    typeof error === 'object' &&
+    typeof (error as { retryable?: unknown }).retryable === 'boolean'
+  ) {
     return error as RetryableFailure;
   }
   return undefined;

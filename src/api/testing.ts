@@ -33,7 +33,9 @@ export interface MockPlatform {
 }
 
 function unlimitedGroups(): Record<string, number> {
-  const groups = loadPlatformDescription().operations.flatMap((operation) => (operation.rateLimit ? [operation.rateLimit.group] : []));
+  const groups = loadPlatformDescription().operations.flatMap((operation) =>
+    operation.rateLimit ? [operation.rateLimit.group] : [],
+  );
   return Object.fromEntries(groups.map((group) => [group, 60_000]));
 }
 
@@ -55,8 +57,19 @@ export function createMockPlatform(tokenLifetimeSeconds = 7199, options: MockPla
       requests += 1;
       if (failures && failures.remaining > 0) {
         failures.remaining -= 1;
-        const details = failures.retryAfterSeconds === undefined ? {} : { errorDetails: [{ type: 'retry info', retryAfterSeconds: failures.retryAfterSeconds }] };
-        return { statusCode: failures.status, data: { httpStatusCode: failures.status, errorCode: 'TOKEN_FAILURE', message: 'token service trouble', ...details } };
+        const details =
+          failures.retryAfterSeconds === undefined
+            ? {}
+            : { errorDetails: [{ type: 'retry info', retryAfterSeconds: failures.retryAfterSeconds }] };
+        return {
+          statusCode: failures.status,
+          data: {
+            httpStatusCode: failures.status,
+            errorCode: 'TOKEN_FAILURE',
+            message: 'token service trouble',
+            ...details,
+          },
+        };
       }
       const token = `token-${issued.length + 1}`;
       issued.push(token);
@@ -101,7 +114,11 @@ export function captureLogs(): { logger: Logger; lines: () => Array<Record<strin
   return {
     logger: createLogger({ destination, level: 'trace' }),
     text,
-    lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
   };
 }
 
@@ -112,7 +129,13 @@ export function serialiseError(error: unknown): string {
     if (value instanceof Error) {
       if (seen.has(value)) return '[seen]';
       seen.add(value);
-      return { ...Object.fromEntries(Object.entries(value)), name: value.name, message: value.message, stack: value.stack, cause: walk(value.cause) };
+      return {
+        ...Object.fromEntries(Object.entries(value)),
+        name: value.name,
+        message: value.message,
+        stack: value.stack,
+        cause: walk(value.cause),
+      };
     }
     return value;
   };

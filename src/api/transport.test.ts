@@ -25,7 +25,9 @@ let received: string[];
 function handle(request: IncomingMessage, response: ServerResponse): void {
   received.push(`${request.method} ${request.url}`);
   if (request.url === '/as/token.oauth2') {
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'token-1', token_type: 'Bearer', expires_in: 7199 }));
+    response
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ access_token: 'token-1', token_type: 'Bearer', expires_in: 7199 }));
     return;
   }
   if (request.url?.endsWith('/contents')) {
@@ -72,28 +74,42 @@ afterEach(async () => {
 // undici checks its body timer about once a second: each stalled attempt takes up to ~1.5 s.
 describe('a body that stalls after the head', { timeout: 20_000 }, () => {
   it('fails a read with the timeout error, which is retried like any read timeout', async () => {
-    const error = await clientOf(2).devices.getDevice({ id: 'dev-1' }).catch((caught: unknown) => caught);
+    const error = await clientOf(2)
+      .devices.getDevice({ id: 'dev-1' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RequestTimeoutError);
     expect(error).toMatchObject({ code: 'REQUEST_TIMEOUT', operationId: 'devices.getDevice', retryable: true });
-    expect(received.filter((line) => line.startsWith('GET /devices/'))).toEqual(['GET /devices/v1/devices/dev-1', 'GET /devices/v1/devices/dev-1']);
+    expect(received.filter((line) => line.startsWith('GET /devices/'))).toEqual([
+      'GET /devices/v1/devices/dev-1',
+      'GET /devices/v1/devices/dev-1',
+    ]);
   });
 
   it('fails a write with the timeout error and does not repeat it', async () => {
-    const error = await clientOf(2).devices.addDevices({ body: { network: [], compute: [], storage: [] } }).catch((caught: unknown) => caught);
+    const error = await clientOf(2)
+      .devices.addDevices({ body: { network: [], compute: [], storage: [] } })
+      .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'REQUEST_TIMEOUT', operationId: 'devices.addDevices', retryable: false });
     expect((error as Error).message).toContain('The write may have been applied');
     expect(received.filter((line) => line.startsWith('POST /devices/'))).toHaveLength(1);
   });
 
   it('fails on an error body that stalls', async () => {
-    const error = await clientOf().devices.getDevice({ id: 'broken' }).catch((caught: unknown) => caught);
+    const error = await clientOf()
+      .devices.getDevice({ id: 'broken' })
+      .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'REQUEST_TIMEOUT', operationId: 'devices.getDevice' });
   });
 
   it('fails a download to a file, leaving no partial file behind', async () => {
     const target = join(directory, 'usage.csv');
-    const error = await clientOf().download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target).catch((caught: unknown) => caught);
-    expect(error).toMatchObject({ code: 'REQUEST_TIMEOUT', operationId: 'consumptionAnalytics.downloadReportContents' });
+    const error = await clientOf()
+      .download('consumptionAnalytics.downloadReportContents', { id: 'rep-1' }, target)
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      code: 'REQUEST_TIMEOUT',
+      operationId: 'consumptionAnalytics.downloadReportContents',
+    });
     expect(await readdir(directory)).toEqual([]);
   });
 });

@@ -72,7 +72,11 @@ export async function sendRequest(outgoing: OutgoingRequest): Promise<IncomingRe
  * Reads a body to a string, keeping at most `maxChars` (error bodies can be whole HTML pages).
  * A body that stalls or breaks is a typed transport error of the request's operation.
  */
-export async function readText(body: IncomingResponse['body'], request: Pick<OutgoingRequest, 'operationId' | 'write'>, maxChars = Infinity): Promise<string> {
+export async function readText(
+  body: IncomingResponse['body'],
+  request: Pick<OutgoingRequest, 'operationId' | 'write'>,
+  maxChars = Infinity,
+): Promise<string> {
   try {
     if (maxChars === Infinity) return await body.text();
     let text = '';

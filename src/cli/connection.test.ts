@@ -20,7 +20,11 @@ describe('openConnection', () => {
       'profiles:\n  lab:\n    clientId: lab-client\n    clientSecret: lab-secret-value\n    authUrl: https://auth.lab.test\n    baseUrl: https://api.lab.test\n    regionalUrl: https://{region}.lab.test\n',
     );
     const options = base();
-    const connection = await openConnection({ ...options, profile: 'lab', env: { FLEETBOOK_BASE_URL: 'https://override.test' } });
+    const connection = await openConnection({
+      ...options,
+      profile: 'lab',
+      env: { FLEETBOOK_BASE_URL: 'https://override.test' },
+    });
     expect(connection.description).toBe('https://override.test as lab-client');
     expect(connection.client.describeRequest('devices.listDevices').url).toMatch(/^https:\/\/override\.test\//);
     expect(options.secrets.scrub('the secret is lab-secret-value')).toBe('the secret is [REDACTED]');
@@ -30,13 +34,19 @@ describe('openConnection', () => {
     await expect(openConnection({ ...base(), env: { FLEETBOOK_CLIENT_ID: 'x' } })).rejects.toMatchObject({
       code: 'NO_CONNECTION',
       exitCode: 2,
-      message: expect.stringMatching(/FLEETBOOK_CLIENT_SECRET, FLEETBOOK_AUTH_URL, FLEETBOOK_BASE_URL, FLEETBOOK_REGIONAL_URL are not set.*--target simulator/),
+      message: expect.stringMatching(
+        /FLEETBOOK_CLIENT_SECRET, FLEETBOOK_AUTH_URL, FLEETBOOK_BASE_URL, FLEETBOOK_REGIONAL_URL are not set.*--target simulator/,
+      ),
     });
   });
 
   it('refuses an unknown profile and an unknown target', async () => {
     writeFileSync(join(cwd, 'fleetbook.yaml'), 'profiles:\n  lab: { clientId: a }\n');
-    await expect(openConnection({ ...base(), profile: 'prod', env: {} })).rejects.toThrow(/has no profile 'prod' \(profiles: lab\)/);
-    await expect(openConnection({ ...base(), target: 'staging', env: {} })).rejects.toThrow(/--target must be 'simulator'/);
+    await expect(openConnection({ ...base(), profile: 'prod', env: {} })).rejects.toThrow(
+      /has no profile 'prod' \(profiles: lab\)/,
+    );
+    await expect(openConnection({ ...base(), target: 'staging', env: {} })).rejects.toThrow(
+      /--target must be 'simulator'/,
+    );
   });
 });

@@ -11,7 +11,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { createPlatformClient, type PlatformClient, type PlatformClientOptions, type SharedRateBudget } from '../api/index.js';
+import {
+  createPlatformClient,
+  type PlatformClient,
+  type PlatformClientOptions,
+  type SharedRateBudget,
+} from '../api/index.js';
 import { didYouMean, UsageError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
@@ -90,22 +95,47 @@ function readRateLimits(value: unknown, where: string): RateLimits | undefined {
   if (value === undefined) return undefined;
   const count = (field: string, n: unknown): number => {
     if (typeof n === 'number' && Number.isInteger(n) && n >= 1) return n;
-    throw new UsageError(`${where}.rateLimits.${field} must be a whole number of requests a minute (at least 1), got ${JSON.stringify(n)}`, 'INVALID_CONFIG');
+    throw new UsageError(
+      `${where}.rateLimits.${field} must be a whole number of requests a minute (at least 1), got ${JSON.stringify(n)}`,
+      'INVALID_CONFIG',
+    );
   };
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${where}.rateLimits must be a mapping: { defaultPerMinute: 1200, perMinute: { privateCloud: 300 } }`, 'INVALID_CONFIG');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError(
+      `${where}.rateLimits must be a mapping: { defaultPerMinute: 1200, perMinute: { privateCloud: 300 } }`,
+      'INVALID_CONFIG',
+    );
   const { defaultPerMinute, perMinute, ...unknown } = value as Record<string, unknown>;
   const extra = Object.keys(unknown);
-  if (extra.length > 0) throw new UsageError(`${where}.rateLimits has no '${extra[0]}': it takes defaultPerMinute and perMinute.${didYouMean(extra[0] ?? '', ['defaultPerMinute', 'perMinute'])}`, 'INVALID_CONFIG');
-  if (perMinute !== undefined && (perMinute === null || typeof perMinute !== 'object' || Array.isArray(perMinute))) throw new UsageError(`${where}.rateLimits.perMinute must map rate-limit groups to requests a minute`, 'INVALID_CONFIG');
+  if (extra.length > 0)
+    throw new UsageError(
+      `${where}.rateLimits has no '${extra[0]}': it takes defaultPerMinute and perMinute.${didYouMean(extra[0] ?? '', ['defaultPerMinute', 'perMinute'])}`,
+      'INVALID_CONFIG',
+    );
+  if (perMinute !== undefined && (perMinute === null || typeof perMinute !== 'object' || Array.isArray(perMinute)))
+    throw new UsageError(
+      `${where}.rateLimits.perMinute must map rate-limit groups to requests a minute`,
+      'INVALID_CONFIG',
+    );
   return {
     ...(defaultPerMinute === undefined ? {} : { defaultPerMinute: count('defaultPerMinute', defaultPerMinute) }),
-    ...(perMinute === undefined ? {} : { perMinute: Object.fromEntries(Object.entries(perMinute as Record<string, unknown>).map(([group, n]) => [group, count(`perMinute.${group}`, n)])) }),
+    ...(perMinute === undefined
+      ? {}
+      : {
+          perMinute: Object.fromEntries(
+            Object.entries(perMinute as Record<string, unknown>).map(([group, n]) => [
+              group,
+              count(`perMinute.${group}`, n),
+            ]),
+          ),
+        }),
   };
 }
 
 function readProfileDocument(name: string, cwd: string): Record<string, unknown> {
   const file = join(cwd, 'fleetbook.yaml');
-  if (!existsSync(file)) throw new UsageError(`--profile ${name}: there is no fleetbook.yaml in ${cwd}.`, 'PROFILE_NOT_FOUND');
+  if (!existsSync(file))
+    throw new UsageError(`--profile ${name}: there is no fleetbook.yaml in ${cwd}.`, 'PROFILE_NOT_FOUND');
   let document: unknown;
   try {
     document = parse(readFileSync(file, 'utf8'));
@@ -116,7 +146,10 @@ function readProfileDocument(name: string, cwd: string): Record<string, unknown>
   const profile = profiles[name];
   if (profile === null || typeof profile !== 'object') {
     const known = Object.keys(profiles);
-    throw new UsageError(`${file} has no profile '${name}'${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}.`, 'PROFILE_NOT_FOUND');
+    throw new UsageError(
+      `${file} has no profile '${name}'${known.length > 0 ? ` (profiles: ${known.join(', ')})` : ''}.`,
+      'PROFILE_NOT_FOUND',
+    );
   }
   return profile as Record<string, unknown>;
 }
@@ -137,7 +170,10 @@ function readProfile(name: string, cwd: string): Partial<Record<Setting, string>
  * A client of `simulator` as its Administrator API client (`sim-admin`, else the first), whose
  * secret is registered in `secrets` so no log line shows it.
  */
-export function simulatorClient(simulator: Simulator, options: { logger: Logger; secrets: SecretRegistry; region?: string }): PlatformClient {
+export function simulatorClient(
+  simulator: Simulator,
+  options: { logger: Logger; secrets: SecretRegistry; region?: string },
+): PlatformClient {
   const admin = simulator.clients.find((client) => client.clientId === 'sim-admin') ?? simulator.clients[0];
   if (!admin) throw new Error('the embedded simulator has no API client');
   options.secrets.add(admin.clientSecret);
@@ -154,23 +190,52 @@ export function simulatorClient(simulator: Simulator, options: { logger: Logger;
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
   const { env, logger, secrets } = options;
   if (options.target !== undefined && options.target !== 'simulator') {
-    throw new UsageError(`--target must be 'simulator', got '${options.target}'. Without --target, the FLEETBOOK_* variables name the platform.`, 'INVALID_OPTION');
+    throw new UsageError(
+      `--target must be 'simulator', got '${options.target}'. Without --target, the FLEETBOOK_* variables name the platform.`,
+      'INVALID_OPTION',
+    );
   }
   const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
   const { world, faults, seed } = options.simulator ?? {};
   if (options.target === 'simulator') {
-    const simulator = await startSimulator({ port: 0, timeScale, ...(world === undefined ? {} : { world }), ...(faults === undefined ? {} : { faults }), ...(seed === undefined ? {} : { seed }) });
+    const simulator = await startSimulator({
+      port: 0,
+      timeScale,
+      ...(world === undefined ? {} : { world }),
+      ...(faults === undefined ? {} : { faults }),
+      ...(seed === undefined ? {} : { seed }),
+    });
     const client = simulatorClient(simulator, { logger, secrets, region: env.FLEETBOOK_REGION || SIMULATOR_REGION });
-    const rehearsal = [world === undefined ? '' : `world ${world}`, faults === undefined ? '' : `faults ${faults}`, `seed ${simulator.control.world().seed}`].filter(Boolean).join(', ');
-    return { client, description: `the embedded simulator at ${simulator.url} (time scale ${timeScale}, ${rehearsal})`, close: () => simulator.close() };
+    const rehearsal = [
+      world === undefined ? '' : `world ${world}`,
+      faults === undefined ? '' : `faults ${faults}`,
+      `seed ${simulator.control.world().seed}`,
+    ]
+      .filter(Boolean)
+      .join(', ');
+    return {
+      client,
+      description: `the embedded simulator at ${simulator.url} (time scale ${timeScale}, ${rehearsal})`,
+      close: () => simulator.close(),
+    };
   }
   // Against a real platform these would be silently ignored: time passes as it does, the world is the account's.
-  const simulatorOnly = [options.timeScale === undefined ? '' : '--time-scale', world === undefined ? '' : '--world', faults === undefined ? '' : '--faults', seed === undefined ? '' : '--seed'].filter(Boolean);
+  const simulatorOnly = [
+    options.timeScale === undefined ? '' : '--time-scale',
+    world === undefined ? '' : '--world',
+    faults === undefined ? '' : '--faults',
+    seed === undefined ? '' : '--seed',
+  ].filter(Boolean);
   if (simulatorOnly.length > 0) {
-    throw new UsageError(`${simulatorOnly.join(', ')} ${simulatorOnly.length === 1 ? 'applies' : 'apply'} only to the embedded simulator: add --target simulator, or leave ${simulatorOnly.length === 1 ? 'it' : 'them'} out to run against the platform the FLEETBOOK_* variables name.`, 'INVALID_OPTION');
+    throw new UsageError(
+      `${simulatorOnly.join(', ')} ${simulatorOnly.length === 1 ? 'applies' : 'apply'} only to the embedded simulator: add --target simulator, or leave ${simulatorOnly.length === 1 ? 'it' : 'them'} out to run against the platform the FLEETBOOK_* variables name.`,
+      'INVALID_OPTION',
+    );
   }
 
-  const values: Partial<Record<Setting, string>> & { rateLimits?: RateLimits } = options.profile ? readProfile(options.profile, options.cwd ?? process.cwd()) : {};
+  const values: Partial<Record<Setting, string>> & { rateLimits?: RateLimits } = options.profile
+    ? readProfile(options.profile, options.cwd ?? process.cwd())
+    : {};
   for (const [key, variable] of Object.entries(settings) as Array<[Setting, string]>) {
     if (env[variable]) values[key] = env[variable];
   }
@@ -193,7 +258,9 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     regionalUrl: values.regionalUrl as string,
     ...(values.region ? { region: values.region } : {}),
     ...(values.rateLimits ? { rateLimits: values.rateLimits } : {}),
-    ...(options.store ? { sharedRateBudget: storeRateBudget(options.store, `${values.clientId}@${values.baseUrl}`) } : {}),
+    ...(options.store
+      ? { sharedRateBudget: storeRateBudget(options.store, `${values.clientId}@${values.baseUrl}`) }
+      : {}),
     logger,
   });
   return { client, description: `${values.baseUrl} as ${values.clientId}`, close: async () => undefined };

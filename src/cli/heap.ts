@@ -17,8 +17,13 @@ const GROWING_PERCENT = 30;
  * arguments). V8 reads it at every major collection, so setting it at start-up takes effect.
  * Returns whether it was set.
  */
-export function limitHeapGrowth(env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv): boolean {
-  const chosen = [...execArgv, env.NODE_OPTIONS ?? ''].some((argument) => argument.replaceAll('_', '-').includes(GROWING_FLAG));
+export function limitHeapGrowth(
+  env: NodeJS.ProcessEnv = process.env,
+  execArgv: readonly string[] = process.execArgv,
+): boolean {
+  const chosen = [...execArgv, env.NODE_OPTIONS ?? ''].some((argument) =>
+    argument.replaceAll('_', '-').includes(GROWING_FLAG),
+  );
   if (!chosen) setFlagsFromString(`--${GROWING_FLAG}=${GROWING_PERCENT}`);
   return !chosen;
 }

@@ -36,7 +36,12 @@ export class RunProgress {
       case 'step.started': {
         if (event.kind !== 'forEach') return false;
         const items = (event.input as { items?: unknown } | undefined)?.items;
-        this.loops.set(event.path, { ...(typeof items === 'number' ? { total: items } : {}), done: 0, failed: 0, running: 0 });
+        this.loops.set(event.path, {
+          ...(typeof items === 'number' ? { total: items } : {}),
+          done: 0,
+          failed: 0,
+          running: 0,
+        });
         return true;
       }
       case 'item.started': {
@@ -76,10 +81,15 @@ export class RunProgress {
   lines(): string[] {
     const loops = [...this.loops];
     for (const [path, loop] of loops) if (loop.ended) this.loops.delete(path);
-    const lines = loops.map(([path, loop]) => `  ${path}  ${loop.done + loop.failed}${loop.total === undefined ? '' : `/${loop.total}`} items: ${loop.done} done, ${loop.failed} failed, ${loop.running} running`);
+    const lines = loops.map(
+      ([path, loop]) =>
+        `  ${path}  ${loop.done + loop.failed}${loop.total === undefined ? '' : `/${loop.total}`} items: ${loop.done} done, ${loop.failed} failed, ${loop.running} running`,
+    );
     const operations = [...this.operations];
-    for (const [path, percent] of operations.slice(0, SHOWN_OPERATIONS)) lines.push(`  ${path}  operation ${percent === undefined ? 'started' : `${percent}%`}`);
-    if (operations.length > SHOWN_OPERATIONS) lines.push(`  ... and ${operations.length - SHOWN_OPERATIONS} more operations in flight`);
+    for (const [path, percent] of operations.slice(0, SHOWN_OPERATIONS))
+      lines.push(`  ${path}  operation ${percent === undefined ? 'started' : `${percent}%`}`);
+    if (operations.length > SHOWN_OPERATIONS)
+      lines.push(`  ... and ${operations.length - SHOWN_OPERATIONS} more operations in flight`);
     return lines;
   }
 }

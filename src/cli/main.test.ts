@@ -18,7 +18,9 @@ function runFresh(args: string[]): { stdout: string; packages: string[] } {
     const packages = Object.keys(createRequire(import.meta.url).cache).map((file) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(file)?.[1]);
     process.stdout.write(JSON.stringify({ stdout: out.join(''), packages: [...new Set(packages.filter(Boolean))] }));
   `;
-  return JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })) as { stdout: string; packages: string[] };
+  return JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }),
+  ) as { stdout: string; packages: string[] };
 }
 
 describe('fleetbook start-up', () => {
@@ -26,14 +28,18 @@ describe('fleetbook start-up', () => {
     for (const args of [['--version'], ['--help'], ['run', '--help']]) {
       const { stdout, packages } = runFresh(args);
       expect(stdout).toContain(args[0] === '--version' ? '1.2.3' : 'Usage: fleetbook');
-      for (const heavy of ['fastify', 'ajv', 'undici', 'yaml', 'jsonata', 'cron-parser']) expect(packages, `${args.join(' ')} loads ${heavy}`).not.toContain(heavy);
+      for (const heavy of ['fastify', 'ajv', 'undici', 'yaml', 'jsonata', 'cron-parser'])
+        expect(packages, `${args.join(' ')} loads ${heavy}`).not.toContain(heavy);
     }
   });
 
   it('loads the playbook loader for validate, and not the simulator', () => {
     const { packages } = runFresh(['validate', '--help']);
     expect(packages).not.toContain('ajv');
-    const validated = runFresh(['validate', new URL('../../playbooks/device-onboarding.yaml', import.meta.url).pathname]);
+    const validated = runFresh([
+      'validate',
+      new URL('../../playbooks/device-onboarding.yaml', import.meta.url).pathname,
+    ]);
     expect(validated.stdout).toBe('1 playbook(s) valid\n');
     expect(validated.packages).toContain('yaml');
     expect(validated.packages).not.toContain('fastify');

@@ -18,4 +18,3 @@ export function addOutputOptions(command: Command, extra: readonly string[] = []
     .addOption(new Option('-o, --output <format>', `output format: ${[...OUTPUT_FORMATS, ...extra].join(', ')}`))
     .option('--json', 'shorthand for --output json');
 }
-

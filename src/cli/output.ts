@@ -15,13 +15,21 @@ export { OUTPUT_FORMATS, type OutputFormat, type OutputOptions };
  * The format asked for. `fallback` is what a command shows when none is asked: most show
  * text; a run's log shows JSON lines when standard output is not a terminal (a log collector reads it).
  */
-export function outputFormat<Extra extends string = never>(options: OutputOptions, fallback: OutputFormat | Extra = 'text', extra: readonly Extra[] = []): OutputFormat | Extra {
+export function outputFormat<Extra extends string = never>(
+  options: OutputOptions,
+  fallback: OutputFormat | Extra = 'text',
+  extra: readonly Extra[] = [],
+): OutputFormat | Extra {
   if (options.output !== undefined) {
     const known: string[] = [...OUTPUT_FORMATS, ...extra];
     if (!known.includes(options.output)) {
-      throw new UsageError(`--output must be one of ${known.join(', ')}, got '${options.output}'.${didYouMean(options.output, known)}`, 'INVALID_OPTION');
+      throw new UsageError(
+        `--output must be one of ${known.join(', ')}, got '${options.output}'.${didYouMean(options.output, known)}`,
+        'INVALID_OPTION',
+      );
     }
-    if (options.json === true && options.output !== 'json') throw new UsageError(`--json and --output ${options.output} ask for two formats: give one`, 'INVALID_OPTION');
+    if (options.json === true && options.output !== 'json')
+      throw new UsageError(`--json and --output ${options.output} ask for two formats: give one`, 'INVALID_OPTION');
     return options.output as OutputFormat | Extra;
   }
   return options.json === true ? 'json' : fallback;

@@ -9,7 +9,13 @@ import { delimiter, resolve } from 'node:path';
  * `uses:` may read playbooks from besides the calling playbook's own folder and the bundled
  * ones; nothing else widens what `uses:` reads.
  */
-export function playbookLoadOptions(env: Record<string, string | undefined>, cwd: string = process.cwd()): { usesFrom?: string[] } {
-  const folders = (env.FLEETBOOK_USES_FROM ?? '').split(delimiter).map((folder) => folder.trim()).filter((folder) => folder !== '');
+export function playbookLoadOptions(
+  env: Record<string, string | undefined>,
+  cwd: string = process.cwd(),
+): { usesFrom?: string[] } {
+  const folders = (env.FLEETBOOK_USES_FROM ?? '')
+    .split(delimiter)
+    .map((folder) => folder.trim())
+    .filter((folder) => folder !== '');
   return folders.length === 0 ? {} : { usesFrom: folders.map((folder) => resolve(cwd, folder)) };
 }

@@ -8,7 +8,15 @@ export function shownPath(file: string): string {
 }
 
 /** Problems with a whole file that is not a playbook: its lines are never printed. */
-const UNFRAMED: ReadonlySet<string> = new Set(['FILE_NOT_FOUND', 'FILE_TOO_LARGE', 'FILE_UNREADABLE', 'NOT_A_FILE', 'NOT_TEXT', 'INVALID_UTF8', 'NOT_A_PLAYBOOK']);
+const UNFRAMED: ReadonlySet<string> = new Set([
+  'FILE_NOT_FOUND',
+  'FILE_TOO_LARGE',
+  'FILE_UNREADABLE',
+  'NOT_A_FILE',
+  'NOT_TEXT',
+  'INVALID_UTF8',
+  'NOT_A_PLAYBOOK',
+]);
 
 /** `file:line:col  severity  message  (code)` and a code frame for each problem. */
 export function formatProblems(problems: readonly Problem[], shown: (file: string) => string = shownPath): string {
@@ -26,7 +34,9 @@ export function formatProblems(problems: readonly Problem[], shown: (file: strin
       // A file that could not be read, or is binary, has nothing to frame; one that is not a
       // playbook at all (a `.env` given by mistake) is not shown either: it may hold secrets.
       const text = problem.pointer === '' && UNFRAMED.has(problem.code) ? undefined : textOf(problem.file);
-      return text === undefined || text.includes('\u0000') ? head : `${head}\n${codeFrame(text, problem.line, problem.column)}\n`;
+      return text === undefined || text.includes('\u0000')
+        ? head
+        : `${head}\n${codeFrame(text, problem.line, problem.column)}\n`;
     })
     .join('\n');
 }

@@ -23,7 +23,8 @@ export interface LoggingOptions extends OutputOptions {
 export function parseTimeScale(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const timeScale = Number(text);
-  if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${text}'.`, 'INVALID_OPTION');
+  if (!(timeScale > 0))
+    throw new UsageError(`--time-scale must be a positive number, got '${text}'.`, 'INVALID_OPTION');
   return timeScale;
 }
 
@@ -49,14 +50,25 @@ export function wantsJson(io: CliIo, options: LoggingOptions): boolean {
  * The command's logger: JSON lines (or the readable view) on stdout, and with `--log-file`
  * JSON lines appended to that file too; secrets scrubbed from both.
  */
-export function createCommandLogger(io: CliIo, options: LoggingOptions, secrets: SecretRegistry, readable = !wantsJson(io, options), screen?: NodeJS.WritableStream): Logger {
+export function createCommandLogger(
+  io: CliIo,
+  options: LoggingOptions,
+  secrets: SecretRegistry,
+  readable = !wantsJson(io, options),
+  screen?: NodeJS.WritableStream,
+): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) {
-    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${options.logLevel}'.`, 'INVALID_OPTION');
+    throw new UsageError(
+      `--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${options.logLevel}'.`,
+      'INVALID_OPTION',
+    );
   }
   const level = options.logLevel as pino.Level;
   // With `-o yaml` standard output carries the result alone; the log goes to standard error.
   const out = screen ?? (runView(io, options) === 'yaml' ? io.stderr : io.stdout);
-  const streams: pino.StreamEntry[] = [{ stream: (readable ? createReadableLogStream(out) : out) as DestinationStream, level }];
+  const streams: pino.StreamEntry[] = [
+    { stream: (readable ? createReadableLogStream(out) : out) as DestinationStream, level },
+  ];
   if (options.logFile) streams.push({ stream: openLogFile(options.logFile), level });
   return createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
 }
@@ -90,7 +102,10 @@ function openLogFile(file: string): LogFile {
   try {
     fd = openSync(file, 'a');
   } catch (error) {
-    throw new UsageError(`--log-file ${file}: cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}).`, 'INVALID_OPTION');
+    throw new UsageError(
+      `--log-file ${file}: cannot be opened (${(error as NodeJS.ErrnoException).code ?? String(error)}).`,
+      'INVALID_OPTION',
+    );
   }
   const destination = pino.destination({ dest: fd, sync: false });
   openLogFiles.add(destination);
@@ -119,12 +134,23 @@ export async function withInterruption<T>(logger: Logger, work: (signal: AbortSi
 }
 
 /** Prints the result (one JSON line, or the summary) and sets the exit code: 0, 1 or 130. */
-export function reportResult(io: CliIo, view: RunView, secrets: SecretRegistry, result: RunResult, extra: Record<string, unknown> = {}): void {
+export function reportResult(
+  io: CliIo,
+  view: RunView,
+  secrets: SecretRegistry,
+  result: RunResult,
+  extra: Record<string, unknown> = {},
+): void {
   if (view !== 'text') {
     const { runId, status, outputs, error, steps } = result;
     writeMachine(io, view, secrets.scrubValue({ result: { runId, status, outputs, error, ...extra, steps } }));
   } else {
     io.stdout.write(secrets.scrub(formatSummary(result)));
   }
-  io.exitCode = result.status === RunStatus.succeeded ? ExitCode.success : result.status === RunStatus.interrupted ? ExitCode.interrupted : ExitCode.runFailed;
+  io.exitCode =
+    result.status === RunStatus.succeeded
+      ? ExitCode.success
+      : result.status === RunStatus.interrupted
+        ? ExitCode.interrupted
+        : ExitCode.runFailed;
 }

@@ -23,11 +23,19 @@ export function retentionOf(env: Record<string, string | undefined>): number | u
   const text = env.FLEETBOOK_RETENTION?.trim();
   if (!text) return undefined;
   const ms = /^\d+$/.test(text) ? undefined : parseDuration(text, { maxMs: Number.MAX_SAFE_INTEGER });
-  if (ms === undefined || ms <= 0) throw new UsageError(`FLEETBOOK_RETENTION must be a duration like 30d or 12h, got '${text}'`, CliErrorCode.invalidRetention);
+  if (ms === undefined || ms <= 0)
+    throw new UsageError(
+      `FLEETBOOK_RETENTION must be a duration like 30d or 12h, got '${text}'`,
+      CliErrorCode.invalidRetention,
+    );
   return ms;
 }
 
 export function runSettingsOf(env: Record<string, string | undefined>): RunSettings {
   const retentionMs = retentionOf(env);
-  return { env, outputsDir: outputsDirOf(resolveFleetbookHome({ env })), ...(retentionMs === undefined ? {} : { retentionMs }) };
+  return {
+    env,
+    outputsDir: outputsDirOf(resolveFleetbookHome({ env })),
+    ...(retentionMs === undefined ? {} : { retentionMs }),
+  };
 }

@@ -20,6 +20,9 @@ export function guardDefaultSubcommand(parent: Command, { takesOperands }: { tak
     if (first === undefined || first.startsWith('-') || names.includes(first)) return;
     // A file of that name is what the default subcommand takes.
     if (takesOperands && (closestMatches(first, names).length === 0 || existsSync(first))) return;
-    throw new UsageError(`'${first}' is not a command of 'fleetbook ${thisCommand.name()}' (${names.join(', ')}).${didYouMean(first, names)}`, 'UNKNOWN_COMMAND');
+    throw new UsageError(
+      `'${first}' is not a command of 'fleetbook ${thisCommand.name()}' (${names.join(', ')}).${didYouMean(first, names)}`,
+      'UNKNOWN_COMMAND',
+    );
   });
 }

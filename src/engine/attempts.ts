@@ -23,7 +23,12 @@ export interface StepExecution {
 }
 
 /** The attempts of a leaf step under its retry policy (the caller bounds them by the timeout). */
-export async function runLeafAttempts(state: RunnerState, execution: StepExecution, prepared: PreparedLeaf, frame: Frame): Promise<StepOutcome> {
+export async function runLeafAttempts(
+  state: RunnerState,
+  execution: StepExecution,
+  prepared: PreparedLeaf,
+  frame: Frame,
+): Promise<StepOutcome> {
   const { options } = state;
   const { step, path, record, log } = execution;
   for (let attempt = 1; ; attempt += 1) {
@@ -47,8 +52,18 @@ export async function runLeafAttempts(state: RunnerState, execution: StepExecuti
       const result = await prepared.attempt(runtime);
       return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
     } catch (error) {
-      if (frame.signal.aborted) return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
-      const retried = await retryAfter(state, step.retry, attempt, retryFactsOf(error), toErrorRecord(error), frame.signal, path, logOfAttempt);
+      if (frame.signal.aborted)
+        return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
+      const retried = await retryAfter(
+        state,
+        step.retry,
+        attempt,
+        retryFactsOf(error),
+        toErrorRecord(error),
+        frame.signal,
+        path,
+        logOfAttempt,
+      );
       if (retried !== 'retry') return { status: retried, error: toErrorRecord(error) };
     }
   }
@@ -58,12 +73,24 @@ export async function runLeafAttempts(state: RunnerState, execution: StepExecuti
  * After a failed attempt: journals `retry.scheduled` and waits out the delay when the policy
  * covers the failure and allows another attempt. `failed`: no retry; `interrupted`: cancelled while waiting.
  */
-async function retryAfter(state: RunnerState, policy: RetryPolicy, attempt: number, facts: RetryFacts, error: ErrorRecord, signal: AbortSignal, path: string, log: StepLog): Promise<'retry' | 'failed' | 'interrupted'> {
+async function retryAfter(
+  state: RunnerState,
+  policy: RetryPolicy,
+  attempt: number,
+  facts: RetryFacts,
+  error: ErrorRecord,
+  signal: AbortSignal,
+  path: string,
+  log: StepLog,
+): Promise<'retry' | 'failed' | 'interrupted'> {
   const decision = decideRetry(facts, policy, attempt, state.options.random);
   if (!decision.retry) return StepStatus.failed;
   const { reason, delayMs } = decision;
   await state.options.journal({ type: 'retry.scheduled', path, attempt: attempt + 1, delayMs, reason });
-  log().warn({ delayMs, reason, error }, `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`);
+  log().warn(
+    { delayMs, reason, error },
+    `attempt ${attempt} of ${policy.maxAttempts} failed; retrying in ${delayMs} ms`,
+  );
   try {
     await sleepOn(state.options.clock, delayMs, signal);
     return 'retry';
@@ -98,16 +125,30 @@ export async function runContainerAttempts(
   const retried = policy !== undefined && definition.retriedAsWhole === true;
   if (policy && !retried && !state.warnedRetries.has(step)) {
     state.warnedRetries.add(step);
-    log().warn({ kind: step.kind, maxAttempts: policy.maxAttempts }, `step ${path}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`);
+    log().warn(
+      { kind: step.kind, maxAttempts: policy.maxAttempts },
+      `step ${path}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`,
+    );
   }
   for (let attempt = 1; ; attempt += 1) {
     record.attempts = attempt;
     const outcome = await runOnce().catch((error: unknown) =>
-      frame.signal.aborted ? { status: StepStatus.interrupted, error: toErrorRecord(error) } : { status: StepStatus.failed, error: toErrorRecord(error) },
+      frame.signal.aborted
+        ? { status: StepStatus.interrupted, error: toErrorRecord(error) }
+        : { status: StepStatus.failed, error: toErrorRecord(error) },
     );
     if (outcome.status !== StepStatus.failed || !retried) return outcome;
     const error = outcome.error ?? { message: 'a step of the block failed', code: 'STEPS_FAILED' };
-    const next = await retryAfter(state, policy, attempt, retryFactsOfRecord(outcome.error), error, frame.signal, path, () => log().child({ attempt }));
+    const next = await retryAfter(
+      state,
+      policy,
+      attempt,
+      retryFactsOfRecord(outcome.error),
+      error,
+      frame.signal,
+      path,
+      () => log().child({ attempt }),
+    );
     if (next !== 'retry') return { ...outcome, status: next };
   }
 }

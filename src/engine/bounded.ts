@@ -8,7 +8,10 @@ import { StepStatus } from '../store/index.js';
 import { linkSignal, type Clock } from '../timers/index.js';
 
 function timeoutError(stepId: string, timeoutMs: number): StepError {
-  return new StepError(`Step '${stepId}' did not finish within its timeout of ${timeoutMs} ms.`, { kind: StepFailureKind.timeout, code: StepErrorCode.stepTimeout });
+  return new StepError(`Step '${stepId}' did not finish within its timeout of ${timeoutMs} ms.`, {
+    kind: StepFailureKind.timeout,
+    code: StepErrorCode.stepTimeout,
+  });
 }
 
 /**
@@ -25,7 +28,11 @@ export async function bounded(
 ): Promise<StepOutcome> {
   if (timeoutMs === undefined) return task(parent);
   const linked = linkSignal(parent, timeoutMs, () => timeoutError(stepId, timeoutMs), clock);
-  const timedOut = (outcome: StepOutcome): StepOutcome => ({ ...outcome, status: StepStatus.failed, error: toErrorRecord(linked.signal.reason) });
+  const timedOut = (outcome: StepOutcome): StepOutcome => ({
+    ...outcome,
+    status: StepStatus.failed,
+    error: toErrorRecord(linked.signal.reason),
+  });
   try {
     // A container's signal is listened to by every item and wait in flight under it (a forEach of
     // concurrency 30 means 30 sleeps or requests at once), like the run's own signal.

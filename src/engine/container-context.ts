@@ -15,34 +15,62 @@ import { createTaintTracker } from './taint.js';
  * step's code through nested blocks: a block retry must not repeat a write of unknown outcome.
  */
 function failureOf(steps: readonly Step[], frame: Frame): ErrorRecord {
-  const failed = steps.find((step) => !step.continueOnError && frame.scope.steps[step.id]?.status === StepStatus.failed);
+  const failed = steps.find(
+    (step) => !step.continueOnError && frame.scope.steps[step.id]?.status === StepStatus.failed,
+  );
   const error = failed ? frame.scope.steps[failed.id]?.error : undefined;
   if (!failed || !error) return { message: 'a step of the block failed', code: 'STEPS_FAILED' };
   const innerCode = (error.details as { failedCode?: string } | undefined)?.failedCode ?? error.code;
   return {
     message: `step ${joinPath(frame.prefix, failed.id)} failed: ${error.message}`,
     code: 'STEPS_FAILED',
-    details: { failedStep: joinPath(frame.prefix, failed.id), ...(innerCode === undefined ? {} : { failedCode: innerCode }) },
+    details: {
+      failedStep: joinPath(frame.prefix, failed.id),
+      ...(innerCode === undefined ? {} : { failedCode: innerCode }),
+    },
   };
 }
 
 /** One loop item: replayed whole when the journal says it succeeded, else run in its own scope. */
-async function runItem(state: RunnerState, execution: StepExecution, frame: Frame, index: number, steps: readonly Step[], names: Record<string, unknown>): Promise<ItemRun> {
+async function runItem(
+  state: RunnerState,
+  execution: StepExecution,
+  frame: Frame,
+  index: number,
+  steps: readonly Step[],
+  names: Record<string, unknown>,
+): Promise<ItemRun> {
   const { options, summaries } = state;
   const itemPath = `${execution.path}[${index}]`;
   const scope = frame.scope.child(names);
   if (options.resume?.records.get(itemPath)?.status === StepStatus.succeeded) {
     // The item finished before the run stopped: its steps are replayed, none run again.
-    summaries.push({ path: itemPath, stepId: execution.step.id, kind: 'item', status: StepStatus.succeeded, attempts: 1, durationMs: 0, replayed: true });
+    summaries.push({
+      path: itemPath,
+      stepId: execution.step.id,
+      kind: 'item',
+      status: StepStatus.succeeded,
+      attempts: 1,
+      durationMs: 0,
+      replayed: true,
+    });
     await restore(state, steps, scope, itemPath);
     return { status: StepStatus.succeeded, steps: scope.steps };
   }
   const startedAt = options.clock.now();
-  const record: StepSummary = { path: itemPath, stepId: execution.step.id, kind: 'item', status: StepStatus.running, attempts: 1, durationMs: 0 };
+  const record: StepSummary = {
+    path: itemPath,
+    stepId: execution.step.id,
+    kind: 'item',
+    status: StepStatus.running,
+    attempts: 1,
+    durationMs: 0,
+  };
   summaries.push(record);
   await options.journal({ type: 'item.started', path: execution.path, index }, BUFFERED);
   const ending = await state.runSequence(steps, { scope, prefix: itemPath, signal: frame.signal });
-  const status = ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;
+  const status =
+    ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;
   record.status = status;
   record.durationMs = options.clock.now() - startedAt;
   await options.journal({ type: 'item.finished', path: execution.path, index, status }, BUFFERED);
@@ -50,12 +78,24 @@ async function runItem(state: RunnerState, execution: StepExecution, frame: Fram
 }
 
 /** Another playbook in a scope chain of its own: its inputs checked, its secrets registered. */
-async function runPlaybook(state: RunnerState, frame: Frame, playbook: Playbook, given: Record<string, unknown>, start: (inputs: Record<string, unknown>) => Promise<void>) {
+async function runPlaybook(
+  state: RunnerState,
+  frame: Frame,
+  playbook: Playbook,
+  given: Record<string, unknown>,
+  start: (inputs: Record<string, unknown>) => Promise<void>,
+) {
   const resolved = resolveInputs(playbook.inputs, given, playbook.name);
   for (const name of resolved.secretNames) state.options.secrets.add(String(resolved.values[name]));
   await start(resolved.values);
   const parentRoot = frame.scope.root;
-  const scope = new Scope({ playbook, inputs: resolved.values, run: parentRoot.run, env: parentRoot.env, taint: createTaintTracker(playbook, state.options.secrets, state.options.registry) });
+  const scope = new Scope({
+    playbook,
+    inputs: resolved.values,
+    run: parentRoot.run,
+    env: parentRoot.env,
+    taint: createTaintTracker(playbook, state.options.secrets, state.options.registry),
+  });
   const ending = await state.runSequence(playbook.steps, { ...frame, scope });
   const outputs = ending === 'succeeded' && playbook.outputs ? await playbook.outputs.evaluate(scope.context()) : {};
   return { ending, outputs };
@@ -75,7 +115,14 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
     runItem: (index, steps, names) => runItem(state, execution, frame, index, steps, names),
     itemsNotStarted(indexes) {
       for (const index of indexes) {
-        state.summaries.push({ path: `${execution.path}[${index}]`, stepId: execution.step.id, kind: 'item', status: StepStatus.notStarted, attempts: 0, durationMs: 0 });
+        state.summaries.push({
+          path: `${execution.path}[${index}]`,
+          stepId: execution.step.id,
+          kind: 'item',
+          status: StepStatus.notStarted,
+          attempts: 0,
+          durationMs: 0,
+        });
       }
     },
     runPlaybook: (playbook, given, start) => runPlaybook(state, frame, playbook, given, start),

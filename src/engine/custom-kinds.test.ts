@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPlaybook, type Playbook, type Step, type StepBase } from '../playbook/index.js';
 import type { Template } from '../expressions/index.js';
-import { builtinStepDefinitions, createStepRegistry, defineContainer, defineLeaf, orExpression, stepList, STEP_ID_PATTERN } from '../steps/index.js';
+import {
+  builtinStepDefinitions,
+  createStepRegistry,
+  defineContainer,
+  defineLeaf,
+  orExpression,
+  stepList,
+  STEP_ID_PATTERN,
+} from '../steps/index.js';
 import { StepStatus } from '../store/index.js';
 import { fastRun } from './engine.test-kit.js';
 
@@ -50,12 +58,20 @@ interface RepeatStep extends StepBase {
 const repeatStep = defineContainer<RepeatStep>({
   kind: 'repeat',
   description: 'Runs its steps a number of times in turn.',
-  fields: { repeat: orExpression({ type: 'integer', minimum: 0 }), as: { type: 'string', pattern: STEP_ID_PATTERN }, steps: stepList },
+  fields: {
+    repeat: orExpression({ type: 'integer', minimum: 0 }),
+    as: { type: 'string', pattern: STEP_ID_PATTERN },
+    steps: stepList,
+  },
   required: ['steps'],
   nested: { steps: 'steps' },
   canWrite: false,
   examples: [],
-  normalise: (tools) => ({ times: tools.field('repeat'), as: typeof tools.data.as === 'string' ? tools.data.as : 'round', steps: tools.steps('steps') }),
+  normalise: (tools) => ({
+    times: tools.field('repeat'),
+    as: typeof tools.data.as === 'string' ? tools.data.as : 'round',
+    steps: tools.steps('steps'),
+  }),
   children: (step) => ({ sequences: [step.steps], scope: 'loop', loopVariable: step.as, loopVariableField: 'as' }),
   async run(context) {
     const times = Number(await context.step.times.evaluate(context.context()));
@@ -119,12 +135,17 @@ describe('step kinds registered from outside the built-in definitions', () => {
     expect(run.result.status).toBe('succeeded');
     expect(outbox).toEqual([]);
     expect(run.result.simulatedSteps).toEqual(['rounds[0].say', 'rounds[1].say', 'rounds[2].say', 'done']);
-    expect(run.events.find((event) => event.type === 'step.finished' && event.path === 'done')).toMatchObject({ outputs: { simulated: true, input: { message: 'done after 3 rounds' } } });
+    expect(run.events.find((event) => event.type === 'step.finished' && event.path === 'done')).toMatchObject({
+      outputs: { simulated: true, input: { message: 'done after 3 rounds' } },
+    });
   });
 
   it("are checked by the loader's reference rules: a loop variable read outside its container is refused", () => {
     const file = join(dir, 'outside.yaml');
-    writeFileSync(file, `name: outside\nsteps:\n  - id: rounds\n    repeat: 2\n    as: round\n    steps:\n      - notify: "in \${{ round }}"\n  - notify: "after \${{ round }}"\n`);
+    writeFileSync(
+      file,
+      `name: outside\nsteps:\n  - id: rounds\n    repeat: 2\n    as: round\n    steps:\n      - notify: "in \${{ round }}"\n  - notify: "after \${{ round }}"\n`,
+    );
     const { problems } = loadPlaybook(file, { registry });
     expect(problems.map((problem) => problem.code)).toEqual(['LOOP_NAME_OUTSIDE_LOOP']);
   });

@@ -15,15 +15,37 @@ import { runPlaybook, type RunOptions, type RunResult } from './run-playbook.js'
 /** A compiled template of a value as a loaded playbook holds it. */
 export const t = (value: unknown) => compileTemplate(value, { pointer: '/test' });
 
-export const noRetry: RetryPolicy = { maxAttempts: 1, initialDelayMs: 1000, backoffRate: 2, maxDelayMs: 60_000, jitter: 'none', on: ['transient'] };
+export const noRetry: RetryPolicy = {
+  maxAttempts: 1,
+  initialDelayMs: 1000,
+  backoffRate: 2,
+  maxDelayMs: 60_000,
+  jitter: 'none',
+  on: ['transient'],
+};
 
 /** A loaded step: location, retry and continueOnError filled in. */
 export function step(init: { id: string; kind: string } & Record<string, unknown>): Step {
-  return { location: { file: 'test.yaml', line: 1, column: 1, pointer: `/steps/${init.id}` }, retry: noRetry, retryDeclared: 'retry' in init, continueOnError: false, ...init } as Step;
+  return {
+    location: { file: 'test.yaml', line: 1, column: 1, pointer: `/steps/${init.id}` },
+    retry: noRetry,
+    retryDeclared: 'retry' in init,
+    continueOnError: false,
+    ...init,
+  } as Step;
 }
 
 export function playbook(steps: Step[], extra: Partial<Playbook> = {}): Playbook {
-  return { name: 'fast', source: '/tmp/fast.yaml', hash: 'h', inputs: {}, defaults: { retry: noRetry, wait: {} }, schedules: [], steps, ...extra };
+  return {
+    name: 'fast',
+    source: '/tmp/fast.yaml',
+    hash: 'h',
+    inputs: {},
+    defaults: { retry: noRetry, wait: {} },
+    schedules: [],
+    steps,
+    ...extra,
+  };
 }
 
 /** What the fake platform answers a call with: a body, or an error to throw. */
@@ -31,13 +53,20 @@ export type FakeAnswer = { body: unknown; status?: number } | { error: ApiError 
 
 /** A transient failure of a read, as the client classifies it. */
 export const unavailable = (operationId: string, retryAfterMs?: number): FakeAnswer => ({
-  error: new ApiError('service unavailable', 'SERVER_ERROR', { operationId, status: 503, retryable: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }),
+  error: new ApiError('service unavailable', 'SERVER_ERROR', {
+    operationId,
+    status: 503,
+    retryable: true,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  }),
 });
 
 let description: ReturnType<typeof loadPlatformDescription> | undefined;
 
 /** A client whose `invoke` answers from `script` (per operation, in order; the last repeats). */
-export function fakeClient(script: Record<string, FakeAnswer[]>): PlatformClient & { calls: Array<{ operationId: string; input: CallInput | undefined }> } {
+export function fakeClient(
+  script: Record<string, FakeAnswer[]>,
+): PlatformClient & { calls: Array<{ operationId: string; input: CallInput | undefined }> } {
   const catalogue = (description ??= loadPlatformDescription());
   const calls: Array<{ operationId: string; input: CallInput | undefined }> = [];
   const invoke = async (operationId: string, input?: CallInput): Promise<CallResult> => {
@@ -63,11 +92,15 @@ export interface FastRun {
 }
 
 /** Runs `book` in virtual time against `client` (default: a platform answering `{}`). */
-export async function fastRun(book: Playbook, options: Partial<RunOptions> & { clock?: VirtualClock } = {}): Promise<FastRun> {
+export async function fastRun(
+  book: Playbook,
+  options: Partial<RunOptions> & { clock?: VirtualClock } = {},
+): Promise<FastRun> {
   const lines: Array<Record<string, unknown>> = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n'))
+        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });

@@ -1,5 +1,12 @@
 /** The engine: runs a loaded playbook (see ARCHITECTURE.md). */
-export { runPlaybook, resumeRun, enqueuePlaybookRun, type RunOptions, type ResumeOptions, type RunResult } from './run-playbook.js';
+export {
+  runPlaybook,
+  resumeRun,
+  enqueuePlaybookRun,
+  type RunOptions,
+  type ResumeOptions,
+  type RunResult,
+} from './run-playbook.js';
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
 export { readSpilledInputs } from './large-values.js';

@@ -2,13 +2,26 @@ import { describe, expect, it } from 'vitest';
 import type { InputSpec } from '../playbook/types.js';
 import { parseInputText, resolveInputs } from './inputs.js';
 
-const spec = (type: InputSpec['type'], extra: Partial<InputSpec> = {}): InputSpec => ({ type, secret: false, required: extra.default === undefined, schema: { type }, ...extra });
+const spec = (type: InputSpec['type'], extra: Partial<InputSpec> = {}): InputSpec => ({
+  type,
+  secret: false,
+  required: extra.default === undefined,
+  schema: { type },
+  ...extra,
+});
 
 describe('resolveInputs', () => {
-  const specs = { version: spec('string'), parallel: spec('integer', { default: 2, required: false, schema: { type: 'integer', minimum: 1 } }), token: spec('string', { secret: true, default: 'x', required: false }) };
+  const specs = {
+    version: spec('string'),
+    parallel: spec('integer', { default: 2, required: false, schema: { type: 'integer', minimum: 1 } }),
+    token: spec('string', { secret: true, default: 'x', required: false }),
+  };
 
   it('applies defaults and lists the secret inputs', () => {
-    expect(resolveInputs(specs, { version: '2.4.0', token: 'abcd' }, 'p')).toEqual({ values: { version: '2.4.0', parallel: 2, token: 'abcd' }, secretNames: ['token'] });
+    expect(resolveInputs(specs, { version: '2.4.0', token: 'abcd' }, 'p')).toEqual({
+      values: { version: '2.4.0', parallel: 2, token: 'abcd' },
+      secretNames: ['token'],
+    });
   });
 
   it('names every missing, unknown and ill-typed input at once, never echoing a secret', () => {
@@ -39,6 +52,8 @@ describe('parseInputText', () => {
 
   it('takes names inherited by plain objects for what they are: unknown inputs, never declared ones or defaults', () => {
     const given = JSON.parse('{"__proto__": {"version": "9.9.9"}, "toString": 1}') as Record<string, unknown>;
-    expect(() => resolveInputs({ version: spec('string') }, given, 'p')).toThrow(/unknown input '__proto__'.*unknown input 'toString'.*input 'version' \(string\) is required/);
+    expect(() => resolveInputs({ version: spec('string') }, given, 'p')).toThrow(
+      /unknown input '__proto__'.*unknown input 'toString'.*input 'version' \(string\) is required/,
+    );
   });
 });

@@ -24,13 +24,19 @@ export function parseInputText(spec: InputSpec | undefined, text: string): unkno
   }
 }
 
-export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, given: Readonly<Record<string, unknown>>, playbookName: string): ResolvedInputs {
+export function resolveInputs(
+  specs: Readonly<Record<string, InputSpec>>,
+  given: Readonly<Record<string, unknown>>,
+  playbookName: string,
+): ResolvedInputs {
   const problems: string[] = [];
   const declared = Object.keys(specs);
   for (const name of Object.keys(given)) {
     if (!Object.hasOwn(specs, name)) {
       const suggestion = didYouMean(name, declared, { prefixes: true }).trim().replace(/^Did/, 'did');
-      problems.push(`unknown input '${name}'${suggestion ? `: ${suggestion}` : ''} (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`);
+      problems.push(
+        `unknown input '${name}'${suggestion ? `: ${suggestion}` : ''} (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`,
+      );
     }
   }
   const values: Record<string, unknown> = {};
@@ -43,11 +49,18 @@ export function resolveInputs(specs: Readonly<Record<string, InputSpec>>, given:
     }
     const validate = compileSchema(spec.schema);
     if (!validate(value)) {
-      const why = (validate.errors ?? []).map((error) => `${error.instancePath ? `${error.instancePath} ` : ''}${error.message ?? error.keyword}`).join('; ');
+      const why = (validate.errors ?? [])
+        .map((error) => `${error.instancePath ? `${error.instancePath} ` : ''}${error.message ?? error.keyword}`)
+        .join('; ');
       // `-i recipients=a@b` gives one text where a list is declared: say how a list is written.
       const given: unknown = value;
-      const listHint = spec.type === 'array' && typeof given === 'string' && !spec.secret ? `; a list is written as JSON: -i '${name}=${JSON.stringify(given.split(',').map((item) => item.trim()))}'` : '';
-      problems.push(`input '${name}' ${why} (declared ${spec.type}, got ${spec.secret ? 'a secret value' : JSON.stringify(value)})${listHint}`);
+      const listHint =
+        spec.type === 'array' && typeof given === 'string' && !spec.secret
+          ? `; a list is written as JSON: -i '${name}=${JSON.stringify(given.split(',').map((item) => item.trim()))}'`
+          : '';
+      problems.push(
+        `input '${name}' ${why} (declared ${spec.type}, got ${spec.secret ? 'a secret value' : JSON.stringify(value)})${listHint}`,
+      );
       continue;
     }
     values[name] = value;

@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isOutputsFileReference, readSpilledInputs, readSpilledValue, spillLargeEventValues, spillLargeInputs } from './large-values.js';
+import {
+  isOutputsFileReference,
+  readSpilledInputs,
+  readSpilledValue,
+  spillLargeEventValues,
+  spillLargeInputs,
+} from './large-values.js';
 
 let dir: string;
 beforeEach(() => {
@@ -10,13 +16,21 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const records = (count: number) => ({ items: Array.from({ length: count }, (_, index) => ({ id: index, name: `record ${index}` })) });
+const records = (count: number) => ({
+  items: Array.from({ length: count }, (_, index) => ({ id: index, name: `record ${index}` })),
+});
 
 describe('large values in files', () => {
   it('writes outputs above the limit to <dir>/<runId>/<path>.json and journals a reference that reads back', async () => {
     const outputs = records(500);
-    const event = await spillLargeEventValues({ type: 'step.finished', path: 'systems[3].list', status: 'succeeded', outputs }, { dir, runId: 'r1', maxInlineBytes: 1024 });
-    expect(event).toMatchObject({ type: 'step.finished', outputs: { $outputsFile: join(dir, 'r1', 'systems_3_.list.json') } });
+    const event = await spillLargeEventValues(
+      { type: 'step.finished', path: 'systems[3].list', status: 'succeeded', outputs },
+      { dir, runId: 'r1', maxInlineBytes: 1024 },
+    );
+    expect(event).toMatchObject({
+      type: 'step.finished',
+      outputs: { $outputsFile: join(dir, 'r1', 'systems_3_.list.json') },
+    });
     const reference = (event as { outputs: unknown }).outputs;
     expect(isOutputsFileReference(reference)).toBe(true);
     expect(JSON.parse(readFileSync(join(dir, 'r1', 'systems_3_.list.json'), 'utf8'))).toEqual(outputs);
@@ -25,15 +39,24 @@ describe('large values in files', () => {
 
   it("writes a step's large rendered input to <path>.input.json", async () => {
     const input = records(500);
-    const event = await spillLargeEventValues({ type: 'step.started', path: 'devices', stepId: 'devices', kind: 'set', input }, { dir, runId: 'r1', maxInlineBytes: 1024 });
-    expect(event).toMatchObject({ type: 'step.started', input: { $outputsFile: join(dir, 'r1', 'devices.input.json') } });
+    const event = await spillLargeEventValues(
+      { type: 'step.started', path: 'devices', stepId: 'devices', kind: 'set', input },
+      { dir, runId: 'r1', maxInlineBytes: 1024 },
+    );
+    expect(event).toMatchObject({
+      type: 'step.started',
+      input: { $outputsFile: join(dir, 'r1', 'devices.input.json') },
+    });
     expect(await readSpilledValue((event as { input: unknown }).input)).toEqual(input);
   });
 
   it('keeps a run input per value: small ones inline, large ones in run.inputs.<name>.json', async () => {
     const inputs = { region: 'eu-central', devices: records(500) };
     const stored = await spillLargeInputs(inputs, { dir, runId: 'r1', maxInlineBytes: 1024 });
-    expect(stored).toEqual({ region: 'eu-central', devices: { $outputsFile: join(dir, 'r1', 'run.inputs.devices.json'), bytes: expect.any(Number) } });
+    expect(stored).toEqual({
+      region: 'eu-central',
+      devices: { $outputsFile: join(dir, 'r1', 'run.inputs.devices.json'), bytes: expect.any(Number) },
+    });
     expect(await readSpilledInputs(stored)).toEqual(inputs);
   });
 

@@ -26,7 +26,9 @@ export interface SpillOptions {
 }
 
 export function isOutputsFileReference(value: unknown): value is OutputsFileReference {
-  return value !== null && typeof value === 'object' && typeof (value as Record<string, unknown>).$outputsFile === 'string';
+  return (
+    value !== null && typeof value === 'object' && typeof (value as Record<string, unknown>).$outputsFile === 'string'
+  );
 }
 
 /** A file name for a step path (`systems[3].update` → `systems_3_.update`). */
@@ -53,7 +55,10 @@ export async function spillLargeValue(value: unknown, name: string, options: Spi
 
 /** Whether `event` carries a value that may be large: a step's rendered input or its outputs. */
 export function carriesLargeValue(event: JournalEvent): boolean {
-  return (event.type === 'step.finished' && event.outputs !== undefined) || (event.type === 'step.started' && event.input !== undefined);
+  return (
+    (event.type === 'step.finished' && event.outputs !== undefined) ||
+    (event.type === 'step.started' && event.input !== undefined)
+  );
 }
 
 /**
@@ -79,13 +84,22 @@ export async function readSpilledValue(value: unknown): Promise<unknown> {
 }
 
 /** A run's inputs as the store keeps them: each large value in a file (`run.inputs.<name>.json`). */
-export async function spillLargeInputs(inputs: Record<string, unknown>, options: SpillOptions): Promise<Record<string, unknown>> {
-  const kept = await Promise.all(Object.entries(inputs).map(async ([name, value]) => [name, await spillLargeValue(value, `run.inputs.${name}`, options)] as const));
+export async function spillLargeInputs(
+  inputs: Record<string, unknown>,
+  options: SpillOptions,
+): Promise<Record<string, unknown>> {
+  const kept = await Promise.all(
+    Object.entries(inputs).map(
+      async ([name, value]) => [name, await spillLargeValue(value, `run.inputs.${name}`, options)] as const,
+    ),
+  );
   return Object.fromEntries(kept);
 }
 
 /** A run's stored inputs with the values kept in files read back: the inputs the run was given. */
 export async function readSpilledInputs(inputs: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const read = await Promise.all(Object.entries(inputs).map(async ([name, value]) => [name, await readSpilledValue(value)] as const));
+  const read = await Promise.all(
+    Object.entries(inputs).map(async ([name, value]) => [name, await readSpilledValue(value)] as const),
+  );
   return Object.fromEntries(read);
 }

@@ -27,7 +27,13 @@ interface Reconciler {
 }
 
 /** The write taken as accepted: followed to its end when the step waits, else done on the answer. */
-function accepted(r: Reconciler, location: string | undefined, runtime: ExecutorRuntime, httpStatus = 202, body: unknown = null): Promise<LeafResult> {
+function accepted(
+  r: Reconciler,
+  location: string | undefined,
+  runtime: ExecutorRuntime,
+  httpStatus = 202,
+  body: unknown = null,
+): Promise<LeafResult> {
   // Without `wait` the first run would have ended the step on the answer.
   return r.wait && location && r.operation.async
     ? r.prepared.attempt(runtime, { location, body })
@@ -40,33 +46,61 @@ async function reconcile(r: Reconciler, runtime: ExecutorRuntime, cause?: unknow
   const { with: input, region } = prepared.input as { with: Record<string, unknown>; region?: string };
   let decision: ReconcileDecision;
   try {
-    decision = await reconcileWrite({ operationId: operation.id, input, region }, { client: state.options.client, signal: runtime.signal, knownLocations: state.knownLocations });
+    decision = await reconcileWrite(
+      { operationId: operation.id, input, region },
+      { client: state.options.client, signal: runtime.signal, knownLocations: state.knownLocations },
+    );
   } catch (error) {
     // The read's own failure may be transient, but a retry of the step would send the write
     // blindly: it ends the step as a write whose outcome cannot be told.
     if (runtime.signal.aborted) throw error;
-    decision = { decision: 'unknown', reason: `reading the state it would have changed failed: ${errorMessage(error)}` };
+    decision = {
+      decision: 'unknown',
+      reason: `reading the state it would have changed failed: ${errorMessage(error)}`,
+    };
   }
-  r.log().info({ operationId: operation.id, ...decision }, `${operation.id} of unknown outcome reconciled: ${decision.decision}`);
+  r.log().info(
+    { operationId: operation.id, ...decision },
+    `${operation.id} of unknown outcome reconciled: ${decision.decision}`,
+  );
   if (decision.decision === 'attach') {
     // Journaled first, so a crash while following leaves the Location, not an unknown write.
-    await state.options.journal({ type: 'operation.progress', path: runtime.path, location: decision.location, ...(decision.state ? { state: decision.state } : {}) });
+    await state.options.journal({
+      type: 'operation.progress',
+      path: runtime.path,
+      location: decision.location,
+      ...(decision.state ? { state: decision.state } : {}),
+    });
     return accepted(r, decision.location, runtime);
   }
-  if (decision.decision === 'done') return { outputs: { status: operation.successStatus, headers: {}, body: { items: decision.found }, reconciled: 'done' } };
+  if (decision.decision === 'done')
+    return {
+      outputs: { status: operation.successStatus, headers: {}, body: { items: decision.found }, reconciled: 'done' },
+    };
   if (decision.decision === 'send') return prepared.attempt(runtime);
   if (cause === undefined && state.options.resume?.confirmUnknown) return prepared.attempt(runtime);
-  const sent = cause === undefined ? 'was sent before the run stopped' : `got no answer that tells whether it was applied (${errorMessage(cause)})`;
-  throw new StepError(`${operation.id} ${sent} and its outcome cannot be told (${decision.reason}). Check the platform, then resume with --confirm-unknown to send it again.`, {
-    kind: StepFailureKind.outcomeUnknown,
-    code: OUTCOME_UNKNOWN,
-    operationId: operation.id,
-    ...(cause === undefined ? {} : { cause }),
-  });
+  const sent =
+    cause === undefined
+      ? 'was sent before the run stopped'
+      : `got no answer that tells whether it was applied (${errorMessage(cause)})`;
+  throw new StepError(
+    `${operation.id} ${sent} and its outcome cannot be told (${decision.reason}). Check the platform, then resume with --confirm-unknown to send it again.`,
+    {
+      kind: StepFailureKind.outcomeUnknown,
+      code: OUTCOME_UNKNOWN,
+      operationId: operation.id,
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
 /** `prepared` with reconciliation around its attempts when it is a platform write (not in a dry run). */
-export function reconciling(state: RunnerState, prepared: PreparedLeaf, log: StepLog, inFlight?: InFlightRequest): PreparedLeaf {
+export function reconciling(
+  state: RunnerState,
+  prepared: PreparedLeaf,
+  log: StepLog,
+  inFlight?: InFlightRequest,
+): PreparedLeaf {
   const write = prepared.reconcilable;
   const operation = write === undefined ? undefined : state.options.client.catalogue.byId.get(write.operationId);
   // A read is simply sent again; so is a request of another operation (the playbook changed under --force).
@@ -78,7 +112,10 @@ export function reconciling(state: RunnerState, prepared: PreparedLeaf, log: Ste
     attempt: async (runtime) => {
       const resumed = pending;
       pending = undefined;
-      if (resumed) return resumed.state === 'unknown' ? reconcile(r, runtime) : accepted(r, resumed.location, runtime, resumed.httpStatus, resumed.body);
+      if (resumed)
+        return resumed.state === 'unknown'
+          ? reconcile(r, runtime)
+          : accepted(r, resumed.location, runtime, resumed.httpStatus, resumed.body);
       try {
         return await prepared.attempt(runtime);
       } catch (error) {

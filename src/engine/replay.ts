@@ -8,7 +8,11 @@ import type { Scope, StepView } from './scope.js';
 /** `steps.<id>` of a step execution the journal recorded. */
 async function viewOf(record: StepRecord): Promise<StepView> {
   const outputs = await readSpilledValue(record.outputs);
-  return { status: record.status, ...(outputs === undefined ? {} : { outputs }), ...(record.error ? { error: record.error } : {}) };
+  return {
+    status: record.status,
+    ...(outputs === undefined ? {} : { outputs }),
+    ...(record.error ? { error: record.error } : {}),
+  };
 }
 
 /** The steps that run in the same scope as `step` (a `uses` and a loop's items have scopes of their own). */
@@ -21,7 +25,12 @@ function sameScopeChildren(state: RunnerState, step: Step): Step[] {
  * Makes the journal's record of `steps` (and of the steps sharing their scope) visible in
  * `scope` as in the first run, without running them; returns how many were recorded.
  */
-export async function restore(state: RunnerState, steps: readonly Step[], scope: Scope, prefix: string): Promise<number> {
+export async function restore(
+  state: RunnerState,
+  steps: readonly Step[],
+  scope: Scope,
+  prefix: string,
+): Promise<number> {
   let restored = 0;
   for (const step of steps) {
     const path = joinPath(prefix, step.id);

@@ -2,21 +2,60 @@ import { describe, expect, it } from 'vitest';
 import type { JournalEntry, JournalEvent } from '../store/types.js';
 import { createResumePlan } from './resume-plan.js';
 
-const journal = (...events: JournalEvent[]): JournalEntry[] => events.map((event, index) => ({ runId: 'r1', seq: index + 1, at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(), event }));
+const journal = (...events: JournalEvent[]): JournalEntry[] =>
+  events.map((event, index) => ({
+    runId: 'r1',
+    seq: index + 1,
+    at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(),
+    event,
+  }));
 const location = '/data-services/v1beta1/async-operations/op-1';
 const started: JournalEvent = { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' };
-const sending: JournalEvent = { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' };
+const sending: JournalEvent = {
+  type: 'request.sending',
+  path: 'update',
+  attempt: 1,
+  operationId: 'privateCloud.runSoftwareUpdate',
+  method: 'POST',
+};
 
 describe('createResumePlan', () => {
   it('a write sent with no answer is unknown, also after the step ended failed', () => {
-    expect(createResumePlan(journal(started, sending)).inFlight.get('update')).toEqual({ state: 'unknown', operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' });
-    const failed = journal(started, sending, { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'socket hang up' }, outcomeUnknown: true }, { type: 'step.finished', path: 'update', status: 'failed' });
+    expect(createResumePlan(journal(started, sending)).inFlight.get('update')).toEqual({
+      state: 'unknown',
+      operationId: 'privateCloud.runSoftwareUpdate',
+      method: 'POST',
+    });
+    const failed = journal(
+      started,
+      sending,
+      {
+        type: 'request.failed',
+        path: 'update',
+        attempt: 1,
+        error: { message: 'socket hang up' },
+        outcomeUnknown: true,
+      },
+      { type: 'step.finished', path: 'update', status: 'failed' },
+    );
     expect(createResumePlan(failed).inFlight.get('update')).toMatchObject({ state: 'unknown' });
   });
 
   it('an answered write is in flight until the step ends, then consumed (a redrive sends again)', () => {
-    const answered = journal(started, sending, { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location });
-    expect(createResumePlan(answered).inFlight.get('update')).toEqual({ state: 'answered', operationId: 'privateCloud.runSoftwareUpdate', method: 'POST', httpStatus: 202, location });
+    const answered = journal(started, sending, {
+      type: 'request.answered',
+      path: 'update',
+      attempt: 1,
+      httpStatus: 202,
+      location,
+    });
+    expect(createResumePlan(answered).inFlight.get('update')).toEqual({
+      state: 'answered',
+      operationId: 'privateCloud.runSoftwareUpdate',
+      method: 'POST',
+      httpStatus: 202,
+      location,
+    });
     const interrupted = [...answered, ...journal({ type: 'step.finished', path: 'update', status: 'interrupted' })];
     expect(createResumePlan(interrupted).inFlight.get('update')).toMatchObject({ state: 'answered', location });
     const ended = journal(
@@ -34,12 +73,25 @@ describe('createResumePlan', () => {
 
   it("keeps an answer's journaled body, for the step that re-attaches", () => {
     const body = { code: '202', status: 'Accepted', transactionId: 'op-1' };
-    const answered = journal(started, sending, { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location, body });
+    const answered = journal(started, sending, {
+      type: 'request.answered',
+      path: 'update',
+      attempt: 1,
+      httpStatus: 202,
+      location,
+      body,
+    });
     expect(createResumePlan(answered).inFlight.get('update')).toMatchObject({ state: 'answered', location, body });
   });
 
   it('a refused request leaves nothing in flight', () => {
-    const refused = journal(started, sending, { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'no', httpStatus: 412 }, outcomeUnknown: false });
+    const refused = journal(started, sending, {
+      type: 'request.failed',
+      path: 'update',
+      attempt: 1,
+      error: { message: 'no', httpStatus: 412 },
+      outcomeUnknown: false,
+    });
     expect(createResumePlan(refused).inFlight.has('update')).toBe(false);
   });
 });

@@ -36,7 +36,11 @@ export interface ResumePlan {
 }
 
 /** Endings that a resume replays instead of running again. */
-export const replayedStatuses: ReadonlySet<string> = new Set([StepStatus.succeeded, StepStatus.skipped, StepStatus.simulated]);
+export const replayedStatuses: ReadonlySet<string> = new Set([
+  StepStatus.succeeded,
+  StepStatus.skipped,
+  StepStatus.simulated,
+]);
 
 export function createResumePlan(entries: readonly JournalEntry[], confirmUnknown = false): ResumePlan {
   const inFlight = new Map<StepPath, InFlightRequest>();
@@ -48,7 +52,13 @@ export function createResumePlan(entries: readonly JournalEntry[], confirmUnknow
         inFlight.set(event.path, { state: 'unknown', operationId: event.operationId, method: event.method });
         break;
       case 'request.answered':
-        if (current) Object.assign(current, { state: 'answered', httpStatus: event.httpStatus }, event.location === undefined ? {} : { location: event.location }, event.body === undefined ? {} : { body: event.body });
+        if (current)
+          Object.assign(
+            current,
+            { state: 'answered', httpStatus: event.httpStatus },
+            event.location === undefined ? {} : { location: event.location },
+            event.body === undefined ? {} : { body: event.body },
+          );
         break;
       case 'request.failed':
         // Refused, or known not to have arrived: a new request is the only way on.
@@ -62,13 +72,22 @@ export function createResumePlan(entries: readonly JournalEntry[], confirmUnknow
       case 'step.finished':
         // An interrupted step stopped mid-way: what it had in flight is still in flight. A step
         // that ended otherwise consumed its request, except a write it never heard back from.
-        if (event.status !== StepStatus.interrupted && !(event.status === StepStatus.failed && current?.state === 'unknown')) inFlight.delete(event.path);
+        if (
+          event.status !== StepStatus.interrupted &&
+          !(event.status === StepStatus.failed && current?.state === 'unknown')
+        )
+          inFlight.delete(event.path);
         break;
       default:
         break;
     }
   }
-  return { records: new Map(foldJournal(entries).map((record) => [record.path, record])), inFlight, knownLocations, confirmUnknown };
+  return {
+    records: new Map(foldJournal(entries).map((record) => [record.path, record])),
+    inFlight,
+    knownLocations,
+    confirmUnknown,
+  };
 }
 
 /**
@@ -76,9 +95,23 @@ export function createResumePlan(entries: readonly JournalEntry[], confirmUnknow
  * outcome is not journaled. A resume against another platform than the one that ran them (a
  * new embedded simulator: the one that ran them ended with its process) cannot find them.
  */
-export function platformStateInFlight(entries: readonly JournalEntry[]): Array<{ path: StepPath; operationId: string; location?: string }> {
-  return [...createResumePlan(entries).inFlight.entries()]
-    // A webhook (`http`) reaches another service, and a read is simply sent again.
-    .filter(([, request]) => request.operationId !== 'http' && (request.location !== undefined || request.state === 'operation' || (request.state === 'unknown' && request.method !== 'GET')))
-    .map(([path, request]) => ({ path, operationId: request.operationId, ...(request.location === undefined ? {} : { location: request.location }) }));
+export function platformStateInFlight(
+  entries: readonly JournalEntry[],
+): Array<{ path: StepPath; operationId: string; location?: string }> {
+  return (
+    [...createResumePlan(entries).inFlight.entries()]
+      // A webhook (`http`) reaches another service, and a read is simply sent again.
+      .filter(
+        ([, request]) =>
+          request.operationId !== 'http' &&
+          (request.location !== undefined ||
+            request.state === 'operation' ||
+            (request.state === 'unknown' && request.method !== 'GET')),
+      )
+      .map(([path, request]) => ({
+        path,
+        operationId: request.operationId,
+        ...(request.location === undefined ? {} : { location: request.location }),
+      }))
+  );
 }

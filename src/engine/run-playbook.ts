@@ -12,9 +12,24 @@ import { createSecretRegistry, type Logger, type SecretRegistry } from '../loggi
 import type { Playbook } from '../playbook/index.js';
 import { reconciliationOf, toErrorRecord } from '../steps/index.js';
 import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
-import { RunStatus, StepStatus, type ErrorRecord, type RunQueue, type RunRecord, type RunStore } from '../store/index.js';
+import {
+  RunStatus,
+  StepStatus,
+  type ErrorRecord,
+  type RunQueue,
+  type RunRecord,
+  type RunStore,
+} from '../store/index.js';
 import { resolveInputs } from './inputs.js';
-import { carriesLargeValue, defaultMaxInlineOutputBytes, readSpilledInputs, spillLargeEventValues, spillLargeInputs, spillLargeValue, type SpillOptions } from './large-values.js';
+import {
+  carriesLargeValue,
+  defaultMaxInlineOutputBytes,
+  readSpilledInputs,
+  spillLargeEventValues,
+  spillLargeInputs,
+  spillLargeValue,
+  type SpillOptions,
+} from './large-values.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
@@ -27,7 +42,6 @@ let builtins: StepRegistry | undefined;
 function builtinRegistry(): StepRegistry {
   return (builtins ??= createStepRegistry());
 }
-
 
 export interface RunOptions {
   /** Given inputs; defaults fill the rest. A missing or ill-typed input is a `UsageError`. */
@@ -113,9 +127,18 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
   const startedAt = new Date(startedMs).toISOString();
   const { store } = options;
 
-  const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
+  const storedInputs = Object.fromEntries(
+    Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)),
+  );
   // Leased before it exists: `runs list` never sees the new run running without a driver (crashed).
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal, options.clock ?? systemClock);
+  const lease = await holdLease(
+    store,
+    runId,
+    options.leaseTtlMs ?? RUN_LEASE_TTL_MS,
+    options.logger,
+    options.signal,
+    options.clock ?? systemClock,
+  );
   try {
     await store.createRun({
       id: runId,
@@ -130,7 +153,18 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
       trigger: options.trigger ?? { kind: 'manual' },
       startedAt,
     });
-    return await execute(playbook, options, { runId, dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt, secrets, values: resolved.values, now, retentionMs });
+    return await execute(playbook, options, {
+      runId,
+      dryRun,
+      signal: lease.signal,
+      leaseLost: lease.lost,
+      startedMs,
+      startedAt,
+      secrets,
+      values: resolved.values,
+      now,
+      retentionMs,
+    });
   } finally {
     await lease.release();
   }
@@ -144,11 +178,16 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
  */
 export async function enqueuePlaybookRun(
   playbook: Playbook,
-  options: Pick<RunOptions, 'inputs' | 'dryRun' | 'runId' | 'trigger' | 'env' | 'outputsDir' | 'maxInlineOutputBytes'> & { store: RunQueue },
+  options: Pick<
+    RunOptions,
+    'inputs' | 'dryRun' | 'runId' | 'trigger' | 'env' | 'outputsDir' | 'maxInlineOutputBytes'
+  > & { store: RunQueue },
 ): Promise<RunRecord> {
   const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
   const runId = options.runId ?? randomUUID();
-  const storedInputs = Object.fromEntries(Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)));
+  const storedInputs = Object.fromEntries(
+    Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)),
+  );
   return options.store.enqueueRun({
     id: runId,
     playbook: playbook.name,
@@ -179,11 +218,21 @@ interface HeldLease {
  * left aborts the run, as a lost playbook lock does (run-with-lock.ts): it starts no new work,
  * and since another process may now drive it, it journals nothing more.
  */
-async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: Logger, outer: AbortSignal | undefined, clock: Clock): Promise<HeldLease> {
+async function holdLease(
+  store: RunStore,
+  runId: string,
+  ttlMs: number,
+  logger: Logger,
+  outer: AbortSignal | undefined,
+  clock: Clock,
+): Promise<HeldLease> {
   const leaseKey = runLeaseKey(runId);
   const owner = newLeaseOwner();
   if (!(await acquireLeaseFromLiveOrDead(store, leaseKey, owner, ttlMs))) {
-    throw new UsageError(`run ${runId} is being driven by another process (its lease is held); wait for it to end, or for its lease to lapse if that process died`, 'RUN_LEASED');
+    throw new UsageError(
+      `run ${runId} is being driven by another process (its lease is held); wait for it to end, or for its lease to lapse if that process died`,
+      'RUN_LEASED',
+    );
   }
   let heldUntil = clock.now() + ttlMs;
   let lostBecause: ErrorRecord | undefined;
@@ -193,7 +242,10 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
   if (outer?.aborted) forward();
   else outer?.addEventListener('abort', forward, { once: true });
   const lose = (message: string): void => {
-    lostBecause = { message: `run ${runId} ${message}; it stopped starting work (another process may be driving it; \`fleetbook runs show ${runId}\`)`, code: 'LEASE_LOST' };
+    lostBecause = {
+      message: `run ${runId} ${message}; it stopped starting work (another process may be driving it; \`fleetbook runs show ${runId}\`)`,
+      code: 'LEASE_LOST',
+    };
     logger.error({ event: 'lease.lost', runId, error: lostBecause }, lostBecause.message);
     controller.abort(new FleetbookError(lostBecause.message, { code: 'LEASE_LOST' }));
   };
@@ -213,7 +265,10 @@ async function holdLease(store: RunStore, runId: string, ttlMs: number, logger: 
         if (finished) return;
         const leftMs = heldUntil - clock.now();
         if (leftMs <= ttlMs / 3) return lose(`could not renew its lease before it lapsed (${errorMessage(error)})`);
-        logger.warn({ event: 'lease.renewFailed', runId, err: error }, `could not renew the lease of run ${runId}; trying again`);
+        logger.warn(
+          { event: 'lease.renewFailed', runId, err: error },
+          `could not renew the lease of run ${runId}; trying again`,
+        );
         timer = later(renew, Math.min(ttlMs / 3, leftMs - ttlMs / 3));
       },
     );
@@ -254,7 +309,9 @@ function cannotReconcile(request: InFlightRequest, client: PlatformClient): stri
   if (request.operationId === WEBHOOK) {
     // A journal from before methods were kept: the executor's default is POST.
     const method = (request.method ?? 'POST').toUpperCase();
-    return method === 'GET' || method === 'HEAD' ? undefined : 'a webhook leaves nothing the platform can show; sending it again may notify or act twice';
+    return method === 'GET' || method === 'HEAD'
+      ? undefined
+      : 'a webhook leaves nothing the platform can show; sending it again may notify or act twice';
   }
   if (!client.catalogue.byId.get(request.operationId)?.isWrite) return undefined;
   const rule = reconciliationOf(request.operationId);
@@ -262,9 +319,17 @@ function cannotReconcile(request: InFlightRequest, client: PlatformClient): stri
 }
 
 /** Refuses what a resume must not do: an unknown or finished run, a changed playbook, unreconcilable writes. */
-function checkResumable(run: RunRecord | undefined, runId: string, playbook: Playbook, plan: ResumePlan, options: ResumeOptions): asserts run is RunRecord {
-  if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
-  if (run.status === RunStatus.succeeded) throw new UsageError(`run ${runId} succeeded; there is nothing to resume`, 'RUN_SUCCEEDED');
+function checkResumable(
+  run: RunRecord | undefined,
+  runId: string,
+  playbook: Playbook,
+  plan: ResumePlan,
+  options: ResumeOptions,
+): asserts run is RunRecord {
+  if (!run)
+    throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
+  if (run.status === RunStatus.succeeded)
+    throw new UsageError(`run ${runId} succeeded; there is nothing to resume`, 'RUN_SUCCEEDED');
   if (run.playbookHash !== playbook.hash && !options.force) {
     const gone = changedSteps(playbook, plan);
     throw new UsageError(
@@ -275,11 +340,18 @@ function checkResumable(run: RunRecord | undefined, runId: string, playbook: Pla
   }
   if (options.confirmUnknown) return;
   const unreconcilable = [...plan.inFlight]
-    .filter(([path, request]) => request.state === 'unknown' && !replayedStatuses.has(plan.records.get(path)?.status ?? ''))
+    .filter(
+      ([path, request]) => request.state === 'unknown' && !replayedStatuses.has(plan.records.get(path)?.status ?? ''),
+    )
     .map(([path, request]) => ({ path, request, reason: cannotReconcile(request, options.client) }))
     .filter((found): found is { path: string; request: InFlightRequest; reason: string } => found.reason !== undefined);
   if (unreconcilable.length > 0) {
-    const list = unreconcilable.map(({ path, request, reason }) => `${path} (${request.operationId === WEBHOOK ? `${request.method ?? ''} webhook` : request.operationId}: ${reason})`).join('; ');
+    const list = unreconcilable
+      .map(
+        ({ path, request, reason }) =>
+          `${path} (${request.operationId === WEBHOOK ? `${request.method ?? ''} webhook` : request.operationId}: ${reason})`,
+      )
+      .join('; ');
     throw new UsageError(
       `run ${runId} sent writes whose outcome is unknown and cannot be reconciled: ${list}. Check the platform; resume with --confirm-unknown to send them again.`,
       'OUTCOME_UNKNOWN',
@@ -297,17 +369,40 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   const now = (options.clock ?? systemClock).now;
   const startedMs = now();
   const { retentionMs } = options;
-  const lease = await holdLease(store, runId, options.leaseTtlMs ?? RUN_LEASE_TTL_MS, options.logger, options.signal, options.clock ?? systemClock);
+  const lease = await holdLease(
+    store,
+    runId,
+    options.leaseTtlMs ?? RUN_LEASE_TTL_MS,
+    options.logger,
+    options.signal,
+    options.clock ?? systemClock,
+  );
   try {
     const run = await store.getRun(runId);
     const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);
     checkResumable(run, runId, playbook, plan, options);
     checkSecretInputs(run, options.secretInputs ?? {});
     const secrets = options.secrets ?? createSecretRegistry();
-    const resolved = resolveInputs(playbook.inputs, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, playbook.name);
+    const resolved = resolveInputs(
+      playbook.inputs,
+      { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs },
+      playbook.name,
+    );
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
     if (options.countAsResume !== false) await store.markResumed(runId);
-    return await execute(playbook, options, { runId, dryRun: run.dryRun, signal: lease.signal, leaseLost: lease.lost, startedMs, startedAt: run.startedAt, secrets, values: resolved.values, now, resume: plan, retentionMs });
+    return await execute(playbook, options, {
+      runId,
+      dryRun: run.dryRun,
+      signal: lease.signal,
+      leaseLost: lease.lost,
+      startedMs,
+      startedAt: run.startedAt,
+      secrets,
+      values: resolved.values,
+      now,
+      resume: plan,
+      retentionMs,
+    });
   } finally {
     await lease.release();
   }
@@ -318,7 +413,9 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
  * its default instead would resume with another value than the run had.
  */
 function checkSecretInputs(run: RunRecord, given: Record<string, unknown>): void {
-  const missing = run.secretInputNames.filter((name) => given[name] === undefined && !run.defaultedSecretInputs.includes(name));
+  const missing = run.secretInputNames.filter(
+    (name) => given[name] === undefined && !run.defaultedSecretInputs.includes(name),
+  );
   if (missing.length > 0) {
     throw new UsageError(
       `run ${run.id} was started with the secret input${missing.length === 1 ? '' : 's'} ${missing.map((name) => `'${name}'`).join(', ')} given; secrets are never stored, so give ${missing.length === 1 ? 'it' : 'them'} again to resume`,
@@ -327,24 +424,39 @@ function checkSecretInputs(run: RunRecord, given: Record<string, unknown>): void
   }
 }
 
-
 /**
  * Applies the retention as a run ends, so history does not grow without a `runs prune`: one
  * indexed delete, and a look at the output folders only when runs went. A failure is logged,
  * not the run's: its own outcome is already stored.
  */
-async function pruneOldRuns(store: RunStore, now: number, retentionMs: number, outputsDir: string, logger: Logger): Promise<void> {
+async function pruneOldRuns(
+  store: RunStore,
+  now: number,
+  retentionMs: number,
+  outputsDir: string,
+  logger: Logger,
+): Promise<void> {
   const endedBefore = new Date(now - retentionMs).toISOString();
   try {
     const pruned = await pruneRuns(store, endedBefore, outputsDir, { onlyIfPruned: true });
-    if (pruned > 0) logger.info({ event: 'runs.pruned', pruned, endedBefore }, `pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${endedBefore} (FLEETBOOK_RETENTION)`);
+    if (pruned > 0)
+      logger.info(
+        { event: 'runs.pruned', pruned, endedBefore },
+        `pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${endedBefore} (FLEETBOOK_RETENTION)`,
+      );
   } catch (error) {
-    logger.warn({ event: 'runs.pruneFailed', err: error, endedBefore }, `could not prune runs that ended before ${endedBefore} (FLEETBOOK_RETENTION)`);
+    logger.warn(
+      { event: 'runs.pruneFailed', err: error, endedBefore },
+      `could not prune runs that ended before ${endedBefore} (FLEETBOOK_RETENTION)`,
+    );
   }
 }
 
 /** Where this run's large values go (see large-values.ts). */
-function spillOptionsOf(options: Pick<RunOptions, 'outputsDir' | 'maxInlineOutputBytes' | 'env'>, runId: string): SpillOptions {
+function spillOptionsOf(
+  options: Pick<RunOptions, 'outputsDir' | 'maxInlineOutputBytes' | 'env'>,
+  runId: string,
+): SpillOptions {
   return {
     dir: options.outputsDir ?? join(tmpdir(), 'fleetbook-outputs'),
     runId,
@@ -383,8 +495,13 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   // Every step in flight (loop items, waits, timeouts) listens to the run's signal: dozens at once are normal.
   setMaxListeners(0, signal);
   const logger = options.logger.child({ runId, playbook: playbook.name });
-  if (facts.resume) logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
-  else logger.info({ dryRun }, `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`);
+  if (facts.resume)
+    logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
+  else
+    logger.info(
+      { dryRun },
+      `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`,
+    );
   const spill = spillOptionsOf(options, runId);
 
   const registry = options.registry ?? builtinRegistry();
@@ -400,7 +517,11 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
       if (facts.leaseLost()) return;
       const scrubbed = secrets.scrubValue(event);
       // Events without an input or outputs go straight to the store (a journal append is hot).
-      return store.append(runId, carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed, appendOptions);
+      return store.append(
+        runId,
+        carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed,
+        appendOptions,
+      );
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
@@ -413,7 +534,8 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
 
-  let status: RunStatus = ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;
+  let status: RunStatus =
+    ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;
   let outputs: unknown;
   let error: ErrorRecord | undefined;
   const steps = runner.summaries();
@@ -427,7 +549,10 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
         status = RunStatus.failed;
         error = toErrorRecord(caught);
       } else {
-        logger.warn({ error: toErrorRecord(caught) }, `the outputs of run ${runId} could not be rendered after it ${status}`);
+        logger.warn(
+          { error: toErrorRecord(caught) },
+          `the outputs of run ${runId} could not be rendered after it ${status}`,
+        );
       }
     }
   }
@@ -444,12 +569,25 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
   // A run that lost its lease leaves the run's status to whoever drives it now.
-  if (!leaseLost) await store.setRunStatus(runId, status, { ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }), ...(error ? { error } : {}) });
-  if (facts.retentionMs !== undefined && !leaseLost) await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
+  if (!leaseLost)
+    await store.setRunStatus(runId, status, {
+      ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }),
+      ...(error ? { error } : {}),
+    });
+  if (facts.retentionMs !== undefined && !leaseLost)
+    await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
   const durationMs = now() - startedMs;
   logger[status === RunStatus.succeeded ? 'info' : 'error'](
     { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },
     `run ${runId} ${status}`,
   );
-  return { runId, status, ...(outputs === undefined ? {} : { outputs }), ...(error ? { error } : {}), steps, simulatedSteps, durationMs };
+  return {
+    runId,
+    status,
+    ...(outputs === undefined ? {} : { outputs }),
+    ...(error ? { error } : {}),
+    steps,
+    simulatedSteps,
+    durationMs,
+  };
 }

@@ -99,6 +99,13 @@ export function createRunnerState(options: RunnerOptions, runSequence: RunnerSta
 /** Reports steps that never started (in the summary only: nothing happened to them). */
 export function reportNotStarted(state: RunnerState, steps: readonly Step[], prefix: string): void {
   for (const step of steps) {
-    state.summaries.push({ path: joinPath(prefix, step.id), stepId: step.id, kind: step.kind, status: StepStatus.notStarted, attempts: 0, durationMs: 0 });
+    state.summaries.push({
+      path: joinPath(prefix, step.id),
+      stepId: step.id,
+      kind: step.kind,
+      status: StepStatus.notStarted,
+      attempts: 0,
+      durationMs: 0,
+    });
   }
 }

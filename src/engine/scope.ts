@@ -25,7 +25,10 @@ const SECRET_NAME = /SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|APIKEY|API_
  * one whose name looks secret (`FLEETBOOK_VAR_DEPLOY_TOKEN`) is registered with `secrets`,
  * so logs, the journal, outputs and errors carry `[REDACTED]` instead.
  */
-export function exposedEnvironment(env: Record<string, string | undefined>, secrets: SecretRegistry): Record<string, string> {
+export function exposedEnvironment(
+  env: Record<string, string | undefined>,
+  secrets: SecretRegistry,
+): Record<string, string> {
   const exposed: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
@@ -80,6 +83,9 @@ export class Scope {
       Object.assign(steps, scope.steps);
       Object.assign(names, scope.names);
     }
-    return trackTaint({ ...names, inputs: this.root.inputs, steps, run: this.root.run, env: this.root.env }, this.root.taint);
+    return trackTaint(
+      { ...names, inputs: this.root.inputs, steps, run: this.root.run, env: this.root.env },
+      this.root.taint,
+    );
   }
 }

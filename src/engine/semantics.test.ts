@@ -9,15 +9,25 @@ import { ApiError } from '../api/index.js';
 import { fakeClient, fastRun, noRetry, playbook, step, summary, t, unavailable } from './engine.test-kit.js';
 
 const LIST = 'privateCloud.listSystems';
-const transient = (maxAttempts: number) => ({ ...noRetry, maxAttempts, initialDelayMs: 10_000, on: ['transient' as const] });
-const sleeping = (id: string, duration: number, extra: Record<string, unknown> = {}) => step({ id, kind: 'sleep', duration: t(duration), ...extra });
-const failing = (id: string, extra: Record<string, unknown> = {}) => step({ id, kind: 'fail', message: t(`${id} failed`), ...extra });
+const transient = (maxAttempts: number) => ({
+  ...noRetry,
+  maxAttempts,
+  initialDelayMs: 10_000,
+  on: ['transient' as const],
+});
+const sleeping = (id: string, duration: number, extra: Record<string, unknown> = {}) =>
+  step({ id, kind: 'sleep', duration: t(duration), ...extra });
+const failing = (id: string, extra: Record<string, unknown> = {}) =>
+  step({ id, kind: 'fail', message: t(`${id} failed`), ...extra });
 const setting = (id: string, values: unknown) => step({ id, kind: 'set', values: t(values) });
 
 describe('retries', () => {
   it('retries a transient failure with exponential backoff, journaling each retry, until it succeeds', async () => {
     const client = fakeClient({ [LIST]: [unavailable(LIST), unavailable(LIST), { body: { items: [] } }] });
-    const run = await fastRun(playbook([step({ id: 'list', kind: 'call', operationId: LIST, with: t({}), retry: transient(3) })]), { client });
+    const run = await fastRun(
+      playbook([step({ id: 'list', kind: 'call', operationId: LIST, with: t({}), retry: transient(3) })]),
+      { client },
+    );
     expect(run.result.status).toBe('succeeded');
     expect(summary(run, 'list')).toMatchObject({ status: 'succeeded', attempts: 3 });
     expect(run.events.filter((event) => event.type === 'retry.scheduled')).toEqual([
@@ -29,12 +39,18 @@ describe('retries', () => {
 
   it("waits the server's hint rather than the backoff", async () => {
     const client = fakeClient({ [LIST]: [unavailable(LIST, 7_000), { body: {} }] });
-    const run = await fastRun(playbook([step({ id: 'list', kind: 'call', operationId: LIST, with: t({}), retry: transient(2) })]), { client });
+    const run = await fastRun(
+      playbook([step({ id: 'list', kind: 'call', operationId: LIST, with: t({}), retry: transient(2) })]),
+      { client },
+    );
     expect(run.events.find((event) => event.type === 'retry.scheduled')).toMatchObject({ delayMs: 7_000 });
   });
 
   it('fails after maxAttempts, and does not retry what `on` does not cover', async () => {
-    const spent = await fastRun(playbook([step({ id: 'list', kind: 'call', operationId: LIST, with: t({}), retry: transient(2) })]), { client: fakeClient({ [LIST]: [unavailable(LIST)] }) });
+    const spent = await fastRun(
+      playbook([step({ id: 'list', kind: 'call', operationId: LIST, with: t({}), retry: transient(2) })]),
+      { client: fakeClient({ [LIST]: [unavailable(LIST)] }) },
+    );
     expect(summary(spent, 'list')).toMatchObject({ status: 'failed', attempts: 2, error: { code: 'SERVER_ERROR' } });
     const uncovered = await fastRun(playbook([failing('boom', { retry: transient(3) })]));
     expect(summary(uncovered, 'boom')).toMatchObject({ status: 'failed', attempts: 1 });
@@ -46,11 +62,30 @@ describe('writes of unknown outcome', () => {
     const WRITE = 'privateCloud.runSoftwarePrechecks';
     const dropped = new ApiError('connection lost', 'CONNECTION_FAILED', { operationId: WRITE, retryable: false });
     // The read that would tell whether it was applied fails too: only the operator can tell.
-    const unreadable = new ApiError('system unreadable', 'SERVER_ERROR', { operationId: 'privateCloud.getSystem', status: 500, retryable: false });
+    const unreadable = new ApiError('system unreadable', 'SERVER_ERROR', {
+      operationId: 'privateCloud.getSystem',
+      status: 500,
+      retryable: false,
+    });
     const client = fakeClient({ [WRITE]: [{ error: dropped }], 'privateCloud.getSystem': [{ error: unreadable }] });
     const retryAny = { ...noRetry, maxAttempts: 5, on: ['any' as const] };
-    const run = await fastRun(playbook([step({ id: 'precheck', kind: 'call', operationId: WRITE, with: t({ id: 'sys-1', body: { catalogVersion: '2.4.0' } }), retry: retryAny })]), { client });
-    expect(summary(run, 'precheck')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'OUTCOME_UNKNOWN' } });
+    const run = await fastRun(
+      playbook([
+        step({
+          id: 'precheck',
+          kind: 'call',
+          operationId: WRITE,
+          with: t({ id: 'sys-1', body: { catalogVersion: '2.4.0' } }),
+          retry: retryAny,
+        }),
+      ]),
+      { client },
+    );
+    expect(summary(run, 'precheck')).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: { code: 'OUTCOME_UNKNOWN' },
+    });
     expect(client.calls.filter((call) => call.operationId === WRITE)).toHaveLength(1);
     expect(run.events.filter((event) => event.type === 'retry.scheduled')).toEqual([]);
   });
@@ -65,9 +100,12 @@ describe('timeouts', () => {
   });
 
   it('bounds a container by its own timeout, not by the default of single steps', async () => {
-    const book = playbook([step({ id: 'group', kind: 'block', timeoutMs: 50_000, steps: [sleeping('a', 30_000), sleeping('b', 30_000)] })], {
-      defaults: { retry: noRetry, wait: {}, timeoutMs: 40_000 },
-    });
+    const book = playbook(
+      [step({ id: 'group', kind: 'block', timeoutMs: 50_000, steps: [sleeping('a', 30_000), sleeping('b', 30_000)] })],
+      {
+        defaults: { retry: noRetry, wait: {}, timeoutMs: 40_000 },
+      },
+    );
     const run = await fastRun(book);
     expect(summary(run, 'group')).toMatchObject({ status: 'failed', error: { code: 'STEP_TIMEOUT' } });
     expect(summary(run, 'group.a')?.status).toBe('succeeded');
@@ -77,14 +115,24 @@ describe('timeouts', () => {
 
 describe('rescue, always, continueOnError', () => {
   it('a rescued step succeeds, keeps its error, and its always runs after the rescue', async () => {
-    const run = await fastRun(playbook([failing('boom', { rescue: [setting('fix', 1)], always: [setting('report', '${{ steps.boom.status }}')] })]));
+    const run = await fastRun(
+      playbook([
+        failing('boom', { rescue: [setting('fix', 1)], always: [setting('report', '${{ steps.boom.status }}')] }),
+      ]),
+    );
     expect(run.result.status).toBe('succeeded');
-    expect(summary(run, 'boom')).toMatchObject({ status: 'succeeded', rescued: true, error: { message: 'boom failed' } });
+    expect(summary(run, 'boom')).toMatchObject({
+      status: 'succeeded',
+      rescued: true,
+      error: { message: 'boom failed' },
+    });
     expect(run.result.steps.map((line) => line.path)).toEqual(['boom', 'boom.fix', 'boom.report']);
   });
 
   it('a failing always fails a step that had succeeded (ALWAYS_FAILED)', async () => {
-    const run = await fastRun(playbook([setting('fine', 1), { ...setting('wrapped', 2), always: [failing('cleanup')] }]));
+    const run = await fastRun(
+      playbook([setting('fine', 1), { ...setting('wrapped', 2), always: [failing('cleanup')] }]),
+    );
     expect(summary(run, 'wrapped')).toMatchObject({ status: 'failed', error: { code: 'ALWAYS_FAILED' } });
     expect(run.result.status).toBe('failed');
   });
@@ -102,12 +150,39 @@ describe('rescue, always, continueOnError', () => {
 
 describe('forEach', () => {
   const loop = (extra: Record<string, unknown>, steps = [sleeping('work', 1_000)]) =>
-    step({ id: 'each', kind: 'forEach', items: t([0, 1, 2, 3, 4, 5, 6, 7]), as: 'n', concurrency: t(8), steps, ...extra });
+    step({
+      id: 'each',
+      kind: 'forEach',
+      items: t([0, 1, 2, 3, 4, 5, 6, 7]),
+      as: 'n',
+      concurrency: t(8),
+      steps,
+      ...extra,
+    });
 
   it('starts a batch only once the previous one has finished', async () => {
     const run = await fastRun(playbook([loop({ batches: [1, '25%', '100%'] })]));
-    const order = run.events.filter((event) => event.type === 'item.started' || event.type === 'item.finished').map((event) => `${event.type === 'item.started' ? '+' : '-'}${'index' in event ? event.index : ''}`);
-    expect(order).toEqual(['+0', '-0', '+1', '+2', '-1', '-2', '+3', '+4', '+5', '+6', '+7', '-3', '-4', '-5', '-6', '-7']);
+    const order = run.events
+      .filter((event) => event.type === 'item.started' || event.type === 'item.finished')
+      .map((event) => `${event.type === 'item.started' ? '+' : '-'}${'index' in event ? event.index : ''}`);
+    expect(order).toEqual([
+      '+0',
+      '-0',
+      '+1',
+      '+2',
+      '-1',
+      '-2',
+      '+3',
+      '+4',
+      '+5',
+      '+6',
+      '+7',
+      '-3',
+      '-4',
+      '-5',
+      '-6',
+      '-7',
+    ]);
     // Three batches of one second each, whatever their size.
     expect(run.result.durationMs).toBe(3_000);
   });
@@ -121,11 +196,22 @@ describe('forEach', () => {
 
   it('succeeds when failures reach the tolerance, and fails once they exceed it', async () => {
     const items = (count: number) => t(Array.from({ length: count }, (_, index) => index));
-    const reached = await fastRun(playbook([loop({ items: items(4), concurrency: t(1), tolerate: { failures: t(2) } }, failOdd)]));
+    const reached = await fastRun(
+      playbook([loop({ items: items(4), concurrency: t(1), tolerate: { failures: t(2) } }, failOdd)]),
+    );
     expect(summary(reached, 'each')).toMatchObject({ status: 'succeeded' });
-    const exceeded = await fastRun(playbook([loop({ items: items(8), concurrency: t(1), tolerate: { failures: t(1) } }, failOdd)]));
-    expect(summary(exceeded, 'each')).toMatchObject({ status: 'failed', error: { code: 'TOLERANCE_EXCEEDED', message: '2 of 8 items failed (tolerated: 1); 4 never started' } });
-    expect(exceeded.result.steps.filter((line) => line.kind === 'item' && line.status === StepStatus.notStarted).map((line) => line.path)).toEqual(['each[4]', 'each[5]', 'each[6]', 'each[7]']);
+    const exceeded = await fastRun(
+      playbook([loop({ items: items(8), concurrency: t(1), tolerate: { failures: t(1) } }, failOdd)]),
+    );
+    expect(summary(exceeded, 'each')).toMatchObject({
+      status: 'failed',
+      error: { code: 'TOLERANCE_EXCEEDED', message: '2 of 8 items failed (tolerated: 1); 4 never started' },
+    });
+    expect(
+      exceeded.result.steps
+        .filter((line) => line.kind === 'item' && line.status === StepStatus.notStarted)
+        .map((line) => line.path),
+    ).toEqual(['each[4]', 'each[5]', 'each[6]', 'each[7]']);
   });
 });
 
@@ -144,9 +230,15 @@ describe('parallel and uses', () => {
       inputs: { n: { type: 'integer', secret: false, required: true, schema: { type: 'integer' } } },
       outputs: t({ result: '${{ steps.double.outputs.value }}' }),
     });
-    const run = await fastRun(playbook([step({ id: 'sub', kind: 'uses', playbookRef: 'child', with: t({ n: 21 }), playbook: child })], { outputs: t('${{ steps.sub.outputs.result }}') }));
+    const run = await fastRun(
+      playbook([step({ id: 'sub', kind: 'uses', playbookRef: 'child', with: t({ n: 21 }), playbook: child })], {
+        outputs: t('${{ steps.sub.outputs.result }}'),
+      }),
+    );
     expect(run.result).toMatchObject({ status: 'succeeded', outputs: 42 });
-    expect(run.events.find((event) => event.type === 'step.started' && event.path === 'sub')).toMatchObject({ input: { playbook: 'child', inputs: { n: 21 } } });
+    expect(run.events.find((event) => event.type === 'step.started' && event.path === 'sub')).toMatchObject({
+      input: { playbook: 'child', inputs: { n: 21 } },
+    });
   });
 });
 

@@ -101,7 +101,12 @@ function delayMs(policy: RetryPolicy, attempt: number, facts: RetryFacts, random
 export type RetryDecision = { retry: false } | { retry: true; reason: string; delayMs: number };
 
 /** After failed attempt `attempt`: whether to try again, why (the condition of `on`), and after how long. */
-export function decideRetry(facts: RetryFacts, policy: RetryPolicy, attempt: number, random: () => number): RetryDecision {
+export function decideRetry(
+  facts: RetryFacts,
+  policy: RetryPolicy,
+  attempt: number,
+  random: () => number,
+): RetryDecision {
   const found = policy.on.find((condition) => covers(condition, facts));
   if (found === undefined || attempt >= policy.maxAttempts) return { retry: false };
   return { retry: true, reason: String(found), delayMs: delayMs(policy, attempt, facts, random) };

@@ -6,7 +6,14 @@
  * See ARCHITECTURE.md.
  */
 import type { Step } from '../playbook/index.js';
-import { isContainer, type Ending, type LeafDefinition, type PreparedLeaf, type StepDefinition, type StepOutcome } from '../steps/index.js';
+import {
+  isContainer,
+  type Ending,
+  type LeafDefinition,
+  type PreparedLeaf,
+  type StepDefinition,
+  type StepOutcome,
+} from '../steps/index.js';
 import { toErrorRecord } from '../steps/index.js';
 import { StepStatus, type ErrorRecord } from '../store/index.js';
 import { runContainerAttempts, runLeafAttempts, type StepExecution } from './attempts.js';
@@ -15,7 +22,17 @@ import { containerContext } from './container-context.js';
 import { reconciling } from './reconciliation.js';
 import { restore } from './replay.js';
 import { replayedStatuses } from './resume-plan.js';
-import { BUFFERED, createRunnerState, joinPath, reportNotStarted, type Frame, type RunnerOptions, type RunnerState, type StepLog, type StepSummary } from './runner-state.js';
+import {
+  BUFFERED,
+  createRunnerState,
+  joinPath,
+  reportNotStarted,
+  type Frame,
+  type RunnerOptions,
+  type RunnerState,
+  type StepLog,
+  type StepSummary,
+} from './runner-state.js';
 import type { Scope } from './scope.js';
 
 export type { RunnerOptions, StepSummary } from './runner-state.js';
@@ -68,10 +85,18 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   const { options } = state;
   const path = joinPath(frame.prefix, step.id);
   const startedAt = options.clock.now();
-  const record: StepSummary = { path, stepId: step.id, kind: step.kind, status: StepStatus.running, attempts: 0, durationMs: 0 };
+  const record: StepSummary = {
+    path,
+    stepId: step.id,
+    kind: step.kind,
+    status: StepStatus.running,
+    attempts: 0,
+    durationMs: 0,
+  };
   state.summaries.push(record);
   let stepLogger: ReturnType<StepLog> | undefined;
-  const log: StepLog = () => (stepLogger ??= options.logger.child({ stepId: step.id, ...(path === step.id ? {} : { path }) }));
+  const log: StepLog = () =>
+    (stepLogger ??= options.logger.child({ stepId: step.id, ...(path === step.id ? {} : { path }) }));
   const quiet = isQuiet(definition);
   const lineLevel = quiet ? 'debug' : 'info';
   const appendOptions = quiet ? BUFFERED : undefined;
@@ -79,7 +104,16 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   const start = async (input?: unknown): Promise<void> => {
     if (started) return;
     started = true;
-    await options.journal({ type: 'step.started', path, stepId: step.id, kind: step.kind, ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }) }, appendOptions);
+    await options.journal(
+      {
+        type: 'step.started',
+        path,
+        stepId: step.id,
+        kind: step.kind,
+        ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }),
+      },
+      appendOptions,
+    );
     if (options.logger.isLevelEnabled(lineLevel)) log()[lineLevel]({ kind: step.kind }, `step ${path} started`);
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
@@ -91,13 +125,35 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     if (record.attempts === 0 && outcome.status !== StepStatus.skipped) record.attempts = 1;
     frame.scope.steps[step.id] = viewOf(finished);
     await start();
-    await options.journal({ type: 'step.finished', path, status: finished.status, ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }), ...(finished.error ? { error: finished.error } : {}) }, appendOptions);
+    await options.journal(
+      {
+        type: 'step.finished',
+        path,
+        status: finished.status,
+        ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
+        ...(finished.error ? { error: finished.error } : {}),
+      },
+      appendOptions,
+    );
     const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
     if (options.logger.isLevelEnabled(level)) {
-      const facts = { kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts };
+      const facts = {
+        kind: step.kind,
+        status: finished.status,
+        durationMs: record.durationMs,
+        attempts: record.attempts,
+      };
       // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
-      if (finished.rescued) log()[level]({ ...facts, rescued: true, recoveredFrom: finished.error }, `step ${path} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`);
-      else log()[level]({ ...facts, ...(finished.error ? { error: finished.error } : {}) }, `step ${path} ${finished.status}`);
+      if (finished.rescued)
+        log()[level](
+          { ...facts, rescued: true, recoveredFrom: finished.error },
+          `step ${path} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
+        );
+      else
+        log()[level](
+          { ...facts, ...(finished.error ? { error: finished.error } : {}) },
+          `step ${path} ${finished.status}`,
+        );
     }
     return finished;
   };
@@ -105,7 +161,11 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
 }
 
 function viewOf(outcome: StepOutcome): { status: StepStatus; outputs?: unknown; error?: StepOutcome['error'] } {
-  return { status: outcome.status, ...(outcome.outputs === undefined ? {} : { outputs: outcome.outputs }), ...(outcome.error ? { error: outcome.error } : {}) };
+  return {
+    status: outcome.status,
+    ...(outcome.outputs === undefined ? {} : { outputs: outcome.outputs }),
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
 }
 
 async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<StepOutcome> {
@@ -120,7 +180,8 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
   const definition = options.registry.get(step.kind);
   const execution = beginStep(state, step, frame, definition);
   try {
-    if (step.if && !(await step.if.evaluate(frame.scope.context()))) return await execution.settle({ status: StepStatus.skipped });
+    if (step.if && !(await step.if.evaluate(frame.scope.context())))
+      return await execution.settle({ status: StepStatus.skipped });
   } catch (error) {
     return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
   }
@@ -129,12 +190,19 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
     outcome = await runContainerAttempts(state, execution, definition, frame, () =>
       // Only a container's own timeout bounds it: the playbook's default is meant for single
       // steps, and would otherwise cut a long rolling update.
-      bounded(options.clock, step.timeoutMs, frame.signal, step.id, (signal) => definition.run(containerContext(state, execution, { scope: frame.scope, prefix: execution.path, signal }))),
+      bounded(options.clock, step.timeoutMs, frame.signal, step.id, (signal) =>
+        definition.run(containerContext(state, execution, { scope: frame.scope, prefix: execution.path, signal })),
+      ),
     );
   } else {
     let prepared: PreparedLeaf;
     try {
-      prepared = await definition.prepare({ step, path: execution.path, context: () => frame.scope.context(), playbook: frame.scope.root.playbook });
+      prepared = await definition.prepare({
+        step,
+        path: execution.path,
+        context: () => frame.scope.context(),
+        playbook: frame.scope.root.playbook,
+      });
     } catch (error) {
       // A rendering error fails the step before it starts: no rescue, no always.
       return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
@@ -145,24 +213,40 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
 }
 
 /** A rendered leaf: journaled, then attempted under its timeout; simulated in a dry run if it can write. */
-async function runLeaf(state: RunnerState, execution: StepExecution, definition: LeafDefinition, rendered: PreparedLeaf, frame: Frame): Promise<StepOutcome> {
+async function runLeaf(
+  state: RunnerState,
+  execution: StepExecution,
+  definition: LeafDefinition,
+  rendered: PreparedLeaf,
+  frame: Frame,
+): Promise<StepOutcome> {
   const { options } = state;
   const { step, path } = execution;
   await execution.start(rendered.input);
   if (options.dryRun && definition.canWrite && !definition.simulatesItself) {
     execution.log().info({ kind: step.kind }, `dry run: step ${path} (${step.kind}) not run`);
-    return { status: StepStatus.simulated, outputs: { simulated: true, input: options.secrets.scrubValue(rendered.input ?? null) } };
+    return {
+      status: StepStatus.simulated,
+      outputs: { simulated: true, input: options.secrets.scrubValue(rendered.input ?? null) },
+    };
   }
   const prepared = reconciling(state, rendered, execution.log, options.resume?.inFlight.get(path));
   // The timeout bounds the whole step, retries and their delays included.
   // A quiet step with a single attempt ends before any timer could fire: it needs none.
   const untimed = definition.quiet === true && step.retry.maxAttempts <= 1;
   const timeoutMs = untimed ? undefined : (step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs);
-  return bounded(options.clock, timeoutMs, frame.signal, step.id, (signal) => runLeafAttempts(state, execution, prepared, { ...frame, signal }));
+  return bounded(options.clock, timeoutMs, frame.signal, step.id, (signal) =>
+    runLeafAttempts(state, execution, prepared, { ...frame, signal }),
+  );
 }
 
 /** `rescue` after a failure, then `always` whatever happened (not after cancellation). */
-async function runHandlers(state: RunnerState, execution: StepExecution, frame: Frame, ended: StepOutcome): Promise<StepOutcome> {
+async function runHandlers(
+  state: RunnerState,
+  execution: StepExecution,
+  frame: Frame,
+  ended: StepOutcome,
+): Promise<StepOutcome> {
   const { step, path } = execution;
   let outcome = ended;
   const inner: Frame = { ...frame, prefix: path };
@@ -177,9 +261,14 @@ async function runHandlers(state: RunnerState, execution: StepExecution, frame: 
   if (step.always && !frame.signal.aborted) {
     frame.scope.steps[step.id] = viewOf(outcome);
     const always = await runSequence(state, step.always, inner);
-    if (always === 'interrupted' && outcome.status !== StepStatus.failed) outcome = { ...outcome, status: StepStatus.interrupted };
+    if (always === 'interrupted' && outcome.status !== StepStatus.failed)
+      outcome = { ...outcome, status: StepStatus.interrupted };
     else if (always === 'failed' && outcome.status !== StepStatus.failed) {
-      outcome = { ...outcome, status: StepStatus.failed, error: { message: `a step of '${step.id}'.always failed`, code: 'ALWAYS_FAILED' } };
+      outcome = {
+        ...outcome,
+        status: StepStatus.failed,
+        error: { message: `a step of '${step.id}'.always failed`, code: 'ALWAYS_FAILED' },
+      };
     }
   }
   return outcome;
@@ -190,9 +279,25 @@ async function runHandlers(state: RunnerState, execution: StepExecution, frame: 
  * the step's error is the rescue's, and the failure it tried to recover from is kept in
  * `details.rescuedFrom`.
  */
-function rescueFailure(rescue: readonly Step[], frame: Frame, original: ErrorRecord | undefined): ErrorRecord | undefined {
-  const failed = [...rescue].reverse().find((step) => !step.continueOnError && (frame.scope.steps[step.id] as StepOutcome | undefined)?.status === StepStatus.failed);
+function rescueFailure(
+  rescue: readonly Step[],
+  frame: Frame,
+  original: ErrorRecord | undefined,
+): ErrorRecord | undefined {
+  const failed = [...rescue]
+    .reverse()
+    .find(
+      (step) =>
+        !step.continueOnError && (frame.scope.steps[step.id] as StepOutcome | undefined)?.status === StepStatus.failed,
+    );
   const error = failed ? (frame.scope.steps[failed.id] as StepOutcome).error : undefined;
   if (!failed || !error) return original;
-  return { ...error, details: { ...(error.details as Record<string, unknown> | undefined), failedStep: joinPath(frame.prefix, failed.id), ...(original ? { rescuedFrom: original } : {}) } };
+  return {
+    ...error,
+    details: {
+      ...(error.details as Record<string, unknown> | undefined),
+      failedStep: joinPath(frame.prefix, failed.id),
+      ...(original ? { rescuedFrom: original } : {}),
+    },
+  };
 }

@@ -14,7 +14,8 @@ function setStepIds(registry: StepRegistry, steps: readonly Step[], into: Set<st
   for (const step of steps) {
     if (step.kind === 'set') into.add(step.id);
     const children = registry.childStepsOf(step);
-    for (const sequence of [...children.sequences, children.rescue, children.always]) setStepIds(registry, sequence, into);
+    for (const sequence of [...children.sequences, children.rescue, children.always])
+      setStepIds(registry, sequence, into);
   }
   return into;
 }
@@ -23,11 +24,20 @@ function setStepIds(registry: StepRegistry, steps: readonly Step[], into: Set<st
 function registerStrings(value: unknown, secrets: SecretRegistry): void {
   if (typeof value === 'string') secrets.add(value);
   else if (Array.isArray(value)) for (const item of value) registerStrings(item, secrets);
-  else if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) registerStrings(item, secrets);
+  else if (typeof value === 'object' && value !== null)
+    for (const item of Object.values(value)) registerStrings(item, secrets);
 }
 
-export function createTaintTracker(playbook: Playbook, secrets: SecretRegistry, registry: StepRegistry): TaintTracker | undefined {
-  const secretInputs = new Set(Object.entries(playbook.inputs).filter(([, spec]) => spec.secret).map(([name]) => name));
+export function createTaintTracker(
+  playbook: Playbook,
+  secrets: SecretRegistry,
+  registry: StepRegistry,
+): TaintTracker | undefined {
+  const secretInputs = new Set(
+    Object.entries(playbook.inputs)
+      .filter(([, spec]) => spec.secret)
+      .map(([name]) => name),
+  );
   // A playbook without secret inputs has nothing to track.
   if (secretInputs.size === 0) return undefined;
   const setSteps = setStepIds(registry, playbook.steps, new Set());
@@ -35,7 +45,9 @@ export function createTaintTracker(playbook: Playbook, secrets: SecretRegistry, 
   return {
     readsSecret: (references) =>
       references.some(({ root, member }) =>
-        root === 'inputs' ? member === undefined || secretInputs.has(member) : root === 'steps' && (member === undefined ? taintedSteps.size > 0 : taintedSteps.has(member)),
+        root === 'inputs'
+          ? member === undefined || secretInputs.has(member)
+          : root === 'steps' && (member === undefined ? taintedSteps.size > 0 : taintedSteps.has(member)),
       ),
     taint(value, stepId) {
       registerStrings(value, secrets);

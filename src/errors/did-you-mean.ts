@@ -19,11 +19,22 @@ function distance(a: string, b: string): number {
  * edits (or containing it), and no more than one edit worse than the best. For "did you
  * mean" hints in error messages.
  */
-export function closestMatches(wanted: string, known: Iterable<string>, max = 3, { prefixes = false }: MatchOptions = {}): string[] {
+export function closestMatches(
+  wanted: string,
+  known: Iterable<string>,
+  max = 3,
+  { prefixes = false }: MatchOptions = {},
+): string[] {
   const limit = Math.max(2, Math.ceil(wanted.length / 4));
   const lowered = wanted.toLowerCase();
   // With `prefixes`, a name is also scored by its start (one edit more): `maxParalel` is `maxParallelSystems` cut short.
-  const score = (name: string): number => Math.min(distance(wanted, name), prefixes && name.length > wanted.length ? distance(wanted, name.slice(0, wanted.length)) + 1 : Number.POSITIVE_INFINITY);
+  const score = (name: string): number =>
+    Math.min(
+      distance(wanted, name),
+      prefixes && name.length > wanted.length
+        ? distance(wanted, name.slice(0, wanted.length)) + 1
+        : Number.POSITIVE_INFINITY,
+    );
   const candidates = [...known]
     .map((name) => ({ name, score: name.toLowerCase().includes(lowered) ? 0 : score(name) }))
     // A name that shares no letter with the one typed is no suggestion ('zz' is not 'a' misspelt).

@@ -28,21 +28,29 @@ describe('allocation limits', () => {
     ["[1..10].$pad('x', 30000000)", 'text built by this expression'],
     ['[1..100000000]', '1e7'],
     ['[1..2000000]', 'sequence length'],
-    ["$string(($a := [$pad('x', 1000000)]; $b := [$a, $a, $a, $a]; $c := [$b, $b, $b, $b]; $d := [$c, $c, $c, $c]; [$d, $d, $d, $d]))", 'limit'],
+    [
+      "$string(($a := [$pad('x', 1000000)]; $b := [$a, $a, $a, $a]; $c := [$b, $b, $b, $b]; $d := [$c, $c, $c, $c]; [$d, $d, $d, $d]))",
+      'limit',
+    ],
     ["($s := $pad('x', 20000000); $s & $s)", 'limit'],
     ["$split($pad('', 3000000, 'ab'), '')", 'items'],
   ])('%s fails the step with EXPRESSION_LIMIT, located', async (expression, mentions) => {
     const error = await failure(expression);
     expect(error.code).toBe('EXPRESSION_LIMIT');
-    expect(error.message).toContain('at /steps/0/with/text of step \'build\'');
+    expect(error.message).toContain("at /steps/0/with/text of step 'build'");
     expect(error.message).toContain(mentions);
   });
 
   it('leaves ordinary values alone, large lists from the context included', async () => {
     const items = Array.from({ length: 50_000 }, (_, index) => ({ id: `s${index}`, name: 'x'.repeat(100) }));
-    const template = compileTemplate("${{ $count(inputs.items[$contains(id, '9')].$uppercase(name)) & ':' & $pad('a', 5, '-') & $string({'a': [1..3]}) }}", where);
+    const template = compileTemplate(
+      "${{ $count(inputs.items[$contains(id, '9')].$uppercase(name)) & ':' & $pad('a', 5, '-') & $string({'a': [1..3]}) }}",
+      where,
+    );
     const withNine = items.filter((item) => item.id.includes('9')).length;
-    expect(await template.evaluate({ inputs: { items }, steps: {}, run, env: {} })).toBe(`${withNine}:a----{"a":[1,2,3]}`);
+    expect(await template.evaluate({ inputs: { items }, steps: {}, run, env: {} })).toBe(
+      `${withNine}:a----{"a":[1,2,3]}`,
+    );
   });
 
   it('measures a context value that links back to itself without going round', async () => {

@@ -128,7 +128,18 @@ function checkValue(value: unknown, environment: JsonataEnvironment, what: strin
 }
 
 /** Node types that only look a value up: what they return was measured when it was made or given. */
-const LOOKUPS: ReadonlySet<string> = new Set(['name', 'variable', 'string', 'number', 'value', 'wildcard', 'descendant', 'parent', 'regex', 'lambda']);
+const LOOKUPS: ReadonlySet<string> = new Set([
+  'name',
+  'variable',
+  'string',
+  'number',
+  'value',
+  'wildcard',
+  'descendant',
+  'parent',
+  'regex',
+  'lambda',
+]);
 
 interface AstNode {
   type: string;
@@ -137,12 +148,18 @@ interface AstNode {
 }
 
 /** Measures every value a node produced. */
-async function checkNodeResult(node: AstNode, _input: unknown, environment: JsonataEnvironment, result: unknown): Promise<void> {
+async function checkNodeResult(
+  node: AstNode,
+  _input: unknown,
+  environment: JsonataEnvironment,
+  result: unknown,
+): Promise<void> {
   if (LOOKUPS.has(node.type)) return;
   try {
     checkValue(result, environment, 'the value');
   } catch (error) {
-    if (error instanceof AllocationLimitError && error.position === undefined && typeof node.position === 'number') error.position = node.position;
+    if (error instanceof AllocationLimitError && error.position === undefined && typeof node.position === 'number')
+      error.position = node.position;
     throw error;
   }
 }
@@ -159,15 +176,12 @@ async function builtIn(name: string): Promise<BuiltIn> {
 }
 
 /** JSONata's own functions, wrapped: each checks the size of what it would build first. */
-const [pad, join, string, replace, split] = await Promise.all(['pad', 'join', 'string', 'replace', 'split'].map(builtIn)) as [
-  BuiltIn,
-  BuiltIn,
-  BuiltIn,
-  BuiltIn,
-  BuiltIn,
-];
+const [pad, join, string, replace, split] = (await Promise.all(
+  ['pad', 'join', 'string', 'replace', 'split'].map(builtIn),
+)) as [BuiltIn, BuiltIn, BuiltIn, BuiltIn, BuiltIn];
 
-const callOriginal = (fn: BuiltIn, self: unknown, args: unknown[]): unknown => (fn.implementation as (...a: unknown[]) => unknown).apply(self, args);
+const callOriginal = (fn: BuiltIn, self: unknown, args: unknown[]): unknown =>
+  (fn.implementation as (...a: unknown[]) => unknown).apply(self, args);
 
 const codePoints = (text: string): number => (/[\uD800-\uDFFF]/.test(text) ? Array.from(text).length : text.length);
 
@@ -190,7 +204,8 @@ function padText(text: string | undefined, width: number, char?: string): string
 function countOccurrences(text: string, pattern: string, limit: number): number {
   if (pattern === '') return text.length + 1;
   let count = 0;
-  for (let at = text.indexOf(pattern); at !== -1 && count < limit; at = text.indexOf(pattern, at + pattern.length)) count += 1;
+  for (let at = text.indexOf(pattern); at !== -1 && count < limit; at = text.indexOf(pattern, at + pattern.length))
+    count += 1;
   return count;
 }
 
@@ -198,16 +213,27 @@ const guardedFunctions = [
   {
     name: 'pad',
     signature: pad.signature.definition,
-    implementation(this: { environment: JsonataEnvironment }, text: string | undefined, width: number, char?: string): unknown {
-      if (text !== undefined && Number.isFinite(width)) spend(this.environment, '$pad', Math.max(Math.abs(Math.trunc(width)), text.length));
-      if (!Number.isFinite(width) && width !== undefined) throw new AllocationLimitError(`$pad: the width must be a finite number, got ${String(width)}`);
+    implementation(
+      this: { environment: JsonataEnvironment },
+      text: string | undefined,
+      width: number,
+      char?: string,
+    ): unknown {
+      if (text !== undefined && Number.isFinite(width))
+        spend(this.environment, '$pad', Math.max(Math.abs(Math.trunc(width)), text.length));
+      if (!Number.isFinite(width) && width !== undefined)
+        throw new AllocationLimitError(`$pad: the width must be a finite number, got ${String(width)}`);
       return padText(text, width, char);
     },
   },
   {
     name: 'join',
     signature: join.signature.definition,
-    implementation(this: { environment: JsonataEnvironment }, strings: string[] | string | undefined, separator?: string): unknown {
+    implementation(
+      this: { environment: JsonataEnvironment },
+      strings: string[] | string | undefined,
+      separator?: string,
+    ): unknown {
       if (Array.isArray(strings)) {
         let chars = (separator ?? '').length * Math.max(strings.length - 1, 0);
         for (const item of strings) chars += typeof item === 'string' ? item.length : 0;
@@ -231,10 +257,19 @@ const guardedFunctions = [
   {
     name: 'replace',
     signature: replace.signature.definition,
-    implementation(this: { environment: JsonataEnvironment }, text: string | undefined, pattern: unknown, replacement: unknown, limit?: number): unknown {
+    implementation(
+      this: { environment: JsonataEnvironment },
+      text: string | undefined,
+      pattern: unknown,
+      replacement: unknown,
+      limit?: number,
+    ): unknown {
       if (typeof text === 'string' && typeof replacement === 'string' && replacement.length > 0) {
         // A regex may match anywhere, even between characters: assume the worst.
-        const matches = typeof pattern === 'string' ? countOccurrences(text, pattern, limit ?? Number.POSITIVE_INFINITY) : Math.min(text.length + 1, limit ?? Number.POSITIVE_INFINITY);
+        const matches =
+          typeof pattern === 'string'
+            ? countOccurrences(text, pattern, limit ?? Number.POSITIVE_INFINITY)
+            : Math.min(text.length + 1, limit ?? Number.POSITIVE_INFINITY);
         spend(this.environment, '$replace', text.length + matches * replacement.length);
       }
       return callOriginal(replace, this, [text, pattern, replacement, limit]);
@@ -243,11 +278,22 @@ const guardedFunctions = [
   {
     name: 'split',
     signature: split.signature.definition,
-    implementation(this: { environment: JsonataEnvironment }, text: string | undefined, separator: unknown, limit?: number): unknown {
+    implementation(
+      this: { environment: JsonataEnvironment },
+      text: string | undefined,
+      separator: unknown,
+      limit?: number,
+    ): unknown {
       const bounded = Math.min(limit ?? Number.POSITIVE_INFINITY, ALLOCATION_LIMITS.maxItems + 1);
       const result = callOriginal(split, this, [text, separator, bounded]);
-      if (Array.isArray(result) && result.length > ALLOCATION_LIMITS.maxItems && (limit === undefined || limit > ALLOCATION_LIMITS.maxItems)) {
-        throw new AllocationLimitError(`$split would make more than ${ALLOCATION_LIMITS.maxItems.toLocaleString('en-US')} items`);
+      if (
+        Array.isArray(result) &&
+        result.length > ALLOCATION_LIMITS.maxItems &&
+        (limit === undefined || limit > ALLOCATION_LIMITS.maxItems)
+      ) {
+        throw new AllocationLimitError(
+          `$split would make more than ${ALLOCATION_LIMITS.maxItems.toLocaleString('en-US')} items`,
+        );
       }
       return result;
     },
@@ -270,7 +316,11 @@ export async function defineFunctions(functions: readonly FunctionDefinition[]):
     functions.map(async (fn): Promise<[string, unknown]> => {
       // A compiled expression's bindings are reachable only by evaluating it: `$name` yields the function.
       const holder = jsonata(`$${fn.name}`);
-      holder.registerFunction(fn.name, fn.implementation as (this: jsonata.Focus, ...args: unknown[]) => unknown, fn.signature);
+      holder.registerFunction(
+        fn.name,
+        fn.implementation as (this: jsonata.Focus, ...args: unknown[]) => unknown,
+        fn.signature,
+      );
       return [fn.name, await holder.evaluate({})];
     }),
   );

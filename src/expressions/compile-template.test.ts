@@ -29,26 +29,38 @@ describe('compileTemplate', () => {
   it('keeps the type of a string that is exactly one expression', async () => {
     expect(await compileTemplate('${{ inputs.count }}', where).evaluate(context())).toBe(3);
     expect(await compileTemplate('  ${{ inputs.count > 2 }} ', where).evaluate(context())).toBe(true);
-    expect(await compileTemplate('${{ {"a": {"b": inputs.count}} }}', where).evaluate(context())).toEqual({ a: { b: 3 } });
+    expect(await compileTemplate('${{ {"a": {"b": inputs.count}} }}', where).evaluate(context())).toEqual({
+      a: { b: 3 },
+    });
   });
 
   it('interpolates several expressions or text around one into a string', async () => {
-    const template = compileTemplate("version eq '${{ inputs.catalogVersion }}' (${{ inputs.count }}) ${{ inputs.tags[] }} ${{ nothing }}.", where);
+    const template = compileTemplate(
+      "version eq '${{ inputs.catalogVersion }}' (${{ inputs.count }}) ${{ inputs.tags[] }} ${{ nothing }}.",
+      where,
+    );
     expect(await template.evaluate(context())).toBe(`version eq '2.4.0' (3) ["a"] .`);
   });
 
   it('renders objects and arrays all the way down, dropping undefined keys and nulling undefined items', async () => {
-    const template = compileTemplate({ id: '${{ system.id }}', missing: '${{ nothing }}', list: ['${{ nothing }}', 1] }, where);
+    const template = compileTemplate(
+      { id: '${{ system.id }}', missing: '${{ nothing }}', list: ['${{ nothing }}', 1] },
+      where,
+    );
     expect(template.isStatic).toBe(false);
     expect(await template.evaluate(context({ system: { id: 's9' } }))).toEqual({ id: 's9', list: [null, 1] });
   });
 
   it('returns plain arrays: `[]` keeps a one-element array, without JSONata sequence flags', async () => {
-    const kept = await compileTemplate('${{ steps.catalog.outputs.body.items.systems.id[] }}', where).evaluate(context());
+    const kept = await compileTemplate('${{ steps.catalog.outputs.body.items.systems.id[] }}', where).evaluate(
+      context(),
+    );
     expect(kept).toEqual(['s1']);
     expect(Object.keys(kept as object)).toEqual(['0']);
     expect(Object.getPrototypeOf(kept)).toBe(Array.prototype);
-    const collapsed = await compileTemplate('${{ steps.catalog.outputs.body.items.systems.id }}', where).evaluate(context());
+    const collapsed = await compileTemplate('${{ steps.catalog.outputs.body.items.systems.id }}', where).evaluate(
+      context(),
+    );
     expect(collapsed).toBe('s1');
     const built = await compileTemplate('${{ {"a": [1, 2].($ * 2)} }}', where).evaluate(context());
     expect(built).toEqual({ a: [2, 4] });
@@ -69,7 +81,11 @@ describe('compileTemplate', () => {
   });
 
   it('offers $chunk for batching writes', async () => {
-    expect(await compileTemplate('${{ $chunk([1,2,3,4,5], 2) }}', where).evaluate(context())).toEqual([[1, 2], [3, 4], [5]]);
+    expect(await compileTemplate('${{ $chunk([1,2,3,4,5], 2) }}', where).evaluate(context())).toEqual([
+      [1, 2],
+      [3, 4],
+      [5],
+    ]);
     expect(await compileTemplate('${{ $chunk([], 5) }}', where).evaluate(context())).toEqual([]);
     await expect(compileTemplate('${{ $chunk([1], 0) }}', where).evaluate(context())).rejects.toThrow(/whole number/);
   });
@@ -81,13 +97,18 @@ describe('compileTemplate', () => {
 
   it('offers $duration', async () => {
     expect(await compileTemplate('${{ $duration("1h30m") }}', where).evaluate(context())).toBe(5_400_000);
-    await expect(compileTemplate('${{ $duration("soon") }}', where).evaluate(context())).rejects.toThrow(/not a duration/);
+    await expect(compileTemplate('${{ $duration("soon") }}', where).evaluate(context())).rejects.toThrow(
+      /not a duration/,
+    );
     // Date arithmetic over more than a timer can wait stays possible.
     expect(await compileTemplate('${{ $duration("90d") }}', where).evaluate(context())).toBe(7_776_000_000);
   });
 
   it('names the field, the step and the position when an expression does not parse', () => {
-    const { errors } = tryCompileTemplate({ a: 'x ${{ inputs. }}', b: '${{ ) }}', c: '${{ inputs.x', d: '${{ }}' }, where);
+    const { errors } = tryCompileTemplate(
+      { a: 'x ${{ inputs. }}', b: '${{ ) }}', c: '${{ inputs.x', d: '${{ }}' },
+      where,
+    );
     expect(errors.map((error) => [error.code, error.pointer])).toEqual([
       ['EXPRESSION_PARSE', '/steps/0/with/a'],
       ['EXPRESSION_PARSE', '/steps/0/with/b'],
@@ -106,20 +127,31 @@ describe('compileTemplate', () => {
     const template = compileTemplate({ n: '${{ inputs.catalogVersion + 1 }}' }, where);
     const error = await template.evaluate(context()).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ExpressionError);
-    expect(error).toMatchObject({ code: 'EXPRESSION_EVALUATION', pointer: '/steps/0/with/n', stepId: 'precheck', jsonataCode: 'T2001' });
+    expect(error).toMatchObject({
+      code: 'EXPRESSION_EVALUATION',
+      pointer: '/steps/0/with/n',
+      stepId: 'precheck',
+      jsonataCode: 'T2001',
+    });
   });
 
   it('refuses prototype-polluting keys and functions in produced values', async () => {
-    for (const expression of ['${{ {"__proto__": {"polluted": true}} }}', '${{ {"a": {"constructor": 1}} }}', '${{ function($x) { $x } }}']) {
-      await expect(compileTemplate(expression, where).evaluate(context())).rejects.toMatchObject({ code: 'EXPRESSION_EVALUATION' });
+    for (const expression of [
+      '${{ {"__proto__": {"polluted": true}} }}',
+      '${{ {"a": {"constructor": 1}} }}',
+      '${{ function($x) { $x } }}',
+    ]) {
+      await expect(compileTemplate(expression, where).evaluate(context())).rejects.toMatchObject({
+        code: 'EXPRESSION_EVALUATION',
+      });
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('gives no way to the process or to prototypes of the context', async () => {
     const results = await Promise.all(
-      ['inputs.constructor', 'inputs.constructor.constructor', '$string(inputs.__proto__)', 'env.constructor'].map((expression) =>
-        compileTemplate(`\${{ ${expression} }}`, where).evaluate(context()),
+      ['inputs.constructor', 'inputs.constructor.constructor', '$string(inputs.__proto__)', 'env.constructor'].map(
+        (expression) => compileTemplate(`\${{ ${expression} }}`, where).evaluate(context()),
       ),
     );
     expect(results).toEqual([undefined, undefined, undefined, undefined]);

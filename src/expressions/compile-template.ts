@@ -50,7 +50,11 @@ function escapePointerToken(token: string): string {
 }
 
 function jsonataPosition(error: unknown, textLength: number): { position: number; code?: string; message: string } {
-  const details = (typeof error === 'object' && error !== null ? error : {}) as { position?: unknown; code?: unknown; message?: unknown };
+  const details = (typeof error === 'object' && error !== null ? error : {}) as {
+    position?: unknown;
+    code?: unknown;
+    message?: unknown;
+  };
   const rawPosition = typeof details.position === 'number' ? details.position : 1;
   return {
     // JSONata counts from 1 to the end of the offending token.
@@ -121,7 +125,11 @@ function splitTemplate(value: string, where: ExpressionWhere, errors: Expression
   return parts;
 }
 
-function compileExpression(segment: Segment, where: ExpressionWhere, errors: ExpressionError[]): CompiledExpression | undefined {
+function compileExpression(
+  segment: Segment,
+  where: ExpressionWhere,
+  errors: ExpressionError[],
+): CompiledExpression | undefined {
   if (segment.text.trim() === '') {
     errors.push(
       new ExpressionError('the expression is empty', {
@@ -171,21 +179,27 @@ function compileString(value: string, where: ExpressionWhere, errors: Expression
   const expressions = compiled.filter((part): part is CompiledExpression => typeof part !== 'string');
   const onlyWhitespaceAround = compiled.every((part) => typeof part !== 'string' || part.trim() === '');
   const [single] = expressions;
-  if (expressions.length === 1 && single !== undefined && onlyWhitespaceAround) return { kind: 'whole', where, compiled: single };
+  if (expressions.length === 1 && single !== undefined && onlyWhitespaceAround)
+    return { kind: 'whole', where, compiled: single };
   return { kind: 'interpolation', where, parts: compiled };
 }
 
 function compileNode(value: unknown, where: ExpressionWhere, errors: ExpressionError[]): Node {
   if (typeof value === 'string') return compileString(value, where, errors);
   if (Array.isArray(value)) {
-    const items = value.map((item: unknown, index) => compileNode(item, { ...where, pointer: `${where.pointer}/${index}` }, errors));
+    const items = value.map((item: unknown, index) =>
+      compileNode(item, { ...where, pointer: `${where.pointer}/${index}` }, errors),
+    );
     return items.every((item) => item.kind === 'static') ? { kind: 'static', value } : { kind: 'array', items };
   }
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Record<string, unknown>).map(
-      ([key, item]): [string, Node] => [key, compileNode(item, { ...where, pointer: `${where.pointer}/${escapePointerToken(key)}` }, errors)],
-    );
-    return entries.every(([, item]) => item.kind === 'static') ? { kind: 'static', value } : { kind: 'object', entries };
+    const entries = Object.entries(value as Record<string, unknown>).map(([key, item]): [string, Node] => [
+      key,
+      compileNode(item, { ...where, pointer: `${where.pointer}/${escapePointerToken(key)}` }, errors),
+    ]);
+    return entries.every(([, item]) => item.kind === 'static')
+      ? { kind: 'static', value }
+      : { kind: 'object', entries };
   }
   return { kind: 'static', value };
 }
@@ -209,7 +223,11 @@ function collectExpressions(node: Node, into: Array<{ compiled: CompiledExpressi
   }
 }
 
-async function evaluateExpression(compiled: CompiledExpression, where: ExpressionWhere, context: ExpressionContext): Promise<unknown> {
+async function evaluateExpression(
+  compiled: CompiledExpression,
+  where: ExpressionWhere,
+  context: ExpressionContext,
+): Promise<unknown> {
   const fail = (message: string, position: number, error: unknown, code?: string): ExpressionError =>
     new ExpressionError(message, {
       code:
@@ -258,7 +276,9 @@ async function evaluateNode(node: Node, context: ExpressionContext): Promise<unk
       return evaluateExpression(node.compiled, node.where, context);
     case 'interpolation': {
       const texts = await Promise.all(
-        node.parts.map(async (part) => (typeof part === 'string' ? part : stringify(await evaluateExpression(part, node.where, context)))),
+        node.parts.map(async (part) =>
+          typeof part === 'string' ? part : stringify(await evaluateExpression(part, node.where, context)),
+        ),
       );
       return texts.join('');
     }
@@ -292,7 +312,10 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const references: ReferenceSite[] = [];
   for (const { compiled, where: at } of expressions) {
     const found = findReferences(compiled.expression.ast(), compiled.text);
-    compiled.reads = found.occurrences.map((occurrence) => ({ root: occurrence.root, ...(occurrence.member === undefined ? {} : { member: occurrence.member }) }));
+    compiled.reads = found.occurrences.map((occurrence) => ({
+      root: occurrence.root,
+      ...(occurrence.member === undefined ? {} : { member: occurrence.member }),
+    }));
     for (const name of found.roots) roots.add(name);
     for (const id of found.steps) steps.add(id);
     for (const occurrence of found.occurrences) {
@@ -300,7 +323,9 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
         root: occurrence.root,
         pointer: at.pointer,
         rootOffset: compiled.offset + occurrence.rootOffset,
-        ...(occurrence.member === undefined ? {} : { member: occurrence.member, memberOffset: compiled.offset + (occurrence.memberOffset ?? 0) }),
+        ...(occurrence.member === undefined
+          ? {}
+          : { member: occurrence.member, memberOffset: compiled.offset + (occurrence.memberOffset ?? 0) }),
       });
     }
   }

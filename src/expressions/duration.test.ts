@@ -24,10 +24,15 @@ describe('parseDuration', () => {
   });
 
   // Node's timers fire at once beyond 2^31-1 ms: a longer sleep would end at once.
-  it.each(['30d', '24d20h31m23s648ms', '99999999999999999999d', MAX_DURATION_MS + 1, 1e20])('refuses %j as longer than a timer can wait', (value) => {
-    expect(parseDuration(value)).toBeUndefined();
-    expect(durationProblem(value)).toMatch(/is too long: a duration is at most 24d20h31m23s647ms \(2147483647 ms, about 24\.8 days\)/);
-  });
+  it.each(['30d', '24d20h31m23s648ms', '99999999999999999999d', MAX_DURATION_MS + 1, 1e20])(
+    'refuses %j as longer than a timer can wait',
+    (value) => {
+      expect(parseDuration(value)).toBeUndefined();
+      expect(durationProblem(value)).toMatch(
+        /is too long: a duration is at most 24d20h31m23s647ms \(2147483647 ms, about 24\.8 days\)/,
+      );
+    },
+  );
 
   it('takes a longer bound when the caller gives one, never beyond safe integers', () => {
     expect(parseDuration('30d', { maxMs: Number.MAX_SAFE_INTEGER })).toBe(2_592_000_000);

@@ -2,7 +2,8 @@
  * The duration forms a playbook accepts, as a JSON Schema `pattern`: `1d2h30m10s500ms` (units in
  * this order, each at most once, at least one), or plain digits (milliseconds).
  */
-export const DURATION_PATTERN_SOURCE = '^(?:\\d+|(?=\\d)(?:(\\d+)d)?(?:(\\d+)h)?(?:(\\d+)m(?!s))?(?:(\\d+)s)?(?:(\\d+)ms)?)$';
+export const DURATION_PATTERN_SOURCE =
+  '^(?:\\d+|(?=\\d)(?:(\\d+)d)?(?:(\\d+)h)?(?:(\\d+)m(?!s))?(?:(\\d+)s)?(?:(\\d+)ms)?)$';
 
 const DURATION_PATTERN = new RegExp(DURATION_PATTERN_SOURCE);
 const UNIT_MS = [86_400_000, 3_600_000, 60_000, 1000, 1] as const;
@@ -65,7 +66,7 @@ export function isTooLongDuration(value: unknown): boolean {
 /** Why `parseDuration` refuses the value, as a message; undefined when it accepts it. */
 export function durationProblem(value: unknown): string | undefined {
   if (isDuration(value)) return undefined;
-  const shown = typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value);
+  const shown = typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value));
   if (isTooLongDuration(value)) {
     return `${shown} is too long: a duration is at most ${MAX_DURATION_TEXT} (${MAX_DURATION_MS} ms, about 24.8 days), the longest a timer can wait`;
   }

@@ -15,7 +15,8 @@ export const extraFunctions = [
       // Not bounded by what a timer can wait: `$millis() - $duration('90d')` is date arithmetic.
       // A `sleep` of the result is still refused when it is too long.
       const ms = parseDuration(value, { maxMs: Number.MAX_SAFE_INTEGER });
-      if (ms === undefined) throw new Error(`$duration: '${String(value)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`);
+      if (ms === undefined)
+        throw new Error(`$duration: '${String(value)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`);
       return ms;
     },
   },
@@ -24,7 +25,8 @@ export const extraFunctions = [
     signature: '<an:a>',
     description: 'The array cut into arrays of at most `size` items: `$chunk([1,2,3,4,5], 2)` is `[[1,2],[3,4],[5]]`.',
     implementation(items: unknown[] | undefined, size: number): unknown[][] {
-      if (!Number.isInteger(size) || size < 1) throw new Error(`$chunk: the size must be a whole number from 1, got ${String(size)}`);
+      if (!Number.isInteger(size) || size < 1)
+        throw new Error(`$chunk: the size must be a whole number from 1, got ${String(size)}`);
       const list = items ?? [];
       const chunks: unknown[][] = [];
       for (let start = 0; start < list.length; start += size) chunks.push(list.slice(start, start + size));

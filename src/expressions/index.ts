@@ -1,7 +1,20 @@
 export type { ExpressionContext, ReferenceSite, Template } from './types.js';
-export { compileTemplate, tryCompileTemplate, EXPRESSION_LIMITS, type TemplateCompilation } from './compile-template.js';
+export {
+  compileTemplate,
+  tryCompileTemplate,
+  EXPRESSION_LIMITS,
+  type TemplateCompilation,
+} from './compile-template.js';
 export { ExpressionError, ExpressionErrorCode, isExpressionError, type ExpressionWhere } from './expression-error.js';
-export { parseDuration, isDuration, isTooLongDuration, durationProblem, MAX_DURATION_MS, DURATION_PATTERN_SOURCE, type ParseDurationOptions } from './duration.js';
+export {
+  parseDuration,
+  isDuration,
+  isTooLongDuration,
+  durationProblem,
+  MAX_DURATION_MS,
+  DURATION_PATTERN_SOURCE,
+  type ParseDurationOptions,
+} from './duration.js';
 export { normaliseValue, FORBIDDEN_KEYS } from './normalise.js';
 export { extraFunctions } from './functions.js';
 export { trackTaint, taintTrackerOf, type TaintTracker } from './taint.js';

@@ -20,7 +20,8 @@ function normaliseAt(value: unknown, path: string): unknown {
     case 'string':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw new UnsafeValueError(`${path || 'the result'} is ${value}, which JSON cannot hold`);
+      if (!Number.isFinite(value))
+        throw new UnsafeValueError(`${path || 'the result'} is ${value}, which JSON cannot hold`);
       return value;
     case 'function':
       throw new UnsafeValueError(`${path || 'the result'} is a function; call it to get a value`);
@@ -36,10 +37,12 @@ function normaliseAt(value: unknown, path: string): unknown {
     // so positions are kept.
     return value.map((item: unknown, index) => normaliseAt(item, `${path}[${index}]`) ?? null);
   }
-  if (isJsonataFunction(value as object)) throw new UnsafeValueError(`${path || 'the result'} is a function; call it to get a value`);
+  if (isJsonataFunction(value as object))
+    throw new UnsafeValueError(`${path || 'the result'} is a function; call it to get a value`);
   const result: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    if (FORBIDDEN_KEYS.has(key)) throw new UnsafeValueError(`${path || 'the result'} has the key '${key}', which is refused`);
+    if (FORBIDDEN_KEYS.has(key))
+      throw new UnsafeValueError(`${path || 'the result'} has the key '${key}', which is refused`);
     const normalised = normaliseAt(item, path === '' ? key : `${path}.${key}`);
     if (normalised !== undefined) result[key] = normalised;
   }

@@ -29,8 +29,16 @@ describe('findReferences', () => {
   it('says where each top-level name and the name under it are written, back-quoted names included', () => {
     const text = ' steps.first.outputs & inputs.`my name` & $$.run.id & items[name = "x"] & loop';
     const { occurrences } = findReferences(jsonata(text).ast(), text);
-    const at = (offset: number | undefined, length: number) => (offset === undefined ? undefined : text.slice(offset, offset + length));
-    expect(occurrences.map((found) => [found.root, at(found.rootOffset, found.root.length), found.member, at(found.memberOffset, (found.member ?? '').length + 2)])).toEqual([
+    const at = (offset: number | undefined, length: number) =>
+      offset === undefined ? undefined : text.slice(offset, offset + length);
+    expect(
+      occurrences.map((found) => [
+        found.root,
+        at(found.rootOffset, found.root.length),
+        found.member,
+        at(found.memberOffset, (found.member ?? '').length + 2),
+      ]),
+    ).toEqual([
       ['steps', 'steps', 'first', 'first.o'],
       ['inputs', 'inputs', 'my name', '`my name`'],
       ['run', 'run', 'id', 'id &'],

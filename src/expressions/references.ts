@@ -100,7 +100,8 @@ function walkChildren(node: AstNode, atRoot: boolean, found: ExpressionReference
   for (const [key, child] of Object.entries(node)) {
     if (key === 'steps' && node.type === 'path') continue;
     // Predicates, sort terms and groups are evaluated against each item, not the root.
-    const relative = key === 'stages' || key === 'predicate' || key === 'group' || (node.type === 'sort' && key === 'terms');
+    const relative =
+      key === 'stages' || key === 'predicate' || key === 'group' || (node.type === 'sort' && key === 'terms');
     walk(child, atRoot && !relative, found, text);
   }
 }

@@ -32,7 +32,10 @@ export function withoutSecretKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item: unknown) => withoutSecretKeys(item)) as T;
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, secretKeys.includes(key) ? REDACTED : withoutSecretKeys(item as unknown)]),
+    Object.entries(value).map(([key, item]) => [
+      key,
+      secretKeys.includes(key) ? REDACTED : withoutSecretKeys(item as unknown),
+    ]),
   ) as T;
 }
 
@@ -141,15 +144,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? 'info',
       base: options.base ?? {},
       redact: { paths: redactPaths, censor: REDACTED },
-      formatters: secrets
-        ? { log: (object: Record<string, unknown>) => secrets.scrubValue(object) }
-        : {},
+      formatters: secrets ? { log: (object: Record<string, unknown>) => secrets.scrubValue(object) } : {},
       hooks: secrets
         ? {
             logMethod(args, method) {
               method.apply(
                 this,
-                args.map((arg: unknown) => (typeof arg === 'string' ? secrets.scrub(arg) : arg)) as Parameters<typeof method>,
+                args.map((arg: unknown) => (typeof arg === 'string' ? secrets.scrub(arg) : arg)) as Parameters<
+                  typeof method
+                >,
               );
             },
           }

@@ -11,7 +11,11 @@ function capture(): { stream: Writable; lines: () => Array<Record<string, unknow
     },
   });
   const lines = (): Array<Record<string, unknown>> =>
-    chunks.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   return { stream, lines };
 }
 
@@ -56,7 +60,13 @@ describe('secret registry: encoded forms', () => {
       const scrubbed = registry.scrub(`said ${text}.`);
       expect(scrubbed, text).toContain('[REDACTED]');
       // What is left around the redaction is at most the few characters the neighbouring bytes share.
-      expect(scrubbed.replace(/^said /, '').replace(/\.$/, '').replace('[REDACTED]', '').length, text).toBeLessThanOrEqual(16);
+      expect(
+        scrubbed
+          .replace(/^said /, '')
+          .replace(/\.$/, '')
+          .replace('[REDACTED]', '').length,
+        text,
+      ).toBeLessThanOrEqual(16);
     }
   });
 });

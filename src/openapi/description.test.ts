@@ -84,8 +84,21 @@ describe('loadPlatformDescription', () => {
     const ajv = new Ajv2020({ strict: true });
     addFormats(ajv);
     const validServer = ajv.compile(op('privateCloud.getServer').responses['200']?.schema ?? {});
-    const record = { id: 's-1', type: 'server', generation: 1, createdAt: '2025-01-01T00:00:00Z', updatedAt: '2025-01-01T00:00:00Z', resourceUri: '/s-1', customerId: 'c' };
-    const server = (powerState: string, healthPowerState = 'ON') => ({ ...record, systemId: 'sys-1', powerState, health: { powerState: healthPowerState } });
+    const record = {
+      id: 's-1',
+      type: 'server',
+      generation: 1,
+      createdAt: '2025-01-01T00:00:00Z',
+      updatedAt: '2025-01-01T00:00:00Z',
+      resourceUri: '/s-1',
+      customerId: 'c',
+    };
+    const server = (powerState: string, healthPowerState = 'ON') => ({
+      ...record,
+      systemId: 'sys-1',
+      powerState,
+      health: { powerState: healthPowerState },
+    });
     expect(['ON', 'RESET', 'UNKNOWN'].map((state) => validServer(server(state)))).toEqual([true, true, true]);
     expect(validServer(server('OFF'))).toBe(false);
     expect(validServer.errors?.[0]).toMatchObject({ instancePath: '/powerState', keyword: 'enum' });
@@ -95,7 +108,8 @@ describe('loadPlatformDescription', () => {
   it('compiles every component and response schema under ajv strict mode', () => {
     const ajv = new Ajv2020({ strict: true });
     addFormats(ajv);
-    for (const [name, schema] of Object.entries(description.schemas)) expect(() => ajv.compile(schema), name).not.toThrow();
+    for (const [name, schema] of Object.entries(description.schemas))
+      expect(() => ajv.compile(schema), name).not.toThrow();
     for (const o of description.operations) {
       for (const [status, response] of Object.entries(o.responses)) {
         if (response.schema) expect(() => ajv.compile(response.schema!), `${o.id} ${status}`).not.toThrow();
@@ -109,7 +123,14 @@ describe('loadPlatformDescription', () => {
     expect(writes).toContain('privateCloud.refreshSoftwareVersionsByGet');
     expect(writes).not.toContain('auth.createToken');
     // Running a consumption report (v2 `execute`) is a POST that changes nothing: safe to repeat.
-    const reads = ['auth.createToken', 'privateCloud.refreshSoftwareVersionsByGet', 'consumptionAnalytics.executeReportV2', 'consumptionAnalytics.executeReportCsvV2', 'consumptionAnalytics.executeReportDefinitionV2', 'consumptionAnalytics.executeReportDefinitionCsvV2'];
+    const reads = [
+      'auth.createToken',
+      'privateCloud.refreshSoftwareVersionsByGet',
+      'consumptionAnalytics.executeReportV2',
+      'consumptionAnalytics.executeReportCsvV2',
+      'consumptionAnalytics.executeReportDefinitionV2',
+      'consumptionAnalytics.executeReportDefinitionCsvV2',
+    ];
     expect(writes.filter((id) => reads.includes(id))).toEqual(['privateCloud.refreshSoftwareVersionsByGet']);
     for (const o of description.operations) {
       if (reads.includes(o.id)) continue;
@@ -146,8 +167,15 @@ describe('loadPlatformDescription', () => {
         expect(o.responses[String(o.successStatus)]?.schema?.type, o.id).toBe('array');
         continue;
       }
-      expect(limit?.schema, o.id).toMatchObject({ default: o.paging?.default, minimum: o.paging?.min, maximum: o.paging?.max });
-      expect(o.queryParams.map((p) => p.name), o.id).toContain('offset');
+      expect(limit?.schema, o.id).toMatchObject({
+        default: o.paging?.default,
+        minimum: o.paging?.min,
+        maximum: o.paging?.max,
+      });
+      expect(
+        o.queryParams.map((p) => p.name),
+        o.id,
+      ).toContain('offset');
     }
     expect(op('devices.listDevices').paging).toEqual({ default: 2000, min: 1, max: 2000, envelope: true });
     expect(op('consumptionAnalytics.listReports').paging?.envelope).toBe(false);
@@ -197,7 +225,13 @@ describe('inputSchemaOf', () => {
     expect(list({ limit: 5 })).toBe(false);
     const patch = compileInput('devices.updateDevices');
     const ids = ['6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f', '7a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d'];
-    expect(patch({ id: ids, 'dry-run': true, body: { application: { id: '2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d' }, region: 'eu-central' } })).toBe(true);
+    expect(
+      patch({
+        id: ids,
+        'dry-run': true,
+        body: { application: { id: '2c4e6a8b-0d1f-4a3b-8c5d-7e9f1a2b3c4d' }, region: 'eu-central' },
+      }),
+    ).toBe(true);
     expect(patch({ id: ['not-a-uuid'], body: { subscription: [] } })).toBe(false);
     expect(patch({ id: [ids[0], ids[0]], body: {} })).toBe(false);
     expect(patch({ id: ids, body: { application: {} } })).toBe(false);

@@ -244,7 +244,9 @@ function describeOperation(
 function describeParam(param: Record<string, unknown>, at: string): ParamDescriptor {
   const location = param.in;
   if (location !== 'path' && location !== 'query') {
-    throw new PlatformDescriptionError(`${at}: parameter ${String(param.name)} is in '${String(location)}'; only path and query are supported`);
+    throw new PlatformDescriptionError(
+      `${at}: parameter ${String(param.name)} is in '${String(location)}'; only path and query are supported`,
+    );
   }
   return {
     name: String(param.name),
@@ -295,7 +297,9 @@ function createResolver(document: Record<string, unknown>): Resolver {
     for (const [key, child] of Object.entries(rest)) out[key] = inline(child);
     if (typeof $ref !== 'string') return out;
     if (active.includes($ref)) {
-      throw new PlatformDescriptionError(`recursive $ref '${$ref}' (via ${active.join(' → ')}): keep schemas non-recursive`);
+      throw new PlatformDescriptionError(
+        `recursive $ref '${$ref}' (via ${active.join(' → ')}): keep schemas non-recursive`,
+      );
     }
     let resolved = done.get($ref);
     if (resolved === undefined) {

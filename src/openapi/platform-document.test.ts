@@ -35,7 +35,10 @@ describe('readPlatformDocument', () => {
 
   it('ignores a JSON made of another YAML text: an edit without a rebuild is never hidden', () => {
     writePlatformDocumentJson(files);
-    const edited = readFileSync(files.yamlPath, 'utf8').replace(/operationId: privateCloud\.getSystem\b/, 'operationId: privateCloud.getSystemRenamed');
+    const edited = readFileSync(files.yamlPath, 'utf8').replace(
+      /operationId: privateCloud\.getSystem\b/,
+      'operationId: privateCloud.getSystemRenamed',
+    );
     writeFileSync(files.yamlPath, edited);
     const read = readPlatformDocument(files);
     expect(read.source).toBe('yaml');

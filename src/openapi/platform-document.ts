@@ -47,7 +47,10 @@ function readJson(jsonPath: string, yamlText: string): PlatformDocumentJson | un
 }
 
 /** The parsed document, and whether it came from the build's JSON or from parsing the YAML. */
-export function readPlatformDocument(files: PlatformDocumentFiles = DEFAULT_FILES): { document: unknown; source: 'json' | 'yaml' } {
+export function readPlatformDocument(files: PlatformDocumentFiles = DEFAULT_FILES): {
+  document: unknown;
+  source: 'json' | 'yaml';
+} {
   const yamlText = readFileSync(files.yamlPath, 'utf8');
   const json = readJson(files.jsonPath, yamlText);
   return json ? { document: json.document, source: 'json' } : { document: parse(yamlText) as unknown, source: 'yaml' };

@@ -50,7 +50,17 @@ export interface GivenInputs {
   isComputed?: (value: unknown) => boolean;
 }
 
-export function givenInputsFindings({ code, declared, given, pointer, key, taker, nameTakerWhenMissing, consequence, isComputed }: GivenInputs): Finding[] {
+export function givenInputsFindings({
+  code,
+  declared,
+  given,
+  pointer,
+  key,
+  taker,
+  nameTakerWhenMissing,
+  consequence,
+  isComputed,
+}: GivenInputs): Finding[] {
   const names = declared.map(({ name }) => name);
   const takes = names.length > 0 ? `${taker} takes ${names.join(', ')}` : `${taker} takes no inputs`;
   const mapPointer = `${pointer}/${key}`;
@@ -82,7 +92,8 @@ export function givenInputsFindings({ code, declared, given, pointer, key, taker
       continue;
     }
     if (isComputed?.(value)) continue;
-    const problems = input.validate?.(value, `${mapPointer}/${pointerToken(input.name)}`, { hideValues: input.secret }) ?? [];
+    const problems =
+      input.validate?.(value, `${mapPointer}/${pointerToken(input.name)}`, { hideValues: input.secret }) ?? [];
     findings.push(...problems.map((problem): Finding => ({ ...problem, code })));
   }
   return findings;

@@ -1,6 +1,13 @@
 export type * from './types.js';
 export { OverlapPolicy } from './types.js';
-export { loadPlaybook, readPlaybookText, resolvePlaybookRef, DEFAULT_MAX_PLAYBOOK_BYTES, type LoadPlaybookOptions, type LoadPlaybookResult } from './load-playbook.js';
+export {
+  loadPlaybook,
+  readPlaybookText,
+  resolvePlaybookRef,
+  DEFAULT_MAX_PLAYBOOK_BYTES,
+  type LoadPlaybookOptions,
+  type LoadPlaybookResult,
+} from './load-playbook.js';
 export { hasErrors, type Problem } from './problem.js';
 export { codeFrame } from './code-frame.js';
 export { createPlaybookSchema, PLAYBOOK_SCHEMA_ID } from './playbook-schema.js';

@@ -30,7 +30,21 @@ export function loadPlaybookFolder(folder: string, options: LoadPlaybookOptions 
     names = readdirSync(dir).filter(isPlaybookFile).sort();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    return { dir, playbooks: [], problems: [{ code: ProblemCode.folderUnreadable, message: `the playbook folder cannot be read (${code})`, severity: 'error', file: dir, line: 1, column: 1, pointer: '' }] };
+    return {
+      dir,
+      playbooks: [],
+      problems: [
+        {
+          code: ProblemCode.folderUnreadable,
+          message: `the playbook folder cannot be read (${code})`,
+          severity: 'error',
+          file: dir,
+          line: 1,
+          column: 1,
+          pointer: '',
+        },
+      ],
+    };
   }
   const playbooks: Playbook[] = [];
   const problems: Problem[] = [];
@@ -51,7 +65,13 @@ export function loadPlaybookFolder(folder: string, options: LoadPlaybookOptions 
         firstUse.set(schedule.key, playbook);
         continue;
       }
-      problems.push(problem(schedule, ProblemCode.duplicateScheduleId, `schedule id '${schedule.key}' is also used in ${other.source}; schedules keep their state by id, so ids must be unique`));
+      problems.push(
+        problem(
+          schedule,
+          ProblemCode.duplicateScheduleId,
+          `schedule id '${schedule.key}' is also used in ${other.source}; schedules keep their state by id, so ids must be unique`,
+        ),
+      );
     }
   }
   return { dir, playbooks, problems };

@@ -107,7 +107,10 @@ function usesRefusal(ref: string, target: string, callerDir: string, usesFrom: r
 /** A name that is not a bundled playbook: the closest bundled names, and all of them. */
 function noBundledPlaybook(file: string): string {
   const wanted = basename(file).replace(/\.ya?ml$/, '');
-  const bundled = readdirSync(BUNDLED_DIR).filter((name) => name.endsWith('.yaml')).map((name) => name.replace(/\.yaml$/, '')).sort();
+  const bundled = readdirSync(BUNDLED_DIR)
+    .filter((name) => name.endsWith('.yaml'))
+    .map((name) => name.replace(/\.yaml$/, ''))
+    .sort();
   return `no bundled playbook '${wanted}' (nor a file: a path needs a '/' or a .yaml ending).${didYouMean(wanted, bundled)} Bundled: ${bundled.join(', ')}.`;
 }
 
@@ -125,13 +128,21 @@ function readRegularFile(file: string, maxBytes: number): Buffer | Problem {
   try {
     const stats = fstatSync(fd);
     if (stats.isDirectory()) return fileProblem(file, 'NOT_A_FILE', 'is a directory, not a playbook file');
-    if (!stats.isFile()) return fileProblem(file, 'NOT_A_FILE', 'is not a regular file (a device, a FIFO or a socket); a playbook is read only from a regular file');
-    if (stats.size > maxBytes) return fileProblem(file, 'FILE_TOO_LARGE', `is ${stats.size} bytes; a playbook may have at most ${maxBytes}`);
+    if (!stats.isFile())
+      return fileProblem(
+        file,
+        'NOT_A_FILE',
+        'is not a regular file (a device, a FIFO or a socket); a playbook is read only from a regular file',
+      );
+    if (stats.size > maxBytes)
+      return fileProblem(file, 'FILE_TOO_LARGE', `is ${stats.size} bytes; a playbook may have at most ${maxBytes}`);
     const buffer = Buffer.alloc(maxBytes + 1);
     let length = 0;
-    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    for (let read = -1; read !== 0 && length < buffer.length; length += read)
+      read = readSync(fd, buffer, length, buffer.length - length, null);
     // The file grew after it was looked at: still no more than the cap is read.
-    if (length > maxBytes) return fileProblem(file, 'FILE_TOO_LARGE', `is over ${maxBytes} bytes; a playbook may have at most ${maxBytes}`);
+    if (length > maxBytes)
+      return fileProblem(file, 'FILE_TOO_LARGE', `is over ${maxBytes} bytes; a playbook may have at most ${maxBytes}`);
     return buffer.subarray(0, length);
   } finally {
     closeSync(fd);
@@ -147,7 +158,14 @@ export function readPlaybookText(file: string, maxBytes: number): { text?: strin
     bytes = read;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { problem: fileProblem(file, 'FILE_NOT_FOUND', resolve(dirname(file)) === resolve(BUNDLED_DIR) ? noBundledPlaybook(file) : 'no such file') };
+    if (code === 'ENOENT')
+      return {
+        problem: fileProblem(
+          file,
+          'FILE_NOT_FOUND',
+          resolve(dirname(file)) === resolve(BUNDLED_DIR) ? noBundledPlaybook(file) : 'no such file',
+        ),
+      };
     if (code === 'EISDIR') return { problem: fileProblem(file, 'NOT_A_FILE', 'is a directory, not a playbook file') };
     return { problem: fileProblem(file, 'FILE_UNREADABLE', `cannot be read (${code ?? String(error)})`) };
   }
@@ -159,7 +177,15 @@ export function readPlaybookText(file: string, maxBytes: number): { text?: strin
   const nul = lossy.indexOf('\u0000');
   if (nul !== -1) {
     const { line, column } = at(nul);
-    return { problem: fileProblem(file, 'NOT_TEXT', 'is a binary file (it holds a NUL byte), not a YAML playbook', line, column) };
+    return {
+      problem: fileProblem(
+        file,
+        'NOT_TEXT',
+        'is a binary file (it holds a NUL byte), not a YAML playbook',
+        line,
+        column,
+      ),
+    };
   }
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
@@ -194,14 +220,27 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   const source = parseSourceDocument(file, text);
   const problems = [...source.problems];
   if (source.data === undefined && hasErrors(problems)) return { problems: problems.sort(byPosition) };
-  if (!isRawObject(source.data)) return { problems: [...problems, fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`')].sort(byPosition) };
+  if (!isRawObject(source.data))
+    return {
+      problems: [
+        ...problems,
+        fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`'),
+      ].sort(byPosition),
+    };
   const data = source.data;
 
   const ruleFindings = runDocumentRules(data, options.registry, options.description);
   // A step of no known kind or an unknown operation is reported once, by its rule, not again field by field.
   const explained = ruleFindings
-    .filter((finding) => finding.code === 'UNKNOWN_STEP_KIND' || finding.code === 'MULTIPLE_STEP_KINDS' || finding.code === 'UNKNOWN_OPERATION')
-    .map((finding) => (finding.code === 'UNKNOWN_OPERATION' ? finding.pointer.replace(/\/call$/, '') : finding.pointer));
+    .filter(
+      (finding) =>
+        finding.code === 'UNKNOWN_STEP_KIND' ||
+        finding.code === 'MULTIPLE_STEP_KINDS' ||
+        finding.code === 'UNKNOWN_OPERATION',
+    )
+    .map((finding) =>
+      finding.code === 'UNKNOWN_OPERATION' ? finding.pointer.replace(/\/call$/, '') : finding.pointer,
+    );
   const schemaFindings = validateAgainstSchema(schemaFor(options.registry, options.description), data).filter(
     (finding) => !explained.some((pointer) => finding.pointer === pointer || finding.pointer.startsWith(`${pointer}/`)),
   );
@@ -223,12 +262,21 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
         return undefined;
       }
       if (stack.includes(target)) {
-        findings.push({ code: 'USES_CYCLE', message: `'${ref}' uses itself: ${[...stack, target].join(' → ')}`, pointer });
+        findings.push({
+          code: 'USES_CYCLE',
+          message: `'${ref}' uses itself: ${[...stack, target].join(' → ')}`,
+          pointer,
+        });
         return undefined;
       }
       const loaded = load(target, options, [...stack, target]);
       if (loaded.problems.length > 0) {
-        if (hasErrors(loaded.problems)) findings.push({ code: 'USES_INVALID', message: `the playbook '${ref}' (${target}) has problems, listed with its own file`, pointer });
+        if (hasErrors(loaded.problems))
+          findings.push({
+            code: 'USES_INVALID',
+            message: `the playbook '${ref}' (${target}) has problems, listed with its own file`,
+            pointer,
+          });
         usesProblems.push(...loaded.problems);
       }
       return loaded.playbook;

@@ -14,7 +14,16 @@ import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep 
 import { givenInputsFindings, holdsExpression, inputValidator, type DeclaredInput } from './given-inputs.js';
 import type { Finding } from './rules.js';
 import { describePointer } from './schema-validation.js';
-import type { InputSpec, Playbook, RetryOn, RetryPolicy, ScheduleSpec, SourceLocation, Step, WaitOptions } from './types.js';
+import type {
+  InputSpec,
+  Playbook,
+  RetryOn,
+  RetryPolicy,
+  ScheduleSpec,
+  SourceLocation,
+  Step,
+  WaitOptions,
+} from './types.js';
 
 /** The retry policy when neither the playbook nor the step says otherwise: one attempt. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -91,15 +100,27 @@ function createNormaliser(context: NormaliseContext) {
   const ms: DurationAt = (value, pointer) => {
     if (value === undefined) return undefined;
     if (isTooLongDuration(value)) {
-      context.findings.push({ code: 'INVALID_DURATION', message: `${describePointer(pointer)}: ${durationProblem(value) ?? ''}`, pointer });
+      context.findings.push({
+        code: 'INVALID_DURATION',
+        message: `${describePointer(pointer)}: ${durationProblem(value) ?? ''}`,
+        pointer,
+      });
     }
     return parseDuration(value);
   };
 
   function template(value: unknown, pointer: string, stepId?: string): Template {
-    const { template: compiled, errors } = tryCompileTemplate(value, { pointer, ...(stepId === undefined ? {} : { stepId }) });
+    const { template: compiled, errors } = tryCompileTemplate(value, {
+      pointer,
+      ...(stepId === undefined ? {} : { stepId }),
+    });
     for (const error of errors) {
-      context.expressionFindings.push({ code: error.code, message: `${error.reason} (${echo(error)})`, pointer: error.pointer, offsetInValue: error.offsetInValue });
+      context.expressionFindings.push({
+        code: error.code,
+        message: `${error.reason} (${echo(error)})`,
+        pointer: error.pointer,
+        offsetInValue: error.offsetInValue,
+      });
     }
     return compiled ?? compileTemplate(null, { pointer });
   }
@@ -114,7 +135,10 @@ function createNormaliser(context: NormaliseContext) {
 
   function generatedId(raw: RawStep, kind: string): string {
     // Not an identifier on purpose: it can never collide with (or be read as) an id written by hand.
-    const indexes = raw.pointer.split('/').filter((token) => /^\d+$/.test(token)).map((token) => Number(token) + 1);
+    const indexes = raw.pointer
+      .split('/')
+      .filter((token) => /^\d+$/.test(token))
+      .map((token) => Number(token) + 1);
     return `${kind}#${indexes.join('.')}`;
   }
 
@@ -155,7 +179,8 @@ function createNormaliser(context: NormaliseContext) {
       usePlaybook(ref, given) {
         const playbook = context.loadUses(ref, at(kind));
         // A `with` that is one expression is known only at run time (the schema checked its form).
-        if (playbook !== undefined && (given === undefined || isRawObject(given))) context.findings.push(...usesInputsFindings(ref, playbook, given, raw.pointer));
+        if (playbook !== undefined && (given === undefined || isRawObject(given)))
+          context.findings.push(...usesInputsFindings(ref, playbook, given, raw.pointer));
         return playbook;
       },
     };
@@ -174,7 +199,13 @@ function createNormaliser(context: NormaliseContext) {
 function usesInputsFindings(ref: string, used: Playbook, given: RawObject | undefined, pointer: string): Finding[] {
   const declared = Object.entries(used.inputs).map(([name, spec]): DeclaredInput => {
     const validate = inputValidator(spec.schema);
-    return { name, type: spec.type, hasDefault: !spec.required, secret: spec.secret, ...(validate === undefined ? {} : { validate }) };
+    return {
+      name,
+      type: spec.type,
+      hasDefault: !spec.required,
+      secret: spec.secret,
+      ...(validate === undefined ? {} : { validate }),
+    };
   });
   return givenInputsFindings({
     code: 'INVALID_USES_INPUTS',
@@ -207,7 +238,12 @@ function inputSpecs(raw: unknown): Record<string, InputSpec> {
   return specs;
 }
 
-function schedules(raw: unknown, name: string, location: (pointer: string) => SourceLocation, ms: DurationAt): ScheduleSpec[] {
+function schedules(
+  raw: unknown,
+  name: string,
+  location: (pointer: string) => SourceLocation,
+  ms: DurationAt,
+): ScheduleSpec[] {
   if (!Array.isArray(raw)) return [];
   return raw.flatMap((entry: unknown, index): ScheduleSpec[] => {
     if (!isRawObject(entry) || typeof entry.cron !== 'string') return [];
@@ -238,8 +274,19 @@ function schedules(raw: unknown, name: string, location: (pointer: string) => So
  * a journal speaks of, so it must not refuse a resume.
  */
 export function hashPlaybook(playbook: Omit<Playbook, 'hash'>): string {
-  const inputs = Object.fromEntries(Object.entries(playbook.inputs).map(([name, { description: _description, schema, ...spec }]) => [name, { ...spec, schema: withoutDescription(schema) }]));
-  const structure = { inputs, outputs: playbook.outputs, defaults: playbook.defaults, lock: playbook.lock, steps: playbook.steps };
+  const inputs = Object.fromEntries(
+    Object.entries(playbook.inputs).map(([name, { description: _description, schema, ...spec }]) => [
+      name,
+      { ...spec, schema: withoutDescription(schema) },
+    ]),
+  );
+  const structure = {
+    inputs,
+    outputs: playbook.outputs,
+    defaults: playbook.defaults,
+    lock: playbook.lock,
+    steps: playbook.steps,
+  };
   const json = JSON.stringify(structure, (key, value: unknown) => {
     if (key === 'location' || (key === 'source' && typeof value === 'string')) return undefined;
     if (isRawObject(value) && typeof value.evaluate === 'function') return { template: value.source ?? null };

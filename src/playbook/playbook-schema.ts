@@ -21,7 +21,18 @@ function isSchema(value: unknown): value is JsonSchema {
 
 /** True when any string passes the schema, so an expression string passes it as written. */
 function acceptsAnyString(schema: JsonSchema): boolean {
-  const constrained = ['enum', 'const', 'pattern', 'format', 'minLength', 'maxLength', 'allOf', 'anyOf', 'oneOf', 'not'];
+  const constrained = [
+    'enum',
+    'const',
+    'pattern',
+    'format',
+    'minLength',
+    'maxLength',
+    'allOf',
+    'anyOf',
+    'oneOf',
+    'not',
+  ];
   const types = schema.type === undefined ? undefined : [schema.type].flat();
   return (types === undefined || types.includes('string')) && !constrained.some((keyword) => keyword in schema);
 }
@@ -35,11 +46,15 @@ export function allowExpressions(schema: JsonSchema): JsonSchema {
   for (const keyword of SUBSCHEMA) if (isSchema(copy[keyword])) copy[keyword] = allowExpressions(copy[keyword]);
   for (const keyword of SUBSCHEMA_LISTS) {
     const list = copy[keyword];
-    if (Array.isArray(list)) copy[keyword] = list.map((item: unknown) => (isSchema(item) ? allowExpressions(item) : item));
+    if (Array.isArray(list))
+      copy[keyword] = list.map((item: unknown) => (isSchema(item) ? allowExpressions(item) : item));
   }
   for (const keyword of SUBSCHEMA_MAPS) {
     const map = copy[keyword];
-    if (isSchema(map)) copy[keyword] = Object.fromEntries(Object.entries(map).map(([key, item]) => [key, isSchema(item) ? allowExpressions(item) : item]));
+    if (isSchema(map))
+      copy[keyword] = Object.fromEntries(
+        Object.entries(map).map(([key, item]) => [key, isSchema(item) ? allowExpressions(item) : item]),
+      );
   }
   if (acceptsAnyString(copy)) return copy;
   const { description, ...rest } = copy;
@@ -66,15 +81,25 @@ function schedule(): JsonSchema {
     additionalProperties: false,
     required: ['cron'],
     properties: {
-      id: { type: 'string', description: 'Stable key of the schedule (its state survives edits). Default: its position.' },
+      id: {
+        type: 'string',
+        description: 'Stable key of the schedule (its state survives edits). Default: its position.',
+      },
       cron: { type: 'string', description: 'Five fields (minute hour day month weekday), or six with seconds first.' },
       timezone: { type: 'string', description: 'IANA timezone. Default UTC.' },
-      overlap: { enum: ['skip', 'queue', 'allow', 'cancel-running'], description: 'When the previous run still runs. Default skip.' },
+      overlap: {
+        enum: ['skip', 'queue', 'allow', 'cancel-running'],
+        description: 'When the previous run still runs. Default skip.',
+      },
       catchUp: { enum: ['none', 'last', 'all'], description: 'Fires missed while down. Default last.' },
       catchUpWindow: { ...duration, description: 'How far back missed fires are looked for.' },
       inputs: { type: 'object', description: 'Inputs of the runs it starts.' },
       jitter: { ...duration, description: 'A random delay up to this before each fire.' },
-      pauseAfterFailures: { type: 'integer', minimum: 1, description: 'Stop firing after this many failed runs in a row.' },
+      pauseAfterFailures: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Stop firing after this many failed runs in a row.',
+      },
       enabled: { type: 'boolean', description: 'Default true.' },
     },
   };
@@ -82,7 +107,10 @@ function schedule(): JsonSchema {
 
 function stepSchema(registry: StepRegistry, description: PlatformDescription): JsonSchema {
   const branches = registry.list().map((definition): JsonSchema => {
-    const then: JsonSchema = { properties: definition.fields, ...(definition.required ? { required: definition.required } : {}) };
+    const then: JsonSchema = {
+      properties: definition.fields,
+      ...(definition.required ? { required: definition.required } : {}),
+    };
     Object.assign(then, definition.schemaFor?.(description) ?? {});
     return { if: { required: [definition.kind] }, then };
   });
@@ -98,7 +126,9 @@ function stepSchema(registry: StepRegistry, description: PlatformDescription): J
 /** The playbook JSON Schema for a registry and a platform description. */
 export function createPlaybookSchema(registry: StepRegistry, description: PlatformDescription): JsonSchema {
   // Every `with` is an object whose values may be computed, or one expression yielding the whole object.
-  const operationInput = Object.fromEntries(description.operations.map((op) => [op.id, allowExpressions(inputSchemaOf(op))]));
+  const operationInput = Object.fromEntries(
+    description.operations.map((op) => [op.id, allowExpressions(inputSchemaOf(op))]),
+  );
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: PLAYBOOK_SCHEMA_ID,
@@ -107,7 +137,11 @@ export function createPlaybookSchema(registry: StepRegistry, description: Platfo
     additionalProperties: false,
     required: ['name', 'steps'],
     properties: {
-      name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'The playbook name (runs and schedules are keyed by it).' },
+      name: {
+        type: 'string',
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
+        description: 'The playbook name (runs and schedules are keyed by it).',
+      },
       description: { type: 'string' },
       inputs: { type: 'object', additionalProperties: inputDeclaration(), description: 'Inputs by name.' },
       outputs: { ...anyTemplate, description: 'What the run returns, computed after the last step.' },

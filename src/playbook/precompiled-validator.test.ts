@@ -9,7 +9,11 @@ import { defaultPlaybookSchema } from './load-playbook.js';
 import { createPlaybookAjv } from './playbook-ajv.js';
 import { createPlaybookSchema } from './playbook-schema.js';
 import { parseSourceDocument } from './source-document.js';
-import { loadPrecompiledValidator, writePrecompiledValidator, type PlaybookValidator } from './precompiled-validator.js';
+import {
+  loadPrecompiledValidator,
+  writePrecompiledValidator,
+  type PlaybookValidator,
+} from './precompiled-validator.js';
 
 const invalidDir = fileURLToPath(new URL('../../test/playbooks/invalid/', import.meta.url));
 
@@ -23,9 +27,28 @@ const badPlaybooks: Array<[string, unknown]> = [
     .map((document): [string, unknown] => [document.file, document.data]),
   ['not a mapping', ['a', 'list']],
   ['missing steps, unknown field', { name: 'x', stepz: [] }],
-  ['wrong types', { name: 7, steps: [{ id: 'a', sleep: true }, { id: 'b', call: 'privateCloud.getSystem', with: { id: 5, extra: 1 } }] }],
-  ['bad duration and enum', { name: 'x', defaults: { timeout: 'soon', retry: { jitter: 'some' } }, steps: [{ id: 'a', log: 'hi', retry: { maxAttempts: -1 } }] }],
-  ['expression where none is taken', { name: 'x', steps: [{ id: 'a', forEach: [1], as: '${{ inputs.x }}', steps: [] }] }],
+  [
+    'wrong types',
+    {
+      name: 7,
+      steps: [
+        { id: 'a', sleep: true },
+        { id: 'b', call: 'privateCloud.getSystem', with: { id: 5, extra: 1 } },
+      ],
+    },
+  ],
+  [
+    'bad duration and enum',
+    {
+      name: 'x',
+      defaults: { timeout: 'soon', retry: { jitter: 'some' } },
+      steps: [{ id: 'a', log: 'hi', retry: { maxAttempts: -1 } }],
+    },
+  ],
+  [
+    'expression where none is taken',
+    { name: 'x', steps: [{ id: 'a', forEach: [1], as: '${{ inputs.x }}', steps: [] }] },
+  ],
 ];
 
 describe('the precompiled playbook validator', () => {
@@ -59,14 +82,27 @@ describe('the precompiled playbook validator', () => {
   it('was compared on playbooks the schema refuses, with verbose errors', () => {
     const accepted = badPlaybooks.filter(([, data]) => precompiled!(data)).map(([name]) => name);
     // These fixtures are wrong only for the semantic rules, after the schema.
-    expect(accepted).toEqual(['cron-fields.yaml', 'input-defaults.yaml', 'reference-order.yaml', 'schedule-inputs.yaml', 'too-long-durations.yaml', 'unknown-names.yaml', 'uses-inputs.yaml']);
+    expect(accepted).toEqual([
+      'cron-fields.yaml',
+      'input-defaults.yaml',
+      'reference-order.yaml',
+      'schedule-inputs.yaml',
+      'too-long-durations.yaml',
+      'unknown-names.yaml',
+      'uses-inputs.yaml',
+    ]);
     precompiled!(badPlaybooks.at(-1)![1]);
-    expect(precompiled!.errors?.every((error) => error.schema !== undefined && error.parentSchema !== undefined && 'data' in error)).toBe(true);
+    expect(
+      precompiled!.errors?.every(
+        (error) => error.schema !== undefined && error.parentSchema !== undefined && 'data' in error,
+      ),
+    ).toBe(true);
   });
 
   it('accepts the bundled playbooks', () => {
     const bundled = fileURLToPath(new URL('../../playbooks/', import.meta.url));
-    for (const name of readdirSync(bundled)) expect(precompiled!(parseDocument(readFileSync(join(bundled, name), 'utf8')).toJS()), name).toBe(true);
+    for (const name of readdirSync(bundled))
+      expect(precompiled!(parseDocument(readFileSync(join(bundled, name), 'utf8')).toJS()), name).toBe(true);
   });
 
   it('serves no other schema, and a new build replaces the file of the old schema', () => {

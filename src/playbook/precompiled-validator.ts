@@ -49,7 +49,9 @@ export function writePrecompiledValidator(schema: JsonSchema, dir = MODULE_DIR):
     if (old.startsWith(PREFIX) && old !== name) rmSync(join(dir, old));
   }
   // CommonJS: the code requires ajv's runtime helpers and ajv-formats' formats by name.
-  const { default: standaloneCode } = require('ajv/dist/standalone/index.js') as { default: typeof standaloneCodeModule.default };
+  const { default: standaloneCode } = require('ajv/dist/standalone/index.js') as {
+    default: typeof standaloneCodeModule.default;
+  };
   const ajv = createPlaybookAjv({ source: true });
   writeFileSync(join(dir, name), standaloneCode(ajv, ajv.compile(schema)));
 }

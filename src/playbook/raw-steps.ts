@@ -18,7 +18,10 @@ export function isRawObject(value: unknown): value is RawObject {
 }
 
 /** Nested step lists of a step as `[pointer, items]`, in the order they are written. */
-export function nestedStepLists(step: RawStep, registry: StepRegistry): Array<{ field: string; pointer: string; items: unknown[] }> {
+export function nestedStepLists(
+  step: RawStep,
+  registry: StepRegistry,
+): Array<{ field: string; pointer: string; items: unknown[] }> {
   const lists: Array<{ field: string; pointer: string; items: unknown[] }> = [];
   const [kind] = step.kinds;
   const nested = kind !== undefined && step.kinds.length === 1 ? (registry.get(kind).nested ?? {}) : {};
@@ -43,7 +46,9 @@ export function nestedStepLists(step: RawStep, registry: StepRegistry): Array<{ 
 
 export function rawStepsOf(items: unknown[], pointer: string, registry: StepRegistry): RawStep[] {
   return items.flatMap((item, index): RawStep[] =>
-    isRawObject(item) ? [{ pointer: `${pointer}/${index}`, data: item, kinds: Object.keys(item).filter((key) => registry.has(key)) }] : [],
+    isRawObject(item)
+      ? [{ pointer: `${pointer}/${index}`, data: item, kinds: Object.keys(item).filter((key) => registry.has(key)) }]
+      : [],
   );
 }
 

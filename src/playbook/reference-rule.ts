@@ -46,7 +46,12 @@ function templatesOf(step: Step, skip: ReadonlySet<string>): Template[] {
 const OWN_KEYS_NOT_WALKED: ReadonlySet<string> = new Set(['location', 'playbook', 'rescue', 'always', 'retry']);
 
 function isStep(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && typeof (value as Step).kind === 'string' && typeof (value as Step).location === 'object';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Step).kind === 'string' &&
+    typeof (value as Step).location === 'object'
+  );
 }
 
 /**
@@ -72,7 +77,10 @@ class RanSteps {
 function finishedWithin(registry: StepRegistry, step: Step, into: RanSteps, withHandlers = true): void {
   into.add(step.id);
   const children = registry.childStepsOf(step);
-  const within = [...(children.scope === 'shared' ? children.sequences.flat() : []), ...(withHandlers ? [...children.rescue, ...children.always] : [])];
+  const within = [
+    ...(children.scope === 'shared' ? children.sequences.flat() : []),
+    ...(withHandlers ? [...children.rescue, ...children.always] : []),
+  ];
   for (const child of within) finishedWithin(registry, child, into);
 }
 
@@ -92,7 +100,8 @@ export function expressionReferenceRule(playbook: Playbook, registry: StepRegist
     for (const step of steps) {
       all.add(step.id);
       const children = registry.childStepsOf(step);
-      if (children.loopVariable !== undefined && !loops.has(children.loopVariable)) loops.set(children.loopVariable, step.location.pointer);
+      if (children.loopVariable !== undefined && !loops.has(children.loopVariable))
+        loops.set(children.loopVariable, step.location.pointer);
       [...children.sequences, children.rescue, children.always].forEach(collect);
     }
   };
@@ -102,29 +111,49 @@ export function expressionReferenceRule(playbook: Playbook, registry: StepRegist
 
   const check = (template: Template | undefined, scope: Scope, self?: string): void => {
     for (const site of template?.references ?? []) {
-      const at = (offset: number | undefined): { pointer: string; offsetInValue: number } => ({ pointer: site.pointer, offsetInValue: offset ?? site.rootOffset });
+      const at = (offset: number | undefined): { pointer: string; offsetInValue: number } => ({
+        pointer: site.pointer,
+        offsetInValue: offset ?? site.rootOffset,
+      });
       if (site.root === 'steps') {
         const id = site.member;
         if (id === undefined || scope.visible.has(id) || id === self) continue;
         const hint = didYouMean(id, all);
         findings.push(
           all.has(id)
-            ? { code: 'STEP_NOT_YET_RUN', message: `step '${id}' has not run at this point: a step reads only steps that ran before it`, ...at(site.memberOffset) }
-            : { code: 'UNKNOWN_STEP_REFERENCE', message: `there is no step with id '${id}'${hint === '' ? '' : `.${hint}`}`, ...at(site.memberOffset) },
+            ? {
+                code: 'STEP_NOT_YET_RUN',
+                message: `step '${id}' has not run at this point: a step reads only steps that ran before it`,
+                ...at(site.memberOffset),
+              }
+            : {
+                code: 'UNKNOWN_STEP_REFERENCE',
+                message: `there is no step with id '${id}'${hint === '' ? '' : `.${hint}`}`,
+                ...at(site.memberOffset),
+              },
         );
       } else if (site.root === 'inputs') {
         const name = site.member;
         if (name === undefined || inputs.includes(name)) continue;
         const takes = inputs.length > 0 ? `it takes ${inputs.join(', ')}` : 'it takes none';
-        findings.push({ code: 'UNKNOWN_INPUT', message: `the playbook declares no input '${name}': ${takes}.${didYouMean(name, inputs)}`, ...at(site.memberOffset) });
+        findings.push({
+          code: 'UNKNOWN_INPUT',
+          message: `the playbook declares no input '${name}': ${takes}.${didYouMean(name, inputs)}`,
+          ...at(site.memberOffset),
+        });
       } else if ((CONTEXT_NAMES as readonly string[]).includes(site.root) || scope.loopNames.has(site.root)) {
         continue;
       } else if (site.root === 'loop' && scope.loopNames.size > 0) {
         continue;
       } else if (site.root === 'loop' || loops.has(site.root)) {
-        const where = site.root === 'loop' ? 'a forEach' : `the forEach at ${describePointer(loops.get(site.root) ?? '')}`;
+        const where =
+          site.root === 'loop' ? 'a forEach' : `the forEach at ${describePointer(loops.get(site.root) ?? '')}`;
         const what = site.root === 'loop' ? "'loop'" : `the loop variable '${site.root}'`;
-        findings.push({ code: 'LOOP_NAME_OUTSIDE_LOOP', message: `${what} is read outside its loop: it exists only in the steps of ${where}`, ...at(site.rootOffset) });
+        findings.push({
+          code: 'LOOP_NAME_OUTSIDE_LOOP',
+          message: `${what} is read outside its loop: it exists only in the steps of ${where}`,
+          ...at(site.rootOffset),
+        });
       } else {
         const known = [...CONTEXT_NAMES, ...scope.loopNames, ...(scope.loopNames.size > 0 ? ['loop'] : [])];
         findings.push({

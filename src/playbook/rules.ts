@@ -34,7 +34,13 @@ export const stepKindRule: Rule = ({ steps, registry }) =>
   steps.flatMap((step): Finding[] => {
     if (step.kinds.length === 1) return [];
     if (step.kinds.length > 1) {
-      return [{ code: 'MULTIPLE_STEP_KINDS', message: `a step has one kind, this one has ${step.kinds.map((kind) => `'${kind}'`).join(' and ')}`, pointer: step.pointer }];
+      return [
+        {
+          code: 'MULTIPLE_STEP_KINDS',
+          message: `a step has one kind, this one has ${step.kinds.map((kind) => `'${kind}'`).join(' and ')}`,
+          pointer: step.pointer,
+        },
+      ];
     }
     const common = new Set(['id', 'name', 'if', 'retry', 'timeout', 'continueOnError', 'rescue', 'always']);
     const guesses = Object.keys(step.data).filter((key) => !common.has(key));
@@ -74,7 +80,13 @@ export const duplicateStepIdRule: Rule = ({ steps }) => {
       first.set(id, step.pointer);
       return [];
     }
-    return [{ code: 'DUPLICATE_STEP_ID', message: `step id '${id}' is already used by the step at ${earlier}`, pointer: `${step.pointer}/id` }];
+    return [
+      {
+        code: 'DUPLICATE_STEP_ID',
+        message: `step id '${id}' is already used by the step at ${earlier}`,
+        pointer: `${step.pointer}/id`,
+      },
+    ];
   });
 };
 
@@ -88,7 +100,18 @@ export function isTimezone(name: string): boolean {
 }
 
 /** The aliases cron-parser reads (its list is not exported). */
-const CRON_ALIASES = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@hourly', '@minutely', '@secondly', '@weekdays', '@weekends'];
+const CRON_ALIASES = [
+  '@yearly',
+  '@annually',
+  '@monthly',
+  '@weekly',
+  '@daily',
+  '@hourly',
+  '@minutely',
+  '@secondly',
+  '@weekdays',
+  '@weekends',
+];
 
 /** Schedules have a cron expression of 5 or 6 fields (or an alias) cron-parser accepts, and an IANA timezone. */
 export const scheduleRule: Rule = ({ data }) => {
@@ -101,17 +124,36 @@ export const scheduleRule: Rule = ({ data }) => {
     const validZone = isTimezone(timezone);
     if (!validZone) {
       const hint = didYouMean(timezone, Intl.supportedValuesOf('timeZone'));
-      findings.push({ code: 'INVALID_TIMEZONE', message: `'${timezone}' is not an IANA timezone${hint ? `.${hint}` : ' such as Europe/Berlin or UTC'}`, pointer: `${pointer}/timezone` });
+      findings.push({
+        code: 'INVALID_TIMEZONE',
+        message: `'${timezone}' is not an IANA timezone${hint ? `.${hint}` : ' such as Europe/Berlin or UTC'}`,
+        pointer: `${pointer}/timezone`,
+      });
     }
-    const fields = typeof schedule.cron === 'string' ? schedule.cron.trim().split(/\s+/).filter((field) => field !== '') : [];
-    if (typeof schedule.cron === 'string' && !schedule.cron.trim().startsWith('@') && fields.length !== 5 && fields.length !== 6) {
+    const fields =
+      typeof schedule.cron === 'string'
+        ? schedule.cron
+            .trim()
+            .split(/\s+/)
+            .filter((field) => field !== '')
+        : [];
+    if (
+      typeof schedule.cron === 'string' &&
+      !schedule.cron.trim().startsWith('@') &&
+      fields.length !== 5 &&
+      fields.length !== 6
+    ) {
       // cron-parser fills missing fields with `*` (so "5" would fire every minute): say it instead.
       findings.push({
         code: 'INVALID_CRON',
         message: `'${schedule.cron}' is not a cron expression: it has ${fields.length} field${fields.length === 1 ? '' : 's'}; write 5 (minute hour day-of-month month day-of-week), 6 (seconds first) or an alias such as @daily`,
         pointer: `${pointer}/cron`,
       });
-    } else if (typeof schedule.cron === 'string' && schedule.cron.trim().startsWith('@') && !CRON_ALIASES.includes(schedule.cron.trim())) {
+    } else if (
+      typeof schedule.cron === 'string' &&
+      schedule.cron.trim().startsWith('@') &&
+      !CRON_ALIASES.includes(schedule.cron.trim())
+    ) {
       const alias = schedule.cron.trim();
       findings.push({
         code: 'INVALID_CRON',
@@ -154,14 +196,23 @@ export const inputDeclarationRule: Rule = ({ data }) =>
       const validate = compileValueSchema(schema);
       if (!Object.hasOwn(declaration, 'default')) return [];
       const pointer = `/inputs/${pointerToken(name)}/default`;
-      return validate(declaration.default, pointer, { hideValues: declaration.secret === true }).map((finding): Finding => ({
-        ...finding,
-        code: 'INVALID_INPUT_DEFAULT',
-        message: `${finding.message}: the default of input '${name}' must fit its own declaration, else every run without the input is refused`,
-      }));
+      return validate(declaration.default, pointer, { hideValues: declaration.secret === true }).map(
+        (finding): Finding => ({
+          ...finding,
+          code: 'INVALID_INPUT_DEFAULT',
+          message: `${finding.message}: the default of input '${name}' must fit its own declaration, else every run without the input is refused`,
+        }),
+      );
     } catch (error) {
       const why = errorMessage(error);
-      return [{ code: 'INVALID_INPUT_SCHEMA', message: `input '${name}' is not a valid JSON Schema: ${why}`, pointer: `/inputs/${pointerToken(name)}`, atKey: true }];
+      return [
+        {
+          code: 'INVALID_INPUT_SCHEMA',
+          message: `input '${name}' is not a valid JSON Schema: ${why}`,
+          pointer: `/inputs/${pointerToken(name)}`,
+          atKey: true,
+        },
+      ];
     }
   });
 
@@ -199,7 +250,14 @@ export const scheduleInputsRule: Rule = ({ data }) => {
 };
 
 /** The rules over the document as written, in the order their findings are reported. */
-export const documentRules: readonly Rule[] = [stepKindRule, unknownOperationRule, duplicateStepIdRule, scheduleRule, inputDeclarationRule, scheduleInputsRule];
+export const documentRules: readonly Rule[] = [
+  stepKindRule,
+  unknownOperationRule,
+  duplicateStepIdRule,
+  scheduleRule,
+  inputDeclarationRule,
+  scheduleInputsRule,
+];
 
 export function runDocumentRules(data: unknown, registry: StepRegistry, description: PlatformDescription): Finding[] {
   const context: RuleContext = { data, steps: allRawSteps(data, registry), registry, description };

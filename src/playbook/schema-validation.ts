@@ -39,7 +39,10 @@ function compile(schema: JsonSchema): PlaybookValidator {
 export function describePointer(pointer: string): string {
   const tokens = splitPointer(pointer);
   if (tokens.length === 0) return 'the playbook';
-  return tokens.reduce((path, token) => (/^\d+$/.test(token) ? `${path}[${token}]` : path === '' ? token : `${path}.${token}`), '');
+  return tokens.reduce(
+    (path, token) => (/^\d+$/.test(token) ? `${path}[${token}]` : path === '' ? token : `${path}.${token}`),
+    '',
+  );
 }
 
 function isExpressionBranch(error: ErrorObject): boolean {
@@ -101,21 +104,36 @@ interface Alternatives {
  */
 function alternativesOf(error: ErrorObject): Alternatives {
   const passing = (error.params as { passingSchemas?: unknown }).passingSchemas;
-  if ((error.keyword !== 'anyOf' && error.keyword !== 'oneOf') || (passing !== undefined && passing !== null) || !Array.isArray(error.schema)) return { unfit: [] };
-  const branches = (error.schema as JsonSchema[]).map((branch, index) => ({ branch, index })).filter(({ branch }) => branch.pattern !== EXPRESSION_PATTERN);
+  if (
+    (error.keyword !== 'anyOf' && error.keyword !== 'oneOf') ||
+    (passing !== undefined && passing !== null) ||
+    !Array.isArray(error.schema)
+  )
+    return { unfit: [] };
+  const branches = (error.schema as JsonSchema[])
+    .map((branch, index) => ({ branch, index }))
+    .filter(({ branch }) => branch.pattern !== EXPRESSION_PATTERN);
   const types = jsonTypesOf(error.data);
   if (branches.length === 0) return { unfit: [] };
   const fits = branches.map(({ branch }) => branchTypes(branch)?.some((type) => types.includes(type)));
   if (fits.some((fit) => fit !== false)) {
-    return { unfit: branches.filter((_, position) => fits[position] === false).map(({ index }) => `${error.schemaPath}/${index}/`) };
+    return {
+      unfit: branches
+        .filter((_, position) => fits[position] === false)
+        .map(({ index }) => `${error.schemaPath}/${index}/`),
+    };
   }
-  return { unfit: [`${error.schemaPath}/`], expected: branches.map(({ branch }) => describeBranch(branch)).join(' or ') };
+  return {
+    unfit: [`${error.schemaPath}/`],
+    expected: branches.map(({ branch }) => describeBranch(branch)).join(' or '),
+  };
 }
 
 /** True when `inner` was raised while checking the value `outer` failed on, inside `outer`'s schema. */
 function isWithin(inner: ErrorObject, outer: ErrorObject, schemaPrefix: string): boolean {
   // Schema paths restart at each `$ref`, so the value's path must agree too.
-  const samePlace = inner.instancePath === outer.instancePath || inner.instancePath.startsWith(`${outer.instancePath}/`);
+  const samePlace =
+    inner.instancePath === outer.instancePath || inner.instancePath.startsWith(`${outer.instancePath}/`);
   return inner !== outer && samePlace && inner.schemaPath.startsWith(schemaPrefix);
 }
 
@@ -126,7 +144,8 @@ function knownFields(error: ErrorObject): string[] {
   for (const branch of (parent?.allOf as JsonSchema[] | undefined) ?? []) {
     const kind = ((branch.if as JsonSchema | undefined)?.required as string[] | undefined)?.[0];
     if (kind !== undefined && typeof error.data === 'object' && error.data !== null && kind in error.data) {
-      for (const field of Object.keys(((branch.then as JsonSchema).properties as JsonSchema | undefined) ?? {})) fields.add(field);
+      for (const field of Object.keys(((branch.then as JsonSchema).properties as JsonSchema | undefined) ?? {}))
+        fields.add(field);
     }
   }
   return [...fields];
@@ -145,14 +164,29 @@ function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding |
   const given = typeName(error.data, options.hideValues);
   // An expression where none is taken: say so rather than quote it as a wrong string.
   const refusesExpression = isExpressionText(error.data) && !options.takesExpression.has(error.instancePath);
-  const refused = (expected: string, code: SchemaFinding['code'] = 'SCHEMA'): SchemaFinding => ({ code, message: `${where} must be ${expected}; ${NO_EXPRESSION}`, pointer: error.instancePath, atKey: false });
+  const refused = (expected: string, code: SchemaFinding['code'] = 'SCHEMA'): SchemaFinding => ({
+    code,
+    message: `${where} must be ${expected}; ${NO_EXPRESSION}`,
+    pointer: error.instancePath,
+    atKey: false,
+  });
   switch (error.keyword) {
     case 'required': {
       const missing = String(params.missingProperty);
       if (missing === 'type' && /^\/inputs\/[^/]+$/.test(error.instancePath)) {
-        return { code: 'INPUT_WITHOUT_TYPE', message: `input '${splitPointer(error.instancePath)[1]}' has no type: add one of string, integer, number, boolean, array, object`, pointer: error.instancePath, atKey: true };
+        return {
+          code: 'INPUT_WITHOUT_TYPE',
+          message: `input '${splitPointer(error.instancePath)[1]}' has no type: add one of string, integer, number, boolean, array, object`,
+          pointer: error.instancePath,
+          atKey: true,
+        };
       }
-      return { code: 'MISSING_FIELD', message: `${where} is missing the required field '${missing}'`, pointer: error.instancePath, atKey: false };
+      return {
+        code: 'MISSING_FIELD',
+        message: `${where} is missing the required field '${missing}'`,
+        pointer: error.instancePath,
+        atKey: false,
+      };
     }
     case 'additionalProperties':
     case 'unevaluatedProperties': {
@@ -161,33 +195,74 @@ function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding |
       const known = knownFields(error);
       // A field of the step's kind is "unevaluated" only because a sibling of it is wrong (reported).
       if (known.includes(field)) return undefined;
-      return { code: 'UNKNOWN_FIELD', message: `unknown field '${field}' in ${where}.${didYouMean(field, known)}`, pointer, atKey: true };
+      return {
+        code: 'UNKNOWN_FIELD',
+        message: `unknown field '${field}' in ${where}.${didYouMean(field, known)}`,
+        pointer,
+        atKey: true,
+      };
     }
     case 'type': {
       const expected = String(params.type).replaceAll(',', ' or ');
       if (refusesExpression) return refused(expected);
-      return { code: 'SCHEMA', message: `${where} must be ${expected}, not ${given}`, pointer: error.instancePath, atKey: false };
+      return {
+        code: 'SCHEMA',
+        message: `${where} must be ${expected}, not ${given}`,
+        pointer: error.instancePath,
+        atKey: false,
+      };
     }
     case 'enum': {
       const expected = `one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`;
       if (refusesExpression) return refused(expected);
-      return { code: 'SCHEMA', message: `${where} must be ${expected}, not ${given}`, pointer: error.instancePath, atKey: false };
+      return {
+        code: 'SCHEMA',
+        message: `${where} must be ${expected}, not ${given}`,
+        pointer: error.instancePath,
+        atKey: false,
+      };
     }
     case 'anyOf':
     case 'oneOf': {
       const { expected } = alternativesOf(error);
-      if (expected === undefined) return { code: 'SCHEMA', message: `${where} ${error.message ?? error.keyword}`, pointer: error.instancePath, atKey: false };
+      if (expected === undefined)
+        return {
+          code: 'SCHEMA',
+          message: `${where} ${error.message ?? error.keyword}`,
+          pointer: error.instancePath,
+          atKey: false,
+        };
       if (refusesExpression) return refused(expected);
-      return { code: 'SCHEMA', message: `${where} must be ${expected}, not ${given}`, pointer: error.instancePath, atKey: false };
+      return {
+        code: 'SCHEMA',
+        message: `${where} must be ${expected}, not ${given}`,
+        pointer: error.instancePath,
+        atKey: false,
+      };
     }
     case 'pattern':
       if (params.pattern === DURATION_PATTERN_SOURCE) {
         if (refusesExpression) return refused('a duration such as 500ms, 30s, 5m, 2h or 1h30m', 'INVALID_DURATION');
-        return { code: 'INVALID_DURATION', message: `${where}: '${String(error.data)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`, pointer: error.instancePath, atKey: false };
+        return {
+          code: 'INVALID_DURATION',
+          message: `${where}: '${String(error.data)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`,
+          pointer: error.instancePath,
+          atKey: false,
+        };
       }
-      return { code: 'SCHEMA', message: `${where} ${error.message ?? 'does not match its pattern'}`, pointer: error.instancePath, atKey: false };
+      return {
+        code: 'SCHEMA',
+        message: `${where} ${error.message ?? 'does not match its pattern'}`,
+        pointer: error.instancePath,
+        atKey: false,
+      };
     default:
-      return { code: 'SCHEMA', message: `${where} ${error.message ?? error.keyword}`, pointer: error.instancePath, atKey: false };
+      return {
+        code: 'SCHEMA',
+        message: `${where} ${error.message ?? error.keyword}`,
+        pointer: error.instancePath,
+        atKey: false,
+      };
   }
 }
 
@@ -201,19 +276,26 @@ function findingsOf(raw: readonly ErrorObject[], hideValues: boolean): SchemaFin
   const takesExpression = new Set(raw.filter(isExpressionBranch).map((error) => error.instancePath));
   let errors = raw.filter((error) => error.keyword !== 'if' && !isExpressionBranch(error));
   for (const error of errors) {
-    for (const prefix of alternativesOf(error).unfit) errors = errors.filter((other) => !isWithin(other, error, prefix));
+    for (const prefix of alternativesOf(error).unfit)
+      errors = errors.filter((other) => !isWithin(other, error, prefix));
   }
   const kept = errors.filter((error) => {
     if (error.keyword !== 'anyOf' && error.keyword !== 'oneOf') return true;
     // An anyOf with a more precise error from inside it says nothing more.
     return !errors.some((other) => isWithin(other, error, `${error.schemaPath}/`));
   });
-  const all = kept.map((error) => toFinding(error, { hideValues, takesExpression })).filter((finding): finding is SchemaFinding => finding !== undefined);
+  const all = kept
+    .map((error) => toFinding(error, { hideValues, takesExpression }))
+    .filter((finding): finding is SchemaFinding => finding !== undefined);
   const seen = new Set<string>();
   const findings: SchemaFinding[] = [];
   for (const finding of all) {
     // A field whose value is wrong is not evaluated, so ajv also calls it unknown: say the first only.
-    const valueIsWrong = all.some((other) => other.code !== 'UNKNOWN_FIELD' && (other.pointer === finding.pointer || other.pointer.startsWith(`${finding.pointer}/`)));
+    const valueIsWrong = all.some(
+      (other) =>
+        other.code !== 'UNKNOWN_FIELD' &&
+        (other.pointer === finding.pointer || other.pointer.startsWith(`${finding.pointer}/`)),
+    );
     if (finding.code === 'UNKNOWN_FIELD' && valueIsWrong) continue;
     const key = `${finding.pointer}\u0000${finding.message}`;
     if (seen.has(key)) continue;
@@ -244,7 +326,10 @@ export function compileValueSchema(schema: JsonSchema): ValueValidator {
   valueAjv.removeSchema(schema);
   return (value, pointer, options = {}) => {
     if (validate(value)) return [];
-    const located = (validate.errors ?? []).map((error) => ({ ...error, instancePath: `${pointer}${error.instancePath}` }));
+    const located = (validate.errors ?? []).map((error) => ({
+      ...error,
+      instancePath: `${pointer}${error.instancePath}`,
+    }));
     return findingsOf(located, options.hideValues ?? false);
   };
 }

@@ -2,7 +2,18 @@
  * A playbook file parsed with positions: YAML problems as they are found, the plain data,
  * and a way back from a JSON pointer to `line:column`.
  */
-import { isAlias, isCollection, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import {
+  isAlias,
+  isCollection,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  type Document,
+  type Node,
+} from 'yaml';
 import type { Problem } from './problem.js';
 
 /** Aliases beyond this are refused (a "billion laughs" document expands without bound). */
@@ -50,13 +61,21 @@ const RECOVERABLE_YAML_ERRORS: ReadonlySet<string> = new Set(['BAD_DQ_ESCAPE', '
 /** yaml's message, or one a playbook's author reads better where yaml's speaks to a programmer. */
 function yamlMessage(code: string, message: string): string {
   const first = message.split('\n')[0] ?? message;
-  if (code === 'MULTIPLE_DOCS') return 'a playbook file holds one YAML document: this `---` starts a second one, which is not read';
-  if (code === 'BAD_DQ_ESCAPE') return `${first}: in a double-quoted string a backslash starts an escape; write \\\\ for a backslash, or use single quotes`;
+  if (code === 'MULTIPLE_DOCS')
+    return 'a playbook file holds one YAML document: this `---` starts a second one, which is not read';
+  if (code === 'BAD_DQ_ESCAPE')
+    return `${first}: in a double-quoted string a backslash starts an escape; write \\\\ for a backslash, or use single quotes`;
   return first;
 }
 
 /** yaml's codes for a structure broken by indentation (a line further in or out than it belongs). */
-const INDENTATION_ERRORS: ReadonlySet<string> = new Set(['BAD_INDENT', 'MISSING_CHAR', 'MULTILINE_IMPLICIT_KEY', 'BLOCK_AS_IMPLICIT_KEY', 'UNEXPECTED_TOKEN']);
+const INDENTATION_ERRORS: ReadonlySet<string> = new Set([
+  'BAD_INDENT',
+  'MISSING_CHAR',
+  'MULTILINE_IMPLICIT_KEY',
+  'BLOCK_AS_IMPLICIT_KEY',
+  'UNEXPECTED_TOKEN',
+]);
 
 /** A value that starts `${{` unquoted: YAML reads its `: ` and `{` as structure, not text. */
 const UNQUOTED_EXPRESSION = /^(\s*(?:-\s+)?(?:[^\s'"#][^:#]*:\s+|-\s+))(\$\{\{.*\}\})\s*(?:#.*)?$/;
@@ -68,7 +87,10 @@ const indentOf = (line: string): number => line.length - line.trimStart().length
  * unquoted `${{ a ? b : c }}` gives three on its line; one line indented wrong gives an error
  * on each line after it): each mistake is reported once, with the fix it needs.
  */
-function explainYamlErrors(errors: readonly { code: string; message: string; line: number; column: number }[], text: string): Array<{ code: string; message: string; line: number; column: number }> {
+function explainYamlErrors(
+  errors: readonly { code: string; message: string; line: number; column: number }[],
+  text: string,
+): Array<{ code: string; message: string; line: number; column: number }> {
   const lines = text.split('\n');
   const explained: Array<{ code: string; message: string; line: number; column: number }> = [];
   let indentationReported = false;
@@ -93,7 +115,10 @@ function explainYamlErrors(errors: readonly { code: string; message: string; lin
       // The errors after the first indentation slip mostly follow from it: one message, the fix in it.
       if (indentationReported) continue;
       indentationReported = true;
-      explained.push({ ...error, message: `${error.message.replace(/\.$/, '')}. ${indentationHint(lines, error.line)}` });
+      explained.push({
+        ...error,
+        message: `${error.message.replace(/\.$/, '')}. ${indentationHint(lines, error.line)}`,
+      });
       continue;
     }
     explained.push(error);
@@ -109,7 +134,13 @@ function indentationHint(lines: readonly string[], lineNumber: number): string {
   const source = lines[lineNumber - 1] ?? '';
   const isItem = (text: string): boolean => /^\s*- /.test(text) || /^\s*-$/.test(text);
   let above = lineNumber - 2;
-  while (above >= 0 && ((lines[above] ?? '').trim() === '' || (lines[above] ?? '').trimStart().startsWith('#') || (isItem(source) && !isItem(lines[above] ?? '') && indentOf(lines[above] ?? '') >= indentOf(source)))) above -= 1;
+  while (
+    above >= 0 &&
+    ((lines[above] ?? '').trim() === '' ||
+      (lines[above] ?? '').trimStart().startsWith('#') ||
+      (isItem(source) && !isItem(lines[above] ?? '') && indentOf(lines[above] ?? '') >= indentOf(source)))
+  )
+    above -= 1;
   if (above < 0) return 'Check the indentation of this line.';
   const what = isItem(source) && isItem(lines[above] ?? '') ? 'the list item on line' : 'line';
   return `Check the indentation: this line starts at column ${indentOf(source) + 1}, ${what} ${above + 1} at column ${indentOf(lines[above] ?? '') + 1}; items of one list, and keys of one mapping, start at the same column.`;
@@ -172,8 +203,13 @@ function isInheritedName(key: unknown): boolean {
  */
 function structureProblems(document: Document, file: string, position: (offset: number) => Position): Problem[] {
   const problems: Problem[] = [];
-  const at = (node: { range?: [number, number, number] | null | undefined }): Position => (node.range ? position(node.range[0]) : { line: 1, column: 1 });
-  const problem = (code: string, message: string, node: { range?: [number, number, number] | null | undefined }): void => {
+  const at = (node: { range?: [number, number, number] | null | undefined }): Position =>
+    node.range ? position(node.range[0]) : { line: 1, column: 1 };
+  const problem = (
+    code: string,
+    message: string,
+    node: { range?: [number, number, number] | null | undefined },
+  ): void => {
     problems.push({ code, message, severity: 'error', file, ...at(node), pointer: '' });
   };
   // Depth-first with an explicit stack; `exit` entries take a node off the path of ancestors.
@@ -191,7 +227,11 @@ function structureProblems(document: Document, file: string, position: (offset: 
     if (isAlias(node)) {
       const target = node.resolve(document);
       if (target !== undefined && ancestors.has(target)) {
-        problem('YAML_ALIAS_CYCLE', `the alias *${node.source} is inside the node &${node.source} it names: the value would contain itself without end`, node);
+        problem(
+          'YAML_ALIAS_CYCLE',
+          `the alias *${node.source} is inside the node &${node.source} it names: the value would contain itself without end`,
+          node,
+        );
         continue;
       }
       if (target !== undefined) stack.push({ node: target, depth });
@@ -199,7 +239,12 @@ function structureProblems(document: Document, file: string, position: (offset: 
     }
     if (!isCollection(node)) continue;
     if (depth >= MAX_NESTING_DEPTH) {
-      if (!tooDeep) problem('NESTING_TOO_DEEP', `mappings and lists are nested more than ${MAX_NESTING_DEPTH} deep here; a playbook may nest at most ${MAX_NESTING_DEPTH}`, node);
+      if (!tooDeep)
+        problem(
+          'NESTING_TOO_DEEP',
+          `mappings and lists are nested more than ${MAX_NESTING_DEPTH} deep here; a playbook may nest at most ${MAX_NESTING_DEPTH}`,
+          node,
+        );
       tooDeep = true;
       continue;
     }
@@ -209,7 +254,12 @@ function structureProblems(document: Document, file: string, position: (offset: 
     stack.push({ node, depth, exit: true });
     for (const item of node.items as unknown[]) {
       if (isPair(item)) {
-        if (isCollection(item.key)) problem('YAML_COLLECTION_KEY', 'a mapping key is a list or a mapping; keys are plain text such as `name`', item.key);
+        if (isCollection(item.key))
+          problem(
+            'YAML_COLLECTION_KEY',
+            'a mapping key is a list or a mapping; keys are plain text such as `name`',
+            item.key,
+          );
         else if (isScalar(item.key) && isInheritedName(item.key.value)) {
           problem(
             'RESERVED_KEY',
@@ -228,7 +278,9 @@ function structureProblems(document: Document, file: string, position: (offset: 
  * Where an alias limit was passed: the anchored node whose aliases are most used (yaml's own
  * error names no place).
  */
-function mostUsedAnchor(document: Document): { name: string; uses: number; node: { range?: [number, number, number] | null | undefined } } | undefined {
+function mostUsedAnchor(
+  document: Document,
+): { name: string; uses: number; node: { range?: [number, number, number] | null | undefined } } | undefined {
   const uses = new Map<string, { count: number; first: Node }>();
   const anchored = new Map<string, Node>();
   const stack: unknown[] = [document.contents];
@@ -243,7 +295,8 @@ function mostUsedAnchor(document: Document): { name: string; uses: number; node:
     if (isScalar(node) || isCollection(node)) {
       if (node.anchor !== undefined && !anchored.has(node.anchor)) anchored.set(node.anchor, node);
     }
-    if (isCollection(node)) for (const item of node.items as unknown[]) stack.push(...(isPair(item) ? [item.key, item.value] : [item]));
+    if (isCollection(node))
+      for (const item of node.items as unknown[]) stack.push(...(isPair(item) ? [item.key, item.value] : [item]));
   }
   let best: [string, { count: number; first: Node }] | undefined;
   for (const entry of uses) if (best === undefined || entry[1].count > best[1].count) best = entry;
@@ -297,7 +350,13 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
       column: (lines.at(-1)?.length ?? 0) + 1,
       pointer: '',
     };
-    return { file, text, data: undefined, problems: [problem], locate: () => ({ line: problem.line, column: problem.column }) };
+    return {
+      file,
+      text,
+      data: undefined,
+      problems: [problem],
+      locate: () => ({ line: problem.line, column: problem.column }),
+    };
   }
   const lineCounter = new LineCounter();
   // Duplicate keys are found by duplicateKeys, which says where the first one is.
@@ -311,9 +370,21 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     ['error', document.errors],
     ['warning', document.warnings],
   ] as const) {
-    const located = list.map((issue) => ({ code: issue.code, message: yamlMessage(issue.code, issue.message), ...position(issue.pos[0]) }));
+    const located = list.map((issue) => ({
+      code: issue.code,
+      message: yamlMessage(issue.code, issue.message),
+      ...position(issue.pos[0]),
+    }));
     for (const issue of severity === 'error' ? explainYamlErrors(located, text) : located) {
-      problems.push({ code: issue.code.startsWith('YAML_') ? issue.code : `YAML_${issue.code}`, message: issue.message, severity, file, line: issue.line, column: issue.column, pointer: '' });
+      problems.push({
+        code: issue.code.startsWith('YAML_') ? issue.code : `YAML_${issue.code}`,
+        message: issue.message,
+        severity,
+        file,
+        line: issue.line,
+        column: issue.column,
+        pointer: '',
+      });
     }
   }
   let data: unknown;
@@ -345,7 +416,9 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     for (const token of splitPointer(pointer)) {
       if (isMap(node)) {
         // The last of duplicate keys: its value is the one the data holds.
-        const pair = node.items.findLast((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === token);
+        const pair = node.items.findLast(
+          (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === token,
+        );
         if (pair === undefined) break;
         keyNode = pair.key as Node;
         node = pair.value;

@@ -8,7 +8,13 @@ import { watch } from 'node:fs';
 import type { Logger } from '../logging/index.js';
 import { describeLeaseOwner, newLeaseOwner, type QueueStore, type RunStore } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
-import { hasErrors, isPlaybookFile, loadPlaybookFolder, type LoadPlaybookOptions, type Playbook } from '../playbook/index.js';
+import {
+  hasErrors,
+  isPlaybookFile,
+  loadPlaybookFolder,
+  type LoadPlaybookOptions,
+  type Playbook,
+} from '../playbook/index.js';
 import { createLeaderLoop, type LeaderLoop } from './leader-loop.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 import { SchedulerError } from './scheduler-error.js';
@@ -66,7 +72,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   const log = logger.child({ owner: describeLeaseOwner(owner) });
 
   const first = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
-  if (hasErrors(first.problems)) throw new SchedulerError(`The playbooks of ${first.dir} have errors; the daemon did not start.`, 'INVALID_PLAYBOOKS', { problems: first.problems });
+  if (hasErrors(first.problems))
+    throw new SchedulerError(
+      `The playbooks of ${first.dir} have errors; the daemon did not start.`,
+      'INVALID_PLAYBOOKS',
+      { problems: first.problems },
+    );
   let playbooks: Playbook[] = first.playbooks;
   const schedules = (books: Playbook[]) => books.flatMap((book) => book.schedules);
 
@@ -100,7 +111,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         if (!stillHeld) void serial(() => loseLead());
         return stillHeld;
       };
-      scheduler = createScheduler({ store, logger: log, clock, execute: options.execute, mayFire, ...(options.random ? { random: options.random } : {}) });
+      scheduler = createScheduler({
+        store,
+        logger: log,
+        clock,
+        execute: options.execute,
+        mayFire,
+        ...(options.random ? { random: options.random } : {}),
+      });
       await scheduler.load(playbooks);
     },
   });
@@ -109,16 +127,32 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     serial(async () => {
       if (stopping) return;
       const folder = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
-      if (hasErrors(folder.problems)) return void log.error({ event: 'daemon.reloadFailed', problems: folder.problems }, `daemon: ${folder.dir} has errors; keeping the schedules loaded before`);
+      if (hasErrors(folder.problems))
+        return void log.error(
+          { event: 'daemon.reloadFailed', problems: folder.problems },
+          `daemon: ${folder.dir} has errors; keeping the schedules loaded before`,
+        );
       playbooks = folder.playbooks;
       await scheduler?.load(playbooks);
-      log.info({ event: 'daemon.reloaded', playbooks: playbooks.length, schedules: schedules(playbooks).length }, `daemon: reloaded ${playbooks.length} playbook(s)`);
+      log.info(
+        { event: 'daemon.reloaded', playbooks: playbooks.length, schedules: schedules(playbooks).length },
+        `daemon: reloaded ${playbooks.length} playbook(s)`,
+      );
     });
 
-  const watcher = options.watch ?? true ? watchPlaybooks(first.dir, clock, options.reloadDebounceMs ?? 500, () => void reload()) : undefined;
+  const watcher =
+    (options.watch ?? true)
+      ? watchPlaybooks(first.dir, clock, options.reloadDebounceMs ?? 500, () => void reload())
+      : undefined;
 
   log.info(
-    { event: 'daemon.started', playbooksDir: first.dir, playbooks: playbooks.length, schedules: schedules(playbooks).length, warnings: first.problems.length },
+    {
+      event: 'daemon.started',
+      playbooksDir: first.dir,
+      playbooks: playbooks.length,
+      schedules: schedules(playbooks).length,
+      warnings: first.problems.length,
+    },
     `daemon: ${playbooks.length} playbook(s), ${schedules(playbooks).length} schedule(s) from ${first.dir}`,
   );
   await serial(loop.lead);
@@ -148,7 +182,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 /** Stops the scheduler of a leading daemon (its runs at a journaled point) and lets go of the lead. */
 async function stopLeading(log: Logger, scheduler: Scheduler | undefined, loop: LeaderLoop): Promise<void> {
   if (scheduler) {
-    log.info({ event: 'daemon.stopping', running: scheduler.runningRunIds() }, 'daemon: stopping; running runs are stopped at a journaled point, and the next daemon to lead resumes them');
+    log.info(
+      { event: 'daemon.stopping', running: scheduler.runningRunIds() },
+      'daemon: stopping; running runs are stopped at a journaled point, and the next daemon to lead resumes them',
+    );
     await scheduler.stop({ abortRuns: true });
     await loop.release();
   }

@@ -52,19 +52,30 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       const inFlight = platformStateInFlight(await options.store.journal(request.runId));
       if (inFlight.length > 0) {
         const message = `not resumed: its platform work in flight (${inFlight.map((entry) => `${entry.path} ${entry.operationId}`).join('; ')}) was on the embedded simulator of the daemon that ran it, which ended with it`;
-        common.logger.error({ event: 'schedule.resumeRefused', runId: request.runId, inFlight }, `run ${request.runId} ${message}`);
+        common.logger.error(
+          { event: 'schedule.resumeRefused', runId: request.runId, inFlight },
+          `run ${request.runId} ${message}`,
+        );
         // Ended here, with no step run: no rescue or webhook of the playbook fires for a simulator that forgot.
-        await options.store.setRunStatus(request.runId, RunStatus.failed, { error: { message, code: 'SIMULATOR_STATE_LOST' } });
+        await options.store.setRunStatus(request.runId, RunStatus.failed, {
+          error: { message, code: 'SIMULATOR_STATE_LOST' },
+        });
         return { status: RunStatus.failed };
       }
     }
     if (request.resume) {
       // Secret inputs are never stored: the schedule gives them again, as it gave them at the start.
-      const secretInputs = Object.fromEntries(Object.entries(request.schedule.inputs).filter(([name]) => request.playbook.inputs[name]?.secret === true));
+      const secretInputs = Object.fromEntries(
+        Object.entries(request.schedule.inputs).filter(([name]) => request.playbook.inputs[name]?.secret === true),
+      );
       const resumed = await resumeRunWithLock(request.playbook, { ...common, secretInputs });
       return { status: resumed.status };
     }
-    const result = await runPlaybookWithLock(request.playbook, { ...common, inputs: request.schedule.inputs, trigger: { kind: 'schedule', scheduleId: request.schedule.key } });
+    const result = await runPlaybookWithLock(request.playbook, {
+      ...common,
+      inputs: request.schedule.inputs,
+      trigger: { kind: 'schedule', scheduleId: request.schedule.key },
+    });
     return { status: result.status };
   };
 }

@@ -45,7 +45,10 @@ export interface DuePlan {
 
 /** The due fires of `schedule` at `nowMs` and the catch-up decision; no side effect. */
 export function planDue(schedule: ScheduleSpec, fireTimes: FireTimes, state: ScheduleState, nowMs: number): DuePlan {
-  const afterMs = Math.max(Date.parse(state.activeSince), state.lastFireAt === undefined ? 0 : Date.parse(state.lastFireAt));
+  const afterMs = Math.max(
+    Date.parse(state.activeSince),
+    state.lastFireAt === undefined ? 0 : Date.parse(state.lastFireAt),
+  );
   const due = fireTimes.between(afterMs, nowMs, MAX_CATCH_UP_FIRES + 1);
   const last = due.at(-1);
   const onTime = last !== undefined && nowMs - last <= LATE_TOLERANCE_MS + (schedule.jitterMs ?? 0) ? last : undefined;
@@ -53,10 +56,31 @@ export function planDue(schedule: ScheduleSpec, fireTimes: FireTimes, state: Sch
   const policy = schedule.catchUp;
   const windowMs = schedule.catchUpWindowMs;
   const inWindow = missed.filter((at) => windowMs === undefined || nowMs - at <= windowMs);
-  const catchUps = policy === 'none' ? [] : policy === 'last' ? (onTime === undefined ? inWindow.slice(-1) : []) : inWindow.slice(-MAX_CATCH_UP_FIRES);
+  const catchUps =
+    policy === 'none'
+      ? []
+      : policy === 'last'
+        ? onTime === undefined
+          ? inWindow.slice(-1)
+          : []
+        : inWindow.slice(-MAX_CATCH_UP_FIRES);
   const passedBecause =
-    policy === 'none' ? 'catchUp is none' : policy === 'last' ? (onTime === undefined ? 'catchUp last fires only the newest' : 'catchUp last, and a newer fire is due now') : 'outside the catch-up window';
-  return { afterMs, due, onTime, missed, catchUps, passed: missed.filter((at) => !catchUps.includes(at)), passedBecause };
+    policy === 'none'
+      ? 'catchUp is none'
+      : policy === 'last'
+        ? onTime === undefined
+          ? 'catchUp last fires only the newest'
+          : 'catchUp last, and a newer fire is due now'
+        : 'outside the catch-up window';
+  return {
+    afterMs,
+    due,
+    onTime,
+    missed,
+    catchUps,
+    passed: missed.filter((at) => !catchUps.includes(at)),
+    passedBecause,
+  };
 }
 
 /**
@@ -92,7 +116,10 @@ async function fireDue(context: SchedulerContext, entry: Entry): Promise<void> {
     Object.assign(state, { paused: false, consecutiveFailures: 0 });
     delete state.pausedAt;
     delete state.pausedPlaybookHash;
-    context.logger.info({ event: 'schedule.resumed', ...fields(entry, { reason: 'the playbook changed' }) }, `schedule ${entry.key}: resumed (the playbook changed since it paused)`);
+    context.logger.info(
+      { event: 'schedule.resumed', ...fields(entry, { reason: 'the playbook changed' }) },
+      `schedule ${entry.key}: resumed (the playbook changed since it paused)`,
+    );
   }
   const driven = await recover(context, entry, state);
   const plan = planDue(entry.schedule, entry.fireTimes, state, nowMs);
@@ -107,18 +134,35 @@ async function passMissed(context: SchedulerContext, entry: Entry, state: Schedu
   if (missed.length === 0) return;
   const policy = entry.schedule.catchUp;
   context.logger.info(
-    { event: 'schedule.catchUp', ...fields(entry, { policy, missed: missed.length, firing: catchUps.map(iso), since: iso(afterMs) }) },
+    {
+      event: 'schedule.catchUp',
+      ...fields(entry, { policy, missed: missed.length, firing: catchUps.map(iso), since: iso(afterMs) }),
+    },
     `schedule ${entry.key}: ${missed.length}${due.length > MAX_CATCH_UP_FIRES ? ' or more' : ''} fire(s) missed since ${iso(afterMs)}; catchUp ${policy} fires ${catchUps.length}`,
   );
   const newestPassed = passed.at(-1);
-  if (newestPassed !== undefined) await skip(context, entry, state, newestPassed, `${passed.length} missed while no daemon ran (${plan.passedBecause})`);
+  if (newestPassed !== undefined)
+    await skip(
+      context,
+      entry,
+      state,
+      newestPassed,
+      `${passed.length} missed while no daemon ran (${plan.passedBecause})`,
+    );
 }
 
 /** Fires the catch-ups and the fire on time, or, with nothing due, persists the state and drains the queue. */
-async function fireDuePlan(context: SchedulerContext, entry: Entry, state: ScheduleState, { catchUps, onTime, due }: DuePlan): Promise<void> {
+async function fireDuePlan(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  { catchUps, onTime, due }: DuePlan,
+): Promise<void> {
   if (entry.schedule.catchUp === 'all' && catchUps.length > 0) {
     // Missed fires run one after another, oldest first, whatever the overlap policy; a fire due now joins them.
-    const batch = [...catchUps, ...(onTime === undefined ? [] : [onTime])].map(iso).filter((at) => !state.queued.includes(at));
+    const batch = [...catchUps, ...(onTime === undefined ? [] : [onTime])]
+      .map(iso)
+      .filter((at) => !state.queued.includes(at));
     state.queued.push(...batch.slice(0, Math.max(0, MAX_QUEUED_FIRES - state.queued.length)));
     advanceLastFire(state, Date.parse(batch.at(-1) ?? state.activeSince));
     await writeScheduleState(context.store, entry.key, state);
@@ -142,5 +186,8 @@ function arm(context: SchedulerContext, entry: Entry, afterMs: number, recheckMs
   const jitterMs = entry.schedule.jitterMs ? Math.floor(context.random() * entry.schedule.jitterMs) : 0;
   const dueMs = Math.min(nextMs === undefined ? Infinity : nextMs + jitterMs, recheckMs ?? Infinity);
   if (dueMs === Infinity) return;
-  entry.timer = context.clock.setTimer(() => void enqueue(context, entry, () => tick(context, entry)), dueMs - context.clock.now());
+  entry.timer = context.clock.setTimer(
+    () => void enqueue(context, entry, () => tick(context, entry)),
+    dueMs - context.clock.now(),
+  );
 }

@@ -7,40 +7,80 @@ import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors/index.js';
 import { RunStatus } from '../store/index.js';
 import { writeScheduleState, type ScheduleState } from './schedule-state.js';
-import { advanceLastFire, enqueue, fields, iso, MAX_QUEUED_FIRES, stateOf, type ActiveRun, type Entry, type FireKind, type SchedulerContext } from './schedule-context.js';
+import {
+  advanceLastFire,
+  enqueue,
+  fields,
+  iso,
+  MAX_QUEUED_FIRES,
+  stateOf,
+  type ActiveRun,
+  type Entry,
+  type FireKind,
+  type SchedulerContext,
+} from './schedule-context.js';
 
 /** Records a fire that does not run, and why. */
-export async function skip(context: SchedulerContext, entry: Entry, state: ScheduleState, atMs: number, reason: string): Promise<void> {
+export async function skip(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  atMs: number,
+  reason: string,
+): Promise<void> {
   advanceLastFire(state, atMs);
   state.lastSkip = { scheduledAt: iso(atMs), reason };
   await writeScheduleState(context.store, entry.key, state);
-  context.logger.info({ event: 'schedule.skipped', ...fields(entry, { scheduledAt: iso(atMs), reason }) }, `schedule ${entry.key}: fire of ${iso(atMs)} skipped: ${reason}`);
+  context.logger.info(
+    { event: 'schedule.skipped', ...fields(entry, { scheduledAt: iso(atMs), reason }) },
+    `schedule ${entry.key}: fire of ${iso(atMs)} skipped: ${reason}`,
+  );
 }
 
 /** Records the fire, then starts its run without waiting for it. */
-async function start(context: SchedulerContext, entry: Entry, state: ScheduleState, atMs: number, kind: FireKind): Promise<void> {
+async function start(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  atMs: number,
+  kind: FireKind,
+): Promise<void> {
   const runId = randomUUID();
   advanceLastFire(state, atMs);
   Object.assign(state, { lastRunId: runId, lastRunStartedAt: iso(context.clock.now()), lastResult: 'running' });
   state.unfinished.push({ runId, scheduledAt: iso(atMs) });
   await writeScheduleState(context.store, entry.key, state);
   context.logger.info(
-    { event: 'schedule.fired', ...fields(entry, { scheduledAt: iso(atMs), runId, catchUp: kind === 'catchUp', queued: kind === 'queued' }) },
+    {
+      event: 'schedule.fired',
+      ...fields(entry, { scheduledAt: iso(atMs), runId, catchUp: kind === 'catchUp', queued: kind === 'queued' }),
+    },
     `schedule ${entry.key}: fired ${entry.playbook.name} for ${iso(atMs)} as run ${runId}${kind === 'catchUp' ? ' (catch-up)' : ''}`,
   );
   launch(context, entry, runId, atMs, { catchUp: kind === 'catchUp', resume: false });
 }
 
 /** Calls `execute` for a fire already recorded in `unfinished`; its end is recorded by `finish`. */
-export function launch(context: SchedulerContext, entry: Entry, runId: string, atMs: number, how: { catchUp: boolean; resume: boolean }): void {
+export function launch(
+  context: SchedulerContext,
+  entry: Entry,
+  runId: string,
+  atMs: number,
+  how: { catchUp: boolean; resume: boolean },
+): void {
   const controller = new AbortController();
   const { playbook, schedule } = entry;
   const outcome = Promise.resolve()
-    .then(() => context.execute({ playbook, schedule, runId, scheduledAt: new Date(atMs), signal: controller.signal, ...how }))
+    .then(() =>
+      context.execute({ playbook, schedule, runId, scheduledAt: new Date(atMs), signal: controller.signal, ...how }),
+    )
     .then(
       (result) => result.status,
       (error: unknown) => {
-        context.logger.error({ event: 'schedule.runError', ...fields(entry, { runId, err: error }) }, `schedule ${entry.key}: run ${runId} could not run: ${errorMessage(error)}`);
+        context.logger.error(
+          { event: 'schedule.runError', ...fields(entry, { runId, err: error }) },
+          `schedule ${entry.key}: run ${runId} could not run: ${errorMessage(error)}`,
+        );
         return controller.signal.aborted ? RunStatus.interrupted : RunStatus.failed;
       },
     );
@@ -51,9 +91,16 @@ export function launch(context: SchedulerContext, entry: Entry, runId: string, a
 }
 
 /** Records a run's end: what is left to resume, failures in a row, the pause they may bring; then drains the queue. */
-async function finish(context: SchedulerContext, entry: Entry, runId: string, status: RunStatus, cancelled: boolean): Promise<void> {
+async function finish(
+  context: SchedulerContext,
+  entry: Entry,
+  runId: string,
+  status: RunStatus,
+  cancelled: boolean,
+): Promise<void> {
   entry.runs.delete(runId);
-  if (!entry.loaded && entry.runs.size === 0 && context.entries.get(entry.key) === entry) context.entries.delete(entry.key);
+  if (!entry.loaded && entry.runs.size === 0 && context.entries.get(entry.key) === entry)
+    context.entries.delete(entry.key);
   const state = await stateOf(context, entry);
   // A run stopped with the daemon (or that lost its lock) stays for `recover`; one cancelled on purpose does not.
   const resumable = (status === RunStatus.interrupted || status === RunStatus.running) && !cancelled;
@@ -70,12 +117,20 @@ async function finish(context: SchedulerContext, entry: Entry, runId: string, st
     );
   }
   await writeScheduleState(context.store, entry.key, state);
-  context.logger.info({ event: 'schedule.runEnded', ...fields(entry, { runId, status }) }, `schedule ${entry.key}: run ${runId} ${status}`);
+  context.logger.info(
+    { event: 'schedule.runEnded', ...fields(entry, { runId, status }) },
+    `schedule ${entry.key}: run ${runId} ${status}`,
+  );
   await drain(context, entry, state);
 }
 
 /** Starts the oldest queued fire when nothing of the schedule runs. */
-export async function drain(context: SchedulerContext, entry: Entry, state: ScheduleState, kind: FireKind = 'queued'): Promise<void> {
+export async function drain(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  kind: FireKind = 'queued',
+): Promise<void> {
   if (context.stopped || !entry.loaded || entry.runs.size > 0 || state.paused) return;
   const next = state.queued.shift();
   if (next === undefined) return;
@@ -84,8 +139,15 @@ export async function drain(context: SchedulerContext, entry: Entry, state: Sche
 }
 
 /** One fire through the pause and overlap policies. */
-export async function fire(context: SchedulerContext, entry: Entry, state: ScheduleState, atMs: number, kind: FireKind): Promise<void> {
-  if (state.paused) return skip(context, entry, state, atMs, `paused after ${state.consecutiveFailures} failed runs in a row`);
+export async function fire(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  atMs: number,
+  kind: FireKind,
+): Promise<void> {
+  if (state.paused)
+    return skip(context, entry, state, atMs, `paused after ${state.consecutiveFailures} failed runs in a row`);
   if (entry.runs.size === 0 && state.queued.length === 0) return start(context, entry, state, atMs, kind);
   const running = [...entry.runs.keys()];
   switch (entry.schedule.overlap) {
@@ -94,7 +156,10 @@ export async function fire(context: SchedulerContext, entry: Entry, state: Sched
     case 'queue':
       return queue(context, entry, state, atMs, running);
     case 'cancel-running': {
-      context.logger.info({ event: 'schedule.cancelling', ...fields(entry, { scheduledAt: iso(atMs), running }) }, `schedule ${entry.key}: cancelling run ${running.join(', ')} for the fire of ${iso(atMs)}`);
+      context.logger.info(
+        { event: 'schedule.cancelling', ...fields(entry, { scheduledAt: iso(atMs), running }) },
+        `schedule ${entry.key}: cancelling run ${running.join(', ')} for the fire of ${iso(atMs)}`,
+      );
       const runs = [...entry.runs.values()];
       for (const run of runs) {
         run.cancelled = true;
@@ -104,13 +169,28 @@ export async function fire(context: SchedulerContext, entry: Entry, state: Sched
       return start(context, entry, state, atMs, kind);
     }
     case 'skip':
-      return skip(context, entry, state, atMs, entry.runs.size > 0 ? `overlap: run ${running.join(', ')} is still running` : 'overlap: earlier fires are queued');
+      return skip(
+        context,
+        entry,
+        state,
+        atMs,
+        entry.runs.size > 0
+          ? `overlap: run ${running.join(', ')} is still running`
+          : 'overlap: earlier fires are queued',
+      );
   }
 }
 
 /** Overlap `queue`: the fire waits behind the running run, up to MAX_QUEUED_FIRES. */
-async function queue(context: SchedulerContext, entry: Entry, state: ScheduleState, atMs: number, running: string[]): Promise<void> {
-  if (state.queued.length >= MAX_QUEUED_FIRES) return skip(context, entry, state, atMs, `the queue holds ${MAX_QUEUED_FIRES} fires already`);
+async function queue(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  atMs: number,
+  running: string[],
+): Promise<void> {
+  if (state.queued.length >= MAX_QUEUED_FIRES)
+    return skip(context, entry, state, atMs, `the queue holds ${MAX_QUEUED_FIRES} fires already`);
   state.queued.push(iso(atMs));
   advanceLastFire(state, atMs);
   await writeScheduleState(context.store, entry.key, state);

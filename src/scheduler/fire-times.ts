@@ -27,9 +27,13 @@ export interface FireTimes {
 /** Parses `cron` (5 fields, 6 with seconds first, or an alias like `@daily`) for `timezone`. */
 export function createFireTimes(cron: string, timezone = 'UTC'): FireTimes {
   if (!isValidTimezone(timezone)) {
-    throw new SchedulerError(`'${timezone}' is not an IANA timezone (for example Europe/Berlin or America/New_York).`, 'INVALID_TIMEZONE');
+    throw new SchedulerError(
+      `'${timezone}' is not an IANA timezone (for example Europe/Berlin or America/New_York).`,
+      'INVALID_TIMEZONE',
+    );
   }
-  const parse = (wallMs: number) => CronExpressionParser.parse(cron, { tz: 'UTC', currentDate: new Date(wallMs), strict: false });
+  const parse = (wallMs: number) =>
+    CronExpressionParser.parse(cron, { tz: 'UTC', currentDate: new Date(wallMs), strict: false });
   try {
     parse(0);
   } catch (error) {

@@ -2,7 +2,15 @@
 export { systemClock, type Clock, type Timer } from './clock.js';
 export { createFireTimes, type FireTimes } from './fire-times.js';
 export { offsetAt, wallTimeAt, instantOf, isValidTimezone } from './zoned-time.js';
-export { createScheduler, LATE_TOLERANCE_MS, MAX_CATCH_UP_FIRES, MAX_QUEUED_FIRES, type FireRequest, type Scheduler, type SchedulerOptions } from './scheduler.js';
+export {
+  createScheduler,
+  LATE_TOLERANCE_MS,
+  MAX_CATCH_UP_FIRES,
+  MAX_QUEUED_FIRES,
+  type FireRequest,
+  type Scheduler,
+  type SchedulerOptions,
+} from './scheduler.js';
 export { readScheduleState, writeScheduleState, type ScheduleState, type ScheduleRunResult } from './schedule-state.js';
 export { runPlaybookWithLock, resumeRunWithLock, renderLockKey, type LockOptions } from './run-with-lock.js';
 export { startDaemon, SCHEDULER_LEASE_KEY, type Daemon, type DaemonOptions } from './daemon.js';

@@ -6,7 +6,13 @@
  */
 import { errorMessage } from '../errors/index.js';
 import type { Logger } from '../logging/index.js';
-import { acquireLeaseFromLiveOrDead, describeLeaseOwner, type Leadership, type QueueStore, type RunStore } from '../store/index.js';
+import {
+  acquireLeaseFromLiveOrDead,
+  describeLeaseOwner,
+  type Leadership,
+  type QueueStore,
+  type RunStore,
+} from '../store/index.js';
 import type { Clock, Timer } from './clock.js';
 
 /** The store lease one daemon per store holds. */
@@ -60,7 +66,9 @@ export function createLeaderLoop(options: LeaderLoopOptions): LeaderLoop {
 
   const acquire = async (): Promise<boolean> => {
     const askedAtMs = clock.now();
-    const held = teamLeadership ? await holdTeamLeadership(teamLeadership) : await acquireLeaseFromLiveOrDead(store, SCHEDULER_LEASE_KEY, owner, ttlMs);
+    const held = teamLeadership
+      ? await holdTeamLeadership(teamLeadership)
+      : await acquireLeaseFromLiveOrDead(store, SCHEDULER_LEASE_KEY, owner, ttlMs);
     if (held) heldUntilMs = askedAtMs + ttlMs;
     return held;
   };
@@ -68,7 +76,12 @@ export function createLeaderLoop(options: LeaderLoopOptions): LeaderLoop {
   const leadOnce = async (): Promise<void> => {
     const held = await acquire();
     if (held && !options.leading() && !options.stopping()) {
-      log.info({ event: 'lease.acquired', takeover: standbyLogged }, standbyLogged ? 'daemon: the scheduler lease expired or was released; taking over' : 'daemon: holding the scheduler lease; firing schedules');
+      log.info(
+        { event: 'lease.acquired', takeover: standbyLogged },
+        standbyLogged
+          ? 'daemon: the scheduler lease expired or was released; taking over'
+          : 'daemon: holding the scheduler lease; firing schedules',
+      );
       standbyLogged = false;
       await options.takeLead();
     } else if (!held && options.leading()) {
@@ -92,7 +105,10 @@ export function createLeaderLoop(options: LeaderLoopOptions): LeaderLoop {
       // last renewal lasts (a standby may take the lease once it expires).
       const leader = options.leading();
       const expired = clock.now() >= heldUntilMs;
-      log.warn({ event: 'lease.renewFailed', err: error, leader, expired }, `daemon: could not ${leader ? 'renew' : 'take'} the scheduler lease: ${errorMessage(error)}; trying again`);
+      log.warn(
+        { event: 'lease.renewFailed', err: error, leader, expired },
+        `daemon: could not ${leader ? 'renew' : 'take'} the scheduler lease: ${errorMessage(error)}; trying again`,
+      );
       if (leader && expired) await options.loseLead('the scheduler lease expired before it could be renewed');
     } finally {
       if (!options.stopping()) {

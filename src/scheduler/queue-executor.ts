@@ -23,7 +23,10 @@ export function createQueueExecutor(options: QueueExecutorOptions): SchedulerOpt
     if (request.resume) return { status: RunStatus.queued };
     const fireAt = request.scheduledAt.toISOString();
     if (!(await options.store.recordFire(request.schedule.key, fireAt, request.runId))) {
-      logger.warn({ event: 'fire.duplicate', scheduledAt: fireAt }, `schedule ${request.schedule.key}: the fire of ${fireAt} was recorded by another leader; not queued again`);
+      logger.warn(
+        { event: 'fire.duplicate', scheduledAt: fireAt },
+        `schedule ${request.schedule.key}: the fire of ${fireAt} was recorded by another leader; not queued again`,
+      );
       return { status: RunStatus.queued };
     }
     await enqueuePlaybookRun(request.playbook, {
@@ -33,7 +36,10 @@ export function createQueueExecutor(options: QueueExecutorOptions): SchedulerOpt
       trigger: { kind: 'schedule', scheduleId: request.schedule.key },
       env: options.env ?? process.env,
     });
-    logger.info({ event: 'fire.queued', scheduledAt: fireAt }, `schedule ${request.schedule.key}: run ${request.runId} queued for the workers`);
+    logger.info(
+      { event: 'fire.queued', scheduledAt: fireAt },
+      `schedule ${request.schedule.key}: run ${request.runId} queued for the workers`,
+    );
     return { status: RunStatus.queued };
   };
 }

@@ -22,7 +22,11 @@ interface Relaunch {
  */
 export async function recover(context: SchedulerContext, entry: Entry, state: ScheduleState): Promise<boolean> {
   // A state written before `unfinished` existed names only its latest run.
-  if (state.lastResult === 'running' && state.lastRunId !== undefined && !state.unfinished.some((fire) => fire.runId === state.lastRunId)) {
+  if (
+    state.lastResult === 'running' &&
+    state.lastRunId !== undefined &&
+    !state.unfinished.some((fire) => fire.runId === state.lastRunId)
+  ) {
     state.unfinished.push({ runId: state.lastRunId, scheduledAt: state.lastFireAt ?? state.activeSince });
   }
   const launches: Relaunch[] = [];
@@ -32,7 +36,8 @@ export async function recover(context: SchedulerContext, entry: Entry, state: Sc
     const run = await context.store.getRun(fire.runId);
     const decision = await decide(context, entry, state, fire, run);
     if (decision === 'driven') driven = true;
-    if (decision === 'relaunch') launches.push({ runId: fire.runId, atMs: Date.parse(fire.scheduledAt), resume: run !== undefined });
+    if (decision === 'relaunch')
+      launches.push({ runId: fire.runId, atMs: Date.parse(fire.scheduledAt), resume: run !== undefined });
   }
   if (launches.length === 0 || context.stopped) return driven;
   await writeScheduleState(context.store, entry.key, state);
@@ -41,7 +46,13 @@ export async function recover(context: SchedulerContext, entry: Entry, state: Sc
 }
 
 /** What becomes of one unfinished fire: forgotten (ended, or given up), left to its live driver, or launched again. */
-async function decide(context: SchedulerContext, entry: Entry, state: ScheduleState, fire: UnfinishedFire, run: RunRecord | undefined): Promise<'done' | 'driven' | 'relaunch'> {
+async function decide(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  fire: UnfinishedFire,
+  run: RunRecord | undefined,
+): Promise<'done' | 'driven' | 'relaunch'> {
   if (run?.status === RunStatus.succeeded || run?.status === RunStatus.failed) {
     state.unfinished = state.unfinished.filter((other) => other.runId !== fire.runId);
     if (state.lastRunId === fire.runId) state.lastResult = run.status;
@@ -73,14 +84,24 @@ function relaunchFire(context: SchedulerContext, entry: Entry, { runId, atMs, re
 }
 
 /** Marks failed a run whose driving process died `MAX_RUN_CRASHES` times, with the reason. */
-async function giveUpCrashedRun(context: SchedulerContext, entry: Entry, state: ScheduleState, fire: UnfinishedFire): Promise<void> {
+async function giveUpCrashedRun(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  fire: UnfinishedFire,
+): Promise<void> {
   const message =
     `the process driving run ${fire.runId} died ${fire.crashes ?? MAX_RUN_CRASHES} times while it ran ` +
     `(killed, or out of memory); it is marked failed instead of being resumed again`;
-  await context.store.setRunStatus(fire.runId, RunStatus.failed, { error: { code: SchedulerErrorCode.runCrashed, message, details: { crashes: fire.crashes } } });
+  await context.store.setRunStatus(fire.runId, RunStatus.failed, {
+    error: { code: SchedulerErrorCode.runCrashed, message, details: { crashes: fire.crashes } },
+  });
   state.unfinished = state.unfinished.filter((other) => other.runId !== fire.runId);
   if (state.lastRunId === fire.runId) state.lastResult = RunStatus.failed;
   state.consecutiveFailures += 1;
   await writeScheduleState(context.store, entry.key, state);
-  context.logger.error({ event: 'schedule.runCrashed', ...fields(entry, { runId: fire.runId, crashes: fire.crashes }) }, `schedule ${entry.key}: ${message}`);
+  context.logger.error(
+    { event: 'schedule.runCrashed', ...fields(entry, { runId: fire.runId, crashes: fire.crashes }) },
+    `schedule ${entry.key}: ${message}`,
+  );
 }

@@ -7,7 +7,16 @@
  * key never run at once, whichever process starts them.
  */
 import { randomUUID } from 'node:crypto';
-import { exposedEnvironment, readSpilledInputs, resolveInputs, resumeRun, runPlaybook, type ResumeOptions, type RunOptions, type RunResult } from '../engine/index.js';
+import {
+  exposedEnvironment,
+  readSpilledInputs,
+  resolveInputs,
+  resumeRun,
+  runPlaybook,
+  type ResumeOptions,
+  type RunOptions,
+  type RunResult,
+} from '../engine/index.js';
 import { createSecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
 import { systemClock, type Clock } from './clock.js';
@@ -25,7 +34,11 @@ export interface LockOptions {
 }
 
 /** The rendered concurrency key of a run of `playbook` with `inputs`, or undefined when it has none. */
-export async function renderLockKey(playbook: Playbook, inputs: Record<string, unknown>, run: { id: string; dryRun: boolean; env: Record<string, string | undefined> }): Promise<string | undefined> {
+export async function renderLockKey(
+  playbook: Playbook,
+  inputs: Record<string, unknown>,
+  run: { id: string; dryRun: boolean; env: Record<string, string | undefined> },
+): Promise<string | undefined> {
   if (!playbook.lock) return undefined;
   const resolved = resolveInputs(playbook.inputs, inputs, playbook.name);
   const value = await playbook.lock.evaluate({
@@ -63,7 +76,9 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
 export async function runPlaybookWithLock(playbook: Playbook, options: RunOptions & LockOptions): Promise<RunResult> {
   const runId = options.runId ?? randomUUID();
   const dryRun = options.dryRun ?? false;
-  const key = dryRun ? undefined : await renderLockKey(playbook, options.inputs ?? {}, { id: runId, dryRun, env: options.env ?? process.env });
+  const key = dryRun
+    ? undefined
+    : await renderLockKey(playbook, options.inputs ?? {}, { id: runId, dryRun, env: options.env ?? process.env });
   if (key === undefined) return runPlaybook(playbook, { ...options, runId });
   return holdingLock(playbook, key, runId, options, (signal) => runPlaybook(playbook, { ...options, runId, signal }));
 }
@@ -80,7 +95,11 @@ export async function resumeRunWithLock(playbook: Playbook, options: ResumeOptio
   const key =
     run === undefined || run.dryRun
       ? undefined
-      : await renderLockKey(playbook, { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs }, { id: run.id, dryRun: run.dryRun, env: options.env ?? process.env });
+      : await renderLockKey(
+          playbook,
+          { ...(await readSpilledInputs(run.inputs)), ...options.secretInputs },
+          { id: run.id, dryRun: run.dryRun, env: options.env ?? process.env },
+        );
   if (key === undefined) return resumeRun(playbook, options);
   return holdingLock(playbook, key, options.runId, options, (signal) => resumeRun(playbook, { ...options, signal }));
 }
@@ -103,9 +122,17 @@ async function holdingLock(
     // Lock leases are held by run ids.
     const heldBy = (await store.leaseHolder(leaseKey))?.owner ?? 'another run';
     if (!options.waitForLock) {
-      throw new SchedulerError(`Run ${heldBy} holds lock '${key}'; this run did not start. Try again when it has ended (fleetbook runs show ${heldBy}).`, 'LOCK_HELD', { lock: key, heldBy });
+      throw new SchedulerError(
+        `Run ${heldBy} holds lock '${key}'; this run did not start. Try again when it has ended (fleetbook runs show ${heldBy}).`,
+        'LOCK_HELD',
+        { lock: key, heldBy },
+      );
     }
-    if (!waitingLogged) logger.info({ event: 'lock.waiting', lock: key, runId, heldBy, playbook: playbook.name }, `run ${runId} waits for lock '${key}', held by run ${heldBy}`);
+    if (!waitingLogged)
+      logger.info(
+        { event: 'lock.waiting', lock: key, runId, heldBy, playbook: playbook.name },
+        `run ${runId} waits for lock '${key}', held by run ${heldBy}`,
+      );
     waitingLogged = true;
     await sleep(clock, options.lockPollMs ?? 5000, signal);
   }
@@ -125,12 +152,18 @@ async function holdingLock(
           renewal = clock.setTimer(renew, ttlMs / 3);
           return;
         }
-        logger.error({ event: 'lock.lost', lock: key, runId }, `run ${runId} lost lock '${key}' to another run; stopping it (it stays resumable)`);
+        logger.error(
+          { event: 'lock.lost', lock: key, runId },
+          `run ${runId} lost lock '${key}' to another run; stopping it (it stays resumable)`,
+        );
         controller.abort(new SchedulerError(`lost lock '${key}'`, 'LOCK_LOST'));
       },
       (error: unknown) => {
         if (finished) return;
-        logger.warn({ event: 'lock.renewFailed', lock: key, runId, err: error }, `could not renew lock '${key}'; trying again`);
+        logger.warn(
+          { event: 'lock.renewFailed', lock: key, runId, err: error },
+          `could not renew lock '${key}'; trying again`,
+        );
         renewal = clock.setTimer(renew, ttlMs / 3);
       },
     );

@@ -104,7 +104,11 @@ export interface SchedulerContext {
 export const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The fields every log line about `entry` carries. */
-export const fields = (entry: Entry, extra: Record<string, unknown>) => ({ scheduleKey: entry.key, playbook: entry.playbook.name, ...extra });
+export const fields = (entry: Entry, extra: Record<string, unknown>) => ({
+  scheduleKey: entry.key,
+  playbook: entry.playbook.name,
+  ...extra,
+});
 
 /** Whether `entry` may still arm timers and fire. */
 export const firing = (context: SchedulerContext, entry: Entry): boolean => !context.stopped && entry.loaded;
@@ -112,7 +116,10 @@ export const firing = (context: SchedulerContext, entry: Entry): boolean => !con
 /** Runs `step` after the entry's earlier state changes; a failure is logged, never left floating. */
 export function enqueue(context: SchedulerContext, entry: Entry, step: () => Promise<void>): Promise<void> {
   const chained = entry.chain.then(step).catch((error: unknown) => {
-    context.logger.error({ event: 'schedule.error', scheduleKey: entry.key, err: error }, `schedule ${entry.key}: ${errorMessage(error)}`);
+    context.logger.error(
+      { event: 'schedule.error', scheduleKey: entry.key, err: error },
+      `schedule ${entry.key}: ${errorMessage(error)}`,
+    );
   });
   context.inflight.add(chained);
   void chained.finally(() => context.inflight.delete(chained)).catch(() => undefined);
@@ -126,7 +133,15 @@ export async function stateOf(context: SchedulerContext, entry: Entry): Promise<
   const fingerprint = scheduleFingerprint(entry.schedule);
   if (stored && stored.fingerprint === fingerprint) return stored;
   // New schedule, or its cron or timezone changed: fires before now were never due under it.
-  return { consecutiveFailures: 0, paused: false, queued: [], unfinished: [], ...stored, activeSince: iso(context.clock.now()), fingerprint };
+  return {
+    consecutiveFailures: 0,
+    paused: false,
+    queued: [],
+    unfinished: [],
+    ...stored,
+    activeSince: iso(context.clock.now()),
+    fingerprint,
+  };
 }
 
 /** Moves `lastFireAt` to `atMs`, never back. */

@@ -75,10 +75,19 @@ export async function readScheduleState(store: RunStore, key: string): Promise<S
         })
       : [],
   };
-  const optional = { lastFireAt: text(raw.lastFireAt), lastRunId: text(raw.lastRunId), lastRunStartedAt: text(raw.lastRunStartedAt), pausedAt: text(raw.pausedAt), pausedPlaybookHash: text(raw.pausedPlaybookHash) };
-  for (const [name, value] of Object.entries(optional)) if (value !== undefined) Object.assign(state, { [name]: value });
-  if (typeof raw.lastResult === 'string' && results.includes(raw.lastResult)) state.lastResult = raw.lastResult as ScheduleRunResult;
-  if (skip && typeof skip.scheduledAt === 'string' && typeof skip.reason === 'string') state.lastSkip = { scheduledAt: skip.scheduledAt, reason: skip.reason };
+  const optional = {
+    lastFireAt: text(raw.lastFireAt),
+    lastRunId: text(raw.lastRunId),
+    lastRunStartedAt: text(raw.lastRunStartedAt),
+    pausedAt: text(raw.pausedAt),
+    pausedPlaybookHash: text(raw.pausedPlaybookHash),
+  };
+  for (const [name, value] of Object.entries(optional))
+    if (value !== undefined) Object.assign(state, { [name]: value });
+  if (typeof raw.lastResult === 'string' && results.includes(raw.lastResult))
+    state.lastResult = raw.lastResult as ScheduleRunResult;
+  if (skip && typeof skip.scheduledAt === 'string' && typeof skip.reason === 'string')
+    state.lastSkip = { scheduledAt: skip.scheduledAt, reason: skip.reason };
   snapshots.set(state, snapshot(state));
   return state;
 }

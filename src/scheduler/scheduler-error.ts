@@ -21,7 +21,11 @@ export class SchedulerError extends FleetbookError {
   declare readonly code: SchedulerErrorCode;
 
   constructor(message: string, code: SchedulerErrorCode, details?: Record<string, unknown>) {
-    super(message, { code, exitCode: code === 'LOCK_HELD' || code === 'LOCK_LOST' ? ExitCode.runFailed : ExitCode.usage, ...(details ? { details } : {}) });
+    super(message, {
+      code,
+      exitCode: code === 'LOCK_HELD' || code === 'LOCK_LOST' ? ExitCode.runFailed : ExitCode.usage,
+      ...(details ? { details } : {}),
+    });
     this.name = 'SchedulerError';
   }
 }

@@ -83,9 +83,14 @@ function schedulesOf(playbooks: readonly Playbook[]): Map<string, Loaded> {
     for (const schedule of playbook.schedules) {
       const other = next.get(schedule.key);
       if (other) {
-        throw new SchedulerError(`Schedule id '${schedule.key}' is used by ${other.playbook.source} and ${playbook.source}; schedule ids must be unique.`, 'INVALID_PLAYBOOKS', { scheduleKey: schedule.key });
+        throw new SchedulerError(
+          `Schedule id '${schedule.key}' is used by ${other.playbook.source} and ${playbook.source}; schedule ids must be unique.`,
+          'INVALID_PLAYBOOKS',
+          { scheduleKey: schedule.key },
+        );
       }
-      if (schedule.enabled) next.set(schedule.key, { playbook, schedule, fireTimes: createFireTimes(schedule.cron, schedule.timezone) });
+      if (schedule.enabled)
+        next.set(schedule.key, { playbook, schedule, fireTimes: createFireTimes(schedule.cron, schedule.timezone) });
     }
   }
   return next;
@@ -102,7 +107,14 @@ async function reload(context: SchedulerContext, playbooks: readonly Playbook[])
   }
   const loading: Array<Promise<void>> = [];
   for (const [key, loaded] of next) {
-    const entry: Entry = entries.get(key) ?? { key, runs: new Map(), chain: Promise.resolve(), ...loaded, loaded: true, failedTicks: 0 };
+    const entry: Entry = entries.get(key) ?? {
+      key,
+      runs: new Map(),
+      chain: Promise.resolve(),
+      ...loaded,
+      loaded: true,
+      failedTicks: 0,
+    };
     Object.assign(entry, loaded, { loaded: true });
     entries.set(key, entry);
     loading.push(enqueue(context, entry, () => tick(context, entry)));
@@ -113,7 +125,10 @@ async function reload(context: SchedulerContext, playbooks: readonly Playbook[])
     if (!entry) continue;
     const nextFireAt = entry.nextFireMs === undefined ? undefined : iso(entry.nextFireMs);
     context.logger.info(
-      { event: 'schedule.loaded', ...fields(entry, { cron: entry.schedule.cron, timezone: entry.schedule.timezone, nextFireAt }) },
+      {
+        event: 'schedule.loaded',
+        ...fields(entry, { cron: entry.schedule.cron, timezone: entry.schedule.timezone, nextFireAt }),
+      },
       `schedule ${key}: '${entry.schedule.cron}' ${entry.schedule.timezone}, next fire ${nextFireAt ?? 'never'}`,
     );
   }

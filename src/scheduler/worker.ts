@@ -14,7 +14,15 @@ import type { ResumeOptions } from '../engine/index.js';
 import { errorMessage, FleetbookError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
-import { describeLeaseOwner, runLeaseKey, RunStatus, type ErrorRecord, type QueueStore, type RunClaim, type RunRecord } from '../store/index.js';
+import {
+  describeLeaseOwner,
+  runLeaseKey,
+  RunStatus,
+  type ErrorRecord,
+  type QueueStore,
+  type RunClaim,
+  type RunRecord,
+} from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { resumeRunWithLock } from './run-with-lock.js';
 
@@ -53,7 +61,8 @@ export interface WorkerSummary {
 }
 
 function toError(caught: unknown): ErrorRecord {
-  if (caught instanceof FleetbookError) return { message: caught.message, ...(caught.code ? { code: caught.code } : {}) };
+  if (caught instanceof FleetbookError)
+    return { message: caught.message, ...(caught.code ? { code: caught.code } : {}) };
   return { message: errorMessage(caught) };
 }
 
@@ -61,7 +70,12 @@ function toError(caught: unknown): ErrorRecord {
  * Resolves after `ms`, at once when `signal` aborts, or when one of `also` settles; the timer
  * is cancelled then, so a finished worker is not kept alive by a wait it no longer needs.
  */
-async function pause(clock: Clock, ms: number, signal: AbortSignal, also: Iterable<Promise<unknown>> = []): Promise<void> {
+async function pause(
+  clock: Clock,
+  ms: number,
+  signal: AbortSignal,
+  also: Iterable<Promise<unknown>> = [],
+): Promise<void> {
   if (signal.aborted) return;
   let timer: Timer | undefined;
   let onAbort: (() => void) | undefined;
@@ -71,7 +85,15 @@ async function pause(clock: Clock, ms: number, signal: AbortSignal, also: Iterab
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    await Promise.race([elapsed, ...[...also].map((promise) => promise.then(() => undefined, () => undefined))]);
+    await Promise.race([
+      elapsed,
+      ...[...also].map((promise) =>
+        promise.then(
+          () => undefined,
+          () => undefined,
+        ),
+      ),
+    ]);
   } finally {
     timer?.cancel();
     if (onAbort) signal.removeEventListener('abort', onAbort);
@@ -98,7 +120,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         (held) => {
           if (stopped) return;
           if (!held) {
-            logger.error({ event: 'claim.lost', runId: claim.run.id, fence: claim.fence }, `run ${claim.run.id}: this worker's claim was taken over; stopping it`);
+            logger.error(
+              { event: 'claim.lost', runId: claim.run.id, fence: claim.fence },
+              `run ${claim.run.id}: this worker's claim was taken over; stopping it`,
+            );
             lost.abort(new FleetbookError(`the claim of run ${claim.run.id} was taken over`, { code: 'CLAIM_LOST' }));
             return;
           }
@@ -106,7 +131,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         },
         (error: unknown) => {
           if (stopped) return;
-          logger.warn({ event: 'claim.renewFailed', runId: claim.run.id, err: error }, `could not renew the claim of run ${claim.run.id}; trying again`);
+          logger.warn(
+            { event: 'claim.renewFailed', runId: claim.run.id, err: error },
+            `could not renew the claim of run ${claim.run.id}; trying again`,
+          );
           timer = clock.setTimer(renew, ttlMs / 3);
         },
       );
@@ -129,7 +157,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     const stopRenewing = holdClaim(claim, controller);
     try {
       if (claim.previousOwner !== undefined) {
-        runLogger.warn({ event: 'claim.takenOver', previousOwner: claim.previousOwner }, `run ${run.id}: taking over from a worker whose claim lapsed`);
+        runLogger.warn(
+          { event: 'claim.takenOver', previousOwner: claim.previousOwner },
+          `run ${run.id}: taking over from a worker whose claim lapsed`,
+        );
         // The presumed-dead worker's run lease would keep the engine out until it lapses too;
         // its writes are fenced off now, so the lease protects nothing any more.
         const holder = await store.leaseHolder(runLeaseKey(run.id));
@@ -141,7 +172,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         playbook = options.loadPlaybook(run);
         secretInputs = options.secretInputsOf(run);
       } catch (caught) {
-        runLogger.error({ event: 'run.unstartable', error: toError(caught) }, `run ${run.id} cannot be started here: ${toError(caught).message}`);
+        runLogger.error(
+          { event: 'run.unstartable', error: toError(caught) },
+          `run ${run.id} cannot be started here: ${toError(caught).message}`,
+        );
         await view.setRunStatus(run.id, RunStatus.failed, { error: toError(caught) });
         summary.finished += 1;
         return;
@@ -162,12 +196,18 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
         countAsResume: journaled,
       };
-      runLogger.info({ event: journaled ? 'run.resuming' : 'run.claimed', owner: describeLeaseOwner(owner) }, `run ${run.id} of ${run.playbook} ${journaled ? 'resumed' : 'started'} by this worker`);
+      runLogger.info(
+        { event: journaled ? 'run.resuming' : 'run.claimed', owner: describeLeaseOwner(owner) },
+        `run ${run.id} of ${run.playbook} ${journaled ? 'resumed' : 'started'} by this worker`,
+      );
       const result = await resumeRunWithLock(playbook, resumeOptions);
       if (result.status === RunStatus.interrupted && drain.aborted && result.error?.code !== 'LEASE_LOST') {
         if (await store.requeueRun(run.id, fence)) {
           summary.requeued += 1;
-          runLogger.info({ event: 'run.requeued' }, `run ${run.id} stopped at a journaled point and went back to the queue`);
+          runLogger.info(
+            { event: 'run.requeued' },
+            `run ${run.id} stopped at a journaled point and went back to the queue`,
+          );
         }
         return;
       }
@@ -177,7 +217,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       runLogger.error({ event: 'run.refused', error }, `run ${run.id} could not be driven: ${error.message}`);
       // A refusal of the engine (changed playbook, a write of unknown outcome it cannot reconcile)
       // fails the run rather than leave it to be claimed again and again; a lost claim writes nothing.
-      if (error.code !== 'STALE_FENCE' && error.code !== 'STORE_UNAVAILABLE') await view.setRunStatus(run.id, RunStatus.failed, { error }).catch(() => undefined);
+      if (error.code !== 'STALE_FENCE' && error.code !== 'STORE_UNAVAILABLE')
+        await view.setRunStatus(run.id, RunStatus.failed, { error }).catch(() => undefined);
     } finally {
       stopRenewing();
       drain.removeEventListener('abort', forward);

@@ -44,7 +44,14 @@ export function wallTimeAt(instantMs: number, timezone: string): WallTimeMs {
   for (const part of formatterFor(timezone).formatToParts(new Date(instantMs))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
   }
-  const wholeSeconds = Date.UTC(parts.year ?? 1970, (parts.month ?? 1) - 1, parts.day ?? 1, parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0);
+  const wholeSeconds = Date.UTC(
+    parts.year ?? 1970,
+    (parts.month ?? 1) - 1,
+    parts.day ?? 1,
+    parts.hour ?? 0,
+    parts.minute ?? 0,
+    parts.second ?? 0,
+  );
   return wholeSeconds + (((instantMs % 1000) + 1000) % 1000);
 }
 

@@ -43,8 +43,18 @@ describe('createAsyncOperations', () => {
   it('runs completions in end-time order, start order on ties', () => {
     const { clock, ops } = setup();
     const order: string[] = [];
-    for (const [name, minutes] of [['c', 3], ['a', 1], ['b', 2], ['b2', 2]] as const) {
-      ops.start({ flavour: 'devices', type: name, durationMs: minutes * MINUTE, complete: () => (order.push(name), { status: 'SUCCEEDED' }) });
+    for (const [name, minutes] of [
+      ['c', 3],
+      ['a', 1],
+      ['b', 2],
+      ['b2', 2],
+    ] as const) {
+      ops.start({
+        flavour: 'devices',
+        type: name,
+        durationMs: minutes * MINUTE,
+        complete: () => (order.push(name), { status: 'SUCCEEDED' }),
+      });
     }
     clock.advance(10 * MINUTE);
     ops.settle();
@@ -53,8 +63,18 @@ describe('createAsyncOperations', () => {
 
   it('forgets finished device and subscription operations a day after they end, not data-services ones', () => {
     const { clock, ops } = setup();
-    const device = ops.start({ flavour: 'devices', type: 'add', durationMs: MINUTE, complete: () => ({ status: 'SUCCEEDED' }) });
-    const data = ops.start({ flavour: 'dataServices', type: 'x', durationMs: MINUTE, complete: () => ({ status: 'SUCCEEDED' }) });
+    const device = ops.start({
+      flavour: 'devices',
+      type: 'add',
+      durationMs: MINUTE,
+      complete: () => ({ status: 'SUCCEEDED' }),
+    });
+    const data = ops.start({
+      flavour: 'dataServices',
+      type: 'x',
+      durationMs: MINUTE,
+      complete: () => ({ status: 'SUCCEEDED' }),
+    });
     clock.advance(MINUTE);
     ops.settle();
     clock.advance(24 * 60 * MINUTE - 1);
@@ -74,7 +94,13 @@ describe('createAsyncOperations', () => {
       durationMs: MINUTE,
       complete: (failure) => ((injected = failure), { status: 'SUCCEEDED' }),
     });
-    const stuck = ops.start({ flavour: 'dataServices', type: 'policy-delete', resourceId: 'p', durationMs: MINUTE, complete: () => ({ status: 'SUCCEEDED' }) });
+    const stuck = ops.start({
+      flavour: 'dataServices',
+      type: 'policy-delete',
+      resourceId: 'p',
+      durationMs: MINUTE,
+      complete: () => ({ status: 'SUCCEEDED' }),
+    });
     clock.advance(60 * MINUTE);
     ops.settle();
     expect(injected).toMatchObject({ errorCode: 'SIMULATED_FAILURE' });
@@ -109,8 +135,20 @@ describe('createAsyncOperations', () => {
 
   it('records a completion that throws as FAILED and keeps settling', () => {
     const { clock, ops } = setup();
-    const bad = ops.start({ flavour: 'reporting', type: 'x', durationMs: 1, complete: () => { throw new Error('boom'); } });
-    const good = ops.start({ flavour: 'reporting', type: 'y', durationMs: 2, complete: () => ({ status: 'SUCCEEDED' }) });
+    const bad = ops.start({
+      flavour: 'reporting',
+      type: 'x',
+      durationMs: 1,
+      complete: () => {
+        throw new Error('boom');
+      },
+    });
+    const good = ops.start({
+      flavour: 'reporting',
+      type: 'y',
+      durationMs: 2,
+      complete: () => ({ status: 'SUCCEEDED' }),
+    });
     clock.advance(5);
     ops.settle();
     expect(bad.outcome).toMatchObject({ status: 'FAILED', error: { message: 'boom' } });

@@ -96,7 +96,10 @@ export function asyncStateOf(
   nowMs: number,
 ): { state: AsyncState; progressPercent: number } {
   if (record.outcome) {
-    return { state: record.outcome.status, progressPercent: record.outcome.status === 'SUCCEEDED' ? 100 : progressAt(record, record.endedAt ?? nowMs) };
+    return {
+      state: record.outcome.status,
+      progressPercent: record.outcome.status === 'SUCCEEDED' ? 100 : progressAt(record, record.endedAt ?? nowMs),
+    };
   }
   const elapsed = nowMs - record.startedAt;
   const duration = record.endsAt - record.startedAt;
@@ -138,7 +141,8 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
       const timeoutMinutes = spec.timeoutMinutes ?? Math.max(60, Math.ceil((2 * spec.durationMs) / MINUTE_MS));
       // The platform gives up on an operation when its timeout passes: one that would run
       // longer than the timeout its area gives it ends TIMEDOUT then, as does a TIMEDOUT fault.
-      const overrun = fault !== 'never' && spec.timeoutMinutes !== undefined && spec.durationMs > timeoutMinutes * MINUTE_MS;
+      const overrun =
+        fault !== 'never' && spec.timeoutMinutes !== undefined && spec.durationMs > timeoutMinutes * MINUTE_MS;
       const timedOut = fault === 'TIMEDOUT' || overrun;
       const durationMs = timedOut ? timeoutMinutes * MINUTE_MS : Math.max(0, spec.durationMs);
       const record: AsyncOperationRecord = {

@@ -37,7 +37,9 @@ function dataServicesView(record: AsyncOperationRecord, nowMs: number, clock: Si
   const logMessages = [{ message: `${record.type} accepted`, timestamp: iso(record.startedAt) }];
   if (record.outcome) {
     logMessages.push({
-      message: record.outcome.error ? `${record.type} ${record.outcome.status.toLowerCase()}: ${record.outcome.error.message}` : `${record.type} ${record.outcome.status.toLowerCase()}`,
+      message: record.outcome.error
+        ? `${record.type} ${record.outcome.status.toLowerCase()}: ${record.outcome.error.message}`
+        : `${record.type} ${record.outcome.status.toLowerCase()}`,
       timestamp: iso(record.endedAt),
     });
   }
@@ -66,7 +68,10 @@ function dataServicesView(record: AsyncOperationRecord, nowMs: number, clock: Si
     groups: [],
     recommendations: [],
     logMessages,
-    associatedResources: record.resourceUri === undefined ? [] : [{ resourceUri: record.resourceUri, type: resourceTypeOf(record.resourceUri) }],
+    associatedResources:
+      record.resourceUri === undefined
+        ? []
+        : [{ resourceUri: record.resourceUri, type: resourceTypeOf(record.resourceUri) }],
     sourceResourceUri: record.resourceUri,
     error: record.outcome?.error
       ? { error: record.outcome.error.message, errorCode: record.outcome.error.errorCode, traceId: record.id }
@@ -81,7 +86,12 @@ function logMessagesOf(record: AsyncOperationRecord): Array<{ message: string; t
   const lines = [{ message: `${record.type} accepted`, timestamp: iso(record.startedAt) }];
   if (record.outcome) {
     const { status, error } = record.outcome;
-    lines.push({ message: error ? `${record.type} ${status.toLowerCase()}: ${error.message}` : `${record.type} ${status.toLowerCase()}`, timestamp: iso(record.endedAt) });
+    lines.push({
+      message: error
+        ? `${record.type} ${status.toLowerCase()}: ${error.message}`
+        : `${record.type} ${status.toLowerCase()}`,
+      timestamp: iso(record.endedAt),
+    });
   }
   return lines;
 }
@@ -90,9 +100,15 @@ function logMessagesOf(record: AsyncOperationRecord): Array<{ message: string; t
  * A devices or subscriptions record as published: whole-second polling hint (at least 1),
  * `result` an object, a failure's `error` in the platform's error body shape.
  */
-function devicesView(record: AsyncOperationRecord, clock: SimClock, common: Record<string, unknown>, state: string): Record<string, unknown> {
+function devicesView(
+  record: AsyncOperationRecord,
+  clock: SimClock,
+  common: Record<string, unknown>,
+  state: string,
+): Record<string, unknown> {
   const outcome = record.outcome;
-  const result = outcome?.result === undefined || typeof outcome.result === 'object' ? outcome?.result : { status: outcome.result };
+  const result =
+    outcome?.result === undefined || typeof outcome.result === 'object' ? outcome?.result : { status: outcome.result };
   return compact({
     ...common,
     suggestedPollingIntervalSeconds: Math.max(1, Math.round(SUGGESTED_POLLING_SECONDS / clock.timeScale)),
@@ -141,20 +157,38 @@ function view(record: AsyncOperationRecord, clock: SimClock): Record<string, unk
 }
 
 const dataServicesQuery = createListQuery({
-  filter: { id: 'string', displayName: 'string', state: 'string', sourceResourceUri: 'string', startedAt: 'timestamp', endedAt: 'timestamp' },
-  sort: { id: 'string', displayName: 'string', state: 'string', startedAt: 'timestamp', endedAt: 'timestamp', updatedAt: 'timestamp' },
+  filter: {
+    id: 'string',
+    displayName: 'string',
+    state: 'string',
+    sourceResourceUri: 'string',
+    startedAt: 'timestamp',
+    endedAt: 'timestamp',
+  },
+  sort: {
+    id: 'string',
+    displayName: 'string',
+    state: 'string',
+    startedAt: 'timestamp',
+    endedAt: 'timestamp',
+    updatedAt: 'timestamp',
+  },
 });
 
 /** Handlers of every async GET by operation id (an id of another flavour is a 404), and the data-services list. */
 export function createAsyncViews(asyncOps: () => AsyncOperations, clock: SimClock): Record<string, OperationHandler> {
   const listDataServices: OperationHandler = (req) => ({
     status: 200,
-    body: dataServicesQuery.page(asyncOps().list('dataServices').map((record) => view(record, clock)), req),
+    body: dataServicesQuery.page(
+      asyncOps()
+        .list('dataServices')
+        .map((record) => view(record, clock)),
+      req,
+    ),
   });
   return Object.fromEntries([
     ['dataServices.listAsyncOperations', listDataServices],
-    ...
-    Object.entries(ASYNC_GETS).map(([operationId, { flavour }]): [string, OperationHandler] => [
+    ...Object.entries(ASYNC_GETS).map(([operationId, { flavour }]): [string, OperationHandler] => [
       operationId,
       (req) => {
         const id = req.params.id ?? '';

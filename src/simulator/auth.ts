@@ -70,7 +70,10 @@ export function createAuth(
     issue(form) {
       if (form.grant_type !== 'client_credentials') {
         throw new SimHttpError(400, 'UNSUPPORTED_GRANT_TYPE', "grant_type must be 'client_credentials'", [
-          { type: 'bad request', issues: [{ source: 'field', subject: 'grant_type', description: "must be 'client_credentials'" }] },
+          {
+            type: 'bad request',
+            issues: [{ source: 'field', subject: 'grant_type', description: "must be 'client_credentials'" }],
+          },
         ]);
       }
       const client = typeof form.client_id === 'string' ? clientOf(form.client_id) : undefined;

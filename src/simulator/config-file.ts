@@ -8,7 +8,8 @@ function locate(file: string, root: Node | null, lines: LineCounter, pointer: st
   let node: unknown = root;
   for (const segment of pointer.split('/').slice(1)) {
     if (!isCollection(node)) break;
-    const next: unknown = node.get(segment.replace(/~1/g, '/').replace(/~0/g, '~'), true) ?? node.get(Number(segment), true);
+    const next: unknown =
+      node.get(segment.replace(/~1/g, '/').replace(/~0/g, '~'), true) ?? node.get(Number(segment), true);
     if (next === undefined) break;
     node = next;
   }
@@ -36,14 +37,19 @@ export function loadConfigFile<T>(source: string | object, schema: object, error
     const lines = new LineCounter();
     const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true });
     if (doc.errors.length > 0) {
-      throw new UsageError(`The ${what} ${source} is not valid YAML:\n${doc.errors.map((e) => `  ${e.message}`).join('\n')}`, errorCode);
+      throw new UsageError(
+        `The ${what} ${source} is not valid YAML:\n${doc.errors.map((e) => `  ${e.message}`).join('\n')}`,
+        errorCode,
+      );
     }
     data = doc.toJS() ?? {};
     locateAt = (pointer) => `${locate(source, doc.contents, lines, pointer)} (${pointer || '/'})`;
   }
   if (!validate(data)) {
     // ajv follows a bad key's own error with a generic `propertyNames` one: keep the first only.
-    const problems = (validate.errors ?? []).filter((error) => error.keyword !== 'propertyNames').map((error) => `  ${locateAt(pointerOf(error))}: ${describeSchemaError(error)}`);
+    const problems = (validate.errors ?? [])
+      .filter((error) => error.keyword !== 'propertyNames')
+      .map((error) => `  ${locateAt(pointerOf(error))}: ${describeSchemaError(error)}`);
     throw new UsageError(`The ${what} has ${problems.length} problem(s):\n${problems.join('\n')}`, errorCode);
   }
   return data as T;

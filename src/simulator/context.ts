@@ -198,5 +198,8 @@ export interface AreaModule<State = unknown> {
    * API clients this area holds (workspace API credentials): the token endpoint accepts them
    * beside the world file's clients, and a token of one that is gone is refused as revoked.
    */
-  apiClientOf?(state: State, clientId: string): { clientId: string; clientSecret: string; role: 'Administrator' | 'Operator' | 'Observer' } | undefined;
+  apiClientOf?(
+    state: State,
+    clientId: string,
+  ): { clientId: string; clientSecret: string; role: 'Administrator' | 'Operator' | 'Observer' } | undefined;
 }

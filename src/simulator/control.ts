@@ -71,14 +71,21 @@ export function registerControlRoutes(app: FastifyInstance, control: SimulatorCo
     control.revokeTokens();
     return reply.code(204).send();
   });
-  const clockView = () => ({ now: control.clock.nowIso(), nowMs: control.clock.now(), timeScale: control.clock.timeScale });
+  const clockView = () => ({
+    now: control.clock.nowIso(),
+    nowMs: control.clock.now(),
+    timeScale: control.clock.timeScale,
+  });
   app.get('/_sim/clock', clockView);
   app.post('/_sim/clock', (request) => {
     refuseMalformedBody(request.body);
     const { advanceMs } = (request.body ?? {}) as { advanceMs?: unknown };
     if (typeof advanceMs !== 'number' || !Number.isFinite(advanceMs) || advanceMs < 0) {
       throw new SimHttpError(400, 'BAD_REQUEST', 'advanceMs must be a non-negative number of simulated milliseconds', [
-        { type: 'bad request', issues: [{ source: 'field', subject: 'advanceMs', description: 'must be a non-negative number' }] },
+        {
+          type: 'bad request',
+          issues: [{ source: 'field', subject: 'advanceMs', description: 'must be a non-negative number' }],
+        },
       ]);
     }
     control.clock.advance(advanceMs);

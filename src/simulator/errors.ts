@@ -77,14 +77,26 @@ export function errorBodyFormOf(schema: unknown): ErrorBodyForm {
 function publishedDetail(detail: ErrorDetail, kind: DetailKind): AnsweredDetail[] {
   switch (kind) {
     case 'issues':
-      return detail.type === 'bad request' || detail.type === 'precondition failed' ? [{ type: detail.type, issues: detail.issues }] : [];
+      return detail.type === 'bad request' || detail.type === 'precondition failed'
+        ? [{ type: detail.type, issues: detail.issues }]
+        : [];
     case 'retry':
-      return detail.type === 'retry info' ? [{ type: detail.type, retryAfterSeconds: Math.round(detail.retryAfterSeconds) }] : [];
+      return detail.type === 'retry info'
+        ? [{ type: detail.type, retryAfterSeconds: Math.round(detail.retryAfterSeconds) }]
+        : [];
     case 'general':
       if (detail.type === 'metadata') return [detail];
       // A general item's metadata values are objects: each issue is keyed by its subject.
       if (detail.type === 'bad request' || detail.type === 'precondition failed') {
-        return [{ type: detail.type, source: 'request', metadata: Object.fromEntries(detail.issues.map((issue) => [issue.subject, { source: issue.source, description: issue.description }])) }];
+        return [
+          {
+            type: detail.type,
+            source: 'request',
+            metadata: Object.fromEntries(
+              detail.issues.map((issue) => [issue.subject, { source: issue.source, description: issue.description }]),
+            ),
+          },
+        ];
       }
       return [];
   }
@@ -179,5 +191,7 @@ export class MalformedBody {
 /** 400 for a body that is not JSON, at the point where any other bad input is refused. */
 export function refuseMalformedBody(body: unknown): void {
   if (!(body instanceof MalformedBody)) return;
-  throw badRequest(`The request body is not valid JSON: ${body.reason}`, [{ source: 'field', subject: 'body', description: `not valid JSON: ${body.reason}` }]);
+  throw badRequest(`The request body is not valid JSON: ${body.reason}`, [
+    { source: 'field', subject: 'body', description: `not valid JSON: ${body.reason}` },
+  ]);
 }

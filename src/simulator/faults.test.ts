@@ -14,7 +14,13 @@ const tally = (faults: ReturnType<typeof createFaults>, operationId: string, tim
 describe('faults: rates of several rules on one route', () => {
   it('gives each status rule its own rate, not what the rules before it left over', () => {
     const faults = createFaults(1, () => 0);
-    faults.set({ rules: [{ route: 'users.*', status: 503, rate: 0.2 }, { route: 'users.listUsers', status: 500, rate: 0.2 }, { route: '*', drop: 0.1 }] });
+    faults.set({
+      rules: [
+        { route: 'users.*', status: 503, rate: 0.2 },
+        { route: 'users.listUsers', status: 500, rate: 0.2 },
+        { route: '*', drop: 0.1 },
+      ],
+    });
     const seen = tally(faults, 'users.listUsers', 20_000);
     // Drawn independently and first-wins, the 500s would be 0.8 × 0.2 = 16% and the drops 6.4%.
     expect(seen['503']! / 20_000).toBeCloseTo(0.2, 1);
@@ -25,7 +31,12 @@ describe('faults: rates of several rules on one route', () => {
 
   it('cuts rates that add up to more than every request: a later rule gets what is left', () => {
     const faults = createFaults(1, () => 0);
-    faults.set({ rules: [{ route: 'users.getUser', status: 503, rate: 0.7 }, { route: 'users.getUser', status: 500, rate: 0.7 }] });
+    faults.set({
+      rules: [
+        { route: 'users.getUser', status: 503, rate: 0.7 },
+        { route: 'users.getUser', status: 500, rate: 0.7 },
+      ],
+    });
     const seen = tally(faults, 'users.getUser', 10_000);
     expect(seen.served).toBeUndefined();
     expect(Math.abs(seen['500']! / 10_000 - 0.3)).toBeLessThan(0.015);
@@ -33,7 +44,12 @@ describe('faults: rates of several rules on one route', () => {
 
   it('a counted rule stops taking its share once used up', () => {
     const faults = createFaults(1, () => 0);
-    faults.set({ rules: [{ route: 'users.getUser', status: 503, count: 2 }, { route: 'users.getUser', status: 500, rate: 1 }] });
+    faults.set({
+      rules: [
+        { route: 'users.getUser', status: 503, count: 2 },
+        { route: 'users.getUser', status: 500, rate: 1 },
+      ],
+    });
     expect([0, 1, 2, 3].map(() => faults.decide('users.getUser').status)).toEqual([503, 503, 500, 500]);
   });
 });
@@ -50,6 +66,8 @@ describe('faults: the random sequence', () => {
     // Still reproducible: the same seed and the same sequence of settings and requests.
     const again = createFaults(7, () => 0);
     again.set({ rules: [{ route: '*', status: 503, rate: 0.5 }] });
-    expect(Array.from({ length: 40 }, () => (again.decide('users.getUser').status === 503 ? 'x' : '.')).join('')).toBe(first);
+    expect(Array.from({ length: 40 }, () => (again.decide('users.getUser').status === 503 ? 'x' : '.')).join('')).toBe(
+      first,
+    );
   });
 });

@@ -109,7 +109,12 @@ export function loadFaultSettings(source: string | object): FaultSettings {
 
 function globMatcher(glob: string): (name: string) => boolean {
   if (!glob.includes('*')) return (name) => name === glob;
-  const pattern = new RegExp(`^${glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const pattern = new RegExp(
+    `^${glob
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return (name) => pattern.test(name);
 }
 

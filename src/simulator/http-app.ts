@@ -13,8 +13,14 @@ export function createHttpApp(logger: boolean): FastifyInstance {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  const tolerantJsonParser = (request: FastifyRequest, body: string, done: (error: Error | null, parsed?: unknown) => void): void => {
-    void parseJson(request, body, (error: Error | null, parsed?: unknown) => done(null, error ? new MalformedBody(body, error) : parsed));
+  const tolerantJsonParser = (
+    request: FastifyRequest,
+    body: string,
+    done: (error: Error | null, parsed?: unknown) => void,
+  ): void => {
+    void parseJson(request, body, (error: Error | null, parsed?: unknown) =>
+      done(null, error ? new MalformedBody(body, error) : parsed),
+    );
   };
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, tolerantJsonParser);

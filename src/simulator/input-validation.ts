@@ -56,7 +56,9 @@ export function inputOf(
       const items = (param.schema as { items?: unknown }).items;
       input[param.name] = (Array.isArray(raw) ? raw : [raw]).map((value) => coerce(value, items));
     } else {
-      input[param.name] = Array.isArray(raw) ? raw.map((value) => coerce(value, param.schema)) : coerce(raw, param.schema);
+      input[param.name] = Array.isArray(raw)
+        ? raw.map((value) => coerce(value, param.schema))
+        : coerce(raw, param.schema);
     }
   }
   if (body !== undefined) input.body = body;
@@ -74,7 +76,11 @@ export function checkInput(op: ValidatedOperation, validate: ValidateFunction, i
     const issue: BadRequestIssue =
       head === 'body'
         ? { source: 'field', subject: rest.join('.') || 'body', description: describeSchemaError(error) }
-        : { source: queryNames.has(head) ? 'query.parameter' : 'field', subject: [head, ...rest].join('.'), description: describeSchemaError(error) };
+        : {
+            source: queryNames.has(head) ? 'query.parameter' : 'field',
+            subject: [head, ...rest].join('.'),
+            description: describeSchemaError(error),
+          };
     const key = `${issue.source} ${issue.subject} ${issue.description}`;
     if (!seen.has(key)) {
       seen.add(key);
@@ -91,7 +97,12 @@ export function checkInput(op: ValidatedOperation, validate: ValidateFunction, i
 }
 
 /** Refuses a request whose input the operation does not take (pipeline step 6). */
-export type InputCheck = (op: OperationDescriptor, params: Record<string, string>, query: Record<string, string | string[]>, body: unknown) => void;
+export type InputCheck = (
+  op: OperationDescriptor,
+  params: Record<string, string>,
+  query: Record<string, string | string[]>,
+  body: unknown,
+) => void;
 
 /**
  * Refuses a body that is not JSON, then checks the input against the operation's schema

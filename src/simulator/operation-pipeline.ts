@@ -16,7 +16,12 @@ import type { ResponseChecker } from './response-check.js';
 import type { Simulation } from './simulation.js';
 
 /** Serves one request to a platform operation; `regionFromPath` is the `/regions/<region>` prefix's region. */
-export type ServeOperation = (op: OperationDescriptor, request: FastifyRequest, reply: FastifyReply, regionFromPath: string | undefined) => Promise<void>;
+export type ServeOperation = (
+  op: OperationDescriptor,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  regionFromPath: string | undefined,
+) => Promise<void>;
 
 /** One request on its way through the steps of ARCHITECTURE.md's request pipeline. */
 interface Arrival {
@@ -29,16 +34,31 @@ interface Arrival {
 }
 
 /** The request pipeline of ARCHITECTURE.md for the platform's operations. */
-export function createOperationPipeline(sim: Simulation, checkInput: InputCheck, checkResponse: ResponseChecker): ServeOperation {
+export function createOperationPipeline(
+  sim: Simulation,
+  checkInput: InputCheck,
+  checkResponse: ResponseChecker,
+): ServeOperation {
   /**
    * `injected`: the answer is a fault the fault settings asked for (503, 502, ...). Those are
    * statuses a real platform gives whatever its description says (a proxy's 503, a 429 from
    * a gateway), so they are not the simulator drifting from the description and are not checked.
    */
-  const send = (reply: FastifyReply, op: OperationDescriptor, response: SimResponse, path: string, injected = false): void =>
-    sendResponse(reply, sim.validateResponses && !injected ? checkResponse(op, reply.request.method, path, response) : response);
+  const send = (
+    reply: FastifyReply,
+    op: OperationDescriptor,
+    response: SimResponse,
+    path: string,
+    injected = false,
+  ): void =>
+    sendResponse(
+      reply,
+      sim.validateResponses && !injected ? checkResponse(op, reply.request.method, path, response) : response,
+    );
   const answer = (arrival: Arrival): SimResponse | Promise<SimResponse> =>
-    arrival.op.base === 'auth' ? answerTokenRequest(sim, checkInput, arrival) : answerPlatformRequest(sim, checkInput, arrival);
+    arrival.op.base === 'auth'
+      ? answerTokenRequest(sim, checkInput, arrival)
+      : answerPlatformRequest(sim, checkInput, arrival);
 
   return async (op, request, reply, regionFromPath) => {
     const startedReal = performance.now();
@@ -71,7 +91,10 @@ export function createOperationPipeline(sim: Simulation, checkInput: InputCheck,
 }
 
 /** Path parameters without the region prefix's, and the query, as fastify parsed them. */
-function paramsAndQuery(request: FastifyRequest): { params: Record<string, string>; query: Record<string, string | string[]> } {
+function paramsAndQuery(request: FastifyRequest): {
+  params: Record<string, string>;
+  query: Record<string, string | string[]>;
+} {
   const params = { ...(request.params as Record<string, string>) };
   delete params.region;
   return { params, query: request.query as Record<string, string | string[]> };
@@ -85,7 +108,11 @@ function regionOfArrival({ op, request, entry, regionFromPath }: Arrival): strin
 }
 
 /** The token endpoint: no bearer token and no roles; rate limited per `client_id`. */
-function answerTokenRequest(sim: Simulation, checkInput: InputCheck, { op, request, entry, headers }: Arrival): SimResponse {
+function answerTokenRequest(
+  sim: Simulation,
+  checkInput: InputCheck,
+  { op, request, entry, headers }: Arrival,
+): SimResponse {
   const { params, query } = paramsAndQuery(request);
   const form = (request.body ?? {}) as Record<string, unknown>;
   const clientId = typeof form.client_id === 'string' ? form.client_id : '';

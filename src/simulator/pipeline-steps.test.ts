@@ -36,9 +36,25 @@ describe('the steps of the request pipeline, without a port', () => {
 
   it('logArrival: the path without its query, secret keys scrubbed, a body that is not JSON not kept', () => {
     const log = createRequestLog();
-    const token = logArrival(log, { method: 'POST', url: '/as/token.oauth2?x=1', body: { client_id: 'a', client_secret: 's' } }, 'auth.createToken', 'sim');
-    const malformed = logArrival(log, { method: 'POST', url: '/x', body: new MalformedBody('{', new Error('bad')) }, 'op', 'sim');
-    expect(token).toMatchObject({ path: '/as/token.oauth2', operationId: 'auth.createToken', status: 0, simTime: 'sim', body: { client_id: 'a', client_secret: '[REDACTED]' } });
+    const token = logArrival(
+      log,
+      { method: 'POST', url: '/as/token.oauth2?x=1', body: { client_id: 'a', client_secret: 's' } },
+      'auth.createToken',
+      'sim',
+    );
+    const malformed = logArrival(
+      log,
+      { method: 'POST', url: '/x', body: new MalformedBody('{', new Error('bad')) },
+      'op',
+      'sim',
+    );
+    expect(token).toMatchObject({
+      path: '/as/token.oauth2',
+      operationId: 'auth.createToken',
+      status: 0,
+      simTime: 'sim',
+      body: { client_id: 'a', client_secret: '[REDACTED]' },
+    });
     expect(malformed).not.toHaveProperty('body');
     expect(log.list()).toEqual([token, malformed]);
   });
@@ -66,7 +82,9 @@ describe('the steps of the request pipeline, without a port', () => {
     const validator = createSchemaValidator();
     const check = createInputCheck({ compile: (schema) => (compiled.push(schema), validator.compile(schema)) });
     const listSystems = op('privateCloud.listSystems');
-    expect(thrown(() => check(listSystems, {}, {}, new MalformedBody('{', new Error('bad')))).message).toContain('not valid JSON');
+    expect(thrown(() => check(listSystems, {}, {}, new MalformedBody('{', new Error('bad')))).message).toContain(
+      'not valid JSON',
+    );
     expect(thrown(() => check(listSystems, {}, { limit: '0x10' }, undefined)).message).toContain('limit');
     expect(() => check(listSystems, {}, { limit: '16' }, undefined)).not.toThrow();
     expect(compiled).toHaveLength(1);
@@ -80,9 +98,21 @@ describe('the steps of the request pipeline, without a port', () => {
     expect(check(listUsers, 'GET', '/identity/v1/users', fine)).toBe(fine);
     const stream = new PassThrough();
     const answered = check(listUsers, 'GET', '/identity/v1/users', { status: 503, headers: { 'x-kept': '1' }, stream });
-    expect(answered).toMatchObject({ status: 500, headers: { 'x-kept': '1' }, body: { errorCode: 'SIMULATOR_RESPONSE_INVALID' } });
+    expect(answered).toMatchObject({
+      status: 500,
+      headers: { 'x-kept': '1' },
+      body: { errorCode: 'SIMULATOR_RESPONSE_INVALID' },
+    });
     expect(answered).not.toHaveProperty('stream');
     expect(stream.destroyed).toBe(true);
-    expect(violations).toEqual([{ operationId: 'users.listUsers', method: 'GET', path: '/identity/v1/users', status: 503, problems: ['status 503 is not in the description'] }]);
+    expect(violations).toEqual([
+      {
+        operationId: 'users.listUsers',
+        method: 'GET',
+        path: '/identity/v1/users',
+        status: 503,
+        problems: ['status 503 is not in the description'],
+      },
+    ]);
   });
 });

@@ -23,7 +23,9 @@ interface Bucket {
  * Per client and group token buckets of capacity = the per-minute limit, refilled
  * continuously over one real minute (limits are about real throughput, not simulated time).
  */
-export function createRateLimits(options: { scale?: number; overrides?: Record<string, number>; nowMs?: () => number } = {}): RateLimits {
+export function createRateLimits(
+  options: { scale?: number; overrides?: Record<string, number>; nowMs?: () => number } = {},
+): RateLimits {
   const scale = options.scale ?? 1;
   const overrides = options.overrides ?? {};
   const nowMs = options.nowMs ?? (() => performance.now());
@@ -67,7 +69,12 @@ export function createRateLimits(options: { scale?: number; overrides?: Record<s
 }
 
 /** Takes one request of the operation's rate-limit group, adding the rate-limit headers to `headers`; a 429 when none is left. */
-export function applyRateLimit(rateLimits: RateLimits, op: OperationDescriptor, clientId: string, headers: Record<string, string>): void {
+export function applyRateLimit(
+  rateLimits: RateLimits,
+  op: OperationDescriptor,
+  clientId: string,
+  headers: Record<string, string>,
+): void {
   const group = op.rateLimit?.group;
   if (group === undefined) return;
   const limit = rateLimits.limitOf(group, op.rateLimit?.perMinute);

@@ -45,7 +45,8 @@ export function createRequestLog(): RequestLog {
       // Trimming in batches keeps `add` cheap.
       if (entries.length > MAX_ENTRIES * 1.1) entries = entries.slice(-MAX_ENTRIES);
     },
-    list: (filter = {}) => (filter.operationId ? entries.filter((e) => e.operationId === filter.operationId) : [...entries]),
+    list: (filter = {}) =>
+      filter.operationId ? entries.filter((e) => e.operationId === filter.operationId) : [...entries],
     clear() {
       entries = [];
     },
@@ -69,8 +70,21 @@ export function withoutQuery(url: string): string {
  * Adds the entry of an arriving request (status 0 until answered), with its body as sent
  * (secret keys scrubbed) so tests can prove what was sent; a body that is not JSON is not kept.
  */
-export function logArrival(log: RequestLog, request: ArrivingRequest, operationId: string, simTime: string): RequestLogEntry {
-  const entry: RequestLogEntry = { method: request.method, path: withoutQuery(request.url), operationId, status: 0, time: new Date().toISOString(), simTime, durationMs: 0 };
+export function logArrival(
+  log: RequestLog,
+  request: ArrivingRequest,
+  operationId: string,
+  simTime: string,
+): RequestLogEntry {
+  const entry: RequestLogEntry = {
+    method: request.method,
+    path: withoutQuery(request.url),
+    operationId,
+    status: 0,
+    time: new Date().toISOString(),
+    simTime,
+    durationMs: 0,
+  };
   const { body } = request;
   if (body !== undefined && body !== null && !(body instanceof MalformedBody)) entry.body = withoutSecretKeys(body);
   log.add(entry);

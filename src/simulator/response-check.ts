@@ -33,14 +33,21 @@ export function responseProblems(
   if (response.body !== undefined && !response.stream) {
     const validate = validatorOf(response.status);
     if (validate && !validate(response.body)) {
-      problems.push(...(validate.errors ?? []).map((error) => `${pointerOf(error) || '/'} ${describeSchemaError(error)}`));
+      problems.push(
+        ...(validate.errors ?? []).map((error) => `${pointerOf(error) || '/'} ${describeSchemaError(error)}`),
+      );
     }
   }
   return problems;
 }
 
 /** Checks answers against the description; a mismatch is listed in `violations` and answered 500 `SIMULATOR_RESPONSE_INVALID`. */
-export type ResponseChecker = (op: OperationDescriptor, method: string, path: string, response: SimResponse) => SimResponse;
+export type ResponseChecker = (
+  op: OperationDescriptor,
+  method: string,
+  path: string,
+  response: SimResponse,
+) => SimResponse;
 
 export function createResponseChecker(validator: SchemaValidator, violations: ResponseViolation[]): ResponseChecker {
   const validators = new Map<string, ValidateFunction | null>();

@@ -15,7 +15,11 @@ const routePath = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
  * `/regions/:region`. Handlers resolve to the reply itself: an async handler resolving to
  * undefined lets fastify finish the response before a streamed body (CSV, report download) is sent.
  */
-export function registerOperationRoutes(app: FastifyInstance, operations: readonly OperationDescriptor[], serve: ServeOperation): void {
+export function registerOperationRoutes(
+  app: FastifyInstance,
+  operations: readonly OperationDescriptor[],
+  serve: ServeOperation,
+): void {
   for (const op of operations) {
     const method = op.method.toUpperCase() as 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
     app.route({
@@ -87,7 +91,12 @@ export function registerFallbacks(app: FastifyInstance, sim: Simulation): void {
   app.setNotFoundHandler((request, reply) => {
     const path = withoutQuery(request.url);
     // No body is kept: nothing served the request.
-    const entry = logArrival(sim.requestLog, { method: request.method, url: path, body: undefined }, '', sim.clock.nowIso());
+    const entry = logArrival(
+      sim.requestLog,
+      { method: request.method, url: path, body: undefined },
+      '',
+      sim.clock.nowIso(),
+    );
     entry.status = 404;
     const error = new SimHttpError(404, 'NOT_FOUND', `No operation at ${request.method} ${path}`);
     void reply.code(404).type('application/json').send(error.toBody());

@@ -18,13 +18,17 @@ export function createSchemaValidator(): SchemaValidator {
   // An address is at most 254 characters (RFC 5321); the description's `format: email` means
   // one, so an 8 MB "address" is refused like any malformed one, without a maxLength on every field.
   const email = ajv.formats.email as RegExp;
-  ajv.addFormat('email', { type: 'string', validate: (text: string) => text.length <= MAX_EMAIL_LENGTH && email.test(text) });
+  ajv.addFormat('email', {
+    type: 'string',
+    validate: (text: string) => text.length <= MAX_EMAIL_LENGTH && email.test(text),
+  });
   return { compile: (schema) => ajv.compile(schema) };
 }
 
 /** The JSON pointer an ajv error is about (the missing property for `required`). */
 export function pointerOf(error: ErrorObject): string {
-  const missing = error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
+  const missing =
+    error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
   return missing === undefined ? error.instancePath : `${error.instancePath}/${missing}`;
 }
 
@@ -36,7 +40,8 @@ export function describeSchemaError(error: ErrorObject): string {
     // A `propertyNames` enum: the value checked is a key of the object, so name it.
     return error.propertyName === undefined ? allowed : `key '${error.propertyName}' ${allowed}`;
   }
-  if (error.keyword === 'additionalProperties' && params.additionalProperty) return `unknown property '${params.additionalProperty}'`;
+  if (error.keyword === 'additionalProperties' && params.additionalProperty)
+    return `unknown property '${params.additionalProperty}'`;
   if (error.keyword === 'required') return 'is required';
   return error.message ?? error.keyword;
 }

@@ -31,7 +31,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const sim = createSimulation(options);
   // One ajv instance compiles the input and the response schemas.
   const validator = createSchemaValidator();
-  const serve = createOperationPipeline(sim, createInputCheck(validator), createResponseChecker(validator, sim.violations));
+  const serve = createOperationPipeline(
+    sim,
+    createInputCheck(validator),
+    createResponseChecker(validator, sim.violations),
+  );
   const app = createHttpApp(options.logger ?? false);
   registerOperationRoutes(app, sim.description.operations, serve);
   registerExtraRoutes(app, sim);

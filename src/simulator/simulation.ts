@@ -87,14 +87,19 @@ function createWorlds(build: () => World, clock: SimClock): Worlds {
 export function createSimulation(options: SimulatorOptions): Simulation {
   const description = loadPlatformDescription();
   const areas: readonly AreaModule[] = areaModules;
-  const rateLimitGroups = [...new Set(description.operations.flatMap((op) => (op.rateLimit ? [op.rateLimit.group] : [])))];
+  const rateLimitGroups = [
+    ...new Set(description.operations.flatMap((op) => (op.rateLimit ? [op.rateLimit.group] : []))),
+  ];
   const worldFile = options.world === undefined ? {} : loadWorldFile(options.world, areas, rateLimitGroups);
   const seed = options.seed ?? worldFile.seed ?? 1;
   const clients = mergeClients(worldFile.clients ?? []);
   const clock: SimClock = createSimClock({ timeScale: options.timeScale ?? 1 });
   // Workspace API credentials live in the world, which is built below (and rebuilt on reset).
-  const auth: Auth = createAuth(clients, clock, options.tokenLifetimeSeconds ?? worldFile.tokenLifetimeSeconds ?? 7199, (clientId) =>
-    worlds.current().apiClientOf(clientId),
+  const auth: Auth = createAuth(
+    clients,
+    clock,
+    options.tokenLifetimeSeconds ?? worldFile.tokenLifetimeSeconds ?? 7199,
+    (clientId) => worlds.current().apiClientOf(clientId),
   );
   const faults = createFaults(seed, () => auth.revokeAll());
   if (options.faults !== undefined) faults.set(loadFaultSettings(options.faults));

@@ -48,7 +48,9 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   const states = options.states ?? {};
   const ctx = createAreaContext(services, options.areaKey ?? 'test', options.config ?? {}, <S>(key: string): S => {
     if (!(key in states)) {
-      throw new Error(`No state for area '${key}' in this test context (given: ${Object.keys(states).join(', ') || 'none'})`);
+      throw new Error(
+        `No state for area '${key}' in this test context (given: ${Object.keys(states).join(', ') || 'none'})`,
+      );
     }
     return states[key] as S;
   });

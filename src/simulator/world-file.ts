@@ -31,7 +31,11 @@ export interface WorldFile {
  * areas accept and, for `rateLimits`, the given rate-limit groups; problems are reported with their file location (`UsageError`
  * `INVALID_WORLD_FILE`).
  */
-export function loadWorldFile(source: string | object, areas: readonly AreaModule[], rateLimitGroups: readonly string[] = []): WorldFile {
+export function loadWorldFile(
+  source: string | object,
+  areas: readonly AreaModule[],
+  rateLimitGroups: readonly string[] = [],
+): WorldFile {
   const schema = {
     type: 'object',
     additionalProperties: false,

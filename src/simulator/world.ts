@@ -25,11 +25,17 @@ export interface BuildWorldOptions {
 
 /** Builds every area's state in list order from the seed; the same inputs give the same world. */
 export function buildWorld(areas: readonly AreaModule[], options: BuildWorldOptions): World {
-  const services = createSimServices({ seed: options.seed, clock: options.clock, ...(options.faults ? { faults: options.faults } : {}) });
+  const services = createSimServices({
+    seed: options.seed,
+    clock: options.clock,
+    ...(options.faults ? { faults: options.faults } : {}),
+  });
   const states = new Map<string, unknown>();
   const stateOf = <S>(key: string): S => {
     if (!states.has(key)) {
-      throw new Error(`Area state '${key}' is not built (built so far: ${[...states.keys()].join(', ') || 'none'}); order areas/index.ts so it comes first`);
+      throw new Error(
+        `Area state '${key}' is not built (built so far: ${[...states.keys()].join(', ') || 'none'}); order areas/index.ts so it comes first`,
+      );
     }
     return states.get(key) as S;
   };
@@ -41,7 +47,8 @@ export function buildWorld(areas: readonly AreaModule[], options: BuildWorldOpti
     const state = area.createState(ctx);
     states.set(area.key, state);
     for (const [operationId, handler] of Object.entries(area.handlers(state, ctx))) {
-      if (handlers.has(operationId)) throw new Error(`Operation '${operationId}' is served by two areas (second: '${area.key}')`);
+      if (handlers.has(operationId))
+        throw new Error(`Operation '${operationId}' is served by two areas (second: '${area.key}')`);
       handlers.set(operationId, handler);
     }
     for (const route of area.extraRoutes?.(state, ctx) ?? []) extraRoutes.set(route.name, route);

@@ -18,7 +18,16 @@ export {
   type StepExample,
   type StepOutcome,
 } from './definitions/step-definition.js';
-export { anyTemplate, duration, EXPRESSION_PATTERN, expressionString, orExpression, stepList, STEP_ID_PATTERN, type JsonSchema } from './definitions/schema-parts.js';
+export {
+  anyTemplate,
+  duration,
+  EXPRESSION_PATTERN,
+  expressionString,
+  orExpression,
+  stepList,
+  STEP_ID_PATTERN,
+  type JsonSchema,
+} from './definitions/schema-parts.js';
 export { StepError, StepFailureKind, isStepError } from './executors/step-error.js';
 export type { ExecutorRuntime, LeafResult } from './executors/types.js';
 export { StepErrorCode } from './error-codes.js';

@@ -35,7 +35,8 @@ const LEAF_CHILDREN: StepChildren = { sequences: [], scope: 'shared' };
 export function createStepRegistry(definitions: readonly StepDefinition[] = builtinStepDefinitions): StepRegistry {
   const byKind = new Map<string, StepDefinition>();
   for (const definition of definitions) {
-    if (byKind.has(definition.kind)) throw new StepRegistryError(`step kind '${definition.kind}' is declared twice`, 'DUPLICATE_STEP_KIND');
+    if (byKind.has(definition.kind))
+      throw new StepRegistryError(`step kind '${definition.kind}' is declared twice`, 'DUPLICATE_STEP_KIND');
     byKind.set(definition.kind, definition);
   }
   const kinds = [...byKind.keys()];

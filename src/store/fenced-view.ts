@@ -11,7 +11,8 @@ export function fencedView(store: RunStore, runId: string, fence: number): RunSt
   return {
     ...store,
     append: (id, event, options) => store.append(id, event, { ...options, ...fenceOf(id) }),
-    setRunStatus: (id, status, result, options) => store.setRunStatus(id, status, result, { ...options, ...fenceOf(id) }),
+    setRunStatus: (id, status, result, options) =>
+      store.setRunStatus(id, status, result, { ...options, ...fenceOf(id) }),
     markResumed: (id, options) => store.markResumed(id, { ...options, ...fenceOf(id) }),
   };
 }

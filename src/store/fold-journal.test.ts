@@ -4,7 +4,12 @@ import type { JournalEntry, JournalEvent } from './types.js';
 
 /** A journal with one second between entries, so times show which event set them. */
 function journal(...events: JournalEvent[]): JournalEntry[] {
-  return events.map((event, index) => ({ runId: 'r1', seq: index + 1, at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(), event }));
+  return events.map((event, index) => ({
+    runId: 'r1',
+    seq: index + 1,
+    at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(),
+    event,
+  }));
 }
 const second = (n: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString();
 const location = '/data-services/v1beta1/async-operations/op-1';
@@ -14,10 +19,28 @@ describe('foldJournal', () => {
     const [step, ...rest] = foldJournal(
       journal(
         { type: 'step.started', path: 'update', stepId: 'update', kind: 'call', input: { id: 's1' } },
-        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
-        { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'busy', httpStatus: 503 }, outcomeUnknown: false },
+        {
+          type: 'request.sending',
+          path: 'update',
+          attempt: 1,
+          operationId: 'privateCloud.runSoftwareUpdate',
+          method: 'POST',
+        },
+        {
+          type: 'request.failed',
+          path: 'update',
+          attempt: 1,
+          error: { message: 'busy', httpStatus: 503 },
+          outcomeUnknown: false,
+        },
         { type: 'retry.scheduled', path: 'update', attempt: 1, delayMs: 2000, reason: '503' },
-        { type: 'request.sending', path: 'update', attempt: 2, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        {
+          type: 'request.sending',
+          path: 'update',
+          attempt: 2,
+          operationId: 'privateCloud.runSoftwareUpdate',
+          method: 'POST',
+        },
         { type: 'request.answered', path: 'update', attempt: 2, httpStatus: 202, location },
         { type: 'operation.progress', path: 'update', location, progressPercent: 40 },
         { type: 'operation.finished', path: 'update', location, outcome: 'SUCCEEDED' },
@@ -46,7 +69,13 @@ describe('foldJournal', () => {
         { type: 'step.started', path: 'catalog', stepId: 'catalog', kind: 'call' },
         { type: 'step.finished', path: 'catalog', status: 'succeeded', outputs: { body: { items: [] } } },
         { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
-        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        {
+          type: 'request.sending',
+          path: 'update',
+          attempt: 1,
+          operationId: 'privateCloud.runSoftwareUpdate',
+          method: 'POST',
+        },
         { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location },
       ),
     );
@@ -71,15 +100,28 @@ describe('foldJournal', () => {
     const started: JournalEvent = { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' };
     const dropped = { message: 'socket hang up', code: 'UND_ERR_SOCKET' };
     const [step] = foldJournal(
-      journal(started, sending, { type: 'request.failed', path: 'update', attempt: 1, error: dropped, outcomeUnknown: true }, started),
+      journal(
+        started,
+        sending,
+        { type: 'request.failed', path: 'update', attempt: 1, error: dropped, outcomeUnknown: true },
+        started,
+      ),
     );
     expect(step).toMatchObject({
       status: 'running',
       attempts: 1,
-      unansweredRequest: { attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST', idempotency: { id: 's1', catalogVersion: '2.4.0' }, error: dropped },
+      unansweredRequest: {
+        attempt: 1,
+        operationId: 'privateCloud.runSoftwareUpdate',
+        method: 'POST',
+        idempotency: { id: 's1', catalogVersion: '2.4.0' },
+        error: dropped,
+      },
     });
     // Reconciliation found the operation running and attached to it.
-    const [attached] = foldJournal(journal(started, sending, started, { type: 'operation.progress', path: 'update', location }));
+    const [attached] = foldJournal(
+      journal(started, sending, started, { type: 'operation.progress', path: 'update', location }),
+    );
     expect(attached).toMatchObject({ location });
     expect(attached).not.toHaveProperty('unansweredRequest');
   });
@@ -87,11 +129,23 @@ describe('foldJournal', () => {
   it('keeps the unanswered write of a step that ended interrupted or failed, drops it on success', () => {
     const events = (status: 'interrupted' | 'failed' | 'succeeded'): JournalEvent[] => [
       { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
-      { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+      {
+        type: 'request.sending',
+        path: 'update',
+        attempt: 1,
+        operationId: 'privateCloud.runSoftwareUpdate',
+        method: 'POST',
+      },
       { type: 'step.finished', path: 'update', status },
     ];
-    expect(foldJournal(journal(...events('interrupted')))[0]).toMatchObject({ status: 'interrupted', unansweredRequest: { attempt: 1 } });
-    expect(foldJournal(journal(...events('failed')))[0]).toMatchObject({ status: 'failed', unansweredRequest: { attempt: 1 } });
+    expect(foldJournal(journal(...events('interrupted')))[0]).toMatchObject({
+      status: 'interrupted',
+      unansweredRequest: { attempt: 1 },
+    });
+    expect(foldJournal(journal(...events('failed')))[0]).toMatchObject({
+      status: 'failed',
+      unansweredRequest: { attempt: 1 },
+    });
     expect(foldJournal(journal(...events('succeeded')))[0]).not.toHaveProperty('unansweredRequest');
   });
 
@@ -99,8 +153,20 @@ describe('foldJournal', () => {
     const [step] = foldJournal(
       journal(
         { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
-        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
-        { type: 'request.failed', path: 'update', attempt: 1, error: { message: 'refused', httpStatus: 409 }, outcomeUnknown: false },
+        {
+          type: 'request.sending',
+          path: 'update',
+          attempt: 1,
+          operationId: 'privateCloud.runSoftwareUpdate',
+          method: 'POST',
+        },
+        {
+          type: 'request.failed',
+          path: 'update',
+          attempt: 1,
+          error: { message: 'refused', httpStatus: 409 },
+          outcomeUnknown: false,
+        },
       ),
     );
     expect(step).not.toHaveProperty('unansweredRequest');
@@ -110,7 +176,13 @@ describe('foldJournal', () => {
     const steps = foldJournal(
       journal(
         { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
-        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        {
+          type: 'request.sending',
+          path: 'update',
+          attempt: 1,
+          operationId: 'privateCloud.runSoftwareUpdate',
+          method: 'POST',
+        },
         { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location },
         { type: 'operation.finished', path: 'update', location, outcome: 'FAILED' },
         { type: 'step.finished', path: 'update', status: 'failed', error: { message: 'operation failed' } },
@@ -126,7 +198,13 @@ describe('foldJournal', () => {
         { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
         { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location },
         { type: 'operation.finished', path: 'update', location, outcome: 'FAILED' },
-        { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        {
+          type: 'request.sending',
+          path: 'update',
+          attempt: 1,
+          operationId: 'privateCloud.runSoftwareUpdate',
+          method: 'POST',
+        },
       ),
     );
     expect(resent).not.toHaveProperty('location');

@@ -6,7 +6,27 @@ export { StoreError, StoreErrorCode, isStoreError } from './store-error.js';
 export { defaultMaxPayloadBytes } from './payload.js';
 export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store.js';
 export { createPostgresRunStore, redactStoreUrl, type PostgresRunStoreOptions } from './postgres-store.js';
-export { openRunStore, withRunStore, resolveStoreUrl, outputsDirOf, resolveFleetbookHome, defaultFleetbookHome, runStoreFileName, type OpenRunStoreOptions } from './open-run-store.js';
+export {
+  openRunStore,
+  withRunStore,
+  resolveStoreUrl,
+  outputsDirOf,
+  resolveFleetbookHome,
+  defaultFleetbookHome,
+  runStoreFileName,
+  type OpenRunStoreOptions,
+} from './open-run-store.js';
 export { buildStepTree, type StepNode } from './step-tree.js';
-export { runLeaseKey, newLeaseOwner, parseLeaseOwner, isDeadLeaseOwner, hasLiveDriver, lastHeartbeatMs, RUN_LEASE_TTL_MS, acquireLeaseFromLiveOrDead, describeLeaseOwner, type LeaseOwner } from './lease-owner.js';
+export {
+  runLeaseKey,
+  newLeaseOwner,
+  parseLeaseOwner,
+  isDeadLeaseOwner,
+  hasLiveDriver,
+  lastHeartbeatMs,
+  RUN_LEASE_TTL_MS,
+  acquireLeaseFromLiveOrDead,
+  describeLeaseOwner,
+  type LeaseOwner,
+} from './lease-owner.js';
 export { pruneRuns } from './prune.js';

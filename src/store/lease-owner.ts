@@ -32,7 +32,10 @@ function readOr(read: () => string): string {
 
 let ownPidSpace: string | undefined;
 function pidSpace(): string {
-  ownPidSpace ??= [readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')), readOr(() => readlinkSync('/proc/self/ns/pid'))].join('/');
+  ownPidSpace ??= [
+    readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')),
+    readOr(() => readlinkSync('/proc/self/ns/pid')),
+  ].join('/');
   return ownPidSpace;
 }
 
@@ -46,7 +49,14 @@ export function newLeaseOwner(): string {
 export function parseLeaseOwner(text: string): LeaseOwner | undefined {
   try {
     const value = JSON.parse(text) as Partial<LeaseOwner> | null;
-    if (value && typeof value.id === 'string' && typeof value.host === 'string' && Number.isInteger(value.pid) && typeof value.pidSpace === 'string') return value as LeaseOwner;
+    if (
+      value &&
+      typeof value.id === 'string' &&
+      typeof value.host === 'string' &&
+      Number.isInteger(value.pid) &&
+      typeof value.pidSpace === 'string'
+    )
+      return value as LeaseOwner;
   } catch {
     // Not ours to judge: it keeps its lease until it expires.
   }
@@ -74,7 +84,12 @@ export function isDeadLeaseOwner(ownerText: string): boolean {
  * Takes `key` for `owner`: free, expired or already `owner`'s (a renewal), or held by a process
  * verifiably dead on this host, which is taken over at once rather than after the TTL.
  */
-export async function acquireLeaseFromLiveOrDead(store: Pick<RunStore, 'acquireLease' | 'leaseHolder' | 'releaseLease'>, key: string, owner: string, ttlMs: number): Promise<boolean> {
+export async function acquireLeaseFromLiveOrDead(
+  store: Pick<RunStore, 'acquireLease' | 'leaseHolder' | 'releaseLease'>,
+  key: string,
+  owner: string,
+  ttlMs: number,
+): Promise<boolean> {
   if (await store.acquireLease(key, owner, ttlMs)) return true;
   const holder = await store.leaseHolder(key);
   if (holder && !isDeadLeaseOwner(holder.owner)) return false;
@@ -96,9 +111,14 @@ export const RUN_LEASE_TTL_MS = 60_000;
  * When the live driver of a run last renewed its lease (ms since the epoch), or undefined when
  * it has none: a lease is taken for RUN_LEASE_TTL_MS, so it was renewed that long before it expires.
  */
-export async function lastHeartbeatMs(store: Pick<RunStore, 'leaseHolder'>, runId: string): Promise<number | undefined> {
+export async function lastHeartbeatMs(
+  store: Pick<RunStore, 'leaseHolder'>,
+  runId: string,
+): Promise<number | undefined> {
   const holder = await store.leaseHolder(runLeaseKey(runId));
-  return holder === undefined || isDeadLeaseOwner(holder.owner) ? undefined : Date.parse(holder.expiresAt) - RUN_LEASE_TTL_MS;
+  return holder === undefined || isDeadLeaseOwner(holder.owner)
+    ? undefined
+    : Date.parse(holder.expiresAt) - RUN_LEASE_TTL_MS;
 }
 
 /**

@@ -82,19 +82,21 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async listRuns(filter: RunFilter = {}) {
       open();
       const { since, limit } = normaliseFilter(filter);
-      return [...runs.values()]
-        .reverse()
-        .filter(
-          (row) =>
-            (filter.playbook === undefined || row.playbook === filter.playbook) &&
-            (filter.status === undefined || row.status === filter.status) &&
-            (since === undefined || row.startedAt >= since) &&
-            (filter.idPrefix === undefined || row.id.startsWith(filter.idPrefix)),
-        )
-        // Stable sort: among equal start times the later-created run stays first.
-        .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
-        .slice(0, limit)
-        .map(rowToRun);
+      return (
+        [...runs.values()]
+          .reverse()
+          .filter(
+            (row) =>
+              (filter.playbook === undefined || row.playbook === filter.playbook) &&
+              (filter.status === undefined || row.status === filter.status) &&
+              (since === undefined || row.startedAt >= since) &&
+              (filter.idPrefix === undefined || row.id.startsWith(filter.idPrefix)),
+          )
+          // Stable sort: among equal start times the later-created run stays first.
+          .sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
+          .slice(0, limit)
+          .map(rowToRun)
+      );
     },
 
     async journal(runId) {

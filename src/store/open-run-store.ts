@@ -27,7 +27,9 @@ export interface OpenRunStoreOptions extends RunStoreOptions {
  */
 export function resolveStoreUrl(options: Pick<OpenRunStoreOptions, 'env' | 'store'> = {}): string | undefined {
   const env = options.env ?? process.env;
-  const [source, value] = env.FLEETBOOK_STORE ? ['FLEETBOOK_STORE', env.FLEETBOOK_STORE] : ["the profile's `store:`", options.store];
+  const [source, value] = env.FLEETBOOK_STORE
+    ? ['FLEETBOOK_STORE', env.FLEETBOOK_STORE]
+    : ["the profile's `store:`", options.store];
   if (!value) return undefined;
   let parsed: URL | undefined;
   try {
@@ -71,7 +73,11 @@ export async function openRunStore(options: OpenRunStoreOptions = {}): Promise<R
   try {
     mkdirSync(home, { recursive: true });
   } catch (error) {
-    throw new StoreError(`Cannot create the Fleetbook home ${home}: ${(error as Error).message}. Set FLEETBOOK_HOME to a writable directory.`, StoreErrorCode.storeUnreadable, { home });
+    throw new StoreError(
+      `Cannot create the Fleetbook home ${home}: ${(error as Error).message}. Set FLEETBOOK_HOME to a writable directory.`,
+      StoreErrorCode.storeUnreadable,
+      { home },
+    );
   }
   return createSqliteRunStore({ ...storeOptions, file: join(home, runStoreFileName) });
 }

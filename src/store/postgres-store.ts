@@ -217,7 +217,11 @@ export function redactStoreUrl(url: string): string {
 }
 
 /** Why a write changed no row: no such run, or a fence that is no longer the run's. */
-async function refusedWrite(client: pg.Pool | pg.PoolClient, runId: string, fence: number | undefined): Promise<StoreError> {
+async function refusedWrite(
+  client: pg.Pool | pg.PoolClient,
+  runId: string,
+  fence: number | undefined,
+): Promise<StoreError> {
   const row = (await client.query<{ fence: string }>(SQL_RUN_FENCE, [runId])).rows[0];
   if (!row) return runNotFound(runId);
   return new StoreError(
@@ -243,13 +247,21 @@ function connectionProblem(error: unknown, url: string): StoreError {
         : code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT' || code === 'EHOSTUNREACH'
           ? `the server cannot be reached (${code})`
           : (error as Error).message;
-  return new StoreError(`Cannot open the run store ${where}: ${reason}. Check FLEETBOOK_STORE (or the profile's \`store:\`).`, StoreErrorCode.storeUnreachable, { url: where, pgCode: code });
+  return new StoreError(
+    `Cannot open the run store ${where}: ${reason}. Check FLEETBOOK_STORE (or the profile's \`store:\`).`,
+    StoreErrorCode.storeUnreachable,
+    { url: where, pgCode: code },
+  );
 }
 
 /** A failure of the server or the connection once open: the run stops where its journal is. */
 function unavailable(error: unknown, url: string): StoreError {
   if (error instanceof StoreError) return error;
-  return new StoreError(`The run store ${redactStoreUrl(url)} failed: ${(error as Error).message}.`, StoreErrorCode.storeUnavailable, { pgCode: pgCode(error) });
+  return new StoreError(
+    `The run store ${redactStoreUrl(url)} failed: ${(error as Error).message}.`,
+    StoreErrorCode.storeUnavailable,
+    { pgCode: pgCode(error) },
+  );
 }
 
 async function migrate(pool: pg.Pool, url: string): Promise<void> {
@@ -268,7 +280,8 @@ async function migrate(pool: pg.Pool, url: string): Promise<void> {
         { url: redactStoreUrl(url), found, supported: postgresSchemaVersion },
       );
     }
-    for (let version = found; version < postgresSchemaVersion; version += 1) await client.query(postgresMigrations[version] ?? '');
+    for (let version = found; version < postgresSchemaVersion; version += 1)
+      await client.query(postgresMigrations[version] ?? '');
     if (found < postgresSchemaVersion) await client.query(SQL_SET_SCHEMA_VERSION, [postgresSchemaVersion]);
     await client.query('COMMIT');
   } catch (error) {
@@ -289,7 +302,11 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
   const url = options.url;
   let pool: pg.Pool;
   try {
-    pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 4, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+    pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 4,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    });
   } catch (error) {
     throw connectionProblem(error, url);
   }
@@ -336,7 +353,12 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     const insertRun = async (client: pg.Pool | pg.PoolClient, _key: string, runEntries: PendingEntry[]) => {
       const first = runEntries[0];
       if (!first) return;
-      const inserted = await client.query(SQL_APPEND, [first.runId, runEntries.map((entry) => entry.at), runEntries.map((entry) => entry.eventJson), first.fence ?? null]);
+      const inserted = await client.query(SQL_APPEND, [
+        first.runId,
+        runEntries.map((entry) => entry.at),
+        runEntries.map((entry) => entry.eventJson),
+        first.fence ?? null,
+      ]);
       if (inserted.rowCount === 0) throw await refusedWrite(client, first.runId, first.fence);
     };
     const [only] = byRun;
@@ -427,7 +449,9 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
       serial(async () => {
         assertLeaseTtl(ttlMs);
         const nowMs = resolved.now().getTime();
-        const row = (await query<RunRow & { fence: string; previous: string | null }>(SQL_CLAIM_RUN, [owner, nowMs, nowMs + ttlMs])).rows[0];
+        const row = (
+          await query<RunRow & { fence: string; previous: string | null }>(SQL_CLAIM_RUN, [owner, nowMs, nowMs + ttlMs])
+        ).rows[0];
         if (!row) return undefined;
         const claim: RunClaim = { run: rowToRun(row), fence: Number(row.fence) };
         if (row.previous !== null) claim.previousOwner = row.previous;
@@ -449,12 +473,25 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     fenced: (runId, fence) => fencedView(store, runId, fence),
 
     recordFire: (scheduleKey, fireAt, runId) =>
-      serial(async () => (await query(SQL_RECORD_FIRE, [scheduleKey, normaliseTimestamp(fireAt, 'fireAt'), runId, resolved.now().toISOString()])).rowCount === 1),
+      serial(
+        async () =>
+          (
+            await query(SQL_RECORD_FIRE, [
+              scheduleKey,
+              normaliseTimestamp(fireAt, 'fireAt'),
+              runId,
+              resolved.now().toISOString(),
+            ])
+          ).rowCount === 1,
+      ),
 
     tryLeadership: (name) =>
       serial(async () => {
         // Its own connection, outside the pool: the lock lives exactly as long as it does.
-        const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeoutMs ?? 5000 });
+        const client = new pg.Client({
+          connectionString: url,
+          connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+        });
         let lost = false;
         client.on('error', () => (lost = true));
         client.on('end', () => (lost = true));
@@ -485,7 +522,12 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
       // Encoded now, so an oversized event is refused to its caller, not to a later commit.
       let entry: PendingEntry;
       try {
-        entry = { runId, fence: appendOptions?.fence, at: resolved.now().toISOString(), eventJson: encodeEvent(runId, event, resolved) };
+        entry = {
+          runId,
+          fence: appendOptions?.fence,
+          at: resolved.now().toISOString(),
+          eventJson: encodeEvent(runId, event, resolved),
+        };
       } catch (error) {
         return Promise.reject(error as Error);
       }
@@ -500,14 +542,25 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         const info =
           change.outputsJson === undefined
             ? await query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence])
-            : await query(SQL_SET_STATUS_AND_RESULT, [runId, change.status, change.endedAt, change.outputsJson, change.errorJson ?? null, fence]);
+            : await query(SQL_SET_STATUS_AND_RESULT, [
+                runId,
+                change.status,
+                change.endedAt,
+                change.outputsJson,
+                change.errorJson ?? null,
+                fence,
+              ]);
         await changedRun(runId, info.rowCount, fenceOptions?.fence);
       }),
 
     markResumed: (runId, fenceOptions) =>
       serial(async () => {
         await commit();
-        await changedRun(runId, (await query(SQL_MARK_RESUMED, [runId, fenceOptions?.fence ?? null])).rowCount, fenceOptions?.fence);
+        await changedRun(
+          runId,
+          (await query(SQL_MARK_RESUMED, [runId, fenceOptions?.fence ?? null])).rowCount,
+          fenceOptions?.fence,
+        );
       }),
 
     getRun: (runId) =>
@@ -521,7 +574,13 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
       serial(async () => {
         const { since, limit } = normaliseFilter(filter);
         await commit();
-        const rows = await query<RunRow>(SQL_LIST_RUNS, [filter.playbook ?? null, filter.status ?? null, since ?? null, filter.idPrefix ?? null, limit]);
+        const rows = await query<RunRow>(SQL_LIST_RUNS, [
+          filter.playbook ?? null,
+          filter.status ?? null,
+          since ?? null,
+          filter.idPrefix ?? null,
+          limit,
+        ]);
         return rows.rows.map(rowToRun);
       }),
 
@@ -551,12 +610,16 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
     leaseHolder: (key) =>
       serial(async () => {
-        const row = (await query<{ owner: string; expiresAtMs: string }>(SQL_LEASE_HOLDER, [key, resolved.now().getTime()])).rows[0];
+        const row = (
+          await query<{ owner: string; expiresAtMs: string }>(SQL_LEASE_HOLDER, [key, resolved.now().getTime()])
+        ).rows[0];
         return row ? { owner: row.owner, expiresAt: new Date(Number(row.expiresAtMs)).toISOString() } : undefined;
       }),
 
     getScheduleState: (scheduleKey) =>
-      serial(async () => (await query<{ state: Record<string, unknown> }>(SQL_GET_SCHEDULE, [scheduleKey])).rows[0]?.state),
+      serial(
+        async () => (await query<{ state: Record<string, unknown> }>(SQL_GET_SCHEDULE, [scheduleKey])).rows[0]?.state,
+      ),
 
     setScheduleState: (scheduleKey, state) =>
       serial(async () => {
@@ -581,7 +644,14 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
     takeRate: (key, intervalMs, toleranceMs) =>
       serial(async () => {
-        const row = (await query<{ waitMs: string }>(SQL_TAKE_RATE, [key, resolved.now().getTime(), Math.ceil(intervalMs), Math.floor(toleranceMs)])).rows[0];
+        const row = (
+          await query<{ waitMs: string }>(SQL_TAKE_RATE, [
+            key,
+            resolved.now().getTime(),
+            Math.ceil(intervalMs),
+            Math.floor(toleranceMs),
+          ])
+        ).rows[0];
         return Number(row?.waitMs ?? 0);
       }),
 

@@ -7,7 +7,8 @@ import type { RunStore } from './types.js';
 async function removeOrphanOutputs(outputsDir: string, store: RunStore): Promise<void> {
   const folders = await readdir(outputsDir, { withFileTypes: true }).catch(() => []);
   for (const folder of folders) {
-    if (folder.isDirectory() && !(await store.getRun(folder.name))) await rm(join(outputsDir, folder.name), { recursive: true, force: true });
+    if (folder.isDirectory() && !(await store.getRun(folder.name)))
+      await rm(join(outputsDir, folder.name), { recursive: true, force: true });
   }
 }
 
@@ -16,7 +17,12 @@ async function removeOrphanOutputs(outputsDir: string, store: RunStore): Promise
  * of runs the store no longer has; returns how many runs went. `onlyIfPruned`: look at the
  * folders only when some run went (the cheap form, for the end of every run).
  */
-export async function pruneRuns(store: RunStore, before: string, outputsDir: string, { onlyIfPruned = false }: { onlyIfPruned?: boolean } = {}): Promise<number> {
+export async function pruneRuns(
+  store: RunStore,
+  before: string,
+  outputsDir: string,
+  { onlyIfPruned = false }: { onlyIfPruned?: boolean } = {},
+): Promise<number> {
   const pruned = await store.prune(before);
   if (pruned > 0 || !onlyIfPruned) await removeOrphanOutputs(outputsDir, store);
   return pruned;

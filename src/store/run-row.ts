@@ -43,7 +43,10 @@ export interface ResolvedStoreOptions {
 export function resolveStoreOptions(options: RunStoreOptions = {}): ResolvedStoreOptions {
   const maxPayloadBytes = options.maxPayloadBytes ?? defaultMaxPayloadBytes;
   if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes <= 0) {
-    throw new StoreError(`Expected \`maxPayloadBytes\` to be a positive integer, got ${maxPayloadBytes}.`, StoreErrorCode.invalidArgument);
+    throw new StoreError(
+      `Expected \`maxPayloadBytes\` to be a positive integer, got ${maxPayloadBytes}.`,
+      StoreErrorCode.invalidArgument,
+    );
   }
   return { now: options.now ?? (() => new Date()), maxPayloadBytes };
 }
@@ -107,14 +110,24 @@ export function statusChange(
     endedAt: status === RunStatus.running ? null : options.now().toISOString(),
   };
   if (result) {
-    change.outputsJson = result.outputs === undefined ? null : encodePayload(result.outputs, `the outputs of run ${runId}`, options.maxPayloadBytes);
-    change.errorJson = result.error === undefined ? null : encodePayload(result.error, `the error of run ${runId}`, options.maxPayloadBytes);
+    change.outputsJson =
+      result.outputs === undefined
+        ? null
+        : encodePayload(result.outputs, `the outputs of run ${runId}`, options.maxPayloadBytes);
+    change.errorJson =
+      result.error === undefined
+        ? null
+        : encodePayload(result.error, `the error of run ${runId}`, options.maxPayloadBytes);
   }
   return change;
 }
 
 export function encodeEvent(runId: string, event: JournalEvent, options: ResolvedStoreOptions): string {
-  return encodePayload(event, () => `the journal event '${event.type}' of ${event.path} in run ${runId}`, options.maxPayloadBytes);
+  return encodePayload(
+    event,
+    () => `the journal event '${event.type}' of ${event.path} in run ${runId}`,
+    options.maxPayloadBytes,
+  );
 }
 
 export function rowToEntry(row: JournalRow): JournalEntry {
@@ -126,12 +139,17 @@ export function runNotFound(runId: string): StoreError {
 }
 
 export function runExists(runId: string): StoreError {
-  return new StoreError(`A run '${runId}' is already in the store; run ids must be unique.`, StoreErrorCode.runExists, { runId });
+  return new StoreError(`A run '${runId}' is already in the store; run ids must be unique.`, StoreErrorCode.runExists, {
+    runId,
+  });
 }
 
 export function assertLeaseTtl(ttlMs: number): void {
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new StoreError(`Expected \`ttlMs\` to be a positive number of milliseconds, got ${ttlMs}.`, StoreErrorCode.invalidArgument);
+    throw new StoreError(
+      `Expected \`ttlMs\` to be a positive number of milliseconds, got ${ttlMs}.`,
+      StoreErrorCode.invalidArgument,
+    );
   }
 }
 

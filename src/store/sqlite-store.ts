@@ -82,7 +82,11 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   try {
     db = new Database(options.file, { timeout: options.busyTimeoutMs ?? 5000 });
   } catch (error) {
-    throw new StoreError(`Cannot open the run store ${options.file}: ${(error as Error).message}.`, StoreErrorCode.storeUnreadable, { file: options.file });
+    throw new StoreError(
+      `Cannot open the run store ${options.file}: ${(error as Error).message}.`,
+      StoreErrorCode.storeUnreadable,
+      { file: options.file },
+    );
   }
   try {
     db.pragma('journal_mode = WAL');
@@ -110,8 +114,16 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     append: db.prepare<[string, string, string, string]>(`
       INSERT INTO journal (run_id, seq, at, event_json)
       SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM journal WHERE run_id = ?`),
-    setStatus: db.prepare<{ id: string; status: string; endedAt: string | null }>(`UPDATE runs SET status = @status, ended_at = @endedAt WHERE id = @id`),
-    setStatusAndResult: db.prepare<{ id: string; status: string; endedAt: string | null; outputsJson: string | null; errorJson: string | null }>(
+    setStatus: db.prepare<{ id: string; status: string; endedAt: string | null }>(
+      `UPDATE runs SET status = @status, ended_at = @endedAt WHERE id = @id`,
+    ),
+    setStatusAndResult: db.prepare<{
+      id: string;
+      status: string;
+      endedAt: string | null;
+      outputsJson: string | null;
+      errorJson: string | null;
+    }>(
       `UPDATE runs SET status = @status, ended_at = @endedAt, outputs_json = @outputsJson, error_json = @errorJson WHERE id = @id`,
     ),
     markResumed: db.prepare<[string]>(
@@ -119,15 +131,22 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     ),
     runExists: db.prepare<[string], { found: number }>(`SELECT 1 AS found FROM runs WHERE id = ?`),
     lastSeq: db.prepare<[string], { seq: number }>(`SELECT COALESCE(MAX(seq), 0) AS seq FROM journal WHERE run_id = ?`),
-    appendAt: db.prepare<[string, number, string, string]>(`INSERT INTO journal (run_id, seq, at, event_json) VALUES (?, ?, ?, ?)`),
+    appendAt: db.prepare<[string, number, string, string]>(
+      `INSERT INTO journal (run_id, seq, at, event_json) VALUES (?, ?, ?, ?)`,
+    ),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
-    listRuns: db.prepare<{ playbook: string | null; status: string | null; since: string | null; idPrefix: string | null; limit: number }, RunRow>(`
+    listRuns: db.prepare<
+      { playbook: string | null; status: string | null; since: string | null; idPrefix: string | null; limit: number },
+      RunRow
+    >(`
       SELECT ${runColumns} FROM runs
       WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR status = @status)
         AND (@since IS NULL OR started_at >= @since)
         AND (@idPrefix IS NULL OR substr(id, 1, length(@idPrefix)) = @idPrefix)
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
-    journal: db.prepare<[string], JournalRow>(`SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? ORDER BY seq`),
+    journal: db.prepare<[string], JournalRow>(
+      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? ORDER BY seq`,
+    ),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
@@ -136,7 +155,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     leaseHolder: db.prepare<[string, number], { owner: string; expiresAtMs: number }>(
       `SELECT owner, expires_at_ms AS expiresAtMs FROM leases WHERE key = ? AND expires_at_ms > ?`,
     ),
-    getSchedule: db.prepare<[string], { stateJson: string }>(`SELECT state_json AS stateJson FROM schedule_state WHERE schedule_key = ?`),
+    getSchedule: db.prepare<[string], { stateJson: string }>(
+      `SELECT state_json AS stateJson FROM schedule_state WHERE schedule_key = ?`,
+    ),
     setSchedule: db.prepare<[string, string, string]>(`
       INSERT INTO schedule_state (schedule_key, state_json, updated_at) VALUES (?, ?, ?)
       ON CONFLICT (schedule_key) DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at`),
@@ -194,7 +215,8 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       if (buffer.length === 0 && last) insertEntry(last);
       else insertEntries(last ? [...buffer, last] : buffer);
     } catch (error) {
-      if (isSqliteError(error, 'SQLITE_CONSTRAINT_FOREIGNKEY')) throw runNotFound(last?.runId ?? buffer[0]?.runId ?? '');
+      if (isSqliteError(error, 'SQLITE_CONSTRAINT_FOREIGNKEY'))
+        throw runNotFound(last?.runId ?? buffer[0]?.runId ?? '');
       throw error;
     }
     buffer.length = 0;
@@ -253,7 +275,13 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       const info =
         change.outputsJson === undefined
           ? statements.setStatus.run({ id: runId, status: change.status, endedAt: change.endedAt })
-          : statements.setStatusAndResult.run({ id: runId, status: change.status, endedAt: change.endedAt, outputsJson: change.outputsJson, errorJson: change.errorJson ?? null });
+          : statements.setStatusAndResult.run({
+              id: runId,
+              status: change.status,
+              endedAt: change.endedAt,
+              outputsJson: change.outputsJson,
+              errorJson: change.errorJson ?? null,
+            });
       changedRun(runId, info.changes);
     },
 
@@ -275,7 +303,13 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       const { since, limit } = normaliseFilter(filter);
       commit();
       return statements.listRuns
-        .all({ playbook: filter.playbook ?? null, status: filter.status ?? null, since: since ?? null, idPrefix: filter.idPrefix ?? null, limit })
+        .all({
+          playbook: filter.playbook ?? null,
+          status: filter.status ?? null,
+          since: since ?? null,
+          idPrefix: filter.idPrefix ?? null,
+          limit,
+        })
         .map(rowToRun);
     },
 
@@ -345,7 +379,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
     async takeRate(key, intervalMs, toleranceMs) {
       open();
-      const row = statements.takeRate.get({ key, now: resolved.now().getTime(), interval: Math.ceil(intervalMs), tolerance: Math.floor(toleranceMs) });
+      const row = statements.takeRate.get({
+        key,
+        now: resolved.now().getTime(),
+        interval: Math.ceil(intervalMs),
+        tolerance: Math.floor(toleranceMs),
+      });
       return row?.waitMs ?? 0;
     },
 

@@ -3,7 +3,15 @@ import { buildStepTree, type StepNode } from './step-tree.js';
 import type { StepRecord } from './types.js';
 
 function record(path: string, extra: Partial<StepRecord> = {}): StepRecord {
-  return { path, stepId: path.split(/[.[]/).at(-1) ?? path, kind: 'call', status: 'succeeded', attempts: 1, startedAt: '2026-03-01T10:00:00.000Z', ...extra };
+  return {
+    path,
+    stepId: path.split(/[.[]/).at(-1) ?? path,
+    kind: 'call',
+    status: 'succeeded',
+    attempts: 1,
+    startedAt: '2026-03-01T10:00:00.000Z',
+    ...extra,
+  };
 }
 /** label → children, to compare shapes. */
 function shape(nodes: StepNode[]): unknown[] {
@@ -22,7 +30,11 @@ describe('buildStepTree', () => {
       record('systems[1].precheck'),
       record('notify'),
     ]);
-    expect(shape(tree)).toEqual(['catalog', { systems: [{ '[0]': ['precheck', 'update'] }, { '[1]': ['precheck'] }] }, 'notify']);
+    expect(shape(tree)).toEqual([
+      'catalog',
+      { systems: [{ '[0]': ['precheck', 'update'] }, { '[1]': ['precheck'] }] },
+      'notify',
+    ]);
   });
 
   it('hangs a record whose parent is missing from its nearest recorded ancestor', () => {
@@ -32,7 +44,10 @@ describe('buildStepTree', () => {
 
   it('adds durations and the async operation id taken from the Location', () => {
     const [node] = buildStepTree([
-      record('update', { endedAt: '2026-03-01T10:25:30.000Z', location: 'https://api.test/data-services/v1beta1/async-operations/op-42?x=1' }),
+      record('update', {
+        endedAt: '2026-03-01T10:25:30.000Z',
+        location: 'https://api.test/data-services/v1beta1/async-operations/op-42?x=1',
+      }),
     ]);
     expect(node).toMatchObject({ durationMs: 1_530_000, asyncOperationId: 'op-42' });
     const [running] = buildStepTree([record('update', { status: 'running' })]);

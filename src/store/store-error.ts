@@ -21,7 +21,12 @@ export const StoreErrorCode = {
 export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
 
 /** Exit 2 for what the operator must fix (a newer store, a bad argument); 1 otherwise. */
-const usageCodes: ReadonlySet<StoreErrorCode> = new Set([StoreErrorCode.storeTooNew, StoreErrorCode.storeUnreadable, StoreErrorCode.storeUnreachable, StoreErrorCode.invalidArgument]);
+const usageCodes: ReadonlySet<StoreErrorCode> = new Set([
+  StoreErrorCode.storeTooNew,
+  StoreErrorCode.storeUnreadable,
+  StoreErrorCode.storeUnreachable,
+  StoreErrorCode.invalidArgument,
+]);
 
 /** A store call that cannot be honoured; the message says what to do about it. */
 export class StoreError extends FleetbookError {

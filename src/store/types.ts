@@ -237,7 +237,12 @@ export interface RunStore {
    * short timer: a crash may lose it. For events that precede no effect outside the run.
    */
   append(runId: string, event: JournalEvent, options?: AppendOptions): Promise<void>;
-  setRunStatus(runId: string, status: RunStatus, result?: { outputs?: unknown; error?: ErrorRecord }, options?: FenceOptions): Promise<void>;
+  setRunStatus(
+    runId: string,
+    status: RunStatus,
+    result?: { outputs?: unknown; error?: ErrorRecord },
+    options?: FenceOptions,
+  ): Promise<void>;
   /** Marks a run resumed (counts resumes, status back to running). */
   markResumed(runId: string, options?: FenceOptions): Promise<void>;
   getRun(runId: string): Promise<RunRecord | undefined>;

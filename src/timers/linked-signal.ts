@@ -15,7 +15,12 @@ export interface LinkedSignal {
   dispose(): void;
 }
 
-export function linkSignal(parent: AbortSignal | undefined, timeoutMs: number, timeoutReason?: () => unknown, clock: Clock = systemClock): LinkedSignal {
+export function linkSignal(
+  parent: AbortSignal | undefined,
+  timeoutMs: number,
+  timeoutReason?: () => unknown,
+  clock: Clock = systemClock,
+): LinkedSignal {
   const controller = new AbortController();
   let timedOut = false;
   const onAbort = (): void => controller.abort(parent?.reason);

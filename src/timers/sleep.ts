@@ -43,7 +43,11 @@ export function setLongTimeout(fire: () => void, ms: number): LongTimer {
  * Waits `ms` (any length: see setLongTimeout), rejecting with the signal's reason when it
  * aborts (`setTimer`: a clock's timers). No polling and nothing kept after it settles, so thousands of waits cost a timer each.
  */
-export function sleep(ms: number, signal?: AbortSignal, setTimer: (fire: () => void, ms: number) => LongTimer = setLongTimeout): Promise<void> {
+export function sleep(
+  ms: number,
+  signal?: AbortSignal,
+  setTimer: (fire: () => void, ms: number) => LongTimer = setLongTimeout,
+): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason as Error);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {

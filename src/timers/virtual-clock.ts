@@ -26,7 +26,9 @@ export function createVirtualClock(start = 0): VirtualClock {
   const tick = (): void => {
     scheduled = false;
     let next: Pending | undefined;
-    for (const timer of timers) if (next === undefined || timer.due < next.due || (timer.due === next.due && timer.order < next.order)) next = timer;
+    for (const timer of timers)
+      if (next === undefined || timer.due < next.due || (timer.due === next.due && timer.order < next.order))
+        next = timer;
     if (next === undefined) return;
     timers.delete(next);
     current = Math.max(current, next.due);

@@ -14,11 +14,17 @@ describe('fleetbook actions', () => {
   });
 
   it("shows a step kind's fields and examples, and an operation's input schema", async () => {
-    const kind = JSON.parse((await actions('forEach')).stdout) as { kind: string; fields: Record<string, unknown>; examples: unknown[] };
+    const kind = JSON.parse((await actions('forEach')).stdout) as {
+      kind: string;
+      fields: Record<string, unknown>;
+      examples: unknown[];
+    };
     expect(kind.kind).toBe('forEach');
     expect(Object.keys(kind.fields)).toEqual(expect.arrayContaining(['forEach', 'as', 'concurrency', 'tolerate']));
     expect(kind.examples.length).toBeGreaterThan(0);
-    const op = JSON.parse((await actions('privateCloud.runSoftwarePrechecks')).stdout) as { input: { required: string[]; properties: Record<string, unknown> } };
+    const op = JSON.parse((await actions('privateCloud.runSoftwarePrechecks')).stdout) as {
+      input: { required: string[]; properties: Record<string, unknown> };
+    };
     expect(op.input.required).toEqual(expect.arrayContaining(['id', 'body']));
   });
 
@@ -27,23 +33,37 @@ describe('fleetbook actions', () => {
     const asked = await actions('privateCloud.getSystem', '-o', 'text');
     expect(onTty.code).toBe(0);
     expect(asked.stdout).toBe(onTty.stdout);
-    expect(onTty.stdout).toMatch(/^privateCloud\.getSystem {2}GET \/private-cloud-business\/v1beta1\/systems\/\{id\}\n {2}Get a system\n {2}read; rate limit group privateCloud/);
-    expect(onTty.stdout).toMatch(/\nwith: \(what the call step takes\)\n {2}id {6}string {2}required {2}Id of the record\.\n/);
+    expect(onTty.stdout).toMatch(
+      /^privateCloud\.getSystem {2}GET \/private-cloud-business\/v1beta1\/systems\/\{id\}\n {2}Get a system\n {2}read; rate limit group privateCloud/,
+    );
+    expect(onTty.stdout).toMatch(
+      /\nwith: \(what the call step takes\)\n {2}id {6}string {2}required {2}Id of the record\.\n/,
+    );
     expect(onTty.stdout).toMatch(/\nanswer: HTTP 200 application\/json \(steps\.<id>\.outputs\.body\)\n {2}one of: /);
-    expect(onTty.stdout).toMatch(/\n {4}softwareInfo +object\n {6}currentUpdateStatus +object\n(?: {8}.*\n)*? {8}state +"UP_TO_DATE" \| /);
+    expect(onTty.stdout).toMatch(
+      /\n {4}softwareInfo +object\n {6}currentUpdateStatus +object\n(?: {8}.*\n)*? {8}state +"UP_TO_DATE" \| /,
+    );
     expect(onTty.stdout).not.toContain('{\n');
     // JSON carries the answer's shape too, and YAML is one switch away.
-    const json = JSON.parse((await actions('privateCloud.getSystem', '--json')).stdout) as { response: { status: number; schema: unknown } };
+    const json = JSON.parse((await actions('privateCloud.getSystem', '--json')).stdout) as {
+      response: { status: number; schema: unknown };
+    };
     expect(json.response.status).toBe(200);
     expect(json.response.schema).toBeTypeOf('object');
-    expect((await actions('privateCloud.getSystem', '-o', 'yaml')).stdout).toMatch(/^---\nid: privateCloud\.getSystem\nmethod: GET\n/);
+    expect((await actions('privateCloud.getSystem', '-o', 'yaml')).stdout).toMatch(
+      /^---\nid: privateCloud\.getSystem\nmethod: GET\n/,
+    );
   });
 
   it("prints a step kind's fields and its examples as the YAML they are, on a terminal", async () => {
     const { code, stdout } = await runCli(['actions', 'log'], { tty: true });
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^log\nWrites a message to the run log\.\n\nfields:\n {2}log {4}any {2}required {2}The message/);
-    expect(stdout).toContain('\nexamples:\n# Log a message with a value.\nname: log-example\nsteps:\n  - log: "run ${{ run.id }} starting"\n');
+    expect(stdout).toMatch(
+      /^log\nWrites a message to the run log\.\n\nfields:\n {2}log {4}any {2}required {2}The message/,
+    );
+    expect(stdout).toContain(
+      '\nexamples:\n# Log a message with a value.\nname: log-example\nsteps:\n  - log: "run ${{ run.id }} starting"\n',
+    );
   });
 
   it('names the closest kind or operation for a typo, exit 2', async () => {

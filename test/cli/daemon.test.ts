@@ -19,13 +19,29 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const everySecond = 'name: every-second\nschedules:\n  - id: every-second\n    cron: "* * * * * *"\nsteps:\n  - log: tick\n';
+const everySecond =
+  'name: every-second\nschedules:\n  - id: every-second\n    cron: "* * * * * *"\nsteps:\n  - log: tick\n';
 
 /** `fleetbook daemon` in a process of its own, its JSON lines parsed as they come. */
 function startDaemonProcess(playbooks: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'run-cli.ts'), 'daemon', '--playbooks', playbooks, '--target', 'simulator', '--lease-ttl', '3s'], {
-    env: { ...process.env, FLEETBOOK_HOME: join(dir, 'home') },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'run-cli.ts'),
+      'daemon',
+      '--playbooks',
+      playbooks,
+      '--target',
+      'simulator',
+      '--lease-ttl',
+      '3s',
+    ],
+    {
+      env: { ...process.env, FLEETBOOK_HOME: join(dir, 'home') },
+    },
+  );
   children.push(child);
   let buffered = '';
   const lines: Array<Record<string, unknown>> = [];
@@ -39,7 +55,10 @@ function startDaemonProcess(playbooks: string) {
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   /** Resolves with the first line matching `event` (and `where`) once it has been written. */
-  const waitFor = async (event: string, where: (line: Record<string, unknown>) => boolean = () => true): Promise<Record<string, unknown>> => {
+  const waitFor = async (
+    event: string,
+    where: (line: Record<string, unknown>) => boolean = () => true,
+  ): Promise<Record<string, unknown>> => {
     for (;;) {
       const found = lines.find((line) => line.event === event && where(line));
       if (found) return found;
@@ -56,8 +75,14 @@ describe('fleetbook daemon', () => {
     mkdirSync(playbooks);
     writeFileSync(join(playbooks, 'bad.yaml'), 'name: bad\nschedules:\n  - cron: "every night"\nsteps:\n  - log: hi\n');
     const chunks = { out: [] as string[], err: [] as string[] };
-    const sink = (into: string[]) => new Writable({ write: (chunk, _encoding, done) => (into.push(String(chunk)), done()) });
-    const io: CliIo = { stdout: sink(chunks.out), stderr: sink(chunks.err), env: { FLEETBOOK_HOME: join(dir, 'home') }, version: '0.0.0-test' };
+    const sink = (into: string[]) =>
+      new Writable({ write: (chunk, _encoding, done) => (into.push(String(chunk)), done()) });
+    const io: CliIo = {
+      stdout: sink(chunks.out),
+      stderr: sink(chunks.err),
+      env: { FLEETBOOK_HOME: join(dir, 'home') },
+      version: '0.0.0-test',
+    };
     expect(await main(['daemon', '--playbooks', playbooks, '--target', 'simulator'], io)).toBe(2);
     expect(chunks.err.join('')).toMatch(/bad\.yaml:3:\d+ {2}error .*'every night' is not a cron expression/);
     expect(chunks.err.join('')).toContain('fleetbook daemon: not started');
@@ -84,7 +109,9 @@ describe('fleetbook daemon', () => {
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(first.lines.at(-1)).toMatchObject({ event: 'daemon.stopped' });
-    const lastOfFirst = first.lines.filter((line) => line.event === 'schedule.fired' && line.scheduleKey === 'every-second').at(-1)?.scheduledAt as string;
+    const lastOfFirst = first.lines
+      .filter((line) => line.event === 'schedule.fired' && line.scheduleKey === 'every-second')
+      .at(-1)?.scheduledAt as string;
 
     await second.waitFor('lease.acquired', (line) => line.takeover === true);
     const firstOfSecond = await second.waitFor('schedule.fired', (line) => line.scheduleKey === 'every-second');
@@ -97,7 +124,9 @@ describe('fleetbook daemon', () => {
     const runs = await store.listRuns({ playbook: 'every-second', limit: 1000 });
     const state = await readScheduleState(store, 'every-second');
     await store.close();
-    const firedTimes = [...first.lines, ...second.lines].filter((line) => line.event === 'schedule.fired' && line.scheduleKey === 'every-second').map((line) => line.scheduledAt);
+    const firedTimes = [...first.lines, ...second.lines]
+      .filter((line) => line.event === 'schedule.fired' && line.scheduleKey === 'every-second')
+      .map((line) => line.scheduledAt);
     expect(new Set(firedTimes).size).toBe(firedTimes.length);
     expect(runs.length).toBe(firedTimes.length);
     expect(runs.every((run) => run.trigger.kind === 'schedule')).toBe(true);

@@ -31,15 +31,27 @@ async function demo(...args: string[]): Promise<Outcome> {
 
 /** The demo with FLEETBOOK_PROGRESS=live: its live view, as a terminal shows it. */
 async function demoLive(): Promise<Outcome> {
-  return spawnDemo(process.execPath, (dir) => [BIN, 'demo', '--output-dir', dir], undefined, { ...process.env, FLEETBOOK_PROGRESS: 'live' });
+  return spawnDemo(process.execPath, (dir) => [BIN, 'demo', '--output-dir', dir], undefined, {
+    ...process.env,
+    FLEETBOOK_PROGRESS: 'live',
+  });
 }
 
 /** Runs `command` with the arguments `args(dir)` gives for a fresh output folder; its exit code and outputs. */
-async function spawnDemo(command: string, args: (dir: string) => string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<Outcome> {
+async function spawnDemo(
+  command: string,
+  args: (dir: string) => string[],
+  cwd?: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<Outcome> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-demo-'));
   directories.push(dir);
   try {
-    const { stdout, stderr } = await promisify(execFile)(command, args(dir), { cwd: cwd ?? dir, timeout: 120_000, ...(env ? { env } : {}) });
+    const { stdout, stderr } = await promisify(execFile)(command, args(dir), {
+      cwd: cwd ?? dir,
+      timeout: 120_000,
+      ...(env ? { env } : {}),
+    });
     return { code: 0, stdout, stderr, dir };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -50,14 +62,22 @@ async function spawnDemo(command: string, args: (dir: string) => string[], cwd?:
 // Not concurrent: its build rewrites dist/, which the other tests run.
 it('`npm start -- --output-dir <dir>` builds, tells the whole story and exits 0', { timeout: 150_000 }, async () => {
   // npm appends what follows `--` to the start script, whose last word is `demo`.
-  const { code, stdout, stderr, dir } = await spawnDemo(process.platform === 'win32' ? 'npm.cmd' : 'npm', (out) => ['start', '--', '--output-dir', out], ROOT);
+  const { code, stdout, stderr, dir } = await spawnDemo(
+    process.platform === 'win32' ? 'npm.cmd' : 'npm',
+    (out) => ['start', '--', '--output-dir', out],
+    ROOT,
+  );
   expect(code, stderr + stdout).toBe(0);
   // The systems and clusters table, the failed-once cluster shown resumed, the updated ones.
   expect(stdout).toMatch(/catalog 2\.4\.0: succeeded/);
-  expect(stdout).toMatch(/hci-us-west-01 \(us-west\)\n\s+cluster-a\s+2\.2\.0 → 2\.4\.0\s+2 attempts, resumed after a failure/);
+  expect(stdout).toMatch(
+    /hci-us-west-01 \(us-west\)\n\s+cluster-a\s+2\.2\.0 → 2\.4\.0\s+2 attempts, resumed after a failure/,
+  );
   expect(stdout.match(/→ 2\.4\.0 +1 attempt,/g)?.length).toBeGreaterThanOrEqual(6);
   // The report's e-mail as the outbox holds it.
-  expect(stdout).toMatch(/the outbox shows "Fleetbook demo: subscriptions" sent to ops@example\.com, finance@example\.com/);
+  expect(stdout).toMatch(
+    /the outbox shows "Fleetbook demo: subscriptions" sent to ops@example\.com, finance@example\.com/,
+  );
   // The CSV in the folder given after `--`, holding the rows the summary states.
   const csv = /"Monthly cost by product": (\d+) rows \(\d+ bytes\) in (\S+\.csv)/.exec(stdout);
   expect(csv).not.toBeNull();
@@ -74,11 +94,15 @@ it.concurrent('tells the whole story and exits 0', async () => {
   expect(code, stderr + stdout).toBe(0);
   // The rolling update: the pinned failure resumed, the offline system skipped, the rest updated.
   expect(stdout).toMatch(/catalog 2\.4\.0: succeeded/);
-  expect(stdout).toMatch(/hci-us-west-01 \(us-west\)\n\s+cluster-a\s+2\.2\.0 → 2\.4\.0\s+2 attempts, resumed after a failure/);
+  expect(stdout).toMatch(
+    /hci-us-west-01 \(us-west\)\n\s+cluster-a\s+2\.2\.0 → 2\.4\.0\s+2 attempts, resumed after a failure/,
+  );
   expect(stdout).toMatch(/hci-eu-west-02 \(eu-west\)\n\s+cluster-a\s+2\.3\.1 → 2\.3\.1\s+skipped \(system OFFLINE\)/);
   expect(stdout.match(/→ 2\.4\.0 +1 attempt,/g)?.length).toBeGreaterThanOrEqual(6);
   // The report and who got it, from the outbox.
-  expect(stdout).toMatch(/ready: http:\/\/127\.0\.0\.1:\d+\/_sim\/downloads\/\S+\n {3}\(served by the demo's own simulator: the link stops working when the demo ends\)\n/);
+  expect(stdout).toMatch(
+    /ready: http:\/\/127\.0\.0\.1:\d+\/_sim\/downloads\/\S+\n {3}\(served by the demo's own simulator: the link stops working when the demo ends\)\n/,
+  );
   expect(stdout).toMatch(/sent to ops@example\.com, finance@example\.com/);
   // The CSV on disk with the rows the summary states.
   const csv = /"Monthly cost by product": (\d+) rows \(\d+ bytes\) in (\S+\.csv)/.exec(stdout);
@@ -90,25 +114,42 @@ it.concurrent('tells the whole story and exits 0', async () => {
   expect(existsSync(join(dir, 'demo.log'))).toBe(true);
 });
 
-it.concurrent('shows the rolling update as it goes: its loops and operations in a live view, cleared before the end', async () => {
-  const { code, stdout, stderr } = await demoLive();
-  expect(code, stderr + stdout).toBe(0);
-  // Each frame follows a log line or the clearing of the frame before.
-  expect(stdout).toMatch(/(\n|\u001b\[J) {2}systems {2}\d+\/\d+ items: \d+ done, \d+ failed, \d+ running\n/);
-  expect(stdout).toMatch(/\n {2}systems\[\d+\]\.work\.groups\[\d+\]\.(precheck|update) {2}operation \d+%\n/);
-  const end = stdout.indexOf('\nDemo succeeded');
-  expect(end).toBeGreaterThan(0);
-  expect(stdout.slice(end)).not.toContain('\u001b[');
-});
+it.concurrent(
+  'shows the rolling update as it goes: its loops and operations in a live view, cleared before the end',
+  async () => {
+    const { code, stdout, stderr } = await demoLive();
+    expect(code, stderr + stdout).toBe(0);
+    // Each frame follows a log line or the clearing of the frame before.
+    expect(stdout).toMatch(/(\n|\u001b\[J) {2}systems {2}\d+\/\d+ items: \d+ done, \d+ failed, \d+ running\n/);
+    expect(stdout).toMatch(/\n {2}systems\[\d+\]\.work\.groups\[\d+\]\.(precheck|update) {2}operation \d+%\n/);
+    const end = stdout.indexOf('\nDemo succeeded');
+    expect(end).toBeGreaterThan(0);
+    expect(stdout.slice(end)).not.toContain('\u001b[');
+  },
+);
 
 it.concurrent('--json prints the same story as JSON lines', async () => {
   const { code, stdout, stderr } = await demo('--json');
   expect(code, stderr + stdout).toBe(0);
-  const events = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-  expect(events.map((event) => event.event)).toEqual(['started', 'rollingUpdate', 'reportExport', 'consumptionCsv', 'finished']);
-  const update = events[1] as { status: string; clusters: Array<{ system: string; cluster: string; resumed: boolean; after: string }> };
+  const events = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(events.map((event) => event.event)).toEqual([
+    'started',
+    'rollingUpdate',
+    'reportExport',
+    'consumptionCsv',
+    'finished',
+  ]);
+  const update = events[1] as {
+    status: string;
+    clusters: Array<{ system: string; cluster: string; resumed: boolean; after: string }>;
+  };
   expect(update.status).toBe('succeeded');
-  expect(update.clusters.filter((row) => row.resumed)).toMatchObject([{ system: 'hci-us-west-01', cluster: 'cluster-a', after: '2.4.0' }]);
+  expect(update.clusters.filter((row) => row.resumed)).toMatchObject([
+    { system: 'hci-us-west-01', cluster: 'cluster-a', after: '2.4.0' },
+  ]);
   expect(events[2]).toMatchObject({ status: 'succeeded', recipients: ['ops@example.com', 'finance@example.com'] });
   expect(events[3]).toMatchObject({ status: 'succeeded', rows: expect.any(Number) as number });
   expect(events[4]).toMatchObject({ status: 'succeeded' });

@@ -42,7 +42,9 @@ steps:
 async function run(env: NodeJS.ProcessEnv, ...args: string[]) {
   const file = join(dir, 'live.yaml');
   writeFileSync(file, playbook);
-  return runCli(['run', file, '--target', 'simulator', '--time-scale', '600', ...args], { env: { FLEETBOOK_HOME: join(dir, 'home'), ...env } });
+  return runCli(['run', file, '--target', 'simulator', '--time-scale', '600', ...args], {
+    env: { FLEETBOOK_HOME: join(dir, 'home'), ...env },
+  });
 }
 
 describe('live progress', () => {
@@ -64,7 +66,10 @@ describe('live progress', () => {
   it('is not drawn off a terminal, in JSON, or with FLEETBOOK_PROGRESS=off', async () => {
     expect((await run({}, '-o', 'text')).stdout).not.toContain(ESC);
     expect((await run({ FLEETBOOK_PROGRESS: 'live' }, '-o', 'json')).stdout).not.toContain(ESC);
-    const off = await runCli(['run', join(dir, 'live.yaml'), '--target', 'simulator', '--time-scale', '600'], { env: { FLEETBOOK_HOME: join(dir, 'home'), FLEETBOOK_PROGRESS: 'off' }, tty: true });
+    const off = await runCli(['run', join(dir, 'live.yaml'), '--target', 'simulator', '--time-scale', '600'], {
+      env: { FLEETBOOK_HOME: join(dir, 'home'), FLEETBOOK_PROGRESS: 'off' },
+      tty: true,
+    });
     expect(off.stdout).not.toContain('items: ');
   });
 });

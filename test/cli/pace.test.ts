@@ -28,7 +28,14 @@ const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function connectionEnv(simulator: Simulator): NodeJS.ProcessEnv {
   const admin = simulator.clients.find((client) => client.clientId === 'sim-admin');
-  return { FLEETBOOK_CLIENT_ID: admin?.clientId, FLEETBOOK_CLIENT_SECRET: admin?.clientSecret, FLEETBOOK_AUTH_URL: simulator.authUrl, FLEETBOOK_BASE_URL: simulator.baseUrl, FLEETBOOK_REGIONAL_URL: simulator.regionalUrl, FLEETBOOK_REGION: 'us-west' };
+  return {
+    FLEETBOOK_CLIENT_ID: admin?.clientId,
+    FLEETBOOK_CLIENT_SECRET: admin?.clientSecret,
+    FLEETBOOK_AUTH_URL: simulator.authUrl,
+    FLEETBOOK_BASE_URL: simulator.baseUrl,
+    FLEETBOOK_REGIONAL_URL: simulator.regionalUrl,
+    FLEETBOOK_REGION: 'us-west',
+  };
 }
 
 /** Starts `count` listings of systems at once; how many reached the simulator after `ms`. */
@@ -43,18 +50,51 @@ async function listingsSentWithin(call: () => Promise<unknown>, count: number, m
 describe('pace', () => {
   it("a profile's rateLimits.perMinute paces a group with no published limit (600 a minute otherwise)", async () => {
     sim = await startSimulator({ port: 0 });
-    writeFileSync(join(dir, 'fleetbook.yaml'), 'profiles:\n  slow:\n    rateLimits: { perMinute: { privateCloud: 1 } }\n');
-    const slow = await openConnection({ profile: 'slow', cwd: dir, env: connectionEnv(sim), logger: logger(), secrets: createSecretRegistry() });
+    writeFileSync(
+      join(dir, 'fleetbook.yaml'),
+      'profiles:\n  slow:\n    rateLimits: { perMinute: { privateCloud: 1 } }\n',
+    );
+    const slow = await openConnection({
+      profile: 'slow',
+      cwd: dir,
+      env: connectionEnv(sim),
+      logger: logger(),
+      secrets: createSecretRegistry(),
+    });
     // One start, then one a minute: the other two wait.
-    expect(await listingsSentWithin(() => slow.client.invoke('privateCloud.listSystems', { limit: 10 }, { signal: AbortSignal.timeout(2000) }), 3, 500)).toBe(1);
+    expect(
+      await listingsSentWithin(
+        () => slow.client.invoke('privateCloud.listSystems', { limit: 10 }, { signal: AbortSignal.timeout(2000) }),
+        3,
+        500,
+      ),
+    ).toBe(1);
   });
 
   it('refuses a malformed rateLimits with exit-2 usage errors naming the field', async () => {
     sim = await startSimulator({ port: 0 });
-    writeFileSync(join(dir, 'fleetbook.yaml'), 'profiles:\n  bad:\n    rateLimits: { perMinute: { privateCloud: 0 } }\n  typo:\n    rateLimits: { defaultPerMinut: 5 }\n');
-    const open = (profile: string) => openConnection({ profile, cwd: dir, env: connectionEnv(sim as Simulator), logger: logger(), secrets: createSecretRegistry() });
-    await expect(open('bad')).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('profiles.bad.rateLimits.perMinute.privateCloud must be a whole number of requests a minute (at least 1), got 0') as string });
-    await expect(open('typo')).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining("rateLimits has no 'defaultPerMinut'") as string });
+    writeFileSync(
+      join(dir, 'fleetbook.yaml'),
+      'profiles:\n  bad:\n    rateLimits: { perMinute: { privateCloud: 0 } }\n  typo:\n    rateLimits: { defaultPerMinut: 5 }\n',
+    );
+    const open = (profile: string) =>
+      openConnection({
+        profile,
+        cwd: dir,
+        env: connectionEnv(sim as Simulator),
+        logger: logger(),
+        secrets: createSecretRegistry(),
+      });
+    await expect(open('bad')).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining(
+        'profiles.bad.rateLimits.perMinute.privateCloud must be a whole number of requests a minute (at least 1), got 0',
+      ) as string,
+    });
+    await expect(open('typo')).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining("rateLimits has no 'defaultPerMinut'") as string,
+    });
   });
 
   it('follows the limit the server states in ratelimit-limit over the published one', async () => {
@@ -71,6 +111,12 @@ describe('pace', () => {
     });
     await client.invoke('privateCloud.listSystems', { limit: 10 });
     // After the first answer the client keeps to 1 a minute: nothing more is sent (no request refused with 429 either).
-    expect(await listingsSentWithin(() => client.invoke('privateCloud.listSystems', { limit: 10 }, { signal: AbortSignal.timeout(2000) }), 3, 500)).toBe(1);
+    expect(
+      await listingsSentWithin(
+        () => client.invoke('privateCloud.listSystems', { limit: 10 }, { signal: AbortSignal.timeout(2000) }),
+        3,
+        500,
+      ),
+    ).toBe(1);
   });
 });

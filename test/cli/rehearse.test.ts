@@ -19,13 +19,20 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const playbook = (): string => {
   const file = join(dir, 'ids.yaml');
-  writeFileSync(file, 'name: ids\nsteps:\n  - id: systems\n    call: privateCloud.listSystems\n    with: { limit: 100 }\n    retry: { maxAttempts: 2, initialDelay: 1ms, maxDelay: 1ms }\noutputs:\n  ids: ${{ steps.systems.outputs.body.items.id[] }}\n');
+  writeFileSync(
+    file,
+    'name: ids\nsteps:\n  - id: systems\n    call: privateCloud.listSystems\n    with: { limit: 100 }\n    retry: { maxAttempts: 2, initialDelay: 1ms, maxDelay: 1ms }\noutputs:\n  ids: ${{ steps.systems.outputs.body.items.id[] }}\n',
+  );
   return file;
 };
 
 async function rehearse(...args: string[]) {
-  const outcome = await runCli(['run', playbook(), '--target', 'simulator', '--time-scale', '6000', '-o', 'json', ...args], { env });
-  const result = jsonLines(outcome.stdout).at(-1)?.result as { status: string; outputs?: { ids: string[] }; error?: { message: string } } | undefined;
+  const outcome = await runCli(
+    ['run', playbook(), '--target', 'simulator', '--time-scale', '6000', '-o', 'json', ...args],
+    { env },
+  );
+  const result = jsonLines(outcome.stdout).at(-1)?.result as
+    { status: string; outputs?: { ids: string[] }; error?: { message: string } } | undefined;
   return { ...outcome, result };
 }
 
@@ -57,10 +64,19 @@ describe('fleetbook run --target simulator --world/--faults/--seed', () => {
   });
 
   it('against a real account, --time-scale, --world, --faults and --seed are refused (exit 2), not ignored', async () => {
-    const real = { ...env, FLEETBOOK_CLIENT_ID: 'id', FLEETBOOK_CLIENT_SECRET: 'secret', FLEETBOOK_AUTH_URL: 'http://127.0.0.1:9/auth', FLEETBOOK_BASE_URL: 'http://127.0.0.1:9', FLEETBOOK_REGIONAL_URL: 'http://127.0.0.1:9' };
+    const real = {
+      ...env,
+      FLEETBOOK_CLIENT_ID: 'id',
+      FLEETBOOK_CLIENT_SECRET: 'secret',
+      FLEETBOOK_AUTH_URL: 'http://127.0.0.1:9/auth',
+      FLEETBOOK_BASE_URL: 'http://127.0.0.1:9',
+      FLEETBOOK_REGIONAL_URL: 'http://127.0.0.1:9',
+    };
     const timeScale = await runCli(['run', playbook(), '--time-scale', '600'], { env: real });
     expect(timeScale.code).toBe(2);
-    expect(timeScale.stderr).toBe('fleetbook: --time-scale applies only to the embedded simulator: add --target simulator, or leave it out to run against the platform the FLEETBOOK_* variables name.\n');
+    expect(timeScale.stderr).toBe(
+      'fleetbook: --time-scale applies only to the embedded simulator: add --target simulator, or leave it out to run against the platform the FLEETBOOK_* variables name.\n',
+    );
     const several = await runCli(['run', playbook(), '--seed', '3', '--faults', 'f.yaml'], { env: real });
     expect(several.code).toBe(2);
     expect(several.stderr).toContain('--faults, --seed apply only to the embedded simulator');

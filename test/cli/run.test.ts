@@ -53,7 +53,10 @@ describe('fleetbook run', () => {
     [['-i', 'constructor=1'], "unknown input 'constructor'"],
     [['-i', '__proto__={"name":"x"}'], "unknown input '__proto__'"],
   ])('-i %j is an unknown input like any other name (exit 2), never a declared one', async (flags, message) => {
-    const file = playbookFile('named.yaml', 'name: named\ninputs:\n  name: { type: string }\nsteps:\n  - log: "hi ${{ inputs.name }}"\n');
+    const file = playbookFile(
+      'named.yaml',
+      'name: named\ninputs:\n  name: { type: string }\nsteps:\n  - log: "hi ${{ inputs.name }}"\n',
+    );
     const result = await run([file, ...flags]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
@@ -77,7 +80,12 @@ describe('fleetbook run', () => {
     const { code, lines, stdout, stderr } = await run([file, ...simulator, '--json', '-i', `token=${secret}`]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    const result = lines.at(-1)?.result as { status: string; outputs: unknown; runId: string; steps: Array<{ path: string; status: string }> };
+    const result = lines.at(-1)?.result as {
+      status: string;
+      outputs: unknown;
+      runId: string;
+      steps: Array<{ path: string; status: string }>;
+    };
     expect(result).toMatchObject({ status: 'succeeded', outputs: { state: 'SUCCEEDED' } });
     expect(result.steps.map((step) => [step.path, step.status])).toEqual([
       ['catalog', 'succeeded'],
@@ -85,8 +93,17 @@ describe('fleetbook run', () => {
       ['precheck', 'succeeded'],
     ]);
     const answered = lines.find((line) => line.stepId === 'precheck' && line.httpStatus === 202);
-    expect(answered).toMatchObject({ runId: result.runId, playbook: 'precheck-first', operationId: 'privateCloud.runSoftwarePrechecks', attempt: 1 });
-    expect(lines.some((line) => line.stepId === 'precheck' && typeof line.durationMs === 'number' && line.status === 'succeeded')).toBe(true);
+    expect(answered).toMatchObject({
+      runId: result.runId,
+      playbook: 'precheck-first',
+      operationId: 'privateCloud.runSoftwarePrechecks',
+      attempt: 1,
+    });
+    expect(
+      lines.some(
+        (line) => line.stepId === 'precheck' && typeof line.durationMs === 'number' && line.status === 'succeeded',
+      ),
+    ).toBe(true);
     expect(stdout).not.toContain(secret);
     expect(stdout).not.toContain('sim-admin-secret');
     expect(stdout).toContain('using token [REDACTED]');
@@ -98,7 +115,9 @@ describe('fleetbook run', () => {
     expect(code).toBe(0);
     const result = lines.at(-1)?.result as { simulatedSteps: string[]; steps: Array<{ path: string; status: string }> };
     expect(result.simulatedSteps).toEqual(['precheck']);
-    expect(lines.find((line) => line.dryRun === true && line.stepId === 'precheck')).toMatchObject({ request: { method: 'POST', body: { catalogVersion: '2.4.0' } } });
+    expect(lines.find((line) => line.dryRun === true && line.stepId === 'precheck')).toMatchObject({
+      request: { method: 'POST', body: { catalogVersion: '2.4.0' } },
+    });
   });
 
   it('shows on a terminal each write a dry run did not send: method, URL, headers and body, secrets redacted, big bodies cut', async () => {
@@ -116,9 +135,13 @@ describe('fleetbook run', () => {
     expect(code).toBe(0);
     expect(stdout).not.toContain(secret);
     // The small body of the write is pretty printed under its line, after the headers that matter.
-    expect(stdout).toMatch(/INFO  precheck  dry run: POST http:\/\/\S+\/systems\/\S+ not sent\n {4}content-type: application\/json\n {4}body:\n {6}\{\n {8}"catalogVersion": "2\.4\.0"\n {6}\}\n/);
+    expect(stdout).toMatch(
+      /INFO  precheck  dry run: POST http:\/\/\S+\/systems\/\S+ not sent\n {4}content-type: application\/json\n {4}body:\n {6}\{\n {8}"catalogVersion": "2\.4\.0"\n {6}\}\n/,
+    );
     // The big one is compact and cut, saying how much was left out; the secret header and text are redacted.
-    expect(stdout).toMatch(/INFO  notify  dry run: POST https:\/\/hooks\.example\.test\/fleet not sent\n {4}x-hook-key: \[REDACTED\]\n {4}content-type: application\/json\n {4}body: \{"text":"token \[REDACTED\]","systems":\["system-1","system-2",.*… \(\d+ more characters\)\n/);
+    expect(stdout).toMatch(
+      /INFO  notify  dry run: POST https:\/\/hooks\.example\.test\/fleet not sent\n {4}x-hook-key: \[REDACTED\]\n {4}content-type: application\/json\n {4}body: \{"text":"token \[REDACTED\]","systems":\["system-1","system-2",.*… \(\d+ more characters\)\n/,
+    );
     expect(stdout).not.toContain('system-400');
     expect(stdout).toMatch(/Dry run: not sent: precheck, notify/);
   });
@@ -134,7 +157,10 @@ describe('fleetbook run', () => {
     expect(stdout).toMatch(/STATUS\s+DURATION\s+ATTEMPTS\s+STEP/);
     expect(stdout).toMatch(/succeeded\s+\d+(\.\d)? m?s\s+1\s+precheck/);
     expect(stdout).toContain('"state": "SUCCEEDED"');
-    const logged = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logged = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logged.some((line) => line.stepId === 'precheck' && typeof line.progressPercent === 'number')).toBe(true);
   });
 
@@ -158,7 +184,10 @@ describe('fleetbook run', () => {
     const { startSimulator } = await import('../../src/simulator/index.js');
     const sim = await startSimulator({ port: 0, timeScale: 6000 });
     try {
-      const file = playbookFile('systems.yaml', 'name: systems\nsteps:\n  - id: list\n    call: privateCloud.listSystems\noutputs:\n  total: ${{ steps.list.outputs.body.total }}\n');
+      const file = playbookFile(
+        'systems.yaml',
+        'name: systems\nsteps:\n  - id: list\n    call: privateCloud.listSystems\noutputs:\n  total: ${{ steps.list.outputs.body.total }}\n',
+      );
       const env = {
         FLEETBOOK_CLIENT_ID: 'sim-observer',
         FLEETBOOK_CLIENT_SECRET: 'sim-observer-secret',
@@ -170,7 +199,9 @@ describe('fleetbook run', () => {
       const { code, lines, stdout } = await run([file, '--json'], env);
       expect(code).toBe(0);
       expect(lines.at(-1)?.result).toMatchObject({ status: 'succeeded', outputs: { total: expect.any(Number) } });
-      expect(sim.control.requests({ operationId: 'privateCloud.listSystems' })).toMatchObject([{ clientId: 'sim-observer', region: 'eu-west', status: 200 }]);
+      expect(sim.control.requests({ operationId: 'privateCloud.listSystems' })).toMatchObject([
+        { clientId: 'sim-observer', region: 'eu-west', status: 200 },
+      ]);
       expect(stdout).not.toContain('sim-observer-secret');
     } finally {
       await sim.close();
@@ -186,7 +217,10 @@ describe('fleetbook run', () => {
   });
 
   it('names a missing required input with exit 2', async () => {
-    const file = playbookFile('needs.yaml', 'name: needs\ninputs:\n  count: { type: integer }\nsteps:\n  - id: show\n    log: "${{ inputs.count }}"\n');
+    const file = playbookFile(
+      'needs.yaml',
+      'name: needs\ninputs:\n  count: { type: integer }\nsteps:\n  - id: show\n    log: "${{ inputs.count }}"\n',
+    );
     const missing = await run([file, ...simulator, '--json']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("input 'count' (integer) is required");
@@ -197,12 +231,24 @@ describe('fleetbook run', () => {
 
 describe('fleetbook run in a process of its own', () => {
   it('stops on SIGTERM: no new step starts, the run is interrupted, exit 130', async () => {
-    const file = playbookFile('long.yaml', 'name: long\nsteps:\n  - id: nap\n    sleep: 1h\n  - id: after\n    log: "never"\n');
+    const file = playbookFile(
+      'long.yaml',
+      'name: long\nsteps:\n  - id: nap\n    sleep: 1h\n  - id: after\n    log: "never"\n',
+    );
     const cli = spawnCli(['run', file, '--target', 'simulator', '--json'], { FLEETBOOK_HOME: join(dir, 'home') });
     await cli.waitFor('step nap started');
     expect(await cli.signal('SIGTERM')).toBe(130);
     const stdout = cli.stdout();
-    const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines.at(-1)?.result).toMatchObject({ status: 'interrupted', steps: [{ path: 'nap', status: 'interrupted' }, { path: 'after', status: 'notStarted' }] });
+    const lines = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.at(-1)?.result).toMatchObject({
+      status: 'interrupted',
+      steps: [
+        { path: 'nap', status: 'interrupted' },
+        { path: 'after', status: 'notStarted' },
+      ],
+    });
   });
 });

@@ -39,18 +39,51 @@ async function seed(store: RunStore): Promise<void> {
   await store.createRun(newRun('run-rolling-1', 'rolling-cluster-update', iso(1)));
   const events: JournalEvent[] = [
     { type: 'step.started', path: 'catalog', stepId: 'catalog', kind: 'call' },
-    { type: 'request.sending', path: 'catalog', attempt: 1, operationId: 'privateCloud.listSoftwareCatalogs', method: 'GET' },
+    {
+      type: 'request.sending',
+      path: 'catalog',
+      attempt: 1,
+      operationId: 'privateCloud.listSoftwareCatalogs',
+      method: 'GET',
+    },
     { type: 'request.answered', path: 'catalog', attempt: 1, httpStatus: 200 },
     { type: 'step.finished', path: 'catalog', status: 'succeeded' },
     { type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' },
     { type: 'item.started', path: 'systems', index: 0 },
     { type: 'step.started', path: 'systems[0].update', stepId: 'update', kind: 'call' },
-    { type: 'request.sending', path: 'systems[0].update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
-    { type: 'request.failed', path: 'systems[0].update', attempt: 1, error: { message: 'busy', httpStatus: 503 }, outcomeUnknown: false },
-    { type: 'request.sending', path: 'systems[0].update', attempt: 2, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+    {
+      type: 'request.sending',
+      path: 'systems[0].update',
+      attempt: 1,
+      operationId: 'privateCloud.runSoftwareUpdate',
+      method: 'POST',
+    },
+    {
+      type: 'request.failed',
+      path: 'systems[0].update',
+      attempt: 1,
+      error: { message: 'busy', httpStatus: 503 },
+      outcomeUnknown: false,
+    },
+    {
+      type: 'request.sending',
+      path: 'systems[0].update',
+      attempt: 2,
+      operationId: 'privateCloud.runSoftwareUpdate',
+      method: 'POST',
+    },
     { type: 'request.answered', path: 'systems[0].update', attempt: 2, httpStatus: 202, location },
     { type: 'operation.finished', path: 'systems[0].update', location, outcome: 'FAILED' },
-    { type: 'step.finished', path: 'systems[0].update', status: 'failed', error: { message: 'update failed at step 3', code: 'OPERATION_FAILED', operationId: 'privateCloud.runSoftwareUpdate' } },
+    {
+      type: 'step.finished',
+      path: 'systems[0].update',
+      status: 'failed',
+      error: {
+        message: 'update failed at step 3',
+        code: 'OPERATION_FAILED',
+        operationId: 'privateCloud.runSoftwareUpdate',
+      },
+    },
     { type: 'item.finished', path: 'systems', index: 0, status: 'failed' },
     { type: 'step.finished', path: 'systems', status: 'failed' },
   ];
@@ -92,13 +125,32 @@ describe('fleetbook runs list', () => {
   });
 
   it('filters by playbook, status and since, and prints JSON lines with --json', async () => {
-    const { code, stdout } = await fleetbook('runs', 'list', '--playbook', 'nightly-export', '--status', 'succeeded', '--since', '7d', '--json');
+    const { code, stdout } = await fleetbook(
+      'runs',
+      'list',
+      '--playbook',
+      'nightly-export',
+      '--status',
+      'succeeded',
+      '--since',
+      '7d',
+      '--json',
+    );
     expect(code).toBe(0);
-    const runs = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { id: string; status: string; durationMs: number });
+    const runs = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; status: string; durationMs: number });
     expect(runs.map((run) => run.id)).toEqual(['run-export-1']);
-    expect(runs[0]).toMatchObject({ status: 'succeeded', playbook: 'nightly-export', inputs: { catalogVersion: '2.4.0' } });
+    expect(runs[0]).toMatchObject({
+      status: 'succeeded',
+      playbook: 'nightly-export',
+      inputs: { catalogVersion: '2.4.0' },
+    });
     expect(typeof runs[0]?.durationMs).toBe('number');
-    expect((await fleetbook('runs', 'list', '--since', '2020-01-01', '--json')).stdout.trimEnd().split('\n')).toHaveLength(3);
+    expect(
+      (await fleetbook('runs', 'list', '--since', '2020-01-01', '--json')).stdout.trimEnd().split('\n'),
+    ).toHaveLength(3);
   });
 
   it('rejects a bad filter with exit code 2 and says what it expects', async () => {
@@ -128,9 +180,16 @@ describe('a run whose process died', () => {
     const rows = listed.stdout.split('\n').map((line) => line.split(/\s+/).slice(0, 3));
     expect(rows).toContainEqual(['run-killed', 'rolling-cluster-update', 'crashed']);
     expect(rows).toContainEqual(['run-live', 'rolling-cluster-update', 'running']);
-    expect(listed.stdout).toContain('Run run-killed crashed (no process drives it any more): fleetbook resume run-killed');
+    expect(listed.stdout).toContain(
+      'Run run-killed crashed (no process drives it any more): fleetbook resume run-killed',
+    );
 
-    const ids = async (...argv: string[]) => (await fleetbook('runs', 'list', '--json', ...argv)).stdout.trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: string; status: string });
+    const ids = async (...argv: string[]) =>
+      (await fleetbook('runs', 'list', '--json', ...argv)).stdout
+        .trimEnd()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { id: string; status: string });
     expect(await ids('--status', 'crashed')).toMatchObject([{ id: 'run-killed', status: 'crashed' }]);
     expect(await ids('--status', 'running')).toMatchObject([{ id: 'run-live', status: 'running' }]);
 
@@ -174,7 +233,10 @@ describe('fleetbook runs show', () => {
   it('prints the run and its nested steps as JSON with --json', async () => {
     const { code, stdout } = await fleetbook('runs', 'show', 'run-rolling-1', '--json');
     expect(code).toBe(0);
-    const shown = JSON.parse(stdout) as { run: { id: string; status: string }; steps: Array<{ path: string; children: Array<{ path: string; children: Array<Record<string, unknown>> }> }> };
+    const shown = JSON.parse(stdout) as {
+      run: { id: string; status: string };
+      steps: Array<{ path: string; children: Array<{ path: string; children: Array<Record<string, unknown>> }> }>;
+    };
     expect(shown.run).toMatchObject({ id: 'run-rolling-1', status: 'failed' });
     expect(shown.steps.map((step) => step.path)).toEqual(['catalog', 'systems']);
     const update = shown.steps[1]?.children[0]?.children[0];
@@ -209,7 +271,9 @@ describe('fleetbook runs show', () => {
     for (const command of [['runs', 'show'], ['resume']]) {
       const ambiguous = await fleetbook(...command, 'run-export');
       expect(ambiguous.code).toBe(2);
-      expect(ambiguous.stderr).toContain("'run-export' names more than one run (run-export-1, run-export-old): give more of the id");
+      expect(ambiguous.stderr).toContain(
+        "'run-export' names more than one run (run-export-1, run-export-old): give more of the id",
+      );
     }
   });
 
@@ -231,9 +295,21 @@ async function seedWithOutputs(): Promise<void> {
     { type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' },
     { type: 'item.started', path: 'systems', index: 0 },
     { type: 'step.started', path: 'systems[0].update', stepId: 'update', kind: 'call' },
-    { type: 'request.sending', path: 'systems[0].update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+    {
+      type: 'request.sending',
+      path: 'systems[0].update',
+      attempt: 1,
+      operationId: 'privateCloud.runSoftwareUpdate',
+      method: 'POST',
+    },
     { type: 'request.answered', path: 'systems[0].update', attempt: 1, httpStatus: 202, location: '/ops/op-1' },
-    { type: 'operation.progress', path: 'systems[0].update', location: '/ops/op-1', progressPercent: 40, state: 'RUNNING' },
+    {
+      type: 'operation.progress',
+      path: 'systems[0].update',
+      location: '/ops/op-1',
+      progressPercent: 40,
+      state: 'RUNNING',
+    },
     { type: 'operation.finished', path: 'systems[0].update', location: '/ops/op-1', outcome: 'SUCCEEDED' },
     { type: 'step.finished', path: 'systems[0].update', status: 'succeeded' },
     { type: 'step.started', path: 'systems[0].note', stepId: 'note', kind: 'log' },
@@ -245,7 +321,13 @@ async function seedWithOutputs(): Promise<void> {
     seedNowMs += 1000;
     await store.append('run-outputs', event);
   }
-  const outputs = { catalogVersion: '2.4.0', clusters: [{ cluster: 'c-1', system: 'sys-1', result: 'updated' }, { cluster: 'c-2', system: 'sys-22', result: 'not started' }] };
+  const outputs = {
+    catalogVersion: '2.4.0',
+    clusters: [
+      { cluster: 'c-1', system: 'sys-1', result: 'updated' },
+      { cluster: 'c-2', system: 'sys-22', result: 'not started' },
+    ],
+  };
   await store.setRunStatus('run-outputs', 'succeeded', { outputs });
   await store.close();
 }
@@ -255,9 +337,16 @@ describe('fleetbook runs show: what the run produced', () => {
     await seedWithOutputs();
     const { code, stdout } = await fleetbook('runs', 'show', 'run-outputs');
     expect(code).toBe(0);
-    expect(stdout).toContain('outputs:\n  catalogVersion: 2.4.0\n  clusters:\n    CLUSTER  SYSTEM  RESULT\n    c-1      sys-1   updated\n    c-2      sys-22  not started\n');
-    expect(stdout).toMatch(/log:\n {2}\d\d:\d\d:\d\d {2}hello {2}updating 2 systems to 2\.4\.0\n {2}\d\d:\d\d:\d\d {2}systems\[0\]\.note {2}sys-1 now on 2\.4\.0\n/);
-    const json = JSON.parse((await fleetbook('runs', 'show', 'run-outputs', '-o', 'json')).stdout) as { run: { outputs: unknown }; log: Array<{ path: string; message: string }> };
+    expect(stdout).toContain(
+      'outputs:\n  catalogVersion: 2.4.0\n  clusters:\n    CLUSTER  SYSTEM  RESULT\n    c-1      sys-1   updated\n    c-2      sys-22  not started\n',
+    );
+    expect(stdout).toMatch(
+      /log:\n {2}\d\d:\d\d:\d\d {2}hello {2}updating 2 systems to 2\.4\.0\n {2}\d\d:\d\d:\d\d {2}systems\[0\]\.note {2}sys-1 now on 2\.4\.0\n/,
+    );
+    const json = JSON.parse((await fleetbook('runs', 'show', 'run-outputs', '-o', 'json')).stdout) as {
+      run: { outputs: unknown };
+      log: Array<{ path: string; message: string }>;
+    };
     expect(json.run.outputs).toMatchObject({ catalogVersion: '2.4.0' });
     expect(json.log.map((line) => line.message)).toEqual(['updating 2 systems to 2.4.0', 'sys-1 now on 2.4.0']);
   });
@@ -268,7 +357,10 @@ describe('fleetbook runs logs', () => {
     await seedWithOutputs();
     const all = await fleetbook('runs', 'logs', 'run-outp');
     expect(all.code).toBe(0);
-    const lines = all.stdout.trimEnd().split('\n').map((line) => line.replace(/^\d\d:\d\d:\d\d {2}/, ''));
+    const lines = all.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.replace(/^\d\d:\d\d:\d\d {2}/, ''));
     expect(lines).toEqual([
       'hello  log: updating 2 systems to 2.4.0',
       'systems  started (forEach)',
@@ -284,9 +376,19 @@ describe('fleetbook runs logs', () => {
       'systems  succeeded',
     ]);
     const step = await fleetbook('runs', 'logs', 'run-outputs', '--step', 'systems[0].note');
-    expect(step.stdout.trimEnd().split('\n').map((line) => line.slice(10))).toEqual(['systems[0].note  log: sys-1 now on 2.4.0']);
+    expect(
+      step.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.slice(10)),
+    ).toEqual(['systems[0].note  log: sys-1 now on 2.4.0']);
     const json = await fleetbook('runs', 'logs', 'run-outputs', '--step', 'hello', '-o', 'json');
-    expect(json.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { event: { type: string } }).event.type)).toEqual(['step.started', 'step.finished']);
+    expect(
+      json.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { event: { type: string } }).event.type),
+    ).toEqual(['step.started', 'step.finished']);
   });
 
   it('--follow prints new lines as the run journals them and stops when it ends', async () => {
@@ -294,17 +396,38 @@ describe('fleetbook runs logs', () => {
     await store.createRun(newRun('run-follow', 'nightly-export', iso(0)));
     expect(await store.acquireLease(runLeaseKey('run-follow'), newLeaseOwner(), 60_000)).toBe(true);
     await store.append('run-follow', { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' });
-    await store.append('run-follow', { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'first' } });
+    await store.append('run-follow', {
+      type: 'step.finished',
+      path: 'say',
+      status: 'succeeded',
+      outputs: { message: 'first' },
+    });
     const stdout = captureStream();
-    const following = main(['runs', 'logs', 'run-follow', '--follow'], { stdout, stderr: captureStream(), env: { FLEETBOOK_HOME: home }, version: '0' });
+    const following = main(['runs', 'logs', 'run-follow', '--follow'], {
+      stdout,
+      stderr: captureStream(),
+      env: { FLEETBOOK_HOME: home },
+      version: '0',
+    });
     // Journaled only once the follower has printed what was there: it must wait for more.
     await vi.waitFor(() => expect(stdout.text()).toContain('say  log: first'), { timeout: 10_000 });
     await store.append('run-follow', { type: 'step.started', path: 'again', stepId: 'again', kind: 'log' });
-    await store.append('run-follow', { type: 'step.finished', path: 'again', status: 'succeeded', outputs: { message: 'second' } });
+    await store.append('run-follow', {
+      type: 'step.finished',
+      path: 'again',
+      status: 'succeeded',
+      outputs: { message: 'second' },
+    });
     await store.setRunStatus('run-follow', 'succeeded');
     await store.close();
     expect(await following).toBe(0);
-    expect(stdout.text().split('\n').map((line) => line.replace(/^\d\d:\d\d:\d\d {2}/, '')).filter(Boolean)).toEqual(['say  log: first', 'again  log: second', 'Run run-follow succeeded.']);
+    expect(
+      stdout
+        .text()
+        .split('\n')
+        .map((line) => line.replace(/^\d\d:\d\d:\d\d {2}/, ''))
+        .filter(Boolean),
+    ).toEqual(['say  log: first', 'again  log: second', 'Run run-follow succeeded.']);
   });
 
   it('an unknown step path lists nothing; an unknown run is exit 2', async () => {
@@ -315,7 +438,7 @@ describe('fleetbook runs logs', () => {
 });
 
 describe('a running run whose driver went quiet', () => {
-  it("says running (no heartbeat for Ns) while its lease has not lapsed", async () => {
+  it('says running (no heartbeat for Ns) while its lease has not lapsed', async () => {
     const quietSince = Date.now() - 40_000;
     const store = await openRunStore({ home, now: () => new Date(quietSince) });
     await store.createRun(newRun('run-quiet', 'rolling-cluster-update', new Date(quietSince).toISOString()));
@@ -326,7 +449,10 @@ describe('a running run whose driver went quiet', () => {
     expect(row).toMatch(/^run-quiet {2,}rolling-cluster-update {2,}running \(no heartbeat for 4\ds\) /);
     const shown = await fleetbook('runs', 'show', 'run-quiet');
     expect(shown.stdout).toMatch(/^Run run-quiet {2}rolling-cluster-update {2}running \(no heartbeat for 4\ds\)\n/);
-    const json = JSON.parse((await fleetbook('runs', 'list', '--status', 'running', '-o', 'json')).stdout) as { status: string; lastHeartbeatAt: string };
+    const json = JSON.parse((await fleetbook('runs', 'list', '--status', 'running', '-o', 'json')).stdout) as {
+      status: string;
+      lastHeartbeatAt: string;
+    };
     expect(json.status).toBe('running');
     expect(Date.parse(json.lastHeartbeatAt)).toBeCloseTo(quietSince, -3);
   });
@@ -345,11 +471,18 @@ describe('fleetbook runs prune', () => {
     expect(existsSync(join(home, 'outputs', 'run-rolling-1', 'systems.json'))).toBe(true);
     expect(stdout).toMatch(/^Pruned 1 run that ended before \d{4}-\d{2}-\d{2} /);
     const left = await fleetbook('runs', 'list', '--json');
-    expect(left.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(['run-rolling-1', 'run-export-1']);
+    expect(
+      left.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { id: string }).id),
+    ).toEqual(['run-rolling-1', 'run-export-1']);
   });
 
   it('takes the retention from FLEETBOOK_RETENTION, and asks for one when there is none', async () => {
-    const pruned = await runCli(['runs', 'prune', '--json'], { env: { FLEETBOOK_HOME: home, FLEETBOOK_RETENTION: '2d' } });
+    const pruned = await runCli(['runs', 'prune', '--json'], {
+      env: { FLEETBOOK_HOME: home, FLEETBOOK_RETENTION: '2d' },
+    });
     expect(pruned.code).toBe(0);
     expect(JSON.parse(pruned.stdout)).toMatchObject({ pruned: 2 });
     const missing = await fleetbook('runs', 'prune');

@@ -28,7 +28,12 @@ describe('fleetbook schedules', () => {
   it('shows the next fire times in the schedule timezone and in UTC, which agree', async () => {
     const { code, stdout } = await cli(['schedules', nightly, '--json', '--count', '3']);
     expect(code).toBe(0);
-    const [view] = stdout.trim().split('\n').map((line) => JSON.parse(line) as { key: string; timezone: string; next: Array<{ local: string; utc: string }> });
+    const [view] = stdout
+      .trim()
+      .split('\n')
+      .map(
+        (line) => JSON.parse(line) as { key: string; timezone: string; next: Array<{ local: string; utc: string }> },
+      );
     expect(view).toMatchObject({ key: 'nightly-subscription-report', timezone: 'Europe/Berlin' });
     expect(view?.next).toHaveLength(3);
     for (const fire of view?.next ?? []) {
@@ -57,13 +62,29 @@ describe('fleetbook schedules', () => {
     expect(code).toBe(0);
     expect(stdout).toContain('nightly-subscription-report  0 6 * * *  Europe/Berlin');
     expect(stdout).toContain('last   run run-1234 started 2025-03-29 05:00:01Z: failed');
-    expect(stdout).toContain('PAUSED after 3 failed runs in a row; fleetbook schedules resume nightly-subscription-report');
+    expect(stdout).toContain(
+      'PAUSED after 3 failed runs in a row; fleetbook schedules resume nightly-subscription-report',
+    );
 
     const resumed = await cli(['schedules', 'resume', 'nightly-subscription-report']);
-    expect(resumed).toMatchObject({ code: 0, stdout: 'Schedule nightly-subscription-report resumed; it fires again at its next fire time.\n' });
+    expect(resumed).toMatchObject({
+      code: 0,
+      stdout: 'Schedule nightly-subscription-report resumed; it fires again at its next fire time.\n',
+    });
     const store = await openRunStore({ env: env() });
-    expect(await readScheduleState(store, 'nightly-subscription-report')).toMatchObject({ paused: false, consecutiveFailures: 0, lastRunId: 'run-1234' });
-    await writeScheduleState(store, 'other', { activeSince: '2025-01-01T00:00:00.000Z', fingerprint: '', consecutiveFailures: 0, paused: false, queued: [], unfinished: [] });
+    expect(await readScheduleState(store, 'nightly-subscription-report')).toMatchObject({
+      paused: false,
+      consecutiveFailures: 0,
+      lastRunId: 'run-1234',
+    });
+    await writeScheduleState(store, 'other', {
+      activeSince: '2025-01-01T00:00:00.000Z',
+      fingerprint: '',
+      consecutiveFailures: 0,
+      paused: false,
+      queued: [],
+      unfinished: [],
+    });
     await store.close();
     expect((await cli(['schedules', 'resume', 'other'])).stdout).toBe('Schedule other is not paused.\n');
   });
@@ -71,7 +92,17 @@ describe('fleetbook schedules', () => {
   it('shows the last result from the run record: a scheduled run later finished by `fleetbook resume`, one that crashed', async () => {
     const store = await openRunStore({ env: env() });
     const startRun = (into: typeof store, id: string) =>
-      into.createRun({ id, playbook: 'nightly-subscription-report', playbookSource: nightly, playbookHash: 'h', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly-subscription-report' }, startedAt: '2025-03-29T05:00:01.000Z' });
+      into.createRun({
+        id,
+        playbook: 'nightly-subscription-report',
+        playbookSource: nightly,
+        playbookHash: 'h',
+        inputs: {},
+        secretInputNames: [],
+        dryRun: false,
+        trigger: { kind: 'schedule', scheduleId: 'nightly-subscription-report' },
+        startedAt: '2025-03-29T05:00:01.000Z',
+      });
     await startRun(store, 'run-resumed');
     await store.setRunStatus('run-resumed', 'succeeded');
     // The daemon saw it stop (interrupted); `fleetbook resume` finished it afterwards.
@@ -91,15 +122,23 @@ describe('fleetbook schedules', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('last   run run-resumed started 2025-03-29 05:00:01Z: succeeded');
     const json = await cli(['schedules', nightly, '--json', '--count', '1']);
-    expect(JSON.parse(json.stdout) as unknown).toMatchObject({ state: { lastRunId: 'run-resumed', lastResult: 'succeeded' } });
+    expect(JSON.parse(json.stdout) as unknown).toMatchObject({
+      state: { lastRunId: 'run-resumed', lastResult: 'succeeded' },
+    });
 
     // The state says running, the run record too, but no process holds the run's lease: it crashed.
     const again = await openRunStore({ env: env() });
     await startRun(again, 'run-crashed');
     const state = await readScheduleState(again, 'nightly-subscription-report');
-    await writeScheduleState(again, 'nightly-subscription-report', { ...state!, lastRunId: 'run-crashed', lastResult: 'running' });
+    await writeScheduleState(again, 'nightly-subscription-report', {
+      ...state!,
+      lastRunId: 'run-crashed',
+      lastResult: 'running',
+    });
     await again.close();
-    expect((await cli(['schedules', nightly, '--count', '1'])).stdout).toContain('last   run run-crashed started 2025-03-29 05:00:01Z: interrupted');
+    expect((await cli(['schedules', nightly, '--count', '1'])).stdout).toContain(
+      'last   run run-crashed started 2025-03-29 05:00:01Z: interrupted',
+    );
   });
 
   it('resume while the daemon writes the schedule: both writes stay (the schedule fires again, its skip is recorded)', async () => {
@@ -135,9 +174,22 @@ describe('fleetbook schedules', () => {
     let resumed: CliOutcome | undefined;
     resumeDuringRead = async () => (resumed = await cli(['schedules', 'resume', key]));
     await h.advanceTo('2025-03-29T05:00:00Z');
-    expect(resumed).toMatchObject({ code: 0, stdout: `Schedule ${key} resumed; it fires again at its next fire time.\n` });
-    expect(h.events('schedule.skipped')).toEqual([expect.objectContaining({ scheduledAt: '2025-03-29T05:00:00.000Z', reason: 'paused after 3 failed runs in a row' })]);
-    expect(await readScheduleState(store, key)).toMatchObject({ paused: false, consecutiveFailures: 0, lastFireAt: '2025-03-29T05:00:00.000Z', lastSkip: { scheduledAt: '2025-03-29T05:00:00.000Z' } });
+    expect(resumed).toMatchObject({
+      code: 0,
+      stdout: `Schedule ${key} resumed; it fires again at its next fire time.\n`,
+    });
+    expect(h.events('schedule.skipped')).toEqual([
+      expect.objectContaining({
+        scheduledAt: '2025-03-29T05:00:00.000Z',
+        reason: 'paused after 3 failed runs in a row',
+      }),
+    ]);
+    expect(await readScheduleState(store, key)).toMatchObject({
+      paused: false,
+      consecutiveFailures: 0,
+      lastFireAt: '2025-03-29T05:00:00.000Z',
+      lastSkip: { scheduledAt: '2025-03-29T05:00:00.000Z' },
+    });
     await h.advanceTo('2025-03-30T04:00:00Z');
     expect(scheduledTimes(h.runs)).toEqual(['2025-03-30T04:00:00.000Z']);
     await h.scheduler.stop();
@@ -149,7 +201,10 @@ describe('fleetbook schedules', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("No schedule 'nope' has fired");
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, 'name: bad\nschedules:\n  - cron: "0 6 * * *"\n    timezone: Europe/Nowhere\nsteps:\n  - log: hi\n');
+    writeFileSync(
+      file,
+      'name: bad\nschedules:\n  - cron: "0 6 * * *"\n    timezone: Europe/Nowhere\nsteps:\n  - log: hi\n',
+    );
     const bad = await cli(['schedules', file]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/bad\.yaml:4:\d+ {2}error .*Europe\/Nowhere/);

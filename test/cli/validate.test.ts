@@ -93,7 +93,8 @@ describe('fleetbook validate', () => {
     const problems = JSON.parse(result.stdout) as Array<{ code: string; line: number; column: number }>;
     expect(problems[0]).toEqual({
       code: 'YAML_DUPLICATE_KEY',
-      message: "the key 'name' is written twice in this mapping, first at line 3, column 1: keep one (the later value would silently replace the earlier)",
+      message:
+        "the key 'name' is written twice in this mapping, first at line 3, column 1: keep one (the later value would silently replace the earlier)",
       severity: 'error',
       file: 'test/playbooks/invalid/duplicate-keys.yaml',
       line: 4,
@@ -133,7 +134,12 @@ describe('fleetbook validate', () => {
   it('locates files that cannot be read, without a stack trace', async () => {
     const result = await run(['-o', 'json', fixture('no-such-file.yaml'), fixture('valid')]);
     expect(result.code).toBe(2);
-    expect((JSON.parse(result.stdout) as Array<{ code: string; line: number }>).map((problem) => [problem.code, problem.line])).toEqual([['FILE_NOT_FOUND', 1]]);
+    expect(
+      (JSON.parse(result.stdout) as Array<{ code: string; line: number }>).map((problem) => [
+        problem.code,
+        problem.line,
+      ]),
+    ).toEqual([['FILE_NOT_FOUND', 1]]);
     expect(result.stderr).toBe('');
   });
 
@@ -157,7 +163,9 @@ describe('fleetbook validate', () => {
     expect((JSON.parse(json.stdout) as Array<{ code: string }>)[0]?.code).toBe('INVALID_CRON');
     const yaml = await run(['-o', 'yaml', file]);
     expect(yaml.stdout).toMatch(/^---\n- code: INVALID_CRON\n {2}message: /);
-    expect((await run(['--output', 'github', file])).stdout).toMatch(/^::error file=test\/playbooks\/invalid\/schedules\.yaml,line=5/);
+    expect((await run(['--output', 'github', file])).stdout).toMatch(
+      /^::error file=test\/playbooks\/invalid\/schedules\.yaml,line=5/,
+    );
     expect((await run(['-o', 'text', file])).stdout).toContain('schedules.yaml:5:11  error');
   });
 
@@ -167,6 +175,8 @@ describe('fleetbook validate', () => {
     expect(result.stderr).toContain("argument 'xml' is invalid. Allowed choices are stylish, json, github.");
     const output = await run(['-o', 'jsno', fixture('valid/rolling-cluster-update.yaml')]);
     expect(output.code).toBe(2);
-    expect(output.stderr).toBe("fleetbook: --output must be one of text, json, yaml, wide, github, got 'jsno'. Did you mean 'json'?\n");
+    expect(output.stderr).toBe(
+      "fleetbook: --output must be one of text, json, yaml, wide, github, got 'jsno'. Did you mean 'json'?\n",
+    );
   });
 });

@@ -47,7 +47,9 @@ export interface Conformance {
 
 /** No client-side waiting on published limits: the tests that check limits set their own. */
 function unthrottled(): Record<string, number> {
-  const groups = loadPlatformDescription().operations.flatMap((operation) => (operation.rateLimit ? [operation.rateLimit.group] : []));
+  const groups = loadPlatformDescription().operations.flatMap((operation) =>
+    operation.rateLimit ? [operation.rateLimit.group] : [],
+  );
   return Object.fromEntries(groups.map((group) => [group, 600_000]));
 }
 
@@ -55,7 +57,10 @@ function unthrottled(): Record<string, number> {
  * Starts a simulator with `validateResponses` and the suite's time scale (both overridable)
  * and a client per role that does not retry, so each answer is seen as the platform gave it.
  */
-export async function startConformance(options: SimulatorOptions = {}, clientOptions: Partial<PlatformClientOptions> = {}): Promise<Conformance> {
+export async function startConformance(
+  options: SimulatorOptions = {},
+  clientOptions: Partial<PlatformClientOptions> = {},
+): Promise<Conformance> {
   const sim = await startSimulator({
     validateResponses: true,
     timeScale: CONFORMANCE_TIME_SCALE,
@@ -118,7 +123,12 @@ export async function expectNoViolations(sim: Simulator): Promise<void> {
 export async function expectConformant(sim: Simulator, file: ConformanceFile): Promise<void> {
   await expectNoViolations(sim);
   const description = loadPlatformDescription();
-  const served = new Set(sim.control.requests().filter((entry) => entry.status >= 200 && entry.status < 300).map((entry) => entry.operationId));
+  const served = new Set(
+    sim.control
+      .requests()
+      .filter((entry) => entry.status >= 200 && entry.status < 300)
+      .map((entry) => entry.operationId),
+  );
   const owed = Object.entries(OPERATION_TESTS)
     .filter(([, test]) => test.file === file)
     .map(([operationId]) => operationId);
@@ -132,7 +142,12 @@ export async function expectConformant(sim: Simulator, file: ConformanceFile): P
  * milliseconds: the rules of a test stay exact (nothing ends while the test looks at it)
  * and a wait still ends quickly.
  */
-export async function followDriving(sim: Simulator, client: PlatformClient, accepted: CallResult, stepMs = 60_000): Promise<AsyncOperationResult> {
+export async function followDriving(
+  sim: Simulator,
+  client: PlatformClient,
+  accepted: CallResult,
+  stepMs = 60_000,
+): Promise<AsyncOperationResult> {
   const timer = setInterval(() => sim.control.clock.advance(stepMs), 2);
   try {
     return await client.waitForOperation(accepted, { minPollMs: 1, maxPollMs: 5, timeoutMs: 15_000 });

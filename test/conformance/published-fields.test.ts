@@ -19,7 +19,8 @@ afterAll(async () => {
 /** Published fields the default world leaves out, and why. */
 const NOT_FILLED: Record<string, Record<string, string>> = {
   'devices.listDevices': {
-    dedicatedPlatformWorkspace: 'only a device assigned to a dedicated platform has one; the world assigns devices to services',
+    dedicatedPlatformWorkspace:
+      'only a device assigned to a dedicated platform has one; the world assigns devices to services',
     management: 'the workspace is not a managed-service tenant of another workspace',
     inUseWorkspace: 'the world has no devices lent to another workspace',
   },
@@ -40,11 +41,17 @@ describe('the default world fills the published fields', () => {
     ['subscriptions.listAutoSubscriptionSettings', {}],
     ['consumptionAnalytics.listReportsV2', { limit: 100 }],
   ] as const)('%s', async (operationId, input) => {
-    const answer = await t.admin.invoke(operationId, input, operationId.startsWith('consumptionAnalytics.') ? { region: 'us-west' } : {});
+    const answer = await t.admin.invoke(
+      operationId,
+      input,
+      operationId.startsWith('consumptionAnalytics.') ? { region: 'us-west' } : {},
+    );
     const items = (answer.body as JsonBody).items as JsonBody[];
     expect(items.length).toBeGreaterThan(0);
     const shown = new Set(items.flatMap((item) => Object.keys(item)));
-    const missing = itemProperties(operationId).filter((name) => !shown.has(name) && !(name in (NOT_FILLED[operationId] ?? {})));
+    const missing = itemProperties(operationId).filter(
+      (name) => !shown.has(name) && !(name in (NOT_FILLED[operationId] ?? {})),
+    );
     expect(missing).toEqual([]);
   });
 });

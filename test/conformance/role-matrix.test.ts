@@ -10,10 +10,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallInput } from '../../src/api/index.js';
 import { loadPlatformDescription } from '../../src/openapi/description.js';
-import { answerOf, expectNoViolations, ROLE_CLIENTS, startConformance, type Conformance, type JsonBody, type RoleName } from './harness.js';
+import {
+  answerOf,
+  expectNoViolations,
+  ROLE_CLIENTS,
+  startConformance,
+  type Conformance,
+  type JsonBody,
+  type RoleName,
+} from './harness.js';
 
 /** The reference's roles: Administrator (view, edit, delete), Operator (view, edit), Observer (view only). */
-const LEVELS: Record<RoleName, readonly string[]> = { observer: ['view'], operator: ['view', 'edit'], admin: ['view', 'edit', 'delete'] };
+const LEVELS: Record<RoleName, readonly string[]> = {
+  observer: ['view'],
+  operator: ['view', 'edit'],
+  admin: ['view', 'edit', 'delete'],
+};
 const ROLES = ['observer', 'operator', 'admin'] as const;
 
 type Level = 'view' | 'edit' | 'delete' | 'none';
@@ -155,69 +167,145 @@ const exportBody = (name: string) => ({
   type: 'SUBSCRIPTION',
   definition: {
     queryElements: { columns: ['SUBSCRIPTION_KEY'] },
-    enrollment: { delivery: { format: 'CSV' as const, email: { subject: name, recipients: ['matrix@conformance.example'] } } },
+    enrollment: {
+      delivery: { format: 'CSV' as const, email: { subject: name, recipients: ['matrix@conformance.example'] } },
+    },
   },
 });
 
 const METADATA_QUERY = { filter: "kind eq 'REPORT.EXPORTS.METADATA'", select: 'type', sort: 'type' };
-const AD_HOC_REPORT = { columns: [{ fieldName: 'sys_Product_s' }], filter: { dateFilter: { type: 'RELATIVE' as const, relativeRange: 'LAST_7_DAYS' as const } } };
+const AD_HOC_REPORT = {
+  columns: [{ fieldName: 'sys_Product_s' }],
+  filter: { dateFilter: { type: 'RELATIVE' as const, relativeRange: 'LAST_7_DAYS' as const } },
+};
 
 /** One input per operation, valid for every role (names carry the role so writes do not collide). */
 const SAMPLES: Record<string, (ids: WorldIds, role: RoleName) => Sample> = {
   'privateCloud.listSystems': (ids) => ({ input: { limit: 10 }, region: ids.system.region }),
   'privateCloud.getSystem': (ids) => ({ input: { id: ids.system.id }, region: ids.system.region }),
   'privateCloud.listServers': (ids) => ({ input: { id: ids.system.id }, region: ids.system.region }),
-  'privateCloud.getServer': (ids) => ({ input: { systemId: ids.system.id, serverId: ids.serverId }, region: ids.system.region }),
-  'privateCloud.runSoftwarePrechecks': (ids) => ({ input: { id: ids.system.id, body: { catalogVersion: '2.4.0' } }, region: ids.system.region }),
-  'privateCloud.runSoftwareUpdate': (ids) => ({ input: { id: ids.system.id, body: { catalogVersion: '2.4.0' } }, region: ids.system.region }),
+  'privateCloud.getServer': (ids) => ({
+    input: { systemId: ids.system.id, serverId: ids.serverId },
+    region: ids.system.region,
+  }),
+  'privateCloud.runSoftwarePrechecks': (ids) => ({
+    input: { id: ids.system.id, body: { catalogVersion: '2.4.0' } },
+    region: ids.system.region,
+  }),
+  'privateCloud.runSoftwareUpdate': (ids) => ({
+    input: { id: ids.system.id, body: { catalogVersion: '2.4.0' } },
+    region: ids.system.region,
+  }),
   'privateCloud.resumeSoftwareUpdate': (ids) => ({ input: { id: ids.system.id }, region: ids.system.region }),
-  'privateCloud.refreshSoftwareVersions': (ids) => ({ input: { id: ids.refreshSystem.id }, region: ids.refreshSystem.region }),
-  'privateCloud.refreshSoftwareVersionsByGet': (ids) => ({ input: { id: ids.getRefreshSystem.id }, region: ids.getRefreshSystem.region }),
-  'privateCloud.updateSystem': (ids, role) => ({ input: { id: ids.system.id, body: { location: { city: `matrix-${role}` } } }, region: ids.system.region }),
-  'privateCloud.startConfigurationAnalysis': (ids) => ({ input: { body: { systemId: ids.system.id } }, region: ids.system.region }),
+  'privateCloud.refreshSoftwareVersions': (ids) => ({
+    input: { id: ids.refreshSystem.id },
+    region: ids.refreshSystem.region,
+  }),
+  'privateCloud.refreshSoftwareVersionsByGet': (ids) => ({
+    input: { id: ids.getRefreshSystem.id },
+    region: ids.getRefreshSystem.region,
+  }),
+  'privateCloud.updateSystem': (ids, role) => ({
+    input: { id: ids.system.id, body: { location: { city: `matrix-${role}` } } },
+    region: ids.system.region,
+  }),
+  'privateCloud.startConfigurationAnalysis': (ids) => ({
+    input: { body: { systemId: ids.system.id } },
+    region: ids.system.region,
+  }),
   'privateCloud.listConfigurationAnalysisReports': (ids) => ({ input: {}, region: ids.system.region }),
-  'privateCloud.getConfigurationAnalysisReport': (ids) => ({ input: { reportId: ids.reportId }, region: ids.system.region }),
+  'privateCloud.getConfigurationAnalysisReport': (ids) => ({
+    input: { reportId: ids.reportId },
+    region: ids.system.region,
+  }),
   'dataServices.listAsyncOperations': (ids) => ({ input: {}, region: ids.system.region }),
-  'privateCloud.listSoftwareCatalogs': (ids) => ({ input: { filter: "version eq '2.4.0'" }, region: ids.system.region }),
+  'privateCloud.listSoftwareCatalogs': (ids) => ({
+    input: { filter: "version eq '2.4.0'" },
+    region: ids.system.region,
+  }),
   'privateCloud.getSoftwareCatalog': (ids) => ({ input: { id: ids.catalogId }, region: ids.system.region }),
   'privateCloud.addHypervisorCluster': (ids, role) => ({
-    input: { id: ids.clusterSystem.id, body: { hypervisorClusterName: `matrix-${role}`, platformDatacenterName: 'dc-1' } },
+    input: {
+      id: ids.clusterSystem.id,
+      body: { hypervisorClusterName: `matrix-${role}`, platformDatacenterName: 'dc-1' },
+    },
     region: ids.clusterSystem.region,
   }),
   'privateCloud.listProvisioningPolicies': (ids) => ({ input: {}, region: ids.system.region }),
   'privateCloud.getProvisioningPolicy': (ids) => ({ input: { id: ids.policyId }, region: ids.system.region }),
-  'privateCloud.createProvisioningPolicy': (ids, role) => ({ input: { body: { name: `matrix-${role}` } }, region: ids.system.region }),
-  'privateCloud.updateProvisioningPolicy': (ids) => ({ input: { id: ids.policyId, body: { description: 'matrix' } }, region: ids.system.region }),
+  'privateCloud.createProvisioningPolicy': (ids, role) => ({
+    input: { body: { name: `matrix-${role}` } },
+    region: ids.system.region,
+  }),
+  'privateCloud.updateProvisioningPolicy': (ids) => ({
+    input: { id: ids.policyId, body: { description: 'matrix' } },
+    region: ids.system.region,
+  }),
   'privateCloud.deleteProvisioningPolicy': (ids) => ({ input: { id: ids.deletePolicyId }, region: ids.system.region }),
-  'dataServices.getAsyncOperation': (ids) => ({ input: { id: ids.dataServicesOperationId }, region: ids.system.region }),
+  'dataServices.getAsyncOperation': (ids) => ({
+    input: { id: ids.dataServicesOperationId },
+    region: ids.system.region,
+  }),
   'consumptionAnalytics.listReports': (ids) => ({ input: {}, region: ids.report.region }),
   'consumptionAnalytics.getReport': (ids) => ({ input: { id: ids.report.id }, region: ids.report.region }),
   'consumptionAnalytics.downloadReportContents': (ids) => ({ input: { id: ids.report.id }, region: ids.report.region }),
   'consumptionAnalytics.listReportsV2': (ids) => ({ input: {}, region: ids.report.region }),
   'consumptionAnalytics.getReportV2': (ids) => ({ input: { id: ids.report.id }, region: ids.report.region }),
   'consumptionAnalytics.listUsageFieldsV2': (ids) => ({ input: {}, region: ids.report.region }),
-  'consumptionAnalytics.executeReportV2': (ids) => ({ input: { id: ids.report.id, body: { relativeDate: 'LAST_7_DAYS' } }, region: ids.report.region }),
-  'consumptionAnalytics.executeReportCsvV2': (ids) => ({ input: { id: ids.report.id, body: {} }, region: ids.report.region }),
-  'consumptionAnalytics.executeReportDefinitionV2': (ids) => ({ input: { body: AD_HOC_REPORT }, region: ids.report.region }),
-  'consumptionAnalytics.executeReportDefinitionCsvV2': (ids) => ({ input: { body: AD_HOC_REPORT }, region: ids.report.region }),
-  'devices.addDevices': (_ids, role) => ({ input: { body: { network: [], storage: [], compute: [{ serialNumber: `MATRIX-${role}`, partNumber: 'P1' }] } } }),
+  'consumptionAnalytics.executeReportV2': (ids) => ({
+    input: { id: ids.report.id, body: { relativeDate: 'LAST_7_DAYS' } },
+    region: ids.report.region,
+  }),
+  'consumptionAnalytics.executeReportCsvV2': (ids) => ({
+    input: { id: ids.report.id, body: {} },
+    region: ids.report.region,
+  }),
+  'consumptionAnalytics.executeReportDefinitionV2': (ids) => ({
+    input: { body: AD_HOC_REPORT },
+    region: ids.report.region,
+  }),
+  'consumptionAnalytics.executeReportDefinitionCsvV2': (ids) => ({
+    input: { body: AD_HOC_REPORT },
+    region: ids.report.region,
+  }),
+  'devices.addDevices': (_ids, role) => ({
+    input: { body: { network: [], storage: [], compute: [{ serialNumber: `MATRIX-${role}`, partNumber: 'P1' }] } },
+  }),
   'devices.listDevices': () => ({ input: { limit: 5 } }),
   'devices.getDevice': (ids) => ({ input: { id: ids.deviceId } }),
   'devices.updateDevices': (ids) => ({ input: { id: [ids.deviceId], body: { subscription: [] } } }),
   'devices.getAsyncOperation': (ids) => ({ input: { id: ids.devicesOperationId } }),
   'subscriptions.listSubscriptions': () => ({ input: { limit: 5 } }),
   'subscriptions.getSubscription': (ids) => ({ input: { id: ids.subscriptionId } }),
-  'subscriptions.addSubscriptions': (_ids, role) => ({ input: { body: { subscriptions: [{ key: `MATRIX${role.toUpperCase()}01` }] } } }),
-  'subscriptions.updateSubscriptions': (ids, role) => ({ input: { id: [ids.subscriptionId], body: { tags: { matrix: role } } } }),
+  'subscriptions.addSubscriptions': (_ids, role) => ({
+    input: { body: { subscriptions: [{ key: `MATRIX${role.toUpperCase()}01` }] } },
+  }),
+  'subscriptions.updateSubscriptions': (ids, role) => ({
+    input: { id: [ids.subscriptionId], body: { tags: { matrix: role } } },
+  }),
   'subscriptions.getAsyncOperation': (ids) => ({ input: { id: ids.subscriptionsOperationId } }),
   'subscriptions.listAutoSubscriptionSettings': () => ({ input: {} }),
   'subscriptions.getAutoSubscriptionSettings': (ids) => ({ input: { id: ids.settingsId } }),
-  'subscriptions.updateAutoSubscriptionSettings': (ids) => ({ input: { id: ids.settingsId, body: { autoSubscriptionSettings: [{ deviceType: 'SWITCH', tier: 'ADVANCED_SWITCH' }] } } }),
+  'subscriptions.updateAutoSubscriptionSettings': (ids) => ({
+    input: {
+      id: ids.settingsId,
+      body: { autoSubscriptionSettings: [{ deviceType: 'SWITCH', tier: 'ADVANCED_SWITCH' }] },
+    },
+  }),
   'workspaces.getWorkspace': (ids) => ({ input: { workspaceId: ids.tenantId } }),
   'workspaces.getWorkspaceContact': (ids) => ({ input: { workspaceId: ids.tenantId } }),
   'workspaces.listTenants': () => ({ input: {} }),
-  'workspaces.createTenant': (_ids, role) => ({ input: { body: { workspaceName: `Matrix ${role}`, email: `${role}@matrix.example`, address: { countryCode: 'DE' } } } }),
-  'workspaces.updateTenant': (ids, role) => ({ input: { tenantId: ids.tenantId, body: { workspaceName: `Matrix updated by ${role}`, email: 'x@matrix.example', address: { countryCode: 'FR' } } } }),
+  'workspaces.createTenant': (_ids, role) => ({
+    input: {
+      body: { workspaceName: `Matrix ${role}`, email: `${role}@matrix.example`, address: { countryCode: 'DE' } },
+    },
+  }),
+  'workspaces.updateTenant': (ids, role) => ({
+    input: {
+      tenantId: ids.tenantId,
+      body: { workspaceName: `Matrix updated by ${role}`, email: 'x@matrix.example', address: { countryCode: 'FR' } },
+    },
+  }),
   'workspaces.deleteTenant': (ids) => ({ input: { tenantId: ids.tenantId } }),
   'workspaces.listCredentials': () => ({ input: {} }),
   'workspaces.createCredential': (_ids, role) => ({ input: { body: { credentialName: `Matrix ${role}` } } }),
@@ -255,24 +343,38 @@ beforeAll(async () => {
   t = await startConformance();
   const { admin } = t;
   const region = 'eu-central';
-  const systems = (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE' and updateSupported eq true" }, { region })).body.items as JsonBody[];
+  const systems = (
+    await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE' and updateSupported eq true" }, { region })
+  ).body.items as JsonBody[];
   const system = systems[0];
-  const online = async (at: string) => (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE'" }, { region: at })).body.items as JsonBody[];
+  const online = async (at: string) =>
+    (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE'" }, { region: at })).body.items as JsonBody[];
   const [seedSystem, clusterSystem] = await online('us-west');
   const [refreshSystem] = await online('ap-northeast');
   const [getRefreshSystem] = await online('eu-west');
   const refresh = await admin.privateCloud.refreshSoftwareVersions({ id: seedSystem.id }, { region: 'us-west' });
   const analysis = await admin.privateCloud.startConfigurationAnalysis({ body: { systemId: system.id } }, { region });
   await admin.waitForOperation(analysis, { minPollMs: 1, maxPollMs: 5, timeoutMs: 15_000 });
-  const reportId = ((await admin.privateCloud.listConfigurationAnalysisReports({}, { region })).body.items as JsonBody[])[0].id as string;
+  const reportId = (
+    (await admin.privateCloud.listConfigurationAnalysisReports({}, { region })).body.items as JsonBody[]
+  )[0].id as string;
   const [report] = (await admin.consumptionAnalytics.listReports({}, { region: 'us-west' })).body as JsonBody[];
-  const devices = await admin.devices.addDevices({ body: { network: [], storage: [], compute: [{ serialNumber: 'MATRIX-SEED', partNumber: 'P1' }] } });
-  const subscriptions = await admin.subscriptions.addSubscriptions({ body: { subscriptions: [{ key: 'MATRIXSEED0001' }] } });
-  const tenants = await admin.workspaces.createTenant({ body: { workspaceName: 'Matrix tenant', email: 'm@matrix.example', address: { countryCode: 'DE' } } });
+  const devices = await admin.devices.addDevices({
+    body: { network: [], storage: [], compute: [{ serialNumber: 'MATRIX-SEED', partNumber: 'P1' }] },
+  });
+  const subscriptions = await admin.subscriptions.addSubscriptions({
+    body: { subscriptions: [{ key: 'MATRIXSEED0001' }] },
+  });
+  const tenants = await admin.workspaces.createTenant({
+    body: { workspaceName: 'Matrix tenant', email: 'm@matrix.example', address: { countryCode: 'DE' } },
+  });
   const credentials = (await admin.workspaces.listCredentials()).body.items as JsonBody[];
   const user = await admin.users.inviteUser({ body: { email: 'matrix.user@matrix.example', sendWelcomeEmail: false } });
   const policy = await admin.privateCloud.createProvisioningPolicy({ body: { name: 'matrix-policy' } }, { region });
-  const doomed = await admin.privateCloud.createProvisioningPolicy({ body: { name: 'matrix-policy-doomed' } }, { region });
+  const doomed = await admin.privateCloud.createProvisioningPolicy(
+    { body: { name: 'matrix-policy-doomed' } },
+    { region },
+  );
   ids = {
     system,
     refreshSystem,
@@ -295,7 +397,9 @@ beforeAll(async () => {
     tenantId: tenants.headers.location!.split('/').pop()!,
     userId: user.headers.location!.split('/').pop()!,
     exportId: ((await admin.reporting.createReportExport({ body: exportBody('Matrix seed') })).body as JsonBody).id,
-    alphaExportId: ((await admin.reportingV1alpha1.createReportExport({ body: exportBody('Matrix alpha seed') })).body as JsonBody).id,
+    alphaExportId: (
+      (await admin.reportingV1alpha1.createReportExport({ body: exportBody('Matrix alpha seed') })).body as JsonBody
+    ).id,
   };
 });
 afterAll(async () => {
@@ -305,7 +409,11 @@ afterAll(async () => {
 
 describe('role × operation matrix', () => {
   it("has the reference's level for every operation of the description, and no row the description lacks", () => {
-    expect(operations.filter((operation) => referenceLevelOf(operation) === undefined).map((operation) => `${operation.method} ${operation.path}`)).toEqual([]);
+    expect(
+      operations
+        .filter((operation) => referenceLevelOf(operation) === undefined)
+        .map((operation) => `${operation.method} ${operation.path}`),
+    ).toEqual([]);
     const described = new Set(operations.map((operation) => `${operation.method.toUpperCase()} ${operation.path}`));
     expect(Object.keys(REFERENCE_LEVELS).filter((key) => !described.has(key))).toEqual([]);
   });
@@ -329,15 +437,25 @@ describe('role × operation matrix', () => {
         outcomes[role] = answer.status;
         const allowed = level === 'none' || LEVELS[role].includes(level!);
         if (allowed) {
-          expect(answer.status, `${ROLE_CLIENTS[role]} on ${operation.id}: ${JSON.stringify(answer.body)}`).toBeLessThan(500);
+          expect(
+            answer.status,
+            `${ROLE_CLIENTS[role]} on ${operation.id}: ${JSON.stringify(answer.body)}`,
+          ).toBeLessThan(500);
           expect([401, 403, 429]).not.toContain(answer.status);
           if (answer.status >= 300) expect([400, 404, 409, 412]).toContain(answer.status);
         } else {
-          expect(answer, `${ROLE_CLIENTS[role]} on ${operation.id}`).toMatchObject({ status: 403, errorCode: 'FORBIDDEN' });
+          expect(answer, `${ROLE_CLIENTS[role]} on ${operation.id}`).toMatchObject({
+            status: 403,
+            errorCode: 'FORBIDDEN',
+          });
         }
       }
       // Each operation succeeds for at least one role: the samples are real inputs.
-      if (!SUCCESS_ELSEWHERE.has(operation.id)) expect(Object.values(outcomes).some((status) => status < 300), JSON.stringify(outcomes)).toBe(true);
+      if (!SUCCESS_ELSEWHERE.has(operation.id))
+        expect(
+          Object.values(outcomes).some((status) => status < 300),
+          JSON.stringify(outcomes),
+        ).toBe(true);
     });
   }
 });

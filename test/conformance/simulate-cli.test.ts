@@ -36,7 +36,11 @@ const tokenOf = async (url: string, clientId: string, clientSecret: string) => {
 describe('fleetbook simulate (child process)', () => {
   it('prints its connection JSON, serves the platform, exits 0 on SIGTERM', async () => {
     expect(existsSync(`${root}dist/cli/main.js`), 'dist/ is missing: run `npm run build` first').toBe(true);
-    const child = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--json', '--time-scale', '60', '--seed', '3', '--check-responses'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [bin, 'simulate', '--port', '0', '--json', '--time-scale', '60', '--seed', '3', '--check-responses'],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     try {
@@ -49,10 +53,20 @@ describe('fleetbook simulate (child process)', () => {
         });
         child.once('exit', (code) => reject(new Error(`simulate exited ${code} before printing: ${stderr}`)));
       });
-      const connection = JSON.parse(line) as { url: string; authUrl: string; baseUrl: string; regionalUrl: string; clients: Array<{ clientId: string; clientSecret: string; role: string }> };
+      const connection = JSON.parse(line) as {
+        url: string;
+        authUrl: string;
+        baseUrl: string;
+        regionalUrl: string;
+        clients: Array<{ clientId: string; clientSecret: string; role: string }>;
+      };
       expect(connection.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(connection.regionalUrl).toBe(`${connection.url}/regions/{region}`);
-      expect(connection.clients.map((client) => `${client.clientId}:${client.role}`)).toEqual(['sim-admin:Administrator', 'sim-operator:Operator', 'sim-observer:Observer']);
+      expect(connection.clients.map((client) => `${client.clientId}:${client.role}`)).toEqual([
+        'sim-admin:Administrator',
+        'sim-operator:Operator',
+        'sim-observer:Observer',
+      ]);
       const admin = connection.clients[0]!;
       const client = createPlatformClient({
         credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
@@ -85,7 +99,10 @@ describe('fleetbook simulate (child process)', () => {
       "rateLimits: { 'users.list': 2 }",
     ]);
     const faults = file('faults.yaml', ['rules:', '  - { route: workspaces.listTenants, status: 503, count: 1 }']);
-    const child = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--world', world, '--faults', faults], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--world', world, '--faults', faults], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     try {
@@ -113,7 +130,8 @@ describe('fleetbook simulate (child process)', () => {
       // The world file's client, token lifetime and rate limit.
       const token = await tokenOf(url!, 'auditor', 'auditor-pass');
       expect(token.expires_in).toBe(90);
-      const get = (path: string) => fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token.access_token}` } });
+      const get = (path: string) =>
+        fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token.access_token}` } });
       expect((await get('/identity/v1/users')).status).toBe(200);
       expect((await get('/identity/v1/users')).status).toBe(200);
       const limited = await get('/identity/v1/users');
@@ -134,14 +152,22 @@ describe('fleetbook simulate (child process)', () => {
 
   it('refuses a bad world or faults file before listening: exit 2, every problem located, no stack trace', () => {
     const world = file('bad-world.yaml', ['tokenLifetimeSeconds: 0', "rateLimits: { 'users.lists': 2 }"]);
-    const badWorld = spawnSync(process.execPath, [bin, 'simulate', '--port', '0', '--world', world], { cwd: root, encoding: 'utf8', timeout: 20_000 });
+    const badWorld = spawnSync(process.execPath, [bin, 'simulate', '--port', '0', '--world', world], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(badWorld.status).toBe(2);
     expect(badWorld.stdout).toBe('');
     expect(badWorld.stderr).toContain(`${world}:1:23 (/tokenLifetimeSeconds): must be >= 1`);
     expect(badWorld.stderr).toContain(`${world}:2:13 (/rateLimits): key 'users.lists' must be one of`);
     expect(badWorld.stderr).not.toMatch(/^\s+at /m);
     const faults = file('bad-faults.yaml', ['revokeTokens: { afterRequests: soon }']);
-    const badFaults = spawnSync(process.execPath, [bin, 'simulate', '--port', '0', '--faults', faults], { cwd: root, encoding: 'utf8', timeout: 20_000 });
+    const badFaults = spawnSync(process.execPath, [bin, 'simulate', '--port', '0', '--faults', faults], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(badFaults.status).toBe(2);
     expect(badFaults.stderr).toContain(`${faults}:1:32 (/revokeTokens/afterRequests): must be integer`);
     expect(badFaults.stderr).not.toMatch(/^\s+at /m);

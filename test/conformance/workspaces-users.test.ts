@@ -19,25 +19,47 @@ describe('workspaces and users conformance', () => {
     const tenants = await observer.workspaces.listTenants();
     expect(tenants.body).toMatchObject({ total: 2, count: 2, offset: 0 });
     const [tenant] = tenants.body.items as JsonBody[];
-    expect((await observer.workspaces.getWorkspace({ workspaceId: tenant.id })).body).toMatchObject({ id: tenant.id, workspaceType: 'MSP_TENANT' });
+    expect((await observer.workspaces.getWorkspace({ workspaceId: tenant.id })).body).toMatchObject({
+      id: tenant.id,
+      workspaceType: 'MSP_TENANT',
+    });
     const contact = (await observer.workspaces.getWorkspaceContact({ workspaceId: tenant.id })).body as JsonBody;
     expect(contact.address.countryCode).toMatch(/^[A-Z]{2}$/);
     expect(contact.email).toContain('@');
 
-    const body = { workspaceName: 'Conformance Tenant', email: 'it@conformance.example', phoneNumber: '+49 30 1234567', address: { city: 'Berlin', countryCode: 'DE' as const } };
+    const body = {
+      workspaceName: 'Conformance Tenant',
+      email: 'it@conformance.example',
+      phoneNumber: '+49 30 1234567',
+      address: { city: 'Berlin', countryCode: 'DE' as const },
+    };
     const created = await operator.workspaces.createTenant({ body });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ message: "Tenant 'Conformance Tenant' created" });
     const tenantId = idFromLocation(created.headers.location);
     expect(created.headers.location).toBe(`/workspaces/v1/msp-tenants/${tenantId}`);
-    expect((await observer.workspaces.getWorkspaceContact({ workspaceId: tenantId })).body).toMatchObject({ email: 'it@conformance.example', address: { city: 'Berlin' } });
+    expect((await observer.workspaces.getWorkspaceContact({ workspaceId: tenantId })).body).toMatchObject({
+      email: 'it@conformance.example',
+      address: { city: 'Berlin' },
+    });
     expect(await answerOf(operator.workspaces.createTenant({ body }))).toMatchObject({ status: 409 });
-    const updated = await operator.workspaces.updateTenant({ tenantId, body: { ...body, workspaceName: 'Conformance East' } });
+    const updated = await operator.workspaces.updateTenant({
+      tenantId,
+      body: { ...body, workspaceName: 'Conformance East' },
+    });
     expect(updated).toMatchObject({ status: 200, body: { message: "Tenant 'Conformance East' updated" } });
-    expect((await observer.workspaces.getWorkspace({ workspaceId: tenantId })).body).toMatchObject({ workspaceName: 'Conformance East' });
+    expect((await observer.workspaces.getWorkspace({ workspaceId: tenantId })).body).toMatchObject({
+      workspaceName: 'Conformance East',
+    });
     // The published body requires the name only, and a country with an address.
-    expect(await answerOf(admin.invoke('workspaces.createTenant', { body: { email: 'x@y.example' } }))).toMatchObject({ status: 400 });
-    expect(await answerOf(admin.invoke('workspaces.createTenant', { body: { workspaceName: 'No country', address: { city: 'Berlin' } } }))).toMatchObject({ status: 400 });
+    expect(await answerOf(admin.invoke('workspaces.createTenant', { body: { email: 'x@y.example' } }))).toMatchObject({
+      status: 400,
+    });
+    expect(
+      await answerOf(
+        admin.invoke('workspaces.createTenant', { body: { workspaceName: 'No country', address: { city: 'Berlin' } } }),
+      ),
+    ).toMatchObject({ status: 400 });
     const removed = await admin.workspaces.deleteTenant({ tenantId });
     expect(removed.status).toBe(204);
     expect(await answerOf(observer.workspaces.getWorkspace({ workspaceId: tenantId }))).toMatchObject({ status: 404 });
@@ -54,7 +76,9 @@ describe('workspaces and users conformance', () => {
     const { id, clientId, clientSecret } = created.body as JsonBody;
     expect(created.headers.location).toBe(`/workspaces/v1/credentials/${id}`);
     expect((await observer.workspaces.listCredentials()).body.count).toBe(before.count + 1);
-    expect(await answerOf(operator.workspaces.createCredential({ body: { credentialName: 'Conformance runner' } }))).toMatchObject({ status: 409 });
+    expect(
+      await answerOf(operator.workspaces.createCredential({ body: { credentialName: 'Conformance runner' } })),
+    ).toMatchObject({ status: 409 });
 
     // The new credential is an API client with its creator's role (Operator: no delete).
     const runner = clientFor(clientId, { credentials: { clientId, clientSecret } });
@@ -79,19 +103,33 @@ describe('workspaces and users conformance', () => {
     const { admin, operator, observer } = t;
     const all = await observer.users.listUsers();
     expect(all.body.total).toBe(25);
-    const invited = await operator.users.inviteUser({ body: { email: 'new.user@conformance.example', sendWelcomeEmail: true } });
+    const invited = await operator.users.inviteUser({
+      body: { email: 'new.user@conformance.example', sendWelcomeEmail: true },
+    });
     expect(invited.status).toBe(201);
     expect(invited.body).toEqual({ message: "User 'new.user@conformance.example' invited" });
     expect(invited.headers.location).toMatch(/^\/identity\/v1\/users\/[\w-]+$/);
     const id = idFromLocation(invited.headers.location);
-    expect((await observer.users.getUser({ id })).body).toMatchObject({ username: 'new.user@conformance.example', userStatus: 'UNVERIFIED' });
+    expect((await observer.users.getUser({ id })).body).toMatchObject({
+      username: 'new.user@conformance.example',
+      userStatus: 'UNVERIFIED',
+    });
     const mail = (await (await fetch(`${t.sim.url}/_sim/outbox`)).json()) as { items: JsonBody[] };
     expect(mail.items.map((message) => message.to)).toContainEqual(['new.user@conformance.example']);
-    expect(await answerOf(operator.users.inviteUser({ body: { email: 'new.user@conformance.example', sendWelcomeEmail: false } }))).toMatchObject({ status: 409 });
+    expect(
+      await answerOf(
+        operator.users.inviteUser({ body: { email: 'new.user@conformance.example', sendWelcomeEmail: false } }),
+      ),
+    ).toMatchObject({ status: 409 });
     // Preferences need only the view level (the reference's table).
     const preferences = await observer.users.updateUserPreferences({ id, body: { language: 'de', idleTimeout: 1800 } });
-    expect(preferences).toMatchObject({ status: 200, body: { message: "Preferences of 'new.user@conformance.example' updated" } });
-    expect(await answerOf(observer.users.updateUserPreferences({ id, body: { language: 'xx' as 'de' } }))).toMatchObject({ status: 400 });
+    expect(preferences).toMatchObject({
+      status: 200,
+      body: { message: "Preferences of 'new.user@conformance.example' updated" },
+    });
+    expect(
+      await answerOf(observer.users.updateUserPreferences({ id, body: { language: 'xx' as 'de' } })),
+    ).toMatchObject({ status: 400 });
     expect(await answerOf(operator.users.deleteUser({ id }))).toMatchObject({ status: 403 });
     expect((await admin.users.deleteUser({ id })).status).toBe(204);
     expect(await answerOf(observer.users.getUser({ id }))).toMatchObject({ status: 404 });
@@ -104,13 +142,21 @@ describe('workspaces and users conformance', () => {
     const verified = users.filter((user) => user.userStatus === 'VERIFIED');
     expect(await count("userStatus eq 'VERIFIED'")).toBe(verified.length);
     expect(await count("not userStatus eq 'VERIFIED'")).toBe(users.length - verified.length);
-    expect(await count("userStatus in ['VERIFIED', 'UNVERIFIED']")).toBe(users.filter((user) => ['VERIFIED', 'UNVERIFIED'].includes(user.userStatus)).length);
+    expect(await count("userStatus in ['VERIFIED', 'UNVERIFIED']")).toBe(
+      users.filter((user) => ['VERIFIED', 'UNVERIFIED'].includes(user.userStatus)).length,
+    );
     // The substring form: UNVERIFIED contains VERIFIED too.
-    expect(await count("'VERIFIED' in userStatus")).toBe(users.filter((user) => String(user.userStatus).includes('VERIFIED')).length);
+    expect(await count("'VERIFIED' in userStatus")).toBe(
+      users.filter((user) => String(user.userStatus).includes('VERIFIED')).length,
+    );
     const first = users[0].username as string;
     const local = first.split('@')[0]!;
-    expect(await count(`startswith(username, '${local}') and endswith(username, '.com')`)).toBe(users.filter((user) => user.username.startsWith(local) && user.username.endsWith('.com')).length);
-    expect(await count(`contains(username, '${local}') or userStatus eq 'BLOCKED'`)).toBe(users.filter((user) => user.username.includes(local) || user.userStatus === 'BLOCKED').length);
+    expect(await count(`startswith(username, '${local}') and endswith(username, '.com')`)).toBe(
+      users.filter((user) => user.username.startsWith(local) && user.username.endsWith('.com')).length,
+    );
+    expect(await count(`contains(username, '${local}') or userStatus eq 'BLOCKED'`)).toBe(
+      users.filter((user) => user.username.includes(local) || user.userStatus === 'BLOCKED').length,
+    );
     expect(await count(f.eq('username', first))).toBe(1);
     const newest = [...users].sort((a, b) => String(b.createdAt).localeCompare(String(a.createdAt)))[0];
     expect(await count(`createdAt ge ${newest.createdAt}`)).toBeGreaterThanOrEqual(1);

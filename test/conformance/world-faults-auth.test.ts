@@ -15,7 +15,10 @@ function file(name: string, text: string): string {
 }
 
 /** Runs `body` against a fresh conformance simulator and closes it, whatever happens. */
-async function withSim(options: Parameters<typeof startConformance>[0], body: (t: Conformance) => Promise<void>): Promise<void> {
+async function withSim(
+  options: Parameters<typeof startConformance>[0],
+  body: (t: Conformance) => Promise<void>,
+): Promise<void> {
   const t = await startConformance(options);
   try {
     await body(t);
@@ -65,9 +68,18 @@ describe('world file', () => {
       });
       const auditor = clientFor('auditor', { credentials: { clientId: 'auditor', clientSecret: 'auditor-pass' } });
       const users = await auditor.users.listUsers({ limit: 5 });
-      expect((users.body.items as JsonBody[]).every((user) => String(user.username).endsWith('@corp.example'))).toBe(true);
-      expect(await answerOf(auditor.users.inviteUser({ body: { email: 'x@corp.example', sendWelcomeEmail: false } }))).toMatchObject({ status: 403, errorCode: 'FORBIDDEN' });
-      expect(sim.clients.map((client) => client.clientId)).toEqual(['sim-admin', 'sim-operator', 'sim-observer', 'auditor']);
+      expect((users.body.items as JsonBody[]).every((user) => String(user.username).endsWith('@corp.example'))).toBe(
+        true,
+      );
+      expect(
+        await answerOf(auditor.users.inviteUser({ body: { email: 'x@corp.example', sendWelcomeEmail: false } })),
+      ).toMatchObject({ status: 403, errorCode: 'FORBIDDEN' });
+      expect(sim.clients.map((client) => client.clientId)).toEqual([
+        'sim-admin',
+        'sim-operator',
+        'sim-observer',
+        'auditor',
+      ]);
     });
   });
 
@@ -110,7 +122,9 @@ describe('world file', () => {
   it('refuses a world file that is not YAML, or is missing, with the file named', async () => {
     const broken = file('broken.yaml', 'privateCloud: { systems: 3\n');
     await expect(startSimulator({ world: broken })).rejects.toThrow(`The world file ${broken} is not valid YAML`);
-    await expect(startSimulator({ world: join(dir, 'absent.yaml') })).rejects.toThrow(/Cannot read the world file .*absent\.yaml/);
+    await expect(startSimulator({ world: join(dir, 'absent.yaml') })).rejects.toThrow(
+      /Cannot read the world file .*absent\.yaml/,
+    );
   });
 });
 
@@ -133,7 +147,9 @@ describe('determinism and reset', () => {
     expect(await snapshot(6)).not.toEqual(first);
 
     await withSim({ seed: 5, timeScale: 1 }, async ({ sim, operator }) => {
-      const created = await operator.workspaces.createTenant({ body: { workspaceName: 'Reset me', email: 'r@reset.example', address: { countryCode: 'DE' } } });
+      const created = await operator.workspaces.createTenant({
+        body: { workspaceName: 'Reset me', email: 'r@reset.example', address: { countryCode: 'DE' } },
+      });
       sim.control.clock.advance(3_600_000);
       const before = sim.control.clock.now();
       const reset = await fetch(`${sim.url}/_sim/reset`, { method: 'POST' });
@@ -141,7 +157,9 @@ describe('determinism and reset', () => {
       expect(((await reset.json()) as JsonBody).areas.workspaces.tenants).toBe(2);
       expect(sim.control.clock.now()).toBeGreaterThanOrEqual(before);
       // The operator's token still works; the tenant is gone; the log kept the creation.
-      expect(await answerOf(operator.workspaces.getWorkspace({ workspaceId: created.headers.location!.split('/').pop()! }))).toMatchObject({ status: 404 });
+      expect(
+        await answerOf(operator.workspaces.getWorkspace({ workspaceId: created.headers.location!.split('/').pop()! })),
+      ).toMatchObject({ status: 404 });
       expect(sim.control.requests({ operationId: 'workspaces.createTenant' })).toHaveLength(1);
       expect(sim.control.requests({ operationId: 'auth.createToken' })).toHaveLength(1);
     });
@@ -152,7 +170,12 @@ describe('faults', () => {
   it('loads a YAML faults file: an error rate on a route, reproducible; latency; a located mistake', async () => {
     const faults = file(
       'faults.yaml',
-      ['rules:', '  - { route: "users.*", status: 503, rate: 0.5 }', '  - { route: workspaces.listTenants, latencyMs: 150, count: 1 }', ''].join('\n'),
+      [
+        'rules:',
+        '  - { route: "users.*", status: 503, rate: 0.5 }',
+        '  - { route: workspaces.listTenants, latencyMs: 150, count: 1 }',
+        '',
+      ].join('\n'),
     );
     const statuses: number[][] = [];
     for (let run = 0; run < 2; run += 1) {
@@ -169,25 +192,47 @@ describe('faults', () => {
     expect(statuses[0]).toEqual(statuses[1]);
     expect(new Set(statuses[0])).toEqual(new Set([200, 503]));
 
-    const bad = file('bad-faults.yaml', ['rules:', '  - { route: "users.*", status: 200 }', 'asyncOperations:', '  - { type: software-update, outcome: LATER }', ''].join('\n'));
+    const bad = file(
+      'bad-faults.yaml',
+      [
+        'rules:',
+        '  - { route: "users.*", status: 200 }',
+        'asyncOperations:',
+        '  - { type: software-update, outcome: LATER }',
+        '',
+      ].join('\n'),
+    );
     const error = await startSimulator({ faults: bad }).catch((caught: unknown) => caught);
     expect((error as UsageError).code).toBe('INVALID_FAULTS');
     expect((error as Error).message).toContain(`${bad}:2:33 (/rules/0/status): must be >= 400`);
-    expect((error as Error).message).toContain(`${bad}:4:39 (/asyncOperations/0/outcome): must be one of FAILED, TIMEDOUT, never`);
+    expect((error as Error).message).toContain(
+      `${bad}:4:39 (/asyncOperations/0/outcome): must be one of FAILED, TIMEDOUT, never`,
+    );
   });
 
   it('drops connections before and after the handler: after, the write is applied and the client hears nothing', async () => {
     await withSim({}, async ({ sim, admin }) => {
-      sim.control.faults.set({ rules: [{ route: 'users.inviteUser', afterAccept: true, count: 1 }, { route: 'users.getUser', drop: 1, count: 1 }] });
-      const invite = await admin.users.inviteUser({ body: { email: 'dropped@corp.example', sendWelcomeEmail: false } }).catch((error: unknown) => error);
+      sim.control.faults.set({
+        rules: [
+          { route: 'users.inviteUser', afterAccept: true, count: 1 },
+          { route: 'users.getUser', drop: 1, count: 1 },
+        ],
+      });
+      const invite = await admin.users
+        .inviteUser({ body: { email: 'dropped@corp.example', sendWelcomeEmail: false } })
+        .catch((error: unknown) => error);
       expect(invite).toMatchObject({ code: expect.stringMatching(/CONNECTION|NETWORK|SOCKET|TRANSPORT/) });
       const logged = sim.control.requests({ operationId: 'users.inviteUser' });
       expect(logged).toEqual([expect.objectContaining({ status: 201, dropped: 'after' })]);
       // The invitation happened: inviting again conflicts.
-      expect(await answerOf(admin.users.inviteUser({ body: { email: 'dropped@corp.example', sendWelcomeEmail: false } }))).toMatchObject({ status: 409 });
+      expect(
+        await answerOf(admin.users.inviteUser({ body: { email: 'dropped@corp.example', sendWelcomeEmail: false } })),
+      ).toMatchObject({ status: 409 });
       const get = await admin.users.getUser({ id: 'anything' }).catch((error: unknown) => error);
       expect(get).toMatchObject({ code: expect.stringMatching(/CONNECTION|NETWORK|SOCKET|TRANSPORT/) });
-      expect(sim.control.requests({ operationId: 'users.getUser' })).toEqual([expect.objectContaining({ dropped: 'before' })]);
+      expect(sim.control.requests({ operationId: 'users.getUser' })).toEqual([
+        expect.objectContaining({ dropped: 'before' }),
+      ]);
     });
   });
 
@@ -200,14 +245,27 @@ describe('faults', () => {
           { type: 'software-version-refresh', outcome: 'never', count: 1 },
         ],
       });
-      const [system] = (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE'" }, { region: 'us-west' })).body.items as JsonBody[];
+      const [system] = (await admin.privateCloud.listSystems({ filter: "state eq 'ONLINE'" }, { region: 'us-west' }))
+        .body.items as JsonBody[];
       const at = { region: 'us-west' };
       const drive = setInterval(() => sim.control.clock.advance(60_000), 2);
       try {
-        const failed = await admin.waitForOperation(await admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at), { minPollMs: 1, maxPollMs: 5 });
-        expect(failed).toMatchObject({ outcome: 'failed', operation: { state: 'FAILED', error: { errorCode: 'SIMULATED_FAILURE' } } });
-        const timedOut = await admin.waitForOperation(await admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at), { minPollMs: 1, maxPollMs: 5 });
-        expect(timedOut).toMatchObject({ outcome: 'timedOut', operation: { state: 'TIMEDOUT', error: { errorCode: 'OPERATION_TIMED_OUT' } } });
+        const failed = await admin.waitForOperation(
+          await admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at),
+          { minPollMs: 1, maxPollMs: 5 },
+        );
+        expect(failed).toMatchObject({
+          outcome: 'failed',
+          operation: { state: 'FAILED', error: { errorCode: 'SIMULATED_FAILURE' } },
+        });
+        const timedOut = await admin.waitForOperation(
+          await admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at),
+          { minPollMs: 1, maxPollMs: 5 },
+        );
+        expect(timedOut).toMatchObject({
+          outcome: 'timedOut',
+          operation: { state: 'TIMEDOUT', error: { errorCode: 'OPERATION_TIMED_OUT' } },
+        });
       } finally {
         clearInterval(drive);
       }
@@ -220,8 +278,13 @@ describe('faults', () => {
       // A day later on the platform it is still RUNNING, well past its timeoutMinutes, and the system stays busy.
       sim.control.clock.advance(24 * 3_600_000);
       const id = stuck.headers.location!.split('/').pop()!;
-      expect((await admin.dataServices.getAsyncOperation({ id }, at)).body).toMatchObject({ state: 'RUNNING', progressPercent: 99 });
-      expect(await answerOf(admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at))).toMatchObject({ status: 409 });
+      expect((await admin.dataServices.getAsyncOperation({ id }, at)).body).toMatchObject({
+        state: 'RUNNING',
+        progressPercent: 99,
+      });
+      expect(await answerOf(admin.privateCloud.refreshSoftwareVersions({ id: system.id }, at))).toMatchObject({
+        status: 409,
+      });
     });
   });
 });
@@ -230,7 +293,9 @@ describe('token endpoint and auth', () => {
   it('answers 401 for missing, malformed, unknown, expired and revoked tokens, told apart by the www-authenticate header', async () => {
     await withSim({ tokenLifetimeSeconds: 60, timeScale: 1 }, async ({ sim }) => {
       const reasonOf = async (authorization?: string) => {
-        const response = await fetch(`${sim.url}/identity/v1/users`, { headers: authorization ? { authorization } : {} });
+        const response = await fetch(`${sim.url}/identity/v1/users`, {
+          headers: authorization ? { authorization } : {},
+        });
         expect(response.status).toBe(401);
         expect(((await response.json()) as JsonBody).errorDetails).toBeUndefined();
         return /error_description="(\w+)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
@@ -255,7 +320,13 @@ describe('token endpoint and auth', () => {
       sim.control.faults.set({ revokeTokens: true });
       expect((await observer.users.listUsers({ limit: 1 })).status).toBe(200);
       const statuses = sim.control.requests().map((entry) => `${entry.operationId} ${entry.status}`);
-      expect(statuses).toEqual(['auth.createToken 200', 'users.listUsers 200', 'users.listUsers 401', 'auth.createToken 200', 'users.listUsers 200']);
+      expect(statuses).toEqual([
+        'auth.createToken 200',
+        'users.listUsers 200',
+        'users.listUsers 401',
+        'auth.createToken 200',
+        'users.listUsers 200',
+      ]);
     });
   });
 
@@ -264,7 +335,13 @@ describe('token endpoint and auth', () => {
     await withSim({ faults: file('revoke-now.yaml', 'revokeTokens: true\n') }, async (t) => {
       expect((await t.observer.users.listUsers({ limit: 1 })).status).toBe(200);
       expect((await t.observer.users.listUsers({ limit: 1 })).status).toBe(200);
-      expect(logOf(t)).toEqual(['auth.createToken 200', 'users.listUsers 401', 'auth.createToken 200', 'users.listUsers 200', 'users.listUsers 200']);
+      expect(logOf(t)).toEqual([
+        'auth.createToken 200',
+        'users.listUsers 401',
+        'auth.createToken 200',
+        'users.listUsers 200',
+        'users.listUsers 200',
+      ]);
     });
     await withSim({ faults: file('revoke-later.yaml', 'revokeTokens: { afterRequests: 2 }\n') }, async (t) => {
       for (let i = 0; i < 4; i += 1) expect((await t.observer.users.listUsers({ limit: 1 })).status).toBe(200);
@@ -282,7 +359,9 @@ describe('token endpoint and auth', () => {
     const bad = file('revoke-bad.yaml', 'revokeTokens: { afterRequests: -1 }\n');
     const error = await startSimulator({ faults: bad }).catch((caught: unknown) => caught);
     expect((error as UsageError).code).toBe('INVALID_FAULTS');
-    expect((error as Error).message).toContain(`The faults file has 1 problem(s):\n  ${bad}:1:32 (/revokeTokens/afterRequests): must be >= 0`);
+    expect((error as Error).message).toContain(
+      `The faults file has 1 problem(s):\n  ${bad}:1:32 (/revokeTokens/afterRequests): must be >= 0`,
+    );
   });
 
   it("the token endpoint's own rate limit and faults: 429 with retry info, an injected 503, both seen by the client", async () => {
@@ -296,7 +375,9 @@ describe('token endpoint and auth', () => {
       // Per client id: another client still gets its token, through the client.
       expect((await clientFor('sim-operator').users.listUsers({ limit: 1 })).status).toBe(200);
       sim.control.faults.set({ rules: [{ route: 'auth.createToken', status: 503, count: 1 }] });
-      const failing = await clientFor('sim-observer').users.listUsers({ limit: 1 }).catch((error: unknown) => error);
+      const failing = await clientFor('sim-observer')
+        .users.listUsers({ limit: 1 })
+        .catch((error: unknown) => error);
       expect(failing).toMatchObject({ status: 503 });
       expect((await clientFor('sim-observer').users.listUsers({ limit: 1 })).status).toBe(200);
     });

@@ -19,7 +19,18 @@ import { StepErrorCode } from '../../src/steps/error-codes.js';
 import { StoreErrorCode } from '../../src/store/index.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const tables = { ApiErrorCode, CliErrorCode, CommonErrorCode, EngineErrorCode, ExpressionErrorCode, OpenapiErrorCode, ProblemCode, SchedulerErrorCode, StepErrorCode, StoreErrorCode };
+const tables = {
+  ApiErrorCode,
+  CliErrorCode,
+  CommonErrorCode,
+  EngineErrorCode,
+  ExpressionErrorCode,
+  OpenapiErrorCode,
+  ProblemCode,
+  SchedulerErrorCode,
+  StepErrorCode,
+  StoreErrorCode,
+};
 const tabled = new Set(Object.values(tables).flatMap((table) => Object.values(table) as string[]));
 
 /** Codes the doc lists: `| \`CODE\` |` rows. */
@@ -42,7 +53,8 @@ function literalCodes(): Map<string, string> {
   const patterns = [/\bcode: '([A-Z][A-Z0-9_]+)'/g, /(?:Error|super)\([^;]*?,\s*'([A-Z][A-Z0-9_]{2,})'\s*[,)]/gs];
   for (const file of sources(join(root, 'src'))) {
     const text = readFileSync(file, 'utf8');
-    for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.set(match[1] as string, relative(root, file));
+    for (const pattern of patterns)
+      for (const match of text.matchAll(pattern)) found.set(match[1] as string, relative(root, file));
   }
   return found;
 }
@@ -61,7 +73,9 @@ describe('docs/errors.md', () => {
 
   it('every code written as a literal in the source is in a table', () => {
     // Codes of libraries we read (SQLite's), not codes of ours.
-    const untabled = [...literalCodes()].filter(([code]) => !tabled.has(code) && !code.startsWith('SQLITE_')).map(([code, file]) => `${code} (${file})`);
+    const untabled = [...literalCodes()]
+      .filter(([code]) => !tabled.has(code) && !code.startsWith('SQLITE_'))
+      .map(([code, file]) => `${code} (${file})`);
     expect(untabled).toEqual([]);
   });
 });

@@ -14,7 +14,12 @@ afterEach(async () => {
 });
 
 const firstSystem = '${{ steps.catalog.outputs.body.items[0].systemsWithUpdatePath[0].id }}';
-const catalog = step({ id: 'catalog', kind: 'call', operationId: 'privateCloud.listSoftwareCatalogs', with: t({ filter: "version eq '2.4.0'" }) });
+const catalog = step({
+  id: 'catalog',
+  kind: 'call',
+  operationId: 'privateCloud.listSoftwareCatalogs',
+  with: t({ filter: "version eq '2.4.0'" }),
+});
 
 it('repeats a read until its condition holds (until + poll), the step reading its own answer', async () => {
   // Prechecks take 5 simulated minutes: half a second here, several polls.
@@ -22,7 +27,12 @@ it('repeats a read until its condition holds (until + poll), the step reading it
   const result = await h.run(
     playbook([
       catalog,
-      step({ id: 'start', kind: 'call', operationId: 'privateCloud.runSoftwarePrechecks', with: t({ id: firstSystem, body: { catalogVersion: '2.4.0' } }) }),
+      step({
+        id: 'start',
+        kind: 'call',
+        operationId: 'privateCloud.runSoftwarePrechecks',
+        with: t({ id: firstSystem, body: { catalogVersion: '2.4.0' } }),
+      }),
       step({
         id: 'state',
         kind: 'call',
@@ -41,7 +51,14 @@ it('fails an until that never holds once its poll timeout passes', async () => {
   const h = (harness = await startHarness());
   const result = await h.run(
     playbook([
-      step({ id: 'never', kind: 'call', operationId: 'privateCloud.listSystems', with: t({}), until: t('${{ false }}'), poll: { intervalMs: 10, timeoutMs: 60 } }),
+      step({
+        id: 'never',
+        kind: 'call',
+        operationId: 'privateCloud.listSystems',
+        with: t({}),
+        until: t('${{ false }}'),
+        poll: { intervalMs: 10, timeoutMs: 60 },
+      }),
     ]),
   );
   expect(result.steps[0]).toMatchObject({ status: 'failed', error: { code: 'POLL_TIMEOUT' } });
@@ -50,9 +67,21 @@ it('fails an until that never holds once its poll timeout passes', async () => {
 it('gathers every page of a list (paginate: all)', async () => {
   const h = (harness = await startHarness());
   const result = await h.run(
-    playbook([step({ id: 'all', kind: 'call', operationId: 'privateCloud.listSystems', with: t({ limit: 10 }), paginate: 'all', region: t('eu-west') })], {
-      outputs: t('${{ $count(steps.all.outputs.body.items) }}'),
-    }),
+    playbook(
+      [
+        step({
+          id: 'all',
+          kind: 'call',
+          operationId: 'privateCloud.listSystems',
+          with: t({ limit: 10 }),
+          paginate: 'all',
+          region: t('eu-west'),
+        }),
+      ],
+      {
+        outputs: t('${{ $count(steps.all.outputs.body.items) }}'),
+      },
+    ),
   );
   expect(result.status).toBe('succeeded');
   const onePage = await h.client.invoke('privateCloud.listSystems', { limit: 10 }, { region: 'eu-west' });
@@ -73,7 +102,13 @@ it('streams a download to a file (saveTo) and runs parallel branches', async () 
           [step({ id: 'systems', kind: 'call', operationId: 'privateCloud.listSystems', with: t({}) })],
         ],
       }),
-      step({ id: 'save', kind: 'call', operationId: 'consumptionAnalytics.downloadReportContents', with: t({ id: '${{ steps.reports.outputs.body[0].id }}' }), saveTo: t(file) }),
+      step({
+        id: 'save',
+        kind: 'call',
+        operationId: 'consumptionAnalytics.downloadReportContents',
+        with: t({ id: '${{ steps.reports.outputs.body[0].id }}' }),
+        saveTo: t(file),
+      }),
     ]),
   );
   expect(result.error).toBeUndefined();
@@ -95,7 +130,14 @@ it('streams a download to a file (saveTo) and runs parallel branches', async () 
 
 it('refuses a rendered input the operation does not take, naming it, before sending', async () => {
   const h = (harness = await startHarness());
-  const result = await h.run(playbook([step({ id: 'bad', kind: 'call', operationId: 'privateCloud.listSystems', with: t({ limit: '${{ "ten" }}' }) })]));
-  expect(result.steps[0]).toMatchObject({ status: 'failed', error: { code: 'INVALID_CALL_INPUT', message: expect.stringContaining('limit') } });
+  const result = await h.run(
+    playbook([
+      step({ id: 'bad', kind: 'call', operationId: 'privateCloud.listSystems', with: t({ limit: '${{ "ten" }}' }) }),
+    ]),
+  );
+  expect(result.steps[0]).toMatchObject({
+    status: 'failed',
+    error: { code: 'INVALID_CALL_INPUT', message: expect.stringContaining('limit') },
+  });
   expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toEqual([]);
 });

@@ -57,12 +57,17 @@ steps:
     if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error('the playbook does not load');
     const atLoad = [...compiled];
     for (const text of [' n * 2 ', ' loop.index ', ' steps.double.outputs.value = n * 2 ']) {
-      expect(atLoad.filter((compiledText) => compiledText === text), text).toHaveLength(1);
+      expect(
+        atLoad.filter((compiledText) => compiledText === text),
+        text,
+      ).toHaveLength(1);
     }
 
     const result = await harness.run(loaded.playbook, { env: {} });
     expect(result.status).toBe('succeeded');
-    expect(result.steps.filter((step) => step.path.endsWith('.check') && step.status === 'succeeded')).toHaveLength(ITEMS);
+    expect(result.steps.filter((step) => step.path.endsWith('.check') && step.status === 'succeeded')).toHaveLength(
+      ITEMS,
+    );
     expect(compiled.slice(atLoad.length)).toEqual([]);
   });
 });

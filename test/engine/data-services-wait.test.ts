@@ -13,15 +13,28 @@ afterEach(async () => {
 
 const refresh = (extra: Record<string, unknown>) =>
   playbook([
-    step({ id: 'systems', kind: 'call', operationId: 'privateCloud.listSystems', with: t({ filter: "state eq 'ONLINE'" }) }),
-    step({ id: 'refresh', kind: 'call', operationId: 'privateCloud.refreshSoftwareVersions', with: t({ id: '${{ steps.systems.outputs.body.items[0].id }}' }), ...extra }),
+    step({
+      id: 'systems',
+      kind: 'call',
+      operationId: 'privateCloud.listSystems',
+      with: t({ filter: "state eq 'ONLINE'" }),
+    }),
+    step({
+      id: 'refresh',
+      kind: 'call',
+      operationId: 'privateCloud.refreshSoftwareVersions',
+      with: t({ id: '${{ steps.systems.outputs.body.items[0].id }}' }),
+      ...extra,
+    }),
   ]);
 
 it.each([
   ['wait.timeout', { wait: { timeoutMs: 300, minPollMs: 5, maxPollMs: 20 } }, 'WAIT_TIMEOUT'],
   ['the step timeout', { wait: { minPollMs: 5, maxPollMs: 20 }, timeoutMs: 300 }, 'STEP_TIMEOUT'],
 ])('ends a wait on a data-services operation that never ends at %s', async (_name, extra, code) => {
-  const h = (harness = await startHarness({ faults: { asyncOperations: [{ type: 'software-version-refresh', outcome: 'never' }] } }));
+  const h = (harness = await startHarness({
+    faults: { asyncOperations: [{ type: 'software-version-refresh', outcome: 'never' }] },
+  }));
   const startedAt = Date.now();
   const result = await h.run(refresh(extra));
   expect(result.status).toBe('failed');

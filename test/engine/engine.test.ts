@@ -65,38 +65,71 @@ describe('call steps against the simulator', () => {
     );
     expect(result.status).toBe('succeeded');
     expect(result.steps).toMatchObject([{ path: 'systems', status: 'succeeded', attempts: 3 }]);
-    expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' }).map((entry) => entry.status)).toEqual([408, 408, 200]);
+    expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' }).map((entry) => entry.status)).toEqual([
+      408, 408, 200,
+    ]);
     const journal = (await h.store.journal(result.runId)).map((entry) => entry.event.type);
     expect(journal.filter((type) => type === 'retry.scheduled')).toHaveLength(2);
     const attempts = h.lines().filter((line) => line.stepId === 'systems' && line.httpStatus === 200);
-    expect(attempts.at(-1)).toMatchObject({ attempt: 3, operationId: 'privateCloud.listSystems', runId: result.runId, playbook: 'test-playbook' });
+    expect(attempts.at(-1)).toMatchObject({
+      attempt: 3,
+      operationId: 'privateCloud.listSystems',
+      runId: result.runId,
+      playbook: 'test-playbook',
+    });
   });
 
   it('fails a wait that does not end in time, with a timeout the retry policy can name', async () => {
     const h = await start({ faults: { asyncOperations: [{ type: 'software-prechecks', outcome: 'never' }] } });
-    const result = await h.run(playbook([catalogStep, precheckStep({ wait: { timeoutMs: 300, minPollMs: 10, maxPollMs: 20 } })]));
+    const result = await h.run(
+      playbook([catalogStep, precheckStep({ wait: { timeoutMs: 300, minPollMs: 10, maxPollMs: 20 } })]),
+    );
     expect(result.status).toBe('failed');
-    expect(result.steps.find((s) => s.stepId === 'precheck')).toMatchObject({ status: 'failed', error: { code: 'WAIT_TIMEOUT' } });
+    expect(result.steps.find((s) => s.stepId === 'precheck')).toMatchObject({
+      status: 'failed',
+      error: { code: 'WAIT_TIMEOUT' },
+    });
     const journal = (await h.store.journal(result.runId)).map((entry) => entry.event);
-    expect(journal.find((event) => event.type === 'request.answered' && event.path === 'precheck')).toMatchObject({ httpStatus: 202, location: expect.stringMatching(/async-operations/) });
+    expect(journal.find((event) => event.type === 'request.answered' && event.path === 'precheck')).toMatchObject({
+      httpStatus: 202,
+      location: expect.stringMatching(/async-operations/),
+    });
     expect(journal.find((event) => event.type === 'operation.finished')).toMatchObject({ outcome: 'timedOut' });
   });
 
   it("journals a write's small answer body with the answer, and no read's", async () => {
     const h = await start();
-    const add = step({ id: 'add', kind: 'call', operationId: 'subscriptions.addSubscriptions', with: t({ body: { subscriptions: [{ key: 'KEYJOURNALED01' }] } }) });
+    const add = step({
+      id: 'add',
+      kind: 'call',
+      operationId: 'subscriptions.addSubscriptions',
+      with: t({ body: { subscriptions: [{ key: 'KEYJOURNALED01' }] } }),
+    });
     const read = step({ id: 'read', kind: 'call', operationId: 'privateCloud.listSystems', with: t({}) });
     const result = await h.run(playbook([add, read]));
     expect(result.status).toBe('succeeded');
-    const answers = (await h.store.journal(result.runId)).map((entry) => entry.event).filter((event) => event.type === 'request.answered');
-    expect(answers.find((event) => event.path === 'add')).toMatchObject({ httpStatus: 202, body: { code: 202, status: '202 ACCEPTED', transactionId: expect.any(String) } });
+    const answers = (await h.store.journal(result.runId))
+      .map((entry) => entry.event)
+      .filter((event) => event.type === 'request.answered');
+    expect(answers.find((event) => event.path === 'add')).toMatchObject({
+      httpStatus: 202,
+      body: { code: 202, status: '202 ACCEPTED', transactionId: expect.any(String) },
+    });
     expect(answers.find((event) => event.path === 'read')).not.toHaveProperty('body');
   });
 
   it('does not send an accepted write again when following its operation breaks', async () => {
-    const h = await start({ faults: { rules: [{ route: 'dataServices.getAsyncOperation', status: 408, count: 100 }] } });
-    const result = await h.run(playbook([catalogStep, precheckStep({ retry: { ...noRetry, maxAttempts: 3, on: ['transient'] } })]));
-    expect(result.steps.find((s) => s.stepId === 'precheck')).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'WAIT_FAILED' } });
+    const h = await start({
+      faults: { rules: [{ route: 'dataServices.getAsyncOperation', status: 408, count: 100 }] },
+    });
+    const result = await h.run(
+      playbook([catalogStep, precheckStep({ retry: { ...noRetry, maxAttempts: 3, on: ['transient'] } })]),
+    );
+    expect(result.steps.find((s) => s.stepId === 'precheck')).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: { code: 'WAIT_FAILED' },
+    });
     expect(h.sim.control.requests({ operationId: 'privateCloud.runSoftwarePrechecks' })).toHaveLength(1);
   });
 
@@ -108,10 +141,30 @@ describe('call steps against the simulator', () => {
       operationId: 'privateCloud.runSoftwareUpdate',
       with: t({ id: firstSystem, body: { catalogVersion: '2.4.0' } }),
       wait: {},
-      rescue: [step({ id: 'resume', kind: 'call', operationId: 'privateCloud.resumeSoftwareUpdate', with: t({ id: firstSystem }), wait: {} })],
+      rescue: [
+        step({
+          id: 'resume',
+          kind: 'call',
+          operationId: 'privateCloud.resumeSoftwareUpdate',
+          with: t({ id: firstSystem }),
+          wait: {},
+        }),
+      ],
     });
-    const after = step({ id: 'after', kind: 'call', operationId: 'privateCloud.getSystem', with: t({ id: firstSystem }) });
-    const result = await h.run(playbook([catalogStep, precheckStep(), update, after], { outputs: t({ state: '${{ steps.after.outputs.body.softwareInfo.currentUpdateStatus.state }}', failedWith: '${{ steps.update.error.code }}' }) }));
+    const after = step({
+      id: 'after',
+      kind: 'call',
+      operationId: 'privateCloud.getSystem',
+      with: t({ id: firstSystem }),
+    });
+    const result = await h.run(
+      playbook([catalogStep, precheckStep(), update, after], {
+        outputs: t({
+          state: '${{ steps.after.outputs.body.softwareInfo.currentUpdateStatus.state }}',
+          failedWith: '${{ steps.update.error.code }}',
+        }),
+      }),
+    );
     expect(result.status).toBe('succeeded');
     expect(result.outputs).toEqual({ state: 'UPDATE_COMPLETE', failedWith: 'OPERATION_FAILED' });
     expect(result.steps.map((s) => [s.path, s.status])).toEqual([
@@ -121,7 +174,10 @@ describe('call steps against the simulator', () => {
       ['update.resume', 'succeeded'],
       ['after', 'succeeded'],
     ]);
-    expect(result.steps.find((s) => s.path === 'update')).toMatchObject({ rescued: true, error: { code: 'OPERATION_FAILED' } });
+    expect(result.steps.find((s) => s.path === 'update')).toMatchObject({
+      rescued: true,
+      error: { code: 'OPERATION_FAILED' },
+    });
   });
 
   it('sends no write in a dry run, performs the reads, and says which steps were simulated', async () => {
@@ -129,10 +185,16 @@ describe('call steps against the simulator', () => {
     const result = await h.run(playbook([catalogStep, precheckStep()]), { dryRun: true });
     expect(result.status).toBe('succeeded');
     expect(result.simulatedSteps).toEqual(['precheck']);
-    expect(h.sim.control.requests().filter((entry) => entry.method !== 'GET' && !entry.operationId.startsWith('auth.'))).toEqual([]);
+    expect(
+      h.sim.control.requests().filter((entry) => entry.method !== 'GET' && !entry.operationId.startsWith('auth.')),
+    ).toEqual([]);
     expect(h.sim.control.requests({ operationId: 'privateCloud.listSoftwareCatalogs' })).toHaveLength(1);
     const line = h.lines().find((entry) => entry.dryRun === true && entry.stepId === 'precheck');
-    expect(line?.request).toMatchObject({ method: 'POST', url: expect.stringContaining('/software-prechecks'), body: { catalogVersion: '2.4.0' } });
+    expect(line?.request).toMatchObject({
+      method: 'POST',
+      url: expect.stringContaining('/software-prechecks'),
+      body: { catalogVersion: '2.4.0' },
+    });
   });
 });
 
@@ -141,7 +203,12 @@ describe('control flow', () => {
     const h = await start();
     const result = await h.run(
       playbook([
-        step({ id: 'boom', kind: 'fail', message: t('stop here'), always: [step({ id: 'cleanup', kind: 'set', values: t({ done: true }) })] }),
+        step({
+          id: 'boom',
+          kind: 'fail',
+          message: t('stop here'),
+          always: [step({ id: 'cleanup', kind: 'set', values: t({ done: true }) })],
+        }),
         step({ id: 'never', kind: 'log', message: t('unreachable'), level: 'info' }),
       ]),
     );
@@ -169,15 +236,24 @@ describe('control flow', () => {
 
   it('runs a sub-playbook with rendered inputs and takes its outputs', async () => {
     const h = await start();
-    const child = playbook([step({ id: 'shout', kind: 'set', values: t({ text: '${{ $uppercase(inputs.name) }}' }) })], {
-      name: 'child',
-      inputs: { name: input('string') },
-      outputs: t({ greeting: 'hello ${{ steps.shout.outputs.text }}' }),
-    });
+    const child = playbook(
+      [step({ id: 'shout', kind: 'set', values: t({ text: '${{ $uppercase(inputs.name) }}' }) })],
+      {
+        name: 'child',
+        inputs: { name: input('string') },
+        outputs: t({ greeting: 'hello ${{ steps.shout.outputs.text }}' }),
+      },
+    );
     const result = await h.run(
       playbook(
         [
-          step({ id: 'greet', kind: 'uses', playbookRef: './child.yaml', playbook: child, with: t({ name: '${{ inputs.who }}' }) }),
+          step({
+            id: 'greet',
+            kind: 'uses',
+            playbookRef: './child.yaml',
+            playbook: child,
+            with: t({ name: '${{ inputs.who }}' }),
+          }),
           step({ id: 'use', kind: 'set', values: t({ said: '${{ steps.greet.outputs.greeting }}' }) }),
         ],
         { inputs: { who: input('string') }, outputs: t('${{ steps.use.outputs.said }}') },
@@ -190,8 +266,14 @@ describe('control flow', () => {
 
   it('names a missing or ill-typed input before anything runs', async () => {
     const h = await start();
-    const book = playbook([], { inputs: { count: input('integer'), name: input('string', { default: 'x', required: false }) } });
-    await expect(h.run(book)).rejects.toMatchObject({ code: 'INVALID_INPUTS', exitCode: 2, message: expect.stringContaining("input 'count' (integer) is required") });
+    const book = playbook([], {
+      inputs: { count: input('integer'), name: input('string', { default: 'x', required: false }) },
+    });
+    await expect(h.run(book)).rejects.toMatchObject({
+      code: 'INVALID_INPUTS',
+      exitCode: 2,
+      message: expect.stringContaining("input 'count' (integer) is required"),
+    });
     await expect(h.run(book, { inputs: { count: 'three' } })).rejects.toThrow(/input 'count' must be integer/);
     expect(await h.store.listRuns()).toEqual([]);
   });
@@ -209,7 +291,13 @@ describe('control flow', () => {
         return timer;
       },
     };
-    const result = await h.run(playbook([step({ id: 'nap', kind: 'sleep', duration: t('1h') }), step({ id: 'next', kind: 'log', message: t('x'), level: 'info' })]), { signal: controller.signal, clock });
+    const result = await h.run(
+      playbook([
+        step({ id: 'nap', kind: 'sleep', duration: t('1h') }),
+        step({ id: 'next', kind: 'log', message: t('x'), level: 'info' }),
+      ]),
+      { signal: controller.signal, clock },
+    );
     // Stopped at once, not at the hour's end.
     expect(virtual.now()).toBeLessThan(3_600_000);
     expect(result.status).toBe('interrupted');
@@ -226,7 +314,13 @@ describe('control flow', () => {
       playbook([
         step({ id: 'nap', kind: 'sleep', duration: t('10s'), timeoutMs: 50, continueOnError: true }),
         // The timeout bounds the step with its retries and their delays.
-        step({ id: 'retrying', kind: 'assert', condition: t(false), timeoutMs: 200, retry: { ...noRetry, maxAttempts: 1000, initialDelayMs: 50, maxDelayMs: 50, jitter: 'none', on: ['any'] } }),
+        step({
+          id: 'retrying',
+          kind: 'assert',
+          condition: t(false),
+          timeoutMs: 200,
+          retry: { ...noRetry, maxAttempts: 1000, initialDelayMs: 50, maxDelayMs: 50, jitter: 'none', on: ['any'] },
+        }),
       ]),
     );
     expect(result.steps[0]).toMatchObject({ status: 'failed', error: { code: 'STEP_TIMEOUT' } });
@@ -249,7 +343,14 @@ describe('forEach', () => {
           items: items(9),
           as: 'n',
           concurrency: t(3),
-          steps: [step({ id: 'read', kind: 'call', operationId: 'privateCloud.listSystems', with: t({ offset: '${{ n }}' }) })],
+          steps: [
+            step({
+              id: 'read',
+              kind: 'call',
+              operationId: 'privateCloud.listSystems',
+              with: t({ offset: '${{ n }}' }),
+            }),
+          ],
         }),
       ]),
     );
@@ -277,12 +378,18 @@ describe('forEach', () => {
     );
     expect(result.status).toBe('succeeded');
     const journal = (await h.store.journal(result.runId)).map((entry) => entry.event);
-    const order = journal.flatMap((event) => (event.type === 'item.started' ? [`+${event.index}`] : event.type === 'item.finished' ? [`-${event.index}`] : []));
+    const order = journal.flatMap((event) =>
+      event.type === 'item.started' ? [`+${event.index}`] : event.type === 'item.finished' ? [`-${event.index}`] : [],
+    );
     // Batches of 1, 3 and 2 items: every item of a batch ends before the next batch starts.
     const position = (mark: string) => order.indexOf(mark);
     expect(Math.max(position('-0'))).toBeLessThan(Math.min(position('+1'), position('+2'), position('+3')));
-    expect(Math.max(position('-1'), position('-2'), position('-3'))).toBeLessThan(Math.min(position('+4'), position('+5')));
-    expect(journal.find((event) => event.type === 'step.started' && event.path === 'each')).toMatchObject({ input: { batches: [1, 3, 2] } });
+    expect(Math.max(position('-1'), position('-2'), position('-3'))).toBeLessThan(
+      Math.min(position('+4'), position('+5')),
+    );
+    expect(journal.find((event) => event.type === 'step.started' && event.path === 'each')).toMatchObject({
+      input: { batches: [1, 3, 2] },
+    });
   });
 
   const failingLoop = (tolerate: unknown) =>
@@ -294,7 +401,14 @@ describe('forEach', () => {
         as: 'n',
         concurrency: t(1),
         tolerate: { failures: t(tolerate) },
-        steps: [step({ id: 'check', kind: 'assert', condition: t('${{ n != 2 and n != 4 }}'), message: t('item ${{ n }} is bad') })],
+        steps: [
+          step({
+            id: 'check',
+            kind: 'assert',
+            condition: t('${{ n != 2 and n != 4 }}'),
+            message: t('item ${{ n }} is bad'),
+          }),
+        ],
       }),
     ]);
 
@@ -302,7 +416,9 @@ describe('forEach', () => {
     const h = await start();
     const result = await h.run(failingLoop(2));
     expect(result.status).toBe('succeeded');
-    const each = (await h.store.journal(result.runId)).map((entry) => entry.event).find((event) => event.type === 'step.finished' && event.path === 'each');
+    const each = (await h.store.journal(result.runId))
+      .map((entry) => entry.event)
+      .find((event) => event.type === 'step.finished' && event.path === 'each');
     expect(each).toMatchObject({ status: 'succeeded', outputs: { succeeded: 3, failed: 2, notStarted: 0 } });
   });
 
@@ -328,14 +444,19 @@ describe('http steps and secrets', () => {
     server = undefined;
   });
 
-  async function webhook(): Promise<{ url: string; received: Array<{ headers: IncomingMessage['headers']; body: string }> }> {
+  async function webhook(): Promise<{
+    url: string;
+    received: Array<{ headers: IncomingMessage['headers']; body: string }>;
+  }> {
     const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
     server = createServer((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         received.push({ headers: request.headers, body });
-        response.writeHead(received.length === 1 ? 503 : 200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: received.length > 1 }));
+        response
+          .writeHead(received.length === 1 ? 503 : 200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ok: received.length > 1 }));
       });
     });
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', () => resolve()));
@@ -353,11 +474,20 @@ describe('http steps and secrets', () => {
         step({
           id: 'notify',
           kind: 'http',
-          request: t({ url: hook.url, headers: { authorization: 'Bearer ${{ inputs.token }}' }, body: { text: 'done with ${{ inputs.token }}', systems: '${{ steps.systems.outputs.body.total }}' } }),
+          request: t({
+            url: hook.url,
+            headers: { authorization: 'Bearer ${{ inputs.token }}' },
+            body: { text: 'done with ${{ inputs.token }}', systems: '${{ steps.systems.outputs.body.total }}' },
+          }),
           retry: { ...noRetry, maxAttempts: 2, on: ['transient'] },
         }),
       ],
-      { inputs: { token: input('string', { secret: true }), url: input('string', { default: hook.url, required: false }) } },
+      {
+        inputs: {
+          token: input('string', { secret: true }),
+          url: input('string', { default: hook.url, required: false }),
+        },
+      },
     );
     const result = await h.run(book, { inputs: { token: secret } });
     expect(result.status).toBe('succeeded');

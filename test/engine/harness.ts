@@ -16,13 +16,26 @@ import { createMemoryRunStore, type RunStore } from '../../src/store/index.js';
 /** A compiled template of a value as a playbook would hold it. */
 export const t = (value: unknown) => compileTemplate(value, { pointer: '/test' });
 
-export const noRetry: RetryPolicy = { maxAttempts: 1, initialDelayMs: 1, backoffRate: 2, maxDelayMs: 10, jitter: 'full', on: ['transient'] };
+export const noRetry: RetryPolicy = {
+  maxAttempts: 1,
+  initialDelayMs: 1,
+  backoffRate: 2,
+  maxDelayMs: 10,
+  jitter: 'full',
+  on: ['transient'],
+};
 
 type StepInit = { id: string; kind: Step['kind'] } & Record<string, unknown>;
 
 /** A normalised step: location, retry and continueOnError filled in. */
 export function step<S extends StepInit>(init: S): Step {
-  return { location: { file: 'test.yaml', line: 1, column: 1, pointer: `/steps/${init.id}` }, retry: noRetry, retryDeclared: 'retry' in init, continueOnError: false, ...init } as unknown as Step;
+  return {
+    location: { file: 'test.yaml', line: 1, column: 1, pointer: `/steps/${init.id}` },
+    retry: noRetry,
+    retryDeclared: 'retry' in init,
+    continueOnError: false,
+    ...init,
+  } as unknown as Step;
 }
 
 export function input(type: InputSpec['type'], extra: Partial<InputSpec> = {}): InputSpec {
@@ -65,7 +78,10 @@ export interface HarnessOptions {
   via?: (simulatorUrl: string) => Promise<{ url: string; close(): Promise<void> }>;
 }
 
-export async function startHarness(options: SimulatorOptions = {}, { logLevel = 'trace', via }: HarnessOptions = {}): Promise<Harness> {
+export async function startHarness(
+  options: SimulatorOptions = {},
+  { logLevel = 'trace', via }: HarnessOptions = {},
+): Promise<Harness> {
   const sim = await startSimulator({ port: 0, timeScale: 6000, ...options });
   const middle = via ? await via(sim.url) : undefined;
   const origin = middle?.url ?? sim.url;
@@ -99,7 +115,11 @@ export async function startHarness(options: SimulatorOptions = {}, { logLevel = 
     store,
     secrets,
     text,
-    lines: () => text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>),
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
     run: (book, runOptions = {}) => runPlaybook(book, { client, store, logger, secrets, ...runOptions }),
     close: async () => {
       await middle?.close();

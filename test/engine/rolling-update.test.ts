@@ -10,7 +10,10 @@ afterEach(async () => {
 const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
 const inRegion = t('${{ region }}');
 const system = '${{ system.id }}';
-const target = { catalogVersion: '2.4.0', hypervisorClusterIds: '${{ [system.hypervisorClusters.hypervisorClusterId] }}' };
+const target = {
+  catalogVersion: '2.4.0',
+  hypervisorClusterIds: '${{ [system.hypervisorClusters.hypervisorClusterId] }}',
+};
 
 /** Prechecks, update and resume of every online system with an update path, region by region, two systems at a time. */
 const rollingUpdate = playbook([
@@ -21,7 +24,13 @@ const rollingUpdate = playbook([
     as: 'region',
     concurrency: t(1),
     steps: [
-      step({ id: 'catalog', kind: 'call', operationId: 'privateCloud.listSoftwareCatalogs', region: inRegion, with: t({ filter: "version eq '2.4.0'" }) }),
+      step({
+        id: 'catalog',
+        kind: 'call',
+        operationId: 'privateCloud.listSoftwareCatalogs',
+        region: inRegion,
+        with: t({ filter: "version eq '2.4.0'" }),
+      }),
       step({
         id: 'systems',
         kind: 'forEach',
@@ -29,13 +38,26 @@ const rollingUpdate = playbook([
         as: 'system',
         concurrency: t(2),
         steps: [
-          step({ id: 'info', kind: 'call', operationId: 'privateCloud.getSystem', region: inRegion, with: t({ id: system }) }),
+          step({
+            id: 'info',
+            kind: 'call',
+            operationId: 'privateCloud.getSystem',
+            region: inRegion,
+            with: t({ id: system }),
+          }),
           step({
             id: 'update',
             kind: 'block',
             if: t("${{ steps.info.outputs.body.state = 'ONLINE' }}"),
             steps: [
-              step({ id: 'precheck', kind: 'call', operationId: 'privateCloud.runSoftwarePrechecks', region: inRegion, with: t({ id: system, body: target }), wait: {} }),
+              step({
+                id: 'precheck',
+                kind: 'call',
+                operationId: 'privateCloud.runSoftwarePrechecks',
+                region: inRegion,
+                with: t({ id: system, body: target }),
+                wait: {},
+              }),
               step({
                 id: 'apply',
                 kind: 'call',
@@ -43,7 +65,16 @@ const rollingUpdate = playbook([
                 region: inRegion,
                 with: t({ id: system, body: target }),
                 wait: {},
-                rescue: [step({ id: 'resume', kind: 'call', operationId: 'privateCloud.resumeSoftwareUpdate', region: inRegion, with: t({ id: system }), wait: {} })],
+                rescue: [
+                  step({
+                    id: 'resume',
+                    kind: 'call',
+                    operationId: 'privateCloud.resumeSoftwareUpdate',
+                    region: inRegion,
+                    with: t({ id: system }),
+                    wait: {},
+                  }),
+                ],
               }),
             ],
           }),
@@ -61,19 +92,31 @@ it('updates every updatable cluster of the default world, rescue resuming the pi
   // The default world pins one failure (the first system's hypervisor step): rescued, not failed.
   const rescued = result.steps.filter((step) => step.rescued);
   expect(rescued.map((step) => step.path)).toEqual(['regions[0].systems[0].update.apply']);
-  expect(result.steps.find((step) => step.path === 'regions[0].systems[0].update.apply.resume')).toMatchObject({ status: 'succeeded' });
+  expect(result.steps.find((step) => step.path === 'regions[0].systems[0].update.apply.resume')).toMatchObject({
+    status: 'succeeded',
+  });
 
   // Checked through the platform's own API: no online system has an update path to 2.4.0 left.
   for (const region of REGIONS) {
-    const catalogs = await h.client.invoke('privateCloud.listSoftwareCatalogs', { filter: "version eq '2.4.0'" }, { region });
-    const left = ((catalogs.body as { items: Array<{ systemsWithUpdatePath: Array<{ id: string }> }> }).items[0]?.systemsWithUpdatePath ?? []);
+    const catalogs = await h.client.invoke(
+      'privateCloud.listSoftwareCatalogs',
+      { filter: "version eq '2.4.0'" },
+      { region },
+    );
+    const left =
+      (catalogs.body as { items: Array<{ systemsWithUpdatePath: Array<{ id: string }> }> }).items[0]
+        ?.systemsWithUpdatePath ?? [];
     for (const remaining of left) {
-      const state = (await h.client.invoke('privateCloud.getSystem', { id: remaining.id }, { region })).body as { state: string };
+      const state = (await h.client.invoke('privateCloud.getSystem', { id: remaining.id }, { region })).body as {
+        state: string;
+      };
       expect(state.state, `${region} system ${remaining.id} still has an update path`).not.toBe('ONLINE');
     }
   }
   const updates = h.sim.control.requests({ operationId: 'privateCloud.runSoftwareUpdate' });
   expect(updates.length).toBeGreaterThanOrEqual(3);
   expect(updates.every((entry) => entry.status === 202)).toBe(true);
-  expect(h.sim.control.requests({ operationId: 'privateCloud.resumeSoftwareUpdate' }).map((entry) => entry.status)).toEqual([202]);
+  expect(
+    h.sim.control.requests({ operationId: 'privateCloud.resumeSoftwareUpdate' }).map((entry) => entry.status),
+  ).toEqual([202]);
 });

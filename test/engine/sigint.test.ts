@@ -32,7 +32,10 @@ describe('SIGINT', () => {
     const file = join(dir, 'napping.yaml');
     writeFileSync(file, playbook);
     const home = join(dir, 'home');
-    const cli = spawnCli(['run', file, '--target', 'simulator', '--json'], { FLEETBOOK_HOME: home, FLEETBOOK_VAR_NAP: '1h' });
+    const cli = spawnCli(['run', file, '--target', 'simulator', '--json'], {
+      FLEETBOOK_HOME: home,
+      FLEETBOOK_VAR_NAP: '1h',
+    });
     await cli.waitFor('step nap started');
     expect(await cli.signal('SIGINT')).toBe(130);
     const stdout = cli.stdout();
@@ -54,7 +57,9 @@ describe('SIGINT', () => {
       await store.close();
     }
 
-    const resumed = await runCli(['resume', result.runId, '--target', 'simulator', '--json'], { env: { FLEETBOOK_HOME: home, FLEETBOOK_VAR_NAP: '10ms' } });
+    const resumed = await runCli(['resume', result.runId, '--target', 'simulator', '--json'], {
+      env: { FLEETBOOK_HOME: home, FLEETBOOK_VAR_NAP: '10ms' },
+    });
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     const resumedLines = jsonLines(resumed.stdout);

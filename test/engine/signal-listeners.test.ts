@@ -40,7 +40,9 @@ describe("the run's abort signals", () => {
         step({ id: 'systems', kind: 'call', operationId: 'privateCloud.listSystems', with: t({}) }),
       ],
     });
-    const { result, warnings } = await warningsDuring(() => h.run(playbook([step({ id: 'timed', kind: 'block', timeoutMs: 60_000, steps: [loop] })])));
+    const { result, warnings } = await warningsDuring(() =>
+      h.run(playbook([step({ id: 'timed', kind: 'block', timeoutMs: 60_000, steps: [loop] })])),
+    );
     expect(result.status).toBe('succeeded');
     expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([]);
   });

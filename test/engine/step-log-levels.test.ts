@@ -15,7 +15,8 @@ describe('step log lines at info', () => {
     const lines: Array<Record<string, unknown>> = [];
     const destination = new Writable({
       write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of String(chunk).split('\n').filter(Boolean))
+          lines.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     });

@@ -71,11 +71,29 @@ outputs:
   names: \${{ $keys(env) }}
 `,
     });
-    const env = { HOME: '/home/ci', CI_JOB_TOKEN: ciToken, FLEETBOOK_CLIENT_SECRET: 'client-5ecret-77', FLEETBOOK_VAR_REGION: 'eu-central', FLEETBOOK_VAR_DEPLOY_TOKEN: deployToken };
+    const env = {
+      HOME: '/home/ci',
+      CI_JOB_TOKEN: ciToken,
+      FLEETBOOK_CLIENT_SECRET: 'client-5ecret-77',
+      FLEETBOOK_VAR_REGION: 'eu-central',
+      FLEETBOOK_VAR_DEPLOY_TOKEN: deployToken,
+    };
     const result = await runFile(file, { env });
     expect(result.status).toBe('succeeded');
-    expect(result.outputs).toEqual({ region: 'eu-central', token: '[REDACTED]', names: ['FLEETBOOK_VAR_REGION', 'FLEETBOOK_VAR_DEPLOY_TOKEN'] });
-    const shown = harness.lines().find((line) => line.runId === result.runId && line.stepId === 'show' && typeof line.msg === 'string' && line.msg.startsWith('env is'));
+    expect(result.outputs).toEqual({
+      region: 'eu-central',
+      token: '[REDACTED]',
+      names: ['FLEETBOOK_VAR_REGION', 'FLEETBOOK_VAR_DEPLOY_TOKEN'],
+    });
+    const shown = harness
+      .lines()
+      .find(
+        (line) =>
+          line.runId === result.runId &&
+          line.stepId === 'show' &&
+          typeof line.msg === 'string' &&
+          line.msg.startsWith('env is'),
+      );
     expect(shown?.msg).toBe('env is {"FLEETBOOK_VAR_REGION":"eu-central","FLEETBOOK_VAR_DEPLOY_TOKEN":"[REDACTED]"}');
     const journal = JSON.stringify(await harness.store.journal(result.runId));
     expect(journal).toContain('eu-central');
@@ -86,10 +104,19 @@ outputs:
   });
 
   it("renders a playbook's lock key from the same FLEETBOOK_VAR_* variables, not the rest of the environment", async () => {
-    const loaded = loadPlaybook(files({ 'locked.yaml': 'name: locked\nlock: "fleet-${{ env.HOME }}-${{ env.FLEETBOOK_VAR_REGION }}"\nsteps:\n  - log: hello\n' }));
+    const loaded = loadPlaybook(
+      files({
+        'locked.yaml':
+          'name: locked\nlock: "fleet-${{ env.HOME }}-${{ env.FLEETBOOK_VAR_REGION }}"\nsteps:\n  - log: hello\n',
+      }),
+    );
     expect(loaded.problems).toEqual([]);
     if (!loaded.playbook) throw new Error('locked.yaml does not load');
-    const key = await renderLockKey(loaded.playbook, {}, { id: 'run-1', dryRun: false, env: { HOME: '/home/ci', FLEETBOOK_VAR_REGION: 'eu-central' } });
+    const key = await renderLockKey(
+      loaded.playbook,
+      {},
+      { id: 'run-1', dryRun: false, env: { HOME: '/home/ci', FLEETBOOK_VAR_REGION: 'eu-central' } },
+    );
     expect(key).toBe('fleet--eu-central');
   });
 });
@@ -188,11 +215,16 @@ steps:
     expect(failed.error?.message).toContain('delivery failed and the on-call was paged');
     expect(failed.error?.message).not.toContain('mail server refused');
     const deliver = failed.steps.find((step) => step.path === 'deliver');
-    expect(deliver?.error).toMatchObject({ message: 'delivery failed and the on-call was paged', details: { rescuedFrom: { message: 'step deliver.send failed: mail server refused' } } });
+    expect(deliver?.error).toMatchObject({
+      message: 'delivery failed and the on-call was paged',
+      details: { rescuedFrom: { message: 'step deliver.send failed: mail server refused' } },
+    });
 
     const recovered = await runFile(join(dir, 'recovers.yaml'));
     expect(recovered.status).toBe('succeeded');
-    const line = harness.lines().find((entry) => entry.runId === recovered.runId && entry.stepId === 'deliver' && entry.status === 'succeeded');
+    const line = harness
+      .lines()
+      .find((entry) => entry.runId === recovered.runId && entry.stepId === 'deliver' && entry.status === 'succeeded');
     expect(line?.msg).toBe('step deliver recovered: its rescue succeeded after it failed (first try failed)');
     expect(line?.error).toBeUndefined();
     expect(line?.recoveredFrom).toMatchObject({ message: 'first try failed' });
@@ -254,6 +286,11 @@ steps:
     // The run's error says which step ended the block, and why.
     expect(result.error?.message).toBe('step update.broken failed: boom');
     expect(logged(result)).toEqual(['cleanup after failed']);
-    expect(statuses(result)).toEqual({ update: 'failed', 'update.broken': 'failed', 'update.cleanup': 'succeeded', next: 'notStarted' });
+    expect(statuses(result)).toEqual({
+      update: 'failed',
+      'update.broken': 'failed',
+      'update.cleanup': 'succeeded',
+      next: 'notStarted',
+    });
   });
 });

@@ -20,7 +20,9 @@ function publishedOperations(): string[] {
   return readdirSync(PUBLISHED)
     .filter((file) => file.endsWith('.json'))
     .flatMap((file) => {
-      const document = JSON.parse(readFileSync(`${PUBLISHED}/${file}`, 'utf8')) as { paths: Record<string, Record<string, unknown>> };
+      const document = JSON.parse(readFileSync(`${PUBLISHED}/${file}`, 'utf8')) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
       return Object.entries(document.paths).flatMap(([path, item]) =>
         Object.keys(item)
           .filter((method) => ['get', 'put', 'post', 'patch', 'delete'].includes(method))
@@ -80,7 +82,9 @@ function endpointRows(markdown: string): EndpointRow[] {
     rows.push({ method: 'GET', path: `${match[1]!}{id}`, deprecated: false, source: `async location ${match[0]}` });
   }
   // The token request of the Authentication section.
-  for (const match of section(markdown, 'Authentication').matchAll(new RegExp(`\`${METHOD} \\{auth_url\\}(/[^\`\\s]+)\``, 'g'))) {
+  for (const match of section(markdown, 'Authentication').matchAll(
+    new RegExp(`\`${METHOD} \\{auth_url\\}(/[^\`\\s]+)\``, 'g'),
+  )) {
     rows.push({ method: match[1]!, path: match[2]!, deprecated: false, source: `authentication ${match[0]}` });
   }
   // The table of deprecated endpoints.
@@ -100,7 +104,9 @@ describe('coverage of the API reference', () => {
   it(`reads the endpoint rows of ${referencePath.includes('shared') ? 'the shared reference' : 'the reference copy'}`, () => {
     // 50 table rows (5 reporting rows twice), async locations, the token request, 5 deprecated rows.
     expect(rows.length).toBeGreaterThanOrEqual(55);
-    expect(rows).toContainEqual(expect.objectContaining({ method: 'GET', path: '/data-services/v1beta1/async-operations/{id}' }));
+    expect(rows).toContainEqual(
+      expect.objectContaining({ method: 'GET', path: '/data-services/v1beta1/async-operations/{id}' }),
+    );
     expect(rows).toContainEqual(expect.objectContaining({ method: 'POST', path: '/as/token.oauth2' }));
   });
 

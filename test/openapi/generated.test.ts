@@ -11,9 +11,13 @@ const GENERATED = new URL('../../src/api/generated/platform.ts', import.meta.url
 
 describe('generated platform types', () => {
   it('match platform.yaml (run `npm run generate:types` after changing it)', async () => {
-    const fresh = COMMENT_HEADER + astToString(await openapiTS(DESCRIPTION, { silent: true, defaultNonNullable: false }));
+    const fresh =
+      COMMENT_HEADER + astToString(await openapiTS(DESCRIPTION, { silent: true, defaultNonNullable: false }));
     expect(fresh.includes('"privateCloud.runSoftwarePrechecks": {')).toBe(true);
     // Compared as a boolean: a diff of a 3,800-line file helps nobody; the command above fixes it.
-    expect(fresh === readFileSync(GENERATED, 'utf8'), 'src/api/generated/platform.ts is stale: run `npm run generate:types`').toBe(true);
+    expect(
+      fresh === readFileSync(GENERATED, 'utf8'),
+      'src/api/generated/platform.ts is stale: run `npm run generate:types`',
+    ).toBe(true);
   });
 });

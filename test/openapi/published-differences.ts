@@ -38,7 +38,8 @@ interface Operation {
   shared: unknown[];
 }
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `{systemId}` and `{id}` name the same segment: operations are matched on the path's shape. */
 const shapeOf = (p: string): string => p.replace(/\{[^}]+\}/g, '{}').replace(/\/+$/, '');
@@ -63,7 +64,12 @@ function operationsOf(document: Json): Operation[] {
     for (const method of METHODS) {
       const op = item[method];
       if (isObject(op)) {
-        found.push({ method: method.toUpperCase(), path: prefix + p, op, shared: Array.isArray(item.parameters) ? item.parameters : [] });
+        found.push({
+          method: method.toUpperCase(),
+          path: prefix + p,
+          op,
+          shared: Array.isArray(item.parameters) ? item.parameters : [],
+        });
       }
     }
   }
@@ -96,7 +102,8 @@ function flatten(schema: unknown, depth = 0): Flat {
     if (typeof t === 'string' && t !== 'null' && !flat.types.includes(t)) flat.types.push(t);
   }
   if (isObject(schema.properties)) Object.assign(flat.properties, schema.properties);
-  if (Array.isArray(schema.required)) flat.required.push(...schema.required.filter((r): r is string => typeof r === 'string'));
+  if (Array.isArray(schema.required))
+    flat.required.push(...schema.required.filter((r): r is string => typeof r === 'string'));
   if (Array.isArray(schema.enum)) flat.enum = schema.enum.filter((v) => v !== null).map(String);
   if (schema.const !== undefined && schema.const !== null) flat.enum = [String(schema.const)];
   if (schema.items !== undefined) flat.items = schema.items;
@@ -154,7 +161,8 @@ export function compareSchemas(published: unknown, project: unknown, where: stri
   for (const name of Object.keys(own.properties)) {
     if (!(name in pub.properties) && Object.keys(pub.properties).length) found.push(`${where}.${name}: extra`);
   }
-  if (pub.items !== undefined && own.items !== undefined) found.push(...compareSchemas(pub.items, own.items, `${where}[]`, depth + 1));
+  if (pub.items !== undefined && own.items !== undefined)
+    found.push(...compareSchemas(pub.items, own.items, `${where}[]`, depth + 1));
   return found;
 }
 
@@ -171,7 +179,12 @@ function paramsOf(operation: Operation): Param[] {
   const byKey = new Map<string, Param>();
   for (const raw of [...operation.shared, ...(Array.isArray(operation.op.parameters) ? operation.op.parameters : [])]) {
     if (!isObject(raw) || typeof raw.name !== 'string' || typeof raw.in !== 'string') continue;
-    byKey.set(`${raw.in}:${raw.name}`, { name: raw.name, in: raw.in, required: raw.required === true, schema: raw.schema });
+    byKey.set(`${raw.in}:${raw.name}`, {
+      name: raw.name,
+      in: raw.in,
+      required: raw.required === true,
+      schema: raw.schema,
+    });
   }
   return [...byKey.values()].filter((p) => p.in !== 'cookie');
 }
@@ -189,7 +202,9 @@ function compareParams(published: Operation, project: Operation): string[] {
   const pubParams = paramsOf(published);
   const ownByKey = new Map(ownParams.map((p) => [`${p.in}:${p.name}`, p]));
   const counterpart = (p: Param): Param | undefined =>
-    p.in === 'path' ? ownByKey.get(`path:${ownPathNames[pubPathNames.indexOf(p.name)] ?? p.name}`) : ownByKey.get(`${p.in}:${p.name}`);
+    p.in === 'path'
+      ? ownByKey.get(`path:${ownPathNames[pubPathNames.indexOf(p.name)] ?? p.name}`)
+      : ownByKey.get(`${p.in}:${p.name}`);
   for (const param of pubParams) {
     const where = `param.${param.in}.${param.name}`;
     const own = counterpart(param);
@@ -197,7 +212,8 @@ function compareParams(published: Operation, project: Operation): string[] {
       found.push(`${where}: missing`);
       continue;
     }
-    if (param.required !== own.required) found.push(`${where}: ${param.required ? 'required in published only' : 'required in project only'}`);
+    if (param.required !== own.required)
+      found.push(`${where}: ${param.required ? 'required in published only' : 'required in project only'}`);
     found.push(...compareSchemas(param.schema, own.schema, where));
   }
   const matched = new Set(pubParams.map((p) => counterpart(p)).filter(Boolean));
@@ -239,7 +255,9 @@ function compareOperation(published: Operation, project: Operation): string[] {
     else if (!isObject(pubBody)) found.push('requestBody: extra');
     else {
       if ((pubBody.required === true) !== (ownBody.required === true)) {
-        found.push(`requestBody: ${pubBody.required === true ? 'required in published only' : 'required in project only'}`);
+        found.push(
+          `requestBody: ${pubBody.required === true ? 'required in published only' : 'required in project only'}`,
+        );
       }
       found.push(...compareContent(pubBody, ownBody, 'requestBody'));
     }
@@ -253,7 +271,8 @@ function compareOperation(published: Operation, project: Operation): string[] {
     }
     found.push(...compareContent(response, ownResponses[status], `response.${status}`));
   }
-  for (const status of Object.keys(ownResponses)) if (!(status in pubResponses)) found.push(`response.${status}: extra`);
+  for (const status of Object.keys(ownResponses))
+    if (!(status in pubResponses)) found.push(`response.${status}: extra`);
   return found;
 }
 

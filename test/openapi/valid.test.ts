@@ -44,10 +44,22 @@ describe('platform.yaml', () => {
 
   it('names an example that does not match its schema', async () => {
     const document: unknown = structuredClone(await dereference(DESCRIPTION));
-    const example = at(document, 'paths', '/as/token.oauth2', 'post', 'responses', '200', 'content', 'application/json', 'example');
+    const example = at(
+      document,
+      'paths',
+      '/as/token.oauth2',
+      'post',
+      'responses',
+      '200',
+      'content',
+      'application/json',
+      'example',
+    );
     example.expires_in = 'soon';
     expect(exampleProblems(document)).toEqual([
-      expect.stringMatching(/^\/paths\/\/as\/token.oauth2\/post\/responses\/200\/content\/application\/json: .*expires_in must be number/),
+      expect.stringMatching(
+        /^\/paths\/\/as\/token.oauth2\/post\/responses\/200\/content\/application\/json: .*expires_in must be number/,
+      ),
     ]);
   });
 });

@@ -24,18 +24,34 @@ const NAMES = [
 const DRY_RUN_INPUTS: Record<string, Record<string, unknown>> = {
   'nightly-report-export': { recipients: ['ops@example.com'] },
   'consumption-report-download': { directory: downloads },
-  'device-onboarding': { devices: [{ serialNumber: 'DRY000001', macAddress: '00:11:22:33:44:55' }], applicationId: 'app', region: 'us-west' },
-  'subscription-onboarding': { keys: ['DRYRUNKEY1'], autoSubscriptions: [{ deviceType: 'COMPUTE', tier: 'ENHANCED_COMPUTE' }] },
+  'device-onboarding': {
+    devices: [{ serialNumber: 'DRY000001', macAddress: '00:11:22:33:44:55' }],
+    applicationId: 'app',
+    region: 'us-west',
+  },
+  'subscription-onboarding': {
+    keys: ['DRYRUNKEY1'],
+    autoSubscriptions: [{ deviceType: 'COMPUTE', tier: 'ENHANCED_COMPUTE' }],
+  },
   'user-access-review': { invite: ['dry.run@example.com'], remove: true },
-  'msp-tenant-provisioning': { tenants: [{ workspaceName: 'Dry Run Ltd', email: 'it@dry.example.com', address: { countryCode: 'DE' } }] },
+  'msp-tenant-provisioning': {
+    tenants: [{ workspaceName: 'Dry Run Ltd', email: 'it@dry.example.com', address: { countryCode: 'DE' } }],
+  },
   'provisioning-policy-sync': { policies: [{ name: 'dry-run-policy', description: 'd' }], prune: true },
 };
 
 it('the bundled playbooks are these nine, each valid, schema-linked and with every input described', () => {
-  expect(readdirSync(DIR).filter((file) => file.endsWith('.yaml')).map((file) => file.replace(/\.yaml$/, '')).sort()).toEqual([...NAMES].sort());
+  expect(
+    readdirSync(DIR)
+      .filter((file) => file.endsWith('.yaml'))
+      .map((file) => file.replace(/\.yaml$/, ''))
+      .sort(),
+  ).toEqual([...NAMES].sort());
   for (const name of NAMES) {
     const file = resolve(DIR, `${name}.yaml`);
-    expect(readFileSync(file, 'utf8').split('\n')[0]).toBe('# yaml-language-server: $schema=../schemas/playbook.schema.json');
+    expect(readFileSync(file, 'utf8').split('\n')[0]).toBe(
+      '# yaml-language-server: $schema=../schemas/playbook.schema.json',
+    );
     const { playbook, problems } = loadPlaybook(file);
     expect(problems, name).toEqual([]);
     expect(playbook?.name).toBe(name);
@@ -58,8 +74,11 @@ it.each(NAMES)('%s dry-runs against the default world without sending a write', 
   harness.sim.control.clearRequests();
   const result = await harness.run(name, DRY_RUN_INPUTS[name] ?? {}, { dryRun: true });
   expect(result.status, failures(result)).toBe('succeeded');
-  const writes = harness.sim.control.requests().filter((entry) => entry.method !== 'GET' && !entry.path.startsWith('/as/'));
+  const writes = harness.sim.control
+    .requests()
+    .filter((entry) => entry.method !== 'GET' && !entry.path.startsWith('/as/'));
   expect(writes).toEqual([]);
   expect(harness.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' })).toEqual([]);
-  if (name !== 'software-version-refresh' && name !== 'consumption-report-download') expect(result.simulatedSteps.length, name).toBeGreaterThan(0);
+  if (name !== 'software-version-refresh' && name !== 'consumption-report-download')
+    expect(result.simulatedSteps.length, name).toBeGreaterThan(0);
 });

@@ -15,7 +15,11 @@ afterEach(async () => {
   directory = undefined;
 });
 
-const APPLICATION = { id: '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c', name: 'Compute operations', regions: ['us-west', 'eu-central'] };
+const APPLICATION = {
+  id: '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c',
+  name: 'Compute operations',
+  regions: ['us-west', 'eu-central'],
+};
 
 interface Device {
   id: string;
@@ -34,15 +38,23 @@ async function devicesOf(h: BundledHarness): Promise<Device[]> {
 
 const devices = Array.from({ length: 7 }, (_, index) => {
   const serialNumber = `ONB${String(index).padStart(6, '0')}`;
-  if (index % 3 === 0) return { serialNumber, macAddress: `00:11:22:33:44:${String(index).padStart(2, '0')}`, tags: { site: 'berlin' } };
+  if (index % 3 === 0)
+    return { serialNumber, macAddress: `00:11:22:33:44:${String(index).padStart(2, '0')}`, tags: { site: 'berlin' } };
   if (index % 3 === 1) return { serialNumber, partNumber: `P${index}0000-B21`, tags: { site: 'berlin' } };
   return { serialNumber, partNumber: `R${index}Q83A`, category: 'STORAGE', tags: { site: 'berlin' } };
 });
 
 it('device-onboarding: adds the devices 5 per request, assigns application and region, applies the subscription', async () => {
   const h = (harness = await startBundledHarness({ world: { devices: { applications: [APPLICATION] } } }));
-  const key = ((await h.client.invoke('subscriptions.listSubscriptions', {})).body as { items: Array<{ key: string; id: string }> }).items[0]!;
-  const result = await h.run('device-onboarding', { devices, applicationId: APPLICATION.id, region: 'us-west', subscriptionKey: key.key });
+  const key = (
+    (await h.client.invoke('subscriptions.listSubscriptions', {})).body as { items: Array<{ key: string; id: string }> }
+  ).items[0]!;
+  const result = await h.run('device-onboarding', {
+    devices,
+    applicationId: APPLICATION.id,
+    region: 'us-west',
+    subscriptionKey: key.key,
+  });
   expect(result.status, failures(result)).toBe('succeeded');
 
   // Accepted adds (a token that expired in simulated time shows as a 401 answered by a fresh token).
@@ -51,11 +63,21 @@ it('device-onboarding: adds the devices 5 per request, assigns application and r
   const onboarded = (await devicesOf(h)).filter((d) => d.serialNumber.startsWith('ONB'));
   expect(onboarded).toHaveLength(7);
   for (const device of onboarded) {
-    expect(device).toMatchObject({ application: { id: APPLICATION.id }, region: 'us-west', subscription: [{ id: key.id, key: key.key }], tags: { site: 'berlin' } });
+    expect(device).toMatchObject({
+      application: { id: APPLICATION.id },
+      region: 'us-west',
+      subscription: [{ id: key.id, key: key.key }],
+      tags: { site: 'berlin' },
+    });
   }
-  expect(onboarded.filter((d) => d.category === 'STORAGE').map((d) => d.serialNumber)).toEqual(['ONB000002', 'ONB000005']);
+  expect(onboarded.filter((d) => d.category === 'STORAGE').map((d) => d.serialNumber)).toEqual([
+    'ONB000002',
+    'ONB000005',
+  ]);
   // Application, then subscription, for 5 and 2 devices: four updates.
-  expect(h.sim.control.requests({ operationId: 'devices.updateDevices' }).filter((r) => r.status === 202)).toHaveLength(4);
+  expect(h.sim.control.requests({ operationId: 'devices.updateDevices' }).filter((r) => r.status === 202)).toHaveLength(
+    4,
+  );
 
   // Run again: nothing is added twice.
   const again = await h.run('device-onboarding', { devices, applicationId: APPLICATION.id, region: 'us-west' });
@@ -65,7 +87,9 @@ it('device-onboarding: adds the devices 5 per request, assigns application and r
 });
 
 it('device-onboarding: reports the devices the platform refused and fails', async () => {
-  const h = (harness = await startBundledHarness({ world: { devices: { applications: [APPLICATION], failSerialNumbers: ['ONB000004'] } } }));
+  const h = (harness = await startBundledHarness({
+    world: { devices: { applications: [APPLICATION], failSerialNumbers: ['ONB000004'] } },
+  }));
   const result = await h.run('device-onboarding', { devices, applicationId: APPLICATION.id, region: 'eu-central' });
   expect(result.status).toBe('failed');
   expect(result.error?.message).toMatch(/ONB000004/);
@@ -83,13 +107,22 @@ it('device-onboarding: its verification fails when the devices read back lack th
   const evaluate = async (items: unknown[]): Promise<Record<string, unknown>> => {
     const scope = {
       inputs: { applicationId: APPLICATION.id, region: 'us-west', subscriptionKey: 'KEY1' },
-      steps: { found: { status: 'succeeded', outputs: { ids: ['d1'], missing: [] } }, verify: { status: 'succeeded', outputs: { body: { items } } } },
+      steps: {
+        found: { status: 'succeeded', outputs: { ids: ['d1'], missing: [] } },
+        verify: { status: 'succeeded', outputs: { body: { items } } },
+      },
       run: { id: 'r', playbook: 'device-onboarding', dryRun: false, startedAt: '2026-01-01T00:00:00Z' },
       env: {},
     };
-    return (await (report as unknown as { values: { evaluate(scope: unknown): Promise<Record<string, unknown>> } }).values.evaluate(scope));
+    return await (
+      report as unknown as { values: { evaluate(scope: unknown): Promise<Record<string, unknown>> } }
+    ).values.evaluate(scope);
   };
-  expect(await evaluate([{ id: 'd1', application: { id: APPLICATION.id }, region: 'us-west', subscription: [{ key: 'KEY1' }] }])).toMatchObject({ unassigned: [], unsubscribed: [] });
+  expect(
+    await evaluate([
+      { id: 'd1', application: { id: APPLICATION.id }, region: 'us-west', subscription: [{ key: 'KEY1' }] },
+    ]),
+  ).toMatchObject({ unassigned: [], unsubscribed: [] });
   // The fields it checks absent (an unassigned device, or a read that lost them): both fail.
   expect(await evaluate([{ id: 'd1' }])).toMatchObject({ unassigned: ['d1'], unsubscribed: ['d1'] });
   expect(await evaluate([])).toMatchObject({ unassigned: ['d1'], unsubscribed: ['d1'] });
@@ -116,13 +149,18 @@ it("device-onboarding: runs from an --inputs devices.yaml file (the docs' exampl
     },
   });
   expect(code, stderr).toBe(0);
-  const result = jsonLines(stdout).at(-1)?.result as { status: string; outputs: { added: number; alreadyPresent: number; failed: string[] } };
+  const result = jsonLines(stdout).at(-1)?.result as {
+    status: string;
+    outputs: { added: number; alreadyPresent: number; failed: string[] };
+  };
   expect(result).toMatchObject({ status: 'succeeded', outputs: { added: 3, alreadyPresent: 0, failed: [] } });
   // The platform holds the file's two devices, assigned as the file says.
   const added = (await devicesOf(h)).filter((device) => ['SW0001', 'SRV0002'].includes(device.serialNumber));
   expect(added.map((device) => device.serialNumber).sort()).toEqual(['SRV0002', 'SW0001']);
   expect((await devicesOf(h)).find((device) => device.serialNumber === 'ST0003')?.category).toBe('STORAGE');
-  expect(added.every((device) => device.application?.id === APPLICATION.id && device.region === 'eu-central')).toBe(true);
+  expect(added.every((device) => device.application?.id === APPLICATION.id && device.region === 'eu-central')).toBe(
+    true,
+  );
   expect(added.find((device) => device.serialNumber === 'SW0001')?.tags).toEqual({ site: 'berlin' });
   expect(h.sim.control.requests({ operationId: 'devices.addDevices' }).filter((r) => r.status === 202)).toHaveLength(1);
 });

@@ -61,14 +61,17 @@ function inputsOf(yaml: string): string {
   const all = [...new Set([...names, ...fromSchedule])];
   if (all.length === 0) return '';
   // The examples' flags are `frozen` and `force`; their plural names (`systemIds`) are lists.
-  const type = (name: string): string => (/^(frozen|force)$/.test(name) ? 'boolean' : name.endsWith('s') ? 'array' : 'string');
+  const type = (name: string): string =>
+    /^(frozen|force)$/.test(name) ? 'boolean' : name.endsWith('s') ? 'array' : 'string';
   return `inputs:\n${all.map((name) => `  ${name}: { type: ${type(name)}, description: read by the example }`).join('\n')}\n`;
 }
 
 /** Earlier steps the example refers to but does not define: stubs that come first. */
 function stubsOf(yaml: string): string {
   const defined = new Set([...yaml.matchAll(/id: ([A-Za-z_]\w*)/g)].map((match) => match[1]));
-  const referenced = [...new Set([...yaml.matchAll(/steps\.([A-Za-z_]\w*)/g)].map((match) => match[1] ?? ''))].filter((id) => !defined.has(id));
+  const referenced = [...new Set([...yaml.matchAll(/steps\.([A-Za-z_]\w*)/g)].map((match) => match[1] ?? ''))].filter(
+    (id) => !defined.has(id),
+  );
   return referenced.map((id) => `  - { id: ${id}, set: { count: 1 } }\n`).join('');
 }
 
@@ -79,7 +82,8 @@ function asPlaybook(example: Example): { text: string } | { skip: string } {
   if (/^name:/m.test(yaml) && /^steps:/m.test(yaml)) return { text: yaml };
   if (/\[\s*\.\.\.\s*\]/.test(yaml)) return { skip: 'elided with [...]' };
   const name = `name: example-${example.line}\n`;
-  if (/^(defaults|schedules):/.test(yaml)) return { text: `${name}${inputsOf(yaml)}${yaml.trimEnd()}\nsteps:\n  - log: example\n` };
+  if (/^(defaults|schedules):/.test(yaml))
+    return { text: `${name}${inputsOf(yaml)}${yaml.trimEnd()}\nsteps:\n  - log: example\n` };
   if (yaml.startsWith('- ')) {
     // A loop variable named `system` is what the examples use inside a rolling update's loop.
     const body = /\bsystem\./.test(yaml)
@@ -95,7 +99,11 @@ const all = examples().map((example) => ({ ...example, wrapped: asPlaybook(examp
 describe('the docs YAML examples', () => {
   it('are found, and the ones that are no playbook are the known few', () => {
     expect(all.length).toBeGreaterThanOrEqual(12);
-    const skipped = all.flatMap((example) => ('skip' in example.wrapped ? [`${example.doc} (${example.wrapped.skip}): ${example.yaml.split('\n')[0] ?? ''}`] : []));
+    const skipped = all.flatMap((example) =>
+      'skip' in example.wrapped
+        ? [`${example.doc} (${example.wrapped.skip}): ${example.yaml.split('\n')[0] ?? ''}`]
+        : [],
+    );
     expect(skipped).toEqual([
       'docs/playbook-language.md (elided with [...]): - id: systems',
       'docs/playbook-language.md (elided with [...]): - id: reads',
@@ -103,10 +111,16 @@ describe('the docs YAML examples', () => {
     ]);
   });
 
-  it.each(all.filter((example) => 'text' in example.wrapped).map((example) => [`${example.doc}:${example.line}`, example] as const))('%s loads with no problem', (_at, example) => {
+  it.each(
+    all
+      .filter((example) => 'text' in example.wrapped)
+      .map((example) => [`${example.doc}:${example.line}`, example] as const),
+  )('%s loads with no problem', (_at, example) => {
     const file = join(dir, `example-${example.line}.yaml`);
     writeFileSync(file, (example.wrapped as { text: string }).text);
     const { problems } = loadPlaybook(file);
-    expect(problems.map((problem) => `${problem.line}:${problem.column} ${problem.code}: ${problem.message}`)).toEqual([]);
+    expect(problems.map((problem) => `${problem.line}:${problem.column} ${problem.code}: ${problem.message}`)).toEqual(
+      [],
+    );
   });
 });

@@ -16,13 +16,23 @@ export interface BundledHarness {
   client: PlatformClient;
   /** Every log line so far, parsed. */
   lines(): Array<Record<string, unknown>>;
-  run(name: string, inputs?: Record<string, unknown>, options?: { dryRun?: boolean; env?: Record<string, string> }): Promise<RunResult>;
+  run(
+    name: string,
+    inputs?: Record<string, unknown>,
+    options?: { dryRun?: boolean; env?: Record<string, string> },
+  ): Promise<RunResult>;
   close(): Promise<void>;
 }
 
 /** The engine tests' harness, with the simulator checking its own answers and lines at debug. */
-export async function startBundledHarness(options: SimulatorOptions = {}, via?: HarnessOptions['via']): Promise<BundledHarness> {
-  const harness = await startHarness({ validateResponses: true, ...options }, { logLevel: 'debug', ...(via ? { via } : {}) });
+export async function startBundledHarness(
+  options: SimulatorOptions = {},
+  via?: HarnessOptions['via'],
+): Promise<BundledHarness> {
+  const harness = await startHarness(
+    { validateResponses: true, ...options },
+    { logLevel: 'debug', ...(via ? { via } : {}) },
+  );
   return {
     sim: harness.sim,
     client: harness.client,

@@ -56,7 +56,10 @@ it('nightly-report-export: fails clearly when the report fails to generate, and 
   expect(failed.error?.message).toMatch(/could not be generated/);
   expect(h.sim.control.outbox()).toEqual([]);
 
-  const unknown = await h.run('nightly-report-export', { columns: ['SUBSCRIPTION_KEY', 'NO_SUCH_COLUMN'], recipients: ['ops@example.com'] });
+  const unknown = await h.run('nightly-report-export', {
+    columns: ['SUBSCRIPTION_KEY', 'NO_SUCH_COLUMN'],
+    recipients: ['ops@example.com'],
+  });
   expect(unknown.status).toBe('failed');
   expect(unknown.error?.message).toMatch(/NO_SUCH_COLUMN.*not columns of SUBSCRIPTION/);
   expect(h.sim.control.requests({ operationId: 'reporting.createReportExport' })).toHaveLength(1);
@@ -65,8 +68,12 @@ it('nightly-report-export: fails clearly when the report fails to generate, and 
 it('nightly-report-export: recipients are required, as the platform requires them: none is refused before anything runs', async () => {
   const { playbook } = loadPlaybook(resolvePlaybookRef('nightly-report-export', process.cwd()));
   expect(playbook?.inputs.recipients).toMatchObject({ required: true });
-  expect(() => resolveInputs(playbook?.inputs ?? {}, {}, 'nightly-report-export')).toThrow(/input 'recipients' \(array\) is required/);
-  expect(() => resolveInputs(playbook?.inputs ?? {}, { recipients: [] }, 'nightly-report-export')).toThrow(/input 'recipients' must NOT have fewer than 1 items/);
+  expect(() => resolveInputs(playbook?.inputs ?? {}, {}, 'nightly-report-export')).toThrow(
+    /input 'recipients' \(array\) is required/,
+  );
+  expect(() => resolveInputs(playbook?.inputs ?? {}, { recipients: [] }, 'nightly-report-export')).toThrow(
+    /input 'recipients' must NOT have fewer than 1 items/,
+  );
 });
 
 it('nightly-report-export: a dry run reads the metadata and posts nothing', async () => {
@@ -124,7 +131,9 @@ it('consumption-report-download: names the reports of the region when the name i
   const h = (harness = await startBundledHarness());
   const result = await h.run('consumption-report-download', { reportName: 'No such report' });
   expect(result.status).toBe('failed');
-  expect(result.error?.message).toMatch(/no report named 'No such report' in us-west \(reports: .*Monthly cost by product/);
+  expect(result.error?.message).toMatch(
+    /no report named 'No such report' in us-west \(reports: .*Monthly cost by product/,
+  );
 });
 
 it('nightly-report-export: fails clearly when the finished report has expired by the time its status is read', async () => {
@@ -140,7 +149,12 @@ it('nightly-report-export: fails clearly when the finished report has expired by
 
 it('nightly-report-export: a PDF export downloads as a PDF', async () => {
   const h = (harness = await startBundledHarness());
-  const result = await h.run('nightly-report-export', { name: 'subscriptions pdf', format: 'PDF', recipients: ['ops@example.com'], subject: 'PDF tonight' });
+  const result = await h.run('nightly-report-export', {
+    name: 'subscriptions pdf',
+    format: 'PDF',
+    recipients: ['ops@example.com'],
+    subject: 'PDF tonight',
+  });
   expect(result.status, failures(result)).toBe('succeeded');
   const outputs = result.outputs as ExportOutputs & { format: string };
   expect(outputs.format).toBe('PDF');
@@ -148,8 +162,14 @@ it('nightly-report-export: a PDF export downloads as a PDF', async () => {
   expect(download.status).toBe(200);
   expect(download.headers.get('content-type')).toBe('application/pdf');
   expect(download.headers.get('content-disposition')).toMatch(/filename="subscriptions-pdf\.pdf"/);
-  expect(Buffer.from(await download.arrayBuffer()).subarray(0, 5).toString('latin1')).toBe('%PDF-');
-  expect(h.sim.control.outbox().find((message) => message.subject === 'PDF tonight')?.links).toContain(outputs.downloadUrl);
+  expect(
+    Buffer.from(await download.arrayBuffer())
+      .subarray(0, 5)
+      .toString('latin1'),
+  ).toBe('%PDF-');
+  expect(h.sim.control.outbox().find((message) => message.subject === 'PDF tonight')?.links).toContain(
+    outputs.downloadUrl,
+  );
 });
 
 it('nightly-report-export: its expiry check also fires when a finished status has no download URL at all', async () => {
@@ -172,7 +192,9 @@ it('nightly-report-export: its expiry check also fires when a finished status ha
 
 it('nightly-report-export: a status without its status field fails the run instead of passing for completed', async () => {
   const loaded = loadPlaybook(resolvePlaybookRef('nightly-report-export', process.cwd()));
-  const check = loaded.playbook?.steps.find((step) => step.kind === 'fail' && /failed at stage/.test(JSON.stringify(step)));
+  const check = loaded.playbook?.steps.find(
+    (step) => step.kind === 'fail' && /failed at stage/.test(JSON.stringify(step)),
+  );
   const fires = async (body: Record<string, unknown>): Promise<unknown> =>
     check?.if?.evaluate({
       inputs: { name: 'n' },

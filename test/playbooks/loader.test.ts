@@ -32,7 +32,9 @@ describe('invalid playbooks', () => {
   it.each(yamlIn('invalid'))('%s reports exactly its expected problems', async (file) => {
     const { playbook, problems } = loadPlaybook(file);
     expect(playbook).toBeUndefined();
-    const text = problems.map((p) => `${relative(root, p.file)}:${p.line}:${p.column} ${p.severity} ${p.code} ${p.pointer} ${p.message}`).join('\n');
+    const text = problems
+      .map((p) => `${relative(root, p.file)}:${p.line}:${p.column} ${p.severity} ${p.code} ${p.pointer} ${p.message}`)
+      .join('\n');
     await expect(`${text}\n`).toMatchFileSnapshot(join(here, 'invalid', `${basename(file, '.yaml')}.expected.txt`));
   });
 });
@@ -40,7 +42,9 @@ describe('invalid playbooks', () => {
 describe('step examples', () => {
   const examples = createStepRegistry()
     .list()
-    .flatMap((definition) => definition.examples.map((example) => [definition.kind, example.description, example.yaml] as const));
+    .flatMap((definition) =>
+      definition.examples.map((example) => [definition.kind, example.description, example.yaml] as const),
+    );
   it.each(examples)('%s: %s', (kind, _description, yaml) => {
     const file = join(scratch, `${kind}-${examples.findIndex((entry) => entry[2] === yaml)}.yaml`);
     writeFileSync(file, yaml);
@@ -51,32 +55,62 @@ describe('step examples', () => {
 describe('normalised playbook', () => {
   it('converts durations, merges retry defaults and compiles expressions', async () => {
     const { playbook } = loadPlaybook(join(here, 'valid', 'rolling-cluster-update.yaml'));
-    expect(playbook?.defaults).toMatchObject({ timeoutMs: 14_400_000, retry: { maxAttempts: 3, initialDelayMs: 2000, maxDelayMs: 60_000, on: ['transient'] } });
+    expect(playbook?.defaults).toMatchObject({
+      timeoutMs: 14_400_000,
+      retry: { maxAttempts: 3, initialDelayMs: 2000, maxDelayMs: 60_000, on: ['transient'] },
+    });
     const loop = playbook?.steps[1] as ForEachStep | undefined;
     expect(loop?.kind).toBe('forEach');
     if (loop?.kind !== 'forEach') return;
     expect(loop.as).toBe('system');
     const update = loop.steps[1];
-    expect(update).toMatchObject({ kind: 'call', operationId: 'privateCloud.runSoftwareUpdate', wait: { timeoutMs: 21_600_000 } });
+    expect(update).toMatchObject({
+      kind: 'call',
+      operationId: 'privateCloud.runSoftwareUpdate',
+      wait: { timeoutMs: 21_600_000 },
+    });
     expect(update?.rescue?.[0]?.retry.maxAttempts).toBe(2);
-    expect(await loop.concurrency.evaluate({ inputs: { maxParallelSystems: 4 }, steps: {}, env: {}, run: { id: 'r', playbook: 'p', dryRun: false, startedAt: '' } })).toBe(4);
-    expect(playbook?.schedules[0]).toMatchObject({ cron: '0 2 * * SAT', timezone: 'Europe/Berlin', overlap: 'skip', catchUp: 'last', enabled: true });
+    expect(
+      await loop.concurrency.evaluate({
+        inputs: { maxParallelSystems: 4 },
+        steps: {},
+        env: {},
+        run: { id: 'r', playbook: 'p', dryRun: false, startedAt: '' },
+      }),
+    ).toBe(4);
+    expect(playbook?.schedules[0]).toMatchObject({
+      cron: '0 2 * * SAT',
+      timezone: 'Europe/Berlin',
+      overlap: 'skip',
+      catchUp: 'last',
+      enabled: true,
+    });
   });
 
   it('loads `uses` recursively and refuses a cycle', () => {
     const dir = join(scratch, 'uses');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'child.yaml'), 'name: child\ninputs:\n  who: { type: string }\nsteps:\n  - log: "hi ${{ inputs.who }}"\n');
-    writeFileSync(join(dir, 'parent.yaml'), 'name: parent\nsteps:\n  - id: greet\n    uses: ./child.yaml\n    with: { who: me }\n');
+    writeFileSync(
+      join(dir, 'child.yaml'),
+      'name: child\ninputs:\n  who: { type: string }\nsteps:\n  - log: "hi ${{ inputs.who }}"\n',
+    );
+    writeFileSync(
+      join(dir, 'parent.yaml'),
+      'name: parent\nsteps:\n  - id: greet\n    uses: ./child.yaml\n    with: { who: me }\n',
+    );
     const { playbook, problems } = loadPlaybook(join(dir, 'parent.yaml'));
     expect(problems).toEqual([]);
-    expect(playbook?.steps[0]).toMatchObject({ kind: 'uses', playbookRef: './child.yaml', playbook: { name: 'child' } });
+    expect(playbook?.steps[0]).toMatchObject({
+      kind: 'uses',
+      playbookRef: './child.yaml',
+      playbook: { name: 'child' },
+    });
     writeFileSync(join(dir, 'a.yaml'), 'name: a\nsteps:\n  - uses: ./b.yaml\n');
     writeFileSync(join(dir, 'b.yaml'), 'name: b\nsteps:\n  - uses: ./a.yaml\n');
     expect(loadPlaybook(join(dir, 'a.yaml')).problems.map((problem) => problem.code)).toContain('USES_CYCLE');
   });
 
-  it('`uses` reads only .yaml/.yml files in the calling playbook\'s folder (or under it), the bundled ones, or an allowed folder', () => {
+  it("`uses` reads only .yaml/.yml files in the calling playbook's folder (or under it), the bundled ones, or an allowed folder", () => {
     const outside = join(scratch, 'outside');
     const dir = join(scratch, 'confined');
     mkdirSync(join(dir, 'sub'), { recursive: true });
@@ -87,14 +121,18 @@ describe('normalised playbook', () => {
     symlinkSync(join(outside, 'shared.yaml'), join(dir, 'link.yaml'));
     const uses = (ref: string): string => {
       writeFileSync(join(dir, 'parent.yaml'), `name: parent\nsteps:\n  - uses: ${ref}\n`);
-      return loadPlaybook(join(dir, 'parent.yaml')).problems.map((problem) => `${problem.code} ${problem.message}`).join('\n');
+      return loadPlaybook(join(dir, 'parent.yaml'))
+        .problems.map((problem) => `${problem.code} ${problem.message}`)
+        .join('\n');
     };
     expect(uses('./sub/child.yaml')).toBe('');
     expect(uses('device-onboarding')).not.toContain('USES_NOT_ALLOWED');
     expect(uses('device-onboarding')).toContain('INVALID_USES_INPUTS');
     expect(uses('./.env')).toMatch(/^USES_NOT_ALLOWED '\.\/\.env' is not a playbook file/);
     expect(uses('/dev/zero')).toMatch(/^USES_NOT_ALLOWED/);
-    expect(uses('../outside/shared.yaml')).toMatch(/^USES_NOT_ALLOWED '\.\.\/outside\/shared\.yaml' is outside the calling playbook's folder/);
+    expect(uses('../outside/shared.yaml')).toMatch(
+      /^USES_NOT_ALLOWED '\.\.\/outside\/shared\.yaml' is outside the calling playbook's folder/,
+    );
     expect(uses('./link.yaml')).toMatch(/^USES_NOT_ALLOWED/);
     expect(uses('/etc/passwd.yaml')).toMatch(/^USES_NOT_ALLOWED/);
     for (const ref of ['./.env', '../outside/shared.yaml']) expect(uses(ref)).not.toContain('s3cr3t');
@@ -103,7 +141,12 @@ describe('normalised playbook', () => {
   });
 
   it('refuses a device or a FIFO before reading it, and reads no more than the cap', () => {
-    expect(loadPlaybook('/dev/zero').problems).toEqual([expect.objectContaining({ code: 'NOT_A_FILE', message: expect.stringContaining('not a regular file') as unknown })]);
+    expect(loadPlaybook('/dev/zero').problems).toEqual([
+      expect.objectContaining({
+        code: 'NOT_A_FILE',
+        message: expect.stringContaining('not a regular file') as unknown,
+      }),
+    ]);
     const fifo = join(scratch, 'fifo.yaml');
     execFileSync('mkfifo', [fifo]);
     expect(loadPlaybook(fifo).problems[0]?.code).toBe('NOT_A_FILE');
@@ -112,13 +155,28 @@ describe('normalised playbook', () => {
   });
 
   it('refuses alias bombs and files that are not text', () => {
-    const bomb = ['name: bomb', 'a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 6 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`), 'steps: []'].join('\n');
+    const bomb = [
+      'name: bomb',
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from(
+        { length: 6 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(', ')}]`,
+      ),
+      'steps: []',
+    ].join('\n');
     writeFileSync(join(scratch, 'bomb.yaml'), bomb);
     expect(loadPlaybook(join(scratch, 'bomb.yaml')).problems[0]?.code).toBe('YAML_ALIAS_LIMIT');
     writeFileSync(join(scratch, 'binary.yaml'), Buffer.from([0x6e, 0x61, 0x00, 0x01]));
     expect(loadPlaybook(join(scratch, 'binary.yaml')).problems[0]?.code).toBe('NOT_TEXT');
     writeFileSync(join(scratch, 'latin1.yaml'), Buffer.from('name: caf\xe9\n', 'latin1'));
-    expect(loadPlaybook(join(scratch, 'latin1.yaml')).problems[0]).toMatchObject({ code: 'INVALID_UTF8', line: 1, column: 10 });
+    expect(loadPlaybook(join(scratch, 'latin1.yaml')).problems[0]).toMatchObject({
+      code: 'INVALID_UTF8',
+      line: 1,
+      column: 10,
+    });
     expect(loadPlaybook(scratch).problems[0]?.code).toBe('NOT_A_FILE');
     expect(loadPlaybook(join(scratch, 'missing.yaml')).problems[0]?.code).toBe('FILE_NOT_FOUND');
   });
@@ -134,11 +192,19 @@ describe('schemas/playbook.schema.json', () => {
 describe('YAML slips a person makes, explained once with the fix', () => {
   const problemsOf = (name: string, text: string) => {
     writeFileSync(join(scratch, name), text);
-    return loadPlaybook(join(scratch, name)).problems.map(({ code, message, line, column }) => ({ code, message, line, column }));
+    return loadPlaybook(join(scratch, name)).problems.map(({ code, message, line, column }) => ({
+      code,
+      message,
+      line,
+      column,
+    }));
   };
 
   it('an unquoted ${{ a ? b : c }} is one problem saying to quote the whole value, not a cascade of parser errors', () => {
-    const problems = problemsOf('ternary.yaml', 'name: t\ninputs:\n  n: { type: number, default: 1 }\nsteps:\n  - id: one\n    log: ${{ inputs.n > 1 ? "many" : "one" }}\n');
+    const problems = problemsOf(
+      'ternary.yaml',
+      'name: t\ninputs:\n  n: { type: number, default: 1 }\nsteps:\n  - id: one\n    log: ${{ inputs.n > 1 ? "many" : "one" }}\n',
+    );
     expect(problems).toEqual([
       {
         code: 'YAML_UNQUOTED_EXPRESSION',
@@ -150,11 +216,15 @@ describe('YAML slips a person makes, explained once with the fix', () => {
   });
 
   it('a list item indented one space too far is one problem naming both columns, not "Sequence item without - indicator"', () => {
-    const problems = problemsOf('indent.yaml', 'name: a\nsteps:\n  - id: one\n    log: "x"\n   - id: two\n    log: "y"\n');
+    const problems = problemsOf(
+      'indent.yaml',
+      'name: a\nsteps:\n  - id: one\n    log: "x"\n   - id: two\n    log: "y"\n',
+    );
     expect(problems).toEqual([
       {
         code: 'YAML_BAD_INDENT',
-        message: 'All sequence items must start at the same column. Check the indentation: this line starts at column 4, the list item on line 3 at column 3; items of one list, and keys of one mapping, start at the same column.',
+        message:
+          'All sequence items must start at the same column. Check the indentation: this line starts at column 4, the list item on line 3 at column 3; items of one list, and keys of one mapping, start at the same column.',
         line: 5,
         column: 4,
       },

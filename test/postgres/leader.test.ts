@@ -36,7 +36,9 @@ describe.skipIf(!adminUrl)('one scheduler among many candidates', () => {
     // The leader's process dies (its connection goes): no lease to wait out.
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
-    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`);
+    await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`,
+    );
     await admin.end();
     await expect.poll(() => leader?.stillHeld(), { timeout: 5000 }).toBe(false);
     const next = await b.tryLeadership('scheduler');
@@ -61,8 +63,14 @@ describe.skipIf(!adminUrl)('one scheduler among many candidates', () => {
     const schedule = playbook.schedules[0];
     if (!schedule) throw new Error('fixture has no schedule');
     const logger = createLogger({ level: 'silent' });
-    const leaders = [await open(), await open()].map((store) => ({ store, execute: createQueueExecutor({ store, logger, env: {} }) }));
-    const fires = Array.from({ length: 100 }, (_, index) => new Date(Date.parse('2026-03-01T05:00:00Z') + index * 86_400_000));
+    const leaders = [await open(), await open()].map((store) => ({
+      store,
+      execute: createQueueExecutor({ store, logger, env: {} }),
+    }));
+    const fires = Array.from(
+      { length: 100 },
+      (_, index) => new Date(Date.parse('2026-03-01T05:00:00Z') + index * 86_400_000),
+    );
     // Each leader makes its own run id for a fire, as two schedulers would.
     const request = (scheduledAt: Date, leader: number): FireRequest => ({
       playbook,
@@ -73,7 +81,9 @@ describe.skipIf(!adminUrl)('one scheduler among many candidates', () => {
       resume: false,
       signal: new AbortController().signal,
     });
-    const outcomes = await Promise.all(fires.flatMap((at) => leaders.map((leader, index) => leader.execute(request(at, index)))));
+    const outcomes = await Promise.all(
+      fires.flatMap((at) => leaders.map((leader, index) => leader.execute(request(at, index)))),
+    );
     expect(outcomes.every((outcome) => outcome.status === 'queued')).toBe(true);
     const runs = await leaders[0]!.store.listRuns({ limit: 1000 });
     expect(runs).toHaveLength(100);

@@ -53,9 +53,16 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
 
   it('migrates an empty database up to the current version, once, even with several openers at once', async () => {
     await Promise.all([open(), open(), open()]);
-    expect(await sql<{ version: number }>(url, 'SELECT version FROM fleetbook_schema')).toEqual([{ version: postgresSchemaVersion }]);
-    const tables = await sql<{ name: string }>(url, "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1");
-    expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining(['fleetbook_schema', 'journal', 'leases', 'runs', 'schedule_state']));
+    expect(await sql<{ version: number }>(url, 'SELECT version FROM fleetbook_schema')).toEqual([
+      { version: postgresSchemaVersion },
+    ]);
+    const tables = await sql<{ name: string }>(
+      url,
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1",
+    );
+    expect(tables.map((table) => table.name)).toEqual(
+      expect.arrayContaining(['fleetbook_schema', 'journal', 'leases', 'runs', 'schedule_state']),
+    );
   });
 
   it('refuses a database a newer Fleetbook migrated: exit 2 and what to do, before anything is written', async () => {
@@ -86,11 +93,17 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
     const store = await open();
     await store.createRun(run('r1'));
     const perWriter = 200;
-    await Promise.all(['a', 'b'].map((writer) => exec(process.execPath, ['--import', 'tsx', appendWorker, url, 'r1', writer, String(perWriter)])));
+    await Promise.all(
+      ['a', 'b'].map((writer) =>
+        exec(process.execPath, ['--import', 'tsx', appendWorker, url, 'r1', writer, String(perWriter)]),
+      ),
+    );
     const journal = await store.journal('r1');
     expect(journal.map((entry) => entry.seq)).toEqual(Array.from({ length: 2 * perWriter }, (_, index) => index + 1));
     for (const writer of ['writer-a', 'writer-b']) {
-      const indexes = journal.flatMap((entry) => (entry.event.path === writer && entry.event.type === 'item.started' ? [entry.event.index] : []));
+      const indexes = journal.flatMap((entry) =>
+        entry.event.path === writer && entry.event.type === 'item.started' ? [entry.event.index] : [],
+      );
       expect(indexes).toEqual(Array.from({ length: perWriter }, (_, index) => index));
     }
   });
@@ -98,9 +111,20 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
   it('after a SIGKILL with buffered appends, what survives is a prefix holding every unbuffered append', async () => {
     const store = await open();
     await store.createRun(run('r1'));
-    const killed = await exec(process.execPath, ['--import', 'tsx', appendWorker, url, 'r1', 'a', '105', 'kill-buffered']).catch((error: { signal?: string }) => error.signal);
+    const killed = await exec(process.execPath, [
+      '--import',
+      'tsx',
+      appendWorker,
+      url,
+      'r1',
+      'a',
+      '105',
+      'kill-buffered',
+    ]).catch((error: { signal?: string }) => error.signal);
     expect(killed).toBe('SIGKILL');
-    const indexes = (await store.journal('r1')).map((entry) => (entry.event.type === 'item.started' ? entry.event.index : -1));
+    const indexes = (await store.journal('r1')).map((entry) =>
+      entry.event.type === 'item.started' ? entry.event.index : -1,
+    );
     expect(indexes.length).toBeGreaterThanOrEqual(100);
     expect(indexes).toEqual(Array.from({ length: indexes.length }, (_, index) => index));
   });
@@ -116,7 +140,9 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
     expect((await reader.journal('r1')).map((entry) => entry.event)).toEqual([started(0), started(1), started(2)]);
     await writer.append('r1', started(3), { buffered: true });
     await expect.poll(async () => (await reader.journal('r1')).length, { timeout: 2000 }).toBe(4);
-    await expect(writer.append('nope', started(0), { buffered: true })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    await expect(writer.append('nope', started(0), { buffered: true })).rejects.toMatchObject({
+      code: 'RUN_NOT_FOUND',
+    });
     await writer.append('r1', started(4), { buffered: true });
     await writer.close();
     expect((await reader.journal('r1')).map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -128,10 +154,17 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
     const count = 1000;
     const started = process.hrtime.bigint();
     for (let index = 0; index < count; index += 1) {
-      await store.append('r1', { type: 'step.finished', path: `systems[${index}].update`, status: 'succeeded', outputs: { status: 202, body: { id: `op-${index}` } } });
+      await store.append('r1', {
+        type: 'step.finished',
+        path: `systems[${index}].update`,
+        status: 'succeeded',
+        outputs: { status: 202, body: { id: `op-${index}` } },
+      });
     }
     const microsPerAppend = Number(process.hrtime.bigint() - started) / 1000 / count;
-    console.log(`postgres store: ${microsPerAppend.toFixed(1)} µs per journal append (${count} appends, fsync=off test cluster)`);
+    console.log(
+      `postgres store: ${microsPerAppend.toFixed(1)} µs per journal append (${count} appends, fsync=off test cluster)`,
+    );
     expect((await store.journal('r1')).length).toBe(count);
   });
 });
@@ -162,7 +195,9 @@ describe.skipIf(!adminUrl)('FLEETBOOK_STORE: bad input and an unusable server, e
 
   it('says the server cannot be reached', async () => {
     const port = await freePort();
-    const outcome = await runCli(['runs', 'list'], { env: { FLEETBOOK_STORE: `postgres://u:p@127.0.0.1:${port}/fleetbook` } });
+    const outcome = await runCli(['runs', 'list'], {
+      env: { FLEETBOOK_STORE: `postgres://u:p@127.0.0.1:${port}/fleetbook` },
+    });
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain('cannot be reached (ECONNREFUSED)');
   });
@@ -177,9 +212,12 @@ describe.skipIf(!adminUrl)('FLEETBOOK_STORE: bad input and an unusable server, e
 
   it('`fleetbook run` stops before the run starts: no run, no request', async () => {
     const port = await freePort();
-    const outcome = await runCli(['run', 'playbooks/rolling-cluster-update.yaml', '--target', 'simulator', '-i', 'catalogVersion=2.4.0'], {
-      env: { FLEETBOOK_STORE: `postgres://u:p@127.0.0.1:${port}/fleetbook` },
-    });
+    const outcome = await runCli(
+      ['run', 'playbooks/rolling-cluster-update.yaml', '--target', 'simulator', '-i', 'catalogVersion=2.4.0'],
+      {
+        env: { FLEETBOOK_STORE: `postgres://u:p@127.0.0.1:${port}/fleetbook` },
+      },
+    );
     expect(outcome.code).toBe(2);
     expect(outcome.stdout).not.toContain('Running');
     expect(outcome.stderr).toContain('cannot be reached');

@@ -36,9 +36,15 @@ describe.skipIf(!adminUrl)('PostgreSQL queue: claims with fencing tokens', () =>
     // `runs list` sees them running; a finished run is never claimed again.
     await a.fenced('q1', claims[ids.indexOf('q1')]?.fence ?? -1).setRunStatus('q1', 'succeeded');
     clock.advance(60_000);
-    const retaken = [await c.claimRun('worker-c', 30_000), await c.claimRun('worker-c', 30_000), await c.claimRun('worker-c', 30_000), await c.claimRun('worker-c', 30_000)];
+    const retaken = [
+      await c.claimRun('worker-c', 30_000),
+      await c.claimRun('worker-c', 30_000),
+      await c.claimRun('worker-c', 30_000),
+      await c.claimRun('worker-c', 30_000),
+    ];
     expect(retaken.map((claim) => claim?.run.id)).toEqual(['q2', 'q3', 'q4', undefined]);
-    for (const claim of retaken.slice(0, 3)) expect(claim?.fence).toBeGreaterThan(Math.max(...claims.map((first) => first?.fence ?? 0)));
+    for (const claim of retaken.slice(0, 3))
+      expect(claim?.fence).toBeGreaterThan(Math.max(...claims.map((first) => first?.fence ?? 0)));
   });
 
   it('refuses every write of a worker whose lapsed claim another took over; the new holder writes', async () => {
@@ -58,8 +64,14 @@ describe.skipIf(!adminUrl)('PostgreSQL queue: claims with fencing tokens', () =>
     expect(second).toMatchObject({ run: { id: 'r1' }, previousOwner: 'worker-a' });
     expect(second?.fence).toBeGreaterThan(first?.fence ?? Infinity);
 
-    await expect(asA.append('r1', { type: 'request.sending', path: 'update', attempt: 1, operationId: 'x', method: 'POST' })).rejects.toMatchObject({ code: 'STALE_FENCE' });
-    await expect(asA.append('r1', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true }).then(() => asA.journal('r1'))).rejects.toMatchObject({ code: 'STALE_FENCE' });
+    await expect(
+      asA.append('r1', { type: 'request.sending', path: 'update', attempt: 1, operationId: 'x', method: 'POST' }),
+    ).rejects.toMatchObject({ code: 'STALE_FENCE' });
+    await expect(
+      asA
+        .append('r1', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true })
+        .then(() => asA.journal('r1')),
+    ).rejects.toMatchObject({ code: 'STALE_FENCE' });
     await expect(asA.setRunStatus('r1', 'failed')).rejects.toMatchObject({ code: 'STALE_FENCE' });
     await expect(asA.markResumed('r1')).rejects.toMatchObject({ code: 'STALE_FENCE' });
     expect(await a.renewClaim('r1', first?.fence ?? -1, 10_000)).toBe(false);
@@ -86,6 +98,8 @@ describe.skipIf(!adminUrl)('PostgreSQL queue: claims with fencing tokens', () =>
 
   it('an unfenced append to an unknown run is still RUN_NOT_FOUND, a fenced one too', async () => {
     const a = await worker();
-    await expect(a.fenced('nope', 1).append('nope', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    await expect(
+      a.fenced('nope', 1).append('nope', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' }),
+    ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
   });
 });

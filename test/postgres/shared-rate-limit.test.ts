@@ -31,7 +31,12 @@ afterAll(async () => {
 });
 
 function client(store: RunStore | undefined): PlatformClient {
-  const probe = createPlatformClient({ credentials: { clientId: 'sim-admin', clientSecret: 'sim-admin-secret' }, authUrl: simulator.authUrl, baseUrl: simulator.baseUrl, regionalUrl: simulator.regionalUrl });
+  const probe = createPlatformClient({
+    credentials: { clientId: 'sim-admin', clientSecret: 'sim-admin-secret' },
+    authUrl: simulator.authUrl,
+    baseUrl: simulator.baseUrl,
+    regionalUrl: simulator.regionalUrl,
+  });
   const operation = probe.catalogue.byId.get(OPERATION);
   const group = operation?.rateLimit?.group ?? operation?.area ?? '';
   return createPlatformClient({
@@ -48,7 +53,11 @@ function client(store: RunStore | undefined): PlatformClient {
 /** Both clients send PER_CLIENT requests at once; the span (ms) of the request log's arrivals. */
 async function spanOf(stores: [RunStore | undefined, RunStore | undefined]): Promise<number> {
   const before = simulator.control.requests({ operationId: OPERATION }).length;
-  await Promise.all(stores.map((store) => client(store)).flatMap((each) => Array.from({ length: PER_CLIENT }, () => each.invoke(OPERATION, {}))));
+  await Promise.all(
+    stores
+      .map((store) => client(store))
+      .flatMap((each) => Array.from({ length: PER_CLIENT }, () => each.invoke(OPERATION, {}))),
+  );
   const times = simulator.control
     .requests({ operationId: OPERATION })
     .slice(before)
@@ -76,18 +85,24 @@ describe('one rate budget for several processes', () => {
     }
   });
 
-  it.skipIf(!adminUrl)('on PostgreSQL: two connections (two machines) share it, and a pushed bucket holds both off', async () => {
-    const url = await createTestDatabase(adminUrl ?? '');
-    const stores: [RunStore, RunStore] = [await createPostgresRunStore({ url }), await createPostgresRunStore({ url })];
-    try {
-      expect(await spanOf(stores)).toBeGreaterThanOrEqual(sharedSpanMs * 0.9);
-      // A 429 or a spent quota seen by one process: the other waits too.
-      const budget = storeRateBudget(stores[0], 'conn');
-      await budget.push('reporting', 20_000, PER_MINUTE, 10);
-      const waitMs = await storeRateBudget(stores[1], 'conn').take('reporting', PER_MINUTE, 10);
-      expect(waitMs).toBeGreaterThan(15_000);
-    } finally {
-      for (const store of stores) await store.close();
-    }
-  });
+  it.skipIf(!adminUrl)(
+    'on PostgreSQL: two connections (two machines) share it, and a pushed bucket holds both off',
+    async () => {
+      const url = await createTestDatabase(adminUrl ?? '');
+      const stores: [RunStore, RunStore] = [
+        await createPostgresRunStore({ url }),
+        await createPostgresRunStore({ url }),
+      ];
+      try {
+        expect(await spanOf(stores)).toBeGreaterThanOrEqual(sharedSpanMs * 0.9);
+        // A 429 or a spent quota seen by one process: the other waits too.
+        const budget = storeRateBudget(stores[0], 'conn');
+        await budget.push('reporting', 20_000, PER_MINUTE, 10);
+        const waitMs = await storeRateBudget(stores[1], 'conn').take('reporting', PER_MINUTE, 10);
+        expect(waitMs).toBeGreaterThan(15_000);
+      } finally {
+        for (const store of stores) await store.close();
+      }
+    },
+  );
 });

@@ -42,11 +42,23 @@ describe.skipIf(!adminUrl)('daemons in team mode', () => {
       const store = await createPostgresRunStore({ url, now: () => new Date(clock.now()) });
       stores.push(store);
       const { logger } = captureLogs();
-      daemons.push(await startDaemon({ playbooksDir: five, store, logger, clock, watch: false, leaseTtlMs: 15_000, teamLeadership: store, execute: createQueueExecutor({ store, logger, env: {} }) }));
+      daemons.push(
+        await startDaemon({
+          playbooksDir: five,
+          store,
+          logger,
+          clock,
+          watch: false,
+          leaseTtlMs: 15_000,
+          teamLeadership: store,
+          execute: createQueueExecutor({ store, logger, env: {} }),
+        }),
+      );
     }
     await advanceTogether(clocks, '2026-03-01T10:11:00.000Z');
     expect(daemons.map((daemon) => daemon.isLeader()).filter(Boolean)).toHaveLength(1);
-    const queued = async () => (await stores[0]!.listRuns({ limit: 100 })).filter((run) => run.trigger.kind === 'schedule');
+    const queued = async () =>
+      (await stores[0]!.listRuns({ limit: 100 })).filter((run) => run.trigger.kind === 'schedule');
     expect((await queued()).map((run) => run.status)).toEqual(['queued', 'queued']);
 
     const leader = daemons.findIndex((daemon) => daemon.isLeader());

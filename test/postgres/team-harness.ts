@@ -35,18 +35,45 @@ export interface Team {
   close(): Promise<void>;
 }
 
-export async function startTeam(adminUrl: string, options: { timeScale?: number; simulatorArgs?: string[] } = {}): Promise<Team> {
-  if (!existsSync(join(root, 'dist', 'cli', 'main.js'))) throw new Error('team-mode tests run the built CLI: run `npm run build` first');
+export async function startTeam(
+  adminUrl: string,
+  options: { timeScale?: number; simulatorArgs?: string[] } = {},
+): Promise<Team> {
+  if (!existsSync(join(root, 'dist', 'cli', 'main.js')))
+    throw new Error('team-mode tests run the built CLI: run `npm run build` first');
   const url = await createTestDatabase(adminUrl, 'fleetbook_team');
-  const simulator = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--json', '--time-scale', String(options.timeScale ?? 3000), ...(options.simulatorArgs ?? [])], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const connection = await new Promise<{ url: string; authUrl: string; baseUrl: string; regionalUrl: string }>((resolve, reject) => {
-    let text = '';
-    simulator.stdout.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      if (text.includes('\n')) resolve(JSON.parse(text.split('\n')[0] ?? '') as { url: string; authUrl: string; baseUrl: string; regionalUrl: string });
-    });
-    simulator.on('exit', (code) => reject(new Error(`the simulator exited with ${code}`)));
-  });
+  const simulator = spawn(
+    process.execPath,
+    [
+      bin,
+      'simulate',
+      '--port',
+      '0',
+      '--json',
+      '--time-scale',
+      String(options.timeScale ?? 3000),
+      ...(options.simulatorArgs ?? []),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const connection = await new Promise<{ url: string; authUrl: string; baseUrl: string; regionalUrl: string }>(
+    (resolve, reject) => {
+      let text = '';
+      simulator.stdout.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('\n'))
+          resolve(
+            JSON.parse(text.split('\n')[0] ?? '') as {
+              url: string;
+              authUrl: string;
+              baseUrl: string;
+              regionalUrl: string;
+            },
+          );
+      });
+      simulator.on('exit', (code) => reject(new Error(`the simulator exited with ${code}`)));
+    },
+  );
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     FLEETBOOK_STORE: url,
@@ -60,12 +87,17 @@ export async function startTeam(adminUrl: string, options: { timeScale?: number;
   const store = await createPostgresRunStore({ url });
   const started: FleetbookProcess[] = [];
   const fleetbook = (args: string[], extraEnv: NodeJS.ProcessEnv = {}): FleetbookProcess => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     const process_: FleetbookProcess = { child, stdout: () => out, stderr: () => err, exited };
     started.push(process_);
     return process_;
@@ -83,7 +115,8 @@ export async function startTeam(adminUrl: string, options: { timeScale?: number;
     run: (runId) => store.getRun(runId),
     journal: (runId) => store.journal(runId),
     async requestLog() {
-      const answer = (await (await fetch(`${connection.url}/_sim/requests`)).json()) as { items: RequestLogEntry[] } | RequestLogEntry[];
+      const answer = (await (await fetch(`${connection.url}/_sim/requests`)).json()) as
+        { items: RequestLogEntry[] } | RequestLogEntry[];
       return Array.isArray(answer) ? answer : answer.items;
     },
     async close() {
@@ -111,7 +144,10 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number, wh
 }
 
 /** Writes the simulator logged (POSTs), as `METHOD path` with how many times each was sent. */
-export function repeatedWrites(log: readonly RequestLogEntry[], operationIds: readonly string[]): Array<[string, number]> {
+export function repeatedWrites(
+  log: readonly RequestLogEntry[],
+  operationIds: readonly string[],
+): Array<[string, number]> {
   const counts = new Map<string, number>();
   for (const entry of log) {
     if (entry.method !== 'POST' || !operationIds.includes(entry.operationId ?? '')) continue;

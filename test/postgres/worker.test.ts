@@ -9,13 +9,18 @@ import { startTeam, until, type Team } from './team-harness.js';
 
 const adminUrl = testPostgresUrl();
 const rollingUpdate = join(import.meta.dirname, '..', 'resume', 'fixtures', 'rolling-update.yaml');
-const WRITES = ['privateCloud.runSoftwarePrechecks', 'privateCloud.runSoftwareUpdate', 'privateCloud.resumeSoftwareUpdate'];
+const WRITES = [
+  'privateCloud.runSoftwarePrechecks',
+  'privateCloud.runSoftwareUpdate',
+  'privateCloud.resumeSoftwareUpdate',
+];
 
 /** Writes the platform accepted (or may have: a dropped connection) more than once for one path. */
 function acceptedTwice(log: readonly RequestLogEntry[]): Array<[string, number]> {
   const counts = new Map<string, number>();
   for (const entry of log) {
-    if (entry.method !== 'POST' || !WRITES.includes(entry.operationId) || (entry.status >= 400 && entry.status < 500)) continue;
+    if (entry.method !== 'POST' || !WRITES.includes(entry.operationId) || (entry.status >= 400 && entry.status < 500))
+      continue;
     counts.set(entry.path, (counts.get(entry.path) ?? 0) + 1);
   }
   return [...counts].filter(([, count]) => count > 1);
@@ -24,7 +29,11 @@ function acceptedTwice(log: readonly RequestLogEntry[]): Array<[string, number]>
 async function queue(team: Team): Promise<string> {
   const queued = await team.command(['run', rollingUpdate, '--queue', '--json']);
   expect(queued.code, queued.stderr).toBe(0);
-  const line = JSON.parse(queued.stdout.trim().split('\n').at(-1) ?? '{}') as { event: string; runId: string; status: string };
+  const line = JSON.parse(queued.stdout.trim().split('\n').at(-1) ?? '{}') as {
+    event: string;
+    runId: string;
+    status: string;
+  };
   expect(line).toMatchObject({ event: 'run.queued', status: 'queued' });
   return line.runId;
 }
@@ -51,7 +60,10 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
     expect((await team.run(runId))?.status).toBe('queued');
     const listed = await team.command(['runs', 'list', '--json']);
     expect(listed.stdout).toContain(runId);
-    const workers = [team.fleetbook(['worker', '--exit-when-idle', '--poll', '50ms']), team.fleetbook(['worker', '--exit-when-idle', '--poll', '50ms'])];
+    const workers = [
+      team.fleetbook(['worker', '--exit-when-idle', '--poll', '50ms']),
+      team.fleetbook(['worker', '--exit-when-idle', '--poll', '50ms']),
+    ];
     const ends = await Promise.all(workers.map((worker) => worker.exited));
     expect(ends.map((end) => end.code)).toEqual([0, 0]);
     const run = await team.run(runId);
@@ -105,7 +117,11 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
     await until(async () => other.stdout().includes('"event":"run.resuming"'), 20_000, 'the take-over');
     // Back from its pause, its next journal append or status change carries a stale token.
     paused.child.kill('SIGCONT');
-    await until(async () => /STALE_FENCE|"event":"claim.lost"/.test(paused.stdout()), 20_000, 'the paused worker to learn it lost the run');
+    await until(
+      async () => /STALE_FENCE|"event":"claim.lost"/.test(paused.stdout()),
+      20_000,
+      'the paused worker to learn it lost the run',
+    );
     await until(async () => (await team.run(runId))?.status === 'succeeded', 45_000, 'the end of the run');
     for (const worker of [paused, other]) worker.child.kill('SIGTERM');
     expect((await other.exited).code, other.stderr()).toBe(0);
@@ -115,7 +131,14 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
   it('SIGTERM drains: no new claim, the run in flight stops at a journaled point and goes back to the queue', async () => {
     const runId = await queue(team);
     const worker = team.fleetbook(['worker', '--poll', '50ms']);
-    await until(async () => (await team.journal(runId)).some((entry) => entry.event.type === 'request.sending' && entry.event.method === 'POST'), 45_000, 'the first write');
+    await until(
+      async () =>
+        (await team.journal(runId)).some(
+          (entry) => entry.event.type === 'request.sending' && entry.event.method === 'POST',
+        ),
+      45_000,
+      'the first write',
+    );
     worker.child.kill('SIGTERM');
     expect((await worker.exited).code, worker.stderr()).toBe(0);
     expect(worker.stdout()).toContain('"event":"run.requeued"');
@@ -132,11 +155,22 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
   });
 
   it('refuses --queue and worker without a shared store, and a secret given to --queue, with exit 2', async () => {
-    const noStore = team.fleetbook(['worker'], { FLEETBOOK_STORE: '', FLEETBOOK_HOME: join(team.env.TMPDIR ?? '/tmp', 'no-store-home') });
+    const noStore = team.fleetbook(['worker'], {
+      FLEETBOOK_STORE: '',
+      FLEETBOOK_HOME: join(team.env.TMPDIR ?? '/tmp', 'no-store-home'),
+    });
     const ended = await noStore.exited;
     expect(ended.code).toBe(2);
     expect(noStore.stderr()).toContain('needs a shared store');
-    const secret = await team.command(['run', join(import.meta.dirname, '..', 'resume', 'fixtures', 'secret-token.yaml'), '--queue', '-i', 'token=s3cr3t-value', '-i', 'hookUrl=http://127.0.0.1:9/hook']);
+    const secret = await team.command([
+      'run',
+      join(import.meta.dirname, '..', 'resume', 'fixtures', 'secret-token.yaml'),
+      '--queue',
+      '-i',
+      'token=s3cr3t-value',
+      '-i',
+      'hookUrl=http://127.0.0.1:9/hook',
+    ]);
     expect(secret.code).toBe(2);
     expect(secret.stderr).toContain('give it to the workers instead');
     expect(secret.stderr).not.toContain('s3cr3t-value');

@@ -45,7 +45,10 @@ function expectLocated(problems: readonly Problem[], file: string): void {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** The container at the end of a random walk (`choices` pick a child at each level) and a key in it. */
-function walk(root: Json, choices: readonly number[]): { parent: Json[] | { [key: string]: Json }; key: string | number } | undefined {
+function walk(
+  root: Json,
+  choices: readonly number[],
+): { parent: Json[] | { [key: string]: Json }; key: string | number } | undefined {
   let parent: Json[] | { [key: string]: Json } | undefined;
   let key: string | number | undefined;
   let node: Json = root;
@@ -71,13 +74,54 @@ const wrongValue = fc.oneof(
 /** Text that looks like an expression, more often broken than not. */
 const expressionText = fc.oneof(
   fc.string(),
-  fc.array(fc.constantFrom('steps', '.', 'inputs', '$', '(', ')', '[', ']', '{', '}', '"', "'", '&', '+', ' ', 'and', '$count', '?', ':', '1', ',', '`', '~>', '$$', 'function', '}}', '${{'), { maxLength: 12 }).map((parts) => parts.join('')),
+  fc
+    .array(
+      fc.constantFrom(
+        'steps',
+        '.',
+        'inputs',
+        '$',
+        '(',
+        ')',
+        '[',
+        ']',
+        '{',
+        '}',
+        '"',
+        "'",
+        '&',
+        '+',
+        ' ',
+        'and',
+        '$count',
+        '?',
+        ':',
+        '1',
+        ',',
+        '`',
+        '~>',
+        '$$',
+        'function',
+        '}}',
+        '${{',
+      ),
+      { maxLength: 12 },
+    )
+    .map((parts) => parts.join('')),
 );
 
 const mutation = fc.oneof(
   fc.record({ kind: fc.constant('delete' as const), path: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }) }),
-  fc.record({ kind: fc.constant('retype' as const), path: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }), value: wrongValue }),
-  fc.record({ kind: fc.constant('expression' as const), path: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }), text: expressionText }),
+  fc.record({
+    kind: fc.constant('retype' as const),
+    path: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
+    value: wrongValue,
+  }),
+  fc.record({
+    kind: fc.constant('expression' as const),
+    path: fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
+    text: expressionText,
+  }),
   fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
 );
 type Mutation = typeof mutation extends fc.Arbitrary<infer M> ? M : never;
@@ -130,13 +174,18 @@ describe('mutated playbooks', () => {
 
   it('fleetbook validate exits 2 on rejected samples, printing file:line:col for each problem', async () => {
     const samples = fc.sample(fc.array(mutation, { minLength: 1, maxLength: 4 }), { numRuns: 60, seed: 88 });
-    const rejected = samples.map(mutate).map(writePlaybook).filter((file) => loadPlaybook(file).problems.some((problem) => problem.severity === 'error'));
+    const rejected = samples
+      .map(mutate)
+      .map(writePlaybook)
+      .filter((file) => loadPlaybook(file).problems.some((problem) => problem.severity === 'error'));
     expect(rejected.length).toBeGreaterThanOrEqual(10);
     for (const file of rejected.slice(0, 12)) {
       const result = await validate(file);
       expect(result.code, result.stdout + result.stderr).toBe(2);
       // Paths are shown relative to the working directory: match the file's name.
-      expect(result.stdout).toMatch(new RegExp(`${basename(file).replaceAll('.', '\\.')}:[1-9]\\d*:[1-9]\\d*  error  `));
+      expect(result.stdout).toMatch(
+        new RegExp(`${basename(file).replaceAll('.', '\\.')}:[1-9]\\d*:[1-9]\\d*  error  `),
+      );
       expect(result.stderr).not.toMatch(/internal error|at .*\.ts:\d+/);
     }
   });
@@ -200,7 +249,9 @@ describe('hostile documents', () => {
       const previous = 'abcdefghi'[index];
       levels.push(`${name}: &${name} [${Array.from({ length: 9 }, () => `*${previous}`).join(',')}]`);
     }
-    const file = writePlaybook(`name: bomb\nsteps:\n  - id: a\n    set:\n${levels.map((line) => `      ${line}`).join('\n')}\n`);
+    const file = writePlaybook(
+      `name: bomb\nsteps:\n  - id: a\n    set:\n${levels.map((line) => `      ${line}`).join('\n')}\n`,
+    );
     const startedAt = Date.now();
     const result = loadPlaybook(file);
     expect(Date.now() - startedAt).toBeLessThan(2_000);

@@ -71,8 +71,8 @@ const PROCESS_ESCAPES = [
   "inputs.name.constructor.constructor('return process')()",
   "(function($x){ $x.constructor })('a')",
   "$eval('process')",
-  "$eval('$string.constructor(\"return process\")()')",
-  "$eval(\"require('fs')\")",
+  '$eval(\'$string.constructor("return process")()\')',
+  '$eval("require(\'fs\')")',
   'inputs.__proto__',
   "$lookup(inputs, '__proto__')",
   "$lookup(inputs, 'constructor')",
@@ -111,21 +111,27 @@ describe('no prototype pollution', () => {
     ['__proto__', '__proto__: { polluted: true }'],
     ['quoted __proto__ with an expression', '"__proto__": { polluted: "${{ 1 = 1 }}" }'],
     ['constructor.prototype', 'constructor: { prototype: { polluted: true } }'],
-  ])('`set` with a %s key is refused at load, located (it was dropped silently): nothing runs, no prototype is reached', (_label, entry) => {
-    const file = join(directory, `set-${_label.replaceAll(/\W/g, '-')}.yaml`);
-    writeFileSync(file, `name: set-keys\nsteps:\n  - id: bad\n    set:\n      ${entry}\n`);
-    const loaded = loadPlaybook(file);
-    expect(loaded.playbook).toBeUndefined();
-    expect(loaded.problems[0]).toMatchObject({ code: 'RESERVED_KEY', line: 5, column: 7 });
-    expect(loaded.problems.map((problem) => problem.code)).toEqual(loaded.problems.map(() => 'RESERVED_KEY'));
-    expectPrototypesUntouched();
-  });
+  ])(
+    '`set` with a %s key is refused at load, located (it was dropped silently): nothing runs, no prototype is reached',
+    (_label, entry) => {
+      const file = join(directory, `set-${_label.replaceAll(/\W/g, '-')}.yaml`);
+      writeFileSync(file, `name: set-keys\nsteps:\n  - id: bad\n    set:\n      ${entry}\n`);
+      const loaded = loadPlaybook(file);
+      expect(loaded.playbook).toBeUndefined();
+      expect(loaded.problems[0]).toMatchObject({ code: 'RESERVED_KEY', line: 5, column: 7 });
+      expect(loaded.problems.map((problem) => problem.code)).toEqual(loaded.problems.map(() => 'RESERVED_KEY'));
+      expectPrototypesUntouched();
+    },
+  );
 });
 
 describe('no expression takes the process down', () => {
-  it("a run whose expression would build 200 million characters fails its step with a located EXPRESSION_LIMIT; the process and the next run go on", async () => {
+  it('a run whose expression would build 200 million characters fails its step with a located EXPRESSION_LIMIT; the process and the next run go on', async () => {
     const file = join(directory, 'allocate.yaml');
-    writeFileSync(file, "name: allocate\nsteps:\n  - id: huge\n    set:\n      n: ${{ $length($pad('x', 200000000)) }}\n  - id: never\n    log: not reached\n");
+    writeFileSync(
+      file,
+      "name: allocate\nsteps:\n  - id: huge\n    set:\n      n: ${{ $length($pad('x', 200000000)) }}\n  - id: never\n    log: not reached\n",
+    );
     const h = (harness = await startReliabilityHarness());
     const result = await h.run(file);
     expect(result.status).toBe('failed');

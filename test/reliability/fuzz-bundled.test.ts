@@ -28,7 +28,10 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** A container reached by a random walk, and a key in it. */
-function walk(root: Json, choices: readonly number[]): { parent: Json[] | { [key: string]: Json }; key: string | number } | undefined {
+function walk(
+  root: Json,
+  choices: readonly number[],
+): { parent: Json[] | { [key: string]: Json }; key: string | number } | undefined {
   let parent: Json[] | { [key: string]: Json } | undefined;
   let key: string | number | undefined;
   let node: Json = root;
@@ -45,12 +48,33 @@ function walk(root: Json, choices: readonly number[]): { parent: Json[] | { [key
 
 const path = fc.array(fc.nat(), { minLength: 1, maxLength: 10 });
 const INHERITED = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'isPrototypeOf'];
-const HEAVY_EXPRESSIONS = ["$pad('x', 200000000)", "$join([1..1e9], ',')", "$string([1..10000000])", "[1..1e7].($ & $)", '$eval($string($))', "$replace($pad('', 1e6, 'x'), 'x', $pad('', 1e4))"];
+const HEAVY_EXPRESSIONS = [
+  "$pad('x', 200000000)",
+  "$join([1..1e9], ',')",
+  '$string([1..10000000])',
+  '[1..1e7].($ & $)',
+  '$eval($string($))',
+  "$replace($pad('', 1e6, 'x'), 'x', $pad('', 1e4))",
+];
 
 const dataMutation = fc.oneof(
   fc.record({ kind: fc.constant('delete' as const), path }),
-  fc.record({ kind: fc.constant('retype' as const), path, value: fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.string(), fc.array(fc.string(), { maxLength: 3 })) }),
-  fc.record({ kind: fc.constant('expression' as const), path, text: fc.oneof(fc.constantFrom(...HEAVY_EXPRESSIONS), fc.string({ maxLength: 20 })) }),
+  fc.record({
+    kind: fc.constant('retype' as const),
+    path,
+    value: fc.oneof(
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.string(),
+      fc.array(fc.string(), { maxLength: 3 }),
+    ),
+  }),
+  fc.record({
+    kind: fc.constant('expression' as const),
+    path,
+    text: fc.oneof(fc.constantFrom(...HEAVY_EXPRESSIONS), fc.string({ maxLength: 20 })),
+  }),
   fc.record({ kind: fc.constant('inheritedKey' as const), path, key: fc.constantFrom(...INHERITED) }),
   fc.record({ kind: fc.constant('nest' as const), path, depth: fc.integer({ min: 1, max: 400 }) }),
 );
@@ -59,7 +83,9 @@ const dataMutation = fc.oneof(
 const textShape = fc.oneof(
   fc.constant('extra: &loop [ {log: a}, {block: *loop} ]'),
   fc.constant('steps: &s [ {log: a}, {block: *s} ]'),
-  fc.integer({ min: 90, max: 400 }).map((uses) => `anchor: &a hello\nuses: [${Array.from({ length: uses }, () => '*a').join(', ')}]`),
+  fc
+    .integer({ min: 90, max: 400 })
+    .map((uses) => `anchor: &a hello\nuses: [${Array.from({ length: uses }, () => '*a').join(', ')}]`),
   fc.constant('? [a, b]\n: 1'),
   fc.constant('? {c: d}\n: 2'),
   fc.integer({ min: 20, max: 5000 }).map((depth) => `deep: ${'['.repeat(depth)}${']'.repeat(depth)}`),
@@ -97,7 +123,8 @@ function textOf({ playbook, changes, shape, truncateAt }: Mutant): string {
     } else if (change.kind === 'retype') set(change.value);
     else if (change.kind === 'expression') set(`\${{ ${change.text} }}`);
     else if (change.kind === 'nest') set(nested(change.depth));
-    else if (!Array.isArray(parent)) Object.defineProperty(parent, change.key, { value: 1, enumerable: true, configurable: true, writable: true });
+    else if (!Array.isArray(parent))
+      Object.defineProperty(parent, change.key, { value: 1, enumerable: true, configurable: true, writable: true });
   }
   const text = `${stringify(data, { aliasDuplicateObjects: false })}${shape === '' ? '' : `${shape}\n`}`;
   return truncateAt === undefined ? text : text.slice(0, 1 + (truncateAt % Math.max(1, text.length)));
@@ -135,7 +162,8 @@ describe('fuzzed bundled playbooks and hostile shapes', () => {
         const errors = result.problems.filter((problem) => problem.severity === 'error');
         if (errors.length > 0) rejected += 1;
         expect(result.playbook === undefined, JSON.stringify(errors.slice(0, 2))).toBe(errors.length > 0);
-        for (const problem of result.problems) expect(problem.message).not.toMatch(/Maximum call stack|internal error|Cannot read properties/);
+        for (const problem of result.problems)
+          expect(problem.message).not.toMatch(/Maximum call stack|internal error|Cannot read properties/);
       }),
       { numRuns: 500, seed: 15 },
     );
@@ -152,7 +180,10 @@ describe('fuzzed bundled playbooks and hostile shapes', () => {
       const result = await runCli(['validate', file]);
       expect([0, 2], result.stdout + result.stderr).toContain(result.code);
       expect(result.stderr).not.toMatch(/internal error/);
-      if (result.code === 2) expect(result.stdout).toMatch(new RegExp(`${basename(file).replaceAll('.', '\\.')}:[1-9]\\d*:[1-9]\\d*  error  `));
+      if (result.code === 2)
+        expect(result.stdout).toMatch(
+          new RegExp(`${basename(file).replaceAll('.', '\\.')}:[1-9]\\d*:[1-9]\\d*  error  `),
+        );
     }
   }, 120_000);
 

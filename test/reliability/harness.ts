@@ -14,7 +14,12 @@ import { createPlatformClient, type PlatformClient, type PlatformClientOptions }
 import { runPlaybook, type RunOptions, type RunResult } from '../../src/engine/index.js';
 import { createLogger, createSecretRegistry, type SecretRegistry } from '../../src/logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
-import { startSimulator, type RequestLogEntry, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import {
+  startSimulator,
+  type RequestLogEntry,
+  type Simulator,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 import { createSqliteRunStore, type RunStore } from '../../src/store/index.js';
 import { registerCapture, TOKEN_PATTERN } from '../support/leak-scan.js';
 
@@ -52,7 +57,13 @@ export interface ReliabilityHarnessOptions {
 export async function startReliabilityHarness(options: ReliabilityHarnessOptions = {}): Promise<ReliabilityHarness> {
   // Tokens live 30 simulated days (7 real minutes): at this time scale the default 2 hours
   // pass in 1.2 real seconds, and a busy machine would see 401s no test asked for.
-  const sim = await startSimulator({ port: 0, timeScale: TIME_SCALE, validateResponses: true, tokenLifetimeSeconds: 30 * 24 * 3600, ...options.simulator });
+  const sim = await startSimulator({
+    port: 0,
+    timeScale: TIME_SCALE,
+    validateResponses: true,
+    tokenLifetimeSeconds: 30 * 24 * 3600,
+    ...options.simulator,
+  });
   const directory = mkdtempSync(join(tmpdir(), 'fleetbook-reliability-'));
   const file = join(directory, 'runs.sqlite');
   const chunks: string[] = [];
@@ -95,7 +106,10 @@ export async function startReliabilityHarness(options: ReliabilityHarnessOptions
     storeText() {
       const database = new Database(file, { readonly: true });
       try {
-        const rows = [...database.prepare('SELECT * FROM runs').all(), ...database.prepare('SELECT * FROM journal').all()];
+        const rows = [
+          ...database.prepare('SELECT * FROM runs').all(),
+          ...database.prepare('SELECT * FROM journal').all(),
+        ];
         return rows.map((row) => JSON.stringify(row)).join('\n');
       } finally {
         database.close();
@@ -105,7 +119,16 @@ export async function startReliabilityHarness(options: ReliabilityHarnessOptions
       const loaded = loadPlaybook(resolvePlaybookRef(playbook, FIXTURES));
       expect(loaded.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
       if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${playbook} does not load`);
-      return runPlaybook(loaded.playbook, { inputs, client, store, logger, secrets, dryRun: false, env: {}, ...runOptions });
+      return runPlaybook(loaded.playbook, {
+        inputs,
+        client,
+        store,
+        logger,
+        secrets,
+        dryRun: false,
+        env: {},
+        ...runOptions,
+      });
     },
     async close() {
       await store.close();
@@ -140,8 +163,10 @@ export function writeOutcomes(log: readonly RequestLogEntry[]): Map<string, Writ
     const address = `${entry.method} ${entry.path}`;
     const outcomes = byAddress.get(address) ?? { applied: 0, notApplied: 0, sentAgain: [] };
     byAddress.set(address, outcomes);
-    if (outcomes.applied > 0) outcomes.sentAgain.push(`${address}: ${entry.dropped ? `dropped ${entry.dropped}` : entry.status}`);
-    if (entry.dropped === 'after' || (entry.dropped === undefined && entry.status >= 200 && entry.status < 300)) outcomes.applied += 1;
+    if (outcomes.applied > 0)
+      outcomes.sentAgain.push(`${address}: ${entry.dropped ? `dropped ${entry.dropped}` : entry.status}`);
+    if (entry.dropped === 'after' || (entry.dropped === undefined && entry.status >= 200 && entry.status < 300))
+      outcomes.applied += 1;
     else outcomes.notApplied += 1;
   }
   return byAddress;

@@ -17,7 +17,7 @@ import { captureStream } from '../support/cli.js';
 
 const TOKEN = `sim_${'0f'.repeat(24)}`;
 
-it('scans for the simulator clients\' secrets and the API tests\' credentials', () => {
+it("scans for the simulator clients' secrets and the API tests' credentials", () => {
   for (const client of DEFAULT_CLIENTS) expect(SUITE_SECRETS).toContain(client.clientSecret);
   expect(SUITE_SECRETS).toContain(testCredentials.clientSecret);
 });
@@ -71,7 +71,12 @@ it('a secret in a journal entry of a SQLite store is found in the database file'
       trigger: { kind: 'manual' },
       startedAt: new Date(0).toISOString(),
     });
-    await store.append(run.id, { type: 'step.finished', path: 'note', status: StepStatus.succeeded, outputs: { said: 'token tok-5ecret-value-981' } });
+    await store.append(run.id, {
+      type: 'step.finished',
+      path: 'note',
+      status: StepStatus.succeeded,
+      outputs: { said: 'token tok-5ecret-value-981' },
+    });
     await store.close();
     expect(scanFile(file).map((leak) => leak.what)).toEqual(['secret tok-…']);
   } finally {
@@ -88,7 +93,12 @@ it('a captured output holding a secret is reported under its label', () => {
 });
 
 it('the global teardown scans what the tests left in the suite folder and fails on a leak', () => {
-  const saved = { TMPDIR: process.env.TMPDIR, FLEETBOOK_HOME: process.env.FLEETBOOK_HOME, suite: process.env[SUITE_DIR_ENV], exitCode: process.exitCode };
+  const saved = {
+    TMPDIR: process.env.TMPDIR,
+    FLEETBOOK_HOME: process.env.FLEETBOOK_HOME,
+    suite: process.env[SUITE_DIR_ENV],
+    exitCode: process.exitCode,
+  };
   const teardown = globalSetup();
   const inner = process.env[SUITE_DIR_ENV] ?? '';
   let failure: unknown;

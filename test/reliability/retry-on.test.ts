@@ -26,14 +26,20 @@ it('a 503 under `on: [operationFailed]` is repeated by the client; under `on: [t
   }));
   const result = await h.run(join(FIXTURES, 'retry-on.yaml'));
   expect(result.status).toBe('succeeded');
-  const statuses = (operationId: string): number[] => h.sim.control.requests({ operationId }).map((entry) => entry.status);
+  const statuses = (operationId: string): number[] =>
+    h.sim.control.requests({ operationId }).map((entry) => entry.status);
   expect(statuses('privateCloud.listSystems')).toEqual([503, 200]);
   expect(statuses('privateCloud.listSoftwareCatalogs')).toEqual([503, 200]);
 
-  const clientRetries = h.lines().filter((line) => line.msg === 'platform call failed; retrying').map((line) => [line.operationId, line.httpStatus]);
+  const clientRetries = h
+    .lines()
+    .filter((line) => line.msg === 'platform call failed; retrying')
+    .map((line) => [line.operationId, line.httpStatus]);
   expect(clientRetries).toEqual([['privateCloud.listSystems', 503]]);
   const journal = await h.store.journal(result.runId);
-  const stepRetries = journal.flatMap(({ event }) => (event.type === 'retry.scheduled' ? [[event.path, event.attempt, event.reason]] : []));
+  const stepRetries = journal.flatMap(({ event }) =>
+    event.type === 'retry.scheduled' ? [[event.path, event.attempt, event.reason]] : [],
+  );
   expect(stepRetries).toEqual([['catalogs', 2, 'transient']]);
   expect(result.steps.map((step) => [step.path, step.attempts])).toEqual([
     ['systems', 1],

@@ -42,7 +42,11 @@ beforeAll(async () => {
       // Echoed as given, and base64-encoded (as a server that logs its headers encoded would).
       const encoded = Buffer.from(authorization).toString('base64');
       // `/refused`: an error answer whose body carries the echo (an error body is recorded too).
-      response.writeHead(request.url?.endsWith('/refused') ? 403 : 200, { 'content-type': 'application/json', 'x-echo-authorization': authorization, 'x-echo': encoded });
+      response.writeHead(request.url?.endsWith('/refused') ? 403 : 200, {
+        'content-type': 'application/json',
+        'x-echo-authorization': authorization,
+        'x-echo': encoded,
+      });
       response.end(JSON.stringify({ headers: request.headers, body, authorizationBase64: encoded }));
     });
   });
@@ -89,8 +93,16 @@ it('fleetbook run, its dry run, runs show and the store: every secret used, none
 
   const run = await cli(['run', playbook, ...inputs, '--json', '--log-level', 'trace', '--log-file', logFile]);
   expect(run.code, run.stderr).toBe(1);
-  const lines = run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-  const result = lines.at(-1)?.result as { runId: string; status: string; error: { message: string }; steps: Array<{ path: string; status: string }> };
+  const lines = run.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const result = lines.at(-1)?.result as {
+    runId: string;
+    status: string;
+    error: { message: string };
+    steps: Array<{ path: string; status: string }>;
+  };
   expect(result.status).toBe('failed');
   expect(result.steps.map((step) => [step.path, step.status])).toEqual([
     ['systems', 'succeeded'],
@@ -100,7 +112,9 @@ it('fleetbook run, its dry run, runs show and the store: every secret used, none
     ['refuse', 'failed'],
   ]);
   // The secrets were really used: the platform saw the client, the webhook got both tokens.
-  expect(sim.control.requests({ operationId: 'privateCloud.listSystems' })).toMatchObject([{ clientId: 'sim-operator', status: 200 }]);
+  expect(sim.control.requests({ operationId: 'privateCloud.listSystems' })).toMatchObject([
+    { clientId: 'sim-operator', status: 200 },
+  ]);
   expect(received[0]?.headers.authorization).toBe(`Bearer ${HOOK_TOKEN}`);
   expect(received[0]?.headers['x-token']).toBe(TOKEN);
   expect(received[0]?.body).toContain(TOKEN);
@@ -108,7 +122,17 @@ it('fleetbook run, its dry run, runs show and the store: every secret used, none
   expect(result.error.message).toContain('the platform refused token [REDACTED]');
   expect(run.stdout).toContain('using token [REDACTED]');
 
-  const dryRun = await cli(['run', playbook, ...inputs, '--json', '--log-level', 'trace', '--log-file', logFile, '--dry-run']);
+  const dryRun = await cli([
+    'run',
+    playbook,
+    ...inputs,
+    '--json',
+    '--log-level',
+    'trace',
+    '--log-file',
+    logFile,
+    '--dry-run',
+  ]);
   expect(dryRun.code).toBe(1);
   expect(dryRun.stdout).toMatch(/dry run: POST http:\/\/127\.0\.0\.1:\d+\/hook not sent/);
   expect(received).toHaveLength(1);
@@ -128,7 +152,9 @@ it('fleetbook run, its dry run, runs show and the store: every secret used, none
   };
   expect(written['--log-file'].split('\n').filter(Boolean).length).toBeGreaterThan(10);
   expect(written['SQLite store']).toContain('step.finished');
-  const leaks = Object.entries(written).flatMap(([where, text]) => leaksIn(text, SECRETS).map((secret) => `${where}: ${secret}`));
+  const leaks = Object.entries(written).flatMap(([where, text]) =>
+    leaksIn(text, SECRETS).map((secret) => `${where}: ${secret}`),
+  );
   expect(leaks).toEqual([]);
 });
 
@@ -142,7 +168,8 @@ it('the scan itself finds a planted secret and a bearer token (it can fail)', ()
 function filesUnder(folder: string): Record<string, string> {
   const files: Record<string, string> = {};
   for (const entry of readdirSync(folder, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) files[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name)).toString('latin1');
+    if (entry.isFile())
+      files[join(entry.parentPath, entry.name)] = readFileSync(join(entry.parentPath, entry.name)).toString('latin1');
   }
   return files;
 }
@@ -152,10 +179,37 @@ it('values derived from a secret (encoded, cased, cut, split, passed on) and an 
   const playbook = join(FIXTURES, 'derived-secrets.yaml');
   const logFile = join(directory, 'derived.log');
   const home = join(directory, 'derived-home');
-  const env = { FLEETBOOK_HOME: home, FLEETBOOK_CLIENT_ID: 'sim-operator', FLEETBOOK_CLIENT_SECRET: CLIENT_SECRET, FLEETBOOK_AUTH_URL: sim.authUrl, FLEETBOOK_BASE_URL: sim.baseUrl, FLEETBOOK_REGIONAL_URL: sim.regionalUrl, FLEETBOOK_REGION: 'us-west' };
-  const run = await runCli(['run', playbook, '-i', `token=${token}`, '-i', `webhookUrl=${webhookUrl}`, '-i', `refusedUrl=${webhookUrl}/refused`, '--json', '--log-level', 'trace', '--log-file', logFile], { env });
+  const env = {
+    FLEETBOOK_HOME: home,
+    FLEETBOOK_CLIENT_ID: 'sim-operator',
+    FLEETBOOK_CLIENT_SECRET: CLIENT_SECRET,
+    FLEETBOOK_AUTH_URL: sim.authUrl,
+    FLEETBOOK_BASE_URL: sim.baseUrl,
+    FLEETBOOK_REGIONAL_URL: sim.regionalUrl,
+    FLEETBOOK_REGION: 'us-west',
+  };
+  const run = await runCli(
+    [
+      'run',
+      playbook,
+      '-i',
+      `token=${token}`,
+      '-i',
+      `webhookUrl=${webhookUrl}`,
+      '-i',
+      `refusedUrl=${webhookUrl}/refused`,
+      '--json',
+      '--log-level',
+      'trace',
+      '--log-file',
+      logFile,
+    ],
+    { env },
+  );
   expect(run.code, run.stderr).toBe(1);
-  const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as { result: { runId: string; steps: Array<{ path: string; status: string }>; error: { message: string } } };
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as {
+    result: { runId: string; steps: Array<{ path: string; status: string }>; error: { message: string } };
+  };
   expect(result.result.steps.map((step) => [step.path, step.status])).toEqual([
     ['derived', 'succeeded'],
     ['passedOn', 'succeeded'],
@@ -179,10 +233,18 @@ it('values derived from a secret (encoded, cased, cut, split, passed on) and an 
     Buffer.from(`Bearer ${token}`).toString('base64'),
   ];
   const forms = [...new Set([...secretSpellings(token), ...derived.flatMap((value) => secretSpellings(value))])];
-  const written = { 'run stdout': run.stdout, 'run stderr': run.stderr, '--log-file': readFileSync(logFile, 'utf8'), 'runs show': show.stdout, ...filesUnder(home) };
+  const written = {
+    'run stdout': run.stdout,
+    'run stderr': run.stderr,
+    '--log-file': readFileSync(logFile, 'utf8'),
+    'runs show': show.stdout,
+    ...filesUnder(home),
+  };
   // The webhook's answers (a 200 and a 403 error body), echo included, were recorded scrubbed: the scan covers them.
   expect(written['runs show']).toContain('authorizationBase64');
   expect(Object.keys(written).some((name) => name.endsWith(runStoreFileName))).toBe(true);
-  const leaks = Object.entries(written).flatMap(([where, text]) => forms.filter((form) => text.includes(form)).map((form) => `${where}: ${form}`));
+  const leaks = Object.entries(written).flatMap(([where, text]) =>
+    forms.filter((form) => text.includes(form)).map((form) => `${where}: ${form}`),
+  );
   expect(leaks).toEqual([]);
 });

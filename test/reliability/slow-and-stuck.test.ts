@@ -30,7 +30,10 @@ async function startSilentServer(): Promise<{ url: string; connections: () => nu
   const server = createServer((socket) => {
     connections += 1;
     sockets.add(socket);
-    socket.on('data', (chunk: Buffer) => (requests += (chunk.toString('latin1').match(/^(GET|POST|PUT|PATCH|DELETE) /gm) ?? []).length));
+    socket.on(
+      'data',
+      (chunk: Buffer) => (requests += (chunk.toString('latin1').match(/^(GET|POST|PUT|PATCH|DELETE) /gm) ?? []).length),
+    );
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -41,25 +44,35 @@ async function startSilentServer(): Promise<{ url: string; connections: () => nu
 
 describe('an async operation that never finishes', () => {
   it('ends the run at the wait deadline with a clear error, the next step not started, the precheck posted once', async () => {
-    const h = (harness = await startReliabilityHarness({ simulator: { faults: { asyncOperations: [{ type: 'software-prechecks', outcome: 'never' }] } } }));
+    const h = (harness = await startReliabilityHarness({
+      simulator: { faults: { asyncOperations: [{ type: 'software-prechecks', outcome: 'never' }] } },
+    }));
     const systems = await h.client.invoke('privateCloud.listSystems', { filter: "name eq 'hci-us-west-01'" });
     const systemId = (systems.body as { items: Array<{ id: string }> }).items[0]?.id;
     const startedAt = Date.now();
     const result = await h.run(join(FIXTURES, 'stuck-precheck.yaml'), { systemId });
     expect(Date.now() - startedAt).toBeLessThan(10_000);
     expect(result.status).toBe('failed');
-    expect(result.error?.message).toMatch(/no terminal state after \d+ s of waiting; the operation may still be running on the platform/);
+    expect(result.error?.message).toMatch(
+      /no terminal state after \d+ s of waiting; the operation may still be running on the platform/,
+    );
     expect(result.steps.map((step) => [step.path, step.status])).toEqual([
       ['precheck', 'failed'],
       ['after', 'notStarted'],
     ]);
     const failed = result.steps[0];
     expect(failed?.error).toMatchObject({ code: 'WAIT_TIMEOUT' });
-    expect([...writeOutcomes(h.sim.control.requests()).values()]).toEqual([{ applied: 1, notApplied: 0, sentAgain: [] }]);
+    expect([...writeOutcomes(h.sim.control.requests()).values()]).toEqual([
+      { applied: 1, notApplied: 0, sentAgain: [] },
+    ]);
     // It was polled, and the operation is indeed still running on the platform.
     const polls = h.sim.control.requests({ operationId: 'dataServices.getAsyncOperation' });
     expect(polls.length).toBeGreaterThan(1);
-    const logged = h.lines().find((line) => line.level === 50 || (typeof line.msg === 'string' && line.msg.includes('WAIT_DEADLINE_EXCEEDED')));
+    const logged = h
+      .lines()
+      .find(
+        (line) => line.level === 50 || (typeof line.msg === 'string' && line.msg.includes('WAIT_DEADLINE_EXCEEDED')),
+      );
     expect(logged, 'no log line reports the failed wait').toBeDefined();
   });
 });
@@ -95,10 +108,12 @@ describe('a server that stops answering', () => {
     const h = (harness = await startReliabilityHarness());
     const server = await startSilentServer();
     const client = createPlatformClient({ ...options(server.url), authUrl: h.sim.authUrl });
-    const error = await client.invoke('privateCloud.runSoftwarePrechecks', { id: 'some-system', body: { catalogVersion: '2.4.0' } }).then(
-      () => undefined,
-      (failure: unknown) => failure,
-    );
+    const error = await client
+      .invoke('privateCloud.runSoftwarePrechecks', { id: 'some-system', body: { catalogVersion: '2.4.0' } })
+      .then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
     expect(error instanceof Error && error.name).toBe('RequestTimeoutError');
     expect((error as Error).message).toMatch(/no answer within 150 ms\. The write may have been applied/);
     expect(server.requests()).toBe(1);
@@ -108,7 +123,9 @@ describe('a server that stops answering', () => {
     const server = await startSilentServer();
     const client = createPlatformClient({ ...options(server.url), authUrl: server.url });
     const startedAt = Date.now();
-    await expect(client.invoke('privateCloud.listSystems', {})).rejects.toThrow(/no answer within 150 ms|timed out|timeout/i);
+    await expect(client.invoke('privateCloud.listSystems', {})).rejects.toThrow(
+      /no answer within 150 ms|timed out|timeout/i,
+    );
     expect(Date.now() - startedAt).toBeLessThan(3_000);
     expect(server.requests()).toBeGreaterThanOrEqual(1);
   });

@@ -28,7 +28,11 @@ const TIME_SCALE = 100;
 const SEED = 5;
 /** Real ms the simulator holds each write before handling it: a kill aimed at a write in flight lands in it. */
 const WRITE_LATENCY_MS = 100;
-const WRITES = ['privateCloud.runSoftwarePrechecks', 'privateCloud.runSoftwareUpdate', 'privateCloud.resumeSoftwareUpdate'];
+const WRITES = [
+  'privateCloud.runSoftwarePrechecks',
+  'privateCloud.runSoftwareUpdate',
+  'privateCloud.resumeSoftwareUpdate',
+];
 const CATALOG = '2.4.0';
 const REGIONS = ['us-west', 'eu-west', 'eu-central', 'ap-northeast'];
 
@@ -57,9 +61,12 @@ let connection: Connection;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  if (!existsSync(join(root, 'dist', 'cli', 'main.js'))) throw new Error('the crash test runs the built CLI: run `npm run build` first');
+  if (!existsSync(join(root, 'dist', 'cli', 'main.js')))
+    throw new Error('the crash test runs the built CLI: run `npm run build` first');
   dir = mkdtempSync(join(tmpdir(), 'fleetbook-crash-'));
-  simulator = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--json', '--time-scale', String(TIME_SCALE)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  simulator = spawn(process.execPath, [bin, 'simulate', '--port', '0', '--json', '--time-scale', String(TIME_SCALE)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   connection = await new Promise<Connection>((resolve, reject) => {
     let text = '';
     simulator.stdout.on('data', (chunk: Buffer) => {
@@ -113,12 +120,16 @@ function observe(): Observed {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     // The store's file exists a moment before its tables do.
-    if (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'journal'").get() === undefined) return { entries: 0, progress: 0 };
+    if (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'journal'").get() === undefined)
+      return { entries: 0, progress: 0 };
     const { entries } = db.prepare('SELECT COUNT(*) AS entries FROM journal').get() as { entries: number };
     const { progress } = db
-      .prepare("SELECT COUNT(DISTINCT json_extract(event_json, '$.path')) AS progress FROM journal WHERE json_extract(event_json, '$.type') = 'step.finished' AND json_extract(event_json, '$.status') = 'succeeded'")
+      .prepare(
+        "SELECT COUNT(DISTINCT json_extract(event_json, '$.path')) AS progress FROM journal WHERE json_extract(event_json, '$.type') = 'step.finished' AND json_extract(event_json, '$.status') = 'succeeded'",
+      )
       .get() as { progress: number };
-    const last = db.prepare('SELECT event_json AS eventJson FROM journal ORDER BY seq DESC LIMIT 1').get() as { eventJson: string } | undefined;
+    const last = db.prepare('SELECT event_json AS eventJson FROM journal ORDER BY seq DESC LIMIT 1').get() as
+      { eventJson: string } | undefined;
     return { entries, progress, ...(last ? { last: JSON.parse(last.eventJson) as Observed['last'] } : {}) };
   } finally {
     db.close();
@@ -177,7 +188,8 @@ function fleetbook(args: string[], kill?: KillPoint): Promise<Attempt> {
 }
 
 async function requestLog(): Promise<RequestLogEntry[]> {
-  const answer = (await (await fetch(`${connection.url}/_sim/requests`)).json()) as { items: RequestLogEntry[] } | RequestLogEntry[];
+  const answer = (await (await fetch(`${connection.url}/_sim/requests`)).json()) as
+    { items: RequestLogEntry[] } | RequestLogEntry[];
   return Array.isArray(answer) ? answer : answer.items;
 }
 
@@ -203,11 +215,26 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     // What the rollout should update: online systems with an update path, read before it starts.
     const updatable = new Map<string, { region: string; clusterIds: string[] }>();
     for (const region of REGIONS) {
-      const catalogs = await client.invoke('privateCloud.listSoftwareCatalogs', { filter: `version eq '${CATALOG}'` }, { region });
-      const paths = ((catalogs.body as { items: Array<{ systemsWithUpdatePath?: Array<{ id: string; hypervisorClusters: Array<{ hypervisorClusterId: string }> }> }> }).items[0]?.systemsWithUpdatePath ?? []);
+      const catalogs = await client.invoke(
+        'privateCloud.listSoftwareCatalogs',
+        { filter: `version eq '${CATALOG}'` },
+        { region },
+      );
+      const paths =
+        (
+          catalogs.body as {
+            items: Array<{
+              systemsWithUpdatePath?: Array<{ id: string; hypervisorClusters: Array<{ hypervisorClusterId: string }> }>;
+            }>;
+          }
+        ).items[0]?.systemsWithUpdatePath ?? [];
       for (const path of paths) {
         const system = await client.invoke('privateCloud.getSystem', { id: path.id }, { region });
-        if ((system.body as { state: string }).state === 'ONLINE') updatable.set(path.id, { region, clusterIds: path.hypervisorClusters.map((cluster) => cluster.hypervisorClusterId) });
+        if ((system.body as { state: string }).state === 'ONLINE')
+          updatable.set(path.id, {
+            region,
+            clusterIds: path.hypervisorClusters.map((cluster) => cluster.hypervisorClusterId),
+          });
       }
     }
     expect(updatable.size).toBeGreaterThanOrEqual(3);
@@ -225,9 +252,16 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     // after the run. Each killed process journals 1 to 4 entries of its own first. The 4th and
     // 10th kills wait for a write in flight, the 6th and 14th for a wait in flight.
     const finalProgress = 11 + 2 * updatable.size;
-    const points: KillPoint[] = Array.from({ length: KILLS }, () => 1 + Math.floor(random() * (0.85 * finalProgress - 1)))
+    const points: KillPoint[] = Array.from(
+      { length: KILLS },
+      () => 1 + Math.floor(random() * (0.85 * finalProgress - 1)),
+    )
       .sort((a, b) => a - b)
-      .map((progress, index) => ({ progress, ownEntries: 1 + Math.floor(random() * 4), at: index === 3 || index === 9 ? 'write' : index === 5 || index === 13 ? 'wait' : 'any' }));
+      .map((progress, index) => ({
+        progress,
+        ownEntries: 1 + Math.floor(random() * 4),
+        at: index === 3 || index === 9 ? 'write' : index === 5 || index === 13 ? 'wait' : 'any',
+      }));
 
     let runId: string | undefined;
     const attempts: Attempt[] = [];
@@ -237,7 +271,10 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     const killedAtProgress: number[] = [];
     const landed = { writeInFlight: 0, waitInFlight: 0 };
     while (kills < KILLS) {
-      const attempt = await fleetbook(runId === undefined ? ['run', fixture('rolling-update.yaml')] : ['resume', runId], points[kills]);
+      const attempt = await fleetbook(
+        runId === undefined ? ['run', fixture('rolling-update.yaml')] : ['resume', runId],
+        points[kills],
+      );
       attempts.push(attempt);
       runId ??= attempt.runId;
       if (attempt.signal !== 'SIGKILL') break;
@@ -247,9 +284,13 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
       killedAtProgress.push(observed.progress);
       // What the next resume will find in flight, as it reads the journal.
       const plan = createResumePlan(await journalOf(runId!));
-      const unfinished = [...plan.inFlight].filter(([path]) => plan.records.get(path)?.status !== 'succeeded').map(([, request]) => request);
-      if (unfinished.some((request) => request.state === 'unknown' && WRITES.includes(request.operationId))) landed.writeInFlight += 1;
-      if (unfinished.some((request) => request.state !== 'unknown' && request.location !== undefined)) landed.waitInFlight += 1;
+      const unfinished = [...plan.inFlight]
+        .filter(([path]) => plan.records.get(path)?.status !== 'succeeded')
+        .map(([, request]) => request);
+      if (unfinished.some((request) => request.state === 'unknown' && WRITES.includes(request.operationId)))
+        landed.writeInFlight += 1;
+      if (unfinished.some((request) => request.state !== 'unknown' && request.location !== undefined))
+        landed.waitInFlight += 1;
     }
     // Past the kills (or if the run ended first), resumed until it ends.
     let last = attempts.at(-1)!;
@@ -261,8 +302,12 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
 
     // One process ended by itself, with 0: the last resume (or, killed after the run's end, a resume saying so).
     expect(attempts.filter((attempt) => attempt.signal === null).map((attempt) => attempt.code)).toEqual([0]);
-    const complaints = attempts.flatMap((attempt) => attempt.stderr.split('\n').filter((line) => line.startsWith('fleetbook:')));
-    expect(complaints.filter((line) => line !== `fleetbook: run ${runId} already succeeded; there is nothing to resume`)).toEqual([]);
+    const complaints = attempts.flatMap((attempt) =>
+      attempt.stderr.split('\n').filter((line) => line.startsWith('fleetbook:')),
+    );
+    expect(
+      complaints.filter((line) => line !== `fleetbook: run ${runId} already succeeded; there is nothing to resume`),
+    ).toEqual([]);
     expect(kills).toBe(KILLS);
     // Each kill landed after the killed process had journaled entries of its own.
     expect(new Set(killedAt).size).toBe(KILLS);
@@ -276,8 +321,16 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     // Every updatable cluster is on the catalog.
     for (const [id, { region, clusterIds }] of updatable) {
       const system = await client.invoke('privateCloud.getSystem', { id }, { region });
-      const clusters = (system.body as { softwareInfo: { hypervisorClusters: Array<{ id: string; currentSoftwareCatalog: { version: string } }> } }).softwareInfo.hypervisorClusters;
-      expect(clusters.filter((cluster) => clusterIds.includes(cluster.id)).map((cluster) => [id, cluster.currentSoftwareCatalog.version])).toEqual(clusterIds.map(() => [id, CATALOG]));
+      const clusters = (
+        system.body as {
+          softwareInfo: { hypervisorClusters: Array<{ id: string; currentSoftwareCatalog: { version: string } }> };
+        }
+      ).softwareInfo.hypervisorClusters;
+      expect(
+        clusters
+          .filter((cluster) => clusterIds.includes(cluster.id))
+          .map((cluster) => [id, cluster.currentSoftwareCatalog.version]),
+      ).toEqual(clusterIds.map(() => [id, CATALOG]));
     }
 
     // No prechecks, update or resume POST twice for one system, unless the journal shows the first refused (4xx).
@@ -285,10 +338,19 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
     const refused = new Map<string, number>();
     const sent = new Map<string, { operationId: string; system: unknown }>();
     for (const { event } of journal) {
-      if (event.type === 'request.sending') sent.set(`${event.path}#${event.attempt}`, { operationId: event.operationId, system: event.idempotency?.id });
-      if (event.type === 'request.failed' && (event.error.httpStatus ?? 0) >= 400 && (event.error.httpStatus ?? 0) < 500) {
+      if (event.type === 'request.sending')
+        sent.set(`${event.path}#${event.attempt}`, { operationId: event.operationId, system: event.idempotency?.id });
+      if (
+        event.type === 'request.failed' &&
+        (event.error.httpStatus ?? 0) >= 400 &&
+        (event.error.httpStatus ?? 0) < 500
+      ) {
         const request = sent.get(`${event.path}#${event.attempt}`);
-        if (request) refused.set(`${request.operationId} ${String(request.system)}`, (refused.get(`${request.operationId} ${String(request.system)}`) ?? 0) + 1);
+        if (request)
+          refused.set(
+            `${request.operationId} ${String(request.system)}`,
+            (refused.get(`${request.operationId} ${String(request.system)}`) ?? 0) + 1,
+          );
       }
     }
     const posts = (await requestLog()).filter((entry) => entry.method === 'POST' && WRITES.includes(entry.operationId));
@@ -304,6 +366,22 @@ describe('crash test: SIGKILL at 20 points of a rolling update, resumed each tim
       expect(perSystem.get(`privateCloud.runSoftwareUpdate ${id}`)).toBeGreaterThanOrEqual(1);
     }
     const resumes = attempts.length - 1;
-    console.log(JSON.stringify({ crashTest: { durationMs, kills, killedAt, killedAtProgress, finalProgress, landed, journalEntries: journal.length, resumes, posts: posts.length, perSystem: Object.fromEntries(perSystem), refused: Object.fromEntries(refused) } }));
+    console.log(
+      JSON.stringify({
+        crashTest: {
+          durationMs,
+          kills,
+          killedAt,
+          killedAtProgress,
+          finalProgress,
+          landed,
+          journalEntries: journal.length,
+          resumes,
+          posts: posts.length,
+          perSystem: Object.fromEntries(perSystem),
+          refused: Object.fromEntries(refused),
+        },
+      }),
+    );
   }, 180_000);
 });

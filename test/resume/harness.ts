@@ -12,7 +12,13 @@ export interface CliResult {
   code: number;
   lines: Array<Record<string, unknown>>;
   stderr: string;
-  result?: { runId: string; status: string; outputs?: Record<string, unknown>; error?: { message: string; code?: string }; steps: Array<{ path: string; status: string; replayed?: boolean }> };
+  result?: {
+    runId: string;
+    status: string;
+    outputs?: Record<string, unknown>;
+    error?: { message: string; code?: string };
+    steps: Array<{ path: string; status: string; replayed?: boolean }>;
+  };
 }
 
 /** A temp FLEETBOOK_HOME and a simulator; `cli` runs the CLI against both. */
@@ -58,7 +64,11 @@ export async function createBench(options: SimulatorOptions = {}): Promise<Bench
         await store.close();
       }
     },
-    posts: (operationId) => sim.control.requests({ operationId }).filter((entry) => entry.method === 'POST').map((entry) => entry.path),
+    posts: (operationId) =>
+      sim.control
+        .requests({ operationId })
+        .filter((entry) => entry.method === 'POST')
+        .map((entry) => entry.path),
     async close() {
       await sim.close();
       rmSync(dir, { recursive: true, force: true });

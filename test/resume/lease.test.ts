@@ -42,7 +42,10 @@ describe('the run lease', { timeout: 5_000 }, () => {
     await clock.advanceBy(20_000);
 
     const result = await running;
-    expect(result).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST', message: expect.stringContaining('lost its lease to another process') } });
+    expect(result).toMatchObject({
+      status: 'interrupted',
+      error: { code: 'LEASE_LOST', message: expect.stringContaining('lost its lease to another process') },
+    });
     expect(await started(store, 'r1', 'after')).toBe(false);
     expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toHaveLength(0);
     // Neither the sleep's ending nor the run's status were written over the new owner's run.
@@ -70,7 +73,13 @@ describe('the run lease', { timeout: 5_000 }, () => {
     // Renewals fail at 20 s (40 s of the lease left: tried again) and at 40 s (a third left: the run stops).
     await clock.advanceBy(40_000);
     const result = await running;
-    expect(result).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST', message: expect.stringContaining('could not renew its lease before it lapsed (database is locked)') } });
+    expect(result).toMatchObject({
+      status: 'interrupted',
+      error: {
+        code: 'LEASE_LOST',
+        message: expect.stringContaining('could not renew its lease before it lapsed (database is locked)'),
+      },
+    });
     expect(calls).toBeGreaterThanOrEqual(3);
     expect(await started(real, 'r2', 'after')).toBe(false);
     expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toHaveLength(0);

@@ -10,9 +10,14 @@ const original = readFileSync(fixture('one-system-update.yaml'), 'utf8');
 /** Edits that change no step: a description, an input's description, a schedule and its cron, comments. */
 const described = original
   .replace('name: one-system-update\n', 'name: one-system-update\ndescription: Updates one system.\n# a comment\n')
-  .replace('catalogVersion: { type: string, default: "2.4.0" }', 'catalogVersion: { type: string, default: "2.4.0", description: the target catalog }')
+  .replace(
+    'catalogVersion: { type: string, default: "2.4.0" }',
+    'catalogVersion: { type: string, default: "2.4.0", description: the target catalog }',
+  )
   .concat('schedules:\n  - id: weekly\n    cron: "0 3 * * 0"\n    enabled: false\n');
-const recronned = described.replace('cron: "0 3 * * 0"', 'cron: "30 4 * * 6"').replace('Updates one system.', 'Updates a system.');
+const recronned = described
+  .replace('cron: "0 3 * * 0"', 'cron: "30 4 * * 6"')
+  .replace('Updates one system.', 'Updates a system.');
 
 let dir: string | undefined;
 let bench: Bench | undefined;
@@ -37,7 +42,7 @@ describe('the playbook hash', () => {
     const base = hashOf(original);
     expect(hashOf(described)).toBe(base);
     expect(hashOf(recronned)).toBe(base);
-    expect(hashOf(original.replace("limit: 100 }", 'limit: 50 }'))).not.toBe(base);
+    expect(hashOf(original.replace('limit: 100 }', 'limit: 50 }'))).not.toBe(base);
     expect(hashOf(original.replace('default: "2.4.0"', 'default: "2.5.0"'))).not.toBe(base);
     expect(hashOf(original.replace('minPoll: 10ms', 'minPoll: 20ms'))).not.toBe(base);
   });
@@ -57,7 +62,7 @@ describe('the playbook hash', () => {
     expect(resumed.code).toBe(1);
     expect(resumed.result?.error).toMatchObject({ code: 'OPERATION_FAILED' });
 
-    writeFileSync(copy, recronned.replace("limit: 100 }", 'limit: 50 }'));
+    writeFileSync(copy, recronned.replace('limit: 100 }', 'limit: 50 }'));
     const refused = await bench.cli(['resume', runId]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('changed since run');

@@ -16,9 +16,14 @@ describe('a repeatable write of unknown outcome', () => {
     const run = await bench.cli(['run', fixture('tenant-cleanup.yaml')]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.lines.find((line) => line.decision !== undefined)).toMatchObject({ decision: 'done', operationId: 'workspaces.deleteTenant' });
+    expect(run.lines.find((line) => line.decision !== undefined)).toMatchObject({
+      decision: 'done',
+      operationId: 'workspaces.deleteTenant',
+    });
     const deletes = bench.sim.control.requests({ operationId: 'workspaces.deleteTenant' });
     expect(deletes).toHaveLength(1);
-    expect(bench.sim.control.requests({ operationId: 'workspaces.getWorkspace' }).map((entry) => entry.status)).toEqual([404]);
+    expect(bench.sim.control.requests({ operationId: 'workspaces.getWorkspace' }).map((entry) => entry.status)).toEqual(
+      [404],
+    );
   });
 });

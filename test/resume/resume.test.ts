@@ -28,20 +28,33 @@ describe('fleetbook resume', () => {
     expect(first.code).toBe(1);
     expect(first.result?.steps.find((step) => step.path === 'update')).toMatchObject({ status: 'failed' });
     const runId = first.result!.runId;
-    const failed = (await bench.journal(runId)).filter((entry) => entry.event.type === 'request.failed' && entry.event.path === 'update');
+    const failed = (await bench.journal(runId)).filter(
+      (entry) => entry.event.type === 'request.failed' && entry.event.path === 'update',
+    );
     expect(failed).toMatchObject([{ event: { outcomeUnknown: true } }]);
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
 
     const resumed = await bench.cli(['resume', runId]);
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
-    expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { updateState: 'UPDATE_COMPLETE', lastOperation: 'software-update SUCCEEDED' } });
-    expect(resumed.lines.find((line) => line.decision !== undefined)).toMatchObject({ decision: 'attach', operationId: 'privateCloud.runSoftwareUpdate' });
+    expect(resumed.result).toMatchObject({
+      status: 'succeeded',
+      outputs: { updateState: 'UPDATE_COMPLETE', lastOperation: 'software-update SUCCEEDED' },
+    });
+    expect(resumed.lines.find((line) => line.decision !== undefined)).toMatchObject({
+      decision: 'attach',
+      operationId: 'privateCloud.runSoftwareUpdate',
+    });
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
     expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
     // The succeeded steps came from the journal: the catalogs were read once.
     expect(bench.sim.control.requests({ operationId: 'privateCloud.listSoftwareCatalogs' })).toHaveLength(1);
-    expect(resumed.result?.steps.filter((step) => step.replayed).map((step) => step.path)).toEqual(['catalog', 'online', 'target', 'precheck']);
+    expect(resumed.result?.steps.filter((step) => step.replayed).map((step) => step.path)).toEqual([
+      'catalog',
+      'online',
+      'target',
+      'precheck',
+    ]);
     const store = await openRunStore({ home: bench.home });
     expect(await store.getRun(runId)).toMatchObject({ status: 'succeeded', resumes: 1 });
     await store.close();
@@ -117,7 +130,13 @@ describe('fleetbook resume', () => {
     bench = await createBench();
     bench.sim.control.faults.set({ asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] });
     const locked = join(bench.home, '..', 'locked.yaml');
-    writeFileSync(locked, readFileSync(playbook, 'utf8').replace('name: one-system-update\n', 'name: one-system-update\nlock: "catalog-${{ inputs.catalogVersion }}"\n'));
+    writeFileSync(
+      locked,
+      readFileSync(playbook, 'utf8').replace(
+        'name: one-system-update\n',
+        'name: one-system-update\nlock: "catalog-${{ inputs.catalogVersion }}"\n',
+      ),
+    );
     const first = await bench.cli(['run', locked]);
     expect(first.code).toBe(1);
     const runId = first.result!.runId;
@@ -139,7 +158,10 @@ describe('fleetbook resume', () => {
   it('reconciles an invitation whose answer was lost by listing the users: done, not sent again', async () => {
     bench = await createBench();
     const invite = join(bench.home, '..', 'invite.yaml');
-    writeFileSync(invite, 'name: invite\nsteps:\n  - id: invite\n    call: users.inviteUser\n    with: { body: { email: "new.operator@example.com" } }\n');
+    writeFileSync(
+      invite,
+      'name: invite\nsteps:\n  - id: invite\n    call: users.inviteUser\n    with: { body: { email: "new.operator@example.com" } }\n',
+    );
     bench.sim.control.faults.set({
       rules: [
         { route: 'users.inviteUser', afterAccept: true, count: 1 },
@@ -178,9 +200,17 @@ describe('large outputs', () => {
     const first = await bench.cli(['run', fixture('large-outputs.yaml')]);
     expect(first.code).toBe(1);
     const runId = first.result!.runId;
-    const finished = (await bench.journal(runId)).find((entry) => entry.event.type === 'step.finished' && entry.event.path === 'big');
-    expect(finished?.event).toMatchObject({ status: 'succeeded', outputs: { $outputsFile: join(bench.home, 'outputs', runId, 'big.json') } });
-    expect((JSON.parse(readFileSync(join(bench.home, 'outputs', runId, 'big.json'), 'utf8')) as { records: unknown[] }).records).toHaveLength(5000);
+    const finished = (await bench.journal(runId)).find(
+      (entry) => entry.event.type === 'step.finished' && entry.event.path === 'big',
+    );
+    expect(finished?.event).toMatchObject({
+      status: 'succeeded',
+      outputs: { $outputsFile: join(bench.home, 'outputs', runId, 'big.json') },
+    });
+    expect(
+      (JSON.parse(readFileSync(join(bench.home, 'outputs', runId, 'big.json'), 'utf8')) as { records: unknown[] })
+        .records,
+    ).toHaveLength(5000);
     const resumed = await bench.cli(['resume', runId]);
     expect(resumed.code).toBe(0);
     expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { count: 5000, last: 'record 5000' } });
@@ -192,14 +222,20 @@ describe('large values', () => {
   it('a run input, a step input and the run outputs over the store limit are kept in files, and the run resumes with them', async () => {
     bench = await createBench();
     bench.sim.control.faults.set({ rules: [{ route: 'privateCloud.listSystems', status: 400, count: 1 }] });
-    const devices = Array.from({ length: 6000 }, (_, index) => ({ serialNumber: `SN${String(index).padStart(8, '0')}`, macAddress: '00:1B:44:11:3A:B7', tags: { site: 'lab' } }));
+    const devices = Array.from({ length: 6000 }, (_, index) => ({
+      serialNumber: `SN${String(index).padStart(8, '0')}`,
+      macAddress: '00:1B:44:11:3A:B7',
+      tags: { site: 'lab' },
+    }));
     const inputsFile = join(bench.home, '..', 'devices.json');
     writeFileSync(inputsFile, JSON.stringify({ devices }));
     const first = await bench.cli(['run', fixture('large-values.yaml'), '--inputs', inputsFile]);
     expect(first.code).toBe(1);
     const runId = first.result!.runId;
     const outputs = join(bench.home, 'outputs', runId);
-    const started = (await bench.journal(runId)).find((entry) => entry.event.type === 'step.started' && entry.event.path === 'copy');
+    const started = (await bench.journal(runId)).find(
+      (entry) => entry.event.type === 'step.started' && entry.event.path === 'copy',
+    );
     expect(started?.event).toMatchObject({ input: { $outputsFile: join(outputs, 'copy.input.json') } });
     expect(JSON.parse(readFileSync(join(outputs, 'run.inputs.devices.json'), 'utf8'))).toEqual(devices);
 
@@ -209,7 +245,10 @@ describe('large values', () => {
     expect(resumed.result?.outputs?.devices).toEqual(devices);
     const store = await openRunStore({ home: bench.home });
     try {
-      expect((await store.getRun(runId))?.outputs).toEqual({ $outputsFile: join(outputs, 'run.outputs.json'), bytes: expect.any(Number) });
+      expect((await store.getRun(runId))?.outputs).toEqual({
+        $outputsFile: join(outputs, 'run.outputs.json'),
+        bytes: expect.any(Number),
+      });
     } finally {
       await store.close();
     }
@@ -223,7 +262,10 @@ describe('SIGTERM, then fleetbook resume', () => {
     await cli.waitFor('privateCloud.runSoftwareUpdate answered 202');
     expect(await cli.signal('SIGTERM')).toBe(130);
     const stdout = cli.stdout();
-    const lines = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     const result = lines.at(-1)?.result as { runId: string; status: string };
     expect(result.status).toBe('interrupted');
 
@@ -234,9 +276,13 @@ describe('SIGTERM, then fleetbook resume', () => {
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
     // The re-attached step has the outputs the first run would have had: the 202's body (none here) included.
     const journal = (await bench.journal(result.runId)).map((entry) => entry.event);
-    const answered = journal.find((event) => event.type === 'request.answered' && event.path === 'update') as { body?: unknown } | undefined;
+    const answered = journal.find((event) => event.type === 'request.answered' && event.path === 'update') as
+      { body?: unknown } | undefined;
     const finished = journal.findLast((event) => event.type === 'step.finished' && event.path === 'update');
-    expect(finished).toMatchObject({ status: 'succeeded', outputs: { status: 202, body: answered?.body ?? null, operation: { state: 'SUCCEEDED' } } });
+    expect(finished).toMatchObject({
+      status: 'succeeded',
+      outputs: { status: 202, body: answered?.body ?? null, operation: { state: 'SUCCEEDED' } },
+    });
     expect(bench.posts('privateCloud.runSoftwarePrechecks')).toHaveLength(1);
   });
 });

@@ -12,11 +12,25 @@ afterEach(async () => {
 });
 
 const daysAgo = (days: number): string => new Date(Date.now() - days * 86_400_000).toISOString();
-const oldRun = (id: string, startedAt: string): NewRun => ({ id, playbook: 'p', playbookSource: 'p.yaml', playbookHash: 'h', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'manual' }, startedAt });
+const oldRun = (id: string, startedAt: string): NewRun => ({
+  id,
+  playbook: 'p',
+  playbookSource: 'p.yaml',
+  playbookHash: 'h',
+  inputs: {},
+  secretInputNames: [],
+  dryRun: false,
+  trigger: { kind: 'manual' },
+  startedAt,
+});
 
 /** Runs that ended 40 and 2 days ago, and one crashed 40 days ago (never ended: kept); the old one with an output folder. */
 async function seed(home: string): Promise<void> {
-  for (const [id, days, ends] of [['ended-40d', 40, true], ['ended-2d', 2, true], ['crashed-40d', 40, false]] as const) {
+  for (const [id, days, ends] of [
+    ['ended-40d', 40, true],
+    ['ended-2d', 2, true],
+    ['crashed-40d', 40, false],
+  ] as const) {
     const store = await openRunStore({ home, now: () => new Date(daysAgo(days)) });
     await store.createRun(oldRun(id, daysAgo(days)));
     if (ends) await store.setRunStatus(id, 'succeeded');

@@ -38,7 +38,9 @@ describe('secret inputs on resume', () => {
     const runId = await failedRun(['-i', 'token=real-token-123']);
     const refused = await bench!.cli(['resume', runId]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`run ${runId} was started with the secret input 'token' given, and secrets are never stored: set FLEETBOOK_INPUT_TOKEN to resume`);
+    expect(refused.stderr).toContain(
+      `run ${runId} was started with the secret input 'token' given, and secrets are never stored: set FLEETBOOK_INPUT_TOKEN to resume`,
+    );
     expect(refused.stderr).not.toMatch(/\n\s+at /);
     expect(tokens).toEqual([]);
     expect(bench!.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toHaveLength(1);

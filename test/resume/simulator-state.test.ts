@@ -33,16 +33,43 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 /** A run whose update was answered 202 with an operation, and whose process then died. */
 async function seedCrashedRun(runId: string, events: JournalEvent[]): Promise<void> {
   const store = await openRunStore({ env });
-  await store.createRun({ id: runId, playbook: 'update', playbookSource: playbookFile, playbookHash: 'sha256:x', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'manual' }, startedAt: new Date().toISOString() });
+  await store.createRun({
+    id: runId,
+    playbook: 'update',
+    playbookSource: playbookFile,
+    playbookHash: 'sha256:x',
+    inputs: {},
+    secretInputNames: [],
+    dryRun: false,
+    trigger: { kind: 'manual' },
+    startedAt: new Date().toISOString(),
+  });
   for (const event of events) await store.append(runId, event);
   await store.close();
 }
 
 const inFlightUpdate: JournalEvent[] = [
   { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
-  { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
-  { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location: '/data-services/v1beta1/async-operations/op-1' },
-  { type: 'operation.progress', path: 'update', location: '/data-services/v1beta1/async-operations/op-1', progressPercent: 30 },
+  {
+    type: 'request.sending',
+    path: 'update',
+    attempt: 1,
+    operationId: 'privateCloud.runSoftwareUpdate',
+    method: 'POST',
+  },
+  {
+    type: 'request.answered',
+    path: 'update',
+    attempt: 1,
+    httpStatus: 202,
+    location: '/data-services/v1beta1/async-operations/op-1',
+  },
+  {
+    type: 'operation.progress',
+    path: 'update',
+    location: '/data-services/v1beta1/async-operations/op-1',
+    progressPercent: 30,
+  },
 ];
 
 describe('resume against a new embedded simulator', () => {
@@ -51,7 +78,9 @@ describe('resume against a new embedded simulator', () => {
     const { code, stdout, stderr } = await runCli(['resume', 'run-sim-1', '--target', 'simulator'], { env });
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toContain('run run-sim-1 cannot be resumed against a new embedded simulator: it had platform work in flight (update (privateCloud.runSoftwareUpdate, /data-services/v1beta1/async-operations/op-1))');
+    expect(stderr).toContain(
+      'run run-sim-1 cannot be resumed against a new embedded simulator: it had platform work in flight (update (privateCloud.runSoftwareUpdate, /data-services/v1beta1/async-operations/op-1))',
+    );
     expect(stderr).toContain("Nothing was sent. Start it again with 'fleetbook run'");
     const store = await openRunStore({ env });
     expect((await store.getRun('run-sim-1'))?.status).toBe('running');
@@ -60,7 +89,10 @@ describe('resume against a new embedded simulator', () => {
   });
 
   it('a run with nothing in flight still resumes against the simulator', async () => {
-    await seedCrashedRun('run-sim-2', [{ type: 'step.started', path: 'update', stepId: 'update', kind: 'call' }, { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.listSystems', method: 'GET' }]);
+    await seedCrashedRun('run-sim-2', [
+      { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' },
+      { type: 'request.sending', path: 'update', attempt: 1, operationId: 'privateCloud.listSystems', method: 'GET' },
+    ]);
     const { stderr } = await runCli(['resume', 'run-sim-2', '--target', 'simulator', '--force'], { env });
     expect(stderr).not.toContain('cannot be resumed against a new embedded simulator');
   });
@@ -71,19 +103,35 @@ describe('resume against a new embedded simulator', () => {
     if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error('fixture does not load');
     const store = await openRunStore({ env });
     const sent: string[] = [];
-    const client = new Proxy({}, { get: (_target, name) => (sent.push(String(name)), () => Promise.reject(new Error('no request may be sent'))) }) as PlatformClient;
+    const client = new Proxy(
+      {},
+      { get: (_target, name) => (sent.push(String(name)), () => Promise.reject(new Error('no request may be sent'))) },
+    ) as PlatformClient;
     const out = captureStream();
     const logger = createLogger({ level: 'info', secrets: createSecretRegistry(), destination: out });
     const execute = createEngineExecutor({ client, store, logger, embeddedSimulator: true });
     const schedule = loaded.playbook.schedules[0];
     if (!schedule) throw new Error('fixture has no schedule');
-    const outcome = await execute({ playbook: loaded.playbook, schedule, runId: 'run-sim-3', scheduledAt: new Date(), catchUp: false, signal: new AbortController().signal, resume: true });
+    const outcome = await execute({
+      playbook: loaded.playbook,
+      schedule,
+      runId: 'run-sim-3',
+      scheduledAt: new Date(),
+      catchUp: false,
+      signal: new AbortController().signal,
+      resume: true,
+    });
     expect(outcome.status).toBe('failed');
     expect(sent).toEqual([]);
     const run = await store.getRun('run-sim-3');
-    expect(run?.error).toMatchObject({ code: 'SIMULATOR_STATE_LOST', message: expect.stringContaining('was on the embedded simulator of the daemon that ran it') as string });
+    expect(run?.error).toMatchObject({
+      code: 'SIMULATOR_STATE_LOST',
+      message: expect.stringContaining('was on the embedded simulator of the daemon that ran it') as string,
+    });
     // No step ran: the rescue's webhook never started.
-    expect((await store.journal('run-sim-3')).map((entry) => entry.event.type)).toEqual(inFlightUpdate.map((event) => event.type));
+    expect((await store.journal('run-sim-3')).map((entry) => entry.event.type)).toEqual(
+      inFlightUpdate.map((event) => event.type),
+    );
     expect(out.text()).toContain('"event":"schedule.resumeRefused"');
     await store.close();
   });

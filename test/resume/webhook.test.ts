@@ -32,12 +32,17 @@ describe('fleetbook resume after a webhook of unknown outcome', () => {
     const first = await bench.cli(['run', fixture('webhook.yaml'), '-i', `hookUrl=${hook.url}`]);
     expect(first.code).toBe(1);
     const runId = first.result!.runId;
-    expect((await bench.journal(runId)).find((entry) => entry.event.type === 'request.failed')?.event).toMatchObject({ path: 'notify', outcomeUnknown: true });
+    expect((await bench.journal(runId)).find((entry) => entry.event.type === 'request.failed')?.event).toMatchObject({
+      path: 'notify',
+      outcomeUnknown: true,
+    });
     expect(hook.received).toEqual(['POST']);
 
     const refused = await bench.cli(['resume', runId]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('cannot be reconciled: notify (POST webhook: a webhook leaves nothing the platform can show');
+    expect(refused.stderr).toContain(
+      'cannot be reconciled: notify (POST webhook: a webhook leaves nothing the platform can show',
+    );
     expect(refused.stderr).toContain('--confirm-unknown');
     expect(refused.stderr).not.toMatch(/\n\s+at /);
     expect(hook.received).toEqual(['POST']);

@@ -12,7 +12,13 @@ import { isSchedulerError } from '../../src/scheduler/scheduler-error.js';
 import type { FireRequest } from '../../src/scheduler/scheduler.js';
 import { createManualClock, type ManualClock } from '../../src/scheduler/testing.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { createMemoryRunStore, createSqliteRunStore, newLeaseOwner, RunStatus, type RunStore } from '../../src/store/index.js';
+import {
+  createMemoryRunStore,
+  createSqliteRunStore,
+  newLeaseOwner,
+  RunStatus,
+  type RunStore,
+} from '../../src/store/index.js';
 
 const fixtures = join(import.meta.dirname, 'fixtures');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -40,19 +46,32 @@ describe('daemon', () => {
     const dir = tempDir();
     copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'a.yaml'));
     copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'b.yaml'));
-    writeFileSync(join(dir, 'c.yaml'), 'name: broken\nschedules:\n  - cron: "0 25 * * *"\n    timezone: Mars/Olympus\nsteps:\n  - log: hi\n');
-    writeFileSync(join(dir, 'd.yaml'), 'name: needs-input\ninputs:\n  systemId: { type: string }\nschedules:\n  - id: d\n    cron: "0 6 * * *"\n    inputs: { sytemId: abc }\nsteps:\n  - log: hi\n');
+    writeFileSync(
+      join(dir, 'c.yaml'),
+      'name: broken\nschedules:\n  - cron: "0 25 * * *"\n    timezone: Mars/Olympus\nsteps:\n  - log: hi\n',
+    );
+    writeFileSync(
+      join(dir, 'd.yaml'),
+      'name: needs-input\ninputs:\n  systemId: { type: string }\nschedules:\n  - id: d\n    cron: "0 6 * * *"\n    inputs: { sytemId: abc }\nsteps:\n  - log: hi\n',
+    );
     const logs = captureLogs();
     const store = createMemoryRunStore();
     let caught: unknown;
     try {
-      await startDaemon({ playbooksDir: dir, store, logger: logs.logger, execute: async () => ({ status: RunStatus.succeeded }), watch: false });
+      await startDaemon({
+        playbooksDir: dir,
+        store,
+        logger: logs.logger,
+        execute: async () => ({ status: RunStatus.succeeded }),
+        watch: false,
+      });
     } catch (error) {
       caught = error;
     }
     expect(isSchedulerError(caught) && caught.code).toBe('INVALID_PLAYBOOKS');
     expect(isSchedulerError(caught) && caught.exitCode).toBe(2);
-    const problems = (caught as { details: { problems: Array<{ code: string; file: string; line: number }> } }).details.problems;
+    const problems = (caught as { details: { problems: Array<{ code: string; file: string; line: number }> } }).details
+      .problems;
     expect(problems.map((problem) => [problem.code, problem.file.split('/').pop(), problem.line])).toEqual(
       expect.arrayContaining([
         ['INVALID_CRON', 'c.yaml', 3],
@@ -61,7 +80,9 @@ describe('daemon', () => {
         ['INVALID_SCHEDULE_INPUTS', 'd.yaml', 7],
       ]),
     );
-    expect(problems.find((problem) => problem.code === 'INVALID_SCHEDULE_INPUTS')).toMatchObject({ message: expect.stringContaining("unknown input 'sytemId'") });
+    expect(problems.find((problem) => problem.code === 'INVALID_SCHEDULE_INPUTS')).toMatchObject({
+      message: expect.stringContaining("unknown input 'sytemId'"),
+    });
     expect(await store.acquireLease('scheduler', 'someone-else', 1000)).toBe(true);
   });
 
@@ -73,7 +94,10 @@ describe('daemon', () => {
     const clockB = createManualClock(Date.parse('2025-01-01T00:01:00Z'));
     const storeA = createSqliteRunStore({ file, now: () => new Date(clockB.now()) });
     const storeB = createSqliteRunStore({ file, now: () => new Date(clockB.now()) });
-    cleanups.push(() => storeA.close(), () => storeB.close());
+    cleanups.push(
+      () => storeA.close(),
+      () => storeB.close(),
+    );
     const fires: Array<{ owner: string; scheduledAt: string }> = [];
     const logsA = captureLogs();
     const logsB = captureLogs();
@@ -92,13 +116,20 @@ describe('daemon', () => {
       });
     const a = await start('daemon-a', storeA, clockA, logsA.logger);
     const b = await start('daemon-b', storeB, clockB, logsB.logger);
-    cleanups.push(() => a.stop(), () => b.stop());
+    cleanups.push(
+      () => a.stop(),
+      () => b.stop(),
+    );
     expect(a.isLeader()).toBe(true);
     expect(b.isLeader()).toBe(false);
-    expect(logsB.lines().filter((line) => line.event === 'lease.standby')).toEqual([expect.objectContaining({ heldBy: 'daemon-a' })]);
+    expect(logsB.lines().filter((line) => line.event === 'lease.standby')).toEqual([
+      expect.objectContaining({ heldBy: 'daemon-a' }),
+    ]);
 
     await advanceTogether([clockA, clockB], '2025-01-01T00:16:00Z');
-    expect(fires).toEqual(['00:05', '00:10', '00:15'].map((at) => ({ owner: 'daemon-a', scheduledAt: `2025-01-01T${at}:00.000Z` })));
+    expect(fires).toEqual(
+      ['00:05', '00:10', '00:15'].map((at) => ({ owner: 'daemon-a', scheduledAt: `2025-01-01T${at}:00.000Z` })),
+    );
 
     // A freezes (a stopped process, a paused VM): its lease lapses after 30 s and B takes over.
     await advanceTogether([clockB], '2025-01-01T00:26:00Z');
@@ -121,7 +152,15 @@ describe('daemon', () => {
     await b.stop();
     await advanceTogether([clockA, clockB], '2025-01-01T00:36:00Z');
     expect(a.isLeader()).toBe(true);
-    expect(fires.map((fire) => fire.scheduledAt.slice(11, 16))).toEqual(['00:05', '00:10', '00:15', '00:20', '00:25', '00:30', '00:35']);
+    expect(fires.map((fire) => fire.scheduledAt.slice(11, 16))).toEqual([
+      '00:05',
+      '00:10',
+      '00:15',
+      '00:20',
+      '00:25',
+      '00:30',
+      '00:35',
+    ]);
     expect(fires.at(-1)?.owner).toBe('daemon-a');
   });
 
@@ -130,11 +169,20 @@ describe('daemon', () => {
     await new Promise((resolve) => child.on('exit', resolve));
     const own = JSON.parse(newLeaseOwner()) as Record<string, unknown>;
     const start = (store: RunStore, logger: ReturnType<typeof captureLogs>['logger']) =>
-      startDaemon({ playbooksDir: join(fixtures, 'five'), store, logger, clock: createManualClock(Date.now()), watch: false, execute: async () => ({ status: RunStatus.succeeded }) });
+      startDaemon({
+        playbooksDir: join(fixtures, 'five'),
+        store,
+        logger,
+        clock: createManualClock(Date.now()),
+        watch: false,
+        execute: async () => ({ status: RunStatus.succeeded }),
+      });
 
     // Killed with SIGKILL an hour into its lease, then restarted: no wait for the lease to lapse.
     const killed = createMemoryRunStore();
-    expect(await killed.acquireLease(SCHEDULER_LEASE_KEY, JSON.stringify({ ...own, pid: child.pid }), 3_600_000)).toBe(true);
+    expect(await killed.acquireLease(SCHEDULER_LEASE_KEY, JSON.stringify({ ...own, pid: child.pid }), 3_600_000)).toBe(
+      true,
+    );
     const restartedLogs = captureLogs();
     const restarted = await start(killed, restartedLogs.logger);
     cleanups.push(() => restarted.stop());
@@ -143,12 +191,16 @@ describe('daemon', () => {
 
     // The parent of this test process is alive: its lease is waited for, and named readably.
     const held = createMemoryRunStore();
-    expect(await held.acquireLease(SCHEDULER_LEASE_KEY, JSON.stringify({ ...own, pid: process.ppid }), 3_600_000)).toBe(true);
+    expect(await held.acquireLease(SCHEDULER_LEASE_KEY, JSON.stringify({ ...own, pid: process.ppid }), 3_600_000)).toBe(
+      true,
+    );
     const standbyLogs = captureLogs();
     const standby = await start(held, standbyLogs.logger);
     cleanups.push(() => standby.stop());
     expect(standby.isLeader()).toBe(false);
-    expect(standbyLogs.lines().find((line) => line.event === 'lease.standby')).toMatchObject({ heldBy: `${hostname()}:${process.ppid}:${String(own.id).slice(0, 8)}` });
+    expect(standbyLogs.lines().find((line) => line.event === 'lease.standby')).toMatchObject({
+      heldBy: `${hostname()}:${process.ppid}:${String(own.id).slice(0, 8)}`,
+    });
   });
 
   it('reloads when a playbook file of the folder changes, and keeps the old set when the new one is invalid', async () => {
@@ -156,7 +208,14 @@ describe('daemon', () => {
     const clock = createManualClock(Date.parse('2025-01-01T00:01:00Z'));
     const logs = captureLogs();
     const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
-    const daemon = await startDaemon({ playbooksDir: dir, store, logger: logs.logger, clock, execute: async () => ({ status: RunStatus.succeeded }), reloadDebounceMs: 200 });
+    const daemon = await startDaemon({
+      playbooksDir: dir,
+      store,
+      logger: logs.logger,
+      clock,
+      execute: async () => ({ status: RunStatus.succeeded }),
+      reloadDebounceMs: 200,
+    });
     cleanups.push(() => daemon.stop());
     const events = (name: string) => logs.lines().filter((line) => line.event === name);
     const reloaded = async (event: string, count: number) =>
@@ -192,14 +251,23 @@ function leaseOutage(store: RunStore): { store: RunStore; down: boolean } {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver) as unknown;
       if (name !== 'acquireLease' || typeof value !== 'function') return value;
-      return (...args: unknown[]) => (outage.down ? Promise.reject(new Error('database is locked')) : (value as (...a: unknown[]) => unknown).apply(target, args));
+      return (...args: unknown[]) =>
+        outage.down
+          ? Promise.reject(new Error('database is locked'))
+          : (value as (...a: unknown[]) => unknown).apply(target, args);
     },
   });
   return outage;
 }
 
 describe('daemon: store errors on the lease', () => {
-  const fiveMinutes = (store: RunStore, clock: ManualClock, owner: string, logger: ReturnType<typeof captureLogs>['logger'], fires: string[]) =>
+  const fiveMinutes = (
+    store: RunStore,
+    clock: ManualClock,
+    owner: string,
+    logger: ReturnType<typeof captureLogs>['logger'],
+    fires: string[],
+  ) =>
     startDaemon({
       playbooksDir: join(fixtures, 'five'),
       store,
@@ -221,7 +289,10 @@ describe('daemon: store errors on the lease', () => {
     const a = await fiveMinutes(shared, clock, 'daemon-a', captureLogs().logger, fires);
     const logsB = captureLogs();
     const b = await fiveMinutes(outageB.store, clock, 'daemon-b', logsB.logger, fires);
-    cleanups.push(() => a.stop(), () => b.stop());
+    cleanups.push(
+      () => a.stop(),
+      () => b.stop(),
+    );
     outageB.down = true;
     await clock.advanceTo(Date.parse('2025-01-01T00:02:00Z'));
     expect(logsB.lines().filter((line) => line.event === 'lease.renewFailed').length).toBeGreaterThan(0);
@@ -249,7 +320,9 @@ describe('daemon: store errors on the lease', () => {
     await clock.advanceTo(Date.parse('2025-01-01T00:12:00Z'));
     await daemon.idle();
     expect(daemon.isLeader()).toBe(false);
-    expect(logs.lines().filter((line) => line.event === 'lease.lost')).toEqual([expect.objectContaining({ reason: 'the scheduler lease expired before it could be renewed' })]);
+    expect(logs.lines().filter((line) => line.event === 'lease.lost')).toEqual([
+      expect.objectContaining({ reason: 'the scheduler lease expired before it could be renewed' }),
+    ]);
     expect(fires).toEqual(['daemon-a 00:05']);
     outage.down = false;
     await clock.advanceTo(Date.parse('2025-01-01T00:16:00Z'));
@@ -267,7 +340,14 @@ describe('daemon against the simulator', () => {
     const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
     if (!admin) throw new Error('no admin client');
     const logs = captureLogs();
-    const client = createPlatformClient({ credentials: admin, authUrl: sim.authUrl, baseUrl: sim.baseUrl, regionalUrl: sim.regionalUrl, region: 'us-west', logger: logs.logger });
+    const client = createPlatformClient({
+      credentials: admin,
+      authUrl: sim.authUrl,
+      baseUrl: sim.baseUrl,
+      regionalUrl: sim.regionalUrl,
+      region: 'us-west',
+      logger: logs.logger,
+    });
     const clock = createManualClock(Date.parse('2025-03-29T03:00:00Z'));
     const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
     const dir = tempDir();
@@ -306,7 +386,11 @@ describe('daemon against the simulator', () => {
     expect(fired.map((line) => line.scheduledAt)).toEqual(['2025-03-29T05:00:00.000Z', '2025-03-30T04:00:00.000Z']);
     const runs = await store.listRuns({ playbook: 'nightly-subscription-report' });
     expect(runs.every((run) => run.trigger.kind === 'schedule' && run.trigger.scheduleId === key)).toBe(true);
-    expect(await readScheduleState(store, key)).toMatchObject({ lastFireAt: '2025-03-30T04:00:00.000Z', lastResult: 'succeeded', consecutiveFailures: 0 });
+    expect(await readScheduleState(store, key)).toMatchObject({
+      lastFireAt: '2025-03-30T04:00:00.000Z',
+      lastResult: 'succeeded',
+      consecutiveFailures: 0,
+    });
 
     const mails = sim.control.outbox().filter((mail) => mail.subject.includes('Nightly subscriptions'));
     expect(mails).toHaveLength(2);
@@ -315,20 +399,40 @@ describe('daemon against the simulator', () => {
 
   it('a daemon stopped with a scheduled run in flight: the next daemon resumes that run, which succeeds with the export posted once', async () => {
     // The export takes 50 simulated minutes (within its 60-minute time-out): two seconds, long enough to stop the daemon during its wait.
-    const sim = await startSimulator({ port: 0, timeScale: 1500, world: { reporting: { exportDurationSeconds: 3000 } } });
+    const sim = await startSimulator({
+      port: 0,
+      timeScale: 1500,
+      world: { reporting: { exportDurationSeconds: 3000 } },
+    });
     cleanups.push(() => sim.close());
     const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
     if (!admin) throw new Error('no admin client');
     const logs = captureLogs();
-    const client = createPlatformClient({ credentials: admin, authUrl: sim.authUrl, baseUrl: sim.baseUrl, regionalUrl: sim.regionalUrl, region: 'us-west', logger: logs.logger });
+    const client = createPlatformClient({
+      credentials: admin,
+      authUrl: sim.authUrl,
+      baseUrl: sim.baseUrl,
+      regionalUrl: sim.regionalUrl,
+      region: 'us-west',
+      logger: logs.logger,
+    });
     const clock = createManualClock(Date.parse('2025-03-29T04:59:00Z'));
     const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
     const dir = tempDir();
     copyFileSync(join(fixtures, 'nightly', 'nightly-subscription-report.yaml'), join(dir, 'nightly.yaml'));
     const start = (owner: string) =>
-      startDaemon({ playbooksDir: dir, store, logger: logs.logger, clock, owner, watch: false, execute: createEngineExecutor({ client, store, logger: logs.logger, clock }) });
+      startDaemon({
+        playbooksDir: dir,
+        store,
+        logger: logs.logger,
+        clock,
+        owner,
+        watch: false,
+        execute: createEngineExecutor({ client, store, logger: logs.logger, clock }),
+      });
     const events = (name: string) => logs.lines().filter((line) => line.event === name);
-    const exportPosts = () => sim.control.requests({ operationId: 'reporting.createReportExport' }).filter((entry) => entry.method === 'POST');
+    const exportPosts = () =>
+      sim.control.requests({ operationId: 'reporting.createReportExport' }).filter((entry) => entry.method === 'POST');
 
     const first = await start('daemon-a');
     cleanups.push(() => first.stop());
@@ -337,7 +441,9 @@ describe('daemon against the simulator', () => {
     await vi.waitFor(
       async () => {
         const journal = await store.journal(runId);
-        expect(journal.some((entry) => entry.event.type === 'request.answered' && entry.event.path === 'export')).toBe(true);
+        expect(journal.some((entry) => entry.event.type === 'request.answered' && entry.event.path === 'export')).toBe(
+          true,
+        );
       },
       { timeout: 10_000, interval: 20 },
     );
@@ -347,13 +453,22 @@ describe('daemon against the simulator', () => {
 
     const second = await start('daemon-b');
     cleanups.push(() => second.stop());
-    await vi.waitFor(async () => expect(await store.getRun(runId)).toMatchObject({ status: RunStatus.succeeded, resumes: 1 }), { timeout: 30_000, interval: 100 });
+    await vi.waitFor(
+      async () => expect(await store.getRun(runId)).toMatchObject({ status: RunStatus.succeeded, resumes: 1 }),
+      { timeout: 30_000, interval: 100 },
+    );
     await second.idle();
-    expect(events('schedule.recovered')).toEqual([expect.objectContaining({ owner: 'daemon-b', runId, resume: true, scheduledAt: '2025-03-29T05:00:00.000Z' })]);
+    expect(events('schedule.recovered')).toEqual([
+      expect.objectContaining({ owner: 'daemon-b', runId, resume: true, scheduledAt: '2025-03-29T05:00:00.000Z' }),
+    ]);
     expect(events('schedule.fired')).toHaveLength(1);
     expect(await store.listRuns({ playbook: 'nightly-subscription-report' })).toHaveLength(1);
     expect(exportPosts()).toHaveLength(1);
     expect(sim.control.outbox().filter((mail) => mail.subject.includes('Nightly subscriptions'))).toHaveLength(1);
-    expect(await readScheduleState(store, 'nightly-subscription-report')).toMatchObject({ lastRunId: runId, lastResult: 'succeeded', unfinished: [] });
+    expect(await readScheduleState(store, 'nightly-subscription-report')).toMatchObject({
+      lastRunId: runId,
+      lastResult: 'succeeded',
+      unfinished: [],
+    });
   });
 });

@@ -6,7 +6,10 @@ import { isSchedulerError } from '../../src/scheduler/scheduler-error.js';
 function fires(cron: string, timezone: string, afterIso: string, count: number): string[] {
   return createFireTimes(cron, timezone)
     .take(Date.parse(afterIso), count)
-    .map((at) => `${new Date(at).toISOString().slice(0, 16)}Z | ${new Date(at).toLocaleString('sv-SE', { timeZone: timezone }).slice(0, 16)}`);
+    .map(
+      (at) =>
+        `${new Date(at).toISOString().slice(0, 16)}Z | ${new Date(at).toLocaleString('sv-SE', { timeZone: timezone }).slice(0, 16)}`,
+    );
 }
 
 describe('fire times across DST changes', () => {
@@ -66,24 +69,32 @@ describe('fire times across DST changes', () => {
         '2025-10-25T06:00Z | 2025-10-25 02:00',
         '2025-11-01T06:00Z | 2025-11-01 02:00',
       ]);
-      expect(fires('0 2 * * SAT', 'America/New_York', '2025-11-02T00:00:00Z', 1)).toEqual(['2025-11-08T07:00Z | 2025-11-08 02:00']);
+      expect(fires('0 2 * * SAT', 'America/New_York', '2025-11-02T00:00:00Z', 1)).toEqual([
+        '2025-11-08T07:00Z | 2025-11-08 02:00',
+      ]);
     });
   });
 
   it('reads six fields as seconds first, aliases, and UTC by default', () => {
-    expect(createFireTimes('*/20 * * * * *').take(Date.parse('2025-01-01T00:00:00.500Z'), 2).map((at) => new Date(at).toISOString())).toEqual([
-      '2025-01-01T00:00:20.000Z',
-      '2025-01-01T00:00:40.000Z',
-    ]);
-    expect(createFireTimes('@daily', 'Europe/Berlin').take(Date.parse('2025-06-01T00:00:00Z'), 1).map((at) => new Date(at).toISOString())).toEqual([
-      '2025-06-01T22:00:00.000Z',
-    ]);
+    expect(
+      createFireTimes('*/20 * * * * *')
+        .take(Date.parse('2025-01-01T00:00:00.500Z'), 2)
+        .map((at) => new Date(at).toISOString()),
+    ).toEqual(['2025-01-01T00:00:20.000Z', '2025-01-01T00:00:40.000Z']);
+    expect(
+      createFireTimes('@daily', 'Europe/Berlin')
+        .take(Date.parse('2025-06-01T00:00:00Z'), 1)
+        .map((at) => new Date(at).toISOString()),
+    ).toEqual(['2025-06-01T22:00:00.000Z']);
   });
 
   it('lists the fires of a downtime, keeping the newest when there are more than asked for', () => {
     const daily = createFireTimes('0 6 * * *', 'UTC');
     const between = daily.between(Date.parse('2025-01-01T06:00:00Z'), Date.parse('2025-01-04T07:00:00Z'), 2);
-    expect(between.map((at) => new Date(at).toISOString())).toEqual(['2025-01-03T06:00:00.000Z', '2025-01-04T06:00:00.000Z']);
+    expect(between.map((at) => new Date(at).toISOString())).toEqual([
+      '2025-01-03T06:00:00.000Z',
+      '2025-01-04T06:00:00.000Z',
+    ]);
   });
 
   it('refuses a bad expression or timezone with a code', () => {
@@ -123,7 +134,11 @@ describe('fires between two instants', () => {
 
   it('finds the newest fires of three days of a per-second schedule without walking them all', () => {
     const started = performance.now();
-    const fires = createFireTimes('* * * * * *').between(Date.parse('2025-01-01T00:00:00Z'), Date.parse('2025-01-04T00:00:00Z'), 101);
+    const fires = createFireTimes('* * * * * *').between(
+      Date.parse('2025-01-01T00:00:00Z'),
+      Date.parse('2025-01-04T00:00:00Z'),
+      101,
+    );
     expect(fires).toHaveLength(101);
     expect(new Date(fires.at(-1) ?? 0).toISOString()).toBe('2025-01-04T00:00:00.000Z');
     expect(performance.now() - started).toBeLessThan(1000);

@@ -5,7 +5,12 @@
  */
 import { captureLogs } from '../../src/api/testing.js';
 import type { Playbook, ScheduleSpec } from '../../src/playbook/types.js';
-import { createScheduler, type FireRequest, type Scheduler, type SchedulerOptions } from '../../src/scheduler/scheduler.js';
+import {
+  createScheduler,
+  type FireRequest,
+  type Scheduler,
+  type SchedulerOptions,
+} from '../../src/scheduler/scheduler.js';
 import { createManualClock, type ManualClock } from '../../src/scheduler/testing.js';
 import { createMemoryRunStore, RunStatus, type RunStore } from '../../src/store/index.js';
 
@@ -29,7 +34,10 @@ export function scheduledPlaybook(schedules: ScheduleSpec[], extra: Partial<Play
     source: '/tmp/nightly.yaml',
     hash: 'hash-1',
     inputs: {},
-    defaults: { retry: { maxAttempts: 1, initialDelayMs: 1, backoffRate: 2, maxDelayMs: 1, jitter: 'none', on: ['transient'] }, wait: {} },
+    defaults: {
+      retry: { maxAttempts: 1, initialDelayMs: 1, backoffRate: 2, maxDelayMs: 1, jitter: 'none', on: ['transient'] },
+      wait: {},
+    },
     schedules,
     steps: [],
     ...extra,
@@ -59,7 +67,15 @@ export interface SchedulerHarness {
  * `finishWith`: runs end by themselves with this status as soon as they start (undefined:
  * the test ends them). Runs end `interrupted` when their signal is aborted.
  */
-export function createSchedulerHarness(startIso: string, options: { store?: RunStore; clock?: ManualClock; finishWith?: RunStatus; scheduler?: Partial<SchedulerOptions> } = {}): SchedulerHarness {
+export function createSchedulerHarness(
+  startIso: string,
+  options: {
+    store?: RunStore;
+    clock?: ManualClock;
+    finishWith?: RunStatus;
+    scheduler?: Partial<SchedulerOptions>;
+  } = {},
+): SchedulerHarness {
   const clock = options.clock ?? createManualClock(Date.parse(startIso));
   const store = options.store ?? createMemoryRunStore({ now: () => new Date(clock.now()) });
   const logs = captureLogs();

@@ -22,9 +22,21 @@ describe('scheduler: firing', () => {
     await wrapped.scheduler.load([scheduledPlaybook([schedule()])]);
     await wrapped.advanceTo('2025-01-03T12:00:00Z');
     const fired = wrapped.events('schedule.fired');
-    expect(fired.map((line) => line.scheduledAt)).toEqual(['2025-01-01T06:00:00.000Z', '2025-01-02T06:00:00.000Z', '2025-01-03T06:00:00.000Z']);
-    expect(stateAtStart).toMatchObject({ lastFireAt: '2025-01-03T06:00:00.000Z', lastResult: 'running', lastRunId: fired[2]?.runId });
-    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({ lastResult: 'succeeded', consecutiveFailures: 0, paused: false });
+    expect(fired.map((line) => line.scheduledAt)).toEqual([
+      '2025-01-01T06:00:00.000Z',
+      '2025-01-02T06:00:00.000Z',
+      '2025-01-03T06:00:00.000Z',
+    ]);
+    expect(stateAtStart).toMatchObject({
+      lastFireAt: '2025-01-03T06:00:00.000Z',
+      lastResult: 'running',
+      lastRunId: fired[2]?.runId,
+    });
+    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({
+      lastResult: 'succeeded',
+      consecutiveFailures: 0,
+      paused: false,
+    });
   });
 
   it('does not fire a disabled schedule', async () => {
@@ -47,12 +59,15 @@ describe('scheduler: firing', () => {
   it('logs each loaded schedule with its next fire time', async () => {
     const h = createSchedulerHarness('2025-01-01T00:00:00Z');
     await h.scheduler.load([scheduledPlaybook([schedule({ cron: '0 6 * * *', timezone: 'America/New_York' })])]);
-    expect(h.events('schedule.loaded')).toEqual([expect.objectContaining({ scheduleKey: 'nightly#0', nextFireAt: '2025-01-01T11:00:00.000Z' })]);
+    expect(h.events('schedule.loaded')).toEqual([
+      expect.objectContaining({ scheduleKey: 'nightly#0', nextFireAt: '2025-01-01T11:00:00.000Z' }),
+    ]);
   });
 });
 
 describe('scheduler: overlap', () => {
-  const hourly = (overlap: 'skip' | 'queue' | 'allow' | 'cancel-running') => scheduledPlaybook([schedule({ cron: '0 * * * *', overlap })]);
+  const hourly = (overlap: 'skip' | 'queue' | 'allow' | 'cancel-running') =>
+    scheduledPlaybook([schedule({ cron: '0 * * * *', overlap })]);
 
   it('skip (default): a fire while the previous run runs is skipped, with the reason logged', async () => {
     const h = createSchedulerHarness('2025-01-01T00:30:00Z');
@@ -73,14 +88,24 @@ describe('scheduler: overlap', () => {
     await h.scheduler.load([hourly('queue')]);
     await h.advanceTo('2025-01-01T03:30:00Z');
     expect(h.running()).toHaveLength(1);
-    expect(h.events('schedule.queued').map((line) => line.scheduledAt)).toEqual(['2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
-    expect((await readScheduleState(h.store, 'nightly#0'))?.queued).toEqual(['2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    expect(h.events('schedule.queued').map((line) => line.scheduledAt)).toEqual([
+      '2025-01-01T02:00:00.000Z',
+      '2025-01-01T03:00:00.000Z',
+    ]);
+    expect((await readScheduleState(h.store, 'nightly#0'))?.queued).toEqual([
+      '2025-01-01T02:00:00.000Z',
+      '2025-01-01T03:00:00.000Z',
+    ]);
     h.running()[0]?.end(RunStatus.succeeded);
     await flush(h);
     expect(h.running().map((run) => run.request.scheduledAt.toISOString())).toEqual(['2025-01-01T02:00:00.000Z']);
     h.running()[0]?.end(RunStatus.failed);
     await flush(h);
-    expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T01:00:00.000Z', '2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    expect(scheduledTimes(h.runs)).toEqual([
+      '2025-01-01T01:00:00.000Z',
+      '2025-01-01T02:00:00.000Z',
+      '2025-01-01T03:00:00.000Z',
+    ]);
     expect((await readScheduleState(h.store, 'nightly#0'))?.queued).toEqual([]);
   });
 
@@ -114,9 +139,19 @@ describe('scheduler: pause after failures', () => {
     await h.scheduler.load([book]);
     await h.advanceTo('2025-01-04T12:00:00Z');
     expect(h.runs).toHaveLength(2);
-    expect(h.events('schedule.paused')).toEqual([expect.objectContaining({ scheduleKey: 'nightly#0', consecutiveFailures: 2 })]);
-    expect(h.events('schedule.skipped').map((line) => line.scheduledAt)).toEqual(['2025-01-03T06:00:00.000Z', '2025-01-04T06:00:00.000Z']);
-    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({ paused: true, consecutiveFailures: 2, lastResult: 'failed', pausedPlaybookHash: 'hash-1' });
+    expect(h.events('schedule.paused')).toEqual([
+      expect.objectContaining({ scheduleKey: 'nightly#0', consecutiveFailures: 2 }),
+    ]);
+    expect(h.events('schedule.skipped').map((line) => line.scheduledAt)).toEqual([
+      '2025-01-03T06:00:00.000Z',
+      '2025-01-04T06:00:00.000Z',
+    ]);
+    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({
+      paused: true,
+      consecutiveFailures: 2,
+      lastResult: 'failed',
+      pausedPlaybookHash: 'hash-1',
+    });
 
     await h.scheduler.load([book]); // a reload of the same file does not resume it
     await h.advanceTo('2025-01-05T12:00:00Z');
@@ -152,7 +187,11 @@ describe('scheduler: catch-up after three days down', () => {
     expect(scheduledTimes(first.runs)).toEqual(['2025-01-01T06:00:00.000Z']);
 
     await first.clock.advanceTo(Date.parse('2025-01-04T12:00:00Z'));
-    const second = createSchedulerHarness('2025-01-04T12:00:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    const second = createSchedulerHarness('2025-01-04T12:00:00Z', {
+      store: first.store,
+      clock: first.clock,
+      finishWith: RunStatus.succeeded,
+    });
     await second.scheduler.load([book]);
     await second.scheduler.idle();
     return second;
@@ -176,7 +215,11 @@ describe('scheduler: catch-up after three days down', () => {
 
   it('all: every missed fire runs, one after another, oldest first', async () => {
     const h = await downtime('all');
-    expect(scheduledTimes(h.runs)).toEqual(['2025-01-02T06:00:00.000Z', '2025-01-03T06:00:00.000Z', '2025-01-04T06:00:00.000Z']);
+    expect(scheduledTimes(h.runs)).toEqual([
+      '2025-01-02T06:00:00.000Z',
+      '2025-01-03T06:00:00.000Z',
+      '2025-01-04T06:00:00.000Z',
+    ]);
     expect(h.events('schedule.catchUp')).toEqual([expect.objectContaining({ policy: 'all', missed: 3 })]);
   });
 
@@ -191,7 +234,11 @@ describe('scheduler: catch-up after three days down', () => {
     await first.scheduler.load([book]);
     await first.advanceTo('2025-01-01T06:00:30Z');
     await first.scheduler.stop();
-    const second = createSchedulerHarness('2025-01-01T06:00:30Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    const second = createSchedulerHarness('2025-01-01T06:00:30Z', {
+      store: first.store,
+      clock: first.clock,
+      finishWith: RunStatus.succeeded,
+    });
     await second.scheduler.load([book]);
     await second.advanceTo('2025-01-01T12:00:00Z');
     expect(first.runs.length + second.runs.length).toBe(1);
@@ -205,8 +252,16 @@ describe('scheduler: a daily 02:30 Berlin schedule through both DST nights', () 
     await h.advanceTo('2025-10-27T12:00:00Z');
     const fires = scheduledTimes(h.runs);
     expect(fires).toHaveLength(213); // 2025-03-29 to 2025-10-27, one a day
-    expect(fires.slice(0, 3)).toEqual(['2025-03-29T01:30:00.000Z', '2025-03-30T01:00:00.000Z', '2025-03-31T00:30:00.000Z']);
-    expect(fires.slice(-3)).toEqual(['2025-10-25T00:30:00.000Z', '2025-10-26T00:30:00.000Z', '2025-10-27T01:30:00.000Z']);
+    expect(fires.slice(0, 3)).toEqual([
+      '2025-03-29T01:30:00.000Z',
+      '2025-03-30T01:00:00.000Z',
+      '2025-03-31T00:30:00.000Z',
+    ]);
+    expect(fires.slice(-3)).toEqual([
+      '2025-10-25T00:30:00.000Z',
+      '2025-10-26T00:30:00.000Z',
+      '2025-10-27T01:30:00.000Z',
+    ]);
   });
 });
 
@@ -234,7 +289,12 @@ describe('scheduler: America/New_York through both DST nights', () => {
     await h.advanceTo('2025-03-09T06:59:59Z');
     expect(scheduledTimes(h.runs)).toEqual(['2025-03-08T07:30:00.000Z']);
     await h.advanceTo('2025-03-11T12:00:00Z');
-    expect(scheduledTimes(h.runs)).toEqual(['2025-03-08T07:30:00.000Z', '2025-03-09T07:00:00.000Z', '2025-03-10T06:30:00.000Z', '2025-03-11T06:30:00.000Z']);
+    expect(scheduledTimes(h.runs)).toEqual([
+      '2025-03-08T07:30:00.000Z',
+      '2025-03-09T07:00:00.000Z',
+      '2025-03-10T06:30:00.000Z',
+      '2025-03-11T06:30:00.000Z',
+    ]);
     expect(h.events('schedule.catchUp')).toEqual([]);
   });
 });
@@ -249,17 +309,32 @@ describe('scheduler: stop and restart', () => {
     await first.scheduler.stop({ abortRuns: true });
     expect(first.runs[0]?.request.signal.aborted).toBe(true);
     expect(first.running()).toHaveLength(0);
-    expect(await readScheduleState(first.store, 'nightly#0')).toMatchObject({ lastResult: 'interrupted', queued: ['2025-01-01T02:00:00.000Z'], consecutiveFailures: 0 });
+    expect(await readScheduleState(first.store, 'nightly#0')).toMatchObject({
+      lastResult: 'interrupted',
+      queued: ['2025-01-01T02:00:00.000Z'],
+      consecutiveFailures: 0,
+    });
     await first.advanceTo('2025-01-01T02:40:00Z');
     expect(first.runs).toHaveLength(1);
 
-    const second = createSchedulerHarness('2025-01-01T02:40:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    const second = createSchedulerHarness('2025-01-01T02:40:00Z', {
+      store: first.store,
+      clock: first.clock,
+      finishWith: RunStatus.succeeded,
+    });
     await second.scheduler.load([book]);
     await second.advanceTo('2025-01-01T03:00:00Z');
     // The stopped run first (it had no run record: started again under its id), then the queue.
-    expect(scheduledTimes(second.runs)).toEqual(['2025-01-01T01:00:00.000Z', '2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z']);
+    expect(scheduledTimes(second.runs)).toEqual([
+      '2025-01-01T01:00:00.000Z',
+      '2025-01-01T02:00:00.000Z',
+      '2025-01-01T03:00:00.000Z',
+    ]);
     expect(second.runs[0]?.request).toMatchObject({ runId: first.runs[0]?.request.runId, resume: false });
-    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({ unfinished: [], lastResult: 'succeeded' });
+    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({
+      unfinished: [],
+      lastResult: 'succeeded',
+    });
   });
 
   /** A first scheduler fires the 06:00 run and stops with it in flight; the run record is then given `status` (undefined: none). */
@@ -271,11 +346,25 @@ describe('scheduler: stop and restart', () => {
     await first.scheduler.stop({ abortRuns: true });
     const runId = first.runs[0]?.request.runId ?? '';
     if (status !== undefined) {
-      await first.store.createRun({ id: runId, playbook: 'nightly', playbookSource: '/tmp/nightly.yaml', playbookHash: 'hash-1', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly#0' }, startedAt: '2025-01-01T06:00:00.000Z' });
+      await first.store.createRun({
+        id: runId,
+        playbook: 'nightly',
+        playbookSource: '/tmp/nightly.yaml',
+        playbookHash: 'hash-1',
+        inputs: {},
+        secretInputNames: [],
+        dryRun: false,
+        trigger: { kind: 'schedule', scheduleId: 'nightly#0' },
+        startedAt: '2025-01-01T06:00:00.000Z',
+      });
       await first.store.setRunStatus(runId, status);
     }
     await first.clock.advanceTo(Date.parse('2025-01-01T07:00:00Z'));
-    const second = createSchedulerHarness('2025-01-01T07:00:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    const second = createSchedulerHarness('2025-01-01T07:00:00Z', {
+      store: first.store,
+      clock: first.clock,
+      finishWith: RunStatus.succeeded,
+    });
     await second.scheduler.load([book]);
     await second.scheduler.idle();
     return { runId, second };
@@ -283,17 +372,25 @@ describe('scheduler: stop and restart', () => {
 
   it('a restarted scheduler resumes the run its predecessor stopped, once, under the same id and fire time', async () => {
     const { runId, second } = await stoppedWithRun(RunStatus.interrupted);
-    expect(second.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId, resume: true, scheduledAt: new Date('2025-01-01T06:00:00Z') })]);
+    expect(second.runs.map((run) => run.request)).toEqual([
+      expect.objectContaining({ runId, resume: true, scheduledAt: new Date('2025-01-01T06:00:00Z') }),
+    ]);
     expect(second.events('schedule.recovered')).toEqual([expect.objectContaining({ runId, resume: true })]);
     expect(second.events('schedule.fired')).toHaveLength(0);
     await second.advanceTo('2025-01-01T12:00:00Z');
     expect(second.runs).toHaveLength(1);
-    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({ lastRunId: runId, lastResult: 'succeeded', unfinished: [] });
+    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({
+      lastRunId: runId,
+      lastResult: 'succeeded',
+      unfinished: [],
+    });
   });
 
   it('resumes a run left running without a live driver (its daemon crashed), and waits for one another process drives', async () => {
     const crashed = await stoppedWithRun(RunStatus.running);
-    expect(crashed.second.runs.map((run) => run.request)).toEqual([expect.objectContaining({ runId: crashed.runId, resume: true })]);
+    expect(crashed.second.runs.map((run) => run.request)).toEqual([
+      expect.objectContaining({ runId: crashed.runId, resume: true }),
+    ]);
 
     const first = createSchedulerHarness('2025-01-01T05:00:00Z');
     const book = scheduledPlaybook([schedule()]);
@@ -301,10 +398,24 @@ describe('scheduler: stop and restart', () => {
     await first.advanceTo('2025-01-01T06:00:00Z');
     await first.scheduler.stop({ abortRuns: true });
     const runId = first.runs[0]?.request.runId ?? '';
-    await first.store.createRun({ id: runId, playbook: 'nightly', playbookSource: '/tmp/nightly.yaml', playbookHash: 'hash-1', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly#0' }, startedAt: '2025-01-01T06:00:00.000Z' });
+    await first.store.createRun({
+      id: runId,
+      playbook: 'nightly',
+      playbookSource: '/tmp/nightly.yaml',
+      playbookHash: 'hash-1',
+      inputs: {},
+      secretInputNames: [],
+      dryRun: false,
+      trigger: { kind: 'schedule', scheduleId: 'nightly#0' },
+      startedAt: '2025-01-01T06:00:00.000Z',
+    });
     // A `fleetbook resume` in another process drives it: its lease, another owner, for five minutes.
     await first.store.acquireLease(`run:${runId}`, 'another-process', 5 * 60_000);
-    const second = createSchedulerHarness('2025-01-01T06:00:00Z', { store: first.store, clock: first.clock, finishWith: RunStatus.succeeded });
+    const second = createSchedulerHarness('2025-01-01T06:00:00Z', {
+      store: first.store,
+      clock: first.clock,
+      finishWith: RunStatus.succeeded,
+    });
     await second.scheduler.load([book]);
     await second.advanceTo('2025-01-01T06:04:00Z');
     expect(second.runs).toHaveLength(0);
@@ -319,7 +430,17 @@ describe('scheduler: stop and restart', () => {
     await first.scheduler.load([book]);
     await first.advanceTo('2025-01-01T06:00:00Z');
     const runId = first.runs[0]?.request.runId ?? '';
-    await first.store.createRun({ id: runId, playbook: 'nightly', playbookSource: '/tmp/nightly.yaml', playbookHash: 'hash-1', inputs: {}, secretInputNames: [], dryRun: false, trigger: { kind: 'schedule', scheduleId: 'nightly#0' }, startedAt: '2025-01-01T06:00:00.000Z' });
+    await first.store.createRun({
+      id: runId,
+      playbook: 'nightly',
+      playbookSource: '/tmp/nightly.yaml',
+      playbookHash: 'hash-1',
+      inputs: {},
+      secretInputNames: [],
+      dryRun: false,
+      trigger: { kind: 'schedule', scheduleId: 'nightly#0' },
+      startedAt: '2025-01-01T06:00:00.000Z',
+    });
     // Each daemon dies with the run it drives: the run stays `running`, no live process holds its
     // lease, and the next daemon to start finds it so.
     const daemons = [];
@@ -337,13 +458,20 @@ describe('scheduler: stop and restart', () => {
     const run = await first.store.getRun(runId);
     expect(run).toMatchObject({ status: RunStatus.failed, error: { code: 'RUN_CRASHED' } });
     expect(run?.error?.message).toContain('died 3 times');
-    expect(await readScheduleState(first.store, 'nightly#0')).toMatchObject({ lastResult: 'failed', unfinished: [], consecutiveFailures: 1 });
+    expect(await readScheduleState(first.store, 'nightly#0')).toMatchObject({
+      lastResult: 'failed',
+      unfinished: [],
+      consecutiveFailures: 1,
+    });
   });
 
   it('does not resume a run that was finished meanwhile (by hand), and shows its result', async () => {
     const { second } = await stoppedWithRun(RunStatus.succeeded);
     expect(second.runs).toHaveLength(0);
-    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({ lastResult: 'succeeded', unfinished: [] });
+    expect(await readScheduleState(second.store, 'nightly#0')).toMatchObject({
+      lastResult: 'succeeded',
+      unfinished: [],
+    });
   });
 
   it('does not resume a run that cancel-running stopped', async () => {
@@ -353,7 +481,9 @@ describe('scheduler: stop and restart', () => {
     expect(h.runs.map((run) => run.request.signal.aborted)).toEqual([true, false]);
     await h.advanceTo('2025-01-01T03:30:00Z');
     expect(h.runs.map((run) => run.request.resume)).toEqual([false, false, false]);
-    expect((await readScheduleState(h.store, 'nightly#0'))?.unfinished.map((fire) => fire.scheduledAt)).toEqual(['2025-01-01T03:00:00.000Z']);
+    expect((await readScheduleState(h.store, 'nightly#0'))?.unfinished.map((fire) => fire.scheduledAt)).toEqual([
+      '2025-01-01T03:00:00.000Z',
+    ]);
   });
 });
 
@@ -385,7 +515,9 @@ describe('scheduler: store errors', () => {
     flaky.failNext(1);
     await h.advanceTo('2025-01-01T06:00:00Z');
     expect(h.runs).toHaveLength(0);
-    expect(h.events('schedule.error')).toEqual([expect.objectContaining({ scheduleKey: 'nightly#0', failedTicks: 1, retryInMs: 1000 })]);
+    expect(h.events('schedule.error')).toEqual([
+      expect.objectContaining({ scheduleKey: 'nightly#0', failedTicks: 1, retryInMs: 1000 }),
+    ]);
     await h.advanceTo('2025-01-02T06:00:00Z');
     expect(scheduledTimes(h.runs)).toEqual(['2025-01-01T06:00:00.000Z', '2025-01-02T06:00:00.000Z']);
     expect(h.runs[0]?.request.catchUp).toBe(false);

@@ -27,7 +27,9 @@ describe('consumption analytics through HTTP', () => {
     const t = await startTestSimulator({ world: { consumptionAnalytics: { rowsPerReport: 1_300_000 } } });
     close = () => t.sim.close();
     const [report] = (await t.call('GET', '/consumption-analytics/v1/reports')).body as JsonBody[];
-    const response = await fetch(`${t.sim.url}/consumption-analytics/v1/reports/${report.id}/contents`, { headers: { authorization: `Bearer ${await t.token()}` } });
+    const response = await fetch(`${t.sim.url}/consumption-analytics/v1/reports/${report.id}/contents`, {
+      headers: { authorization: `Bearer ${await t.token()}` },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename=".+\.csv"$/);
     const rssBefore = process.memoryUsage().rss;

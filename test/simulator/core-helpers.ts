@@ -15,7 +15,11 @@ export async function startTestSimulator(options: SimulatorOptions = {}) {
     const response = await fetch(`${sim.authUrl}/as/token.oauth2`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret` }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: `${clientId}-secret`,
+      }),
     });
     if (response.status !== 200) throw new Error(`token for ${clientId}: ${response.status}`);
     const body = (await response.json()) as { access_token: string };
@@ -23,12 +27,24 @@ export async function startTestSimulator(options: SimulatorOptions = {}) {
     return body.access_token;
   }
 
-  async function call(method: string, path: string, init: { body?: unknown; client?: string; headers?: Record<string, string> } = {}) {
+  async function call(
+    method: string,
+    path: string,
+    init: { body?: unknown; client?: string; headers?: Record<string, string> } = {},
+  ) {
     const headers: Record<string, string> = { authorization: `Bearer ${await token(init.client)}`, ...init.headers };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${sim.url}${path}`, { method, headers, ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}) });
+    const response = await fetch(`${sim.url}${path}`, {
+      method,
+      headers,
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as JsonBody) : undefined };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text ? (JSON.parse(text) as JsonBody) : undefined,
+    };
   }
 
   return { sim, token, call, forget: () => tokens.clear() };

@@ -66,14 +66,32 @@ describe('simulator core: auth', () => {
 
   it('answers 403 when the role lacks the level (observer write, operator delete)', async () => {
     const { call } = await start();
-    const policies = await call('GET', '/private-cloud-business/v1beta1/vm-provisioning-policies', { client: 'sim-observer' });
+    const policies = await call('GET', '/private-cloud-business/v1beta1/vm-provisioning-policies', {
+      client: 'sim-observer',
+    });
     expect(policies.status).toBe(200);
     const id = policies.body.items[0].id as string;
-    const observerWrite = await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { client: 'sim-observer', body: { name: 'p1' } });
+    const observerWrite = await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', {
+      client: 'sim-observer',
+      body: { name: 'p1' },
+    });
     expect(observerWrite.status).toBe(403);
     expect(observerWrite.body.errorCode).toBe('FORBIDDEN');
-    expect((await call('DELETE', `/private-cloud-business/v1beta1/vm-provisioning-policies/${id}`, { client: 'sim-operator' })).status).toBe(403);
-    expect((await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { client: 'sim-operator', body: { name: 'p1' } })).status).toBe(200);
+    expect(
+      (
+        await call('DELETE', `/private-cloud-business/v1beta1/vm-provisioning-policies/${id}`, {
+          client: 'sim-operator',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', {
+          client: 'sim-operator',
+          body: { name: 'p1' },
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -97,7 +115,9 @@ describe('simulator core: limits, validation, regions', () => {
 
   it('answers 400 naming the bad field and the bad query parameter', async () => {
     const { call } = await start();
-    const body = await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'x'.repeat(81) } });
+    const body = await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', {
+      body: { name: 'x'.repeat(81) },
+    });
     expect(body.status).toBe(400);
     expect(body.body.message).toContain('name');
     const query = await call('GET', `${SYSTEMS}?limit=1000`);
@@ -111,10 +131,14 @@ describe('simulator core: limits, validation, regions', () => {
     }
     expect((await call('GET', `${SYSTEMS}?limit=16`)).status).toBe(200);
     // An e-mail address is at most 254 characters, whatever the field.
-    const huge = await call('POST', '/identity/v1/users', { body: { email: `${'a'.repeat(8 * 1024 * 1024)}@corp.example` } });
+    const huge = await call('POST', '/identity/v1/users', {
+      body: { email: `${'a'.repeat(8 * 1024 * 1024)}@corp.example` },
+    });
     expect(huge.status).toBe(400);
     expect(huge.body.message).toContain('email');
-    expect((await call('POST', '/identity/v1/users', { body: { email: `${'a'.repeat(64)}@corp.example` } })).status).toBe(201);
+    expect(
+      (await call('POST', '/identity/v1/users', { body: { email: `${'a'.repeat(64)}@corp.example` } })).status,
+    ).toBe(201);
   });
 
   it('takes a body that is not JSON through the whole pipeline: auth first, logged, deprecation and rate-limit headers, faults', async () => {
@@ -126,7 +150,15 @@ describe('simulator core: limits, validation, regions', () => {
         headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
         body: '{"name": "half',
       });
-      return { status: response.status, headers: response.headers, body: (await response.json()) as { errorCode: string; message: string; errorDetails?: Array<{ issues: unknown[] }> } };
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: (await response.json()) as {
+          errorCode: string;
+          message: string;
+          errorDetails?: Array<{ issues: unknown[] }>;
+        },
+      };
     };
     const anonymous = await post();
     expect(anonymous.status).toBe(401);
@@ -141,14 +173,22 @@ describe('simulator core: limits, validation, regions', () => {
     expect(refused.headers.get('ratelimit-limit')).toBe('5');
     sim.control.faults.set({ rules: [{ route: 'reportingV1alpha1.createReportExport', status: 503, count: 1 }] });
     expect((await post(`Bearer ${await token()}`)).status).toBe(503);
-    expect(sim.control.requests({ operationId: 'reportingV1alpha1.createReportExport' }).map((entry) => [entry.status, entry.clientId])).toEqual([
+    expect(
+      sim.control
+        .requests({ operationId: 'reportingV1alpha1.createReportExport' })
+        .map((entry) => [entry.status, entry.clientId]),
+    ).toEqual([
       [401, undefined],
       [400, 'sim-admin'],
       [503, undefined],
     ]);
     expect(sim.control.violations()).toEqual([]);
     // The control surface refuses it too, as a 400 rather than as settings it cannot read.
-    const faults = await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"rules": [' });
+    const faults = await fetch(`${sim.url}/_sim/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"rules": [',
+    });
     expect(faults.status).toBe(400);
     expect(((await faults.json()) as { message: string }).message).toContain('not valid JSON');
   });
@@ -171,7 +211,16 @@ describe('simulator core: limits, validation, regions', () => {
 
 describe('simulator core: faults, control, determinism', () => {
   it('gives injected 5xx and 429 a retry hint in simulated time, so a large time scale keeps fault tests fast', async () => {
-    const { call } = await start({ timeScale: 6000, faults: { rules: [{ route: 'privateCloud.listSystems', status: 503, count: 1 }, { route: 'privateCloud.listSystems', status: 429, count: 1 }, { route: 'devices.listDevices', status: 503, count: 1 }] } });
+    const { call } = await start({
+      timeScale: 6000,
+      faults: {
+        rules: [
+          { route: 'privateCloud.listSystems', status: 503, count: 1 },
+          { route: 'privateCloud.listSystems', status: 429, count: 1 },
+          { route: 'devices.listDevices', status: 503, count: 1 },
+        ],
+      },
+    });
     const unavailable = await call('GET', SYSTEMS);
     expect(unavailable.status).toBe(503);
     // Private cloud publishes no errorDetails: Retry-After in whole seconds, 30/6000 s rounds to 0.
@@ -189,7 +238,13 @@ describe('simulator core: faults, control, determinism', () => {
 
   it('injects statuses, latency and dropped connections by route, counted', async () => {
     const { sim, call } = await start({
-      faults: { rules: [{ route: 'privateCloud.listSystems', status: 503, count: 1 }, { route: 'privateCloud.getSystem', drop: 1, count: 1 }, { route: 'privateCloud.listServers', latencyMs: 150, count: 1 }] },
+      faults: {
+        rules: [
+          { route: 'privateCloud.listSystems', status: 503, count: 1 },
+          { route: 'privateCloud.getSystem', drop: 1, count: 1 },
+          { route: 'privateCloud.listServers', latencyMs: 150, count: 1 },
+        ],
+      },
     });
     const injected = await call('GET', SYSTEMS);
     expect(injected.status).toBe(503);
@@ -207,11 +262,21 @@ describe('simulator core: faults, control, determinism', () => {
   });
 
   it('applies a write but drops the answer with afterAccept', async () => {
-    const t = await start({ faults: { rules: [{ route: 'privateCloud.createProvisioningPolicy', afterAccept: true, count: 1 }] } });
-    await expect(t.call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'lost-answer' } })).rejects.toThrow();
-    const list = await t.call('GET', "/private-cloud-business/v1beta1/vm-provisioning-policies?filter=name eq 'lost-answer'");
+    const t = await start({
+      faults: { rules: [{ route: 'privateCloud.createProvisioningPolicy', afterAccept: true, count: 1 }] },
+    });
+    await expect(
+      t.call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'lost-answer' } }),
+    ).rejects.toThrow();
+    const list = await t.call(
+      'GET',
+      "/private-cloud-business/v1beta1/vm-provisioning-policies?filter=name eq 'lost-answer'",
+    );
     expect(list.body.total).toBe(1);
-    expect(t.sim.control.requests({ operationId: 'privateCloud.createProvisioningPolicy' })[0]).toMatchObject({ status: 200, dropped: 'after' });
+    expect(t.sim.control.requests({ operationId: 'privateCloud.createProvisioningPolicy' })[0]).toMatchObject({
+      status: 200,
+      dropped: 'after',
+    });
   });
 
   it("records each request's body in the request log, secrets scrubbed", async () => {
@@ -221,7 +286,9 @@ describe('simulator core: faults, control, determinism', () => {
     const token = sim.control.requests({ operationId: 'auth.createToken' })[0];
     expect(token?.body).toMatchObject({ client_id: 'sim-admin', client_secret: '[REDACTED]' });
     expect(JSON.stringify(sim.control.requests())).not.toContain('sim-admin-secret');
-    const served = (await (await fetch(`${sim.url}/_sim/requests?operationId=privateCloud.createProvisioningPolicy`)).json()) as { items: unknown[] };
+    const served = (await (
+      await fetch(`${sim.url}/_sim/requests?operationId=privateCloud.createProvisioningPolicy`)
+    ).json()) as { items: unknown[] };
     expect(served.items).toEqual([expect.objectContaining({ status: 200, body: { name: 'logged-policy' } })]);
     expect(sim.control.requests({ operationId: 'privateCloud.listSystems' })[0]).not.toHaveProperty('body');
   });
@@ -229,21 +296,44 @@ describe('simulator core: faults, control, determinism', () => {
   it('exposes /_sim/ endpoints: requests, faults, clock, world, reset, violations', async () => {
     const { sim, call } = await start();
     await call('GET', SYSTEMS);
-    const requests = (await (await fetch(`${sim.url}/_sim/requests?operationId=privateCloud.listSystems`)).json()) as { items: unknown[] };
-    expect(requests.items).toEqual([expect.objectContaining({ method: 'GET', path: SYSTEMS, status: 200, clientId: 'sim-admin' })]);
+    const requests = (await (await fetch(`${sim.url}/_sim/requests?operationId=privateCloud.listSystems`)).json()) as {
+      items: unknown[];
+    };
+    expect(requests.items).toEqual([
+      expect.objectContaining({ method: 'GET', path: SYSTEMS, status: 200, clientId: 'sim-admin' }),
+    ]);
     expect((await fetch(`${sim.url}/_sim/requests`, { method: 'DELETE' })).status).toBe(204);
     expect(sim.control.requests()).toHaveLength(0);
-    const faults = await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: [{ route: 'devices.*', status: 500, count: 2 }] }) });
+    const faults = await fetch(`${sim.url}/_sim/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: [{ route: 'devices.*', status: 500, count: 2 }] }),
+    });
     expect(await faults.json()).toMatchObject({ rules: [{ route: 'devices.*', status: 500, count: 2 }] });
-    const badFaults = await fetch(`${sim.url}/_sim/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: [{ status: 500 }] }) });
+    const badFaults = await fetch(`${sim.url}/_sim/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: [{ status: 500 }] }),
+    });
     expect(badFaults.status).toBe(400);
     const clock = (await (await fetch(`${sim.url}/_sim/clock`)).json()) as { nowMs: number };
-    const advanced = (await (await fetch(`${sim.url}/_sim/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advanceMs: 3_600_000 }) })).json()) as { nowMs: number };
+    const advanced = (await (
+      await fetch(`${sim.url}/_sim/clock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ advanceMs: 3_600_000 }),
+      })
+    ).json()) as { nowMs: number };
     expect(advanced.nowMs - clock.nowMs).toBeGreaterThanOrEqual(3_600_000);
-    const world = (await (await fetch(`${sim.url}/_sim/world`)).json()) as { areas: { privateCloud: { systems: number }; workspaces: { workspaceId: string } } };
+    const world = (await (await fetch(`${sim.url}/_sim/world`)).json()) as {
+      areas: { privateCloud: { systems: number }; workspaces: { workspaceId: string } };
+    };
     expect(world.areas.privateCloud.systems).toBe(6);
     // The workspace id, which no operation lists, is told here and fetches the workspace.
-    expect((await call('GET', `/workspaces/v1/workspaces/${world.areas.workspaces.workspaceId}`)).body).toMatchObject({ id: world.areas.workspaces.workspaceId, workspaceType: 'MSP' });
+    expect((await call('GET', `/workspaces/v1/workspaces/${world.areas.workspaces.workspaceId}`)).body).toMatchObject({
+      id: world.areas.workspaces.workspaceId,
+      workspaceType: 'MSP',
+    });
     await call('POST', '/private-cloud-business/v1beta1/vm-provisioning-policies', { body: { name: 'temp' } });
     expect((await fetch(`${sim.url}/_sim/reset`, { method: 'POST' })).status).toBe(200);
     expect((await call('GET', '/private-cloud-business/v1beta1/vm-provisioning-policies')).body.total).toBe(3);

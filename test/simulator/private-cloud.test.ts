@@ -24,7 +24,9 @@ describe('private cloud: software lifecycle', () => {
   it('prechecks, update failing at the pinned step, resume, success; catalogs follow', async () => {
     const { call, advance, systems, operation } = await start();
     const system = systems[0];
-    expect(system.softwareInfo.hypervisorClusters[0].availableSoftwareCatalogs.map((c: JsonBody) => c.version)).toEqual(['2.3.1', '2.4.0']);
+    expect(system.softwareInfo.hypervisorClusters[0].availableSoftwareCatalogs.map((c: JsonBody) => c.version)).toEqual(
+      ['2.3.1', '2.4.0'],
+    );
     const path = `${BASE}/systems/${system.id}`;
 
     const noPrecheck = await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
@@ -54,7 +56,11 @@ describe('private cloud: software lifecycle', () => {
     // The pinned failure: the hypervisor step, the second of three (30 minutes).
     advance(15 * MINUTE);
     const failed = await operation(updateAt);
-    expect(failed).toMatchObject({ state: 'FAILED', healthStatus: 'ERROR', error: { errorCode: 'UPDATE_STEP_FAILED' } });
+    expect(failed).toMatchObject({
+      state: 'FAILED',
+      healthStatus: 'ERROR',
+      error: { errorCode: 'UPDATE_STEP_FAILED' },
+    });
     expect(failed.error.error).toContain('hypervisor');
     const failedSystem = (await call('GET', path)).body;
     expect(failedSystem.softwareInfo.currentUpdateStatus.state).toBe('UPDATE_FAILED');
@@ -67,11 +73,26 @@ describe('private cloud: software lifecycle', () => {
     advance(30 * MINUTE);
     expect(await operation(resumeAt)).toMatchObject({ state: 'SUCCEEDED' });
     const updated = (await call('GET', path)).body;
-    expect(updated.softwareInfo.hypervisorClusters.every((c: JsonBody) => c.currentSoftwareCatalog.version === '2.4.0' && c.availableSoftwareCatalogs.length === 0)).toBe(true);
+    expect(
+      updated.softwareInfo.hypervisorClusters.every(
+        (c: JsonBody) => c.currentSoftwareCatalog.version === '2.4.0' && c.availableSoftwareCatalogs.length === 0,
+      ),
+    ).toBe(true);
     expect(updated.softwareInfo.currentUpdateStatus.state).toBe('UPDATE_COMPLETE');
 
-    const withPath = (await call('GET', `${BASE}/system-software-catalogs?filter=version eq '2.4.0'&select=systemsWithUpdatePath`)).body;
-    expect(Object.keys(withPath.items[0]).sort()).toEqual(['createdAt', 'customerId', 'generation', 'id', 'resourceUri', 'systemsWithUpdatePath', 'type', 'updatedAt']);
+    const withPath = (
+      await call('GET', `${BASE}/system-software-catalogs?filter=version eq '2.4.0'&select=systemsWithUpdatePath`)
+    ).body;
+    expect(Object.keys(withPath.items[0]).sort()).toEqual([
+      'createdAt',
+      'customerId',
+      'generation',
+      'id',
+      'resourceUri',
+      'systemsWithUpdatePath',
+      'type',
+      'updatedAt',
+    ]);
     expect(withPath.items[0].systemsWithUpdatePath.map((s: JsonBody) => s.id)).not.toContain(system.id);
 
     const notFailed = await call('POST', `${path}/software-update-resume`);
@@ -92,19 +113,36 @@ describe('private cloud: software lifecycle', () => {
   it('refuses unknown clusters, unavailable catalogs, unsupported families and offline systems at once', async () => {
     const { call, systems } = await start();
     const [fresh, offline, , partial, , legacy] = systems;
-    const unknown = await call('POST', `${BASE}/systems/${fresh.id}/software-prechecks`, { body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] } });
+    const unknown = await call('POST', `${BASE}/systems/${fresh.id}/software-prechecks`, {
+      body: { catalogVersion: '2.4.0', hypervisorClusterIds: ['nope'] },
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.message).toContain('hypervisorClusterIds');
     // The last cluster of this system cannot take 2.4.0: all clusters (omitted ids) must offer it.
     const lastCluster = partial.softwareInfo.hypervisorClusters.at(-1);
     expect(lastCluster.unavailableSoftwareCatalogs[0]).toMatchObject({ version: '2.4.0' });
-    expect((await call('POST', `${BASE}/systems/${partial.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(400);
+    expect(
+      (await call('POST', `${BASE}/systems/${partial.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } }))
+        .status,
+    ).toBe(400);
     const others = partial.softwareInfo.hypervisorClusters.slice(0, -1).map((c: JsonBody) => c.id);
-    expect((await call('POST', `${BASE}/systems/${partial.id}/software-prechecks`, { body: { catalogVersion: '2.4.0', hypervisorClusterIds: others } })).status).toBe(202);
+    expect(
+      (
+        await call('POST', `${BASE}/systems/${partial.id}/software-prechecks`, {
+          body: { catalogVersion: '2.4.0', hypervisorClusterIds: others },
+        })
+      ).status,
+    ).toBe(202);
     expect(legacy.updateSupported).toBe(false);
-    expect((await call('POST', `${BASE}/systems/${legacy.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(400);
+    expect(
+      (await call('POST', `${BASE}/systems/${legacy.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } }))
+        .status,
+    ).toBe(400);
     expect(offline.state).toBe('OFFLINE');
-    expect((await call('POST', `${BASE}/systems/${offline.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(403);
+    expect(
+      (await call('POST', `${BASE}/systems/${offline.id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } }))
+        .status,
+    ).toBe(403);
   });
 
   it('runs version refresh and add-cluster as async operations', async () => {
@@ -114,15 +152,23 @@ describe('private cloud: software lifecycle', () => {
     expect(refresh.status).toBe(202);
     advance(MINUTE);
     expect(await operation(refresh.headers.get('location')!)).toMatchObject({ state: 'SUCCEEDED' });
-    const add = await call('POST', `${path}/add-hypervisor-cluster`, { body: { hypervisorClusterName: 'cluster-new', platformDatacenterName: 'dc-1', configureVds: true } });
+    const add = await call('POST', `${path}/add-hypervisor-cluster`, {
+      body: { hypervisorClusterName: 'cluster-new', platformDatacenterName: 'dc-1', configureVds: true },
+    });
     expect(add.status).toBe(202);
-    expect((await call('POST', `${path}/add-hypervisor-cluster`, { body: { hypervisorClusterName: 'x', platformDatacenterName: 'dc-1' } })).status).toBe(409);
+    expect(
+      (
+        await call('POST', `${path}/add-hypervisor-cluster`, {
+          body: { hypervisorClusterName: 'x', platformDatacenterName: 'dc-1' },
+        })
+      ).status,
+    ).toBe(409);
     advance(10 * MINUTE);
     expect(await operation(add.headers.get('location')!)).toMatchObject({ state: 'SUCCEEDED' });
     expect((await call('GET', path)).body.hypervisorClusters.map((c: JsonBody) => c.name)).toContain('cluster-new');
   });
 
-  it('a version refresh moves the system\'s versionsRefreshedAt to its end; a failed one and other systems keep theirs', async () => {
+  it("a version refresh moves the system's versionsRefreshedAt to its end; a failed one and other systems keep theirs", async () => {
     const { call, advance, systems, operation, sim, forget } = await start();
     const path = `${BASE}/systems/${systems[4].id}`;
     const refreshedAt = async (at: string) => (await call('GET', at)).body.softwareInfo.versionsRefreshedAt as string;
@@ -158,7 +204,11 @@ describe('private cloud: software lifecycle', () => {
   });
 
   it('fails an update by async fault injection and keeps the system resumable', async () => {
-    const t = await startTestSimulator({ timeScale: 1e-6, world: { privateCloud: { failures: [] } }, faults: { asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] } });
+    const t = await startTestSimulator({
+      timeScale: 1e-6,
+      world: { privateCloud: { failures: [] } },
+      faults: { asyncOperations: [{ type: 'software-update', outcome: 'FAILED', count: 1 }] },
+    });
     close = () => t.sim.close();
     const system = (await t.call('GET', `${BASE}/systems`)).body.items[2];
     const path = `${BASE}/systems/${system.id}`;
@@ -166,7 +216,10 @@ describe('private cloud: software lifecycle', () => {
     t.sim.control.clock.advance(5 * MINUTE);
     const update = await t.call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
     t.sim.control.clock.advance(45 * MINUTE);
-    expect((await t.call('GET', update.headers.get('location')!)).body).toMatchObject({ state: 'FAILED', error: { errorCode: 'SIMULATED_FAILURE' } });
+    expect((await t.call('GET', update.headers.get('location')!)).body).toMatchObject({
+      state: 'FAILED',
+      error: { errorCode: 'SIMULATED_FAILURE' },
+    });
     expect((await t.call('POST', `${path}/software-update-resume`)).status).toBe(202);
   });
 });
@@ -174,7 +227,9 @@ describe('private cloud: software lifecycle', () => {
 describe('private cloud: provisioning policies', () => {
   it('creates (200), refuses duplicates (409), updates and deletes through async operations', async () => {
     const { call, advance, operation } = await start();
-    const created = await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum', description: 'fast', storageType: 'dHCI' } });
+    const created = await call('POST', `${BASE}/vm-provisioning-policies`, {
+      body: { name: 'platinum', description: 'fast', storageType: 'dHCI' },
+    });
     expect(created.status).toBe(200);
     expect((await call('POST', `${BASE}/vm-provisioning-policies`, { body: { name: 'platinum' } })).status).toBe(409);
     const path = `${BASE}/vm-provisioning-policies/${created.body.id}`;

@@ -17,7 +17,9 @@ const PUBLISHED = fileURLToPath(new URL('../../../shared/spec/published/', impor
 function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
   if (schema === null || typeof schema !== 'object') return schema;
-  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, key === 'example' ? value : closed(value)]));
+  const copy = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, key === 'example' ? value : closed(value)]),
+  );
   if ('properties' in copy && !('additionalProperties' in copy)) copy.additionalProperties = false;
   return copy;
 }
@@ -32,7 +34,11 @@ for (const area of ['devices', 'subscriptions', 'consumption-analytics-v2']) {
 function publishedComplaints(area: string, component: string, body: unknown): string[] {
   const validate = ajv.getSchema(`${area}#/components/schemas/${component}`);
   if (!validate) throw new Error(`no published component ${area} ${component}`);
-  return validate(body) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
+  return validate(body)
+    ? []
+    : (validate.errors ?? []).map(
+        (error) => `${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
+      );
 }
 
 let close: (() => Promise<void>) | undefined;
@@ -53,7 +59,12 @@ describe('published error bodies of devices, subscriptions and consumption analy
     const bad = await call('GET', `/devices/v1/devices?filter=${encodeURIComponent("colour eq 'red'")}`);
     expect(bad.status).toBe(400);
     expect(publishedComplaints('devices', 'PlatformBadRequestError', bad.body)).toEqual([]);
-    expect(bad.body.errorDetails).toEqual([{ type: 'bad request', issues: [expect.objectContaining({ source: 'query.parameter', subject: 'filter' }) as unknown] }]);
+    expect(bad.body.errorDetails).toEqual([
+      {
+        type: 'bad request',
+        issues: [expect.objectContaining({ source: 'query.parameter', subject: 'filter' }) as unknown],
+      },
+    ]);
     const limit = await call('GET', '/subscriptions/v1/subscriptions?limit=0');
     expect(limit.status).toBe(400);
     expect(publishedComplaints('subscriptions', 'PlatformBadRequestError', limit.body)).toEqual([]);
@@ -66,7 +77,9 @@ describe('published error bodies of devices, subscriptions and consumption analy
     expect(anonymous.status).toBe(401);
     const unauthorized = (await anonymous.json()) as JsonBody;
     expect(publishedComplaints('devices', 'PlatformGeneralError', unauthorized)).toEqual([]);
-    expect(unauthorized.errorDetails).toEqual([{ type: 'metadata', source: 'authorization', metadata: { token: { reason: 'missing' } } }]);
+    expect(unauthorized.errorDetails).toEqual([
+      { type: 'metadata', source: 'authorization', metadata: { token: { reason: 'missing' } } },
+    ]);
     const missing = await call('GET', '/subscriptions/v1/subscriptions/00000000-0000-4000-8000-000000000000');
     expect(missing.status).toBe(404);
     expect(publishedComplaints('subscriptions', 'PlatformGeneralError', missing.body)).toEqual([]);
@@ -75,7 +88,12 @@ describe('published error bodies of devices, subscriptions and consumption analy
 
   it('answers 429 with the general body and says the wait in a Retry-After header, 500 with an integer retry detail', async () => {
     const { call, sim } = await start({
-      faults: { rules: [{ route: 'subscriptions.listSubscriptions', status: 429, count: 1 }, { route: 'devices.listDevices', status: 500, count: 1 }] },
+      faults: {
+        rules: [
+          { route: 'subscriptions.listSubscriptions', status: 429, count: 1 },
+          { route: 'devices.listDevices', status: 500, count: 1 },
+        ],
+      },
     });
     const limited = await call('GET', '/subscriptions/v1/subscriptions');
     expect(limited.status).toBe(429);

@@ -12,7 +12,10 @@ const exportBody = {
   kind: 'REPORT.EXPORTS',
   type: 'UID_DEVICE_INVENTORY',
   definition: {
-    queryElements: { columns: ['SERIAL_NUMBER', 'DEVICE_MODEL'], filterCriteria: [{ key: 'unassigned_only', operator: 'EQ', value: 'true' }] },
+    queryElements: {
+      columns: ['SERIAL_NUMBER', 'DEVICE_MODEL'],
+      filterCriteria: [{ key: 'unassigned_only', operator: 'EQ', value: 'true' }],
+    },
     enrollment: { delivery: { format: 'CSV', email: { subject: 'Devices', recipients: ['ops@example.com'] } } },
   },
 };
@@ -35,9 +38,15 @@ describe('reporting through HTTP', () => {
       } else {
         expect(accepted.headers.get('deprecation')).toBeNull();
       }
-      expect((await call('GET', `/reporting/${version}/statuses/${id}`)).body).toMatchObject({ stage: 'report submission', reportDownloadUrl: '' });
+      expect((await call('GET', `/reporting/${version}/statuses/${id}`)).body).toMatchObject({
+        stage: 'report submission',
+        reportDownloadUrl: '',
+      });
       sim.control.clock.advance(60_000);
-      expect((await call('GET', `/reporting/${version}/statuses/${id}`)).body).toMatchObject({ status: 'IN_QUEUE', stage: 'in queue' });
+      expect((await call('GET', `/reporting/${version}/statuses/${id}`)).body).toMatchObject({
+        status: 'IN_QUEUE',
+        stage: 'in queue',
+      });
       sim.control.clock.advance(10 * 60_000);
       const status = (await call('GET', `/reporting/${version}/statuses/${id}`)).body;
       expect(status).toMatchObject({ status: 'COMPLETED', isExpired: 'false' });
@@ -45,14 +54,22 @@ describe('reporting through HTTP', () => {
       expect(operation).toMatchObject({ state: 'SUCCEEDED', results: [{ resourceUri: status.reportDownloadUrl }] });
       expect(status.reportDownloadUrl).toMatch(new RegExp(`^${sim.url}/_sim/downloads/${id}\\?signature=`));
       const outbox = (await (await fetch(`${sim.url}/_sim/outbox`)).json()) as { items: JsonBody[] };
-      expect(outbox.items).toEqual([expect.objectContaining({ to: ['ops@example.com'], links: [status.reportDownloadUrl], kind: 'report-export' })]);
-      const listed = await call('GET', `/reporting/${version}/statuses?filter=${encodeURIComponent("status eq 'COMPLETED'")}`);
+      expect(outbox.items).toEqual([
+        expect.objectContaining({ to: ['ops@example.com'], links: [status.reportDownloadUrl], kind: 'report-export' }),
+      ]);
+      const listed = await call(
+        'GET',
+        `/reporting/${version}/statuses?filter=${encodeURIComponent("status eq 'COMPLETED'")}`,
+      );
       expect(listed.body.total).toBe(1);
       expect((await call('GET', `/reporting/${version}/statuses`)).status).toBe(400);
       sim.control.clock.advance(25 * 60 * 60_000);
       // A day later the cached token has expired: ask for a new one.
       t.forget();
-      expect((await call('GET', `/reporting/${version}/statuses/${id}`)).body).toMatchObject({ isExpired: 'true', reportDownloadUrl: '' });
+      expect((await call('GET', `/reporting/${version}/statuses/${id}`)).body).toMatchObject({
+        isExpired: 'true',
+        reportDownloadUrl: '',
+      });
       expect(sim.control.violations()).toEqual([]);
     });
   }
@@ -72,7 +89,10 @@ describe('reporting through HTTP', () => {
     sim.control.clock.advance(60_000);
     const ended = (await call('GET', location)).body;
     // Not an injected fault: the message says only that the time ran out.
-    expect(ended).toMatchObject({ state: 'TIMEDOUT', error: { message: 'The report-export operation did not finish within 60 minutes' } });
+    expect(ended).toMatchObject({
+      state: 'TIMEDOUT',
+      error: { message: 'The report-export operation did not finish within 60 minutes' },
+    });
     expect(Date.parse(ended.endedAt) - Date.parse(ended.startedAt)).toBe(60 * 60_000);
     expect((await call('GET', `/reporting/v1/statuses/${accepted.body.id}`)).body.reportDownloadUrl).toBe('');
     expect(sim.control.outbox()).toEqual([]);
@@ -85,7 +105,9 @@ describe('reporting through HTTP', () => {
     const refused = await t.call('GET', '/reporting/v1alpha1/statuses/00000000-0000-4000-8000-000000000000');
     expect(refused.status).toBe(404);
     expect(refused.headers.get('deprecation')).toBe('@1741737600');
-    expect(refused.headers.get('link')).toBe('</reporting/v1/statuses/00000000-0000-4000-8000-000000000000>; rel="successor-version"');
+    expect(refused.headers.get('link')).toBe(
+      '</reporting/v1/statuses/00000000-0000-4000-8000-000000000000>; rel="successor-version"',
+    );
     const invalid = await t.call('POST', '/reporting/v1alpha1/report-exports', { body: { name: 'no kind' } });
     expect(invalid.status).toBe(400);
     expect(invalid.headers.get('link')).toBe('</reporting/v1/report-exports>; rel="successor-version"');
@@ -104,7 +126,9 @@ describe('reporting through HTTP', () => {
     const response = await fetch(url);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-disposition')).toBe('attachment; filename="nightly-device-inventory.csv"');
-    const devices = (await call('GET', `/devices/v1/devices?filter=${encodeURIComponent("assignedState eq 'UNASSIGNED'")}`)).body.total;
+    const devices = (
+      await call('GET', `/devices/v1/devices?filter=${encodeURIComponent("assignedState eq 'UNASSIGNED'")}`)
+    ).body.total;
     const lines = (await response.text()).trimEnd().split('\n');
     expect(lines[0]).toBe('SERIAL_NUMBER,DEVICE_MODEL');
     expect(lines).toHaveLength(devices + 1);

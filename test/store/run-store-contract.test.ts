@@ -12,4 +12,7 @@ let fileCount = 0;
 
 describeRunStoreContract({ name: 'memory', open: async (options) => createMemoryRunStore(options) });
 // A fresh file per test: the store as `fleetbook` uses it, WAL and all.
-describeRunStoreContract({ name: 'sqlite', open: async (options) => createSqliteRunStore({ ...options, file: join(tempDir, `runs-${(fileCount += 1)}.sqlite`) }) });
+describeRunStoreContract({
+  name: 'sqlite',
+  open: async (options) => createSqliteRunStore({ ...options, file: join(tempDir, `runs-${(fileCount += 1)}.sqlite`) }),
+});

@@ -33,219 +33,279 @@ export interface StoreFactory {
 
 /** Declares the contract's tests for stores `factory` opens (a fresh, empty store per call). */
 export function describeRunStoreContract(factory: StoreFactory): void {
-describe(`RunStore contract: ${factory.name}`, () => {
-  let clock: ReturnType<typeof manualClock>;
-  let store: RunStore;
+  describe(`RunStore contract: ${factory.name}`, () => {
+    let clock: ReturnType<typeof manualClock>;
+    let store: RunStore;
 
-  beforeEach(async () => {
-    clock = manualClock();
-    store = await factory.open({ now: clock.now });
-  });
-  afterEach(async () => {
-    await store.close();
-  });
+    beforeEach(async () => {
+      clock = manualClock();
+      store = await factory.open({ now: clock.now });
+    });
+    afterEach(async () => {
+      await store.close();
+    });
 
-  it('creates a run as running, and reads it back', async () => {
-    const created = await store.createRun(newRun('r1', { trigger: { kind: 'schedule', scheduleId: 'nightly' }, dryRun: true }));
-    expect(created).toEqual({ ...newRun('r1', { trigger: { kind: 'schedule', scheduleId: 'nightly' }, dryRun: true }), defaultedSecretInputs: [], status: 'running', resumes: 0 });
-    expect(await store.getRun('r1')).toEqual(created);
-    // Which secrets took their default is kept (names only), for a resume to know which to ask for.
-    await store.createRun(newRun('r1b', { defaultedSecretInputs: ['webhookToken'] }));
-    expect((await store.getRun('r1b'))?.defaultedSecretInputs).toEqual(['webhookToken']);
-    expect(await store.getRun('nope')).toBeUndefined();
-  });
+    it('creates a run as running, and reads it back', async () => {
+      const created = await store.createRun(
+        newRun('r1', { trigger: { kind: 'schedule', scheduleId: 'nightly' }, dryRun: true }),
+      );
+      expect(created).toEqual({
+        ...newRun('r1', { trigger: { kind: 'schedule', scheduleId: 'nightly' }, dryRun: true }),
+        defaultedSecretInputs: [],
+        status: 'running',
+        resumes: 0,
+      });
+      expect(await store.getRun('r1')).toEqual(created);
+      // Which secrets took their default is kept (names only), for a resume to know which to ask for.
+      await store.createRun(newRun('r1b', { defaultedSecretInputs: ['webhookToken'] }));
+      expect((await store.getRun('r1b'))?.defaultedSecretInputs).toEqual(['webhookToken']);
+      expect(await store.getRun('nope')).toBeUndefined();
+    });
 
-  it('refuses a second run with the same id', async () => {
-    await store.createRun(newRun('r1'));
-    await expect(store.createRun(newRun('r1'))).rejects.toMatchObject({ code: 'RUN_EXISTS' });
-  });
+    it('refuses a second run with the same id', async () => {
+      await store.createRun(newRun('r1'));
+      await expect(store.createRun(newRun('r1'))).rejects.toMatchObject({ code: 'RUN_EXISTS' });
+    });
 
-  it('journals events in order with sequence numbers and times, and folds them into steps', async () => {
-    await store.createRun(newRun('r1'));
-    await store.append('r1', { type: 'step.started', path: 'catalog', stepId: 'catalog', kind: 'call', input: { filter: "version eq '2.4.0'" } });
-    clock.advance(1500);
-    await store.append('r1', { type: 'request.sending', path: 'catalog', attempt: 1, operationId: 'privateCloud.listSoftwareCatalogs', method: 'GET' });
-    await store.append('r1', { type: 'request.answered', path: 'catalog', attempt: 1, httpStatus: 200 });
-    await store.append('r1', { type: 'step.finished', path: 'catalog', status: 'succeeded', outputs: { status: 200, body: { items: [] } } });
-    const journal = await store.journal('r1');
-    expect(journal.map((entry) => [entry.runId, entry.seq, entry.event.type])).toEqual([
-      ['r1', 1, 'step.started'],
-      ['r1', 2, 'request.sending'],
-      ['r1', 3, 'request.answered'],
-      ['r1', 4, 'step.finished'],
-    ]);
-    expect(journal[0]?.at).toBe('2026-03-01T10:00:00.000Z');
-    expect(journal[1]?.at).toBe('2026-03-01T10:00:01.500Z');
-    expect(await store.steps('r1')).toEqual([
-      {
+    it('journals events in order with sequence numbers and times, and folds them into steps', async () => {
+      await store.createRun(newRun('r1'));
+      await store.append('r1', {
+        type: 'step.started',
         path: 'catalog',
         stepId: 'catalog',
         kind: 'call',
-        status: 'succeeded',
-        attempts: 1,
-        startedAt: '2026-03-01T10:00:00.000Z',
-        endedAt: '2026-03-01T10:00:01.500Z',
         input: { filter: "version eq '2.4.0'" },
+      });
+      clock.advance(1500);
+      await store.append('r1', {
+        type: 'request.sending',
+        path: 'catalog',
+        attempt: 1,
+        operationId: 'privateCloud.listSoftwareCatalogs',
+        method: 'GET',
+      });
+      await store.append('r1', { type: 'request.answered', path: 'catalog', attempt: 1, httpStatus: 200 });
+      await store.append('r1', {
+        type: 'step.finished',
+        path: 'catalog',
+        status: 'succeeded',
         outputs: { status: 200, body: { items: [] } },
-      },
-    ]);
-  });
-
-  it('keeps journals of runs apart, and knows no journal of an unknown run', async () => {
-    await store.createRun(newRun('r1'));
-    await store.createRun(newRun('r2'));
-    await store.append('r1', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' });
-    await store.append('r2', { type: 'step.started', path: 'b', stepId: 'b', kind: 'set' });
-    await store.append('r2', { type: 'step.finished', path: 'b', status: 'succeeded' });
-    expect((await store.journal('r2')).map((entry) => entry.seq)).toEqual([1, 2]);
-    expect((await store.steps('r1')).map((step) => step.path)).toEqual(['a']);
-    expect(await store.journal('nope')).toEqual([]);
-    await expect(store.append('nope', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
-  });
-
-  it('returns copies: changing what was appended or read changes nothing stored', async () => {
-    await store.createRun(newRun('r1'));
-    const input = { id: 's1' };
-    await store.append('r1', { type: 'step.started', path: 'a', stepId: 'a', kind: 'call', input });
-    input.id = 'changed';
-    const [first] = await store.steps('r1');
-    (first?.input as { id: string }).id = 'changed again';
-    expect((await store.steps('r1'))[0]?.input).toEqual({ id: 's1' });
-  });
-
-  it('refuses an event or result over the payload limit, naming the way out', async () => {
-    await store.close();
-    store = await factory.open({ now: clock.now, maxPayloadBytes: 1024 });
-    await store.createRun(newRun('r1'));
-    const big = { csv: 'x'.repeat(2000) };
-    await expect(store.append('r1', { type: 'step.finished', path: 'export', status: 'succeeded', outputs: big })).rejects.toMatchObject({
-      code: 'PAYLOAD_TOO_LARGE',
-      message: expect.stringContaining('saveTo'),
+      });
+      const journal = await store.journal('r1');
+      expect(journal.map((entry) => [entry.runId, entry.seq, entry.event.type])).toEqual([
+        ['r1', 1, 'step.started'],
+        ['r1', 2, 'request.sending'],
+        ['r1', 3, 'request.answered'],
+        ['r1', 4, 'step.finished'],
+      ]);
+      expect(journal[0]?.at).toBe('2026-03-01T10:00:00.000Z');
+      expect(journal[1]?.at).toBe('2026-03-01T10:00:01.500Z');
+      expect(await store.steps('r1')).toEqual([
+        {
+          path: 'catalog',
+          stepId: 'catalog',
+          kind: 'call',
+          status: 'succeeded',
+          attempts: 1,
+          startedAt: '2026-03-01T10:00:00.000Z',
+          endedAt: '2026-03-01T10:00:01.500Z',
+          input: { filter: "version eq '2.4.0'" },
+          outputs: { status: 200, body: { items: [] } },
+        },
+      ]);
     });
-    await expect(store.setRunStatus('r1', 'succeeded', { outputs: big })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
-    expect(await store.journal('r1')).toEqual([]);
-    expect((await store.getRun('r1'))?.status).toBe('running');
-  });
 
-  it('ends a run with its outputs or error, and a resume counts and reopens it', async () => {
-    await store.createRun(newRun('r1'));
-    clock.advance(60_000);
-    await store.setRunStatus('r1', 'failed', { error: { message: 'update failed', code: 'OPERATION_FAILED', httpStatus: 400 } });
-    expect(await store.getRun('r1')).toMatchObject({ status: 'failed', endedAt: '2026-03-01T10:01:00.000Z', error: { message: 'update failed' } });
-    await store.markResumed('r1');
-    const resumed = await store.getRun('r1');
-    expect(resumed).toMatchObject({ status: 'running', resumes: 1 });
-    expect(resumed).not.toHaveProperty('endedAt');
-    expect(resumed).not.toHaveProperty('error');
-    await store.setRunStatus('r1', 'succeeded', { outputs: { updated: 3 } });
-    expect(await store.getRun('r1')).toMatchObject({ status: 'succeeded', outputs: { updated: 3 }, resumes: 1 });
-    await expect(store.setRunStatus('nope', 'failed')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
-    await expect(store.markResumed('nope')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
-  });
+    it('keeps journals of runs apart, and knows no journal of an unknown run', async () => {
+      await store.createRun(newRun('r1'));
+      await store.createRun(newRun('r2'));
+      await store.append('r1', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' });
+      await store.append('r2', { type: 'step.started', path: 'b', stepId: 'b', kind: 'set' });
+      await store.append('r2', { type: 'step.finished', path: 'b', status: 'succeeded' });
+      expect((await store.journal('r2')).map((entry) => entry.seq)).toEqual([1, 2]);
+      expect((await store.steps('r1')).map((step) => step.path)).toEqual(['a']);
+      expect(await store.journal('nope')).toEqual([]);
+      await expect(
+        store.append('nope', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' }),
+      ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    });
 
-  it('lists runs newest first, filtered by playbook, status and start time, limited', async () => {
-    await store.createRun(newRun('old', { startedAt: '2026-02-01T00:00:00.000Z' }));
-    await store.createRun(newRun('export', { playbook: 'nightly-export', startedAt: '2026-02-20T00:00:00.000Z' }));
-    await store.createRun(newRun('new', { startedAt: '2026-02-28T00:00:00.000Z' }));
-    await store.createRun(newRun('same-instant', { startedAt: '2026-02-28T00:00:00.000Z' }));
-    await store.setRunStatus('new', 'failed');
-    const ids = async (filter?: Parameters<RunStore['listRuns']>[0]) => (await store.listRuns(filter)).map((run) => run.id);
-    expect(await ids()).toEqual(['same-instant', 'new', 'export', 'old']);
-    expect(await ids({ playbook: 'rolling-cluster-update' })).toEqual(['same-instant', 'new', 'old']);
-    expect(await ids({ status: 'failed' })).toEqual(['new']);
-    expect(await ids({ since: '2026-02-20T00:00:00Z' })).toEqual(['same-instant', 'new', 'export']);
-    expect(await ids({ limit: 2 })).toEqual(['same-instant', 'new']);
-    expect(await ids({ idPrefix: 'ne' })).toEqual(['new']);
-    // A prefix is text, not a pattern.
-    expect(await ids({ idPrefix: '%' })).toEqual([]);
-    await expect(store.listRuns({ since: 'last week' })).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
-  });
+    it('returns copies: changing what was appended or read changes nothing stored', async () => {
+      await store.createRun(newRun('r1'));
+      const input = { id: 's1' };
+      await store.append('r1', { type: 'step.started', path: 'a', stepId: 'a', kind: 'call', input });
+      input.id = 'changed';
+      const [first] = await store.steps('r1');
+      (first?.input as { id: string }).id = 'changed again';
+      expect((await store.steps('r1'))[0]?.input).toEqual({ id: 's1' });
+    });
 
-  it('holds a lease for its owner until the TTL passes, then lets another take over', async () => {
-    expect(await store.acquireLease('run:r1', 'host-a:1', 30_000)).toBe(true);
-    expect(await store.acquireLease('run:r1', 'host-b:2', 30_000)).toBe(false);
-    clock.advance(20_000);
-    // Renewing pushes the expiry out from now.
-    expect(await store.acquireLease('run:r1', 'host-a:1', 30_000)).toBe(true);
-    clock.advance(20_000);
-    expect(await store.acquireLease('run:r1', 'host-b:2', 30_000)).toBe(false);
-    clock.advance(10_001);
-    expect(await store.acquireLease('run:r1', 'host-b:2', 30_000)).toBe(true);
-    expect(await store.acquireLease('run:r1', 'host-a:1', 30_000)).toBe(false);
-    expect(await store.acquireLease('scheduler', 'host-a:1', 30_000)).toBe(true);
-  });
+    it('refuses an event or result over the payload limit, naming the way out', async () => {
+      await store.close();
+      store = await factory.open({ now: clock.now, maxPayloadBytes: 1024 });
+      await store.createRun(newRun('r1'));
+      const big = { csv: 'x'.repeat(2000) };
+      await expect(
+        store.append('r1', { type: 'step.finished', path: 'export', status: 'succeeded', outputs: big }),
+      ).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+        message: expect.stringContaining('saveTo'),
+      });
+      await expect(store.setRunStatus('r1', 'succeeded', { outputs: big })).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
+      });
+      expect(await store.journal('r1')).toEqual([]);
+      expect((await store.getRun('r1'))?.status).toBe('running');
+    });
 
-  it('names the holder of a live lease, none once it expired', async () => {
-    expect(await store.leaseHolder('run:r1')).toBeUndefined();
-    await store.acquireLease('run:r1', 'host-a:1', 30_000);
-    expect(await store.leaseHolder('run:r1')).toEqual({ owner: 'host-a:1', expiresAt: new Date(clock.now().getTime() + 30_000).toISOString() });
-    clock.advance(30_000);
-    expect(await store.leaseHolder('run:r1')).toBeUndefined();
-  });
+    it('ends a run with its outputs or error, and a resume counts and reopens it', async () => {
+      await store.createRun(newRun('r1'));
+      clock.advance(60_000);
+      await store.setRunStatus('r1', 'failed', {
+        error: { message: 'update failed', code: 'OPERATION_FAILED', httpStatus: 400 },
+      });
+      expect(await store.getRun('r1')).toMatchObject({
+        status: 'failed',
+        endedAt: '2026-03-01T10:01:00.000Z',
+        error: { message: 'update failed' },
+      });
+      await store.markResumed('r1');
+      const resumed = await store.getRun('r1');
+      expect(resumed).toMatchObject({ status: 'running', resumes: 1 });
+      expect(resumed).not.toHaveProperty('endedAt');
+      expect(resumed).not.toHaveProperty('error');
+      await store.setRunStatus('r1', 'succeeded', { outputs: { updated: 3 } });
+      expect(await store.getRun('r1')).toMatchObject({ status: 'succeeded', outputs: { updated: 3 }, resumes: 1 });
+      await expect(store.setRunStatus('nope', 'failed')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+      await expect(store.markResumed('nope')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    });
 
-  it('releases a lease only for its owner', async () => {
-    await store.acquireLease('scheduler', 'host-a:1', 30_000);
-    await store.releaseLease('scheduler', 'host-b:2');
-    expect(await store.acquireLease('scheduler', 'host-b:2', 30_000)).toBe(false);
-    await store.releaseLease('scheduler', 'host-a:1');
-    expect(await store.acquireLease('scheduler', 'host-b:2', 30_000)).toBe(true);
-    await expect(store.acquireLease('scheduler', 'host-b:2', 0)).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
-  });
+    it('lists runs newest first, filtered by playbook, status and start time, limited', async () => {
+      await store.createRun(newRun('old', { startedAt: '2026-02-01T00:00:00.000Z' }));
+      await store.createRun(newRun('export', { playbook: 'nightly-export', startedAt: '2026-02-20T00:00:00.000Z' }));
+      await store.createRun(newRun('new', { startedAt: '2026-02-28T00:00:00.000Z' }));
+      await store.createRun(newRun('same-instant', { startedAt: '2026-02-28T00:00:00.000Z' }));
+      await store.setRunStatus('new', 'failed');
+      const ids = async (filter?: Parameters<RunStore['listRuns']>[0]) =>
+        (await store.listRuns(filter)).map((run) => run.id);
+      expect(await ids()).toEqual(['same-instant', 'new', 'export', 'old']);
+      expect(await ids({ playbook: 'rolling-cluster-update' })).toEqual(['same-instant', 'new', 'old']);
+      expect(await ids({ status: 'failed' })).toEqual(['new']);
+      expect(await ids({ since: '2026-02-20T00:00:00Z' })).toEqual(['same-instant', 'new', 'export']);
+      expect(await ids({ limit: 2 })).toEqual(['same-instant', 'new']);
+      expect(await ids({ idPrefix: 'ne' })).toEqual(['new']);
+      // A prefix is text, not a pattern.
+      expect(await ids({ idPrefix: '%' })).toEqual([]);
+      await expect(store.listRuns({ since: 'last week' })).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+    });
 
-  it('keeps schedule state per schedule', async () => {
-    expect(await store.getScheduleState('nightly')).toBeUndefined();
-    await store.setScheduleState('nightly', { lastFireAt: '2026-03-01T02:00:00.000Z', consecutiveFailures: 0 });
-    await store.setScheduleState('nightly', { lastFireAt: '2026-03-02T02:00:00.000Z', consecutiveFailures: 1, paused: true });
-    await store.setScheduleState('weekly', { paused: false });
-    expect(await store.getScheduleState('nightly')).toEqual({ lastFireAt: '2026-03-02T02:00:00.000Z', consecutiveFailures: 1, paused: true });
-    expect(await store.getScheduleState('weekly')).toEqual({ paused: false });
-  });
+    it('holds a lease for its owner until the TTL passes, then lets another take over', async () => {
+      expect(await store.acquireLease('run:r1', 'host-a:1', 30_000)).toBe(true);
+      expect(await store.acquireLease('run:r1', 'host-b:2', 30_000)).toBe(false);
+      clock.advance(20_000);
+      // Renewing pushes the expiry out from now.
+      expect(await store.acquireLease('run:r1', 'host-a:1', 30_000)).toBe(true);
+      clock.advance(20_000);
+      expect(await store.acquireLease('run:r1', 'host-b:2', 30_000)).toBe(false);
+      clock.advance(10_001);
+      expect(await store.acquireLease('run:r1', 'host-b:2', 30_000)).toBe(true);
+      expect(await store.acquireLease('run:r1', 'host-a:1', 30_000)).toBe(false);
+      expect(await store.acquireLease('scheduler', 'host-a:1', 30_000)).toBe(true);
+    });
 
-  it('patches schedule state field by field: other fields stay, null removes one', async () => {
-    await store.patchScheduleState('nightly', { paused: true, pausedAt: '2026-03-01T02:00:00.000Z', queued: ['a', 'b'] });
-    await store.patchScheduleState('nightly', { lastSkip: { reason: 'paused', scheduledAt: 'x' } });
-    await store.patchScheduleState('nightly', { lastSkip: { reason: 'paused' }, queued: ['b'] });
-    await store.patchScheduleState('nightly', { paused: false, pausedAt: null });
-    expect(await store.getScheduleState('nightly')).toEqual({ paused: false, lastSkip: { reason: 'paused' }, queued: ['b'] });
-  });
+    it('names the holder of a live lease, none once it expired', async () => {
+      expect(await store.leaseHolder('run:r1')).toBeUndefined();
+      await store.acquireLease('run:r1', 'host-a:1', 30_000);
+      expect(await store.leaseHolder('run:r1')).toEqual({
+        owner: 'host-a:1',
+        expiresAt: new Date(clock.now().getTime() + 30_000).toISOString(),
+      });
+      clock.advance(30_000);
+      expect(await store.leaseHolder('run:r1')).toBeUndefined();
+    });
 
-  it('prunes runs that ended before the cutoff, with their journals, never a running one', async () => {
-    await store.createRun(newRun('ended-old', { startedAt: '2026-01-01T00:00:00.000Z' }));
-    await store.createRun(newRun('running-old', { startedAt: '2026-01-01T00:00:00.000Z' }));
-    await store.append('ended-old', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' });
-    await store.setRunStatus('ended-old', 'succeeded');
-    clock.advance(86_400_000);
-    await store.createRun(newRun('ended-new'));
-    await store.setRunStatus('ended-new', 'interrupted');
-    expect(await store.prune('2026-03-02T00:00:00.000Z')).toBe(1);
-    expect(await store.getRun('ended-old')).toBeUndefined();
-    expect(await store.journal('ended-old')).toEqual([]);
-    expect((await store.listRuns()).map((run) => run.id).sort()).toEqual(['ended-new', 'running-old']);
-    expect(await store.prune('2026-03-02T00:00:00.000Z')).toBe(0);
-  });
+    it('releases a lease only for its owner', async () => {
+      await store.acquireLease('scheduler', 'host-a:1', 30_000);
+      await store.releaseLease('scheduler', 'host-b:2');
+      expect(await store.acquireLease('scheduler', 'host-b:2', 30_000)).toBe(false);
+      await store.releaseLease('scheduler', 'host-a:1');
+      expect(await store.acquireLease('scheduler', 'host-b:2', 30_000)).toBe(true);
+      await expect(store.acquireLease('scheduler', 'host-b:2', 0)).rejects.toMatchObject({
+        code: 'STORE_INVALID_ARGUMENT',
+      });
+    });
 
-  it('paces a rate bucket with GCRA: one start per interval past the burst, buckets apart', async () => {
-    // 60 per minute: one a second; a burst of 3 is a tolerance of 2 intervals.
-    expect(await Promise.all([1, 2, 3, 4, 5].map(() => store.takeRate('conn|private-cloud', 1000, 2000)))).toEqual([0, 0, 0, 1000, 2000]);
-    expect(await store.takeRate('conn|reporting', 1000, 0)).toBe(0);
-    expect(await store.takeRate('conn|reporting', 1000, 0)).toBe(1000);
-    // Time passing pays the debt back, up to the burst again.
-    clock.advance(10_000);
-    expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(0);
-  });
+    it('keeps schedule state per schedule', async () => {
+      expect(await store.getScheduleState('nightly')).toBeUndefined();
+      await store.setScheduleState('nightly', { lastFireAt: '2026-03-01T02:00:00.000Z', consecutiveFailures: 0 });
+      await store.setScheduleState('nightly', {
+        lastFireAt: '2026-03-02T02:00:00.000Z',
+        consecutiveFailures: 1,
+        paused: true,
+      });
+      await store.setScheduleState('weekly', { paused: false });
+      expect(await store.getScheduleState('nightly')).toEqual({
+        lastFireAt: '2026-03-02T02:00:00.000Z',
+        consecutiveFailures: 1,
+        paused: true,
+      });
+      expect(await store.getScheduleState('weekly')).toEqual({ paused: false });
+    });
 
-  it('a push holds everyone off a bucket until its time, and never pulls it back', async () => {
-    await store.pushRate('conn|private-cloud', clock.now().getTime() + 30_000, 2000);
-    await store.pushRate('conn|private-cloud', clock.now().getTime() + 5_000, 2000);
-    expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(30_000);
-    expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(31_000);
-    expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
-  });
+    it('patches schedule state field by field: other fields stay, null removes one', async () => {
+      await store.patchScheduleState('nightly', {
+        paused: true,
+        pausedAt: '2026-03-01T02:00:00.000Z',
+        queued: ['a', 'b'],
+      });
+      await store.patchScheduleState('nightly', { lastSkip: { reason: 'paused', scheduledAt: 'x' } });
+      await store.patchScheduleState('nightly', { lastSkip: { reason: 'paused' }, queued: ['b'] });
+      await store.patchScheduleState('nightly', { paused: false, pausedAt: null });
+      expect(await store.getScheduleState('nightly')).toEqual({
+        paused: false,
+        lastSkip: { reason: 'paused' },
+        queued: ['b'],
+      });
+    });
 
-  it('refuses calls once closed', async () => {
-    await store.close();
-    await expect(store.getRun('r1')).rejects.toMatchObject({ code: 'STORE_CLOSED' });
-    store = await factory.open({ now: clock.now });
+    it('prunes runs that ended before the cutoff, with their journals, never a running one', async () => {
+      await store.createRun(newRun('ended-old', { startedAt: '2026-01-01T00:00:00.000Z' }));
+      await store.createRun(newRun('running-old', { startedAt: '2026-01-01T00:00:00.000Z' }));
+      await store.append('ended-old', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' });
+      await store.setRunStatus('ended-old', 'succeeded');
+      clock.advance(86_400_000);
+      await store.createRun(newRun('ended-new'));
+      await store.setRunStatus('ended-new', 'interrupted');
+      expect(await store.prune('2026-03-02T00:00:00.000Z')).toBe(1);
+      expect(await store.getRun('ended-old')).toBeUndefined();
+      expect(await store.journal('ended-old')).toEqual([]);
+      expect((await store.listRuns()).map((run) => run.id).sort()).toEqual(['ended-new', 'running-old']);
+      expect(await store.prune('2026-03-02T00:00:00.000Z')).toBe(0);
+    });
+
+    it('paces a rate bucket with GCRA: one start per interval past the burst, buckets apart', async () => {
+      // 60 per minute: one a second; a burst of 3 is a tolerance of 2 intervals.
+      expect(await Promise.all([1, 2, 3, 4, 5].map(() => store.takeRate('conn|private-cloud', 1000, 2000)))).toEqual([
+        0, 0, 0, 1000, 2000,
+      ]);
+      expect(await store.takeRate('conn|reporting', 1000, 0)).toBe(0);
+      expect(await store.takeRate('conn|reporting', 1000, 0)).toBe(1000);
+      // Time passing pays the debt back, up to the burst again.
+      clock.advance(10_000);
+      expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(0);
+    });
+
+    it('a push holds everyone off a bucket until its time, and never pulls it back', async () => {
+      await store.pushRate('conn|private-cloud', clock.now().getTime() + 30_000, 2000);
+      await store.pushRate('conn|private-cloud', clock.now().getTime() + 5_000, 2000);
+      expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(30_000);
+      expect(await store.takeRate('conn|private-cloud', 1000, 2000)).toBe(31_000);
+      expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
+    });
+
+    it('refuses calls once closed', async () => {
+      await store.close();
+      await expect(store.getRun('r1')).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+      store = await factory.open({ now: clock.now });
+    });
   });
-});
 }

@@ -56,11 +56,19 @@ describe('SQLite run store', () => {
     const first = open();
     await first.createRun(run('r1'));
     await first.append('r1', { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' });
-    await first.append('r1', { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location: '/async-operations/op-1' });
+    await first.append('r1', {
+      type: 'request.answered',
+      path: 'update',
+      attempt: 1,
+      httpStatus: 202,
+      location: '/async-operations/op-1',
+    });
     await first.close();
     const second = open();
     expect((await second.getRun('r1'))?.status).toBe('running');
-    expect(await second.steps('r1')).toMatchObject([{ path: 'update', status: 'running', location: '/async-operations/op-1' }]);
+    expect(await second.steps('r1')).toMatchObject([
+      { path: 'update', status: 'running', location: '/async-operations/op-1' },
+    ]);
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(raw.pragma('user_version', { simple: true })).toBe(schemaVersion);
@@ -98,8 +106,12 @@ describe('SQLite run store', () => {
     const raw = new Database(file);
     raw.exec(migrations[0]!);
     raw.pragma('user_version = 1');
-    raw.prepare(`INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run, trigger_json, started_at, status)
-      VALUES ('old', 'p', 'p.yaml', 'h', '{}', '["token"]', 0, '{"kind":"manual"}', '2026-03-01T10:00:00.000Z', 'failed')`).run();
+    raw
+      .prepare(
+        `INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run, trigger_json, started_at, status)
+      VALUES ('old', 'p', 'p.yaml', 'h', '{}', '["token"]', 0, '{"kind":"manual"}', '2026-03-01T10:00:00.000Z', 'failed')`,
+      )
+      .run();
     raw.close();
     const store = open();
     expect(await store.getRun('old')).toMatchObject({ secretInputNames: ['token'], defaultedSecretInputs: [] });
@@ -129,11 +141,17 @@ describe('SQLite run store', () => {
     const perWriter = 300;
     const worker = join(import.meta.dirname, 'fixtures', 'append-worker.ts');
     const exec = promisify(execFile);
-    await Promise.all(['a', 'b'].map((writer) => exec(process.execPath, ['--import', 'tsx', worker, file, 'r1', writer, String(perWriter)])));
+    await Promise.all(
+      ['a', 'b'].map((writer) =>
+        exec(process.execPath, ['--import', 'tsx', worker, file, 'r1', writer, String(perWriter)]),
+      ),
+    );
     const journal = await store.journal('r1');
     expect(journal.map((entry) => entry.seq)).toEqual(Array.from({ length: 2 * perWriter }, (_, index) => index + 1));
     for (const writer of ['writer-a', 'writer-b']) {
-      const indexes = journal.flatMap((entry) => (entry.event.path === writer && entry.event.type === 'item.started' ? [entry.event.index] : []));
+      const indexes = journal.flatMap((entry) =>
+        entry.event.path === writer && entry.event.type === 'item.started' ? [entry.event.index] : [],
+      );
       expect(indexes).toEqual(Array.from({ length: perWriter }, (_, index) => index));
     }
   });
@@ -143,7 +161,9 @@ describe('SQLite run store', () => {
     await store.createRun(run('r1'));
     expect(await appendThenKill('200', 'kill')).toBe('SIGKILL');
     const reopened = open();
-    expect((await reopened.journal('r1')).map((entry) => entry.seq)).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
+    expect((await reopened.journal('r1')).map((entry) => entry.seq)).toEqual(
+      Array.from({ length: 200 }, (_, index) => index + 1),
+    );
   });
 
   it('commits buffered appends in order with the next unbuffered one, on a read, or on close', async () => {
@@ -171,14 +191,18 @@ describe('SQLite run store', () => {
     await writer.createRun(run('r1'));
     await writer.append('r1', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true });
     await expect.poll(async () => (await reader.journal('r1')).length, { timeout: 2000 }).toBe(1);
-    await expect(writer.append('nope', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    await expect(
+      writer.append('nope', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true }),
+    ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
   });
 
   it('after a SIGKILL with buffered appends, what survives is a prefix holding every unbuffered append', async () => {
     const store = open();
     await store.createRun(run('r1'));
     expect(await appendThenKill('205', 'kill-buffered')).toBe('SIGKILL');
-    const indexes = (await open().journal('r1')).map((entry) => (entry.event.type === 'item.started' ? entry.event.index : -1));
+    const indexes = (await open().journal('r1')).map((entry) =>
+      entry.event.type === 'item.started' ? entry.event.index : -1,
+    );
     expect(indexes.length).toBeGreaterThanOrEqual(200);
     expect(indexes).toEqual(Array.from({ length: indexes.length }, (_, index) => index));
   });
@@ -189,10 +213,17 @@ describe('SQLite run store', () => {
     const count = 5000;
     const started = process.hrtime.bigint();
     for (let index = 0; index < count; index += 1) {
-      await store.append('r1', { type: 'step.finished', path: `systems[${index}].update`, status: 'succeeded', outputs: { status: 202, body: { id: `op-${index}` } } });
+      await store.append('r1', {
+        type: 'step.finished',
+        path: `systems[${index}].update`,
+        status: 'succeeded',
+        outputs: { status: 202, body: { id: `op-${index}` } },
+      });
     }
     const microsPerAppend = Number(process.hrtime.bigint() - started) / 1000 / count;
-    console.log(`sqlite store: ${microsPerAppend.toFixed(1)} µs per journal append (${count} appends, WAL, synchronous=NORMAL)`);
+    console.log(
+      `sqlite store: ${microsPerAppend.toFixed(1)} µs per journal append (${count} appends, WAL, synchronous=NORMAL)`,
+    );
     expect((await store.journal('r1')).length).toBe(count);
   });
 });

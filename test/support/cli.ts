@@ -28,7 +28,10 @@ export function captureStream(label = 'captured output'): Writable & { text(): s
 }
 
 /** `env`: the CLI's whole environment (the process's is not passed). `tty`: standard output says it is a terminal. */
-export async function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; tty?: boolean } = {}): Promise<CliOutcome> {
+export async function runCli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; tty?: boolean } = {},
+): Promise<CliOutcome> {
   const stdout = captureStream(`fleetbook ${args[0] ?? ''} (stdout)`);
   if (options.tty) Object.assign(stdout, { isTTY: true });
   const stderr = captureStream(`fleetbook ${args[0] ?? ''} (stderr)`);

@@ -51,7 +51,9 @@ const hidden = (secret: string): string => `${secret.slice(0, 4)}…`;
 
 /** Every spelling of every secret, as bytes, with what to call it in a report. */
 function needles(secrets: readonly string[]): Array<{ bytes: Buffer; what: string }> {
-  return secrets.flatMap((secret) => secretSpellings(secret).map((spelling) => ({ bytes: Buffer.from(spelling), what: `secret ${hidden(secret)}` })));
+  return secrets.flatMap((secret) =>
+    secretSpellings(secret).map((spelling) => ({ bytes: Buffer.from(spelling), what: `secret ${hidden(secret)}` })),
+  );
 }
 
 const lineAt = (buffer: Buffer, offset: number, before: number): number => {
@@ -68,7 +70,8 @@ function scanBuffer(buffer: Buffer, where: string, secrets: readonly string[], l
     if (offset !== -1) leaks.push({ where: `${where}:${lineAt(buffer, offset, linesBefore)}`, what });
   }
   const token = TOKEN_PATTERN.exec(buffer.toString('latin1'));
-  if (token) leaks.push({ where: `${where}:${lineAt(buffer, token.index, linesBefore)}`, what: 'a bearer token (sim_…)' });
+  if (token)
+    leaks.push({ where: `${where}:${lineAt(buffer, token.index, linesBefore)}`, what: 'a bearer token (sim_…)' });
   return leaks;
 }
 

@@ -16,7 +16,8 @@ export const POSTGRES_URL_ENV = 'FLEETBOOK_TEST_POSTGRES_URL';
 /** Set instead when PostgreSQL is not installed: the reason the tests are skipped. */
 export const POSTGRES_SKIP_ENV = 'FLEETBOOK_TEST_POSTGRES_SKIPPED';
 
-export const installHint = 'PostgreSQL tests skipped: PostgreSQL 15 is not installed (install it with `apt-get install postgresql-15`).';
+export const installHint =
+  'PostgreSQL tests skipped: PostgreSQL 15 is not installed (install it with `apt-get install postgresql-15`).';
 
 export const clusterUser = 'postgres';
 export const clusterPassword = 'fleetbook-test';
@@ -50,7 +51,9 @@ export async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -87,7 +90,18 @@ export async function startPostgresCluster(bin: string): Promise<PostgresCluster
       'start',
     ]);
   try {
-    runAsClusterUser(join(bin, 'initdb'), ['-D', data, '-U', clusterUser, '--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--no-locale']);
+    runAsClusterUser(join(bin, 'initdb'), [
+      '-D',
+      data,
+      '-U',
+      clusterUser,
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
+      `--pwfile=${passwordFile}`,
+      '-E',
+      'UTF8',
+      '--no-locale',
+    ]);
     start();
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });

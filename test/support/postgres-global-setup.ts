@@ -4,7 +4,13 @@
  * PostgreSQL installed the tests are skipped and one line says how to install it; under CI
  * (`CI` set) a server that cannot start fails the run instead, so CI never skips them.
  */
-import { findPostgresBin, installHint, POSTGRES_SKIP_ENV, POSTGRES_URL_ENV, startPostgresCluster } from './postgres-cluster.js';
+import {
+  findPostgresBin,
+  installHint,
+  POSTGRES_SKIP_ENV,
+  POSTGRES_URL_ENV,
+  startPostgresCluster,
+} from './postgres-cluster.js';
 
 export default async function setup(): Promise<() => void> {
   const bin = findPostgresBin();

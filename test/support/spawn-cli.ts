@@ -23,7 +23,10 @@ export interface SpawnedCli {
 /** `env`: added to the process's environment. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCli {
   // No tsx cache: it would keep compiled sources (the simulator's client secrets among them) under TMPDIR, which the leak scan reads.
-  const child = spawn(process.execPath, ['--import', 'tsx', RUN_CLI, ...args], { env: { ...process.env, ...env, TSX_DISABLE_CACHE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', RUN_CLI, ...args], {
+    env: { ...process.env, ...env, TSX_DISABLE_CACHE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   const watchers = new Set<() => void>();
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -41,7 +44,8 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCl
       watchers.add(watch);
       watch();
       void exited.then((code) => {
-        if (watchers.delete(watch)) reject(new Error(`the CLI exited (${code}) before printing '${text}'; it printed:\n${stdout}`));
+        if (watchers.delete(watch))
+          reject(new Error(`the CLI exited (${code}) before printing '${text}'; it printed:\n${stdout}`));
       });
     });
   return {

@@ -13,8 +13,15 @@ const MAX_DEPTH = 4;
 function merged(schema: JsonSchema): JsonSchema {
   if (!Array.isArray(schema.allOf)) return schema;
   const parts = (schema.allOf as JsonSchema[]).map(merged);
-  const properties = Object.assign({}, ...parts.map((part) => (part.properties as Record<string, JsonSchema> | undefined) ?? {}), schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = [...parts.flatMap((part) => (Array.isArray(part.required) ? (part.required as string[]) : [])), ...(Array.isArray(schema.required) ? (schema.required as string[]) : [])];
+  const properties = Object.assign(
+    {},
+    ...parts.map((part) => (part.properties as Record<string, JsonSchema> | undefined) ?? {}),
+    schema.properties ?? {},
+  ) as Record<string, JsonSchema>;
+  const required = [
+    ...parts.flatMap((part) => (Array.isArray(part.required) ? (part.required as string[]) : [])),
+    ...(Array.isArray(schema.required) ? (schema.required as string[]) : []),
+  ];
   const { allOf: _parts, ...rest } = schema;
   return { type: 'object', ...rest, properties, required };
 }
@@ -27,10 +34,15 @@ const variantsOf = (schema: JsonSchema): JsonSchema[] | undefined => {
 function typeOf(raw: JsonSchema): string {
   const schema = merged(raw);
   if (Array.isArray(schema.enum)) return schema.enum.map((value) => JSON.stringify(value)).join(' | ');
-  const type = Array.isArray(schema.type) ? schema.type.join(' | ') : typeof schema.type === 'string' ? schema.type : undefined;
+  const type = Array.isArray(schema.type)
+    ? schema.type.join(' | ')
+    : typeof schema.type === 'string'
+      ? schema.type
+      : undefined;
   const variants = variantsOf(schema);
   if (type === undefined && variants !== undefined) return [...new Set(variants.map(typeOf))].join(' | ');
-  if (type === 'array' && schema.items && typeof schema.items === 'object') return `${typeOf(schema.items as JsonSchema)}[]`;
+  if (type === 'array' && schema.items && typeof schema.items === 'object')
+    return `${typeOf(schema.items as JsonSchema)}[]`;
   const format = typeof schema.format === 'string' ? ` (${schema.format})` : '';
   return `${type ?? (schema.properties ? 'object' : 'any')}${format}`;
 }
@@ -39,17 +51,24 @@ function typeOf(raw: JsonSchema): string {
 export function formatSchema(raw: JsonSchema | undefined, indent = '  ', depth = 0): string {
   if (raw === undefined) return `${indent}(no body)\n`;
   const schema = merged(raw);
-  const target = schema.type === 'array' && schema.items && typeof schema.items === 'object' ? merged(schema.items as JsonSchema) : schema;
+  const target =
+    schema.type === 'array' && schema.items && typeof schema.items === 'object'
+      ? merged(schema.items as JsonSchema)
+      : schema;
   const variants = variantsOf(target);
   if (variants !== undefined && target.properties === undefined) {
     if (depth >= MAX_DEPTH) return `${indent}...\n`;
     // One of several shapes (a system of one family or another): each with what tells it apart.
     return variants
-      .map((variant, index) => `${indent}${index === 0 ? 'one of:' : 'or:'}${typeof variant.description === 'string' ? ` ${variant.description.split('\n')[0]}` : ''}\n${formatSchema(variant, `${indent}  `, depth + 1)}`)
+      .map(
+        (variant, index) =>
+          `${indent}${index === 0 ? 'one of:' : 'or:'}${typeof variant.description === 'string' ? ` ${variant.description.split('\n')[0]}` : ''}\n${formatSchema(variant, `${indent}  `, depth + 1)}`,
+      )
       .join('');
   }
   const properties = target.properties as Record<string, JsonSchema> | undefined;
-  if (properties === undefined || Object.keys(properties).length === 0) return depth === 0 ? `${indent}${typeOf(schema)}\n` : '';
+  if (properties === undefined || Object.keys(properties).length === 0)
+    return depth === 0 ? `${indent}${typeOf(schema)}\n` : '';
   if (depth >= MAX_DEPTH) return `${indent}...\n`;
   const required = new Set(Array.isArray(target.required) ? (target.required as string[]) : []);
   const width = Math.max(...Object.keys(properties).map((name) => name.length));
@@ -66,7 +85,9 @@ export function formatOperation(op: OperationDescriptor, input: JsonSchema): str
   const facts = [
     op.isWrite ? 'write' : 'read',
     op.async ? `async (${op.async}): a call step waits for its operation` : '',
-    op.rateLimit ? `rate limit group ${op.rateLimit.group}${op.rateLimit.perMinute === undefined ? '' : ` (${op.rateLimit.perMinute}/min)`}` : '',
+    op.rateLimit
+      ? `rate limit group ${op.rateLimit.group}${op.rateLimit.perMinute === undefined ? '' : ` (${op.rateLimit.perMinute}/min)`}`
+      : '',
     op.permission ? `needs ${op.permission.permission} (${op.permission.level})` : '',
     op.deprecated ? 'deprecated' : '',
   ].filter(Boolean);
@@ -92,5 +113,13 @@ export function formatKind(definition: StepDefinition): string {
     return `  ${name.padEnd(width)}  ${typeOf(schema)}${required.has(name) ? '  required' : ''}${description}\n`;
   });
   const examples = definition.examples.map((example) => `\n# ${example.description}\n${example.yaml.trimEnd()}\n`);
-  return [`${definition.kind}${definition.canWrite ? '  (can write)' : ''}\n`, `${definition.description.trimEnd()}\n`, '\nfields:\n', ...fields, examples.length ? '\nexamples:' : '', ...examples, examples.length ? '' : '\n'].join('');
+  return [
+    `${definition.kind}${definition.canWrite ? '  (can write)' : ''}\n`,
+    `${definition.description.trimEnd()}\n`,
+    '\nfields:\n',
+    ...fields,
+    examples.length ? '\nexamples:' : '',
+    ...examples,
+    examples.length ? '' : '\n',
+  ].join('');
 }

@@ -3,7 +3,13 @@ import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, type Problem } from '../../playbook/index.js';
-import { createEngineExecutor, createQueueExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
+import {
+  createEngineExecutor,
+  createQueueExecutor,
+  isSchedulerError,
+  loadPlaybookFolder,
+  startDaemon,
+} from '../../scheduler/index.js';
 import { isQueueStore, openRunStore } from '../../store/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
@@ -26,7 +32,9 @@ export interface DaemonCommandOptions {
 }
 
 function refuse(io: CliIo, problems: readonly Problem[]): void {
-  io.stderr.write(`${formatProblems(problems)}\n\nfleetbook daemon: not started; fix the errors above (fleetbook validate <file> checks one file).\n`);
+  io.stderr.write(
+    `${formatProblems(problems)}\n\nfleetbook daemon: not started; fix the errors above (fleetbook validate <file> checks one file).\n`,
+  );
   io.exitCode = ExitCode.usage;
 }
 
@@ -34,7 +42,11 @@ function refuse(io: CliIo, problems: readonly Problem[]): void {
 export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
   const leaseTtlMs = parseDuration(options.leaseTtl);
-  if (leaseTtlMs === undefined || leaseTtlMs < 1000) throw new UsageError(`--lease-ttl must be a duration of at least 1s, like 30s or 2m, got '${options.leaseTtl}'.`, 'INVALID_OPTION');
+  if (leaseTtlMs === undefined || leaseTtlMs < 1000)
+    throw new UsageError(
+      `--lease-ttl must be a duration of at least 1s, like 30s or 2m, got '${options.leaseTtl}'.`,
+      'INVALID_OPTION',
+    );
 
   // Checked before connecting: an invalid folder costs no simulator start or token.
   const loadOptions = playbookLoadOptions(io.env);
@@ -44,19 +56,31 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   const secrets = createSecretRegistry();
   // A daemon's output is read by machines: JSON lines, unless a person asks for `-o text`.
   const format = outputFormat(options, 'json');
-  if (format !== 'json' && format !== 'text') throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
+  if (format !== 'json' && format !== 'text')
+    throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
   const readable = format === 'text';
   const logger = createCommandLogger(io, options, secrets, readable);
 
   const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  const connection = await openConnection({ store, target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets }).catch(async (error: unknown) => {
+  const connection = await openConnection({
+    store,
+    target: options.target,
+    profile: options.profile,
+    timeScale,
+    env: io.env,
+    logger,
+    secrets,
+  }).catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
   let stopped: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (stopped = resolve));
   try {
-    logger.info({ event: 'daemon.connection', target: connection.description }, `daemon: runs go to ${connection.description}`);
+    logger.info(
+      { event: 'daemon.connection', target: connection.description },
+      `daemon: runs go to ${connection.description}`,
+    );
     const daemon = await startDaemon({
       playbooksDir: folder.dir,
       loadOptions,
@@ -66,7 +90,16 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       // Team mode (a shared store): one leader among the daemons by the store's lock; it only queues, workers run.
       ...(isQueueStore(store)
         ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
-        : { execute: createEngineExecutor({ client: connection.client, store, logger, secrets, ...runSettingsOf(io.env), embeddedSimulator: options.target === 'simulator' }) }),
+        : {
+            execute: createEngineExecutor({
+              client: connection.client,
+              store,
+              logger,
+              secrets,
+              ...runSettingsOf(io.env),
+              embeddedSimulator: options.target === 'simulator',
+            }),
+          }),
     }).catch((error: unknown) => {
       // The folder changed between the check above and the start.
       if (isSchedulerError(error) && error.code === 'INVALID_PLAYBOOKS') {

@@ -13,7 +13,9 @@ import type { DaemonCommandOptions } from './daemon-action.js';
 export function registerDaemonCommand(program: Command, io: CliIo): void {
   program
     .command('daemon')
-    .description('fire the schedules of every playbook in a folder, until SIGTERM (one daemon per store; others wait as standbys)')
+    .description(
+      'fire the schedules of every playbook in a folder, until SIGTERM (one daemon per store; others wait as standbys)',
+    )
     .option('--playbooks <dir>', 'folder of playbooks', 'playbooks')
     .option('--target <target>', "'simulator': run against the embedded simulator")
     .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms (default 60)')

@@ -42,9 +42,33 @@ interface ClusterRow {
 /** One event of the demo: a line of `--json`, a paragraph of the readable output. */
 type DemoEvent =
   | { event: 'started'; simulator: string; timeScale: number; outputDir: string }
-  | { event: 'rollingUpdate'; status: RunStatus; runId: string; catalogVersion?: string; clusters: ClusterRow[]; error?: string }
-  | { event: 'reportExport'; status: RunStatus; runId: string; downloadUrl?: string; recipients: string[]; subject?: string; error?: string }
-  | { event: 'consumptionCsv'; status: RunStatus; runId: string; report: string; file?: string; rows?: number; bytes?: number; error?: string }
+  | {
+      event: 'rollingUpdate';
+      status: RunStatus;
+      runId: string;
+      catalogVersion?: string;
+      clusters: ClusterRow[];
+      error?: string;
+    }
+  | {
+      event: 'reportExport';
+      status: RunStatus;
+      runId: string;
+      downloadUrl?: string;
+      recipients: string[];
+      subject?: string;
+      error?: string;
+    }
+  | {
+      event: 'consumptionCsv';
+      status: RunStatus;
+      runId: string;
+      report: string;
+      file?: string;
+      rows?: number;
+      bytes?: number;
+      error?: string;
+    }
   | { event: 'finished'; status: 'succeeded' | 'failed'; durationMs: number; logFile: string };
 
 interface DemoContext {
@@ -57,14 +81,23 @@ interface DemoContext {
 function loadBundled(name: string): Playbook {
   const loaded = loadPlaybook(resolvePlaybookRef(name, process.cwd()));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
-    throw new Error(`the bundled playbook ${name} does not load: ${loaded.problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.message}`).join('; ')}`);
+    throw new Error(
+      `the bundled playbook ${name} does not load: ${loaded.problems.map((p) => `${p.file}:${p.line}:${p.column} ${p.message}`).join('; ')}`,
+    );
   }
   const playbook = loaded.playbook;
   return { ...playbook, defaults: { ...playbook.defaults, wait: { ...playbook.defaults.wait, ...DEMO_WAIT } } };
 }
 
 async function run(context: DemoContext, name: string, inputs: Record<string, unknown>): Promise<RunResult> {
-  return runPlaybook(loadBundled(name), { inputs, client: context.client, store: context.store, logger: context.logger, secrets: context.secrets, ...runSettingsOf({}) });
+  return runPlaybook(loadBundled(name), {
+    inputs,
+    client: context.client,
+    store: context.store,
+    logger: context.logger,
+    secrets: context.secrets,
+    ...runSettingsOf({}),
+  });
 }
 
 const errorOf = (result: RunResult): { error?: string } => (result.error ? { error: result.error.message } : {});
@@ -108,7 +141,11 @@ async function reportExport(context: DemoContext, sim: Simulator): Promise<DemoE
 
 async function consumptionCsv(context: DemoContext, outputDir: string): Promise<DemoEvent> {
   const report = 'Monthly cost by product';
-  const result = await run(context, 'consumption-report-download', { reportName: report, region: 'us-west', directory: outputDir });
+  const result = await run(context, 'consumption-report-download', {
+    reportName: report,
+    region: 'us-west',
+    directory: outputDir,
+  });
   // The rows were counted as the CSV streamed to disk (saveTo's sumColumns): no second read.
   const outputs = (result.outputs ?? {}) as { file?: string; bytes?: number; rows?: number };
   const rows = result.status === RunStatus.succeeded ? outputs.rows : undefined;
@@ -132,7 +169,9 @@ function describe(event: DemoEvent): string {
     case 'started':
       return `Fleetbook demo: the embedded simulator at ${event.simulator} (time scale ${event.timeScale}: a 45-minute update takes ${Math.round((45 * 60_000) / event.timeScale / 100) / 10} s)\n\n1. Rolling cluster update of the default world (prechecks, update, resume on failure; 2 systems at a time, cluster by cluster)...\n`;
     case 'rollingUpdate': {
-      const lines = [`   catalog ${event.catalogVersion ?? '?'}: ${event.status}${event.error ? ` (${event.error})` : ''}`];
+      const lines = [
+        `   catalog ${event.catalogVersion ?? '?'}: ${event.status}${event.error ? ` (${event.error})` : ''}`,
+      ];
       const systems = [...new Set(event.clusters.map((row) => row.system))];
       for (const system of systems) {
         const rows = event.clusters.filter((row) => row.system === system);
@@ -151,7 +190,8 @@ function describe(event: DemoEvent): string {
       return (
         (event.status === RunStatus.succeeded
           ? `   ready: ${event.downloadUrl ?? ''}\n   (served by the demo's own simulator: the link stops working when the demo ends)\n   the outbox shows "${event.subject ?? ''}" sent to ${event.recipients.join(', ')}\n`
-          : `   ${event.status}: ${event.error ?? ''}\n`) + '\n3. Consumption report download (CSV streamed to disk)...\n'
+          : `   ${event.status}: ${event.error ?? ''}\n`) +
+        '\n3. Consumption report download (CSV streamed to disk)...\n'
       );
     case 'consumptionCsv':
       return event.status === RunStatus.succeeded
@@ -165,7 +205,8 @@ function describe(event: DemoEvent): string {
 /** The tour: simulator, three playbooks, what happened (exit 1 when a run did not succeed). */
 export async function demoAction(io: CliIo, options: DemoOptions): Promise<void> {
   const timeScale = Number(options.timeScale);
-  if (!(timeScale > 0)) throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
+  if (!(timeScale > 0))
+    throw new UsageError(`--time-scale must be a positive number, got '${options.timeScale}'.`, 'INVALID_OPTION');
   const outputDir = resolve(options.outputDir);
   mkdirSync(outputDir, { recursive: true });
   const logFile = resolve(outputDir, 'demo.log');
@@ -192,7 +233,11 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
     const context: DemoContext = { client, store: live ? live.observe(store) : store, logger, secrets };
     emit({ event: 'started', simulator: sim.url, timeScale, outputDir });
     const events: DemoEvent[] = [];
-    for (const step of [() => rollingUpdate(context), () => reportExport(context, sim), () => consumptionCsv(context, outputDir)]) {
+    for (const step of [
+      () => rollingUpdate(context),
+      () => reportExport(context, sim),
+      () => consumptionCsv(context, outputDir),
+    ]) {
       const event = await step();
       events.push(event);
       emit(event);

@@ -14,8 +14,12 @@ import type { DemoOptions } from './demo-action.js';
 export function registerDemoCommand(program: Command, io: CliIo): void {
   const command = program
     .command('demo')
-    .description('run the rolling update, a report export and a CSV download against the embedded simulator, and say what happened')
+    .description(
+      'run the rolling update, a report export and a CSV download against the embedded simulator, and say what happened',
+    )
     .option('--time-scale <n>', 'simulated ms per real ms of the embedded simulator', '1200')
     .option('--output-dir <dir>', 'where the CSV and the log file go', 'fleetbook-demo');
-  addOutputOptions(command).action(async (options: DemoOptions) => (await import('./demo-action.js')).demoAction(io, options));
+  addOutputOptions(command).action(async (options: DemoOptions) =>
+    (await import('./demo-action.js')).demoAction(io, options),
+  );
 }

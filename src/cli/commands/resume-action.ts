@@ -29,11 +29,18 @@ export interface ResumeCommandOptions {
 
 /** `FLEETBOOK_INPUT_<NAME>`: the input's name upper-cased, other characters as `_`. */
 export function secretInputVariable(name: string): string {
-  return `FLEETBOOK_INPUT_${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
+  return `FLEETBOOK_INPUT_${name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]/g, '_')
+    .toUpperCase()}`;
 }
 
 /** Asks for a secret on the terminal without echoing what is typed to `output`. */
-export async function askHidden(question: string, output: Pick<NodeJS.WritableStream, 'write'>, input: NodeJS.ReadableStream = process.stdin): Promise<string> {
+export async function askHidden(
+  question: string,
+  output: Pick<NodeJS.WritableStream, 'write'>,
+  input: NodeJS.ReadableStream = process.stdin,
+): Promise<string> {
   output.write(question);
   // readline echoes each key to its output: this one swallows the echo.
   const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -80,7 +87,9 @@ async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<str
 function refuseLostSimulatorState(runId: string, journal: readonly JournalEntry[]): void {
   const inFlight = platformStateInFlight(journal);
   if (inFlight.length === 0) return;
-  const named = inFlight.map((entry) => `${entry.path} (${entry.operationId}${entry.location === undefined ? '' : `, ${entry.location}`})`).join('; ');
+  const named = inFlight
+    .map((entry) => `${entry.path} (${entry.operationId}${entry.location === undefined ? '' : `, ${entry.location}`})`)
+    .join('; ');
   throw new UsageError(
     `run ${runId} cannot be resumed against a new embedded simulator: it had platform work in flight (${named}) on the simulator that ran it, which ended with its process. ` +
       "Nothing was sent. Start it again with 'fleetbook run', or rehearse crash and resume against 'fleetbook simulate' (a simulator whose state outlives the run, reached through the FLEETBOOK_* variables).",
@@ -115,7 +124,8 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     const view = runView(io, options);
     const secrets = createSecretRegistry();
     const logger = createCommandLogger(io, options, secrets);
-    const connection = await openConnection({ store,
+    const connection = await openConnection({
+      store,
       target: options.target,
       profile: options.profile,
       timeScale,
@@ -124,7 +134,8 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       secrets,
     });
     try {
-      if (view === 'text') io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
+      if (view === 'text')
+        io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
       const result = await withInterruption(logger, (signal) =>
         // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
         resumeRunWithLock(playbook, {

@@ -15,14 +15,19 @@ export function registerResumeCommand(program: Command, io: CliIo): void {
     .command('resume')
     .description('continue an interrupted, crashed or failed run: what succeeded is not run again')
     .argument('<runId>', 'the run (see `fleetbook runs list`)')
-    .option('--force', "resume although the playbook changed since the run started")
+    .option('--force', 'resume although the playbook changed since the run started')
     .option('--confirm-unknown', 'send again writes whose outcome is unknown and cannot be reconciled')
     .option('--target <target>', "'simulator': run against the embedded simulator")
     .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms (default 60)')
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
-    .option('-o, --output <format>', 'text (readable log lines and a summary, the default on a terminal), json (JSON log lines, the default otherwise), yaml (the result; log lines on stderr), wide (= text)')
+    .option(
+      '-o, --output <format>',
+      'text (readable log lines and a summary, the default on a terminal), json (JSON log lines, the default otherwise), yaml (the result; log lines on stderr), wide (= text)',
+    )
     .option('--json', 'shorthand for --output json')
     .option('--log-file <path>', 'also write JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
-    .action(async (runId: string, options: ResumeCommandOptions) => (await import('./resume-action.js')).resumeAction(io, runId, options));
+    .action(async (runId: string, options: ResumeCommandOptions) =>
+      (await import('./resume-action.js')).resumeAction(io, runId, options),
+    );
 }

@@ -50,7 +50,10 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
       throw new UsageError(`--inputs ${options.inputs}: ${(error as Error).message}`, 'INVALID_INPUTS_FILE');
     }
     if (document === null || typeof document !== 'object' || Array.isArray(document)) {
-      throw new UsageError(`--inputs ${options.inputs} must hold a mapping of input names to values.`, 'INVALID_INPUTS_FILE');
+      throw new UsageError(
+        `--inputs ${options.inputs} must hold a mapping of input names to values.`,
+        'INVALID_INPUTS_FILE',
+      );
     }
     for (const [name, value] of Object.entries(document as Record<string, unknown>)) given[name] = value;
   }
@@ -58,7 +61,10 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
     const at = pair.indexOf('=');
     if (at <= 0) throw new UsageError(`-i expects name=value, got '${pair}'.`, 'INVALID_OPTION');
     const name = pair.slice(0, at);
-    given[name] = parseInputText(Object.hasOwn(playbook.inputs, name) ? playbook.inputs[name] : undefined, pair.slice(at + 1));
+    given[name] = parseInputText(
+      Object.hasOwn(playbook.inputs, name) ? playbook.inputs[name] : undefined,
+      pair.slice(at + 1),
+    );
   }
   return given;
 }
@@ -68,7 +74,13 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
  * Secret inputs are never stored, so one given here is refused: the workers read it from
  * their own environment (FLEETBOOK_INPUT_<NAME>), as a resume does.
  */
-async function queueRun(io: CliIo, playbook: Playbook, inputs: Record<string, unknown>, options: RunCommandOptions, json: boolean): Promise<void> {
+async function queueRun(
+  io: CliIo,
+  playbook: Playbook,
+  inputs: Record<string, unknown>,
+  options: RunCommandOptions,
+  json: boolean,
+): Promise<void> {
   const givenSecrets = Object.entries(playbook.inputs)
     .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
     .map(([name]) => name);
@@ -78,13 +90,21 @@ async function queueRun(io: CliIo, playbook: Playbook, inputs: Record<string, un
       'SECRET_INPUT_QUEUED',
     );
   }
-  if (options.target) throw new UsageError('--queue: a worker chooses the target; leave out --target.', 'INVALID_OPTION');
+  if (options.target)
+    throw new UsageError('--queue: a worker chooses the target; leave out --target.', 'INVALID_OPTION');
   await withRunStore({ env: io.env, store: profileStore(options.profile) }, async (store) => {
     if (!isQueueStore(store)) {
-      throw new UsageError("--queue needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).", 'NO_SHARED_STORE');
+      throw new UsageError(
+        "--queue needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).",
+        'NO_SHARED_STORE',
+      );
     }
     const run = await enqueuePlaybookRun(playbook, { store, inputs, dryRun: options.dryRun === true, env: io.env });
-    io.stdout.write(json ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n` : `Queued ${playbook.name} (run ${run.id}); a fleetbook worker will run it\n`);
+    io.stdout.write(
+      json
+        ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n`
+        : `Queued ${playbook.name} (run ${run.id}); a fleetbook worker will run it\n`,
+    );
   });
 }
 
@@ -92,7 +112,8 @@ async function queueRun(io: CliIo, playbook: Playbook, inputs: Record<string, un
 export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
   const seed = options.seed === undefined ? undefined : Number(options.seed);
-  if (seed !== undefined && !Number.isInteger(seed)) throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
+  if (seed !== undefined && !Number.isInteger(seed))
+    throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
 
   const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()), playbookLoadOptions(io.env));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
@@ -110,7 +131,13 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   const secrets = createSecretRegistry();
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
   const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
-  const logger = createCommandLogger(io, options, secrets, undefined, live ? streamTo((text) => live.write(text)) : undefined);
+  const logger = createCommandLogger(
+    io,
+    options,
+    secrets,
+    undefined,
+    live ? streamTo((text) => live.write(text)) : undefined,
+  );
   const runId = randomUUID();
 
   // Resolved before anything is stored: a bad FLEETBOOK_RETENTION is refused before the run.
@@ -120,12 +147,34 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
-    const connection = await openConnection({ store, target: options.target, profile: options.profile, timeScale, simulator: { world: options.world, faults: options.faults, seed }, env: io.env, logger: clientLogger, secrets });
+    const connection = await openConnection({
+      store,
+      target: options.target,
+      profile: options.profile,
+      timeScale,
+      simulator: { world: options.world, faults: options.faults, seed },
+      env: io.env,
+      logger: clientLogger,
+      secrets,
+    });
     try {
-      if (view === 'text') io.stdout.write(`Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`);
+      if (view === 'text')
+        io.stdout.write(
+          `Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`,
+        );
       const result = await withInterruption(logger, (signal) =>
         // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
-        runPlaybookWithLock(playbook, { inputs, client: connection.client, store, logger, secrets, signal, dryRun: options.dryRun === true, runId, ...settings }),
+        runPlaybookWithLock(playbook, {
+          inputs,
+          client: connection.client,
+          store,
+          logger,
+          secrets,
+          signal,
+          dryRun: options.dryRun === true,
+          runId,
+          ...settings,
+        }),
       );
       live?.close();
       reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });

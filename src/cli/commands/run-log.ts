@@ -12,7 +12,11 @@ const timeOf = (iso: string): string => iso.slice(11, 19);
 
 /** The paths whose steps are `log:` steps, from their `step.started` entries. */
 export function logStepPaths(entries: readonly JournalEntry[]): Set<string> {
-  return new Set(entries.flatMap((entry) => (entry.event.type === 'step.started' && entry.event.kind === 'log' ? [entry.event.path] : [])));
+  return new Set(
+    entries.flatMap((entry) =>
+      entry.event.type === 'step.started' && entry.event.kind === 'log' ? [entry.event.path] : [],
+    ),
+  );
 }
 
 /** The message a `log:` step wrote (its output), or undefined for any other entry. */
@@ -72,30 +76,50 @@ export function formatRunLog(entries: readonly JournalEntry[], logPaths: Readonl
 /** Only the `log:` lines, `time  path  message`, as `runs show` lists them. */
 export function formatLogLines(entries: readonly JournalEntry[]): string {
   const logPaths = logStepPaths(entries);
-  return entries.flatMap((entry) => {
-    const message = logMessage(entry, logPaths);
-    return message === undefined ? [] : [`${timeOf(entry.at)}  ${entry.event.path}  ${message}\n`];
-  }).join('');
+  return entries
+    .flatMap((entry) => {
+      const message = logMessage(entry, logPaths);
+      return message === undefined ? [] : [`${timeOf(entry.at)}  ${entry.event.path}  ${message}\n`];
+    })
+    .join('');
 }
 
 /** Whether a value is a list of records (plain objects): what reads best as a table. */
 function isRecordList(value: unknown): value is Array<Record<string, unknown>> {
-  return Array.isArray(value) && value.length > 0 && value.every((item) => item !== null && typeof item === 'object' && !Array.isArray(item));
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((item) => item !== null && typeof item === 'object' && !Array.isArray(item))
+  );
 }
 
-const cellText = (value: unknown): string => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+const cellText = (value: unknown): string =>
+  value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
 
 /** Left-aligned columns, two spaces apart; the last column is not padded. */
 export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ').trimEnd();
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return `${[header, ...rows].map(line).join('\n')}\n`;
 }
 
 function recordTable(records: Array<Record<string, unknown>>, indent: string): string {
   const columns = [...new Set(records.flatMap((record) => Object.keys(record)))];
-  const text = table(columns.map((column) => column.toUpperCase()), records.map((record) => columns.map((column) => cellText(record[column]))));
-  return text.split('\n').filter(Boolean).map((line) => `${indent}${line}\n`).join('');
+  const text = table(
+    columns.map((column) => column.toUpperCase()),
+    records.map((record) => columns.map((column) => cellText(record[column]))),
+  );
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => `${indent}${line}\n`)
+    .join('');
 }
 
 /**
@@ -105,13 +129,22 @@ function recordTable(records: Array<Record<string, unknown>>, indent: string): s
 export function formatOutputs(outputs: unknown, indent = '  '): string {
   if (isRecordList(outputs)) return recordTable(outputs, indent);
   if (outputs === null || typeof outputs !== 'object' || Array.isArray(outputs)) {
-    return stringify(outputs).split('\n').filter(Boolean).map((line) => `${indent}${line}\n`).join('');
+    return stringify(outputs)
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => `${indent}${line}\n`)
+      .join('');
   }
   return Object.entries(outputs as Record<string, unknown>)
     .map(([name, value]) => {
       if (isRecordList(value)) return `${indent}${name}:\n${recordTable(value, `${indent}  `)}`;
-      if (value !== null && typeof value === 'object' && !Array.isArray(value)) return `${indent}${name}:\n${formatOutputs(value, `${indent}  `)}`;
-      return stringify({ [name]: value }).split('\n').filter(Boolean).map((line) => `${indent}${line}\n`).join('');
+      if (value !== null && typeof value === 'object' && !Array.isArray(value))
+        return `${indent}${name}:\n${formatOutputs(value, `${indent}  `)}`;
+      return stringify({ [name]: value })
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => `${indent}${line}\n`)
+        .join('');
     })
     .join('');
 }

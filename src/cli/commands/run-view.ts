@@ -5,7 +5,14 @@
 import { Writable } from 'node:stream';
 import type { RunResult } from '../../engine/index.js';
 
-const levelNames: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const levelNames: Record<number, string> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
 
 function humanDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -19,8 +26,16 @@ export function formatLogLine(line: Record<string, unknown>): string {
   const time = typeof line.time === 'number' ? new Date(line.time).toISOString().slice(11, 19) : '';
   const level = levelNames[Number(line.level)] ?? 'info';
   const where = typeof line.path === 'string' ? line.path : typeof line.stepId === 'string' ? line.stepId : '';
-  const progress = typeof line.progressPercent === 'number' ? ` [${'#'.repeat(Math.round(line.progressPercent / 10)).padEnd(10, '.')}]` : '';
-  const error = line.error !== null && typeof line.error === 'object' && typeof (line.error as { message?: unknown }).message === 'string' ? `: ${(line.error as { message: string }).message}` : '';
+  const progress =
+    typeof line.progressPercent === 'number'
+      ? ` [${'#'.repeat(Math.round(line.progressPercent / 10)).padEnd(10, '.')}]`
+      : '';
+  const error =
+    line.error !== null &&
+    typeof line.error === 'object' &&
+    typeof (line.error as { message?: unknown }).message === 'string'
+      ? `: ${(line.error as { message: string }).message}`
+      : '';
   return `${time} ${level.toUpperCase().padEnd(5)} ${where ? `${where}  ` : ''}${String(line.msg ?? '')}${progress}${error}\n${line.dryRun === true ? formatDryRunRequest(line.request) : ''}`;
 }
 
@@ -51,7 +66,10 @@ function formatDryRunRequest(request: unknown): string {
       lines.push(`${INDENT}body:`, ...prettyLines.map((text) => `${INDENT}  ${text}`));
     } else {
       const compact = typeof body === 'string' ? body.replaceAll('\n', ' ') : JSON.stringify(body);
-      const cut = compact.length > BODY_CHARACTERS ? `${compact.slice(0, BODY_CHARACTERS)}… (${compact.length - BODY_CHARACTERS} more characters)` : compact;
+      const cut =
+        compact.length > BODY_CHARACTERS
+          ? `${compact.slice(0, BODY_CHARACTERS)}… (${compact.length - BODY_CHARACTERS} more characters)`
+          : compact;
       lines.push(`${INDENT}body: ${cut}`);
     }
   }
@@ -81,9 +99,21 @@ export function createReadableLogStream(out: NodeJS.WritableStream): Writable {
 
 /** The final summary: every step with its status, duration and attempts, then the outputs. */
 export function formatSummary(result: RunResult): string {
-  const rows = result.steps.map((step) => [step.status + (step.rescued ? ' (rescued)' : ''), step.status === 'notStarted' || step.status === 'skipped' ? '-' : humanDuration(step.durationMs), step.kind === 'item' ? '' : String(step.attempts), step.path]);
-  const widths = [0, 1, 2].map((column) => Math.max(...[['STATUS', 'DURATION', 'ATTEMPTS'][column] ?? '', ...rows.map((row) => row[column] ?? '')].map((text) => text.length)));
-  const format = (row: string[]): string => `  ${row.map((cell, column) => (column < 3 ? cell.padEnd((widths[column] ?? 0) + 2) : cell)).join('')}\n`;
+  const rows = result.steps.map((step) => [
+    step.status + (step.rescued ? ' (rescued)' : ''),
+    step.status === 'notStarted' || step.status === 'skipped' ? '-' : humanDuration(step.durationMs),
+    step.kind === 'item' ? '' : String(step.attempts),
+    step.path,
+  ]);
+  const widths = [0, 1, 2].map((column) =>
+    Math.max(
+      ...[['STATUS', 'DURATION', 'ATTEMPTS'][column] ?? '', ...rows.map((row) => row[column] ?? '')].map(
+        (text) => text.length,
+      ),
+    ),
+  );
+  const format = (row: string[]): string =>
+    `  ${row.map((cell, column) => (column < 3 ? cell.padEnd((widths[column] ?? 0) + 2) : cell)).join('')}\n`;
   const lines = [
     `\nRun ${result.runId} ${result.status} in ${humanDuration(result.durationMs)}\n`,
     format(['STATUS', 'DURATION', 'ATTEMPTS', 'STEP']),

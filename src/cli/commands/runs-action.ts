@@ -2,10 +2,31 @@
 import { UsageError, didYouMean } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { RunStatus, RUN_LEASE_TTL_MS, buildStepTree, lastHeartbeatMs, pruneRuns, withRunStore, outputsDirOf, resolveFleetbookHome, type JournalEntry, type RunRecord, type RunStore, type StepNode } from '../../store/index.js';
+import {
+  RunStatus,
+  RUN_LEASE_TTL_MS,
+  buildStepTree,
+  lastHeartbeatMs,
+  pruneRuns,
+  withRunStore,
+  outputsDirOf,
+  resolveFleetbookHome,
+  type JournalEntry,
+  type RunRecord,
+  type RunStore,
+  type StepNode,
+} from '../../store/index.js';
 import { findRun } from '../find-run.js';
 import type { CliIo } from '../io.js';
-import { isMachineFormat, outputFormat, painter, statusColour, writeMachine, type OutputFormat, type OutputOptions } from '../output.js';
+import {
+  isMachineFormat,
+  outputFormat,
+  painter,
+  statusColour,
+  writeMachine,
+  type OutputFormat,
+  type OutputOptions,
+} from '../output.js';
 import { formatLogLines, formatOutputs, formatRunLog, isWithin, logMessage, logStepPaths, table } from './run-log.js';
 
 /** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
@@ -38,7 +59,10 @@ function parseInstant(option: string, text: string, now: Date): string {
   if (durationMs !== undefined) return new Date(now.getTime() - durationMs).toISOString();
   const dateMs = /^\d{4}-\d{2}-\d{2}/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
   if (!Number.isNaN(dateMs)) return new Date(dateMs).toISOString();
-  throw new UsageError(`--${option} must be a duration like 7d, 12h or 1h30m, or a date like 2026-03-01, got '${text}'`, 'INVALID_OPTION');
+  throw new UsageError(
+    `--${option} must be a duration like 7d, 12h or 1h30m, or a date like 2026-03-01, got '${text}'`,
+    'INVALID_OPTION',
+  );
 }
 
 /**
@@ -60,7 +84,9 @@ const STALE_HEARTBEAT_MS = RUN_LEASE_TTL_MS / 2;
 async function shownRun(store: RunStore, run: RunRecord): Promise<ShownRun> {
   if (run.status !== RunStatus.running) return run;
   const heartbeatMs = await lastHeartbeatMs(store, run.id);
-  return heartbeatMs === undefined ? { ...run, status: CRASHED } : { ...run, lastHeartbeatAt: new Date(heartbeatMs).toISOString() };
+  return heartbeatMs === undefined
+    ? { ...run, status: CRASHED }
+    : { ...run, lastHeartbeatAt: new Date(heartbeatMs).toISOString() };
 }
 
 /** `running (no heartbeat for 40s)` for a running run whose driver went quiet; the status otherwise. */
@@ -74,15 +100,18 @@ function parseStatus(text: string | undefined): ShownStatus | undefined {
   if (text === undefined) return undefined;
   const statuses: string[] = [...Object.values(RunStatus), CRASHED];
   if (statuses.includes(text)) return text as ShownStatus;
-  throw new UsageError(`--status must be one of ${statuses.join(', ')}, got '${text}'.${didYouMean(text, statuses)}`, 'INVALID_OPTION');
+  throw new UsageError(
+    `--status must be one of ${statuses.join(', ')}, got '${text}'.${didYouMean(text, statuses)}`,
+    'INVALID_OPTION',
+  );
 }
 
 function parseLimit(text: string): number {
   const limit = Number(text);
-  if (!Number.isInteger(limit) || limit <= 0) throw new UsageError(`--limit must be a positive integer, got '${text}'`, 'INVALID_OPTION');
+  if (!Number.isInteger(limit) || limit <= 0)
+    throw new UsageError(`--limit must be a positive integer, got '${text}'`, 'INVALID_OPTION');
   return limit;
 }
-
 
 function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
   if (runs.length === 0) {
@@ -104,7 +133,16 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
     ];
     return wide ? [...row, formatTime(run.endedAt), run.error ? errorText(run.error) : ''] : row;
   });
-  const header = ['RUN', 'PLAYBOOK', 'STATUS', 'STARTED', 'DURATION', 'TRIGGER', 'RESUMES', ...(wide ? ['ENDED', 'ERROR'] : [])];
+  const header = [
+    'RUN',
+    'PLAYBOOK',
+    'STATUS',
+    'STARTED',
+    'DURATION',
+    'TRIGGER',
+    'RESUMES',
+    ...(wide ? ['ENDED', 'ERROR'] : []),
+  ];
   const lines = table(header, rows).split('\n');
   // Coloured after padding, so the escape codes do not widen the column.
   const statusAt = (lines[0] ?? '').indexOf('STATUS');
@@ -113,16 +151,25 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
     lines
       .map((line, index) => {
         const colour = index === 0 ? undefined : statusColour(rows[index - 1]?.[2] ?? '');
-        return colour === undefined ? line : `${line.slice(0, statusAt)}${paint(colour, line.slice(statusAt, statusAt + statusWidth))}${line.slice(statusAt + statusWidth)}`;
+        return colour === undefined
+          ? line
+          : `${line.slice(0, statusAt)}${paint(colour, line.slice(statusAt, statusAt + statusWidth))}${line.slice(statusAt + statusWidth)}`;
       })
       .join('\n'),
   );
   const crashed = runs.filter((run) => run.status === CRASHED);
-  if (crashed.length > 0) io.stdout.write(`\n${crashed.map((run) => `Run ${run.id} crashed (no process drives it any more): fleetbook resume ${run.id}`).join('\n')}\n`);
+  if (crashed.length > 0)
+    io.stdout.write(
+      `\n${crashed.map((run) => `Run ${run.id} crashed (no process drives it any more): fleetbook resume ${run.id}`).join('\n')}\n`,
+    );
 }
 
 function errorText(error: NonNullable<StepNode['error']>): string {
-  const facts = [error.httpStatus === undefined ? '' : `HTTP ${error.httpStatus}`, error.code ?? '', error.operationId ?? ''].filter(Boolean);
+  const facts = [
+    error.httpStatus === undefined ? '' : `HTTP ${error.httpStatus}`,
+    error.code ?? '',
+    error.operationId ?? '',
+  ].filter(Boolean);
   return `${error.message}${facts.length === 0 ? '' : ` (${facts.join(', ')})`}`;
 }
 
@@ -138,11 +185,16 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
   ].filter(Boolean);
   const status = statusText(run, Date.now());
   const colour = statusColour(status);
-  io.stdout.write(`Run ${run.id}  ${run.playbook}  ${colour === undefined ? status : painter(io)(colour, status)}\n${facts.join('  ')}\n`);
+  io.stdout.write(
+    `Run ${run.id}  ${run.playbook}  ${colour === undefined ? status : painter(io)(colour, status)}\n${facts.join('  ')}\n`,
+  );
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
-  if (run.status === CRASHED) io.stdout.write(`crashed: no process drives it any more (its lease lapsed or its process is gone); continue it with: fleetbook resume ${run.id}\n`);
+  if (run.status === CRASHED)
+    io.stdout.write(
+      `crashed: no process drives it any more (its lease lapsed or its process is gone); continue it with: fleetbook resume ${run.id}\n`,
+    );
   if (run.outputs !== undefined) io.stdout.write(`outputs:\n${formatOutputs(run.outputs)}`);
   const logLines = formatLogLines(journal);
   if (logLines !== '') io.stdout.write(`log:\n${logLines.replace(/^/gm, '  ')}`);
@@ -155,7 +207,10 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
   const errors = new Map<number, string>();
   const walk = (nodes: StepNode[], depth: number) => {
     for (const node of nodes) {
-      const operation = node.asyncOperationId === undefined ? '' : `${node.asyncOperationId}${node.operationOutcome === undefined ? '' : ` (${node.operationOutcome})`}`;
+      const operation =
+        node.asyncOperationId === undefined
+          ? ''
+          : `${node.asyncOperationId}${node.operationOutcome === undefined ? '' : ` (${node.operationOutcome})`}`;
       rows.push([
         `${'  '.repeat(depth)}${node.label}`,
         node.status,
@@ -178,7 +233,10 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
 }
 
 /** Recent runs, newest first, filtered by the options of `fleetbook runs list`. */
-export async function listRunsAction(io: CliIo, options: { playbook?: string; status?: string; since?: string; limit: string } & OutputOptions): Promise<void> {
+export async function listRunsAction(
+  io: CliIo,
+  options: { playbook?: string; status?: string; since?: string; limit: string } & OutputOptions,
+): Promise<void> {
   const format = outputFormat(options);
   const filter = {
     limit: parseLimit(options.limit),
@@ -188,7 +246,9 @@ export async function listRunsAction(io: CliIo, options: { playbook?: string; st
   const status = parseStatus(options.status);
   const found = await withRunStore({ env: io.env }, async (store) => {
     // A crashed run is `running` in the store: asked for either, the store lists running runs and the lease tells them apart.
-    const stored = await store.listRuns(status === undefined ? filter : { ...filter, status: status === CRASHED ? RunStatus.running : status });
+    const stored = await store.listRuns(
+      status === undefined ? filter : { ...filter, status: status === CRASHED ? RunStatus.running : status },
+    );
     const shown = await Promise.all(stored.map((run) => shownRun(store, run)));
     return status === undefined ? shown : shown.filter((run) => run.status === status);
   });
@@ -204,7 +264,11 @@ export async function showRunAction(io: CliIo, runId: string, options: OutputOpt
   const format = outputFormat(options);
   const { run, tree, journal } = await withRunStore({ env: io.env }, async (store) => {
     const found = await findRun(store, runId, io.env);
-    return { run: await shownRun(store, found), tree: buildStepTree(await store.steps(found.id)), journal: await store.journal(found.id) };
+    return {
+      run: await shownRun(store, found),
+      tree: buildStepTree(await store.steps(found.id)),
+      journal: await store.journal(found.id),
+    };
   });
   if (isMachineFormat(format)) {
     const logPaths = logStepPaths(journal);
@@ -226,7 +290,11 @@ const FOLLOW_POLL_MS = 500;
  * `--step`. With `--follow`, new entries as they are journaled, until the run ends (or is
  * found crashed).
  */
-export async function runLogsAction(io: CliIo, runId: string, options: { follow?: boolean; step?: string } & OutputOptions): Promise<void> {
+export async function runLogsAction(
+  io: CliIo,
+  runId: string,
+  options: { follow?: boolean; step?: string } & OutputOptions,
+): Promise<void> {
   const format: OutputFormat = outputFormat(options);
   await withRunStore({ env: io.env }, async (store) => {
     const run = await findRun(store, runId, io.env);
@@ -238,7 +306,8 @@ export async function runLogsAction(io: CliIo, runId: string, options: { follow?
       printed = journal.length;
       for (const path of logStepPaths(fresh)) logPaths.add(path);
       if (isMachineFormat(format)) {
-        for (const entry of fresh) if (options.step === undefined || isWithin(entry.event.path, options.step)) writeMachine(io, format, entry);
+        for (const entry of fresh)
+          if (options.step === undefined || isWithin(entry.event.path, options.step)) writeMachine(io, format, entry);
       } else {
         io.stdout.write(formatRunLog(fresh, logPaths, options.step));
       }
@@ -260,10 +329,15 @@ export async function pruneRunsAction(io: CliIo, options: { olderThan?: string }
   const format = outputFormat(options);
   const age = options.olderThan ?? io.env.FLEETBOOK_RETENTION;
   if (age === undefined || age === '') {
-    throw new UsageError('say how old a run must be to go: --older-than 30d (or set FLEETBOOK_RETENTION)', 'MISSING_OPTION');
+    throw new UsageError(
+      'say how old a run must be to go: --older-than 30d (or set FLEETBOOK_RETENTION)',
+      'MISSING_OPTION',
+    );
   }
   const before = parseInstant('older-than', age, new Date());
-  const pruned = await withRunStore({ env: io.env }, (store) => pruneRuns(store, before, outputsDirOf(resolveFleetbookHome({ env: io.env }))));
+  const pruned = await withRunStore({ env: io.env }, (store) =>
+    pruneRuns(store, before, outputsDirOf(resolveFleetbookHome({ env: io.env }))),
+  );
   if (isMachineFormat(format)) writeMachine(io, format, { pruned, endedBefore: before });
   else io.stdout.write(`Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
 }

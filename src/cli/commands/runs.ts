@@ -12,7 +12,9 @@ import { guardDefaultSubcommand } from '../subcommand-typos.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 export function registerRunsCommand(program: Command, io: CliIo): void {
-  const runs = program.command('runs').description('the run history: list runs, show one (outputs, log lines, steps), read its log, prune old ones');
+  const runs = program
+    .command('runs')
+    .description('the run history: list runs, show one (outputs, log lines, steps), read its log, prune old ones');
   guardDefaultSubcommand(runs, { takesOperands: false });
 
   const list = runs
@@ -23,13 +25,20 @@ export function registerRunsCommand(program: Command, io: CliIo): void {
     .option('--status <status>', `only runs with this status (${[...Object.values(RunStatus), 'crashed'].join(', ')})`)
     .option('--since <when>', 'only runs started since: a duration back from now (7d, 12h) or a date')
     .option('--limit <n>', 'at most this many runs', '50');
-  addOutputOptions(list).action(async (options: { playbook?: string; status?: string; since?: string; limit: string } & OutputOptions) => (await import('./runs-action.js')).listRunsAction(io, options));
+  addOutputOptions(list).action(
+    async (options: { playbook?: string; status?: string; since?: string; limit: string } & OutputOptions) =>
+      (await import('./runs-action.js')).listRunsAction(io, options),
+  );
 
   const show = runs
     .command('show')
-    .description('one run: its inputs, outcome, outputs (a table for a list of records), log lines and step tree with status, attempts, durations, async operations and errors')
+    .description(
+      'one run: its inputs, outcome, outputs (a table for a list of records), log lines and step tree with status, attempts, durations, async operations and errors',
+    )
     .argument('<runId>', 'the run id or its first characters (see fleetbook runs list)');
-  addOutputOptions(show).action(async (runId: string, options: OutputOptions) => (await import('./runs-action.js')).showRunAction(io, runId, options));
+  addOutputOptions(show).action(async (runId: string, options: OutputOptions) =>
+    (await import('./runs-action.js')).showRunAction(io, runId, options),
+  );
 
   const logs = runs
     .command('logs')
@@ -37,11 +46,15 @@ export function registerRunsCommand(program: Command, io: CliIo): void {
     .argument('<runId>', 'the run id or its first characters (see fleetbook runs list)')
     .option('-f, --follow', 'keep printing new lines until the run ends')
     .option('--step <path>', 'only this step and the steps inside it (systems, systems[2].update)');
-  addOutputOptions(logs).action(async (runId: string, options: { follow?: boolean; step?: string } & OutputOptions) => (await import('./runs-action.js')).runLogsAction(io, runId, options));
+  addOutputOptions(logs).action(async (runId: string, options: { follow?: boolean; step?: string } & OutputOptions) =>
+    (await import('./runs-action.js')).runLogsAction(io, runId, options),
+  );
 
   const prune = runs
     .command('prune')
     .description('delete runs (and their journals) that ended before a cutoff; running runs are kept')
     .option('--older-than <age>', 'a duration (30d) or a date; default: FLEETBOOK_RETENTION');
-  addOutputOptions(prune).action(async (options: { olderThan?: string } & OutputOptions) => (await import('./runs-action.js')).pruneRunsAction(io, options));
+  addOutputOptions(prune).action(async (options: { olderThan?: string } & OutputOptions) =>
+    (await import('./runs-action.js')).pruneRunsAction(io, options),
+  );
 }

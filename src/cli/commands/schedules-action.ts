@@ -1,7 +1,16 @@
 /** What `fleetbook schedules` and `fleetbook schedules resume` do (see schedules.ts), imported when the command runs. */
 import { didYouMean, ExitCode, UsageError } from '../../errors/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
-import { createFireTimes, loadPlaybookFolder, offsetAt, readScheduleState, SchedulerError, wallTimeAt, writeScheduleState, type ScheduleState } from '../../scheduler/index.js';
+import {
+  createFireTimes,
+  loadPlaybookFolder,
+  offsetAt,
+  readScheduleState,
+  SchedulerError,
+  wallTimeAt,
+  writeScheduleState,
+  type ScheduleState,
+} from '../../scheduler/index.js';
 import { hasLiveDriver, RunStatus, withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
@@ -43,11 +52,17 @@ async function withRunResult(store: RunStore, state: ScheduleState | undefined):
   const run = await store.getRun(state.lastRunId);
   // No record yet: the fire waits for the playbook lock, or its daemon stopped before the run began.
   if (!run) return state;
-  const lastResult = run.status === RunStatus.running && !(await hasLiveDriver(store, run.id)) ? RunStatus.interrupted : run.status;
+  const lastResult =
+    run.status === RunStatus.running && !(await hasLiveDriver(store, run.id)) ? RunStatus.interrupted : run.status;
   return { ...state, lastResult };
 }
 
-async function viewsOf(playbooks: readonly Playbook[], store: RunStore, count: number, nowMs: number): Promise<ScheduleView[]> {
+async function viewsOf(
+  playbooks: readonly Playbook[],
+  store: RunStore,
+  count: number,
+  nowMs: number,
+): Promise<ScheduleView[]> {
   const views: ScheduleView[] = [];
   for (const playbook of playbooks) {
     for (const schedule of playbook.schedules) {
@@ -63,7 +78,11 @@ async function viewsOf(playbooks: readonly Playbook[], store: RunStore, count: n
         enabled: schedule.enabled,
         overlap: schedule.overlap,
         catchUp: schedule.catchUp,
-        next: schedule.enabled ? fireTimes.take(nowMs, count).map((at) => ({ local: localTime(at, schedule.timezone), utc: new Date(at).toISOString() })) : [],
+        next: schedule.enabled
+          ? fireTimes
+              .take(nowMs, count)
+              .map((at) => ({ local: localTime(at, schedule.timezone), utc: new Date(at).toISOString() }))
+          : [],
         ...(state ? { state } : {}),
       });
     }
@@ -75,13 +94,19 @@ function describeState(state: ScheduleState | undefined): string[] {
   if (!state) return ['  last   never fired (no daemon has run it with this store)'];
   const lines: string[] = [];
   if (state.lastRunId) {
-    lines.push(`  last   run ${state.lastRunId} started ${state.lastRunStartedAt ? utcTime(Date.parse(state.lastRunStartedAt)) : '?'}: ${state.lastResult ?? 'unknown'}`);
+    lines.push(
+      `  last   run ${state.lastRunId} started ${state.lastRunStartedAt ? utcTime(Date.parse(state.lastRunStartedAt)) : '?'}: ${state.lastResult ?? 'unknown'}`,
+    );
   } else {
     lines.push('  last   no run yet');
   }
-  if (state.lastSkip) lines.push(`  skip   fire of ${utcTime(Date.parse(state.lastSkip.scheduledAt))}: ${state.lastSkip.reason}`);
+  if (state.lastSkip)
+    lines.push(`  skip   fire of ${utcTime(Date.parse(state.lastSkip.scheduledAt))}: ${state.lastSkip.reason}`);
   if (state.queued.length > 0) lines.push(`  queue  ${state.queued.length} fire(s) waiting`);
-  if (state.paused) lines.push(`  PAUSED after ${state.consecutiveFailures} failed runs in a row; fleetbook schedules resume <key>, or change the playbook`);
+  if (state.paused)
+    lines.push(
+      `  PAUSED after ${state.consecutiveFailures} failed runs in a row; fleetbook schedules resume <key>, or change the playbook`,
+    );
   else if (state.consecutiveFailures > 0) lines.push(`  fails  ${state.consecutiveFailures} failed run(s) in a row`);
   return lines;
 }
@@ -93,9 +118,19 @@ function printViews(io: CliIo, views: readonly ScheduleView[]): void {
   }
   const blocks = views.map((view) => {
     const head = `${view.key}  ${view.cron}  ${view.timezone}  (${view.playbook}, ${view.file}:${view.line})${view.enabled ? '' : '  DISABLED'}`;
-    const next = view.next.map((fire, index) => `  ${index === 0 ? 'next' : '    '}   ${fire.local} ${view.timezone}  =  ${utcTime(Date.parse(fire.utc))}`);
+    const next = view.next.map(
+      (fire, index) =>
+        `  ${index === 0 ? 'next' : '    '}   ${fire.local} ${view.timezone}  =  ${utcTime(Date.parse(fire.utc))}`,
+    );
     const policy = `  policy overlap ${view.overlap}, catchUp ${view.catchUp}`;
-    return [head, ...next, policy, ...describeState(view.state).map((line) => (view.state?.paused && line.startsWith('  PAUSED') ? line.replace('<key>', view.key) : line))].join('\n');
+    return [
+      head,
+      ...next,
+      policy,
+      ...describeState(view.state).map((line) =>
+        view.state?.paused && line.startsWith('  PAUSED') ? line.replace('<key>', view.key) : line,
+      ),
+    ].join('\n');
   });
   io.stdout.write(`${blocks.join('\n\n')}\n`);
 }
@@ -105,15 +140,22 @@ function loadAll(io: CliIo, files: string[], folder: string): { playbooks: Playb
   const loadOptions = playbookLoadOptions(io.env);
   if (files.length === 0) return loadPlaybookFolder(folder, loadOptions);
   const loaded = files.map((file) => loadPlaybook(resolvePlaybookRef(file, process.cwd()), loadOptions));
-  return { playbooks: loaded.flatMap((result) => (result.playbook ? [result.playbook] : [])), problems: loaded.flatMap((result) => result.problems) };
+  return {
+    playbooks: loaded.flatMap((result) => (result.playbook ? [result.playbook] : [])),
+    problems: loaded.flatMap((result) => result.problems),
+  };
 }
 
-
 /** Each schedule of `files` (or of the folder): next fire times, last run and result. */
-export async function listSchedulesAction(io: CliIo, files: string[], options: { playbooks: string; count: string } & OutputOptions): Promise<void> {
+export async function listSchedulesAction(
+  io: CliIo,
+  files: string[],
+  options: { playbooks: string; count: string } & OutputOptions,
+): Promise<void> {
   const format = outputFormat(options);
   const count = Number(options.count);
-  if (!Number.isInteger(count) || count <= 0) throw new UsageError(`--count must be a positive integer, got '${options.count}'.`, 'INVALID_OPTION');
+  if (!Number.isInteger(count) || count <= 0)
+    throw new UsageError(`--count must be a positive integer, got '${options.count}'.`, 'INVALID_OPTION');
   const { playbooks, problems } = loadAll(io, files, options.playbooks);
   if (hasErrors(problems)) {
     io.stderr.write(`${formatProblems(problems)}\n`);
@@ -129,13 +171,22 @@ export async function listSchedulesAction(io: CliIo, files: string[], options: {
 }
 
 /** Resumes the schedule `key` paused after failed runs. */
-export async function resumeScheduleAction(io: CliIo, key: string, options: { playbooks: string } & OutputOptions): Promise<void> {
+export async function resumeScheduleAction(
+  io: CliIo,
+  key: string,
+  options: { playbooks: string } & OutputOptions,
+): Promise<void> {
   const format = outputFormat(options);
   const message = await withRunStore({ env: io.env }, async (store) => {
     const state = await readScheduleState(store, key);
     if (!state) {
-      const known = loadPlaybookFolder(options.playbooks, playbookLoadOptions(io.env)).playbooks.flatMap((playbook) => playbook.schedules.map((schedule) => schedule.key));
-      throw new SchedulerError(`No schedule '${key}' has fired with the store in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(key, known)}`, 'UNKNOWN_SCHEDULE');
+      const known = loadPlaybookFolder(options.playbooks, playbookLoadOptions(io.env)).playbooks.flatMap((playbook) =>
+        playbook.schedules.map((schedule) => schedule.key),
+      );
+      throw new SchedulerError(
+        `No schedule '${key}' has fired with the store in ${resolveFleetbookHome({ env: io.env })}.${didYouMean(key, known)}`,
+        'UNKNOWN_SCHEDULE',
+      );
     }
     if (!state.paused) return { key, resumed: false, message: `Schedule ${key} is not paused.` };
     // Only these fields are written: a daemon writing the schedule's other fields meanwhile keeps its writes.

@@ -11,7 +11,9 @@ import { guardDefaultSubcommand } from '../subcommand-typos.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
 export function registerSchedulesCommand(program: Command, io: CliIo): void {
-  const schedules = program.command('schedules').description('next fire times of schedules, their last run and result; resume a paused schedule');
+  const schedules = program
+    .command('schedules')
+    .description('next fire times of schedules, their last run and result; resume a paused schedule');
   guardDefaultSubcommand(schedules, { takesOperands: true });
 
   const list = schedules
@@ -20,12 +22,17 @@ export function registerSchedulesCommand(program: Command, io: CliIo): void {
     .argument('[playbook...]', 'playbook files or bundled names (default: the playbooks of --playbooks)')
     .option('--playbooks <dir>', 'folder of playbooks, when no playbook is named', 'playbooks')
     .option('--count <n>', 'how many next fire times', '5');
-  addOutputOptions(list).action(async (files: string[], options: { playbooks: string; count: string } & OutputOptions) => (await import('./schedules-action.js')).listSchedulesAction(io, files, options));
+  addOutputOptions(list).action(
+    async (files: string[], options: { playbooks: string; count: string } & OutputOptions) =>
+      (await import('./schedules-action.js')).listSchedulesAction(io, files, options),
+  );
 
   const resume = schedules
     .command('resume')
     .description('resume a schedule paused after failed runs (a running daemon picks it up at the next fire)')
     .argument('<key>', "the schedule's id (see fleetbook schedules)")
     .option('--playbooks <dir>', 'folder of playbooks, for suggestions when the key is unknown', 'playbooks');
-  addOutputOptions(resume).action(async (key: string, options: { playbooks: string } & OutputOptions) => (await import('./schedules-action.js')).resumeScheduleAction(io, key, options));
+  addOutputOptions(resume).action(async (key: string, options: { playbooks: string } & OutputOptions) =>
+    (await import('./schedules-action.js')).resumeScheduleAction(io, key, options),
+  );
 }

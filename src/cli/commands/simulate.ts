@@ -35,64 +35,77 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     .option('--world <file>', 'world file (YAML): sizes, pinned failures, extra API clients')
     .option('--time-scale <n>', 'divide every simulated duration by n (60: a minute takes a second)', '1')
     .option('--faults <file>', 'fault-injection file (YAML or JSON)')
-    .option('--check-responses', 'check every answer against the API description; a mismatch becomes a 500 and is listed at /_sim/violations');
+    .option(
+      '--check-responses',
+      'check every answer against the API description; a mismatch becomes a 500 and is listed at /_sim/violations',
+    );
   addOutputOptions(command).action(async (options: SimulateOptions & OutputOptions) => {
-      const { isMachineFormat, outputFormat, writeMachine } = await import('../output.js');
-      const format = outputFormat(options);
-      const port = parseNumberOption('port', options.port, (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a port number (0-65535)');
-      const seed = options.seed === undefined ? undefined : parseNumberOption('seed', options.seed, Number.isInteger, 'an integer');
-      const timeScale = parseNumberOption('time-scale', options.timeScale, (v) => v > 0, 'a positive number');
-      // Imported here, not above: `--help` and the other commands do not load the simulator.
-      const { startSimulator } = await import('../../simulator/index.js');
-      const simulator = await startSimulator({
-        port,
-        host: options.host,
-        timeScale,
-        ...(seed === undefined ? {} : { seed }),
-        ...(options.world ? { world: options.world } : {}),
-        ...(options.faults ? { faults: options.faults } : {}),
-        ...(options.checkResponses ? { validateResponses: true } : {}),
-      });
-      const connection = {
-        url: simulator.url,
-        authUrl: simulator.authUrl,
-        baseUrl: simulator.baseUrl,
-        regionalUrl: simulator.regionalUrl,
-        clients: simulator.clients,
-      };
-      if (isMachineFormat(format)) {
-        writeMachine(io, format, connection);
-      } else {
-        io.stdout.write(
-          [
-            `Simulator listening on ${simulator.url} (seed ${simulator.control.world().seed}, time scale ${timeScale})`,
-            '',
-            'Point Fleetbook at it:',
-            `  export FLEETBOOK_AUTH_URL=${simulator.authUrl}`,
-            `  export FLEETBOOK_BASE_URL=${simulator.baseUrl}`,
-            `  export FLEETBOOK_REGIONAL_URL='${simulator.regionalUrl}'`,
-            `  export FLEETBOOK_CLIENT_ID=${simulator.clients[0]?.clientId ?? 'sim-admin'}`,
-            `  export FLEETBOOK_CLIENT_SECRET=${simulator.clients[0]?.clientSecret ?? 'sim-admin-secret'}`,
-            '',
-            'API clients:',
-            ...simulator.clients.map((client) => `  ${client.clientId.padEnd(16)} ${client.role.padEnd(14)} secret: ${client.clientSecret}`),
-            '',
-            `Control surface: ${simulator.url}/_sim/ (requests, outbox, faults, clock, reset, world, violations)`,
-            ...(options.checkResponses ? ['Answers are checked against the API description: a mismatch is a 500, listed at /_sim/violations.'] : []),
-            'Press Ctrl-C to stop.',
-            '',
-          ].join('\n'),
-        );
-      }
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-      await simulator.close();
+    const { isMachineFormat, outputFormat, writeMachine } = await import('../output.js');
+    const format = outputFormat(options);
+    const port = parseNumberOption(
+      'port',
+      options.port,
+      (v) => Number.isInteger(v) && v >= 0 && v < 65536,
+      'a port number (0-65535)',
+    );
+    const seed =
+      options.seed === undefined ? undefined : parseNumberOption('seed', options.seed, Number.isInteger, 'an integer');
+    const timeScale = parseNumberOption('time-scale', options.timeScale, (v) => v > 0, 'a positive number');
+    // Imported here, not above: `--help` and the other commands do not load the simulator.
+    const { startSimulator } = await import('../../simulator/index.js');
+    const simulator = await startSimulator({
+      port,
+      host: options.host,
+      timeScale,
+      ...(seed === undefined ? {} : { seed }),
+      ...(options.world ? { world: options.world } : {}),
+      ...(options.faults ? { faults: options.faults } : {}),
+      ...(options.checkResponses ? { validateResponses: true } : {}),
     });
+    const connection = {
+      url: simulator.url,
+      authUrl: simulator.authUrl,
+      baseUrl: simulator.baseUrl,
+      regionalUrl: simulator.regionalUrl,
+      clients: simulator.clients,
+    };
+    if (isMachineFormat(format)) {
+      writeMachine(io, format, connection);
+    } else {
+      io.stdout.write(
+        [
+          `Simulator listening on ${simulator.url} (seed ${simulator.control.world().seed}, time scale ${timeScale})`,
+          '',
+          'Point Fleetbook at it:',
+          `  export FLEETBOOK_AUTH_URL=${simulator.authUrl}`,
+          `  export FLEETBOOK_BASE_URL=${simulator.baseUrl}`,
+          `  export FLEETBOOK_REGIONAL_URL='${simulator.regionalUrl}'`,
+          `  export FLEETBOOK_CLIENT_ID=${simulator.clients[0]?.clientId ?? 'sim-admin'}`,
+          `  export FLEETBOOK_CLIENT_SECRET=${simulator.clients[0]?.clientSecret ?? 'sim-admin-secret'}`,
+          '',
+          'API clients:',
+          ...simulator.clients.map(
+            (client) => `  ${client.clientId.padEnd(16)} ${client.role.padEnd(14)} secret: ${client.clientSecret}`,
+          ),
+          '',
+          `Control surface: ${simulator.url}/_sim/ (requests, outbox, faults, clock, reset, world, violations)`,
+          ...(options.checkResponses
+            ? ['Answers are checked against the API description: a mismatch is a 500, listed at /_sim/violations.']
+            : []),
+          'Press Ctrl-C to stop.',
+          '',
+        ].join('\n'),
+      );
+    }
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    await simulator.close();
+  });
 }

@@ -24,17 +24,27 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     .command('validate')
     .description('check playbooks without running them: schema, operations, step references, expressions, schedules')
     .argument('<path...>', 'playbook files, or folders of them (as the daemon reads them)')
-    .addOption(new Option('--format <format>', 'deprecated: use -o (stylish is -o text)').choices(Object.keys(LEGACY_FORMATS)));
+    .addOption(
+      new Option('--format <format>', 'deprecated: use -o (stylish is -o text)').choices(Object.keys(LEGACY_FORMATS)),
+    );
   addOutputOptions(command, GITHUB).action(async (paths: string[], options: OutputOptions & { format?: string }) => {
     // Imported here, not above: `--help` and the other commands do not load the playbook loader.
-    const [{ hasErrors, isPlaybookFile, loadPlaybook, loadPlaybookFolder }, { formatProblems, shownPath }, { outputFormat, writeMachine }, { statSync, readdirSync }] = await Promise.all([
+    const [
+      { hasErrors, isPlaybookFile, loadPlaybook, loadPlaybookFolder },
+      { formatProblems, shownPath },
+      { outputFormat, writeMachine },
+      { statSync, readdirSync },
+    ] = await Promise.all([
       import('../../playbook/index.js'),
       import('../problems.js'),
       import('../output.js'),
       import('node:fs'),
     ]);
     const loadOptions = playbookLoadOptions(io.env);
-    const asked = options.output === undefined && options.format !== undefined ? { ...options, output: LEGACY_FORMATS[options.format] } : options;
+    const asked =
+      options.output === undefined && options.format !== undefined
+        ? { ...options, output: LEGACY_FORMATS[options.format] }
+        : options;
     const format = outputFormat(asked, 'text', GITHUB);
     let files = 0;
     const problems = paths.flatMap((path) => {
@@ -53,11 +63,15 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     } else if (format === 'github') {
       for (const problem of shown) {
         const level = problem.severity === 'error' ? 'error' : 'warning';
-        io.stdout.write(`::${level} file=${escapeGithub(problem.file, true)},line=${problem.line},col=${problem.column},title=${escapeGithub(problem.code, true)}::${escapeGithub(problem.message)}\n`);
+        io.stdout.write(
+          `::${level} file=${escapeGithub(problem.file, true)},line=${problem.line},col=${problem.column},title=${escapeGithub(problem.code, true)}::${escapeGithub(problem.message)}\n`,
+        );
       }
     } else if (problems.length > 0) {
       const errors = problems.filter((problem) => problem.severity === 'error').length;
-      io.stdout.write(`${formatProblems(problems)}\n\n${errors} error(s), ${problems.length - errors} warning(s) in ${files} file(s)\n`);
+      io.stdout.write(
+        `${formatProblems(problems)}\n\n${errors} error(s), ${problems.length - errors} warning(s) in ${files} file(s)\n`,
+      );
     } else {
       io.stdout.write(`${files} playbook(s) valid\n`);
     }

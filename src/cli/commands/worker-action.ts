@@ -27,7 +27,11 @@ export interface WorkerCommandOptions {
 
 function durationOption(name: string, text: string, minMs: number): number {
   const ms = parseDuration(text);
-  if (ms === undefined || ms < minMs) throw new UsageError(`--${name} must be a duration of at least ${minMs} ms, like 30s or 2m, got '${text}'.`, 'INVALID_OPTION');
+  if (ms === undefined || ms < minMs)
+    throw new UsageError(
+      `--${name} must be a duration of at least ${minMs} ms, like 30s or 2m, got '${text}'.`,
+      'INVALID_OPTION',
+    );
   return ms;
 }
 
@@ -39,7 +43,10 @@ function secretInputsFromEnv(env: NodeJS.ProcessEnv): (run: RunRecord) => Record
       const value = env[secretInputVariable(name)];
       if (value !== undefined) values[name] = value;
       else if (!run.defaultedSecretInputs.includes(name)) {
-        throw new UsageError(`the secret input '${name}' is never stored: set ${secretInputVariable(name)} in the workers' environment`, 'SECRET_INPUT_MISSING');
+        throw new UsageError(
+          `the secret input '${name}' is never stored: set ${secretInputVariable(name)} in the workers' environment`,
+          'SECRET_INPUT_MISSING',
+        );
       }
     }
     return values;
@@ -49,13 +56,18 @@ function secretInputsFromEnv(env: NodeJS.ProcessEnv): (run: RunRecord) => Record
 /** Loads a queued run's playbook from where it was queued; its problems, located, as the error. */
 function loadQueuedPlaybook(run: RunRecord, options: LoadPlaybookOptions) {
   const loaded = loadPlaybook(run.playbookSource, options);
-  if (!loaded.playbook || hasErrors(loaded.problems)) throw new UsageError(formatProblems(loaded.problems), 'INVALID_PLAYBOOK');
+  if (!loaded.playbook || hasErrors(loaded.problems))
+    throw new UsageError(formatProblems(loaded.problems), 'INVALID_PLAYBOOK');
   return loaded.playbook;
 }
 
 export async function workerAction(io: CliIo, options: WorkerCommandOptions): Promise<void> {
   const concurrency = Number(options.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new UsageError(`--concurrency must be a whole number from 1 to 1000, got '${options.concurrency}'.`, 'INVALID_OPTION');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
+    throw new UsageError(
+      `--concurrency must be a whole number from 1 to 1000, got '${options.concurrency}'.`,
+      'INVALID_OPTION',
+    );
   const claimTtlMs = durationOption('claim-ttl', options.claimTtl, 1000);
   const pollMs = durationOption('poll', options.poll, 10);
   const timeScale = parseTimeScale(options.timeScale);
@@ -64,21 +76,38 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
   const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   try {
     if (!isQueueStore(store)) {
-      throw new UsageError('fleetbook worker needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile\'s `store:`).', 'NO_SHARED_STORE');
+      throw new UsageError(
+        "fleetbook worker needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).",
+        'NO_SHARED_STORE',
+      );
     }
     const secrets = createSecretRegistry();
     // A worker's output is read by machines: always JSON lines.
     const logger = createCommandLogger(io, options, secrets, false);
-    const connection = await openConnection({ store, target: options.target, profile: options.profile, timeScale, env: io.env, logger, secrets });
+    const connection = await openConnection({
+      store,
+      target: options.target,
+      profile: options.profile,
+      timeScale,
+      env: io.env,
+      logger,
+      secrets,
+    });
     const drain = new AbortController();
     const stop = (signal: NodeJS.Signals): void => {
-      logger.info({ event: 'worker.draining', signal }, `worker: ${signal}: no new claims; runs in flight stop at a journaled point and go back to the queue`);
+      logger.info(
+        { event: 'worker.draining', signal },
+        `worker: ${signal}: no new claims; runs in flight stop at a journaled point and go back to the queue`,
+      );
       drain.abort(new Error(`worker drained by ${signal}`));
     };
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
     try {
-      logger.info({ event: 'worker.started', concurrency, claimTtlMs, target: connection.description }, `worker: claiming up to ${concurrency} run(s) at once; runs go to ${connection.description}`);
+      logger.info(
+        { event: 'worker.started', concurrency, claimTtlMs, target: connection.description },
+        `worker: claiming up to ${concurrency} run(s) at once; runs go to ${connection.description}`,
+      );
       const summary = await runWorker({
         store,
         client: connection.client,
@@ -93,7 +122,10 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
         loadPlaybook: (run) => loadQueuedPlaybook(run, loadOptions),
         secretInputsOf: secretInputsFromEnv(io.env),
       });
-      logger.info({ event: 'worker.stopped', ...summary }, `worker: stopped (${summary.finished} run(s) ended here, ${summary.requeued} put back in the queue)`);
+      logger.info(
+        { event: 'worker.stopped', ...summary },
+        `worker: stopped (${summary.finished} run(s) ended here, ${summary.requeued} put back in the queue)`,
+      );
     } finally {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);

@@ -14,7 +14,11 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
     .command('worker')
     .description('claim queued runs from the shared store (FLEETBOOK_STORE) and drive them, until SIGTERM drains it')
     .option('--concurrency <n>', 'runs driven at once', '1')
-    .option('--claim-ttl <duration>', "how long a run's claim outlives a worker that stopped renewing it (then another worker takes the run over)", '60s')
+    .option(
+      '--claim-ttl <duration>',
+      "how long a run's claim outlives a worker that stopped renewing it (then another worker takes the run over)",
+      '60s',
+    )
     .option('--poll <duration>', 'how often an idle worker looks at the queue', '1s')
     .option('--exit-when-idle', 'exit once the queue is empty and no run is in flight')
     .option('--target <target>', "'simulator': run against the embedded simulator")

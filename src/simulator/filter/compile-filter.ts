@@ -170,14 +170,20 @@ class FilterParser {
     const token = this.next();
     if (token.kind !== 'literal') throw this.error(`expected a literal but found ${describe(token)}`, token);
     if (!ACCEPTED_LITERALS[prop.type].has(token.literal)) {
-      throw this.error(`${token.literal} literal ${token.text} does not match ${prop.type} property '${prop.path}'`, token);
+      throw this.error(
+        `${token.literal} literal ${token.text} does not match ${prop.type} property '${prop.path}'`,
+        token,
+      );
     }
     return token;
   }
 
   private checkOperator(name: string, token: Token): void {
     if (!this.operators.has(name)) {
-      throw this.error(`operator '${name}' is not supported here (supported: ${[...this.operators].join(', ')})`, token);
+      throw this.error(
+        `operator '${name}' is not supported here (supported: ${[...this.operators].join(', ')})`,
+        token,
+      );
     }
   }
 
@@ -208,7 +214,10 @@ class FilterParser {
     const prop = this.property(propToken);
     const opToken = this.next();
     if (opToken.kind !== 'word' || !(FILTER_OPERATORS as readonly string[]).includes(opToken.value)) {
-      throw this.error(`expected an operator (${FILTER_OPERATORS.join(', ')}) after '${prop.path}' but found ${describe(opToken)}`, opToken);
+      throw this.error(
+        `expected an operator (${FILTER_OPERATORS.join(', ')}) after '${prop.path}' but found ${describe(opToken)}`,
+        opToken,
+      );
     }
     const op = opToken.value as (typeof FILTER_OPERATORS)[number];
     this.checkOperator(op, opToken);
@@ -251,10 +260,14 @@ class FilterParser {
     const literal = this.next() as LiteralToken;
     const inToken = this.next();
     if (!this.isWord(inToken, 'in')) {
-      throw this.error(`a filter starts with a property name, found ${literal.literal} literal ${literal.text}`, literal);
+      throw this.error(
+        `a filter starts with a property name, found ${literal.literal} literal ${literal.text}`,
+        literal,
+      );
     }
     this.checkOperator('in', inToken);
-    if (!this.options.functions) throw this.error(`the substring form '<text>' in <property> is not supported here`, literal);
+    if (!this.options.functions)
+      throw this.error(`the substring form '<text>' in <property> is not supported here`, literal);
     const prop = this.property(this.next());
     if (prop.type !== 'string' || literal.literal !== 'string') {
       throw this.error(`the substring form of 'in' needs a string literal and a string property`, literal);
@@ -273,7 +286,8 @@ class FilterParser {
     this.expectPunct('(');
     const propToken = this.next();
     const prop = this.property(propToken);
-    if (prop.type !== 'string') throw this.error(`function '${name}' needs a string property, '${prop.path}' is ${prop.type}`, propToken);
+    if (prop.type !== 'string')
+      throw this.error(`function '${name}' needs a string property, '${prop.path}' is ${prop.type}`, propToken);
     this.expectPunct(',');
     const literal = this.literalFor(prop);
     if (literal.literal !== 'string') throw this.error(`function '${name}' needs a string literal`, literal);
@@ -304,6 +318,10 @@ class FilterParser {
  * text, unknown properties, literals whose type does not match the property, and operators
  * or functions the list does not accept.
  */
-export function compileFilter(text: string, schema: PropertySchema, options: CompileFilterOptions = {}): FilterPredicate {
+export function compileFilter(
+  text: string,
+  schema: PropertySchema,
+  options: CompileFilterOptions = {},
+): FilterPredicate {
   return new FilterParser(text, schema, options).parse();
 }

@@ -26,10 +26,15 @@ export function compileSort(text: string, schema: PropertySchema): SortComparato
   const at = (index: number): Token => tokens[index] as Token;
   for (;;) {
     const prop = at(i);
-    if (prop.kind !== 'word') throw syntaxError('sort', `expected a property name but found ${describeToken(prop)}`, prop.pos);
+    if (prop.kind !== 'word')
+      throw syntaxError('sort', `expected a property name but found ${describeToken(prop)}`, prop.pos);
     const type = schema[prop.value];
     if (type === undefined) {
-      throw syntaxError('sort', `unknown property '${prop.value}' (sortable: ${Object.keys(schema).join(', ') || 'none'})`, prop.pos);
+      throw syntaxError(
+        'sort',
+        `unknown property '${prop.value}' (sortable: ${Object.keys(schema).join(', ') || 'none'})`,
+        prop.pos,
+      );
     }
     i += 1;
     let sign = 1;

@@ -54,7 +54,9 @@ function unsupported(parameter: string): Error {
 
 export function createListQuery(options: ListQueryOptions): ListQuery {
   const { filter: filterSchema, sort: sortSchema } = options;
-  const predicateOf = filterSchema ? cached<FilterPredicate>((text) => compileFilter(text, filterSchema, options.filterOptions)) : undefined;
+  const predicateOf = filterSchema
+    ? cached<FilterPredicate>((text) => compileFilter(text, filterSchema, options.filterOptions))
+    : undefined;
   const comparatorOf = sortSchema ? cached<SortComparator>((text) => compileSort(text, sortSchema)) : undefined;
   const select = <T>(items: readonly T[], req: SimRequest): readonly T[] => {
     const filterText = firstOf(req.query.filter);

@@ -48,7 +48,7 @@ const WORD_LITERALS: Record<string, { literal: LiteralKind; value: boolean | nul
  * Reserved characters of the reference arrive percent-encoded inside string literals; `%25`
  * is decoded too so that a literal can hold a `%` followed by hex digits.
  */
-const DECODED_ESCAPES = new Set([...'!#$&\'()*+,/:;=?@[]%']);
+const DECODED_ESCAPES = new Set([..."!#$&'()*+,/:;=?@[]%"]);
 
 function decodeReserved(text: string): string {
   return text.replace(/%([0-9A-Fa-f]{2})/g, (whole, hex: string) => {
@@ -94,7 +94,13 @@ export function tokenize(text: string, parameter: string): Token[] {
         value += text[j];
         j += 1;
       }
-      tokens.push({ kind: 'literal', literal: 'string', value: decodeReserved(value), text: text.slice(i, j + 1), pos });
+      tokens.push({
+        kind: 'literal',
+        literal: 'string',
+        value: decodeReserved(value),
+        text: text.slice(i, j + 1),
+        pos,
+      });
       i = j + 1;
       continue;
     }
@@ -109,7 +115,13 @@ export function tokenize(text: string, parameter: string): Token[] {
     const number = matchAt(NUMBER, text, i);
     if (number !== undefined) {
       const isInteger = /^-?\d+$/.test(number);
-      tokens.push({ kind: 'literal', literal: isInteger ? 'integer' : 'decimal', value: Number(number), text: number, pos });
+      tokens.push({
+        kind: 'literal',
+        literal: isInteger ? 'integer' : 'decimal',
+        value: Number(number),
+        text: number,
+        pos,
+      });
       i += number.length;
       continue;
     }

@@ -28,13 +28,19 @@ async function planOf({ step, context }: ContainerContext<ForEachStep>): Promise
   const expressions = context();
   const items = await step.items.evaluate(expressions);
   if (!Array.isArray(items)) {
-    throw new StepError(`forEach '${step.id}': \`forEach\` must give an array, got ${items === null ? 'null' : typeof items}. (A one-item JSONata result needs \`[]\` at the end of the path.)`, {
-      kind: StepFailureKind.invalidInput,
-      code: 'FOREACH_NOT_ARRAY',
-    });
+    throw new StepError(
+      `forEach '${step.id}': \`forEach\` must give an array, got ${items === null ? 'null' : typeof items}. (A one-item JSONata result needs \`[]\` at the end of the path.)`,
+      {
+        kind: StepFailureKind.invalidInput,
+        code: 'FOREACH_NOT_ARRAY',
+      },
+    );
   }
   const concurrency = concurrencyOf(await step.concurrency.evaluate(expressions));
-  const allowed = toleratedFailures(step.tolerate ? await step.tolerate.failures.evaluate(expressions) : undefined, items.length);
+  const allowed = toleratedFailures(
+    step.tolerate ? await step.tolerate.failures.evaluate(expressions) : undefined,
+    items.length,
+  );
   return { items, concurrency, allowed, sizes: batchSizes(step.batches, items.length) };
 }
 
@@ -54,7 +60,12 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
     if (status === 'failed') failures += 1;
     results[index] = { index, item: items[index], status, steps };
     if (status === 'failed' && failures > allowed) {
-      context.log().warn({ failures, toleratedFailures: allowed }, `forEach ${path}: ${failures} failed ${failures === 1 ? 'item exceeds' : 'items exceed'} the tolerance of ${allowed}; no new item starts`);
+      context
+        .log()
+        .warn(
+          { failures, toleratedFailures: allowed },
+          `forEach ${path}: ${failures} failed ${failures === 1 ? 'item exceeds' : 'items exceed'} the tolerance of ${allowed}; no new item starts`,
+        );
     }
   };
 
@@ -80,10 +91,20 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
   return loopOutcome(context, results, failures, allowed);
 }
 
-function loopOutcome(context: ContainerContext<ForEachStep>, results: ItemResult[], failures: number, allowed: number): StepOutcome {
+function loopOutcome(
+  context: ContainerContext<ForEachStep>,
+  results: ItemResult[],
+  failures: number,
+  allowed: number,
+): StepOutcome {
   context.itemsNotStarted(results.filter((result) => result.status === 'notStarted').map((result) => result.index));
   const count = (status: StepStatus): number => results.filter((result) => result.status === status).length;
-  const outputs = { items: results, succeeded: count('succeeded'), failed: count('failed'), notStarted: count('notStarted') };
+  const outputs = {
+    items: results,
+    succeeded: count('succeeded'),
+    failed: count('failed'),
+    notStarted: count('notStarted'),
+  };
   if (failures > allowed) {
     const message = `${failures} of ${results.length} items failed (tolerated: ${allowed}); ${outputs.notStarted} never started`;
     return { status: 'failed', outputs, error: { message, code: 'TOLERANCE_EXCEEDED' } };

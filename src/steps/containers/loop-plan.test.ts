@@ -11,7 +11,9 @@ describe('batchSizes', () => {
   });
 
   it('refuses what is neither a count nor a percentage', () => {
-    expect(() => batchSizes(['half'], 4)).toThrow(/A batch size must be a whole number or a percentage like "25%", got "half"/);
+    expect(() => batchSizes(['half'], 4)).toThrow(
+      /A batch size must be a whole number or a percentage like "25%", got "half"/,
+    );
     expect(() => batchSizes(['150%'], 4)).toThrow(/percentage/);
   });
 });

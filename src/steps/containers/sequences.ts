@@ -22,7 +22,11 @@ export async function runParallel(context: ContainerContext<ParallelStep>): Prom
   const { branches } = context.step;
   await context.start({ branches: branches.length });
   const endings = await Promise.all(branches.map((branch) => context.runSequence(branch)));
-  const ending: Ending = endings.includes('interrupted') ? 'interrupted' : endings.includes('failed') ? 'failed' : 'succeeded';
+  const ending: Ending = endings.includes('interrupted')
+    ? 'interrupted'
+    : endings.includes('failed')
+      ? 'failed'
+      : 'succeeded';
   const failed = endings.filter((one) => one === 'failed').length;
   return endingOutcome(ending, `${failed} of ${endings.length} branches failed`, { branches: endings });
 }

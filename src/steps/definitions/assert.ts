@@ -11,7 +11,10 @@ export const assertStep = defineLeaf<AssertStep>({
   },
   canWrite: false,
   quiet: true,
-  normalise: (tools) => ({ condition: tools.field('assert'), ...(tools.data.message === undefined ? {} : { message: tools.field('message') }) }),
+  normalise: (tools) => ({
+    condition: tools.field('assert'),
+    ...(tools.data.message === undefined ? {} : { message: tools.field('message') }),
+  }),
   async prepare({ step, context }) {
     const condition = await step.condition.evaluate(context());
     const message = step.message ? await step.message.evaluate(context()) : undefined;

@@ -15,8 +15,14 @@ export function retriesTransient(policy: RetryPolicy): boolean {
 }
 
 function normaliseCall({ data, at, ms, field, template }: NormaliseTools): Record<string, unknown> {
-  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-  const poll = isObject(data.poll) ? { intervalMs: ms(data.poll.interval, `${at('poll')}/interval`) ?? 0, timeoutMs: ms(data.poll.timeout, `${at('poll')}/timeout`) ?? 0 } : undefined;
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  const poll = isObject(data.poll)
+    ? {
+        intervalMs: ms(data.poll.interval, `${at('poll')}/interval`) ?? 0,
+        timeoutMs: ms(data.poll.timeout, `${at('poll')}/timeout`) ?? 0,
+      }
+    : undefined;
   const waitMs = (name: string): Record<string, number> => {
     const value = isObject(data.wait) ? ms(data.wait[name], `${at('wait')}/${name}`) : undefined;
     return value === undefined ? {} : { [`${name}Ms`]: value };
@@ -25,7 +31,9 @@ function normaliseCall({ data, at, ms, field, template }: NormaliseTools): Recor
     operationId: String(data.call),
     with: template(data.with ?? {}, at('with')),
     ...(data.region === undefined ? {} : { region: field('region') }),
-    ...(data.wait === true || isObject(data.wait) ? { wait: { ...waitMs('timeout'), ...waitMs('minPoll'), ...waitMs('maxPoll') } } : {}),
+    ...(data.wait === true || isObject(data.wait)
+      ? { wait: { ...waitMs('timeout'), ...waitMs('minPoll'), ...waitMs('maxPoll') } }
+      : {}),
     ...(data.until === undefined ? {} : { until: field('until') }),
     ...(poll === undefined ? {} : { poll }),
     ...(data.paginate === 'all' ? { paginate: 'all' as const } : {}),
@@ -35,7 +43,9 @@ function normaliseCall({ data, at, ms, field, template }: NormaliseTools): Recor
 
 async function prepareCall({ step, context, playbook }: LeafContext<CallStep>): Promise<PreparedLeaf> {
   const input = ((await step.with.evaluate(context())) ?? {}) as Record<string, unknown>;
-  const region = step.region ? ((await step.region.evaluate(context())) as string | undefined) : playbook.defaults.region;
+  const region = step.region
+    ? ((await step.region.evaluate(context())) as string | undefined)
+    : playbook.defaults.region;
   // A path or `{ path, sumColumns }`: the call executor checks which.
   const saveTo = step.saveTo ? await step.saveTo.evaluate(context()) : undefined;
   const wait = step.wait ? { ...playbook.defaults.wait, ...step.wait } : undefined;
@@ -60,7 +70,12 @@ async function prepareCall({ step, context, playbook }: LeafContext<CallStep>): 
             (async (outputs: CallOutputs) => {
               // The condition reads the answer as `steps.<id>.outputs`, like any later step.
               const current = context();
-              return Boolean(await until.evaluate({ ...current, steps: { ...current.steps, [step.id]: { status: 'running', outputs } } }));
+              return Boolean(
+                await until.evaluate({
+                  ...current,
+                  steps: { ...current.steps, [step.id]: { status: 'running', outputs } },
+                }),
+              );
             }),
         },
         runtime,
@@ -70,30 +85,46 @@ async function prepareCall({ step, context, playbook }: LeafContext<CallStep>): 
 
 /** The kind's own fields, as the playbook schema describes them. */
 const callFields: Record<string, JsonSchema> = {
-  call: { type: 'string', description: 'Operation id, e.g. `privateCloud.runSoftwarePrechecks` (see `fleetbook actions`).' },
+  call: {
+    type: 'string',
+    description: 'Operation id, e.g. `privateCloud.runSoftwarePrechecks` (see `fleetbook actions`).',
+  },
   with: { ...orExpression({ type: 'object' }), description: 'Path and query parameters by name, plus `body`.' },
-  region: { ...anyTemplate, description: "Region of a regional operation. Default: the playbook's `defaults.region`, then the connection's." },
+  region: {
+    ...anyTemplate,
+    description: "Region of a regional operation. Default: the playbook's `defaults.region`, then the connection's.",
+  },
   wait: {
-    description: 'Follow a 202 to its end; `true` or `{ timeout, minPoll, maxPoll }`. The step fails when the operation fails.',
+    description:
+      'Follow a 202 to its end; `true` or `{ timeout, minPoll, maxPoll }`. The step fails when the operation fails.',
     anyOf: [
       { type: 'boolean' },
       {
         type: 'object',
         additionalProperties: false,
         properties: {
-          timeout: { ...duration, description: "Deadline of the operation. Default: the operation's own `timeoutMinutes`." },
-          minPoll: { ...duration, description: "Shortest interval between polls, whatever the server suggests." },
+          timeout: {
+            ...duration,
+            description: "Deadline of the operation. Default: the operation's own `timeoutMinutes`.",
+          },
+          minPoll: { ...duration, description: 'Shortest interval between polls, whatever the server suggests.' },
           maxPoll: { ...duration, description: 'Longest interval between polls.' },
         },
       },
     ],
   },
-  until: { ...anyTemplate, description: 'Repeat the call until this holds; `steps.<this id>` is the latest answer. Needs `poll`.' },
+  until: {
+    ...anyTemplate,
+    description: 'Repeat the call until this holds; `steps.<this id>` is the latest answer. Needs `poll`.',
+  },
   poll: {
     type: 'object',
     additionalProperties: false,
     required: ['interval', 'timeout'],
-    properties: { interval: { ...duration, description: 'Time between calls.' }, timeout: { ...duration, description: 'Give up (fail) after this.' } },
+    properties: {
+      interval: { ...duration, description: 'Time between calls.' },
+      timeout: { ...duration, description: 'Give up (fail) after this.' },
+    },
   },
   paginate: { const: 'all', description: 'Gather every page of a list into `outputs.body.items`.' },
   saveTo: {
@@ -108,7 +139,10 @@ const callFields: Record<string, JsonSchema> = {
         required: ['path'],
         properties: {
           path: { type: 'string', description: 'The file written (a folder receives the name the server gives).' },
-          sumColumns: { ...orExpression({ type: 'array', items: { type: 'string' } }), description: 'Header names of the CSV columns to sum.' },
+          sumColumns: {
+            ...orExpression({ type: 'array', items: { type: 'string' } }),
+            description: 'Header names of the CSV columns to sum.',
+          },
         },
       },
     ],
@@ -133,7 +167,10 @@ export const callStep = defineLeaf<CallStep>({
       const required = Array.isArray(input.required) && input.required.length > 0;
       return {
         if: { properties: { call: { const: op.id } }, required: ['call'] },
-        then: { properties: { with: { $ref: `#/$defs/operationInput/${op.id}` } }, ...(required ? { required: ['with'] } : {}) },
+        then: {
+          properties: { with: { $ref: `#/$defs/operationInput/${op.id}` } },
+          ...(required ? { required: ['with'] } : {}),
+        },
       };
     }),
   }),

@@ -3,7 +3,12 @@ import type { ForEachStep } from '../../playbook/index.js';
 import { runForEach } from '../containers/for-each.js';
 import { defineContainer } from './step-definition.js';
 
-const countOrPercent = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?%$' }] };
+const countOrPercent = {
+  anyOf: [
+    { type: 'integer', minimum: 0 },
+    { type: 'string', pattern: '^\\d+(\\.\\d+)?%$' },
+  ],
+};
 
 export const forEachStep = defineContainer<ForEachStep>({
   kind: 'forEach',
@@ -11,21 +16,33 @@ export const forEachStep = defineContainer<ForEachStep>({
     'Runs its steps once per item, `concurrency` at a time, optionally in rolling `batches`, stopping new items once ' +
     'failures exceed `tolerate.failures`.',
   fields: {
-    forEach: { ...anyTemplate, description: 'The items: a list, or an expression yielding one (end the path with `[]`).' },
+    forEach: {
+      ...anyTemplate,
+      description: 'The items: a list, or an expression yielding one (end the path with `[]`).',
+    },
     as: { type: 'string', pattern: STEP_ID_PATTERN, description: 'Name of the loop variable. Default item.' },
     concurrency: { ...orExpression({ type: 'integer', minimum: 1 }), description: 'Items running at once. Default 1.' },
     batches: {
       type: 'array',
       minItems: 1,
-      items: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+(\\.\\d+)?%$' }] },
-      description: 'Rolling batch sizes, counts or percentages of all items, e.g. `[1, "25%", "100%"]`; the last repeats.',
+      items: {
+        anyOf: [
+          { type: 'integer', minimum: 1 },
+          { type: 'string', pattern: '^\\d+(\\.\\d+)?%$' },
+        ],
+      },
+      description:
+        'Rolling batch sizes, counts or percentages of all items, e.g. `[1, "25%", "100%"]`; the last repeats.',
     },
     tolerate: {
       type: 'object',
       additionalProperties: false,
       required: ['failures'],
       properties: {
-        failures: { ...orExpression(countOrPercent), description: 'Failed items allowed: a count, or a percentage of all items.' },
+        failures: {
+          ...orExpression(countOrPercent),
+          description: 'Failed items allowed: a count, or a percentage of all items.',
+        },
       },
     },
     steps: stepList,
@@ -39,7 +56,11 @@ export const forEachStep = defineContainer<ForEachStep>({
     concurrency: template(data.concurrency ?? 1, at('concurrency')),
     ...(Array.isArray(data.batches) ? { batches: data.batches as Array<number | string> } : {}),
     ...(typeof data.tolerate === 'object' && data.tolerate !== null && !Array.isArray(data.tolerate)
-      ? { tolerate: { failures: template((data.tolerate as Record<string, unknown>).failures, `${at('tolerate')}/failures`) } }
+      ? {
+          tolerate: {
+            failures: template((data.tolerate as Record<string, unknown>).failures, `${at('tolerate')}/failures`),
+          },
+        }
       : {}),
     steps: steps('steps'),
   }),

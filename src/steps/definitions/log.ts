@@ -11,7 +11,10 @@ export const logStep = defineLeaf<LogStep>({
   },
   canWrite: false,
   quiet: true,
-  normalise: (tools) => ({ message: tools.field('log'), level: typeof tools.data.level === 'string' ? tools.data.level : 'info' }),
+  normalise: (tools) => ({
+    message: tools.field('log'),
+    level: typeof tools.data.level === 'string' ? tools.data.level : 'info',
+  }),
   async prepare({ step, context }) {
     const message = await step.message.evaluate(context());
     return { attempt: async (runtime) => executeLog(message, step.level, runtime) };

@@ -5,7 +5,8 @@ import { defineContainer } from './step-definition.js';
 
 export const parallelStep = defineContainer<ParallelStep>({
   kind: 'parallel',
-  description: 'Runs branches at once; each branch runs its steps in order. Fails when a branch fails, after all have ended.',
+  description:
+    'Runs branches at once; each branch runs its steps in order. Fails when a branch fails, after all have ended.',
   fields: {
     parallel: {
       type: 'array',

@@ -4,7 +4,7 @@ import { defineLeaf } from './step-definition.js';
 
 export const setStep = defineLeaf<SetStep>({
   kind: 'set',
-  description: 'Computes named values; they become the step\'s outputs (`steps.<id>.outputs.<name>`).',
+  description: "Computes named values; they become the step's outputs (`steps.<id>.outputs.<name>`).",
   fields: { set: { type: 'object', description: 'Names and values; strings may hold `${{ }}`.' } },
   canWrite: false,
   quiet: true,

@@ -6,10 +6,17 @@ import { defineLeaf } from './step-definition.js';
 export const sleepStep = defineLeaf<SleepStep>({
   kind: 'sleep',
   description: 'Waits for a duration (cancellation ends it early).',
-  fields: { sleep: { ...orExpression(duration), description: 'A duration such as `30s`, or an expression yielding one or milliseconds.' } },
+  fields: {
+    sleep: {
+      ...orExpression(duration),
+      description: 'A duration such as `30s`, or an expression yielding one or milliseconds.',
+    },
+  },
   canWrite: false,
   // A literal duration is kept in milliseconds; an expression is parsed when rendered.
-  normalise: (tools) => ({ duration: tools.template(tools.ms(tools.data.sleep, tools.at('sleep')) ?? tools.data.sleep, tools.at('sleep')) }),
+  normalise: (tools) => ({
+    duration: tools.template(tools.ms(tools.data.sleep, tools.at('sleep')) ?? tools.data.sleep, tools.at('sleep')),
+  }),
   async prepare({ step, context }) {
     const duration = await step.duration.evaluate(context());
     return { input: { duration }, attempt: (runtime) => executeSleep(duration, runtime) };

@@ -120,7 +120,11 @@ export interface ContainerContext<S extends Step = Step> {
   /** Reports loop items that never started in the summary. */
   itemsNotStarted(indexes: readonly number[]): void;
   /** Runs another playbook with given inputs (checked, defaults applied) in a scope chain of its own. */
-  runPlaybook(playbook: Playbook, given: Record<string, unknown>, start: (inputs: Record<string, unknown>) => Promise<void>): Promise<{ ending: Ending; outputs: unknown }>;
+  runPlaybook(
+    playbook: Playbook,
+    given: Record<string, unknown>,
+    start: (inputs: Record<string, unknown>) => Promise<void>,
+  ): Promise<{ ending: Ending; outputs: unknown }>;
 }
 
 interface DefinitionBase {

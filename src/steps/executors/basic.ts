@@ -16,7 +16,11 @@ export function executeSet(values: unknown): LeafResult {
  * `log`: a line at the step's level; the message is also the step's output. A message that
  * renders to nothing (a path that matched nothing) logs `null` rather than failing the step.
  */
-export function executeLog(message: unknown, level: 'debug' | 'info' | 'warn' | 'error', runtime: ExecutorRuntime): LeafResult {
+export function executeLog(
+  message: unknown,
+  level: 'debug' | 'info' | 'warn' | 'error',
+  runtime: ExecutorRuntime,
+): LeafResult {
   const text = typeof message === 'string' ? message : (JSON.stringify(message) ?? 'null');
   runtime.logger[level]({ playbookLog: true }, runtime.secrets.scrub(text));
   return { outputs: { message: text } };
@@ -25,13 +29,19 @@ export function executeLog(message: unknown, level: 'debug' | 'info' | 'warn' | 
 /** `assert`: fails the step unless the condition is truthy. */
 export function executeAssert(condition: unknown, message: unknown, conditionSource: unknown): LeafResult {
   if (condition) return { outputs: { passed: true } };
-  const text = typeof message === 'string' && message.length > 0 ? message : `assertion failed: ${typeof conditionSource === 'string' ? conditionSource : JSON.stringify(conditionSource)}`;
+  const text =
+    typeof message === 'string' && message.length > 0
+      ? message
+      : `assertion failed: ${typeof conditionSource === 'string' ? conditionSource : JSON.stringify(conditionSource)}`;
   throw new StepError(text, { kind: StepFailureKind.assertion, code: 'ASSERTION_FAILED' });
 }
 
 /** `fail`: ends the step (and, unless rescued or continued, the run) with the message. */
 export function executeFail(message: unknown): never {
-  throw new StepError(typeof message === 'string' ? message : JSON.stringify(message), { kind: StepFailureKind.failed, code: 'FAILED_BY_PLAYBOOK' });
+  throw new StepError(typeof message === 'string' ? message : JSON.stringify(message), {
+    kind: StepFailureKind.failed,
+    code: 'FAILED_BY_PLAYBOOK',
+  });
 }
 
 /** `sleep`: a duration string or milliseconds; aborted by cancellation and the step's timeout. */
@@ -39,7 +49,10 @@ export async function executeSleep(duration: unknown, runtime: ExecutorRuntime):
   const ms = parseDuration(duration);
   if (ms === undefined) {
     // Also a duration longer than a timer can wait: such a sleep would otherwise end at once.
-    throw new StepError(`sleep: ${durationProblem(duration) ?? JSON.stringify(duration)}`, { kind: StepFailureKind.invalidInput, code: 'INVALID_DURATION' });
+    throw new StepError(`sleep: ${durationProblem(duration) ?? JSON.stringify(duration)}`, {
+      kind: StepFailureKind.invalidInput,
+      code: 'INVALID_DURATION',
+    });
   }
   await sleepOn(runtime.clock, ms, runtime.signal);
   return { outputs: { sleptMs: ms } };

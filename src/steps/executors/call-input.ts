@@ -30,7 +30,9 @@ export function checkCallInput(operation: OperationDescriptor, input: Record<str
   const problems = (validate.errors ?? []).map((error) => {
     const params = error.params as { missingProperty?: string; additionalProperty?: string };
     const at = `${error.instancePath}${params.missingProperty ? `/${params.missingProperty}` : ''}` || '/';
-    const what = params.additionalProperty ? `unknown input '${params.additionalProperty}'` : (error.message ?? error.keyword);
+    const what = params.additionalProperty
+      ? `unknown input '${params.additionalProperty}'`
+      : (error.message ?? error.keyword);
     return `${at.replace(/^\//, '').replaceAll('/', '.') || '(input)'}: ${what}`;
   });
   throw new StepError(`${operation.id}: the rendered input is not valid: ${problems.join('; ')}.`, {

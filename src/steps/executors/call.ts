@@ -90,21 +90,30 @@ export function saveToTarget(value: unknown): DownloadTarget {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const { path, sumColumns } = value as Record<string, unknown>;
     const columns = sumColumns === undefined ? [] : sumColumns;
-    if (typeof path === 'string' && path !== '' && Array.isArray(columns) && columns.every((column) => typeof column === 'string')) {
+    if (
+      typeof path === 'string' &&
+      path !== '' &&
+      Array.isArray(columns) &&
+      columns.every((column) => typeof column === 'string')
+    ) {
       return { path, ...(sumColumns === undefined ? {} : { sumColumns: columns as string[] }) };
     }
   }
-  throw new StepError(`saveTo must be a file path or { path, sumColumns: [column, ...] }; it rendered as ${JSON.stringify(value)}.`, {
-    kind: StepFailureKind.invalidInput,
-    code: 'INVALID_SAVE_TO',
-  });
+  throw new StepError(
+    `saveTo must be a file path or { path, sumColumns: [column, ...] }; it rendered as ${JSON.stringify(value)}.`,
+    {
+      kind: StepFailureKind.invalidInput,
+      code: 'INVALID_SAVE_TO',
+    },
+  );
 }
 
 export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Promise<LeafResult> {
   const { client, signal, path, attempt } = runtime;
   const operation = client.catalogue.byId.get(args.operationId);
   // The loader refuses unknown ids before a run; a hand-built playbook gets the same message.
-  if (!operation) throw new UnknownOperationError(`Unknown operation '${args.operationId}'. Run \`fleetbook actions\` for the list.`);
+  if (!operation)
+    throw new UnknownOperationError(`Unknown operation '${args.operationId}'. Run \`fleetbook actions\` for the list.`);
   checkCallInput(operation, args.input);
   const callOptions = { region: args.region, signal, retries: args.clientRetries };
   const log = runtime.logger.child({ operationId: operation.id });
@@ -116,7 +125,10 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   }
 
   /** Journals the request, sends it with `send`, journals the answer or the failure. */
-  const journaled = async <T>(send: () => Promise<T>, answer: (value: T) => { httpStatus: number; location?: string; body?: unknown }): Promise<T> => {
+  const journaled = async <T>(
+    send: () => Promise<T>,
+    answer: (value: T) => { httpStatus: number; location?: string; body?: unknown },
+  ): Promise<T> => {
     await runtime.journal({
       type: 'request.sending',
       path,
@@ -131,19 +143,35 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       value = await send();
     } catch (error) {
       if (!signal.aborted) {
-        await runtime.journal({ type: 'request.failed', path, attempt, error: runtime.secrets.scrubValue(toErrorRecord(error)), outcomeUnknown: isOutcomeUnknown(operation, error) });
+        await runtime.journal({
+          type: 'request.failed',
+          path,
+          attempt,
+          error: runtime.secrets.scrubValue(toErrorRecord(error)),
+          outcomeUnknown: isOutcomeUnknown(operation, error),
+        });
       }
       throw error;
     }
     const { httpStatus, location, body } = answer(value);
-    await runtime.journal({ type: 'request.answered', path, attempt, httpStatus, ...(location ? { location } : {}), ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }) });
+    await runtime.journal({
+      type: 'request.answered',
+      path,
+      attempt,
+      httpStatus,
+      ...(location ? { location } : {}),
+      ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }),
+    });
     log.info({ httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
     return value;
   };
 
   if (args.saveTo !== undefined) {
     const saveTo = saveToTarget(args.saveTo);
-    const result = await journaled(() => client.download(operation.id as never, args.input as never, saveTo, callOptions), () => ({ httpStatus: operation.successStatus }));
+    const result = await journaled(
+      () => client.download(operation.id as never, args.input as never, saveTo, callOptions),
+      () => ({ httpStatus: operation.successStatus }),
+    );
     return { outputs: { status: operation.successStatus, headers: {}, body: result } satisfies CallOutputs };
   }
 
@@ -151,12 +179,19 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     const items = await journaled(
       async () => {
         const gathered: unknown[] = [];
-        for await (const item of client.paginate(operation.id as never, args.input as never, callOptions)) gathered.push(item);
+        for await (const item of client.paginate(operation.id as never, args.input as never, callOptions))
+          gathered.push(item);
         return gathered;
       },
       () => ({ httpStatus: operation.successStatus }),
     );
-    return { outputs: { status: operation.successStatus, headers: {}, body: { items, count: items.length, total: items.length } } satisfies CallOutputs };
+    return {
+      outputs: {
+        status: operation.successStatus,
+        headers: {},
+        body: { items, count: items.length, total: items.length },
+      } satisfies CallOutputs,
+    };
   }
 
   const follow = async (result: CallResult): Promise<unknown> => {
@@ -175,7 +210,13 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         const location = result.headers.location ?? '';
         const state = record.state ?? record.status;
         progressJournal = progressJournal.then(() =>
-          runtime.journal({ type: 'operation.progress', path, location, progressPercent, ...(typeof state === 'string' ? { state } : {}) }),
+          runtime.journal({
+            type: 'operation.progress',
+            path,
+            location,
+            progressPercent,
+            ...(typeof state === 'string' ? { state } : {}),
+          }),
         );
         // A failed append (the store gone) is reported by the `await progressJournal` when the
         // wait ends; until then it must not count as an unhandled rejection, which ends the process.
@@ -198,23 +239,45 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     } finally {
       await progressJournal;
     }
-    await runtime.journal({ type: 'operation.finished', path, location: waited.location, outcome: waited.outcome, operation: runtime.secrets.scrubValue(waited.operation) });
+    await runtime.journal({
+      type: 'operation.finished',
+      path,
+      location: waited.location,
+      outcome: waited.outcome,
+      operation: runtime.secrets.scrubValue(waited.operation),
+    });
     log.info({ outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
     if (waited.outcome === 'succeeded') return waited.operation;
     const deadline = waited.error?.code === 'WAIT_DEADLINE_EXCEEDED';
-    throw new StepError(`${operation.id}: the async operation ${deadline ? 'did not end in time' : `ended ${waited.outcome}`}: ${waited.error?.message ?? 'no reason given'}`, {
-      kind: deadline ? StepFailureKind.timeout : StepFailureKind.operationFailed,
-      code: deadline ? 'WAIT_TIMEOUT' : 'OPERATION_FAILED',
-      operationId: operation.id,
-      details: { location: waited.location, outcome: waited.outcome, operation: waited.operation, ...(waited.error?.code ? { errorCode: waited.error.code } : {}) },
-    });
+    throw new StepError(
+      `${operation.id}: the async operation ${deadline ? 'did not end in time' : `ended ${waited.outcome}`}: ${waited.error?.message ?? 'no reason given'}`,
+      {
+        kind: deadline ? StepFailureKind.timeout : StepFailureKind.operationFailed,
+        code: deadline ? 'WAIT_TIMEOUT' : 'OPERATION_FAILED',
+        operationId: operation.id,
+        details: {
+          location: waited.location,
+          outcome: waited.outcome,
+          operation: waited.operation,
+          ...(waited.error?.code ? { errorCode: waited.error.code } : {}),
+        },
+      },
+    );
   };
 
   if (args.attachTo !== undefined) {
     const { location, body = null } = args.attachTo;
     log.info({ location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
-    const accepted: CallResult = { status: 202, headers: { location }, body, operation, ...(args.region === undefined ? {} : { region: args.region }) };
-    return { outputs: { status: 202, headers: { location }, body, operation: await follow(accepted) } satisfies CallOutputs };
+    const accepted: CallResult = {
+      status: 202,
+      headers: { location },
+      body,
+      operation,
+      ...(args.region === undefined ? {} : { region: args.region }),
+    };
+    return {
+      outputs: { status: 202, headers: { location }, body, operation: await follow(accepted) } satisfies CallOutputs,
+    };
   }
 
   const poll = args.poll ?? DEFAULT_POLL;

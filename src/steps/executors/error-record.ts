@@ -23,7 +23,8 @@ export function toErrorRecord(error: unknown): ErrorRecord {
       ...(error.details === undefined ? {} : { details: error.details }),
     };
   }
-  if (isFleetbookError(error)) return { message: error.message, code: error.code, ...(error.details ? { details: error.details } : {}) };
+  if (isFleetbookError(error))
+    return { message: error.message, code: error.code, ...(error.details ? { details: error.details } : {}) };
   if (error instanceof Error) return { message: error.message, code: error.name === 'Error' ? 'ERROR' : error.name };
   return { message: String(error), code: 'ERROR' };
 }

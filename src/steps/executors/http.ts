@@ -23,7 +23,10 @@ const HTTP_OPERATION = 'http';
 function checkArgs(value: unknown): HttpArgs {
   const args = (value ?? {}) as Partial<HttpArgs>;
   if (typeof args.url !== 'string' || !URL.canParse(args.url) || !/^https?:$/.test(new URL(args.url).protocol)) {
-    throw new StepError(`http: \`url\` must be an http(s) URL, got ${JSON.stringify(args.url)}.`, { kind: StepFailureKind.invalidInput, code: 'INVALID_HTTP_REQUEST' });
+    throw new StepError(`http: \`url\` must be an http(s) URL, got ${JSON.stringify(args.url)}.`, {
+      kind: StepFailureKind.invalidInput,
+      code: 'INVALID_HTTP_REQUEST',
+    });
   }
   return args as HttpArgs;
 }
@@ -35,9 +38,15 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
   let body: string | undefined;
   if (args.body !== undefined) {
     body = typeof args.body === 'string' ? args.body : JSON.stringify(args.body);
-    if (typeof args.body !== 'string' && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    if (typeof args.body !== 'string' && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type'))
+      headers['content-type'] = 'application/json';
   }
-  const described = runtime.secrets.scrubValue({ method, url: args.url, headers, ...(args.body === undefined ? {} : { body: args.body }) });
+  const described = runtime.secrets.scrubValue({
+    method,
+    url: args.url,
+    headers,
+    ...(args.body === undefined ? {} : { body: args.body }),
+  });
   if (runtime.dryRun) {
     runtime.logger.info({ dryRun: true, request: described }, `dry run: ${method} ${described.url} not sent`);
     return { status: 'simulated', outputs: { simulated: true, request: described } };
@@ -47,7 +56,12 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
   const startedAt = runtime.clock.now();
   let response;
   try {
-    response = await request(args.url, { method: method as 'POST', headers, ...(body === undefined ? {} : { body }), signal: runtime.signal });
+    response = await request(args.url, {
+      method: method as 'POST',
+      headers,
+      ...(body === undefined ? {} : { body }),
+      signal: runtime.signal,
+    });
   } catch (error) {
     if (runtime.signal.aborted) throw error;
     const failure = new StepError(`http: ${method} ${described.url} could not be sent: ${errorMessage(error)}.`, {
@@ -56,7 +70,13 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
       retryable: true,
       cause: error,
     });
-    await runtime.journal({ type: 'request.failed', path, attempt, error: runtime.secrets.scrubValue(toErrorRecord(failure)), outcomeUnknown: method !== 'GET' });
+    await runtime.journal({
+      type: 'request.failed',
+      path,
+      attempt,
+      error: runtime.secrets.scrubValue(toErrorRecord(failure)),
+      outcomeUnknown: method !== 'GET',
+    });
     throw failure;
   }
   const text = await response.body.text();
@@ -69,9 +89,17 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
       parsed = text;
     }
   }
-  const responseHeaders = Object.fromEntries(Object.entries(response.headers).map(([name, header]) => [name, Array.isArray(header) ? header.join(', ') : String(header)]));
+  const responseHeaders = Object.fromEntries(
+    Object.entries(response.headers).map(([name, header]) => [
+      name,
+      Array.isArray(header) ? header.join(', ') : String(header),
+    ]),
+  );
   await runtime.journal({ type: 'request.answered', path, attempt, httpStatus: response.statusCode });
-  runtime.logger.info({ operationId: HTTP_OPERATION, httpStatus: response.statusCode, durationMs: runtime.clock.now() - startedAt }, `${method} ${described.url} answered ${response.statusCode}`);
+  runtime.logger.info(
+    { operationId: HTTP_OPERATION, httpStatus: response.statusCode, durationMs: runtime.clock.now() - startedAt },
+    `${method} ${described.url} answered ${response.statusCode}`,
+  );
   if (response.statusCode >= 400) {
     const status = response.statusCode;
     throw new StepError(`http: ${method} ${described.url} answered HTTP ${status}.`, {

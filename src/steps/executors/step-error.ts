@@ -42,7 +42,11 @@ export class StepError extends FleetbookError {
   readonly retryable: boolean;
 
   constructor(message: string, options: StepErrorOptions) {
-    super(message, { code: options.code, cause: options.cause, ...(options.details ? { details: options.details } : {}) });
+    super(message, {
+      code: options.code,
+      cause: options.cause,
+      ...(options.details ? { details: options.details } : {}),
+    });
     this.name = 'StepError';
     this.kind = options.kind;
     this.httpStatus = options.httpStatus;

@@ -3,7 +3,12 @@
  * state that write would have changed (see `reconciliations.ts`).
  */
 import { ApiError, type PlatformClient } from '../../api/index.js';
-import { reconciliationOf, type RecordsReconciliation, type RepeatableReconciliation, type UpdateStatusReconciliation } from './reconciliations.js';
+import {
+  reconciliationOf,
+  type RecordsReconciliation,
+  type RepeatableReconciliation,
+  type UpdateStatusReconciliation,
+} from './reconciliations.js';
 
 /**
  * - `attach`: the write's async operation is on the platform: follow `location`.
@@ -62,11 +67,21 @@ interface ClusterStatus {
  * state of the write's kind, for the write's catalog version: attach to it. Otherwise the
  * lost request left no trace and is sent.
  */
-async function reconcileUpdateStatus(rule: UpdateStatusReconciliation, request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
-  const params = Object.fromEntries(Object.entries(rule.read.params).map(([name, pointer]) => [name, valuesAt(request.input, pointer)[0]]));
-  const { body } = await context.client.invoke(rule.read.operationId, params, { region: request.region, signal: context.signal });
+async function reconcileUpdateStatus(
+  rule: UpdateStatusReconciliation,
+  request: ReconcileRequest,
+  context: ReconcileContext,
+): Promise<ReconcileDecision> {
+  const params = Object.fromEntries(
+    Object.entries(rule.read.params).map(([name, pointer]) => [name, valuesAt(request.input, pointer)[0]]),
+  );
+  const { body } = await context.client.invoke(rule.read.operationId, params, {
+    region: request.region,
+    signal: context.signal,
+  });
   const clusters = valuesAt(body, '/softwareInfo/hypervisorClusters/*') as ClusterStatus[];
-  if (clusters.length === 0) return { decision: 'unknown', reason: `${rule.read.operationId} shows no cluster update status to tell from` };
+  if (clusters.length === 0)
+    return { decision: 'unknown', reason: `${rule.read.operationId} shows no cluster update status to tell from` };
   const named = valuesAt(request.input, rule.clusterIds)[0];
   const targetIds = Array.isArray(named) ? named.map(String) : clusters.map((cluster) => String(cluster.id));
   const targets = clusters.filter((cluster) => targetIds.includes(String(cluster.id)));
@@ -75,43 +90,74 @@ async function reconcileUpdateStatus(rule: UpdateStatusReconciliation, request: 
   if (targets.length !== targetIds.length || taskUris.size !== 1 || typeof taskUri !== 'string') {
     return { decision: 'send', reason: 'the clusters of the write show no operation in common' };
   }
-  const others = clusters.filter((cluster) => !targetIds.includes(String(cluster.id)) && cluster.currentUpdateStatus?.taskUri === taskUri);
-  if (others.length > 0) return { decision: 'send', reason: `operation ${taskUri} also covers clusters the write does not name` };
+  const others = clusters.filter(
+    (cluster) => !targetIds.includes(String(cluster.id)) && cluster.currentUpdateStatus?.taskUri === taskUri,
+  );
+  if (others.length > 0)
+    return { decision: 'send', reason: `operation ${taskUri} also covers clusters the write does not name` };
   const status = targets[0]!.currentUpdateStatus!;
   const state = typeof status.state === 'string' ? status.state : '';
-  if (!state.startsWith(rule.statePrefix)) return { decision: 'send', reason: `the clusters' operation is in state ${state || 'unknown'}, not a ${rule.statePrefix.toLowerCase()}state` };
+  if (!state.startsWith(rule.statePrefix))
+    return {
+      decision: 'send',
+      reason: `the clusters' operation is in state ${state || 'unknown'}, not a ${rule.statePrefix.toLowerCase()}state`,
+    };
   const wanted = rule.catalogVersion === undefined ? [] : valuesAt(request.input, rule.catalogVersion);
   if (wanted.length > 0 && status.catalogVersion !== wanted[0]) {
-    return { decision: 'send', reason: `the clusters' operation is for catalog ${String(status.catalogVersion)}, not ${String(wanted[0])}` };
+    return {
+      decision: 'send',
+      reason: `the clusters' operation is for catalog ${String(status.catalogVersion)}, not ${String(wanted[0])}`,
+    };
   }
-  if (context.knownLocations.has(taskUri)) return { decision: 'send', reason: `operation ${taskUri} is one this run already followed to its end` };
+  if (context.knownLocations.has(taskUri))
+    return { decision: 'send', reason: `operation ${taskUri} is one this run already followed to its end` };
   return { decision: 'attach', location: taskUri, state };
 }
 
 /** OData string literal: single quotes doubled. */
 const literal = (value: string): string => `'${value.replaceAll("'", "''")}'`;
 
-async function reconcileRecords(rule: RecordsReconciliation, request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
+async function reconcileRecords(
+  rule: RecordsReconciliation,
+  request: ReconcileRequest,
+  context: ReconcileContext,
+): Promise<ReconcileDecision> {
   const keys = rule.keys.flatMap((pointer) => valuesAt(request.input, pointer)).map(String);
   if (keys.length === 0) return { decision: 'unknown', reason: `the write names no ${rule.field} to look for` };
   const input = rule.filterable ? { filter: keys.map((key) => `${rule.field} eq ${literal(key)}`).join(' or ') } : {};
   const found: Array<Record<string, unknown>> = [];
-  for await (const item of context.client.paginate(rule.list as never, input as never, { region: request.region, signal: context.signal })) {
+  for await (const item of context.client.paginate(rule.list as never, input as never, {
+    region: request.region,
+    signal: context.signal,
+  })) {
     const record = item as Record<string, unknown>;
     if (keys.includes(String(record[rule.field]))) found.push(record);
   }
   const foundKeys = new Set(found.map((record) => String(record[rule.field])));
-  if (foundKeys.size === 0) return { decision: 'send', reason: `no ${rule.field} of the write is listed by ${rule.list}` };
+  if (foundKeys.size === 0)
+    return { decision: 'send', reason: `no ${rule.field} of the write is listed by ${rule.list}` };
   if (keys.every((key) => foundKeys.has(key))) return { decision: 'done', found };
   const missing = keys.filter((key) => !foundKeys.has(key));
-  return { decision: 'unknown', reason: `only part of the write is there (${rule.field} ${missing.join(', ')} missing)` };
+  return {
+    decision: 'unknown',
+    reason: `only part of the write is there (${rule.field} ${missing.join(', ')} missing)`,
+  };
 }
 
-async function reconcileRepeatable(rule: RepeatableReconciliation, request: ReconcileRequest, context: ReconcileContext): Promise<ReconcileDecision> {
+async function reconcileRepeatable(
+  rule: RepeatableReconciliation,
+  request: ReconcileRequest,
+  context: ReconcileContext,
+): Promise<ReconcileDecision> {
   if (!rule.goneWhen404) return { decision: 'send', reason: rule.reason };
-  const params = Object.fromEntries(Object.entries(rule.goneWhen404.params).map(([name, pointer]) => [name, valuesAt(request.input, pointer)[0]]));
+  const params = Object.fromEntries(
+    Object.entries(rule.goneWhen404.params).map(([name, pointer]) => [name, valuesAt(request.input, pointer)[0]]),
+  );
   try {
-    await context.client.invoke(rule.goneWhen404.operationId, params, { region: request.region, signal: context.signal });
+    await context.client.invoke(rule.goneWhen404.operationId, params, {
+      region: request.region,
+      signal: context.signal,
+    });
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return { decision: 'done', found: [] };
     throw error;

@@ -57,7 +57,8 @@ export interface NoReconciliation {
   reason: string;
 }
 
-export type Reconciliation = UpdateStatusReconciliation | RecordsReconciliation | RepeatableReconciliation | NoReconciliation;
+export type Reconciliation =
+  UpdateStatusReconciliation | RecordsReconciliation | RepeatableReconciliation | NoReconciliation;
 
 const systemRead = { operationId: 'privateCloud.getSystem', params: { id: '/id' } } as const;
 
@@ -70,9 +71,20 @@ export const reconciliations: Readonly<Record<string, Reconciliation>> = {
     catalogVersion: '/body/catalogVersion',
     clusterIds: '/body/hypervisorClusterIds',
   },
-  'privateCloud.runSoftwareUpdate': { kind: 'updateStatus', read: systemRead, statePrefix: 'UPDATE_', catalogVersion: '/body/catalogVersion', clusterIds: '/body/hypervisorClusterIds' },
+  'privateCloud.runSoftwareUpdate': {
+    kind: 'updateStatus',
+    read: systemRead,
+    statePrefix: 'UPDATE_',
+    catalogVersion: '/body/catalogVersion',
+    clusterIds: '/body/hypervisorClusterIds',
+  },
   // A resume names no inputs: it continues the failed update on that update's clusters.
-  'privateCloud.resumeSoftwareUpdate': { kind: 'updateStatus', read: systemRead, statePrefix: 'UPDATE_', clusterIds: '/body/hypervisorClusterIds' },
+  'privateCloud.resumeSoftwareUpdate': {
+    kind: 'updateStatus',
+    read: systemRead,
+    statePrefix: 'UPDATE_',
+    clusterIds: '/body/hypervisorClusterIds',
+  },
   'devices.addDevices': {
     kind: 'records',
     list: 'devices.listDevices',
@@ -80,26 +92,71 @@ export const reconciliations: Readonly<Record<string, Reconciliation>> = {
     filterable: true,
     keys: ['/body/network/*/serialNumber', '/body/compute/*/serialNumber', '/body/storage/*/serialNumber'],
   },
-  'users.inviteUser': { kind: 'records', list: 'users.listUsers', field: 'username', filterable: true, keys: ['/body/email'] },
-  'workspaces.createTenant': { kind: 'records', list: 'workspaces.listTenants', field: 'workspaceName', filterable: false, keys: ['/body/workspaceName'] },
-  'privateCloud.createProvisioningPolicy': { kind: 'records', list: 'privateCloud.listProvisioningPolicies', field: 'name', filterable: true, keys: ['/body/name'] },
-  'subscriptions.addSubscriptions': { kind: 'records', list: 'subscriptions.listSubscriptions', field: 'key', filterable: true, keys: ['/body/subscriptions/*/key'] },
-  'privateCloud.refreshSoftwareVersions': { kind: 'repeatable', reason: 'a refresh of the versions the system offers changes nothing another refresh would not' },
-  'privateCloud.refreshSoftwareVersionsByGet': { kind: 'repeatable', reason: 'a refresh of the versions the system offers changes nothing another refresh would not' },
-  'privateCloud.updateSystem': { kind: 'repeatable', reason: "a merge patch sets the same location fields to the same values again" },
+  'users.inviteUser': {
+    kind: 'records',
+    list: 'users.listUsers',
+    field: 'username',
+    filterable: true,
+    keys: ['/body/email'],
+  },
+  'workspaces.createTenant': {
+    kind: 'records',
+    list: 'workspaces.listTenants',
+    field: 'workspaceName',
+    filterable: false,
+    keys: ['/body/workspaceName'],
+  },
+  'privateCloud.createProvisioningPolicy': {
+    kind: 'records',
+    list: 'privateCloud.listProvisioningPolicies',
+    field: 'name',
+    filterable: true,
+    keys: ['/body/name'],
+  },
+  'subscriptions.addSubscriptions': {
+    kind: 'records',
+    list: 'subscriptions.listSubscriptions',
+    field: 'key',
+    filterable: true,
+    keys: ['/body/subscriptions/*/key'],
+  },
+  'privateCloud.refreshSoftwareVersions': {
+    kind: 'repeatable',
+    reason: 'a refresh of the versions the system offers changes nothing another refresh would not',
+  },
+  'privateCloud.refreshSoftwareVersionsByGet': {
+    kind: 'repeatable',
+    reason: 'a refresh of the versions the system offers changes nothing another refresh would not',
+  },
+  'privateCloud.updateSystem': {
+    kind: 'repeatable',
+    reason: 'a merge patch sets the same location fields to the same values again',
+  },
   'privateCloud.startConfigurationAnalysis': {
     kind: 'repeatable',
     reason: 'a second analysis of the same system only adds a newer report, which the list then shows as its latest',
   },
-  'privateCloud.updateProvisioningPolicy': { kind: 'repeatable', reason: 'a PATCH sets the same fields to the same values again' },
+  'privateCloud.updateProvisioningPolicy': {
+    kind: 'repeatable',
+    reason: 'a PATCH sets the same fields to the same values again',
+  },
   'privateCloud.deleteProvisioningPolicy': {
     kind: 'repeatable',
     reason: 'a delete of a policy that is still there deletes it',
     goneWhen404: { operationId: 'privateCloud.getProvisioningPolicy', params: { id: '/id' } },
   },
-  'devices.updateDevices': { kind: 'repeatable', reason: 'a PATCH sets the same fields of the same devices to the same values again' },
-  'subscriptions.updateSubscriptions': { kind: 'repeatable', reason: 'a PATCH sets the same fields of the same subscriptions to the same values again' },
-  'subscriptions.updateAutoSubscriptionSettings': { kind: 'repeatable', reason: 'a PATCH sets the same settings to the same values again' },
+  'devices.updateDevices': {
+    kind: 'repeatable',
+    reason: 'a PATCH sets the same fields of the same devices to the same values again',
+  },
+  'subscriptions.updateSubscriptions': {
+    kind: 'repeatable',
+    reason: 'a PATCH sets the same fields of the same subscriptions to the same values again',
+  },
+  'subscriptions.updateAutoSubscriptionSettings': {
+    kind: 'repeatable',
+    reason: 'a PATCH sets the same settings to the same values again',
+  },
   'workspaces.updateTenant': { kind: 'repeatable', reason: 'a PUT replaces the tenant with the same record again' },
   'workspaces.deleteTenant': {
     kind: 'repeatable',
@@ -108,29 +165,39 @@ export const reconciliations: Readonly<Record<string, Reconciliation>> = {
   },
   'workspaces.createCredential': {
     kind: 'cannot',
-    reason: "a credential's secret is shown only in the create's answer: found again by its name, the credential has no secret to give, and a second create of the name is refused",
+    reason:
+      "a credential's secret is shown only in the create's answer: found again by its name, the credential has no secret to give, and a second create of the name is refused",
   },
   'workspaces.resetCredential': {
     kind: 'repeatable',
-    reason: "the new secret was only in the lost answer: resetting again is the only way to learn the credential's current secret",
+    reason:
+      "the new secret was only in the lost answer: resetting again is the only way to learn the credential's current secret",
   },
   'workspaces.deleteCredential': {
     kind: 'cannot',
-    reason: 'no operation reads one credential, so a 404 from sending the delete again cannot tell a credential the lost request deleted from a wrong id',
+    reason:
+      'no operation reads one credential, so a 404 from sending the delete again cannot tell a credential the lost request deleted from a wrong id',
   },
   'users.updateUserPreferences': { kind: 'repeatable', reason: 'a PUT sets the same preferences again' },
-  'users.deleteUser': { kind: 'repeatable', reason: 'a delete of a user that is still there deletes it', goneWhen404: { operationId: 'users.getUser', params: { id: '/id' } } },
+  'users.deleteUser': {
+    kind: 'repeatable',
+    reason: 'a delete of a user that is still there deletes it',
+    goneWhen404: { operationId: 'users.getUser', params: { id: '/id' } },
+  },
   'privateCloud.addHypervisorCluster': {
     kind: 'cannot',
-    reason: "the system read does not document its clusters' names, so a cluster the lost request added cannot be found; sending it again may add a second one",
+    reason:
+      "the system read does not document its clusters' names, so a cluster the lost request added cannot be found; sending it again may add a second one",
   },
   'reporting.createReportExport': {
     kind: 'cannot',
-    reason: 'an export leaves no trace that tells it apart from another export of the same report; sending it again e-mails the recipients twice',
+    reason:
+      'an export leaves no trace that tells it apart from another export of the same report; sending it again e-mails the recipients twice',
   },
   'reportingV1alpha1.createReportExport': {
     kind: 'cannot',
-    reason: 'an export leaves no trace that tells it apart from another export of the same report; sending it again e-mails the recipients twice',
+    reason:
+      'an export leaves no trace that tells it apart from another export of the same report; sending it again e-mails the recipients twice',
   },
 };
 

@@ -24,34 +24,55 @@ describe('consumption analytics area', () => {
   it('serves a definition, 404 from another region', async () => {
     const { state, call, rejection } = createAreaHarness(consumptionAnalyticsArea);
     const report = state.reports[0]!;
-    const definition = (await call('consumptionAnalytics.getReport', { params: { id: report.id }, region: report.region })).body;
-    expect(definition).toMatchObject({ id: report.id, name: report.name, filter: { dateFilter: { relativeRange: 'LAST_90_DAYS' } }, pivot: false });
-    expect((report.created.time)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/);
+    const definition = (
+      await call('consumptionAnalytics.getReport', { params: { id: report.id }, region: report.region })
+    ).body;
+    expect(definition).toMatchObject({
+      id: report.id,
+      name: report.name,
+      filter: { dateFilter: { relativeRange: 'LAST_90_DAYS' } },
+      pivot: false,
+    });
+    expect(report.created.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/);
     const other = state.reports.find((r) => r.region !== report.region)!;
-    expect((await rejection('consumptionAnalytics.getReport', { params: { id: other.id }, region: report.region })).status).toBe(404);
+    expect(
+      (await rejection('consumptionAnalytics.getReport', { params: { id: other.id }, region: report.region })).status,
+    ).toBe(404);
   });
 
   it('streams CSV contents as an attachment, the same for every download', async () => {
-    const { state, call } = createAreaHarness(consumptionAnalyticsArea, { config: { rowsPerReport: 2500, reportRows: [10] } });
+    const { state, call } = createAreaHarness(consumptionAnalyticsArea, {
+      config: { rowsPerReport: 2500, reportRows: [10] },
+    });
     const first = state.reports[0]!;
     const response = await call('consumptionAnalytics.downloadReportContents', { params: { id: first.id } });
-    expect(response.headers).toMatchObject({ 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="monthly-cost-by-product.csv"' });
+    expect(response.headers).toMatchObject({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': 'attachment; filename="monthly-cost-by-product.csv"',
+    });
     const csv = await text(response.stream);
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe('sys_Product_s,sys_Cost_f,sys_AccountingDate_d,ext_CostCenter_s');
     expect(lines).toHaveLength(11);
-    expect(await text((await call('consumptionAnalytics.downloadReportContents', { params: { id: first.id } })).stream)).toBe(csv);
-    const second = await text((await call('consumptionAnalytics.downloadReportContents', { params: { id: state.reports[1]!.id } })).stream);
+    expect(
+      await text((await call('consumptionAnalytics.downloadReportContents', { params: { id: first.id } })).stream),
+    ).toBe(csv);
+    const second = await text(
+      (await call('consumptionAnalytics.downloadReportContents', { params: { id: state.reports[1]!.id } })).stream,
+    );
     const rows = second.trimEnd().split('\n').slice(1);
     expect(rows).toHaveLength(2500);
     expect(rows.some((row) => row.endsWith(',""'))).toBe(true);
     expect(rows.some((row) => row.startsWith('"Private Cloud, managed"'))).toBe(true);
-    for (const row of rows.slice(0, 50)) expect(row).toMatch(/^("[^"]*"|[^,]+),\d+\.\d{2},\d{4}-\d{2}-\d{2},("[^"]*"|CC-\d{4})$/);
+    for (const row of rows.slice(0, 50))
+      expect(row).toMatch(/^("[^"]*"|[^,]+),\d+\.\d{2},\d{4}-\d{2}-\d{2},("[^"]*"|CC-\d{4})$/);
   });
 
   it('streams 50 MB without holding it in memory', async () => {
     const { state, call } = createAreaHarness(consumptionAnalyticsArea, { config: { rowsPerReport: 1_300_000 } });
-    const response = await call('consumptionAnalytics.downloadReportContents', { params: { id: state.reports[0]!.id } });
+    const response = await call('consumptionAnalytics.downloadReportContents', {
+      params: { id: state.reports[0]!.id },
+    });
     global.gc?.();
     const before = process.memoryUsage().heapUsed;
     let bytes = 0;

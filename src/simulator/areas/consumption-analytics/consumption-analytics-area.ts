@@ -14,8 +14,21 @@ import { rowsToCsv, runReport, USAGE_FIELDS, type DateFilter, type ReportRun, ty
 
 /** Regions of this area (the description's `x-fleetbook-regions`). */
 const REGIONS = ['us-west', 'ap-northeast', 'eu-central'] as const;
-const PRODUCTS = ['Compute', 'Block Storage', 'Object Storage', 'Networking', 'Backup and Recovery', 'Private Cloud, managed'];
-const REPORT_NAMES = ['Monthly cost by product', 'Storage spend trend', 'Cost by cost center', 'Networking usage', 'Quarterly summary'];
+const PRODUCTS = [
+  'Compute',
+  'Block Storage',
+  'Object Storage',
+  'Networking',
+  'Backup and Recovery',
+  'Private Cloud, managed',
+];
+const REPORT_NAMES = [
+  'Monthly cost by product',
+  'Storage spend trend',
+  'Cost by cost center',
+  'Networking usage',
+  'Quarterly summary',
+];
 const COLUMNS = ['sys_Product_s', 'sys_Cost_f', 'sys_AccountingDate_d', 'ext_CostCenter_s'];
 const DAY_MS = 86_400_000;
 /** Rows per generated chunk: about 40 KB of text, a good unit for the socket. */
@@ -83,7 +96,12 @@ function createState(ctx: SimContext): ConsumptionAnalyticsState {
     return {
       id: rng.uuid(),
       name: REPORT_NAMES[i % REPORT_NAMES.length] + (i >= REPORT_NAMES.length ? ` ${i + 1}` : ''),
-      created: { id: author.id, name: author.name, time: actorTime(rng, 400), ...('email' in author ? { email: author.email } : {}) },
+      created: {
+        id: author.id,
+        name: author.name,
+        time: actorTime(rng, 400),
+        ...('email' in author ? { email: author.email } : {}),
+      },
       lastUpdated: { id: author.id, name: author.name, time: actorTime(rng, 30) },
       shared: rng.next() < 0.4,
       owner: userCreated && author.id === 'u-100',
@@ -118,7 +136,14 @@ function definitionOf(report: ConsumptionReport): Record<string, unknown> {
         id: `${report.id.slice(0, 8)}-chart`,
         type: 'BAR',
         title: 'Cost by product',
-        definition: { metric: 'sys_Cost_f', metricAggFunction: 'SUM', series: ['sys_Product_s'], excludeOther: false, maxGroups: 10, orientation: 'VERTICAL' },
+        definition: {
+          metric: 'sys_Cost_f',
+          metricAggFunction: 'SUM',
+          series: ['sys_Product_s'],
+          excludeOther: false,
+          maxGroups: 10,
+          orientation: 'VERTICAL',
+        },
       },
     ],
     sharing: { type: report.shared ? 'SHARED' : 'PRIVATE' },
@@ -148,15 +173,24 @@ function definitionV2(report: ConsumptionReport): Record<string, unknown> {
   const v1 = definitionOf(report) as { charts: Array<{ definition: Record<string, unknown> }> };
   // v2 names one series field per chart.
   const charts = v1.charts.map((chart) => ({ ...chart, definition: { ...chart.definition, series: 'sys_Product_s' } }));
-  return { ...v1, charts, created: { ...report.created, time: rfc3339(report.created.time) }, lastUpdated: { ...report.lastUpdated, time: rfc3339(report.lastUpdated.time) } };
+  return {
+    ...v1,
+    charts,
+    created: { ...report.created, time: rfc3339(report.created.time) },
+    lastUpdated: { ...report.lastUpdated, time: rfc3339(report.lastUpdated.time) },
+  };
 }
 
 /** A saved report's run: its own columns and filter, the request's dates when it gives any. */
-function savedRun(report: ConsumptionReport, dates: { relativeDate?: string; startDate?: string; endDate?: string } | undefined): ReportRun {
+function savedRun(
+  report: ConsumptionReport,
+  dates: { relativeDate?: string; startDate?: string; endDate?: string } | undefined,
+): ReportRun {
   const definition = definitionOf(report) as unknown as ReportRun;
   let dateFilter: DateFilter = definition.filter.dateFilter;
   if (dates?.relativeDate !== undefined) dateFilter = { type: 'RELATIVE', relativeRange: dates.relativeDate };
-  else if (dates?.startDate !== undefined || dates?.endDate !== undefined) dateFilter = { type: 'ABSOLUTE', startDate: dates.startDate, endDate: dates.endDate };
+  else if (dates?.startDate !== undefined || dates?.endDate !== undefined)
+    dateFilter = { type: 'ABSOLUTE', startDate: dates.startDate, endDate: dates.endDate };
   return { columns: definition.columns, filter: { ...definition.filter, dateFilter } };
 }
 
@@ -166,7 +200,9 @@ function csvField(value: string): string {
 
 /** Formatted CSV fields of the report rows: products, the 90 accounting dates (newest first), cost centers. */
 const CSV_PRODUCTS = PRODUCTS.map(csvField);
-const CSV_DATES = Array.from({ length: 90 }, (_, daysBack) => new Date(WORLD_EPOCH_MS - daysBack * DAY_MS).toISOString().slice(0, 10));
+const CSV_DATES = Array.from({ length: 90 }, (_, daysBack) =>
+  new Date(WORLD_EPOCH_MS - daysBack * DAY_MS).toISOString().slice(0, 10),
+);
 const CSV_COST_CENTERS = Array.from({ length: 100 }, (_, i) => csvField(`CC-${1000 + i}`));
 const CSV_EMPTY = csvField('');
 const CSV_CENTS = Array.from({ length: 100 }, (_, cents) => String(cents).padStart(2, '0'));
@@ -217,7 +253,8 @@ export function* reportCsvChunks(rng: Rng, rows: number): Generator<string> {
 }
 
 function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
-  const visible = (req: SimRequest, report: ConsumptionReport): boolean => req.region === '' || report.region === req.region;
+  const visible = (req: SimRequest, report: ConsumptionReport): boolean =>
+    req.region === '' || report.region === req.region;
   const find = (req: SimRequest): ConsumptionReport => {
     const id = req.params.id ?? '';
     const report = state.reports.find((r) => r.id === id);
@@ -225,7 +262,8 @@ function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
     return report;
   };
 
-  const rowsOf = (report: ConsumptionReport): Iterable<UsageRow> => reportRows(ctx.rng.fork(`report-contents:${report.id}`), report.rows);
+  const rowsOf = (report: ConsumptionReport): Iterable<UsageRow> =>
+    reportRows(ctx.rng.fork(`report-contents:${report.id}`), report.rows);
   /** Ad-hoc definitions run over every visible report's rows. */
   const allRows = function* (req: SimRequest): Generator<UsageRow> {
     for (const report of state.reports) if (visible(req, report)) yield* rowsOf(report);
@@ -243,7 +281,10 @@ function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
       body: listPage(state.reports.filter((r) => visible(req, r)).map(identifierV2), req),
     }),
 
-    'consumptionAnalytics.getReportV2': (req: SimRequest): SimResponse => ({ status: 200, body: definitionV2(find(req)) }),
+    'consumptionAnalytics.getReportV2': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: definitionV2(find(req)),
+    }),
 
     'consumptionAnalytics.listUsageFieldsV2': (): SimResponse => ({ status: 200, body: USAGE_FIELDS }),
 
@@ -255,10 +296,14 @@ function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
     'consumptionAnalytics.executeReportCsvV2': (req: SimRequest): SimResponse => {
       const report = find(req);
       const run = savedRun(report, req.body as Parameters<typeof savedRun>[1]);
-      return csvAnswer(report.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), rowsToCsv(run.columns, runReport(rowsOf(report), run)));
+      return csvAnswer(
+        report.name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+        rowsToCsv(run.columns, runReport(rowsOf(report), run)),
+      );
     },
 
-    'consumptionAnalytics.executeReportDefinitionV2': (req: SimRequest): SimResponse => rowsAnswer(runReport(allRows(req), req.body as ReportRun)),
+    'consumptionAnalytics.executeReportDefinitionV2': (req: SimRequest): SimResponse =>
+      rowsAnswer(runReport(allRows(req), req.body as ReportRun)),
 
     'consumptionAnalytics.executeReportDefinitionCsvV2': (req: SimRequest): SimResponse => {
       const run = req.body as ReportRun;
@@ -270,7 +315,10 @@ function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
       body: state.reports.filter((r) => visible(req, r)).map(summaryOf),
     }),
 
-    'consumptionAnalytics.getReport': (req: SimRequest): SimResponse => ({ status: 200, body: definitionOf(find(req)) }),
+    'consumptionAnalytics.getReport': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: definitionOf(find(req)),
+    }),
 
     'consumptionAnalytics.downloadReportContents': (req: SimRequest): SimResponse => {
       const report = find(req);
@@ -279,7 +327,10 @@ function handlers(state: ConsumptionAnalyticsState, ctx: SimContext) {
       const rows = reportCsvChunks(ctx.rng.fork(`report-contents:${report.id}`), report.rows);
       return {
         status: 200,
-        headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${filename}"` },
+        headers: {
+          'content-type': 'text/csv; charset=utf-8',
+          'content-disposition': `attachment; filename="${filename}"`,
+        },
         stream: Readable.from(rows, { objectMode: false }),
       };
     },

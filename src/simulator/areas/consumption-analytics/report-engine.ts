@@ -34,10 +34,34 @@ export type UsageRow = Record<string, Value>;
 
 /** The usage fields a definition may use (v2 `usage-fields`). */
 export const USAGE_FIELDS = [
-  { fieldName: 'sys_Product_s', displayName: 'Product', valueType: 'STRING', defaultFunction: 'NONE', validFunctions: ['NONE', 'COUNT', 'CARDINALITY'] },
-  { fieldName: 'sys_Cost_f', displayName: 'Cost', valueType: 'FLOAT', defaultFunction: 'SUM', validFunctions: ['SUM', 'MIN', 'MAX', 'AVG', 'COUNT'] },
-  { fieldName: 'sys_AccountingDate_d', displayName: 'Accounting date', valueType: 'DATE', defaultFunction: 'NONE', validFunctions: ['NONE', 'MIN', 'MAX', 'COUNT'] },
-  { fieldName: 'ext_CostCenter_s', displayName: 'Cost center', valueType: 'STRING', defaultFunction: 'NONE', validFunctions: ['NONE', 'COUNT', 'CARDINALITY'] },
+  {
+    fieldName: 'sys_Product_s',
+    displayName: 'Product',
+    valueType: 'STRING',
+    defaultFunction: 'NONE',
+    validFunctions: ['NONE', 'COUNT', 'CARDINALITY'],
+  },
+  {
+    fieldName: 'sys_Cost_f',
+    displayName: 'Cost',
+    valueType: 'FLOAT',
+    defaultFunction: 'SUM',
+    validFunctions: ['SUM', 'MIN', 'MAX', 'AVG', 'COUNT'],
+  },
+  {
+    fieldName: 'sys_AccountingDate_d',
+    displayName: 'Accounting date',
+    valueType: 'DATE',
+    defaultFunction: 'NONE',
+    validFunctions: ['NONE', 'MIN', 'MAX', 'COUNT'],
+  },
+  {
+    fieldName: 'ext_CostCenter_s',
+    displayName: 'Cost center',
+    valueType: 'STRING',
+    defaultFunction: 'NONE',
+    validFunctions: ['NONE', 'COUNT', 'CARDINALITY'],
+  },
 ] as const;
 
 const DAY_MS = 86_400_000;
@@ -61,7 +85,9 @@ const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 export function dateRangeOf(filter: DateFilter): [string, string] {
   if (filter.type === 'ABSOLUTE' || (filter.type === undefined && filter.startDate !== undefined)) {
     if (filter.startDate === undefined || filter.endDate === undefined) {
-      throw badRequest('An absolute date filter needs startDate and endDate', [{ source: 'field', subject: 'filter.dateFilter', description: 'startDate and endDate' }]);
+      throw badRequest('An absolute date filter needs startDate and endDate', [
+        { source: 'field', subject: 'filter.dateFilter', description: 'startDate and endDate' },
+      ]);
     }
     return [filter.startDate, filter.endDate];
   }
@@ -69,7 +95,11 @@ export function dateRangeOf(filter: DateFilter): [string, string] {
   const days = RELATIVE_DAYS[range];
   if (days === undefined) {
     throw badRequest(`The simulator does not compute the relative range ${range}`, [
-      { source: 'field', subject: 'filter.dateFilter.relativeRange', description: `one of ${Object.keys(RELATIVE_DAYS).join(', ')}` },
+      {
+        source: 'field',
+        subject: 'filter.dateFilter.relativeRange',
+        description: `one of ${Object.keys(RELATIVE_DAYS).join(', ')}`,
+      },
     ]);
   }
   return [isoDay(WORLD_EPOCH_MS - (days - 1) * DAY_MS), isoDay(WORLD_EPOCH_MS)];
@@ -115,7 +145,13 @@ function matches(row: UsageRow, criterion: FieldCriterion): boolean {
     case 'NOT_BETWEEN':
       return !(Number(value) >= Number(criterion.values[0]) && Number(value) <= Number(criterion.values[1]));
     default:
-      throw badRequest(`The simulator does not compute the operator ${criterion.operator}`, [{ source: 'field', subject: 'filter.fieldFilters', description: 'a comparison, IN, text or emptiness operator' }]);
+      throw badRequest(`The simulator does not compute the operator ${criterion.operator}`, [
+        {
+          source: 'field',
+          subject: 'filter.fieldFilters',
+          description: 'a comparison, IN, text or emptiness operator',
+        },
+      ]);
   }
 }
 
@@ -144,7 +180,9 @@ export function runReport(rows: Iterable<UsageRow>, run: ReportRun): UsageRow[] 
   const known = new Set<string>(USAGE_FIELDS.map((f) => f.fieldName));
   run.columns.forEach((column, index) => {
     if (!known.has(column.fieldName)) {
-      throw badRequest(`Unknown usage field '${column.fieldName}'`, [{ source: 'field', subject: `columns[${index}].fieldName`, description: `one of ${[...known].join(', ')}` }]);
+      throw badRequest(`Unknown usage field '${column.fieldName}'`, [
+        { source: 'field', subject: `columns[${index}].fieldName`, description: `one of ${[...known].join(', ')}` },
+      ]);
     }
   });
   const [start, end] = dateRangeOf(run.filter.dateFilter);
@@ -161,7 +199,15 @@ export function runReport(rows: Iterable<UsageRow>, run: ReportRun): UsageRow[] 
   }
   return [...groups.keys()].sort().map((key) => {
     const members = groups.get(key)!;
-    return Object.fromEntries(run.columns.map((c) => [c.fieldName, aggregate(members.map((m) => m[c.fieldName] ?? ''), c.aggFunction ?? 'NONE')]));
+    return Object.fromEntries(
+      run.columns.map((c) => [
+        c.fieldName,
+        aggregate(
+          members.map((m) => m[c.fieldName] ?? ''),
+          c.aggFunction ?? 'NONE',
+        ),
+      ]),
+    );
   });
 }
 
@@ -171,7 +217,12 @@ export function rowsToCsv(columns: readonly ReportColumn[], rows: readonly Usage
     const text = String(value);
     return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
-  return [columns.map((c) => c.fieldName).join(','), ...rows.map((row) => columns.map((c) => field(row[c.fieldName] ?? '')).join(','))].join('\n') + '\n';
+  return (
+    [
+      columns.map((c) => c.fieldName).join(','),
+      ...rows.map((row) => columns.map((c) => field(row[c.fieldName] ?? '')).join(',')),
+    ].join('\n') + '\n'
+  );
 }
 
 export type RowSource = (rng: Rng, count: number) => Iterable<UsageRow>;

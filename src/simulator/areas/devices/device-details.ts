@@ -14,13 +14,49 @@ export const DEVICE_TYPES: Record<DeviceCategory, readonly string[]> = {
   NETWORK: ['SWITCH', 'AP', 'GATEWAY'],
 };
 
-const MAKES: Record<DeviceCategory, string> = { COMPUTE: 'Platform Compute', STORAGE: 'Platform Storage', NETWORK: 'Platform Networking' };
+const MAKES: Record<DeviceCategory, string> = {
+  COMPUTE: 'Platform Compute',
+  STORAGE: 'Platform Storage',
+  NETWORK: 'Platform Networking',
+};
 
 const SITES = [
-  { city: 'Berlin', state: 'BE', country: 'Germany', postalCode: '10115', streetAddress: 'Invalidenstrasse 12', latitude: 52.53, longitude: 13.38 },
-  { city: 'Lyon', state: 'ARA', country: 'France', postalCode: '69002', streetAddress: '4 Rue de la Republique', latitude: 45.76, longitude: 4.84 },
-  { city: 'Austin', state: 'TX', country: 'United States', postalCode: '78701', streetAddress: '301 Congress Ave', latitude: 30.27, longitude: -97.74 },
-  { city: 'Osaka', state: 'Osaka', country: 'Japan', postalCode: '530-0001', streetAddress: '2-4-9 Umeda', latitude: 34.7, longitude: 135.5 },
+  {
+    city: 'Berlin',
+    state: 'BE',
+    country: 'Germany',
+    postalCode: '10115',
+    streetAddress: 'Invalidenstrasse 12',
+    latitude: 52.53,
+    longitude: 13.38,
+  },
+  {
+    city: 'Lyon',
+    state: 'ARA',
+    country: 'France',
+    postalCode: '69002',
+    streetAddress: '4 Rue de la Republique',
+    latitude: 45.76,
+    longitude: 4.84,
+  },
+  {
+    city: 'Austin',
+    state: 'TX',
+    country: 'United States',
+    postalCode: '78701',
+    streetAddress: '301 Congress Ave',
+    latitude: 30.27,
+    longitude: -97.74,
+  },
+  {
+    city: 'Osaka',
+    state: 'Osaka',
+    country: 'Japan',
+    postalCode: '530-0001',
+    streetAddress: '2-4-9 Umeda',
+    latitude: 34.7,
+    longitude: 135.5,
+  },
 ] as const;
 
 const CONTACTS = [
@@ -30,7 +66,12 @@ const CONTACTS = [
 
 const SUPPORT = [
   { contractLevel: 'Foundation Care 24x7', serviceLevel: '4 hour onsite', contractLevelRank: 2, serviceLevelRank: 2 },
-  { contractLevel: 'Foundation Care NBD', serviceLevel: 'Next business day', contractLevelRank: 1, serviceLevelRank: 1 },
+  {
+    contractLevel: 'Foundation Care NBD',
+    serviceLevel: 'Next business day',
+    contractLevelRank: 1,
+    serviceLevelRank: 1,
+  },
 ] as const;
 
 /** Fields of a device's published record that no Fleetbook operation changes. */
@@ -56,7 +97,12 @@ function isoDaysBefore(anchorIso: string, days: number): string {
   return new Date(Date.parse(anchorIso) - days * 86_400_000).toISOString();
 }
 
-export function deviceDetails(rng: Rng, category: DeviceCategory, serialNumber: string, createdAt: string): DeviceDetails {
+export function deviceDetails(
+  rng: Rng,
+  category: DeviceCategory,
+  serialNumber: string,
+  createdAt: string,
+): DeviceDetails {
   const site = rng.pick(SITES);
   const contact = rng.pick(CONTACTS);
   const support = rng.pick(SUPPORT);
@@ -79,7 +125,13 @@ export function deviceDetails(rng: Rng, category: DeviceCategory, serialNumber: 
     billingAccountName: `${site.country} operations`,
     billingTier: 'STANDARD',
     subscriptionCategory: category,
-    location: { id: locationId, resourceUri: `/locations/v1/locations/${locationId}`, locationName: `${site.city} data centre`, locationSource: 'MANUAL', ...site },
+    location: {
+      id: locationId,
+      resourceUri: `/locations/v1/locations/${locationId}`,
+      locationName: `${site.city} data centre`,
+      locationSource: 'MANUAL',
+      ...site,
+    },
     contact: { id: contactId, resourceUri: `/identity/v1/users/${contactId}`, type: 'WORKSPACE-USER', ...contact },
     warranty: { country: site.country, currentSupportLevel: level, supportLevels: [level] },
   };

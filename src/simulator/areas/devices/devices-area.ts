@@ -76,7 +76,12 @@ const configSchema = {
         properties: {
           id: { type: 'string', minLength: 1 },
           name: { type: 'string', minLength: 1 },
-          regions: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['us-west', 'eu-west', 'eu-central', 'ap-northeast'] } },
+          regions: {
+            type: 'array',
+            minItems: 1,
+            uniqueItems: true,
+            items: { enum: ['us-west', 'eu-west', 'eu-central', 'ap-northeast'] },
+          },
         },
       },
     },
@@ -137,7 +142,11 @@ function newDevice(
 const applicationRef = (id: string) => ({ id, resourceUri: `/service-catalog/v1/applications/${id}` });
 
 /** The published device record: subscriptions with their key, tier and term, the inventory facts flat. */
-export function deviceView(device: Device, subscriptions: SubscriptionsState, workspaceId: string): Record<string, unknown> {
+export function deviceView(
+  device: Device,
+  subscriptions: SubscriptionsState,
+  workspaceId: string,
+): Record<string, unknown> {
   const { details, category, subscription, ...own } = device;
   return {
     ...own,
@@ -147,7 +156,9 @@ export function deviceView(device: Device, subscriptions: SubscriptionsState, wo
     subscription: subscription.map(({ id }) => {
       const found = subscriptions.byId.get(id);
       const ref = { id, resourceUri: `/subscriptions/v1/subscriptions/${id}` };
-      return found ? { ...ref, key: found.key, tier: found.tier, startTime: found.startTime, endTime: found.endTime } : ref;
+      return found
+        ? { ...ref, key: found.key, tier: found.tier, startTime: found.startTime, endTime: found.endTime }
+        : ref;
     }),
   };
 }
@@ -177,7 +188,9 @@ function createState(ctx: SimContext): DevicesState {
       device.application = applicationRef(application.id);
       device.region = rng.pick(application.regions);
       device.assignedState = 'ASSIGNED_TO_SERVICE';
-      const usable = subscriptions.subscriptions.filter((s) => s.subscriptionStatus === 'STARTED' && s.availableQuantity > 0);
+      const usable = subscriptions.subscriptions.filter(
+        (s) => s.subscriptionStatus === 'STARTED' && s.availableQuantity > 0,
+      );
       if (usable.length > 0 && rng.next() < 0.7) {
         const subscription = rng.pick(usable);
         subscription.availableQuantity -= 1;
@@ -233,25 +246,44 @@ function parseAddBody(req: SimRequest, state: DevicesState): AddEntry[] {
       const required = group === 'network' ? ['macAddress'] : ['partNumber'];
       for (const name of required) {
         const value = fields[name];
-        if (typeof value !== 'string' || value.length === 0) throw fieldError(`${subject}.${name}`, `${subject} needs ${name}`, 'required non-empty string');
+        if (typeof value !== 'string' || value.length === 0)
+          throw fieldError(`${subject}.${name}`, `${subject} needs ${name}`, 'required non-empty string');
       }
       const tags = checkTags({}, (fields.tags ?? {}) as Record<string, string>, `${subject}.tags`);
       const macAddress = fields.macAddress as string | undefined;
       const partNumber = fields.partNumber as string | undefined;
-      entries.push({ group, serialNumber, ...(partNumber === undefined ? {} : { partNumber }), ...(macAddress === undefined ? {} : { macAddress }), tags });
+      entries.push({
+        group,
+        serialNumber,
+        ...(partNumber === undefined ? {} : { partNumber }),
+        ...(macAddress === undefined ? {} : { macAddress }),
+        tags,
+      });
     });
   }
   if (entries.length === 0 || entries.length > MAX_BATCH) {
-    throw fieldError('body', `Add 1 to ${MAX_BATCH} devices per request in all, got ${entries.length}`, `1 to ${MAX_BATCH} devices across network, compute and storage`);
+    throw fieldError(
+      'body',
+      `Add 1 to ${MAX_BATCH} devices per request in all, got ${entries.length}`,
+      `1 to ${MAX_BATCH} devices across network, compute and storage`,
+    );
   }
   const seen = new Set<string>();
   for (const entry of entries) {
     if (seen.has(entry.serialNumber)) {
-      throw fieldError('serialNumber', `Serial number '${entry.serialNumber}' appears twice in the request`, `duplicate serial number ${entry.serialNumber}`);
+      throw fieldError(
+        'serialNumber',
+        `Serial number '${entry.serialNumber}' appears twice in the request`,
+        `duplicate serial number ${entry.serialNumber}`,
+      );
     }
     seen.add(entry.serialNumber);
     if (state.bySerial.has(entry.serialNumber)) {
-      throw fieldError('serialNumber', `Serial number '${entry.serialNumber}' is already in the workspace`, `existing serial number ${entry.serialNumber}`);
+      throw fieldError(
+        'serialNumber',
+        `Serial number '${entry.serialNumber}' is already in the workspace`,
+        `existing serial number ${entry.serialNumber}`,
+      );
     }
   }
   return entries;
@@ -270,28 +302,47 @@ function parseUpdateBody(req: SimRequest, state: DevicesState): UpdateChange {
   if (touchesApplication === touchesSubscription) {
     throw fieldError(
       'body',
-      touchesApplication ? 'One kind of change per call: application or subscription, not both' : 'Nothing to change: give application and region, or subscription',
+      touchesApplication
+        ? 'One kind of change per call: application or subscription, not both'
+        : 'Nothing to change: give application and region, or subscription',
       'exactly one of application (with region) or subscription',
     );
   }
   if (touchesSubscription) {
     const list = body.subscription;
-    if (!Array.isArray(list) || list.length > 1) throw fieldError('subscription', 'subscription must be [] (remove) or [{id}] (apply)', 'an array of at most one {id}');
+    if (!Array.isArray(list) || list.length > 1)
+      throw fieldError(
+        'subscription',
+        'subscription must be [] (remove) or [{id}] (apply)',
+        'an array of at most one {id}',
+      );
     if (list.length === 0) return { kind: 'unsubscribe' };
     const id = (list[0] as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string') throw fieldError('subscription[0].id', 'subscription[0].id must be a string', 'subscription id');
+    if (typeof id !== 'string')
+      throw fieldError('subscription[0].id', 'subscription[0].id must be a string', 'subscription id');
     return { kind: 'subscribe', subscriptionId: id };
   }
   const application = body.application as { id?: unknown } | null | undefined;
   const applicationId = application?.id ?? null;
   const region = body.region ?? null;
   if (applicationId === null && region === null) return { kind: 'unassign' };
-  if (typeof applicationId !== 'string') throw fieldError('application.id', 'application.id is required to assign (null with region null removes)', 'application id');
-  if (typeof region !== 'string') throw fieldError('region', 'region is required to assign an application', 'a region of the application');
+  if (typeof applicationId !== 'string')
+    throw fieldError(
+      'application.id',
+      'application.id is required to assign (null with region null removes)',
+      'application id',
+    );
+  if (typeof region !== 'string')
+    throw fieldError('region', 'region is required to assign an application', 'a region of the application');
   const known = state.applications.find((a) => a.id === applicationId);
-  if (!known) throw fieldError('application.id', `Application '${applicationId}' does not exist`, 'unknown application');
+  if (!known)
+    throw fieldError('application.id', `Application '${applicationId}' does not exist`, 'unknown application');
   if (!known.regions.includes(region)) {
-    throw fieldError('region', `Application '${known.name}' is not available in region '${region}' (available: ${known.regions.join(', ')})`, 'region of the application');
+    throw fieldError(
+      'region',
+      `Application '${known.name}' is not available in region '${region}' (available: ${known.regions.join(', ')})`,
+      'region of the application',
+    );
   }
   return { kind: 'assign', applicationId, region };
 }
@@ -299,7 +350,8 @@ function parseUpdateBody(req: SimRequest, state: DevicesState): UpdateChange {
 function releaseSubscriptions(device: Device, subscriptions: SubscriptionsState): void {
   for (const { id } of device.subscription) {
     const subscription = subscriptions.byId.get(id);
-    if (subscription) subscription.availableQuantity = Math.min(subscription.quantity, subscription.availableQuantity + 1);
+    if (subscription)
+      subscription.availableQuantity = Math.min(subscription.quantity, subscription.availableQuantity + 1);
   }
   device.subscription = [];
 }
@@ -311,7 +363,8 @@ function unitsNeeded(devices: readonly Device[], subscription: Subscription): nu
 
 function handlers(state: DevicesState, ctx: SimContext) {
   const subscriptions = (): SubscriptionsState => ctx.stateOf<SubscriptionsState>('subscriptions');
-  const view = (device: Device) => deviceView(device, subscriptions(), ctx.stateOf<WorkspacesState>('workspaces').workspace.id);
+  const view = (device: Device) =>
+    deviceView(device, subscriptions(), ctx.stateOf<WorkspacesState>('workspaces').workspace.id);
   const find = (id: string): Device => {
     const device = state.byId.get(id);
     if (!device) throw notFound('Device', id);
@@ -320,9 +373,14 @@ function handlers(state: DevicesState, ctx: SimContext) {
 
   const checkSubscription = (subscriptionId: string, devices: readonly Device[]): Subscription => {
     const subscription = subscriptions().byId.get(subscriptionId);
-    if (!subscription) throw fieldError('subscription[0].id', `Subscription '${subscriptionId}' does not exist`, 'unknown subscription');
+    if (!subscription)
+      throw fieldError('subscription[0].id', `Subscription '${subscriptionId}' does not exist`, 'unknown subscription');
     if (subscription.subscriptionStatus !== 'STARTED') {
-      throw fieldError('subscription[0].id', `Subscription '${subscription.key}' is ${subscription.subscriptionStatus}, not STARTED`, 'subscription not active');
+      throw fieldError(
+        'subscription[0].id',
+        `Subscription '${subscription.key}' is ${subscription.subscriptionStatus}, not STARTED`,
+        'subscription not active',
+      );
     }
     const needed = unitsNeeded(devices, subscription);
     if (subscription.availableQuantity < needed) {
@@ -343,7 +401,10 @@ function handlers(state: DevicesState, ctx: SimContext) {
       try {
         subscription = checkSubscription(change.subscriptionId, devices);
       } catch (error) {
-        return { status: 'FAILED', error: { errorCode: 'SUBSCRIPTION_UNAVAILABLE', message: (error as Error).message } };
+        return {
+          status: 'FAILED',
+          error: { errorCode: 'SUBSCRIPTION_UNAVAILABLE', message: (error as Error).message },
+        };
       }
       for (const device of devices) {
         if (device.subscription.some((s) => s.id === subscription.id)) continue;
@@ -388,7 +449,12 @@ function handlers(state: DevicesState, ctx: SimContext) {
         durationMs: ADD_DURATION_MS,
         complete: (injectedFailure) => {
           if (injectedFailure) {
-            return { status: 'FAILED', error: injectedFailure, result: { failedDevicesSerial: entries.map((e) => e.serialNumber) }, resultType: 'DEVICES_ADD' };
+            return {
+              status: 'FAILED',
+              error: injectedFailure,
+              result: { failedDevicesSerial: entries.map((e) => e.serialNumber) },
+              resultType: 'DEVICES_ADD',
+            };
           }
           const nowIso = ctx.clock.nowIso();
           const failed: string[] = [];
@@ -398,23 +464,31 @@ function handlers(state: DevicesState, ctx: SimContext) {
               continue;
             }
             const rng = ctx.rng.fork(`device-serial:${entry.serialNumber}`);
-            const device = newDevice(rng, { id: rng.uuid(), type: 'devices/device', generation: 1, createdAt: nowIso, updatedAt: nowIso }, {
-              serialNumber: entry.serialNumber,
-              category: GROUPS[entry.group],
-              partNumber: entry.partNumber ?? `JL${rng.int(100, 999)}A`,
-              ...(entry.macAddress === undefined ? {} : { macAddress: entry.macAddress }),
-              tags: entry.tags,
-            });
+            const device = newDevice(
+              rng,
+              { id: rng.uuid(), type: 'devices/device', generation: 1, createdAt: nowIso, updatedAt: nowIso },
+              {
+                serialNumber: entry.serialNumber,
+                category: GROUPS[entry.group],
+                partNumber: entry.partNumber ?? `JL${rng.int(100, 999)}A`,
+                ...(entry.macAddress === undefined ? {} : { macAddress: entry.macAddress }),
+                tags: entry.tags,
+              },
+            );
             state.devices.push(device);
             state.byId.set(device.id, device);
             state.bySerial.set(device.serialNumber, device);
           }
-          if (failed.length === 0) return { status: 'SUCCEEDED', result: { failedDevicesSerial: [] }, resultType: 'DEVICES_ADD' };
+          if (failed.length === 0)
+            return { status: 'SUCCEEDED', result: { failedDevicesSerial: [] }, resultType: 'DEVICES_ADD' };
           return {
             status: 'FAILED',
             result: { failedDevicesSerial: failed },
             resultType: 'DEVICES_ADD',
-            error: { errorCode: 'DEVICES_NOT_ADDED', message: `${failed.length} of ${entries.length} devices could not be added: ${failed.join(', ')}` },
+            error: {
+              errorCode: 'DEVICES_NOT_ADDED',
+              message: `${failed.length} of ${entries.length} devices could not be added: ${failed.join(', ')}`,
+            },
           };
         },
       });
@@ -434,7 +508,8 @@ function handlers(state: DevicesState, ctx: SimContext) {
         flavour: 'devices',
         type: 'devices-update',
         durationMs: UPDATE_DURATION_MS,
-        complete: (injectedFailure) => (injectedFailure ? { status: 'FAILED', error: injectedFailure } : applyUpdate(devices, change)),
+        complete: (injectedFailure) =>
+          injectedFailure ? { status: 'FAILED', error: injectedFailure } : applyUpdate(devices, change),
       });
     },
   };

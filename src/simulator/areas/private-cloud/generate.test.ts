@@ -12,8 +12,16 @@ describe('generatePrivateCloud', () => {
     for (const [index, system] of first.systems.entries()) {
       expect(system.servers).toHaveLength(system.serverCount);
       expect(system.servers).toBe(system.servers);
-      expect(second.systems[index]!.servers.map((server) => server.id)).toEqual(system.servers.map((server) => server.id));
-      expect(new Set(system.servers.map((server) => (server.hypervisorHost as { hypervisorClusterId: string }).hypervisorClusterId))).toEqual(new Set(system.clusters.map((cluster) => cluster.id)));
+      expect(second.systems[index]!.servers.map((server) => server.id)).toEqual(
+        system.servers.map((server) => server.id),
+      );
+      expect(
+        new Set(
+          system.servers.map(
+            (server) => (server.hypervisorHost as { hypervisorClusterId: string }).hypervisorClusterId,
+          ),
+        ),
+      ).toEqual(new Set(system.clusters.map((cluster) => cluster.id)));
     }
   });
 });

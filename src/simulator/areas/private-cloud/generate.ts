@@ -24,7 +24,13 @@ export interface PrivateCloudConfig {
   /** How long a successful precheck stays valid, simulated minutes. @default 240 */
   precheckValidityMinutes?: number;
   /** Pinned failures; `[]` for none. @default one failure at the hypervisor step of the first system's first cluster */
-  failures?: Array<{ system: string; cluster?: string; operation: 'update' | 'precheck'; step?: UpdateStep; times?: number }>;
+  failures?: Array<{
+    system: string;
+    cluster?: string;
+    operation: 'update' | 'precheck';
+    step?: UpdateStep;
+    times?: number;
+  }>;
 }
 
 export const PRIVATE_CLOUD_CONFIG_SCHEMA = {
@@ -66,11 +72,42 @@ const component = (name: string, version: string, releaseDate: string) => ({
 });
 
 /** Where the systems stand, by region (derived, not drawn: adding it left every world as it was). */
-const SITES: Record<string, { city: string; countryCode: string; stateCode: string; zipCode: string; latitude: string; longitude: string }> = {
-  'us-west': { city: 'Sacramento', countryCode: 'US', stateCode: 'CA', zipCode: '95814', latitude: '38.58', longitude: '-121.49' },
-  'eu-west': { city: 'Dublin', countryCode: 'IE', stateCode: 'D', zipCode: 'D02', latitude: '53.35', longitude: '-6.26' },
-  'eu-central': { city: 'Frankfurt', countryCode: 'DE', stateCode: 'HE', zipCode: '60311', latitude: '50.11', longitude: '8.68' },
-  'ap-northeast': { city: 'Tokyo', countryCode: 'JP', stateCode: '13', zipCode: '100-0001', latitude: '35.68', longitude: '139.69' },
+const SITES: Record<
+  string,
+  { city: string; countryCode: string; stateCode: string; zipCode: string; latitude: string; longitude: string }
+> = {
+  'us-west': {
+    city: 'Sacramento',
+    countryCode: 'US',
+    stateCode: 'CA',
+    zipCode: '95814',
+    latitude: '38.58',
+    longitude: '-121.49',
+  },
+  'eu-west': {
+    city: 'Dublin',
+    countryCode: 'IE',
+    stateCode: 'D',
+    zipCode: 'D02',
+    latitude: '53.35',
+    longitude: '-6.26',
+  },
+  'eu-central': {
+    city: 'Frankfurt',
+    countryCode: 'DE',
+    stateCode: 'HE',
+    zipCode: '60311',
+    latitude: '50.11',
+    longitude: '8.68',
+  },
+  'ap-northeast': {
+    city: 'Tokyo',
+    countryCode: 'JP',
+    stateCode: '13',
+    zipCode: '100-0001',
+    latitude: '35.68',
+    longitude: '139.69',
+  },
 };
 
 function generateCatalogs(rng: Rng, customerId: string): Catalog[] {
@@ -180,12 +217,18 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
     updateSupported: profile.updateSupported,
     healthStatus: profile.state === 'OFFLINE' ? 'MISSING' : rng.next() < 0.8 ? 'OK' : 'WARNING',
     clusters: [],
-    hypervisorManager: { id: `hm-${record.id}`, name: `hm-${region}-${String(index + 1).padStart(2, '0')}`, address: `10.10.${index % 250}.10` },
+    hypervisorManager: {
+      id: `hm-${record.id}`,
+      name: `hm-${region}-${String(index + 1).padStart(2, '0')}`,
+      address: `10.10.${index % 250}.10`,
+    },
     location: SITES[region]!,
     capacity: { cpuMhz: 0, memoryBytes: 0, storageBytes: 0 },
     serverCount: 0,
     get servers() {
-      servers ??= serverPlan.flatMap(({ cluster, count }) => Array.from({ length: count }, (_, s) => generateServer(serverRng, system, cluster, s, customerId)));
+      servers ??= serverPlan.flatMap(({ cluster, count }) =>
+        Array.from({ length: count }, (_, s) => generateServer(serverRng, system, cluster, s, customerId)),
+      );
       return servers;
     },
   };
@@ -199,12 +242,19 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
       unavailable: [],
     };
     if (!profile.updateSupported) {
-      cluster.unavailable = CATALOG_VERSIONS.filter((v) => compareVersions(v.version, profile.version) > 0).map((v) => ({
-        version: v.version,
-        reasons: ['Software updates are not supported for this system family'],
-      }));
+      cluster.unavailable = CATALOG_VERSIONS.filter((v) => compareVersions(v.version, profile.version) > 0).map(
+        (v) => ({
+          version: v.version,
+          reasons: ['Software updates are not supported for this system family'],
+        }),
+      );
     } else if (profile.unavailableOnLast && c === clusterCount - 1) {
-      cluster.unavailable = [{ version: '2.4.0', reasons: ['Server firmware baseline of catalog 2.4.0 does not support the installed server model'] }];
+      cluster.unavailable = [
+        {
+          version: '2.4.0',
+          reasons: ['Server firmware baseline of catalog 2.4.0 does not support the installed server model'],
+        },
+      ];
     }
     system.clusters.push(cluster);
     const count = rng.int(2, 4);
@@ -212,7 +262,11 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
     system.serverCount += count;
   }
   // Per server: 2 × 32 cores at 2.4 GHz, 512 GiB; 20 TB of storage.
-  system.capacity = { cpuMhz: system.serverCount * 64 * 2400, memoryBytes: system.serverCount * 512 * 2 ** 30, storageBytes: system.serverCount * 20e12 };
+  system.capacity = {
+    cpuMhz: system.serverCount * 64 * 2400,
+    memoryBytes: system.serverCount * 512 * 2 ** 30,
+    storageBytes: system.serverCount * 20e12,
+  };
   return system;
 }
 
@@ -252,39 +306,64 @@ function generatePolicies(rng: Rng, customerId: string, systems: readonly System
         snapshotAllocWarning: 80,
         userAllocWarning: 90,
       },
-      associatedObjects: cluster && system
-        ? [
-            {
-              generation: 1,
-              resourceUri: `${system.resourceUri}/hypervisor-clusters/${cluster.id}`,
-              type: 'hypervisor-cluster',
-              associatedDatastores: [{ id: rng.uuid(), name: `ds-${spec.name}`, type: 'DATASTORE_TYPE_VMFS' }],
-              associatedVmCount: 2,
-              associatedVms: [
-                { id: rng.uuid(), name: `vm-${spec.name}-1` },
-                { id: rng.uuid(), name: `vm-${spec.name}-2` },
-              ],
-              storageProfileId: rng.uuid(),
-              clusterId: cluster.id,
-              clusterName: cluster.name,
-            },
-          ]
-        : [],
+      associatedObjects:
+        cluster && system
+          ? [
+              {
+                generation: 1,
+                resourceUri: `${system.resourceUri}/hypervisor-clusters/${cluster.id}`,
+                type: 'hypervisor-cluster',
+                associatedDatastores: [{ id: rng.uuid(), name: `ds-${spec.name}`, type: 'DATASTORE_TYPE_VMFS' }],
+                associatedVmCount: 2,
+                associatedVms: [
+                  { id: rng.uuid(), name: `vm-${spec.name}-1` },
+                  { id: rng.uuid(), name: `vm-${spec.name}-2` },
+                ],
+                storageProfileId: rng.uuid(),
+                clusterId: cluster.id,
+                clusterName: cluster.name,
+              },
+            ]
+          : [],
     };
   });
 }
 
 function resolveFailures(config: PrivateCloudConfig, systems: readonly System[]): PinnedFailure[] {
   const first = systems[0];
-  const pinned = config.failures ?? (first ? [{ system: first.name, cluster: first.clusters[0]?.name, operation: 'update' as const, step: 'hypervisor' as const, times: 1 }] : []);
+  const pinned =
+    config.failures ??
+    (first
+      ? [
+          {
+            system: first.name,
+            cluster: first.clusters[0]?.name,
+            operation: 'update' as const,
+            step: 'hypervisor' as const,
+            times: 1,
+          },
+        ]
+      : []);
   return pinned.map((failure, index) => {
     const system = systems.find((s) => s.name === failure.system || s.id === failure.system);
     if (!system) {
-      throw new UsageError(`world file: privateCloud.failures[${index}].system '${failure.system}' is not a system of this world (e.g. ${systems.slice(0, 3).map((s) => s.name).join(', ')})`, 'INVALID_WORLD_FILE');
+      throw new UsageError(
+        `world file: privateCloud.failures[${index}].system '${failure.system}' is not a system of this world (e.g. ${systems
+          .slice(0, 3)
+          .map((s) => s.name)
+          .join(', ')})`,
+        'INVALID_WORLD_FILE',
+      );
     }
-    const cluster = failure.cluster === undefined ? undefined : system.clusters.find((c) => c.name === failure.cluster || c.id === failure.cluster);
+    const cluster =
+      failure.cluster === undefined
+        ? undefined
+        : system.clusters.find((c) => c.name === failure.cluster || c.id === failure.cluster);
     if (failure.cluster !== undefined && !cluster) {
-      throw new UsageError(`world file: privateCloud.failures[${index}].cluster '${failure.cluster}' is not a cluster of ${system.name} (${system.clusters.map((c) => c.name).join(', ')})`, 'INVALID_WORLD_FILE');
+      throw new UsageError(
+        `world file: privateCloud.failures[${index}].cluster '${failure.cluster}' is not a cluster of ${system.name} (${system.clusters.map((c) => c.name).join(', ')})`,
+        'INVALID_WORLD_FILE',
+      );
     }
     return {
       systemId: system.id,
@@ -301,7 +380,9 @@ export function generatePrivateCloud(rng: Rng, config: PrivateCloudConfig): Priv
   const customerId = rng.uuid().replace(/-/g, '').slice(0, 16);
   const catalogs = generateCatalogs(rng.fork('catalogs'), customerId);
   const systemRng = rng.fork('systems');
-  const systems = Array.from({ length: config.systems ?? 6 }, (_, index) => generateSystem(systemRng, index, customerId));
+  const systems = Array.from({ length: config.systems ?? 6 }, (_, index) =>
+    generateSystem(systemRng, index, customerId),
+  );
   return {
     customerId,
     systems,

@@ -62,7 +62,12 @@ export interface Cluster {
   lastUpdatedAtMs?: number;
 }
 
-export type SoftwareOperationKind = 'software-prechecks' | 'software-update' | 'software-update-resume' | 'software-version-refresh' | 'add-hypervisor-cluster';
+export type SoftwareOperationKind =
+  | 'software-prechecks'
+  | 'software-update'
+  | 'software-update-resume'
+  | 'software-version-refresh'
+  | 'add-hypervisor-cluster';
 
 export interface System extends RecordFields {
   name: string;
@@ -76,7 +81,14 @@ export interface System extends RecordFields {
   clusters: Cluster[];
   /** The system's hypervisor manager, which every cluster of it reports. */
   hypervisorManager: { id: string; name: string; address: string };
-  location: { city: string; countryCode: string; stateCode: string; zipCode: string; latitude: string; longitude: string };
+  location: {
+    city: string;
+    countryCode: string;
+    stateCode: string;
+    zipCode: string;
+    latitude: string;
+    longitude: string;
+  };
   /** Capacity of the system, bytes and MHz; usage is derived from it. */
   capacity: { cpuMhz: number; memoryBytes: number; storageBytes: number };
   /**

@@ -39,18 +39,65 @@ const systemsQuery = createListQuery({
     'health/overallHealth': 'string',
     'softwareInfo/currentUpdateStatus/state': 'string',
   },
-  sort: { id: 'string', name: 'string', state: 'string', region: 'string', stackType: 'string', createdAt: 'timestamp', updatedAt: 'timestamp' },
+  sort: {
+    id: 'string',
+    name: 'string',
+    state: 'string',
+    region: 'string',
+    stackType: 'string',
+    createdAt: 'timestamp',
+    updatedAt: 'timestamp',
+  },
 });
 const serversQuery = createListQuery({
-  filter: { id: 'string', name: 'string', serialNumber: 'string', model: 'string', powerState: 'string', createdAt: 'timestamp', updatedAt: 'timestamp' },
-  sort: { id: 'string', name: 'string', serialNumber: 'string', model: 'string', createdAt: 'timestamp', updatedAt: 'timestamp' },
+  filter: {
+    id: 'string',
+    name: 'string',
+    serialNumber: 'string',
+    model: 'string',
+    powerState: 'string',
+    createdAt: 'timestamp',
+    updatedAt: 'timestamp',
+  },
+  sort: {
+    id: 'string',
+    name: 'string',
+    serialNumber: 'string',
+    model: 'string',
+    createdAt: 'timestamp',
+    updatedAt: 'timestamp',
+  },
 });
-const reportProperties = { id: 'string', systemId: 'string', systemName: 'string', createdAt: 'timestamp', totalFailed: 'integer', totalWarning: 'integer' } as const;
+const reportProperties = {
+  id: 'string',
+  systemId: 'string',
+  systemName: 'string',
+  createdAt: 'timestamp',
+  totalFailed: 'integer',
+  totalWarning: 'integer',
+} as const;
 const reportsQuery = createListQuery({ filter: reportProperties, sort: reportProperties });
 const catalogsQuery = createListQuery({
-  filter: { id: 'string', name: 'string', type: 'string', version: 'string', releaseDate: 'string', generation: 'integer', createdAt: 'timestamp', updatedAt: 'timestamp' },
+  filter: {
+    id: 'string',
+    name: 'string',
+    type: 'string',
+    version: 'string',
+    releaseDate: 'string',
+    generation: 'integer',
+    createdAt: 'timestamp',
+    updatedAt: 'timestamp',
+  },
 });
-const policyProperties = { id: 'string', name: 'string', description: 'string', storageType: 'string', generation: 'integer', createdAt: 'timestamp', updatedAt: 'timestamp' } as const;
+const policyProperties = {
+  id: 'string',
+  name: 'string',
+  description: 'string',
+  storageType: 'string',
+  generation: 'integer',
+  createdAt: 'timestamp',
+  updatedAt: 'timestamp',
+} as const;
 const policiesQuery = createListQuery({ filter: policyProperties, sort: policyProperties });
 
 /** The fields every platform record has, which `select` always keeps. */
@@ -60,10 +107,17 @@ const RECORD_FIELDS = ['id', 'type', 'generation', 'createdAt', 'updatedAt', 're
 function pick(view: Record<string, unknown>, names: string, parameter: string): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (const field of RECORD_FIELDS) if (field in view) result[field] = view[field];
-  for (const name of names.split(',').map((n) => n.trim()).filter(Boolean)) {
+  for (const name of names
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean)) {
     if (!(name in view)) {
       throw badRequest(`Unknown property '${name}' in ${parameter}`, [
-        { source: 'query.parameter', subject: parameter, description: `unknown property '${name}' (known: ${Object.keys(view).join(', ')})` },
+        {
+          source: 'query.parameter',
+          subject: parameter,
+          description: `unknown property '${name}' (known: ${Object.keys(view).join(', ')})`,
+        },
       ]);
     }
     result[name] = view[name];
@@ -96,10 +150,17 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
   /** The checks every software operation on a system makes first: offline 403, one at a time 409. */
   const checkIdle = (system: System): void => {
     if (system.state === 'OFFLINE') {
-      throw new SimHttpError(403, 'SYSTEM_OFFLINE', `System ${system.name} is OFFLINE: the operation is forbidden in the current state of the system`);
+      throw new SimHttpError(
+        403,
+        'SYSTEM_OFFLINE',
+        `System ${system.name} is OFFLINE: the operation is forbidden in the current state of the system`,
+      );
     }
     if (ctx.asyncOps.running(system.id).length > 0) {
-      throw conflict('OPERATION_IN_PROGRESS', `A software precheck or update operation is already in progress on system ${system.name}`);
+      throw conflict(
+        'OPERATION_IN_PROGRESS',
+        `A software precheck or update operation is already in progress on system ${system.name}`,
+      );
     }
   };
 
@@ -116,19 +177,28 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       ? ids.map((id) => {
           const cluster = system.clusters.find((c) => c.id === id);
           if (!cluster) {
-            throw badRequest(`hypervisorClusterIds: hypervisor cluster '${id}' is not a cluster of system ${system.name}`, [
-              { source: 'field', subject: 'hypervisorClusterIds', description: `unknown cluster '${id}'` },
-            ]);
+            throw badRequest(
+              `hypervisorClusterIds: hypervisor cluster '${id}' is not a cluster of system ${system.name}`,
+              [{ source: 'field', subject: 'hypervisorClusterIds', description: `unknown cluster '${id}'` }],
+            );
           }
           return cluster;
         })
       : system.clusters;
-    const lacking = clusters.filter((cluster) => !availableCatalogs(state, system, cluster).some((c) => c.version === body.catalogVersion));
+    const lacking = clusters.filter(
+      (cluster) => !availableCatalogs(state, system, cluster).some((c) => c.version === body.catalogVersion),
+    );
     if (lacking.length > 0) {
       throw badRequest(
         `catalogVersion: catalog ${body.catalogVersion} is not available on cluster(s) ${lacking.map((c) => c.name).join(', ')} of system ${system.name}` +
           (ids ? '' : '; name the clusters that offer it in hypervisorClusterIds'),
-        [{ source: 'field', subject: 'catalogVersion', description: `not an available catalog of ${lacking.map((c) => c.name).join(', ')}` }],
+        [
+          {
+            source: 'field',
+            subject: 'catalogVersion',
+            description: `not an available catalog of ${lacking.map((c) => c.name).join(', ')}`,
+          },
+        ],
       );
     }
     return clusters;
@@ -162,7 +232,12 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
     return accepted(location);
   };
 
-  const takeFailure = (system: System, operation: 'update' | 'precheck', clusterIds: readonly string[], fromStep: number) => {
+  const takeFailure = (
+    system: System,
+    operation: 'update' | 'precheck',
+    clusterIds: readonly string[],
+    fromStep: number,
+  ) => {
     const failure = state.failures.find(
       (f) =>
         f.remaining > 0 &&
@@ -176,34 +251,47 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
   };
 
   /** Runs the update steps from `fromStep`; a pinned failure ends it at its step. */
-  const startUpdate = (system: System, kind: SoftwareOperationKind, catalogVersion: string, clusters: Cluster[], fromStep: number): SimResponse => {
+  const startUpdate = (
+    system: System,
+    kind: SoftwareOperationKind,
+    catalogVersion: string,
+    clusters: Cluster[],
+    fromStep: number,
+  ): SimResponse => {
     const clusterIds = clusters.map((c) => c.id);
     const failure = takeFailure(system, 'update', clusterIds, fromStep);
     const failStep = failure ? (failure.step ? UPDATE_STEPS.indexOf(failure.step) : fromStep) : undefined;
     const lastStep = failStep ?? UPDATE_STEPS.length - 1;
     const failedCluster = clusters.find((c) => c.id === failure?.clusterId) ?? clusters[0];
-    return startOperation(system, kind, (lastStep - fromStep + 1) * DURATIONS_MS.updateStep, clusters, { catalogVersion }, (injected, endsAtMs) => {
-      if (failStep !== undefined || injected) {
-        const failedStep = UPDATE_STEPS[lastStep]!;
-        system.failedUpdate = { catalogVersion, clusterIds, failedStep };
-        return {
-          status: 'FAILED',
-          error: injected ?? {
-            errorCode: 'UPDATE_STEP_FAILED',
-            message: `Update to ${catalogVersion} failed at step ${failedStep} on cluster ${failedCluster?.name ?? ''}; fix the cause, then resume the update`,
-          },
-          result: { failedStep },
-        };
-      }
-      system.failedUpdate = undefined;
-      for (const cluster of clusters) {
-        cluster.currentVersion = catalogVersion;
-        cluster.precheck = undefined;
-        cluster.precheckFailed = undefined;
-        cluster.lastUpdatedAtMs = endsAtMs;
-      }
-      return { status: 'SUCCEEDED' };
-    });
+    return startOperation(
+      system,
+      kind,
+      (lastStep - fromStep + 1) * DURATIONS_MS.updateStep,
+      clusters,
+      { catalogVersion },
+      (injected, endsAtMs) => {
+        if (failStep !== undefined || injected) {
+          const failedStep = UPDATE_STEPS[lastStep]!;
+          system.failedUpdate = { catalogVersion, clusterIds, failedStep };
+          return {
+            status: 'FAILED',
+            error: injected ?? {
+              errorCode: 'UPDATE_STEP_FAILED',
+              message: `Update to ${catalogVersion} failed at step ${failedStep} on cluster ${failedCluster?.name ?? ''}; fix the cause, then resume the update`,
+            },
+            result: { failedStep },
+          };
+        }
+        system.failedUpdate = undefined;
+        for (const cluster of clusters) {
+          cluster.currentVersion = catalogVersion;
+          cluster.precheck = undefined;
+          cluster.precheckFailed = undefined;
+          cluster.lastUpdatedAtMs = endsAtMs;
+        }
+        return { status: 'SUCCEEDED' };
+      },
+    );
   };
 
   type SoftwareBody = { catalogVersion: string; hypervisorClusterIds?: string[] };
@@ -228,14 +316,33 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       if (firstOf(req.query.filter) === undefined && firstOf(req.query.sort) === undefined) {
         // Without a filter or sort only the page is rendered: lists of thousands stay cheap.
         const page = listPage(inRegion, req);
-        return { status: 200, body: selectedPage(req, { ...page, items: page.items.map((s) => systemView(state, s, now)) }) };
+        return {
+          status: 200,
+          body: selectedPage(req, { ...page, items: page.items.map((s) => systemView(state, s, now)) }),
+        };
       }
-      return { status: 200, body: selectedPage(req, systemsQuery.page(inRegion.map((s) => systemView(state, s, now)), req)) };
+      return {
+        status: 200,
+        body: selectedPage(
+          req,
+          systemsQuery.page(
+            inRegion.map((s) => systemView(state, s, now)),
+            req,
+          ),
+        ),
+      };
     },
     'privateCloud.getSystem': (req: SimRequest): SimResponse => {
       const view = systemView(state, findSystem(req), ctx.clock.now());
       // `select` is the platform's parameter; the reference's `filter` names properties the same way.
-      return { status: 200, body: selected(req, view, firstOf(req.query.select) === undefined && firstOf(req.query.filter) !== undefined ? 'filter' : 'select') };
+      return {
+        status: 200,
+        body: selected(
+          req,
+          view,
+          firstOf(req.query.select) === undefined && firstOf(req.query.filter) !== undefined ? 'filter' : 'select',
+        ),
+      };
     },
     'privateCloud.updateSystem': (req: SimRequest): SimResponse => {
       const system = findSystem(req);
@@ -249,7 +356,10 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       touch(system, ctx.clock.nowIso());
       return { status: 200, body: systemView(state, system, ctx.clock.now()) };
     },
-    'privateCloud.listServers': (req: SimRequest): SimResponse => ({ status: 200, body: selectedPage(req, serversQuery.page(findSystem(req).servers, req)) }),
+    'privateCloud.listServers': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: selectedPage(req, serversQuery.page(findSystem(req).servers, req)),
+    }),
     'privateCloud.getServer': (req: SimRequest): SimResponse => {
       const system = findSystem(req, req.params.systemId ?? '');
       const server = system.servers.find((s) => s.id === req.params.serverId);
@@ -262,28 +372,45 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       checkUpdatable(system);
       const body = req.body as SoftwareBody;
       const clusters = targetsOf(system, body);
-      const failure = takeFailure(system, 'precheck', clusters.map((c) => c.id), 0);
-      return startOperation(system, 'software-prechecks', DURATIONS_MS.precheck, clusters, { catalogVersion: body.catalogVersion }, (injected, endsAtMs) => {
-        const failed = clusters.filter((c) => injected || (failure && (failure.clusterId === undefined || failure.clusterId === c.id)));
-        for (const cluster of clusters) {
-          cluster.lastPrecheck = { catalogVersion: body.catalogVersion, endedAtMs: endsAtMs };
-          if (failed.includes(cluster)) {
-            cluster.precheck = undefined;
-            cluster.precheckFailed = body.catalogVersion;
-          } else {
-            cluster.precheck = { catalogVersion: body.catalogVersion, validUntilMs: endsAtMs + state.precheckValidityMs };
-            cluster.precheckFailed = undefined;
+      const failure = takeFailure(
+        system,
+        'precheck',
+        clusters.map((c) => c.id),
+        0,
+      );
+      return startOperation(
+        system,
+        'software-prechecks',
+        DURATIONS_MS.precheck,
+        clusters,
+        { catalogVersion: body.catalogVersion },
+        (injected, endsAtMs) => {
+          const failed = clusters.filter(
+            (c) => injected || (failure && (failure.clusterId === undefined || failure.clusterId === c.id)),
+          );
+          for (const cluster of clusters) {
+            cluster.lastPrecheck = { catalogVersion: body.catalogVersion, endedAtMs: endsAtMs };
+            if (failed.includes(cluster)) {
+              cluster.precheck = undefined;
+              cluster.precheckFailed = body.catalogVersion;
+            } else {
+              cluster.precheck = {
+                catalogVersion: body.catalogVersion,
+                validUntilMs: endsAtMs + state.precheckValidityMs,
+              };
+              cluster.precheckFailed = undefined;
+            }
           }
-        }
-        if (failed.length === 0) return { status: 'SUCCEEDED' };
-        return {
-          status: 'FAILED',
-          error: injected ?? {
-            errorCode: 'PRECHECK_FAILED',
-            message: `Prechecks for ${body.catalogVersion} failed on cluster(s) ${failed.map((c) => c.name).join(', ')}; correct the cause and rerun them`,
-          },
-        };
-      });
+          if (failed.length === 0) return { status: 'SUCCEEDED' };
+          return {
+            status: 'FAILED',
+            error: injected ?? {
+              errorCode: 'PRECHECK_FAILED',
+              message: `Prechecks for ${body.catalogVersion} failed on cluster(s) ${failed.map((c) => c.name).join(', ')}; correct the cause and rerun them`,
+            },
+          };
+        },
+      );
     },
     'privateCloud.runSoftwareUpdate': (req: SimRequest): SimResponse => {
       const system = findSystem(req);
@@ -319,9 +446,16 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       checkIdle(system);
       checkUpdatable(system);
       const failed = system.failedUpdate;
-      if (!failed) throw badRequest(`The last software update of system ${system.name} did not fail: there is nothing to resume`);
+      if (!failed)
+        throw badRequest(`The last software update of system ${system.name} did not fail: there is nothing to resume`);
       const clusters = system.clusters.filter((c) => failed.clusterIds.includes(c.id));
-      return startUpdate(system, 'software-update-resume', failed.catalogVersion, clusters, UPDATE_STEPS.indexOf(failed.failedStep));
+      return startUpdate(
+        system,
+        'software-update-resume',
+        failed.catalogVersion,
+        clusters,
+        UPDATE_STEPS.indexOf(failed.failedStep),
+      );
     },
     'privateCloud.refreshSoftwareVersions': (req: SimRequest): SimResponse => refreshVersions(req),
     'privateCloud.refreshSoftwareVersionsByGet': (req: SimRequest): SimResponse => refreshVersions(req),
@@ -333,7 +467,10 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       // The name is optional: the platform names a cluster it is not given one for.
       const body = { hypervisorClusterName: given ?? `cluster-${String.fromCharCode(97 + system.clusters.length)}` };
       if (system.clusters.some((c) => c.name === body.hypervisorClusterName)) {
-        throw conflict('CLUSTER_EXISTS', `System ${system.name} already has a hypervisor cluster named ${body.hypervisorClusterName}`);
+        throw conflict(
+          'CLUSTER_EXISTS',
+          `System ${system.name} already has a hypervisor cluster named ${body.hypervisorClusterName}`,
+        );
       }
       const cluster: Cluster = {
         id: ctx.rng.uuid(),
@@ -362,11 +499,18 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
 }
 
 /** Configuration analysis: a run on a system (async), then its report; the list shows each system's latest. */
-function configurationAnalysisHandlers(state: PrivateCloudState, ctx: SimContext, findSystem: (req: SimRequest, id: string) => System) {
+function configurationAnalysisHandlers(
+  state: PrivateCloudState,
+  ctx: SimContext,
+  findSystem: (req: SimRequest, id: string) => System,
+) {
   return {
     'privateCloud.startConfigurationAnalysis': (req: SimRequest): SimResponse => {
       const { systemId } = req.body as { systemId?: string };
-      if (systemId === undefined) throw badRequest('systemId: name the system to analyse', [{ source: 'field', subject: 'systemId', description: 'required' }]);
+      if (systemId === undefined)
+        throw badRequest('systemId: name the system to analyse', [
+          { source: 'field', subject: 'systemId', description: 'required' },
+        ]);
       const system = findSystem(req, systemId);
       const startedAtMs = ctx.clock.now();
       const record = ctx.asyncOps.start({
@@ -421,7 +565,10 @@ function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
   };
   const checkIdle = (policy: Policy): void => {
     if (ctx.asyncOps.running(policy.id).length > 0) {
-      throw conflict('OPERATION_IN_PROGRESS', `A change to VM provisioning policy ${policy.name} is already in progress`);
+      throw conflict(
+        'OPERATION_IN_PROGRESS',
+        `A change to VM provisioning policy ${policy.name} is already in progress`,
+      );
     }
   };
   const startChange = (policy: Policy, type: string, apply: () => void): SimResponse => {
@@ -445,7 +592,10 @@ function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
       status: 200,
       body: selectedPage(req, policiesQuery.page(state.policies as unknown as Array<Record<string, unknown>>, req)),
     }),
-    'privateCloud.getProvisioningPolicy': (req: SimRequest): SimResponse => ({ status: 200, body: findPolicy(req.params.id ?? '') }),
+    'privateCloud.getProvisioningPolicy': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: findPolicy(req.params.id ?? ''),
+    }),
     'privateCloud.createProvisioningPolicy': (req: SimRequest): SimResponse => {
       const body = req.body as Partial<Policy> & { name: string };
       if (state.policies.some((p) => p.name === body.name)) {
@@ -476,7 +626,9 @@ function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
     'privateCloud.updateProvisioningPolicy': (req: SimRequest): SimResponse => {
       const policy = findPolicy(req.params.id ?? '');
       checkIdle(policy);
-      const changes = req.body as Partial<Pick<Policy, 'description' | 'storageType' | 'protectionPolicy' | 'volumeInfo'>>;
+      const changes = req.body as Partial<
+        Pick<Policy, 'description' | 'storageType' | 'protectionPolicy' | 'volumeInfo'>
+      >;
       return startChange(policy, 'vm-provisioning-policy-update', () => {
         Object.assign(policy, changes);
         touch(policy, ctx.clock.nowIso());

@@ -40,21 +40,32 @@ const PRIORITY: readonly UpdateState[] = [
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function isPrecheckValid(cluster: Cluster, catalogVersion: string | undefined, nowMs: number): boolean {
-  return cluster.precheck !== undefined && cluster.precheck.validUntilMs > nowMs && (catalogVersion === undefined || cluster.precheck.catalogVersion === catalogVersion);
+  return (
+    cluster.precheck !== undefined &&
+    cluster.precheck.validUntilMs > nowMs &&
+    (catalogVersion === undefined || cluster.precheck.catalogVersion === catalogVersion)
+  );
 }
 
-function clusterUpdateState(system: System, cluster: Cluster, available: readonly Catalog[], nowMs: number): UpdateState {
+function clusterUpdateState(
+  system: System,
+  cluster: Cluster,
+  available: readonly Catalog[],
+  nowMs: number,
+): UpdateState {
   if (system.state !== 'ONLINE') return 'NOT_READY';
   if (system.active?.clusterIds.includes(cluster.id)) {
     if (system.active.kind === 'software-prechecks') return 'PRECHECK_IN_PROGRESS';
-    if (system.active.kind === 'software-update' || system.active.kind === 'software-update-resume') return 'UPDATE_IN_PROGRESS';
+    if (system.active.kind === 'software-update' || system.active.kind === 'software-update-resume')
+      return 'UPDATE_IN_PROGRESS';
   }
   if (system.failedUpdate?.clusterIds.includes(cluster.id)) return 'UPDATE_FAILED';
   // A finished update shows as complete until the system's next software operation (a
   // refresh, say): its taskUri stays readable, which is how a lost update is found again.
   const last = system.lastOperation;
   const updated = last?.record.type === 'software-update' || last?.record.type === 'software-update-resume';
-  if (updated && last?.clusterIds?.includes(cluster.id) && last.record.outcome?.status === 'SUCCEEDED') return 'UPDATE_COMPLETE';
+  if (updated && last?.clusterIds?.includes(cluster.id) && last.record.outcome?.status === 'SUCCEEDED')
+    return 'UPDATE_COMPLETE';
   if (cluster.precheckFailed !== undefined) return 'PRECHECK_FAILED';
   if (isPrecheckValid(cluster, undefined, nowMs)) return 'PRECHECK_COMPLETE';
   return available.length > 0 ? 'UPDATE_AVAILABLE' : 'UP_TO_DATE';
@@ -68,18 +79,45 @@ function versionsRefreshedAt(system: System, nowMs: number): number {
 
 /** A catalog's versions: its own and its components' (the shape of every catalog a system lists). */
 function catalogVersions(catalog: Catalog): Record<string, unknown> {
-  const { version, releaseDate, hypervisor, hypervisorManager, serverFirmware, storageConnectionManager, storageSoftware } = catalog;
-  return { version, releaseDate, hypervisor, hypervisorManager, serverFirmware, storageConnectionManager, storageSoftware };
+  const {
+    version,
+    releaseDate,
+    hypervisor,
+    hypervisorManager,
+    serverFirmware,
+    storageConnectionManager,
+    storageSoftware,
+  } = catalog;
+  return {
+    version,
+    releaseDate,
+    hypervisor,
+    hypervisorManager,
+    serverFirmware,
+    storageConnectionManager,
+    storageSoftware,
+  };
 }
 
 /**
  * An update status (system-wide or of one cluster): its state, and while an operation runs
  * or after it, that operation's catalog version, progress and path (`taskUri`).
  */
-function updateStatus(system: System, state: UpdateState, clusterId: string | undefined, nowMs: number): Record<string, unknown> {
+function updateStatus(
+  system: System,
+  state: UpdateState,
+  clusterId: string | undefined,
+  nowMs: number,
+): Record<string, unknown> {
   const last = system.lastOperation;
   const covers = last && (clusterId === undefined || last.clusterIds?.includes(clusterId));
-  if (!last || !covers || last.record.type === 'software-version-refresh' || last.record.type === 'add-hypervisor-cluster') return { state };
+  if (
+    !last ||
+    !covers ||
+    last.record.type === 'software-version-refresh' ||
+    last.record.type === 'add-hypervisor-cluster'
+  )
+    return { state };
   const { progressPercent } = asyncStateOf(last.record, nowMs);
   return {
     state,
@@ -91,7 +129,12 @@ function updateStatus(system: System, state: UpdateState, clusterId: string | un
 
 export function systemView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
   const latest = state.catalogs.at(-1)?.version;
-  const record = { customerId: system.customerId, generation: system.generation, createdAt: system.createdAt, updatedAt: system.updatedAt };
+  const record = {
+    customerId: system.customerId,
+    generation: system.generation,
+    createdAt: system.createdAt,
+    updatedAt: system.updatedAt,
+  };
   const clusterUri = (cluster: Cluster): string => `${system.resourceUri}/hypervisor-clusters/${cluster.id}`;
   const clusters = system.clusters.map((cluster) => {
     const available = availableCatalogs(state, system, cluster);
@@ -106,19 +149,28 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
       currentSoftwareCatalog: current ? catalogVersions(current) : { version: cluster.currentVersion },
       currentUpdateStatus: updateStatus(system, clusterState, cluster.id, nowMs),
       ...(cluster.lastPrecheck
-        ? { lastPrecheckRunOn: iso(cluster.lastPrecheck.endedAtMs), lastPrecheckRunVersion: cluster.lastPrecheck.catalogVersion }
+        ? {
+            lastPrecheckRunOn: iso(cluster.lastPrecheck.endedAtMs),
+            lastPrecheckRunVersion: cluster.lastPrecheck.catalogVersion,
+          }
         : {}),
       ...(cluster.lastUpdatedAtMs !== undefined ? { lastUpdatedOn: iso(cluster.lastUpdatedAtMs) } : {}),
-      availableSoftwareCatalogs: available.map((catalog) => ({ ...catalogVersions(catalog), isLatest: catalog.version === latest })),
+      availableSoftwareCatalogs: available.map((catalog) => ({
+        ...catalogVersions(catalog),
+        isLatest: catalog.version === latest,
+      })),
       unavailableSoftwareCatalogs: cluster.unavailable.map((entry) => {
         const catalog = state.catalogs.find((c) => c.version === entry.version);
         return { ...(catalog ? catalogVersions(catalog) : { version: entry.version }), reasons: entry.reasons };
       }),
     };
   });
-  const validUntils = system.clusters.filter((c) => isPrecheckValid(c, undefined, nowMs)).map((c) => c.precheck?.validUntilMs ?? 0);
+  const validUntils = system.clusters
+    .filter((c) => isPrecheckValid(c, undefined, nowMs))
+    .map((c) => c.precheck?.validUntilMs ?? 0);
   const updatedOn = system.clusters.map((c) => c.lastUpdatedAtMs ?? 0).filter((ms) => ms > 0);
-  const systemState = PRIORITY.find((candidate) => clusters.some((c) => c.currentUpdateStatus.state === candidate)) ?? 'UP_TO_DATE';
+  const systemState =
+    PRIORITY.find((candidate) => clusters.some((c) => c.currentUpdateStatus.state === candidate)) ?? 'UP_TO_DATE';
   const last = system.lastOperation;
   const report = latestReport(state, system.id);
   const online = system.state === 'ONLINE';
@@ -157,7 +209,10 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
       memoryCapacityBytes: system.capacity.memoryBytes,
       memoryUsedBytes: Math.round(system.capacity.memoryBytes * usedShare),
     },
-    storageUsage: { sizeInBytes: system.capacity.storageBytes, usageInBytes: Math.round(system.capacity.storageBytes * usedShare) },
+    storageUsage: {
+      sizeInBytes: system.capacity.storageBytes,
+      usageInBytes: Math.round(system.capacity.storageBytes * usedShare),
+    },
     storageSystem: {
       id: `st-${system.id}`,
       name: `${system.name}-storage`,
@@ -194,7 +249,9 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
               state: asyncStateOf(last.record, nowMs).state,
               ...(last.catalogVersion ? { catalogVersion: last.catalogVersion } : {}),
               ...(last.clusterIds ? { hypervisorClusterIds: last.clusterIds } : {}),
-              ...(system.failedUpdate && last.record.outcome?.status === 'FAILED' ? { failedStep: system.failedUpdate.failedStep } : {}),
+              ...(system.failedUpdate && last.record.outcome?.status === 'FAILED'
+                ? { failedStep: system.failedUpdate.failedStep }
+                : {}),
               startedAt: iso(last.record.startedAt),
               ...(last.record.endedAt !== undefined ? { endedAt: iso(last.record.endedAt) } : {}),
             },
@@ -206,16 +263,25 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
 }
 
 /** Systems with at least one cluster offering the catalog, with those clusters (computed from state, never stored). */
-export function systemsWithUpdatePath(state: PrivateCloudState, catalog: Catalog, region: string): Array<Record<string, unknown>> {
+export function systemsWithUpdatePath(
+  state: PrivateCloudState,
+  catalog: Catalog,
+  region: string,
+): Array<Record<string, unknown>> {
   const result: Array<Record<string, unknown>> = [];
   for (const system of state.systems) {
     if (region && system.region !== region) continue;
-    const clusters = system.clusters.filter((cluster) => availableCatalogs(state, system, cluster).some((c) => c.id === catalog.id));
+    const clusters = system.clusters.filter((cluster) =>
+      availableCatalogs(state, system, cluster).some((c) => c.id === catalog.id),
+    );
     if (clusters.length > 0) {
       result.push({
         id: system.id,
         name: system.name,
-        hypervisorClusters: clusters.map((cluster) => ({ hypervisorClusterId: cluster.id, hypervisorClusterName: cluster.name })),
+        hypervisorClusters: clusters.map((cluster) => ({
+          hypervisorClusterId: cluster.id,
+          hypervisorClusterName: cluster.name,
+        })),
       });
     }
   }

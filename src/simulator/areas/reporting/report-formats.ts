@@ -51,7 +51,8 @@ function pdf(title: string, lines: readonly string[]): Buffer {
   objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>';
   pages.forEach((page, i) => {
     const content = `BT /F1 9 Tf 11 TL 36 806 Td ${page.map((line) => `(${pdfEscape(line)}) '`).join(' ')} ET`;
-    objects[pageIds[i]!] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageIds[i]! + 1} 0 R >>`;
+    objects[pageIds[i]!] =
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageIds[i]! + 1} 0 R >>`;
     objects[pageIds[i]! + 1] = `<< /Length ${Buffer.byteLength(content)} >>\nstream\n${content}\nendstream`;
   });
   let out = '%PDF-1.4\n';
@@ -67,7 +68,12 @@ function pdf(title: string, lines: readonly string[]): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-export function renderReport(format: ReportFormat, title: string, columns: readonly string[], rows: readonly Cell[][]): RenderedReport {
+export function renderReport(
+  format: ReportFormat,
+  title: string,
+  columns: readonly string[],
+  rows: readonly Cell[][],
+): RenderedReport {
   switch (format) {
     case 'CSV':
       return {
@@ -82,8 +88,19 @@ export function renderReport(format: ReportFormat, title: string, columns: reado
         body: Buffer.from([columns, ...rows].map((r) => r.map(String).join('\t')).join('\n') + '\n'),
       };
     case 'EXCEL':
-      return { contentType: 'application/vnd.ms-excel', extension: 'xls', body: Buffer.from(spreadsheet(columns, rows)) };
+      return {
+        contentType: 'application/vnd.ms-excel',
+        extension: 'xls',
+        body: Buffer.from(spreadsheet(columns, rows)),
+      };
     case 'PDF':
-      return { contentType: 'application/pdf', extension: 'pdf', body: pdf(title, [columns, ...rows].map((r) => r.map(String).join('  '))) };
+      return {
+        contentType: 'application/pdf',
+        extension: 'pdf',
+        body: pdf(
+          title,
+          [columns, ...rows].map((r) => r.map(String).join('  ')),
+        ),
+      };
   }
 }

@@ -28,7 +28,9 @@ const exportBody = (overrides: Record<string, unknown> = {}) => ({
         { key: 'direction', operator: 'EQ', value: 'DESC' },
       ],
     },
-    enrollment: { delivery: { format: 'CSV', email: { subject: 'Inventory', recipients: ['ops@example.com', 'cfo@example.com'] } } },
+    enrollment: {
+      delivery: { format: 'CSV', email: { subject: 'Inventory', recipients: ['ops@example.com', 'cfo@example.com'] } },
+    },
   },
   ...overrides,
 });
@@ -43,12 +45,23 @@ describe('reporting area', () => {
   it('lists the metadata entries of the reference and more, by the required filter, select and sort', async () => {
     const { call, rejection } = setup();
     const query = { filter: "kind eq 'REPORT.EXPORTS.METADATA'", select: 'type,name,columns', sort: 'type desc' };
-    const page = (await call('reporting.listReportExportsMetadata', { query })).body as { items: Array<{ id: string; type: string; kind: string; name: string }>; total: number };
+    const page = (await call('reporting.listReportExportsMetadata', { query })).body as {
+      items: Array<{ id: string; type: string; kind: string; name: string }>;
+      total: number;
+    };
     expect(page.items.map((m) => m.type)).toEqual(['USER_INVENTORY', 'UID_DEVICE_INVENTORY', 'SUBSCRIPTION']);
-    expect(page.items.every((m) => /^[0-9a-f-]{36}$/.test(m.id) && m.kind === 'REPORT.EXPORTS.METADATA' && m.name.length > 0)).toBe(true);
-    const one = (await call('reporting.listReportExportsMetadata', { query: { ...query, filter: "type eq 'SUBSCRIPTION'" } })).body as { items: Array<{ name: string }> };
+    expect(
+      page.items.every(
+        (m) => /^[0-9a-f-]{36}$/.test(m.id) && m.kind === 'REPORT.EXPORTS.METADATA' && m.name.length > 0,
+      ),
+    ).toBe(true);
+    const one = (
+      await call('reporting.listReportExportsMetadata', { query: { ...query, filter: "type eq 'SUBSCRIPTION'" } })
+    ).body as { items: Array<{ name: string }> };
     expect(one.items.map((m) => m.name)).toEqual(['Subscriptions']);
-    expect((await rejection('reporting.listReportExportsMetadata', { query: { ...query, select: 'colour' } })).message).toContain('colour');
+    expect(
+      (await rejection('reporting.listReportExportsMetadata', { query: { ...query, select: 'colour' } })).message,
+    ).toContain('colour');
   });
 
   it('moves an export through its stages, e-mails recipients and serves the download until expiry', async () => {
@@ -58,8 +71,16 @@ describe('reporting area', () => {
     const { id } = accepted.body as { id: string };
     expect(accepted.body).toEqual({ id, name: exportBody().name });
     expect(accepted.headers?.Location).toBe(`/reporting/v1/async-operations/${id}`);
-    const status = async () => (await call('reporting.getReportStatus', { params: { id } })).body as Record<string, unknown>;
-    expect(await status()).toMatchObject({ status: 'SUBMITTED', stage: 'report submission', reportDownloadUrl: '', isExpired: 'false', reportType: 'SUBSCRIPTION', userName: 'sim-admin' });
+    const status = async () =>
+      (await call('reporting.getReportStatus', { params: { id } })).body as Record<string, unknown>;
+    expect(await status()).toMatchObject({
+      status: 'SUBMITTED',
+      stage: 'report submission',
+      reportDownloadUrl: '',
+      isExpired: 'false',
+      reportType: 'SUBSCRIPTION',
+      userName: 'sim-admin',
+    });
     ctx.advance(30_000);
     expect(await status()).toMatchObject({ status: 'IN_QUEUE', stage: 'in queue' });
     ctx.advance(70_000);
@@ -67,36 +88,82 @@ describe('reporting area', () => {
     expect(ctx.outbox).toHaveLength(0);
     ctx.advance(100_000);
     const done = await status();
-    expect(done).toMatchObject({ status: 'COMPLETED', stage: 'completed', isExpired: 'false', recipientEmailId: 'ops@example.com,cfo@example.com' });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      stage: 'completed',
+      isExpired: 'false',
+      recipientEmailId: 'ops@example.com,cfo@example.com',
+    });
     const url = done.reportDownloadUrl as string;
     expect(url).toMatch(new RegExp(`^http://127.0.0.1:0/_sim/downloads/${id}\\?signature=[0-9a-f]{32}$`));
-    expect(ctx.asyncOps.get(id)?.outcome).toMatchObject({ status: 'SUCCEEDED', results: [{ name: 'Nightly subscription inventory', resourceUri: url }] });
-    expect(ctx.outbox).toEqual([expect.objectContaining({ to: ['ops@example.com', 'cfo@example.com'], subject: 'Inventory', links: [url], kind: 'report-export' })]);
+    expect(ctx.asyncOps.get(id)?.outcome).toMatchObject({
+      status: 'SUCCEEDED',
+      results: [{ name: 'Nightly subscription inventory', resourceUri: url }],
+    });
+    expect(ctx.outbox).toEqual([
+      expect.objectContaining({
+        to: ['ops@example.com', 'cfo@example.com'],
+        subject: 'Inventory',
+        links: [url],
+        kind: 'report-export',
+      }),
+    ]);
 
     const signature = new URL(url).searchParams.get('signature')!;
     const file = await download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature } }));
-    expect(file.headers).toMatchObject({ 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="nightly-subscription-inventory.csv"' });
+    expect(file.headers).toMatchObject({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': 'attachment; filename="nightly-subscription-inventory.csv"',
+    });
     const lines = (await text(file.stream)).toString().trimEnd().split('\n');
     expect(lines[0]).toBe('SUBSCRIPTION_KEY,AVAILABLE_QUANTITY');
     expect(lines.slice(1)).toEqual(
-      [...subscriptions.subscriptions].sort((a, b) => (a.key < b.key ? 1 : -1)).map((s) => `${s.key},${s.availableQuantity}`),
+      [...subscriptions.subscriptions]
+        .sort((a, b) => (a.key < b.key ? 1 : -1))
+        .map((s) => `${s.key},${s.availableQuantity}`),
     );
-    await expect(Promise.resolve().then(() => download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature: 'forged' } })))).rejects.toMatchObject({ status: 403 });
+    await expect(
+      Promise.resolve().then(() =>
+        download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature: 'forged' } })),
+      ),
+    ).rejects.toMatchObject({ status: 403 });
 
     ctx.advance(60 * 60_000);
     expect(await status()).toMatchObject({ isExpired: 'true', reportDownloadUrl: '', status: 'COMPLETED' });
-    await expect(Promise.resolve().then(() => download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature } })))).rejects.toMatchObject({ status: 410 });
+    await expect(
+      Promise.resolve().then(() =>
+        download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature } })),
+      ),
+    ).rejects.toMatchObject({ status: 410 });
   });
 
   it('renders the requested format', async () => {
     const { ctx, call, download } = setup();
-    const formats = { PDF: ['application/pdf', '%PDF-1.4'], EXCEL: ['application/vnd.ms-excel', '<?xml'], TXT: ['text/plain; charset=utf-8', 'SERIAL_NUMBER\tDEVICE_MODEL'] } as const;
+    const formats = {
+      PDF: ['application/pdf', '%PDF-1.4'],
+      EXCEL: ['application/vnd.ms-excel', '<?xml'],
+      TXT: ['text/plain; charset=utf-8', 'SERIAL_NUMBER\tDEVICE_MODEL'],
+    } as const;
     for (const [format, [contentType, start]] of Object.entries(formats)) {
-      const body = exportBody({ type: 'UID_DEVICE_INVENTORY', definition: { queryElements: { columns: ['SERIAL_NUMBER', 'DEVICE_MODEL'] }, enrollment: { delivery: { format } } } });
+      const body = exportBody({
+        type: 'UID_DEVICE_INVENTORY',
+        definition: {
+          queryElements: { columns: ['SERIAL_NUMBER', 'DEVICE_MODEL'] },
+          enrollment: { delivery: { format } },
+        },
+      });
       const { id } = (await call('reporting.createReportExport', { body })).body as { id: string };
       ctx.advance(200_000);
-      const url = new URL(((await call('reporting.getReportStatus', { params: { id } })).body as { reportDownloadUrl: string }).reportDownloadUrl);
-      const file = await download.handler(ctx.request('_sim.downloadReport', { params: { id }, query: { signature: url.searchParams.get('signature')! } }));
+      const url = new URL(
+        ((await call('reporting.getReportStatus', { params: { id } })).body as { reportDownloadUrl: string })
+          .reportDownloadUrl,
+      );
+      const file = await download.handler(
+        ctx.request('_sim.downloadReport', {
+          params: { id },
+          query: { signature: url.searchParams.get('signature')! },
+        }),
+      );
       expect(file.headers?.['content-type']).toBe(contentType);
       const bytes = await text(file.stream);
       expect(bytes.toString('latin1').startsWith(start)).toBe(true);
@@ -107,36 +174,79 @@ describe('reporting area', () => {
 
   it('fails a pinned export: stage failed, no e-mail, no URL', async () => {
     const { ctx, call } = setup({ failReportNames: ['Broken'] });
-    const { id } = (await call('reporting.createReportExport', { body: exportBody({ name: 'Broken' }) })).body as { id: string };
+    const { id } = (await call('reporting.createReportExport', { body: exportBody({ name: 'Broken' }) })).body as {
+      id: string;
+    };
     ctx.advance(200_000);
-    expect((await call('reporting.getReportStatus', { params: { id } })).body).toMatchObject({ status: 'FAILED', stage: 'failed', reportDownloadUrl: '' });
+    expect((await call('reporting.getReportStatus', { params: { id } })).body).toMatchObject({
+      status: 'FAILED',
+      stage: 'failed',
+      reportDownloadUrl: '',
+    });
     expect(ctx.asyncOps.get(id)?.outcome?.status).toBe('FAILED');
     expect(ctx.outbox).toHaveLength(0);
   });
 
   it('refuses unknown types, columns, filters and operators', async () => {
     const { rejection } = setup();
-    expect((await rejection('reporting.createReportExport', { body: exportBody({ type: 'NOPE' }) })).message).toBe("Unknown report type 'NOPE'");
-    // The published body requires nothing; the export still needs its name, type, columns and format.
-    expect((await rejection('reporting.createReportExport', { body: undefined })).message).toBe('The report export needs name');
-    expect((await rejection('reporting.createReportExport', { body: { name: 'x', type: 'SUBSCRIPTION', definition: { queryElements: { columns: [] } } } })).message).toBe(
-      'The report export needs definition.enrollment.delivery.format',
+    expect((await rejection('reporting.createReportExport', { body: exportBody({ type: 'NOPE' }) })).message).toBe(
+      "Unknown report type 'NOPE'",
     );
-    const bad = (queryElements: unknown) => exportBody({ definition: { queryElements, enrollment: { delivery: { format: 'CSV' } } } });
-    expect((await rejection('reporting.createReportExport', { body: bad({ columns: ['SERIAL_NUMBER'] }) })).message).toContain("Column 'SERIAL_NUMBER' is not in the SUBSCRIPTION metadata");
-    expect((await rejection('reporting.createReportExport', { body: bad({ columns: ['SUBSCRIPTION_KEY'], filterCriteria: [{ key: 'colour', operator: 'EQ', value: 'x' }] }) })).message).toContain("Filter 'colour'");
-    expect((await rejection('reporting.createReportExport', { body: bad({ columns: ['SUBSCRIPTION_KEY'], filterCriteria: [{ key: 'product_type', operator: 'GT', value: 'x' }] }) })).message).toContain('does not support GT');
+    // The published body requires nothing; the export still needs its name, type, columns and format.
+    expect((await rejection('reporting.createReportExport', { body: undefined })).message).toBe(
+      'The report export needs name',
+    );
+    expect(
+      (
+        await rejection('reporting.createReportExport', {
+          body: { name: 'x', type: 'SUBSCRIPTION', definition: { queryElements: { columns: [] } } },
+        })
+      ).message,
+    ).toBe('The report export needs definition.enrollment.delivery.format');
+    const bad = (queryElements: unknown) =>
+      exportBody({ definition: { queryElements, enrollment: { delivery: { format: 'CSV' } } } });
+    expect(
+      (await rejection('reporting.createReportExport', { body: bad({ columns: ['SERIAL_NUMBER'] }) })).message,
+    ).toContain("Column 'SERIAL_NUMBER' is not in the SUBSCRIPTION metadata");
+    expect(
+      (
+        await rejection('reporting.createReportExport', {
+          body: bad({ columns: ['SUBSCRIPTION_KEY'], filterCriteria: [{ key: 'colour', operator: 'EQ', value: 'x' }] }),
+        })
+      ).message,
+    ).toContain("Filter 'colour'");
+    expect(
+      (
+        await rejection('reporting.createReportExport', {
+          body: bad({
+            columns: ['SUBSCRIPTION_KEY'],
+            filterCriteria: [{ key: 'product_type', operator: 'GT', value: 'x' }],
+          }),
+        })
+      ).message,
+    ).toContain('does not support GT');
   });
 
   it('lists statuses with a required filter limited to eq ne gt ge lt', async () => {
     const { call, rejection } = setup();
     await call('reporting.createReportExport', { body: exportBody() });
-    await call('reporting.createReportExport', { body: exportBody({ type: 'USER_INVENTORY', definition: { queryElements: { columns: ['USERNAME'] }, enrollment: { delivery: { format: 'CSV' } } } }) });
-    const page = (await call('reporting.listReportStatuses', { query: { filter: "reportType eq 'USER_INVENTORY'" } })).body as { items: unknown[]; total: number };
+    await call('reporting.createReportExport', {
+      body: exportBody({
+        type: 'USER_INVENTORY',
+        definition: { queryElements: { columns: ['USERNAME'] }, enrollment: { delivery: { format: 'CSV' } } },
+      }),
+    });
+    const page = (await call('reporting.listReportStatuses', { query: { filter: "reportType eq 'USER_INVENTORY'" } }))
+      .body as { items: unknown[]; total: number };
     expect(page.total).toBe(1);
-    expect((await call('reporting.listReportStatuses', { query: { filter: "isExpired eq 'false'" } })).body).toMatchObject({ total: 2 });
+    expect(
+      (await call('reporting.listReportStatuses', { query: { filter: "isExpired eq 'false'" } })).body,
+    ).toMatchObject({ total: 2 });
     expect((await rejection('reporting.listReportStatuses', {})).message).toContain('filter is required');
-    expect((await rejection('reporting.listReportStatuses', { query: { filter: 'startTime le 2030-01-01T00:00:00Z' } })).message).toContain("operator 'le' is not supported");
+    expect(
+      (await rejection('reporting.listReportStatuses', { query: { filter: 'startTime le 2030-01-01T00:00:00Z' } }))
+        .message,
+    ).toContain("operator 'le' is not supported");
   });
 
   it('answers v1alpha1 as v1 (the server adds its deprecation headers: test/simulator/reporting.test.ts)', async () => {

@@ -91,10 +91,18 @@ const statusSchema = {
 } as const;
 
 // The reporting area shows only eq, ne, gt, ge, lt (reference).
-const statusQuery = createListQuery({ filter: statusSchema, sort: statusSchema, filterOptions: { operators: ['eq', 'ne', 'gt', 'ge', 'lt'] } });
+const statusQuery = createListQuery({
+  filter: statusSchema,
+  sort: statusSchema,
+  filterOptions: { operators: ['eq', 'ne', 'gt', 'ge', 'lt'] },
+});
 const METADATA_FIELDS = ['id', 'kind', 'type', 'name', 'columns', 'filterCriteria'];
 const metadataSchema = { id: 'string', kind: 'string', type: 'string', name: 'string' } as const;
-const metadataQuery = createListQuery({ filter: metadataSchema, sort: metadataSchema, filterOptions: { operators: ['eq', 'ne', 'gt', 'ge', 'lt'] } });
+const metadataQuery = createListQuery({
+  filter: metadataSchema,
+  sort: metadataSchema,
+  filterOptions: { operators: ['eq', 'ne', 'gt', 'ge', 'lt'] },
+});
 
 function createState(ctx: SimContext): ReportingState {
   const config = ctx.config as ReportingConfig;
@@ -124,7 +132,8 @@ function requireExportFields(body: unknown): ExportRequest {
   if (typeof value.name !== 'string' || value.name === '') throw missing('name');
   if (typeof value.type !== 'string') throw missing('type');
   if (!Array.isArray(value.definition?.queryElements?.columns)) throw missing('definition.queryElements.columns');
-  if (value.definition.enrollment?.delivery?.format === undefined) throw missing('definition.enrollment.delivery.format');
+  if (value.definition.enrollment?.delivery?.format === undefined)
+    throw missing('definition.enrollment.delivery.format');
   return value as ExportRequest;
 }
 
@@ -133,26 +142,46 @@ function fieldError(subject: string, message: string, description: string): SimH
 }
 
 /** Checks the export against its type's metadata; answers the row pipeline it asks for. */
-function planOf(body: ExportRequest): { reportType: ReportType; columns: string[]; criteria: Array<{ key: string; operator: string; value: string }> } {
+function planOf(body: ExportRequest): {
+  reportType: ReportType;
+  columns: string[];
+  criteria: Array<{ key: string; operator: string; value: string }>;
+} {
   const reportType = REPORT_TYPES.find((t) => t.metadata.type === body.type);
   if (!reportType) {
-    throw fieldError('type', `Unknown report type '${body.type}'`, `one of ${REPORT_TYPES.map((t) => t.metadata.type).join(', ')}`);
+    throw fieldError(
+      'type',
+      `Unknown report type '${body.type}'`,
+      `one of ${REPORT_TYPES.map((t) => t.metadata.type).join(', ')}`,
+    );
   }
   const known = reportType.metadata.columns.map((c) => c.name);
   const { columns, filterCriteria = [] } = body.definition.queryElements;
   columns.forEach((name, index) => {
     if (!known.includes(name)) {
-      throw fieldError(`definition.queryElements.columns[${index}]`, `Column '${name}' is not in the ${body.type} metadata`, `one of ${known.join(', ')}`);
+      throw fieldError(
+        `definition.queryElements.columns[${index}]`,
+        `Column '${name}' is not in the ${body.type} metadata`,
+        `one of ${known.join(', ')}`,
+      );
     }
   });
   filterCriteria.forEach((criterion, index) => {
     const subject = `definition.queryElements.filterCriteria[${index}]`;
     const filter = reportType.metadata.filterCriteria.find((f) => f.name === criterion.key);
     if (!filter) {
-      throw fieldError(`${subject}.key`, `Filter '${criterion.key}' is not in the ${body.type} metadata`, `one of ${reportType.metadata.filterCriteria.map((f) => f.name).join(', ')}`);
+      throw fieldError(
+        `${subject}.key`,
+        `Filter '${criterion.key}' is not in the ${body.type} metadata`,
+        `one of ${reportType.metadata.filterCriteria.map((f) => f.name).join(', ')}`,
+      );
     }
     if (!filter.supportedOperators.includes(criterion.operator)) {
-      throw fieldError(`${subject}.operator`, `Filter '${criterion.key}' does not support ${criterion.operator}`, `one of ${filter.supportedOperators.join(', ')}`);
+      throw fieldError(
+        `${subject}.operator`,
+        `Filter '${criterion.key}' does not support ${criterion.operator}`,
+        `one of ${filter.supportedOperators.join(', ')}`,
+      );
     }
     if (criterion.key === 'sort_by' && !known.includes(criterion.value)) {
       throw fieldError(`${subject}.value`, `Cannot sort by '${criterion.value}'`, `one of ${known.join(', ')}`);
@@ -173,13 +202,16 @@ function generateRows(ctx: SimContext, plan: ReturnType<typeof planOf>): Array<A
   const sortBy = plan.criteria.find((c) => c.key === 'sort_by')?.value;
   if (sortBy !== undefined) {
     const sign = plan.criteria.find((c) => c.key === 'direction')?.value === 'DESC' ? -1 : 1;
-    rows = [...rows].sort((a, b) => ((a[sortBy] ?? '') < (b[sortBy] ?? '') ? -sign : (a[sortBy] ?? '') > (b[sortBy] ?? '') ? sign : 0));
+    rows = [...rows].sort((a, b) =>
+      (a[sortBy] ?? '') < (b[sortBy] ?? '') ? -sign : (a[sortBy] ?? '') > (b[sortBy] ?? '') ? sign : 0,
+    );
   }
   return rows.map((row) => plan.columns.map((name) => row[name] ?? ''));
 }
 
 function handlers(state: ReportingState, ctx: SimContext) {
-  const isExpired = (entry: ReportExport, now: number): boolean => entry.result?.ok === true && now >= entry.result.endedAt + state.expiryMs;
+  const isExpired = (entry: ReportExport, now: number): boolean =>
+    entry.result?.ok === true && now >= entry.result.endedAt + state.expiryMs;
 
   const statusOf = (entry: ReportExport, base: string) => {
     const now = ctx.clock.now();
@@ -189,9 +221,15 @@ function handlers(state: ReportingState, ctx: SimContext) {
     const view = !entry.result
       ? running
       : entry.result.ok
-        ? { status: 'COMPLETED', stage: 'completed', message: expired ? 'The report has expired' : 'The report is ready to download' }
+        ? {
+            status: 'COMPLETED',
+            stage: 'completed',
+            message: expired ? 'The report has expired' : 'The report is ready to download',
+          }
         : { status: 'FAILED', stage: 'failed', message: entry.result.message };
-    const stageStart = entry.result ? entry.result.endedAt : entry.startedAt + running.from * (entry.endsAt - entry.startedAt);
+    const stageStart = entry.result
+      ? entry.result.endedAt
+      : entry.startedAt + running.from * (entry.endsAt - entry.startedAt);
     return {
       id: entry.id,
       resourceUri: `${base}/statuses/${entry.id}`,
@@ -218,7 +256,11 @@ function handlers(state: ReportingState, ctx: SimContext) {
     return entry;
   };
 
-  const complete = (entry: ReportExport, plan: ReturnType<typeof planOf>, injected: { message: string } | undefined): AsyncOutcome => {
+  const complete = (
+    entry: ReportExport,
+    plan: ReturnType<typeof planOf>,
+    injected: { message: string } | undefined,
+  ): AsyncOutcome => {
     const endedAt = entry.endsAt;
     if (injected || state.failReportNames.has(entry.name)) {
       const message = injected?.message ?? `The report '${entry.name}' could not be generated`;
@@ -239,20 +281,29 @@ function handlers(state: ReportingState, ctx: SimContext) {
     return { status: 'SUCCEEDED', results: [{ name: entry.name, resourceUri: entry.downloadUrl }] };
   };
 
-  const base = (req: SimRequest): string => (req.operationId.startsWith('reportingV1alpha1.') ? '/reporting/v1alpha1' : '/reporting/v1');
+  const base = (req: SimRequest): string =>
+    req.operationId.startsWith('reportingV1alpha1.') ? '/reporting/v1alpha1' : '/reporting/v1';
 
   const v1: Record<string, (req: SimRequest) => SimResponse> = {
     listReportExportsMetadata: (req) => {
       // `filter`, `select` and `sort` are required (published); every field of an entry is required
       // too, so `select` may name fields but cannot drop any.
-      const selected = String(req.query.select).split(',').map((field) => field.trim());
+      const selected = String(req.query.select)
+        .split(',')
+        .map((field) => field.trim());
       const unknown = selected.filter((field) => !METADATA_FIELDS.includes(field));
       if (unknown.length > 0) {
         throw badRequest(`select names unknown fields: ${unknown.join(', ')}`, [
           { source: 'query.parameter', subject: 'select', description: `fields of ${METADATA_FIELDS.join(', ')}` },
         ]);
       }
-      return { status: 200, body: metadataQuery.page(REPORT_TYPES.map((t) => t.metadata), req) };
+      return {
+        status: 200,
+        body: metadataQuery.page(
+          REPORT_TYPES.map((t) => t.metadata),
+          req,
+        ),
+      };
     },
 
     createReportExport: (req) => {
@@ -296,7 +347,9 @@ function handlers(state: ReportingState, ctx: SimContext) {
 
     listReportStatuses: (req) => {
       if (req.query.filter === undefined) {
-        throw badRequest('filter is required on this list', [{ source: 'query.parameter', subject: 'filter', description: 'required' }]);
+        throw badRequest('filter is required on this list', [
+          { source: 'query.parameter', subject: 'filter', description: 'required' },
+        ]);
       }
       const views = state.exports.map((e) => statusOf(e, base(req)));
       return { status: 200, body: statusQuery.page(views, req) };
@@ -323,9 +376,12 @@ function extraRoutes(state: ReportingState, ctx: SimContext): ExtraRoute[] {
       handler: (req) => {
         const entry = state.exports.find((e) => e.id === req.params.id);
         const signature = Array.isArray(req.query.signature) ? req.query.signature[0] : req.query.signature;
-        if (!entry || signature !== entry.signature) throw new SimHttpError(403, 'INVALID_SIGNATURE', 'The download link is not valid');
-        if (!entry.result?.ok) throw new SimHttpError(404, 'REPORT_NOT_READY', `The report '${entry.name}' is not generated`);
-        if (ctx.clock.now() >= entry.result.endedAt + state.expiryMs) throw new SimHttpError(410, 'REPORT_EXPIRED', `The report '${entry.name}' has expired`);
+        if (!entry || signature !== entry.signature)
+          throw new SimHttpError(403, 'INVALID_SIGNATURE', 'The download link is not valid');
+        if (!entry.result?.ok)
+          throw new SimHttpError(404, 'REPORT_NOT_READY', `The report '${entry.name}' is not generated`);
+        if (ctx.clock.now() >= entry.result.endedAt + state.expiryMs)
+          throw new SimHttpError(410, 'REPORT_EXPIRED', `The report '${entry.name}' has expired`);
         const { report } = entry.result;
         const filename = `${entry.name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.${report.extension}`;
         return {

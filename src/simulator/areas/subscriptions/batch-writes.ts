@@ -22,7 +22,8 @@ export function batchIds(req: SimRequest): string[] {
   const ids = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
   const issue = (description: string): BadRequestIssue => ({ source: 'query.parameter', subject: 'id', description });
   if (ids.length === 0) throw badRequest('At least one id is required', [issue('give one to 5 ids as id=...&id=...')]);
-  if (ids.length > MAX_BATCH) throw badRequest(`At most ${MAX_BATCH} ids per request, got ${ids.length}`, [issue(`at most ${MAX_BATCH} ids`)]);
+  if (ids.length > MAX_BATCH)
+    throw badRequest(`At most ${MAX_BATCH} ids per request, got ${ids.length}`, [issue(`at most ${MAX_BATCH} ids`)]);
   const seen = new Set<string>();
   for (const id of ids) {
     if (seen.has(id)) throw badRequest(`id '${id}' is given twice`, [issue(`duplicate id '${id}'`)]);
@@ -71,7 +72,12 @@ export function checkTags(
  */
 export function acceptWrite(asyncOps: AsyncOperations, req: SimRequest, spec: AsyncOperationSpec): SimResponse {
   const record = isDryRun(req)
-    ? asyncOps.start({ ...spec, type: `${spec.type}-dry-run`, durationMs: 0, complete: () => ({ status: 'SUCCEEDED', result: {}, resultType: 'DRY_RUN' }) })
+    ? asyncOps.start({
+        ...spec,
+        type: `${spec.type}-dry-run`,
+        durationMs: 0,
+        complete: () => ({ status: 'SUCCEEDED', result: {}, resultType: 'DRY_RUN' }),
+      })
     : asyncOps.start(spec);
   return {
     status: 202,

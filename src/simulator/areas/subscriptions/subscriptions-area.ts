@@ -49,7 +49,11 @@ export interface Subscription extends RecordFields {
 
 /** The published record: quantities as strings. */
 export function subscriptionView(subscription: Subscription): Record<string, unknown> {
-  return { ...subscription, quantity: String(subscription.quantity), availableQuantity: String(subscription.availableQuantity) };
+  return {
+    ...subscription,
+    quantity: String(subscription.quantity),
+    availableQuantity: String(subscription.availableQuantity),
+  };
 }
 
 export interface AutoSubscriptionSettings extends RecordFields {
@@ -167,7 +171,9 @@ function createState(ctx: SimContext): SubscriptionsState {
 
 function bodyOf(req: SimRequest): Record<string, unknown> {
   if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
-    throw badRequest('The request body must be a JSON object', [{ source: 'field', subject: 'body', description: 'expected an object' }]);
+    throw badRequest('The request body must be a JSON object', [
+      { source: 'field', subject: 'body', description: 'expected an object' },
+    ]);
   }
   return req.body as Record<string, unknown>;
 }
@@ -191,7 +197,10 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
       return { status: 200, body: { ...page, items: page.items.map(subscriptionView) } };
     },
 
-    'subscriptions.getSubscription': (req: SimRequest) => ({ status: 200, body: subscriptionView(find(req.params.id ?? '')) }),
+    'subscriptions.getSubscription': (req: SimRequest) => ({
+      status: 200,
+      body: subscriptionView(find(req.params.id ?? '')),
+    }),
 
     'subscriptions.addSubscriptions': (req: SimRequest) => {
       const entries = bodyOf(req).subscriptions;
@@ -209,10 +218,14 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
           ]);
         }
         if (entries.slice(0, index).some((other: unknown) => (other as { key?: unknown }).key === key)) {
-          throw badRequest(`Subscription key '${key}' is given twice`, [{ source: 'field', subject, description: 'duplicate key in the request' }]);
+          throw badRequest(`Subscription key '${key}' is given twice`, [
+            { source: 'field', subject, description: 'duplicate key in the request' },
+          ]);
         }
         if (state.subscriptions.some((s) => s.key === key)) {
-          throw badRequest(`Subscription key '${key}' is already in the workspace`, [{ source: 'field', subject, description: 'key already added' }]);
+          throw badRequest(`Subscription key '${key}' is already in the workspace`, [
+            { source: 'field', subject, description: 'key already added' },
+          ]);
         }
         return key;
       });
@@ -227,7 +240,13 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
             // Concurrent adds of one key: the first to complete wins.
             if (state.subscriptions.some((s) => s.key === key)) continue;
             const rng = ctx.rng.fork(`subscription-key:${key}`);
-            const added = subscriptionFrom(rng, key, { id: rng.uuid(), type: 'subscription', generation: 1, createdAt: nowIso, updatedAt: nowIso });
+            const added = subscriptionFrom(rng, key, {
+              id: rng.uuid(),
+              type: 'subscription',
+              generation: 1,
+              createdAt: nowIso,
+              updatedAt: nowIso,
+            });
             state.subscriptions.push(added);
             state.byId.set(added.id, added);
           }
@@ -241,7 +260,9 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
       const targets = ids.map(find);
       const tags = bodyOf(req).tags;
       if (tags === null || typeof tags !== 'object' || Array.isArray(tags)) {
-        throw badRequest('The body must carry tags: {name: value | null}', [{ source: 'field', subject: 'tags', description: 'expected an object' }]);
+        throw badRequest('The body must carry tags: {name: value | null}', [
+          { source: 'field', subject: 'tags', description: 'expected an object' },
+        ]);
       }
       const patch = tags as Record<string, string | null>;
       for (const subscription of targets) checkTags(subscription.tags, patch, 'tags');
@@ -263,10 +284,16 @@ function handlers(state: SubscriptionsState, ctx: SimContext) {
 
     'subscriptions.listAutoSubscriptionSettings': (req: SimRequest) => {
       const page = settingsQuery.page(state.autoSettings, req);
-      return { status: 200, body: { ...page, items: page.items.map((settings) => ({ ...settings, tenantWorkspaceId: workspaceId() })) } };
+      return {
+        status: 200,
+        body: { ...page, items: page.items.map((settings) => ({ ...settings, tenantWorkspaceId: workspaceId() })) },
+      };
     },
 
-    'subscriptions.getAutoSubscriptionSettings': (req: SimRequest) => ({ status: 200, body: findSettings(req.params.id ?? '') }),
+    'subscriptions.getAutoSubscriptionSettings': (req: SimRequest) => ({
+      status: 200,
+      body: findSettings(req.params.id ?? ''),
+    }),
 
     'subscriptions.updateAutoSubscriptionSettings': (req: SimRequest) => {
       const settings = findSettings(req.params.id ?? '');
@@ -303,5 +330,8 @@ export const subscriptionsArea: AreaModule<SubscriptionsState> = {
   configSchema,
   createState,
   handlers,
-  summary: (state) => ({ subscriptions: state.subscriptions.length, autoSubscriptionSettings: state.autoSettings.length }),
+  summary: (state) => ({
+    subscriptions: state.subscriptions.length,
+    autoSubscriptionSettings: state.autoSettings.length,
+  }),
 };

@@ -105,7 +105,9 @@ function createState(ctx: SimContext): UsersState {
 }
 
 function handlers(state: UsersState, ctx: SimContext) {
-  const restrictedDomains = new Set(((ctx.config as UsersConfig).restrictedEmailDomains ?? []).map((domain) => domain.toLowerCase()));
+  const restrictedDomains = new Set(
+    ((ctx.config as UsersConfig).restrictedEmailDomains ?? []).map((domain) => domain.toLowerCase()),
+  );
   const find = (id: string): User => {
     const user = state.users.find((u) => u.id === id);
     if (!user) throw notFound('User', id);
@@ -124,13 +126,19 @@ function handlers(state: UsersState, ctx: SimContext) {
       const { email, sendWelcomeEmail = true } = req.body as { email?: string; sendWelcomeEmail?: boolean };
       // The published body requires nothing, but an invitation needs an address.
       if (typeof email !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(email)) {
-        throw badRequest('An invitation needs an e-mail address', [{ source: 'field', subject: 'email', description: 'an e-mail address' }]);
+        throw badRequest('An invitation needs an e-mail address', [
+          { source: 'field', subject: 'email', description: 'an e-mail address' },
+        ]);
       }
       const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-      if (restrictedDomains.has(domain)) throw unavailableForLegalReasons(`Users of ${domain} cannot be invited for legal reasons`);
+      if (restrictedDomains.has(domain))
+        throw unavailableForLegalReasons(`Users of ${domain} cannot be invited for legal reasons`);
       const existing = state.users.find((u) => u.username.toLowerCase() === email.toLowerCase());
       if (existing) {
-        throw conflict('USER_ALREADY_INVITED', `'${email}' is already ${existing.userStatus === 'VERIFIED' ? 'a user' : 'invited'} in this workspace`);
+        throw conflict(
+          'USER_ALREADY_INVITED',
+          `'${email}' is already ${existing.userStatus === 'VERIFIED' ? 'a user' : 'invited'} in this workspace`,
+        );
       }
       const nowIso = ctx.clock.nowIso();
       const id = ctx.rng.fork(`invite:${email.toLowerCase()}`).uuid();
@@ -156,7 +164,11 @@ function handlers(state: UsersState, ctx: SimContext) {
           kind: 'user-invitation',
         });
       }
-      return { status: 201, headers: { Location: `/identity/v1/users/${user.id}` }, body: { message: `User '${email}' invited` } };
+      return {
+        status: 201,
+        headers: { Location: `/identity/v1/users/${user.id}` },
+        body: { message: `User '${email}' invited` },
+      };
     },
 
     'users.updateUserPreferences': (req: SimRequest): SimResponse => {

@@ -23,7 +23,9 @@ export interface Credential extends RecordFields {
   associatedServiceManagerProvision?: { resourceUri: string };
 }
 
-const listQuery = createListQuery({ filter: { id: 'string', credentialName: 'string', clientId: 'string', createdAt: 'timestamp' } });
+const listQuery = createListQuery({
+  filter: { id: 'string', credentialName: 'string', clientId: 'string', createdAt: 'timestamp' },
+});
 
 /** A fresh secret; the rng keeps generated worlds reproducible, requests use real randomness. */
 function secretFrom(rng?: Rng): string {
@@ -37,7 +39,15 @@ export function generatedCredential(
   credentialName: string,
   associations: Pick<Credential, 'associatedTenant' | 'associatedServiceManagerProvision'> = {},
 ): Credential {
-  return { ...record, type: 'credential', credentialName, clientId: rng.uuid(), clientSecret: secretFrom(rng), role: 'Operator', ...associations };
+  return {
+    ...record,
+    type: 'credential',
+    credentialName,
+    clientId: rng.uuid(),
+    clientSecret: secretFrom(rng),
+    role: 'Operator',
+    ...associations,
+  };
 }
 
 /** The record as listed: never the secret. */
@@ -70,14 +80,24 @@ export function credentialHandlers(deps: CredentialsDeps) {
     'workspaces.listCredentials': (req: SimRequest): SimResponse => {
       // An empty filter is the published default: no filter. The list has no paging.
       const { filter, ...rest } = req.query;
-      const items = listQuery.select(credentials, { ...req, query: filter === '' || filter === undefined ? rest : { ...rest, filter } });
+      const items = listQuery.select(credentials, {
+        ...req,
+        query: filter === '' || filter === undefined ? rest : { ...rest, filter },
+      });
       return { status: 200, body: { items: items.map(listed), count: items.length } };
     },
 
     'workspaces.createCredential': (req: SimRequest): SimResponse => {
-      const body = req.body as { credentialName: string; associatedTenant?: { resourceUri: string }; associatedServiceManagerProvision?: { resourceUri: string } };
+      const body = req.body as {
+        credentialName: string;
+        associatedTenant?: { resourceUri: string };
+        associatedServiceManagerProvision?: { resourceUri: string };
+      };
       const name = body.credentialName.trim();
-      if (name.length === 0) throw badRequest('A credential needs a name', [{ source: 'field', subject: 'credentialName', description: 'a non-empty name' }]);
+      if (name.length === 0)
+        throw badRequest('A credential needs a name', [
+          { source: 'field', subject: 'credentialName', description: 'a non-empty name' },
+        ]);
       if (credentials.some((c) => c.credentialName.toLowerCase() === name.toLowerCase())) {
         throw conflict('CREDENTIAL_NAME_CONFLICT', `A credential named '${name}' already exists`);
       }
@@ -100,10 +120,16 @@ export function credentialHandlers(deps: CredentialsDeps) {
         clientSecret: secretFrom(),
         role: req.clientRole ?? 'Observer',
         ...(associatedTenant ? { associatedTenant } : {}),
-        ...(body.associatedServiceManagerProvision ? { associatedServiceManagerProvision: { ...body.associatedServiceManagerProvision } } : {}),
+        ...(body.associatedServiceManagerProvision
+          ? { associatedServiceManagerProvision: { ...body.associatedServiceManagerProvision } }
+          : {}),
       };
       credentials.push(credential);
-      return { status: 201, headers: { Location: `/workspaces/v1/credentials/${credential.id}` }, body: withSecret(credential) };
+      return {
+        status: 201,
+        headers: { Location: `/workspaces/v1/credentials/${credential.id}` },
+        body: withSecret(credential),
+      };
     },
 
     'workspaces.deleteCredential': (req: SimRequest): SimResponse => {

@@ -69,7 +69,14 @@ const CITIES = [
   { city: 'Austin', stateOrRegion: 'TX', zip: '78701', countryCode: 'US', phone: '+1 512 ' },
   { city: 'Osaka', stateOrRegion: 'Osaka', zip: '530-0001', countryCode: 'JP', phone: '+81 6 ' },
 ];
-const TENANT_NAMES = ['Acme Logistics', 'Harbor Health', 'Summit Retail', 'Orbit Media', 'Pine Valley Schools', 'Delta Foods'];
+const TENANT_NAMES = [
+  'Acme Logistics',
+  'Harbor Health',
+  'Summit Retail',
+  'Orbit Media',
+  'Pine Valley Schools',
+  'Delta Foods',
+];
 
 function contactFor(rng: Rng, domain: string): Contact {
   const place = rng.pick(CITIES);
@@ -88,7 +95,10 @@ function contactFor(rng: Rng, domain: string): Contact {
 }
 
 function domainOf(name: string): string {
-  return `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}.example`;
+  return `${name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')}.example`;
 }
 
 function createState(ctx: SimContext): WorkspacesState {
@@ -105,7 +115,9 @@ function createState(ctx: SimContext): WorkspacesState {
   };
   const contacts = new Map<string, Contact>([[workspace.id, contactFor(rng, domainOf(workspaceName))]]);
   const tenants = Array.from({ length: config.tenants ?? 2 }, (_, i): Workspace => {
-    const name = TENANT_NAMES[i % TENANT_NAMES.length] + (i >= TENANT_NAMES.length ? ` ${Math.floor(i / TENANT_NAMES.length) + 1}` : '');
+    const name =
+      TENANT_NAMES[i % TENANT_NAMES.length] +
+      (i >= TENANT_NAMES.length ? ` ${Math.floor(i / TENANT_NAMES.length) + 1}` : '');
     const tenantRecord = generatedRecord(rng, 'tenant', 900);
     const tenant: Workspace = {
       ...tenantRecord,
@@ -126,7 +138,9 @@ function createState(ctx: SimContext): WorkspacesState {
     credentials.push(
       generatedCredential(rng, generatedRecord(rng, 'credential', 300), `${firstTenant.workspaceName} monitoring`, {
         associatedTenant: { resourceUri: firstTenant.resourceUri, tenantName: firstTenant.workspaceName },
-        associatedServiceManagerProvision: { resourceUri: `/service-catalog/v1/service-manager-provisions/${rng.uuid()}` },
+        associatedServiceManagerProvision: {
+          resourceUri: `/service-catalog/v1/service-manager-provisions/${rng.uuid()}`,
+        },
       }),
     );
   } else credentials.push(generatedCredential(rng, generatedRecord(rng, 'credential', 300), 'Monitoring export'));
@@ -164,7 +178,9 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
   const restricted = new Set((ctx.config as WorkspacesConfig).restrictedCountries ?? []);
   const checkCountryAllowed = (body: TenantRequest): void => {
     if (body.address && restricted.has(body.address.countryCode)) {
-      throw unavailableForLegalReasons(`Tenants with an address in ${body.address.countryCode} cannot be served for legal reasons`);
+      throw unavailableForLegalReasons(
+        `Tenants with an address in ${body.address.countryCode} cannot be served for legal reasons`,
+      );
     }
   };
   const contactOf = (body: TenantRequest): Contact => ({
@@ -180,11 +196,20 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
   };
 
   return {
-    'workspaces.getWorkspace': (req: SimRequest): SimResponse => ({ status: 200, body: findWorkspace(req.params.workspaceId ?? '') }),
+    'workspaces.getWorkspace': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: findWorkspace(req.params.workspaceId ?? ''),
+    }),
 
-    'workspaces.getWorkspaceContact': (req: SimRequest): SimResponse => ({ status: 200, body: contactView(findWorkspace(req.params.workspaceId ?? '')) }),
+    'workspaces.getWorkspaceContact': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: contactView(findWorkspace(req.params.workspaceId ?? '')),
+    }),
 
-    'workspaces.listTenants': (req: SimRequest): SimResponse => ({ status: 200, body: tenantQuery.page(state.tenants, req) }),
+    'workspaces.listTenants': (req: SimRequest): SimResponse => ({
+      status: 200,
+      body: tenantQuery.page(state.tenants, req),
+    }),
 
     'workspaces.createTenant': (req: SimRequest): SimResponse => {
       const body = req.body as TenantRequest;
@@ -207,7 +232,11 @@ function handlers(state: WorkspacesState, ctx: SimContext) {
       };
       state.tenants.push(tenant);
       state.contacts.set(tenant.id, contactOf(body));
-      return { status: 201, headers: { Location: `/workspaces/v1/msp-tenants/${tenant.id}` }, body: { message: `Tenant '${tenant.workspaceName}' created` } };
+      return {
+        status: 201,
+        headers: { Location: `/workspaces/v1/msp-tenants/${tenant.id}` },
+        body: { message: `Tenant '${tenant.workspaceName}' created` },
+      };
     },
 
     'workspaces.updateTenant': (req: SimRequest): SimResponse => {
@@ -246,6 +275,11 @@ export const workspacesArea: AreaModule<WorkspacesState> = {
   configSchema,
   createState,
   handlers,
-  summary: (state) => ({ workspaceId: state.workspace.id, workspaces: 1, tenants: state.tenants.length, credentials: state.credentials.length }),
+  summary: (state) => ({
+    workspaceId: state.workspace.id,
+    workspaces: 1,
+    tenants: state.tenants.length,
+    credentials: state.credentials.length,
+  }),
   apiClientOf: (state, clientId) => state.credentials.find((c) => c.clientId === clientId),
 };
