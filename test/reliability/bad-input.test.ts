@@ -14,6 +14,7 @@ import { isExpressionError, tryCompileTemplate, type ExpressionContext } from '.
 import { loadPlaybook, type Problem } from '../../src/playbook/index.js';
 import { runCli, type CliOutcome } from '../support/cli.js';
 import { FIXTURES } from './harness.js';
+import { walk, type Json } from '../support/json-walk.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'fleetbook-bad-input-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
@@ -40,27 +41,6 @@ function expectLocated(problems: readonly Problem[], file: string): void {
     expect(Number.isInteger(problem.line) && Number.isInteger(problem.column)).toBe(true);
     expect(problem.message.length).toBeGreaterThan(0);
   }
-}
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** The container at the end of a random walk (`choices` pick a child at each level) and a key in it. */
-function walk(
-  root: Json,
-  choices: readonly number[],
-): { parent: Json[] | { [key: string]: Json }; key: string | number } | undefined {
-  let parent: Json[] | { [key: string]: Json } | undefined;
-  let key: string | number | undefined;
-  let node: Json = root;
-  for (const choice of choices) {
-    if (node === null || typeof node !== 'object') break;
-    const keys: Array<string | number> = Array.isArray(node) ? node.map((_, index) => index) : Object.keys(node);
-    if (keys.length === 0) break;
-    parent = node;
-    key = keys[choice % keys.length];
-    node = (Array.isArray(node) ? node[key as number] : node[key as string]) ?? null;
-  }
-  return parent === undefined || key === undefined ? undefined : { parent, key };
 }
 
 const wrongValue = fc.oneof(

@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { loadPlaybook, type Problem } from '../../src/playbook/index.js';
 import { runCli } from '../support/cli.js';
+import { walk, type Json } from '../support/json-walk.js';
 
 const bundledDir = fileURLToPath(new URL('../../playbooks/', import.meta.url));
 const BUNDLED = readdirSync(bundledDir)
@@ -24,27 +25,6 @@ const BUNDLED = readdirSync(bundledDir)
 
 const directory = mkdtempSync(join(tmpdir(), 'fleetbook-fuzz-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** A container reached by a random walk, and a key in it. */
-function walk(
-  root: Json,
-  choices: readonly number[],
-): { parent: Json[] | { [key: string]: Json }; key: string | number } | undefined {
-  let parent: Json[] | { [key: string]: Json } | undefined;
-  let key: string | number | undefined;
-  let node: Json = root;
-  for (const choice of choices) {
-    if (node === null || typeof node !== 'object') break;
-    const keys: Array<string | number> = Array.isArray(node) ? node.map((_, index) => index) : Object.keys(node);
-    if (keys.length === 0) break;
-    parent = node;
-    key = keys[choice % keys.length];
-    node = (Array.isArray(node) ? node[key as number] : node[key as string]) ?? null;
-  }
-  return parent === undefined || key === undefined ? undefined : { parent, key };
-}
 
 const path = fc.array(fc.nat(), { minLength: 1, maxLength: 10 });
 const INHERITED = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'isPrototypeOf'];
