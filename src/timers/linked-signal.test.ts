@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { linkSignal } from './linked-signal.js';
+import { createVirtualClock } from './virtual-clock.js';
+
+/** Lets a virtual clock fire every timer due: each fires a macrotask after the last. */
+const timersRun = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
 describe('linkSignal', () => {
   it('aborts with the timeout reason after timeoutMs and says it timed out', async () => {
     const parent = new AbortController();
-    const linked = linkSignal(parent.signal, 10, () => new Error('too slow'));
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    const clock = createVirtualClock();
+    const linked = linkSignal(parent.signal, 10, () => new Error('too slow'), clock);
+    expect(linked.signal.aborted).toBe(false);
+    await timersRun();
+    expect(clock.now()).toBe(10);
     expect(linked.signal.aborted).toBe(true);
     expect((linked.signal.reason as Error).message).toBe('too slow');
     expect(linked.timedOut()).toBe(true);
@@ -26,10 +33,12 @@ describe('linkSignal', () => {
 
   it('leaves nothing armed after dispose', async () => {
     const parent = new AbortController();
-    const linked = linkSignal(parent.signal, 10);
+    const clock = createVirtualClock();
+    const linked = linkSignal(parent.signal, 10, undefined, clock);
     linked.dispose();
     parent.abort();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(clock.pending()).toBe(0);
+    await timersRun();
     expect(linked.signal.aborted).toBe(false);
     expect(linked.timedOut()).toBe(false);
   });
