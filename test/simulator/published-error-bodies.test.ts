@@ -4,7 +4,7 @@
  * published component schema itself (read from ../shared/spec/published), with every object
  * closed, so a field the platform does not publish fails as surely as a missing one.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,8 +24,13 @@ function closed(schema: unknown): unknown {
   return copy;
 }
 
+// The published descriptions live beside the repository, never in it: a checkout without them
+// (a clone elsewhere) skips these tests and says so once.
+const published = existsSync(PUBLISHED);
+if (!published) console.warn(`published-error-bodies: skipped, ${PUBLISHED} is not beside this checkout`);
+
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-for (const area of ['devices', 'subscriptions', 'consumption-analytics-v2']) {
+for (const area of published ? ['devices', 'subscriptions', 'consumption-analytics-v2'] : []) {
   const document = JSON.parse(readFileSync(`${PUBLISHED}${area}.json`, 'utf8')) as { components: unknown };
   ajv.addSchema({ $id: area, components: closed(document.components) });
 }
@@ -53,7 +58,7 @@ async function start(options: SimulatorOptions = {}) {
   return t;
 }
 
-describe('published error bodies of devices, subscriptions and consumption analytics v2', () => {
+describe.skipIf(!published)('published error bodies of devices, subscriptions and consumption analytics v2', () => {
   it('answers a bad request with its issues, in the published 400 body', async () => {
     const { call, sim } = await start();
     const bad = await call('GET', `/devices/v1/devices?filter=${encodeURIComponent("colour eq 'red'")}`);
