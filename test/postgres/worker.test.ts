@@ -103,7 +103,7 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
 
   it('a worker paused past its claim (presumed dead) cannot write once another took its run over', async () => {
     const runId = await queue(team);
-    const paused = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms']);
+    const paused = team.fleetbook(['worker', '--claim-ttl', '5s', '--poll', '50ms']);
     await until(
       async () => {
         const last = (await team.journal(runId)).at(-1)?.event;
@@ -113,7 +113,7 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
       'a write in flight',
     );
     paused.child.kill('SIGSTOP');
-    const other = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms']);
+    const other = team.fleetbook(['worker', '--claim-ttl', '5s', '--poll', '50ms']);
     await until(async () => other.stdout().includes('"event":"run.resuming"'), 20_000, 'the take-over');
     // Back from its pause, its next journal append or status change carries a stale token.
     paused.child.kill('SIGCONT');
