@@ -20,8 +20,8 @@ const integration = { environment: 'node' as const, setupFiles, testTimeout: 60_
 
 // Projects (CONTRIBUTING.md): unit tests live beside the code, integration tests (against the
 // simulator on port 0) in test/, the tests that need a PostgreSQL server in test/postgres/ (a
-// throwaway cluster started once for them). Groups run in order: unit, integration and postgres
-// together, then the tests of the built CLI, then the one that rebuilds it.
+// throwaway cluster started once for them). Groups run in order: unit and integration together,
+// then the tests of the built CLI, then the one that rebuilds it, then postgres.
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
@@ -43,6 +43,9 @@ export default defineConfig({
           include: ['test/postgres/**/*.test.ts'],
           ...integration,
           globalSetup: ['test/support/postgres-global-setup.ts'],
+          // Last and alone: its workers are real processes racing claim timeouts, which a
+          // machine busy with the other projects makes late.
+          sequence: { groupOrder: 3 },
         },
       },
     ],
