@@ -99,7 +99,7 @@ export function rowToRun(row: RunRow): RunRecord {
 export function statusChange(
   runId: string,
   status: RunStatus,
-  result: { outputs?: unknown; error?: ErrorRecord } | undefined,
+  result: { outputs?: unknown; error?: ErrorRecord; notifications?: unknown } | undefined,
   options: ResolvedStoreOptions,
 ): Pick<RunRow, 'status' | 'endedAt'> & { outputsJson?: string | null; errorJson?: string | null } {
   if (!Object.values(RunStatus).includes(status)) {
@@ -109,7 +109,9 @@ export function statusChange(
     status,
     endedAt: status === RunStatus.running ? null : options.now().toISOString(),
   };
-  if (result) {
+  // Notifications alone (a run becoming `waiting`) leave the outputs and error as they are.
+  const resultGiven = result && !(result.notifications !== undefined && !('outputs' in result) && !('error' in result));
+  if (result && resultGiven) {
     change.outputsJson =
       result.outputs === undefined
         ? null
