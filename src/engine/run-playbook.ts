@@ -16,6 +16,7 @@ import {
   RunStatus,
   StepStatus,
   type ErrorRecord,
+  type NewNotification,
   type RunQueue,
   type RunRecord,
   type RunStore,
@@ -81,6 +82,29 @@ export interface RunOptions {
   maxInlineOutputBytes?: number;
   /** How long the run's lease lasts unless renewed (every third of it). @default 60000 */
   leaseTtlMs?: number;
+  /**
+   * The notifications the run's end causes (the CLI and the scheduler pass the notifications
+   * module's rules): recorded in the store's outbox with the run's status, in one transaction,
+   * after the secrets of the run are scrubbed from them. Not asked for an interrupted run, nor
+   * for one whose lease was lost. A hook that throws is logged; the run's result stays as it is.
+   */
+  notify?: (ending: RunEndingReport) => readonly NewNotification[];
+}
+
+/** A run's end as the `notify` hook sees it. */
+export interface RunEndingReport {
+  runId: string;
+  playbook: string;
+  dryRun: boolean;
+  trigger: { kind: string; scheduleId?: string };
+  status: RunStatus;
+  startedAt: string;
+  durationMs: number;
+  outputs?: unknown;
+  error?: ErrorRecord;
+  steps: readonly StepSummary[];
+  /** Which end of the run this is (`r<resumes>`): a resumed run that ends again is a new event. */
+  occurrence: string;
 }
 
 /** What `resumeRun` takes: the run's own inputs come from the store. */
@@ -164,6 +188,8 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
       values: resolved.values,
       now,
       retentionMs,
+      trigger: options.trigger ?? { kind: 'manual' },
+      occurrence: 'r0',
     });
   } finally {
     await lease.release();
@@ -402,6 +428,8 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
       now,
       resume: plan,
       retentionMs,
+      trigger: run.trigger,
+      occurrence: `r${run.resumes + (options.countAsResume !== false ? 1 : 0)}`,
     });
   } finally {
     await lease.release();
@@ -487,6 +515,27 @@ interface RunFacts {
   resume?: ResumePlan;
   /** `FLEETBOOK_RETENTION`: runs that ended longer ago are pruned when this one ends. */
   retentionMs?: number | undefined;
+  trigger: RunEndingReport['trigger'];
+  occurrence: string;
+}
+
+/** What the `notify` hook makes of the run's end, its secrets scrubbed; none when it fails (logged). */
+function notificationsOf(
+  options: RunOptions | ResumeOptions,
+  logger: Logger,
+  secrets: SecretRegistry,
+  ending: RunEndingReport,
+): readonly NewNotification[] | undefined {
+  if (!options.notify) return undefined;
+  try {
+    return secrets.scrubValue(options.notify(ending));
+  } catch (caught) {
+    logger.error(
+      { event: 'notification.composeFailed', error: toErrorRecord(caught) },
+      `the notifications of run ${ending.runId} could not be made; the run's result is kept`,
+    );
+    return undefined;
+  }
 }
 
 async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
@@ -568,15 +617,33 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
+  const durationMs = now() - startedMs;
   // A run that lost its lease leaves the run's status to whoever drives it now.
-  if (!leaseLost)
+  if (!leaseLost) {
+    const notifications =
+      status === RunStatus.interrupted
+        ? undefined
+        : notificationsOf(options, logger, secrets, {
+            runId,
+            playbook: playbook.name,
+            dryRun,
+            trigger: facts.trigger,
+            status,
+            startedAt,
+            durationMs,
+            ...(outputs === undefined ? {} : { outputs }),
+            ...(error ? { error } : {}),
+            steps,
+            occurrence: facts.occurrence,
+          });
     await store.setRunStatus(runId, status, {
       ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }),
       ...(error ? { error } : {}),
+      ...(notifications && notifications.length > 0 ? { notifications } : {}),
     });
+  }
   if (facts.retentionMs !== undefined && !leaseLost)
     await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
-  const durationMs = now() - startedMs;
   logger[status === RunStatus.succeeded ? 'info' : 'error'](
     { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },
     `run ${runId} ${status}`,

@@ -4,6 +4,7 @@
  * knows nothing of it: it records what the `notify` hook the CLI and the scheduler pass it
  * returns, with the run's end; the CLI, the daemon and the worker deliver.
  */
+import { errorMessage } from '../errors/index.js';
 import type { SecretRegistry, Logger } from '../logging/index.js';
 import type { NotifyRule } from '../playbook/index.js';
 import type { NewNotification, RunStore } from '../store/index.js';
@@ -39,39 +40,79 @@ export { checkNotifyRules, endingEvents, notificationKey, notificationsFor } fro
 export { emailMessageId, sendNotification, slackPayload, teamsPayload, webhookPayload } from './channels.js';
 export { createNotifier, retryDelayMs, type DeliveryReport, type Notifier, type NotifierOptions } from './deliver.js';
 
-/** The notification side of one process: its settings, and the notifier that delivers from the store. */
+/** The notifications of one process: its settings and the notifier that delivers from its store. */
 export interface Notifications {
   config: NotificationConfig;
   notifier: Notifier;
   /** The engine's `notify` hook for runs of a playbook with these rules. */
   hookFor(rules: readonly NotifyRule[] | undefined): (ending: RunEnding) => NewNotification[];
+  /**
+   * Sends what is pending (of one run, or all), waiting out retries when `untilSettled`. Never
+   * throws: a failure is logged, and a notification never changes a run's result.
+   */
+  deliver(filter?: { runId?: string; untilSettled?: boolean }): Promise<DeliveryReport | undefined>;
 }
 
 /**
- * Reads fleetbook.yaml in `cwd` (a mistake is a UsageError, exit 2), registers the values it
- * read from the environment as secrets, and makes the notifier of `store`.
+ * Reads fleetbook.yaml in `cwd` (a mistake is a UsageError, exit 2) and registers the values it
+ * read from the environment as secrets, so no log line shows them. Done before a run starts.
  */
-export function openNotifications(options: {
+export function readNotificationConfig(options: {
   cwd: string;
   env: NodeJS.ProcessEnv;
-  store: RunStore;
-  logger: Logger;
   secrets: SecretRegistry;
-}): Notifications {
+}): NotificationConfig {
   const config = loadNotificationConfig(options.cwd, options.env);
   for (const value of config.secretValues) options.secrets.add(value);
+  return config;
+}
+
+/** The notifications of a process using `store`, with `config` (see `readNotificationConfig`). */
+export function createNotifications(
+  config: NotificationConfig,
+  options: { store: RunStore; logger: Logger },
+): Notifications {
   const notifier = createNotifier({ store: options.store, config, logger: options.logger });
   return {
     config,
     notifier,
     hookFor: (rules) => (ending) => notificationsFor(ending, config, rules ?? []),
+    async deliver(filter = {}) {
+      try {
+        return await notifier.deliverPending(filter);
+      } catch (error) {
+        options.logger.error(
+          { event: 'notification.deliveryFailed', err: error, ...(filter.runId ? { runId: filter.runId } : {}) },
+          `notifications could not be delivered (${errorMessage(error)}); they stay pending for the next process`,
+        );
+        return undefined;
+      }
+    },
+  };
+}
+
+/**
+ * Delivers what is pending in the store now and every `intervalMs` (a daemon or a worker):
+ * notifications left by a process that died, and retries that came due.
+ */
+export function startOutboxSweep(notifications: Notifications, intervalMs = 5000): { stop(): Promise<void> } {
+  let running: Promise<unknown> = notifications.deliver();
+  const timer = setInterval(() => {
+    running = running.then(() => notifications.deliver());
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
   };
 }
 
 /**
  * Records and sends the notifications of a run that now waits for a person (`waiting`): the
  * approval gate calls this once the run is `waiting` in the store. The key holds the gate's
- * step and the run's resume count, so waiting at another gate (or again after a resume) is a new
+ * step and the run's end count, so waiting at another gate (or again after a resume) is a new
  * event, and a call repeated after a crash records nothing twice.
  */
 export async function notifyRunWaiting(
@@ -79,9 +120,9 @@ export async function notifyRunWaiting(
   notifications: Notifications,
   rules: readonly NotifyRule[] | undefined,
   ending: Omit<RunEnding, 'status'> & { waiting: NonNullable<RunEnding['waiting']> },
-): Promise<DeliveryReport> {
+): Promise<DeliveryReport | undefined> {
   const occurrence = `${ending.waiting.step}@${ending.occurrence}`;
   const items = notificationsFor({ ...ending, occurrence, status: 'waiting' }, notifications.config, rules ?? []);
   if (items.length > 0) await store.addNotifications(items);
-  return notifications.notifier.deliverPending({ runId: ending.runId, untilSettled: true });
+  return notifications.deliver({ runId: ending.runId, untilSettled: true });
 }
