@@ -95,10 +95,18 @@ export function createNotifications(
  * Delivers what is pending in the store now and every `intervalMs` (a daemon or a worker):
  * notifications left by a process that died, and retries that came due.
  */
-export function startOutboxSweep(notifications: Notifications, intervalMs = 5000): { stop(): Promise<void> } {
-  let running: Promise<unknown> = notifications.deliver();
+export function startOutboxSweep(
+  notifications: Pick<Notifications, 'deliver'>,
+  logger: Logger,
+  intervalMs = 5000,
+): { stop(): Promise<void> } {
+  const sweep = async (): Promise<void> => {
+    const report = await notifications.deliver();
+    if (report) logger.debug({ event: 'notification.swept', ...report }, 'notifications: outbox swept');
+  };
+  let running: Promise<void> = sweep();
   const timer = setInterval(() => {
-    running = running.then(() => notifications.deliver());
+    running = running.then(sweep);
   }, intervalMs);
   timer.unref();
   return {

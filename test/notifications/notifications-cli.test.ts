@@ -5,7 +5,7 @@
  * a notification is being sent, after which the next process delivers it, once.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -297,3 +297,59 @@ describe('a SIGKILL while a notification is being sent', () => {
     expect(audit.arrivals).toHaveLength(2);
   });
 });
+
+describe('a SIGKILL while a failed run notification is being sent', () => {
+  it('the daemon that opens the store next delivers it once, and a later one sends nothing', async () => {
+    const audit = await receiver((arrival) => (arrival === 1 ? 'hold' : 200));
+    configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n`);
+    mkdirSync(join(dir, 'playbooks'));
+    writeFileSync(join(dir, 'playbooks', 'fleet.yaml'), failingPlaybook);
+    const first = fleetbook(['run', 'playbooks/fleet.yaml', '--target', 'simulator', '-i', `token=${SECRET_INPUT}`]);
+    await audit.arrived(1);
+    first.child.kill('SIGKILL');
+    const runId = runIdOf(await first.done);
+    const key = `${runId}/failed/r0/audit`;
+    expect(await outbox()).toMatchObject([{ key, state: 'pending' }]);
+
+    const daemon = fleetbook(['daemon', '--playbooks', 'playbooks', '--target', 'simulator']);
+    await audit.arrived(2);
+    daemon.child.kill('SIGTERM');
+    const stopped = await daemon.done;
+    expect(stopped.code).toBe(0);
+    expect(stopped.lines.find((line) => line.event === 'notification.sent')).toMatchObject({ key, attempt: 2 });
+    expect(audit.arrivals.map((arrival) => [arrival.key, arrival.answered])).toEqual([
+      [key, undefined],
+      [key, 200],
+    ]);
+    expect(audit.arrivals[1]?.body).toMatchObject({ failedItems: ['bravo'], notStartedItems: ['charlie', 'delta'] });
+    expect(await outbox()).toMatchObject([{ key, state: 'sent' }]);
+
+    // Another daemon opening the store sweeps the outbox and finds nothing to send.
+    const again = fleetbook(['daemon', '--playbooks', 'playbooks', '--target', 'simulator', '--log-level', 'debug']);
+    const swept = await waitForLine(again, 'notification.swept');
+    again.child.kill('SIGKILL');
+    await again.done;
+    expect(swept).toMatchObject({ sent: 0, failed: 0, retrying: 0 });
+    expect(audit.arrivals).toHaveLength(2);
+  });
+});
+
+/** Resolves with the first JSON line the process prints with `event`. */
+function waitForLine(process: ReturnType<typeof fleetbook>, event: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.toString();
+      // Whole lines only: a chunk may end inside one.
+      const line = seen
+        .split('\n')
+        .slice(0, -1)
+        .find((text) => text.includes(`"event":"${event}"`));
+      if (!line) return;
+      process.child.stdout.off('data', onData);
+      resolve(JSON.parse(line) as Record<string, unknown>);
+    };
+    process.child.stdout.on('data', onData);
+    void process.done.then(() => reject(new Error(`exited before logging ${event}:\n${seen}`)));
+  });
+}
