@@ -136,6 +136,8 @@ export type JournalEvent =
   | { type: 'run.waiting'; path: StepPath; wait: WaitRecord }
   /** The decision on the approval gate at `path`, written before the run goes on. */
   | ({ type: 'approval.decided'; path: StepPath } & ApprovalDecision)
+  /** A wait ended by its time (a maintenance window opened), written before the run goes on. */
+  | { type: 'wait.ended'; path: StepPath; reason: WaitReason; at: string }
   /** `fleetbook runs cancel` (`path` is ''): `requested` for a running run, else it ended then. */
   | { type: 'run.cancelled'; path: StepPath; by: string; requested: boolean };
 
