@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logging/index.js';
 import type { Playbook, Step } from '../playbook/index.js';
-import { runLeaseKey, type RunStore } from '../store/index.js';
+import { createMemoryRunStore, runLeaseKey, type RunStore } from '../store/index.js';
 import { createVirtualClock } from '../timers/index.js';
 import { fakeClient, fastRun, playbook, step, summary, t } from './engine.test-kit.js';
 import { resumeRun } from './run-playbook.js';
@@ -167,5 +167,48 @@ describe('approval gates', () => {
     await expect(
       recordApproval(done.store, { runId: done.result.runId, decision: 'approved', by: 'alice' }, () => 0),
     ).rejects.toMatchObject({ code: 'RUN_NOT_WAITING' });
+  });
+});
+
+describe('cancellation asked by another process', () => {
+  it('the driver sees it at its heartbeat: no new item starts, the run ends cancelled, resume refuses it', async () => {
+    const LIST = 'privateCloud.listSystems';
+    const store = createMemoryRunStore();
+    const client = fakeClient({ [LIST]: [{ body: {} }] });
+    let calls = 0;
+    const invoke = client.invoke.bind(client);
+    // The second item's call is where `fleetbook runs cancel` lands, from "another process".
+    (client as { invoke: typeof client.invoke }).invoke = async (operationId, input) => {
+      calls += 1;
+      if (calls === 2) {
+        const [running] = await store.listRuns({ status: 'running' });
+        if (running) expect(await store.cancelRun(running.id, 'ops')).toEqual({ outcome: 'requested' });
+      }
+      return invoke(operationId, input);
+    };
+    const loop = step({
+      id: 'each',
+      kind: 'forEach',
+      items: t([0, 1, 2, 3, 4]),
+      as: 'n',
+      concurrency: t(1),
+      steps: [
+        step({ id: 'read', kind: 'call', operationId: LIST, with: t({}) }),
+        step({ id: 'work', kind: 'sleep', duration: t(10_000) }),
+      ],
+    });
+    const run = await fastRun(playbook([loop]), { client, store, cancelCheckMs: 1000 });
+    expect(run.result.status).toBe('cancelled');
+    expect(run.result.error).toMatchObject({ code: 'RUN_CANCELLED', message: expect.stringContaining('cancelled by ops') });
+    expect(calls).toBe(2);
+    expect(run.result.steps.filter((line) => line.kind === 'item').map((line) => line.status)).toEqual([
+      'succeeded',
+      'interrupted',
+      'notStarted',
+      'notStarted',
+      'notStarted',
+    ]);
+    expect(await store.getRun(run.result.runId)).toMatchObject({ status: 'cancelled' });
+    await expect(resume(playbook([loop]), store, run.result.runId)).rejects.toMatchObject({ code: 'RUN_CANCELLED' });
   });
 });
