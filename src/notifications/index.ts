@@ -116,21 +116,3 @@ export function startOutboxSweep(
     },
   };
 }
-
-/**
- * Records and sends the notifications of a run that now waits for a person (`waiting`): the
- * approval gate calls this once the run is `waiting` in the store. The key holds the gate's
- * step and the run's end count, so waiting at another gate (or again after a resume) is a new
- * event, and a call repeated after a crash records nothing twice.
- */
-export async function notifyRunWaiting(
-  store: RunStore,
-  notifications: Notifications,
-  rules: readonly NotifyRule[] | undefined,
-  ending: Omit<RunEnding, 'status'> & { waiting: NonNullable<RunEnding['waiting']> },
-): Promise<DeliveryReport | undefined> {
-  const occurrence = `${ending.waiting.step}@${ending.occurrence}`;
-  const items = notificationsFor({ ...ending, occurrence, status: 'waiting' }, notifications.config, rules ?? []);
-  if (items.length > 0) await store.addNotifications(items);
-  return notifications.deliver({ runId: ending.runId, untilSettled: true });
-}

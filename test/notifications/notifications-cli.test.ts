@@ -267,6 +267,35 @@ describe('notifications of a run', () => {
   });
 });
 
+describe('a run waiting at an approval gate', () => {
+  it('tells who must decide, and its end after the approval is a new event', async () => {
+    const audit = await receiver(() => 200);
+    configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n      on: [waiting, succeeded]\n`);
+    writeFileSync(
+      join(dir, 'gate.yaml'),
+      'name: canary-gate\nsteps:\n  - id: canary\n    log: canary updated\n  - id: gate\n    approval:\n      message: Look at the canary, then approve the rest\n  - log: fleet updated\n',
+    );
+    const waiting = await fleetbook(['run', 'gate.yaml', '--target', 'simulator']).done;
+    expect(waiting.code).toBe(75);
+    const runId = runIdOf(waiting);
+    expect(audit.arrivals).toHaveLength(1);
+    expect(audit.arrivals[0]?.key).toBe(`${runId}/waiting/gate@r0/audit`);
+    expect(audit.arrivals[0]?.body).toMatchObject({
+      event: 'waiting',
+      status: 'waiting',
+      waiting: { step: 'gate', message: 'Look at the canary, then approve the rest' },
+    });
+
+    const approved = await fleetbook(['approve', runId, '--comment', 'canary looks fine', '--target', 'simulator'])
+      .done;
+    expect(approved.code).toBe(0);
+    expect(audit.arrivals.map((arrival) => arrival.key)).toEqual([
+      `${runId}/waiting/gate@r0/audit`,
+      `${runId}/succeeded/r1/audit`,
+    ]);
+  });
+});
+
 describe('a SIGKILL while a notification is being sent', () => {
   it('the next process (resume) delivers it once; no process sends it twice', async () => {
     // The first arrival is held unanswered (the sender is killed meanwhile); later ones are answered.
