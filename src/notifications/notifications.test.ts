@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../logging/index.js';
 import type { NotifyRule } from '../playbook/index.js';
@@ -372,5 +373,22 @@ describe('delivery from the outbox', () => {
     expect(await notifier.deliverPending({ untilSettled: true })).toMatchObject({ sent: 0, skipped: 1, failed: 1 });
     expect(sent).toEqual([]);
     expect(lines.find((line) => line.key === 'gone')).toMatchObject({ event: 'notification.failed' });
+  });
+});
+
+describe('the documented examples', () => {
+  const doc = readFileSync(new URL('../../docs/notifications.md', import.meta.url), 'utf8');
+  const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+
+  it('docs/notifications.md: the fleetbook.yaml example reads as documented', () => {
+    const config = parseNotificationConfig(blocks[0] ?? '', 'fleetbook.yaml', {
+      SMTP_USER: 'u',
+      SMTP_PASSWORD: 'p-Example-99',
+      CHAT_WEBHOOK_URL: 'https://chat.example/hook',
+      TEAMS_WEBHOOK_URL: 'https://teams.example/hook',
+    });
+    expect([...config.channels.keys()]).toEqual(['ops-mail', 'team-chat', 'teams', 'audit']);
+    expect(config.retry).toEqual({ maxAttempts: 5, initialDelayMs: 2000, maxDelayMs: 300_000 });
+    expect(config.channels.get('ops-mail')).toMatchObject({ port: 587, requireTls: true, on: ['failed'] });
   });
 });
