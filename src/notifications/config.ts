@@ -77,6 +77,8 @@ class Located {
   constructor(
     private readonly file: string,
     private readonly lines: LineCounter,
+    /** Variables named for credentials must be set (false: `fleetbook validate`, which sends nothing). */
+    private readonly checkEnv: boolean,
   ) {}
 
   fail(node: Node | null | undefined, path: string, message: string): never {
@@ -159,7 +161,10 @@ class Located {
   fromEnv(node: Node | null | undefined, path: string, env: NodeJS.ProcessEnv): string {
     const variable = this.string(node, path);
     const value = env[variable];
-    if (value === undefined || value === '') this.fail(node, path, `names the variable ${variable}, which is not set`);
+    if (value === undefined || value === '') {
+      if (!this.checkEnv) return `http://unset.invalid/${variable}`;
+      this.fail(node, path, `names the variable ${variable}, which is not set`);
+    }
     return value;
   }
 
@@ -259,12 +264,17 @@ function readChannel(
  * The notification settings of the document `text` (the contents of `file`). Checks everything;
  * reads the variables the file names from `env`.
  */
-export function parseNotificationConfig(text: string, file: string, env: NodeJS.ProcessEnv): NotificationConfig {
+export function parseNotificationConfig(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+  options: { checkEnv?: boolean } = {},
+): NotificationConfig {
   const lines = new LineCounter();
   const document = parseDocument(text, { lineCounter: lines });
   if (document.errors.length > 0)
     throw new UsageError(`${file} is not valid YAML: ${document.errors[0]?.message ?? ''}`, 'INVALID_CONFIG');
-  const read = new Located(file, lines);
+  const read = new Located(file, lines, options.checkEnv ?? true);
   const root = document.contents;
   if (!isMap(root)) return { ...noNotifications, file };
   const top = read.mapping(root, '(the document)');
@@ -301,9 +311,16 @@ export function parseNotificationConfig(text: string, file: string, env: NodeJS.
   return { channels, retry, ...(serverUrl ? { serverUrl } : {}), secretValues, file };
 }
 
-/** The settings of `fleetbook.yaml` in `cwd`; none when there is no such file. */
-export function loadNotificationConfig(cwd: string, env: NodeJS.ProcessEnv): NotificationConfig {
+/**
+ * The settings of `fleetbook.yaml` in `cwd`; none when there is no such file. `checkEnv: false`
+ * reads the file without requiring the credential variables to be set (checking, not sending).
+ */
+export function loadNotificationConfig(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  options: { checkEnv?: boolean } = {},
+): NotificationConfig {
   const file = join(cwd, 'fleetbook.yaml');
   if (!existsSync(file)) return noNotifications;
-  return parseNotificationConfig(readFileSync(file, 'utf8'), file, env);
+  return parseNotificationConfig(readFileSync(file, 'utf8'), file, env, options);
 }

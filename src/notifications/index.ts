@@ -36,7 +36,7 @@ export {
   type NotificationMessage,
   type RunEnding,
 } from './message.js';
-export { checkNotifyRules, endingEvents, notificationKey, notificationsFor } from './rules.js';
+export { checkNotifyRules, endingEvents, notificationKey, notificationsFor, unknownChannelProblems } from './rules.js';
 export { emailMessageId, sendNotification, slackPayload, teamsPayload, webhookPayload } from './channels.js';
 export { createNotifier, retryDelayMs, type DeliveryReport, type Notifier, type NotifierOptions } from './deliver.js';
 

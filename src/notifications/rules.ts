@@ -3,7 +3,7 @@
  * and the playbook's `notify:` rules, applied to the events of a run's end.
  */
 import { didYouMean, UsageError } from '../errors/index.js';
-import { NotificationEvent, type NotifyRule, type Playbook } from '../playbook/index.js';
+import { NotificationEvent, type NotifyRule, type Playbook, type Problem } from '../playbook/index.js';
 import type { NewNotification } from '../store/index.js';
 import type { NotificationConfig } from './config.js';
 import { NotificationErrorCode } from './error-codes.js';
@@ -68,28 +68,46 @@ export function notificationsFor(
 }
 
 /**
+ * The `notify:` channels of `playbook` that fleetbook.yaml does not configure, as located problems
+ * (`fleetbook validate` lists them): none when it configures no channel at all (see `checkNotifyRules`).
+ */
+export function unknownChannelProblems(playbook: Pick<Playbook, 'notify'>, config: NotificationConfig): Problem[] {
+  const known = [...config.channels.keys()];
+  if (known.length === 0) return [];
+  return (playbook.notify ?? []).flatMap((rule) =>
+    rule.channels.flatMap((channel, index): Problem[] =>
+      config.channels.has(channel)
+        ? []
+        : [
+            {
+              code: NotificationErrorCode.unknownChannel,
+              message: `notify channels[${index}] '${channel}' is not a channel of ${config.file ?? 'fleetbook.yaml'} (channels: ${known.join(', ')}).${didYouMean(channel, known)}`,
+              severity: 'error',
+              file: rule.location.file,
+              line: rule.location.line,
+              column: rule.location.column,
+              pointer: `${rule.location.pointer}/channels/${index}`,
+            },
+          ],
+    ),
+  );
+}
+
+/**
  * Refuses (exit 2) a `notify:` rule naming a channel fleetbook.yaml does not configure, when it
  * configures channels: a typo would silence the rule. Without a `notifications:` section the
- * rules are inert (a bundled playbook run where no channel is set up), which `warnings` says.
+ * rules are inert (a bundled playbook run where no channel is set up): the warning returned says so.
  */
 export function checkNotifyRules(playbook: Pick<Playbook, 'name' | 'notify'>, config: NotificationConfig): string[] {
-  const rules = playbook.notify ?? [];
-  if (rules.length === 0) return [];
-  const known = [...config.channels.keys()];
-  if (known.length === 0)
+  if ((playbook.notify ?? []).length === 0) return [];
+  if (config.channels.size === 0)
     return [
       `playbook ${playbook.name} has notify: rules, but no notification channel is configured (notifications.channels in fleetbook.yaml): nothing will be sent`,
     ];
-  for (const rule of rules) {
-    for (const [index, channel] of rule.channels.entries()) {
-      if (config.channels.has(channel)) continue;
-      const { file, line, column } = rule.location;
-      throw new UsageError(
-        `${file}:${line}:${column}: notify channels[${index}] '${channel}' is not a channel of ${config.file ?? 'fleetbook.yaml'} (channels: ${known.join(', ')}).${didYouMean(channel, known)}`,
-        NotificationErrorCode.unknownChannel,
-        { channel, known },
-      );
-    }
-  }
+  const [first] = unknownChannelProblems(playbook, config);
+  if (first)
+    throw new UsageError(`${first.file}:${first.line}:${first.column}: ${first.message}`, first.code, {
+      pointer: first.pointer,
+    });
   return [];
 }

@@ -258,6 +258,12 @@ describe('notifications of a run', () => {
     expect(unknown.stderr + unknown.stdout).toMatch(
       /ok\.yaml:4:5: notify channels\[0\] 'audit' is not a channel .*Did you mean 'audti'\?/,
     );
+    // fleetbook validate says so too, located, without needing the channels' credentials set.
+    configure('    audti:\n      type: slack\n      urlEnv: NOT_SET_HERE\n');
+    const validated = await fleetbook(['validate', 'ok.yaml']).done;
+    expect(validated.code).toBe(2);
+    expect(validated.stdout).toContain('UNKNOWN_CHANNEL');
+    expect(validated.stdout).toContain("'audit' is not a channel");
     configure('    audit:\n      type: webhok\n      url: http://127.0.0.1:9/\n');
     const bad = await fleetbook(['run', 'ok.yaml', '--target', 'simulator']).done;
     expect(bad.code).toBe(2);
