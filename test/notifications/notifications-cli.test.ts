@@ -134,6 +134,7 @@ describe('notifications of a run', () => {
     const sink = await smtpSink();
     const slack = await receiver(() => 200);
     const audit = await receiver(() => 200);
+    const teams = await receiver(() => 200);
     configure(
       [
         '    ops-mail:',
@@ -150,6 +151,9 @@ describe('notifications of a run', () => {
         '      type: webhook',
         `      url: ${audit.url}`,
         '      on: [succeeded]',
+        '    teams:',
+        '      type: teams',
+        `      url: ${teams.url}`,
         '',
       ].join('\n'),
       'server:\n  url: https://fleetbook.example.com\n',
@@ -183,6 +187,13 @@ describe('notifications of a run', () => {
       text: expect.stringContaining('*Failed items:* bravo'),
       blocks: expect.any(Array),
     });
+    expect(teams.arrivals).toHaveLength(1);
+    expect(teams.arrivals[0]?.body).toMatchObject({
+      '@type': 'MessageCard',
+      title: `notify-fleet failed (run ${runId.slice(0, 8)})`,
+      sections: [{ facts: expect.arrayContaining([{ name: 'Failed items', value: 'bravo' }]) }],
+      potentialAction: [{ '@type': 'OpenUri', targets: [{ uri: `https://fleetbook.example.com/runs/${runId}` }] }],
+    });
     // The audit channel's own rule is [succeeded]; the playbook's notify rule adds failed.
     expect(audit.arrivals).toHaveLength(1);
     expect(audit.arrivals[0]?.body).toMatchObject({
@@ -203,6 +214,7 @@ describe('notifications of a run', () => {
       JSON.stringify(sink.mails.map((m) => [m.subject, m.text, m.html])),
       JSON.stringify(slack.arrivals),
       JSON.stringify(audit.arrivals),
+      JSON.stringify(teams.arrivals),
       outcome.stdout,
       outcome.stderr,
       JSON.stringify(await outbox()),
