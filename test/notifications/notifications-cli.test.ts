@@ -285,6 +285,29 @@ describe('notifications of a run', () => {
   });
 });
 
+describe('a run that used its tolerance', () => {
+  it('is told as toleranceUsed, naming the item that failed', async () => {
+    const chat = await receiver(() => 200);
+    configure(`    chat:\n      type: slack\n      url: ${chat.url}\n      on: [failed, toleranceUsed]\n`);
+    writeFileSync(
+      join(dir, 'tolerant.yaml'),
+      failingPlaybook
+        .replace('name: notify-fleet', 'name: notify-tolerant')
+        .replace('channels: [audit]', 'channels: [chat]')
+        .replace('    as: system\n', '    as: system\n    tolerate: { failures: 1 }\n'),
+    );
+    const outcome = await fleetbook(['run', 'tolerant.yaml', '--target', 'simulator', '-i', `token=${SECRET_INPUT}`])
+      .done;
+    expect(outcome.code).toBe(0);
+    const runId = runIdOf(outcome);
+    expect(chat.arrivals.map((arrival) => arrival.key)).toEqual([`${runId}/toleranceUsed/r0/chat`]);
+    expect(chat.arrivals[0]?.body).toMatchObject({
+      text: expect.stringContaining('notify-tolerant succeeded with failed items (within its tolerance)'),
+    });
+    expect(String(chat.arrivals[0]?.body.text)).toContain('*Failed items:* bravo');
+  });
+});
+
 describe('a run waiting at an approval gate', () => {
   it('tells who must decide, and its end after the approval is a new event', async () => {
     const audit = await receiver(() => 200);
