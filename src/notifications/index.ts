@@ -11,7 +11,7 @@ import type { NewNotification, RunStore } from '../store/index.js';
 import { loadNotificationConfig, type NotificationConfig } from './config.js';
 import { createNotifier, type DeliveryReport, type Notifier } from './deliver.js';
 import type { RunEnding } from './message.js';
-import { notificationsFor } from './rules.js';
+import { notificationsFor, unknownChannelProblems } from './rules.js';
 
 export {
   ChannelType,
@@ -76,7 +76,17 @@ export function createNotifications(
   return {
     config,
     notifier,
-    hookFor: (rules) => (ending) => notificationsFor(ending, config, rules ?? []),
+    hookFor: (rules) => {
+      // Refused before a run by run, resume and the daemon's start; a playbook reloaded by a daemon
+      // or loaded by a worker is not: its rules naming no channel here are said to send nothing.
+      const unknown = unknownChannelProblems({ notify: [...(rules ?? [])] }, config);
+      for (const problem of unknown)
+        options.logger.warn(
+          { event: 'notification.unknownChannel', file: problem.file, line: problem.line },
+          `${problem.message} Nothing is sent to it.`,
+        );
+      return (ending) => notificationsFor(ending, config, rules ?? []);
+    },
     async deliver(filter = {}) {
       try {
         return await notifier.deliverPending(filter);

@@ -5,6 +5,7 @@ import type { NotifyRule } from '../playbook/index.js';
 import { createMemoryRunStore, type NewNotification } from '../store/index.js';
 import { noNotifications, parseNotificationConfig, type NotificationConfig } from './config.js';
 import { createNotifier, retryDelayMs } from './deliver.js';
+import { createNotifications } from './index.js';
 import { composeMessage, renderHtml, renderMarkdown, renderText, type RunEnding } from './message.js';
 import { checkNotifyRules, endingEvents, notificationsFor } from './rules.js';
 import { slackPayload, teamsPayload, webhookPayload } from './channels.js';
@@ -390,5 +391,23 @@ describe('the documented examples', () => {
     expect([...config.channels.keys()]).toEqual(['ops-mail', 'team-chat', 'teams', 'audit']);
     expect(config.retry).toEqual({ maxAttempts: 5, initialDelayMs: 2000, maxDelayMs: 300_000 });
     expect(config.channels.get('ops-mail')).toMatchObject({ port: 587, requireTls: true, on: ['failed'] });
+  });
+});
+
+describe('the notify hook of a process', () => {
+  it('warns of rules naming channels this fleetbook.yaml lacks (a reloaded or queued playbook), and sends them nothing', () => {
+    const config = parseNotificationConfig(configText, 'fleetbook.yaml', env);
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ destination: { write: (line: string) => lines.push(JSON.parse(line)) } });
+    const hook = createNotifications(config, { store: createMemoryRunStore(), logger }).hookFor([
+      {
+        on: ['failed'],
+        channels: ['pager'],
+        dryRun: false,
+        location: { file: 'p.yaml', line: 4, column: 5, pointer: '/notify/0' },
+      },
+    ]);
+    expect(lines).toMatchObject([{ event: 'notification.unknownChannel', file: 'p.yaml', line: 4 }]);
+    expect(hook(ending()).map((item) => item.channel)).toEqual(['ops-mail', 'chat']);
   });
 });
