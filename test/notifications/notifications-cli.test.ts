@@ -17,6 +17,8 @@ const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
 const TSX = import.meta.resolve('tsx');
 const SECRET_INPUT = 'tok-5ecret-value-981';
 const SMTP_PASSWORD = 'smtp-Pa55word-2207';
+/** Tests that start three CLI processes: each costs seconds of start-up on a busy machine. */
+const THREE_PROCESSES_MS = 150_000;
 
 /** A rolling update in miniature: bravo fails, so charlie and delta never start; the table is in the outputs. */
 const failingPlaybook = `
@@ -262,7 +264,7 @@ describe('notifications of a run', () => {
     expect(await outbox()).toMatchObject([{ state: 'failed', attempts: 3 }]);
   });
 
-  it('refuses a notify rule naming an unconfigured channel, and a bad channel, before the run (exit 2)', async () => {
+  it('refuses a notify rule naming an unconfigured channel before the run (exit 2)', async () => {
     configure('    audti:\n      type: webhook\n      url: http://127.0.0.1:9/\n');
     writeFileSync(join(dir, 'ok.yaml'), succeedingPlaybook);
     const unknown = await fleetbook(['run', 'ok.yaml', '--target', 'simulator']).done;
@@ -270,13 +272,20 @@ describe('notifications of a run', () => {
     expect(unknown.stderr + unknown.stdout).toMatch(
       /ok\.yaml:4:5: notify channels\[0\] 'audit' is not a channel .*Did you mean 'audti'\?/,
     );
-    // fleetbook validate says so too, located, without needing the channels' credentials set.
+  });
+
+  it("fleetbook validate lists it too, located, without needing the channels' credentials set", async () => {
     configure('    audti:\n      type: slack\n      urlEnv: NOT_SET_HERE\n');
+    writeFileSync(join(dir, 'ok.yaml'), succeedingPlaybook);
     const validated = await fleetbook(['validate', 'ok.yaml']).done;
     expect(validated.code).toBe(2);
     expect(validated.stdout).toContain('UNKNOWN_CHANNEL');
     expect(validated.stdout).toContain("'audit' is not a channel");
+  });
+
+  it('refuses a bad channel in fleetbook.yaml before the run, located (exit 2)', async () => {
     configure('    audit:\n      type: webhok\n      url: http://127.0.0.1:9/\n');
+    writeFileSync(join(dir, 'ok.yaml'), succeedingPlaybook);
     const bad = await fleetbook(['run', 'ok.yaml', '--target', 'simulator']).done;
     expect(bad.code).toBe(2);
     expect(bad.stderr + bad.stdout).toMatch(
@@ -309,99 +318,111 @@ describe('a run that used its tolerance', () => {
 });
 
 describe('a run waiting at an approval gate', () => {
-  it('tells who must decide, and its end after the approval is a new event', async () => {
-    const audit = await receiver(() => 200);
-    configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n      on: [waiting, succeeded]\n`);
-    writeFileSync(
-      join(dir, 'gate.yaml'),
-      'name: canary-gate\nsteps:\n  - id: canary\n    log: canary updated\n  - id: gate\n    approval:\n      message: Look at the canary, then approve the rest\n  - log: fleet updated\n',
-    );
-    const waiting = await fleetbook(['run', 'gate.yaml', '--target', 'simulator']).done;
-    expect(waiting.code).toBe(75);
-    const runId = runIdOf(waiting);
-    expect(audit.arrivals).toHaveLength(1);
-    expect(audit.arrivals[0]?.key).toBe(`${runId}/waiting/gate@r0/audit`);
-    expect(audit.arrivals[0]?.body).toMatchObject({
-      event: 'waiting',
-      status: 'waiting',
-      waiting: { step: 'gate', message: 'Look at the canary, then approve the rest' },
-    });
+  it(
+    'tells who must decide, and its end after the approval is a new event',
+    async () => {
+      const audit = await receiver(() => 200);
+      configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n      on: [waiting, succeeded]\n`);
+      writeFileSync(
+        join(dir, 'gate.yaml'),
+        'name: canary-gate\nsteps:\n  - id: canary\n    log: canary updated\n  - id: gate\n    approval:\n      message: Look at the canary, then approve the rest\n  - log: fleet updated\n',
+      );
+      const waiting = await fleetbook(['run', 'gate.yaml', '--target', 'simulator']).done;
+      expect(waiting.code).toBe(75);
+      const runId = runIdOf(waiting);
+      expect(audit.arrivals).toHaveLength(1);
+      expect(audit.arrivals[0]?.key).toBe(`${runId}/waiting/gate@r0/audit`);
+      expect(audit.arrivals[0]?.body).toMatchObject({
+        event: 'waiting',
+        status: 'waiting',
+        waiting: { step: 'gate', message: 'Look at the canary, then approve the rest' },
+      });
 
-    const approved = await fleetbook(['approve', runId, '--comment', 'canary looks fine', '--target', 'simulator'])
-      .done;
-    expect(approved.code).toBe(0);
-    expect(audit.arrivals.map((arrival) => arrival.key)).toEqual([
-      `${runId}/waiting/gate@r0/audit`,
-      `${runId}/succeeded/r1/audit`,
-    ]);
-  });
+      const approved = await fleetbook(['approve', runId, '--comment', 'canary looks fine', '--target', 'simulator'])
+        .done;
+      expect(approved.code).toBe(0);
+      expect(audit.arrivals.map((arrival) => arrival.key)).toEqual([
+        `${runId}/waiting/gate@r0/audit`,
+        `${runId}/succeeded/r1/audit`,
+      ]);
+    },
+    THREE_PROCESSES_MS,
+  );
 });
 
 describe('a SIGKILL while a notification is being sent', () => {
-  it('the next process (resume) delivers it once; no process sends it twice', async () => {
-    // The first arrival is held unanswered (the sender is killed meanwhile); later ones are answered.
-    const audit = await receiver((arrival) => (arrival === 1 ? 'hold' : 200));
-    configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n`);
-    writeFileSync(join(dir, 'ok.yaml'), succeedingPlaybook);
-    const first = fleetbook(['run', 'ok.yaml', '--target', 'simulator']);
-    await audit.arrived(1);
-    first.child.kill('SIGKILL');
-    const killed = await first.done;
-    expect(killed.code).toBe(null);
-    const runId = runIdOf(killed);
-    // The run's end was recorded with its notification, which was claimed and is not sent.
-    expect(await outbox()).toMatchObject([{ key: `${runId}/succeeded/r0/audit`, state: 'pending', attempts: 1 }]);
+  it(
+    'the next process (resume) delivers it once; no process sends it twice',
+    async () => {
+      // The first arrival is held unanswered (the sender is killed meanwhile); later ones are answered.
+      const audit = await receiver((arrival) => (arrival === 1 ? 'hold' : 200));
+      configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n`);
+      writeFileSync(join(dir, 'ok.yaml'), succeedingPlaybook);
+      const first = fleetbook(['run', 'ok.yaml', '--target', 'simulator']);
+      await audit.arrived(1);
+      first.child.kill('SIGKILL');
+      const killed = await first.done;
+      expect(killed.code).toBe(null);
+      const runId = runIdOf(killed);
+      // The run's end was recorded with its notification, which was claimed and is not sent.
+      expect(await outbox()).toMatchObject([{ key: `${runId}/succeeded/r0/audit`, state: 'pending', attempts: 1 }]);
 
-    // The next process that opens the store for the run sends what is pending, at once (its sender is dead).
-    const resumed = await fleetbook(['resume', runId]).done;
-    expect(resumed.code).toBe(0);
-    expect(audit.arrivals.map((arrival) => [arrival.key, arrival.answered])).toEqual([
-      [`${runId}/succeeded/r0/audit`, undefined],
-      [`${runId}/succeeded/r0/audit`, 200],
-    ]);
-    expect(audit.deliveredKeys()).toEqual([`${runId}/succeeded/r0/audit`]);
-    expect(await outbox()).toMatchObject([{ state: 'sent', attempts: 2 }]);
+      // The next process that opens the store for the run sends what is pending, at once (its sender is dead).
+      const resumed = await fleetbook(['resume', runId]).done;
+      expect(resumed.code).toBe(0);
+      expect(audit.arrivals.map((arrival) => [arrival.key, arrival.answered])).toEqual([
+        [`${runId}/succeeded/r0/audit`, undefined],
+        [`${runId}/succeeded/r0/audit`, 200],
+      ]);
+      expect(audit.deliveredKeys()).toEqual([`${runId}/succeeded/r0/audit`]);
+      expect(await outbox()).toMatchObject([{ state: 'sent', attempts: 2 }]);
 
-    // And never again: another process opening the store for the run sends nothing.
-    expect((await fleetbook(['resume', runId]).done).code).toBe(0);
-    expect(audit.arrivals).toHaveLength(2);
-  });
+      // And never again: another process opening the store for the run sends nothing.
+      expect((await fleetbook(['resume', runId]).done).code).toBe(0);
+      expect(audit.arrivals).toHaveLength(2);
+    },
+    THREE_PROCESSES_MS,
+  );
 });
 
 describe('a SIGKILL while a failed run notification is being sent', () => {
-  it('the daemon that opens the store next delivers it once, and a later one sends nothing', async () => {
-    const audit = await receiver((arrival) => (arrival === 1 ? 'hold' : 200));
-    configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n`);
-    mkdirSync(join(dir, 'playbooks'));
-    writeFileSync(join(dir, 'playbooks', 'fleet.yaml'), failingPlaybook);
-    const first = fleetbook(['run', 'playbooks/fleet.yaml', '--target', 'simulator', '-i', `token=${SECRET_INPUT}`]);
-    await audit.arrived(1);
-    first.child.kill('SIGKILL');
-    const runId = runIdOf(await first.done);
-    const key = `${runId}/failed/r0/audit`;
-    expect(await outbox()).toMatchObject([{ key, state: 'pending' }]);
+  it(
+    'the daemon that opens the store next delivers it once, and a later one sends nothing',
+    async () => {
+      const audit = await receiver((arrival) => (arrival === 1 ? 'hold' : 200));
+      configure(`    audit:\n      type: webhook\n      url: ${audit.url}\n`);
+      mkdirSync(join(dir, 'playbooks'));
+      writeFileSync(join(dir, 'playbooks', 'fleet.yaml'), failingPlaybook);
+      const first = fleetbook(['run', 'playbooks/fleet.yaml', '--target', 'simulator', '-i', `token=${SECRET_INPUT}`]);
+      await audit.arrived(1);
+      first.child.kill('SIGKILL');
+      const runId = runIdOf(await first.done);
+      const key = `${runId}/failed/r0/audit`;
+      expect(await outbox()).toMatchObject([{ key, state: 'pending' }]);
 
-    const daemon = fleetbook(['daemon', '--playbooks', 'playbooks', '--target', 'simulator']);
-    await audit.arrived(2);
-    daemon.child.kill('SIGTERM');
-    const stopped = await daemon.done;
-    expect(stopped.code).toBe(0);
-    expect(stopped.lines.find((line) => line.event === 'notification.sent')).toMatchObject({ key, attempt: 2 });
-    expect(audit.arrivals.map((arrival) => [arrival.key, arrival.answered])).toEqual([
-      [key, undefined],
-      [key, 200],
-    ]);
-    expect(audit.arrivals[1]?.body).toMatchObject({ failedItems: ['bravo'], notStartedItems: ['charlie', 'delta'] });
-    expect(await outbox()).toMatchObject([{ key, state: 'sent' }]);
+      const daemon = fleetbook(['daemon', '--playbooks', 'playbooks', '--target', 'simulator']);
+      await audit.arrived(2);
+      daemon.child.kill('SIGTERM');
+      const stopped = await daemon.done;
+      expect(stopped.code).toBe(0);
+      expect(stopped.lines.find((line) => line.event === 'notification.sent')).toMatchObject({ key, attempt: 2 });
+      expect(audit.arrivals.map((arrival) => [arrival.key, arrival.answered])).toEqual([
+        [key, undefined],
+        [key, 200],
+      ]);
+      expect(audit.arrivals[1]?.body).toMatchObject({ failedItems: ['bravo'], notStartedItems: ['charlie', 'delta'] });
+      expect(await outbox()).toMatchObject([{ key, state: 'sent' }]);
 
-    // Another daemon opening the store sweeps the outbox and finds nothing to send.
-    const again = fleetbook(['daemon', '--playbooks', 'playbooks', '--target', 'simulator', '--log-level', 'debug']);
-    const swept = await waitForLine(again, 'notification.swept');
-    again.child.kill('SIGKILL');
-    await again.done;
-    expect(swept).toMatchObject({ sent: 0, failed: 0, retrying: 0 });
-    expect(audit.arrivals).toHaveLength(2);
-  });
+      // Another daemon opening the store sweeps the outbox and finds nothing to send.
+      const again = fleetbook(['daemon', '--playbooks', 'playbooks', '--target', 'simulator', '--log-level', 'debug']);
+      const swept = await waitForLine(again, 'notification.swept');
+      again.child.kill('SIGKILL');
+      await again.done;
+      expect(swept).toMatchObject({ sent: 0, failed: 0, retrying: 0 });
+      expect(audit.arrivals).toHaveLength(2);
+    },
+    THREE_PROCESSES_MS,
+  );
 });
 
 /** Resolves with the first JSON line the process prints with `event`. */
