@@ -25,6 +25,24 @@ describe('typos name what was meant', () => {
     expect(schedules.stderr).toBe(
       "fleetbook: 'lst' is not a command of 'fleetbook schedules' (list, resume). Did you mean 'list'?\n",
     );
+    // After the default subcommand's options too: `--limit 2` is an option and its value, not the typo.
+    const afterOptions = await runCli(['runs', '--limit', '2', 'lst'], { env });
+    expect(afterOptions.code).toBe(2);
+    expect(afterOptions.stderr).toBe(
+      "fleetbook: 'lst' is not a command of 'fleetbook runs' (list, show, logs, prune). Did you mean 'list'?\n",
+    );
+    const afterJoinedOptions = await runCli(['runs', '-o', 'json', '--limit=2', 'shwo', 'abcd'], { env });
+    expect(afterJoinedOptions.stderr).toContain("'shwo' is not a command of 'fleetbook runs'");
+    expect(afterJoinedOptions.stderr).toContain("Did you mean 'show'?");
+    const schedulesAfterOptions = await runCli(['schedules', '-o', 'json', 'lst'], { env });
+    expect(schedulesAfterOptions.code).toBe(2);
+    expect(schedulesAfterOptions.stderr).toContain("Did you mean 'list'?");
+    // A subcommand written after options is not dispatched by commander: say where it goes.
+    const misplaced = await runCli(['runs', '--limit', '2', 'show', 'abcd'], { env });
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.stderr).toBe(
+      "fleetbook: 'show' comes first, before its options: `fleetbook runs show [options]`.\n",
+    );
     // The defaults still take what they took.
     expect((await runCli(['runs', '--limit', '1'], { env })).code).toBe(0);
     expect((await runCli(['schedules', 'nightly-report-export', '-o', 'json'], { env })).code).toBe(0);
