@@ -33,7 +33,8 @@ import {
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
-import { createStepRunner, type StepSummary } from './step-runner.js';
+import { createStepRunner, type StepRunner, type StepSummary } from './step-runner.js';
+import type { Ending } from '../steps/index.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
 import { systemClock, type Clock, type Timer } from '../timers/index.js';
 
@@ -489,27 +490,20 @@ interface RunFacts {
   retentionMs?: number | undefined;
 }
 
-async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
-  const { runId, dryRun, signal, startedMs, startedAt, secrets, now } = facts;
-  const { store } = options;
-  // Every step in flight (loop items, waits, timeouts) listens to the run's signal: dozens at once are normal.
-  setMaxListeners(0, signal);
-  const logger = options.logger.child({ runId, playbook: playbook.name });
-  if (facts.resume)
-    logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
-  else
-    logger.info(
-      { dryRun },
-      `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`,
-    );
-  const spill = spillOptionsOf(options, runId);
-
-  const registry = options.registry ?? builtinRegistry();
-  const runner = createStepRunner({
+/** The run's step runner: what its steps journal goes to the store, scrubbed, its large values spilled. */
+function runnerOf(
+  options: RunOptions | ResumeOptions,
+  facts: RunFacts,
+  logger: Logger,
+  spill: SpillOptions,
+  registry: StepRegistry,
+): StepRunner {
+  const { runId, secrets } = facts;
+  return createStepRunner({
     client: options.client,
     logger,
     secrets,
-    dryRun,
+    dryRun: facts.dryRun,
     clock: options.clock ?? systemClock,
     registry,
     random: options.random ?? Math.random,
@@ -517,7 +511,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
       if (facts.leaseLost()) return;
       const scrubbed = secrets.scrubValue(event);
       // Events without an input or outputs go straight to the store (a journal append is hot).
-      return store.append(
+      return options.store.append(
         runId,
         carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed,
         appendOptions,
@@ -525,23 +519,32 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
   });
-  const scope = new Scope({
-    playbook,
-    inputs: facts.values,
-    run: { id: runId, playbook: playbook.name, dryRun, startedAt },
-    env: exposedEnvironment(options.env ?? {}, secrets),
-    taint: createTaintTracker(playbook, secrets, registry),
-  });
-  const ending = await runner.runSequence(playbook.steps, scope, '', signal);
+}
 
+interface RunOutcome {
+  status: RunStatus;
+  outputs: unknown;
+  error: ErrorRecord | undefined;
+  /** Set when the run lost its lease: its status is then left to whoever drives it now. */
+  leaseLost: ErrorRecord | undefined;
+}
+
+/** The run's status, rendered outputs and error once its sequence of steps ended `ending`. */
+async function outcomeOf(
+  playbook: Playbook,
+  ending: Ending,
+  scope: Scope,
+  steps: readonly StepSummary[],
+  facts: RunFacts,
+  logger: Logger,
+): Promise<RunOutcome> {
   let status: RunStatus =
     ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;
   let outputs: unknown;
   let error: ErrorRecord | undefined;
-  const steps = runner.summaries();
   if (playbook.outputs) {
     try {
-      outputs = secrets.scrubValue(await playbook.outputs.evaluate(scope.context()));
+      outputs = facts.secrets.scrubValue(await playbook.outputs.evaluate(scope.context()));
     } catch (caught) {
       // After a success the outputs are the run's result: failing to render them fails it. After a
       // failure they are a best effort (what a rolling update's table shows of the systems it reached).
@@ -551,7 +554,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
       } else {
         logger.warn(
           { error: toErrorRecord(caught) },
-          `the outputs of run ${runId} could not be rendered after it ${status}`,
+          `the outputs of run ${facts.runId} could not be rendered after it ${status}`,
         );
       }
     }
@@ -567,6 +570,35 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
         ? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' }
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
+  return { status, outputs, error, leaseLost };
+}
+
+async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
+  const { runId, dryRun, signal, startedMs, startedAt, secrets, now } = facts;
+  const { store } = options;
+  // Every step in flight (loop items, waits, timeouts) listens to the run's signal: dozens at once are normal.
+  setMaxListeners(0, signal);
+  const logger = options.logger.child({ runId, playbook: playbook.name });
+  if (facts.resume)
+    logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
+  else
+    logger.info(
+      { dryRun },
+      `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`,
+    );
+  const spill = spillOptionsOf(options, runId);
+  const registry = options.registry ?? builtinRegistry();
+  const runner = runnerOf(options, facts, logger, spill, registry);
+  const scope = new Scope({
+    playbook,
+    inputs: facts.values,
+    run: { id: runId, playbook: playbook.name, dryRun, startedAt },
+    env: exposedEnvironment(options.env ?? {}, secrets),
+    taint: createTaintTracker(playbook, secrets, registry),
+  });
+  const ending = await runner.runSequence(playbook.steps, scope, '', signal);
+  const steps = runner.summaries();
+  const { status, outputs, error, leaseLost } = await outcomeOf(playbook, ending, scope, steps, facts, logger);
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
   // A run that lost its lease leaves the run's status to whoever drives it now.
   if (!leaseLost)
