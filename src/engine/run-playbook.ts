@@ -255,7 +255,9 @@ async function holdLease(
   const renew = (): void => {
     if (finished) return;
     const askedAt = clock.now();
-    store.acquireLease(leaseKey, owner, ttlMs).then(
+    // A renewal, not an acquisition: a lease another process released when it took the run over
+    // (this one paused past its TTL) is lost, not taken back from under that process.
+    store.renewLease(leaseKey, owner, ttlMs).then(
       (held) => {
         if (finished) return;
         if (!held) return lose('lost its lease to another process');

@@ -119,6 +119,15 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       return true;
     },
 
+    async renewLease(key, owner, ttlMs) {
+      open();
+      assertLeaseTtl(ttlMs);
+      const lease = leases.get(key);
+      if (lease?.owner !== owner) return false;
+      lease.expiresAtMs = resolved.now().getTime() + ttlMs;
+      return true;
+    },
+
     async releaseLease(key, owner) {
       open();
       if (leases.get(key)?.owner === owner) leases.delete(key);

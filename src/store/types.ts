@@ -251,10 +251,17 @@ export interface RunStore {
   steps(runId: string): Promise<StepRecord[]>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds
-   * it. Renewing is acquiring again by the same owner. Runs (`run:<id>`) and the scheduler
+   * it. A renewal by the same owner also extends it (a run renews with `renewLease`). Runs (`run:<id>`) and the scheduler
    * (`scheduler`) use leases so two processes never drive the same thing.
    */
   acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends `owner`'s lease on `key` to `ttlMs` from now; false when `owner` no longer holds it
+   * (released, or taken by another since). Unlike `acquireLease` it never takes a free lease:
+   * a process paused past its lease, whose lease the process that took over released, must
+   * learn it lost the lease, not take it back from under the new holder.
+   */
+  renewLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(key: string, owner: string): Promise<void>;
   /**
    * Who holds the live lease on `key` (none when free or expired): lets a process take over
