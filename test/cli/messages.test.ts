@@ -90,3 +90,42 @@ describe('loop tolerance', () => {
     );
   });
 });
+
+describe('steps without an id', () => {
+  it('are named in words (kind, place, line) in messages and runs show; the journal keeps their ids', async () => {
+    const file = join(dir, 'deliver.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: deliver',
+        'steps:',
+        '  - id: deliver',
+        '    block:',
+        '      - id: hello',
+        '        log: "delivering"',
+        '      - fail: "nothing to deliver"',
+        '',
+      ].join('\n'),
+    );
+    const run = await runCli(['run', file, '--target', 'simulator', '-o', 'json'], { env });
+    expect(run.code).toBe(1);
+    const lines = jsonLines(run.stdout);
+    const failed = lines.find((line) => line.msg === 'step `fail` (2nd step of `deliver`, line 7) failed');
+    // The line keeps the step's key for machines.
+    expect(failed).toMatchObject({ path: 'deliver.fail#1.2', level: 50 });
+    expect(lines.map((line) => line.msg)).toContain('step deliver failed');
+    const error = lines.find(
+      (line) => line.event === undefined && typeof line.msg === 'string' && /^run .* failed$/.test(line.msg),
+    );
+    expect(JSON.stringify(error)).toContain('step `fail` (2nd step of `deliver`, line 7) failed: nothing to deliver');
+    expect(run.stdout).not.toMatch(/"msg":"[^"]*fail#1\.2/);
+    const runId = String(lines.find((line) => typeof line.runId === 'string')?.runId);
+    const shown = await runCli(['runs', 'show', runId], { env });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('`fail` (2nd step)');
+    expect(shown.stdout).not.toContain('fail#1.2');
+    // Machine output keeps the keys a resume and scripts rely on.
+    const json = await runCli(['runs', 'show', runId, '-o', 'json'], { env });
+    expect(json.stdout).toContain('"path":"deliver.fail#1.2"');
+  });
+});
