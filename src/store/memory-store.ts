@@ -122,9 +122,10 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async renewLease(key, owner, ttlMs) {
       open();
       assertLeaseTtl(ttlMs);
+      const nowMs = resolved.now().getTime();
       const lease = leases.get(key);
-      if (lease?.owner !== owner) return false;
-      lease.expiresAtMs = resolved.now().getTime() + ttlMs;
+      if (lease?.owner !== owner || lease.expiresAtMs <= nowMs) return false;
+      lease.expiresAtMs = nowMs + ttlMs;
       return true;
     },
 

@@ -256,10 +256,11 @@ export interface RunStore {
    */
   acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
   /**
-   * Extends `owner`'s lease on `key` to `ttlMs` from now; false when `owner` no longer holds it
-   * (released, or taken by another since). Unlike `acquireLease` it never takes a free lease:
-   * a process paused past its lease, whose lease the process that took over released, must
-   * learn it lost the lease, not take it back from under the new holder.
+   * Extends `owner`'s live lease on `key` to `ttlMs` from now; false when `owner` no longer holds
+   * it (released, lapsed, or taken by another since). Unlike `acquireLease` it never takes a free
+   * or expired lease: a process paused past its lease (whose run another process may have taken
+   * over on the lapse, releasing the lease or not yet acquiring it) must learn it lost the lease,
+   * not take it back from under the new holder.
    */
   renewLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(key: string, owner: string): Promise<void>;

@@ -80,6 +80,23 @@ describe('the run lease', { timeout: 5_000 }, () => {
     expect(await started(store, 'r3', 'after')).toBe(false);
   });
 
+  it('lapsed while the process was paused, nobody holding it yet: the run stops rather than take it back', async () => {
+    // The worker taking the run over on the lapse has not acquired the lease yet: a renewal that
+    // revived the lapsed lease would refuse it ('is being driven by another process').
+    h = await startHarness();
+    const clock = createManualClock(START_MS);
+    let nowMs = START_MS;
+    const store = createMemoryRunStore({ now: () => new Date(nowMs) });
+    const running = h.run(book, { store, runId: 'r4', leaseTtlMs: 60_000, clock });
+    await until(() => started(store, 'r4', 'nap'));
+    nowMs += 61_000;
+    await clock.advanceBy(20_000);
+
+    expect(await running).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST' } });
+    expect(await store.leaseHolder('run:r4')).toBeUndefined();
+    expect(await store.acquireLease('run:r4', 'the-worker-that-took-over', 60_000)).toBe(true);
+  });
+
   it('that cannot be renewed until little of it is left: the run stops rather than outlive it', async () => {
     h = await startHarness();
     const real = createMemoryRunStore();

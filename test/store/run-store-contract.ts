@@ -238,6 +238,12 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await store.releaseLease('run:r1', 'host-a:1');
       expect(await store.renewLease('run:r1', 'host-a:1', 30_000)).toBe(false);
       expect(await store.leaseHolder('run:r1')).toBeUndefined();
+      // Lapsed, even with nobody holding it since: lost, not renewed (another may be taking over on the lapse).
+      await store.acquireLease('run:r1', 'host-a:1', 30_000);
+      clock.advance(30_000);
+      expect(await store.renewLease('run:r1', 'host-a:1', 30_000)).toBe(false);
+      expect(await store.leaseHolder('run:r1')).toBeUndefined();
+      await store.releaseLease('run:r1', 'host-a:1');
       // Taken by another after it lapsed: the old owner's renewal does not extend the new one's.
       await store.acquireLease('run:r1', 'host-a:1', 30_000);
       clock.advance(30_000);
