@@ -43,8 +43,9 @@ export default defineConfig({
           include: ['test/postgres/**/*.test.ts'],
           ...integration,
           globalSetup: ['test/support/postgres-global-setup.ts'],
-          // Last and alone: its workers are real processes racing claim timeouts, which a
-          // machine busy with the other projects makes late.
+          // Last and alone: its workers are real processes timed by claims of a few seconds, and
+          // the simulated world runs 3000 times faster than the wall clock (a busy machine's
+          // delays become simulated hours: see test/postgres/fixtures/long-prechecks.world.yaml).
           sequence: { groupOrder: 3 },
         },
       },

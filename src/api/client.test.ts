@@ -206,9 +206,12 @@ describe('rate limits', () => {
 
   it('pauses the group after a 429 until the reset the server gave, then goes on', async () => {
     const platform = createMockPlatform();
+    // Virtual time: the reset's second passes at once, and exactly.
+    const clock = createVirtualClock(1_000_000);
+    const startedAt = clock.now();
     const times: number[] = [];
     platform.global.intercept({ path: devicePath, method: 'GET' }).reply(() => {
-      times.push(Date.now());
+      times.push(clock.now());
       return {
         statusCode: 429,
         data: { message: 'rate limited' },
@@ -218,20 +221,24 @@ describe('rate limits', () => {
     platform.global
       .intercept({ path: (path) => path.startsWith('/devices/v1/devices/'), method: 'GET' })
       .reply(() => {
-        times.push(Date.now());
+        times.push(clock.now());
         return { statusCode: 200, data: { id: 'x' }, responseOptions: json };
       })
       .times(2);
-    const client = platform.client();
-    const startedAt = Date.now();
-    const first = client.call('devices.getDevice', { id: 'dev-1' });
-    // Queued behind the 429 in the same group: it must wait for the reset too.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const second = client.call('devices.getDevice', { id: 'dev-2' });
-    await Promise.all([first, second]);
+    let second: Promise<unknown> | undefined;
+    // Sent the moment the 429 was handled (the group is paused then): it must wait for the reset too.
+    const { logger } = captureLogs((line) => {
+      if (line.msg === 'platform call failed; retrying' && line.httpStatus === 429 && !second)
+        second = client.call('devices.getDevice', { id: 'dev-2' });
+    });
+    const client = platform.client({ clock, logger });
+    await client.call('devices.getDevice', { id: 'dev-1' });
+    await second;
+    expect(second).toBeDefined();
     expect(times).toHaveLength(3);
-    expect((times[1] ?? 0) - startedAt).toBeGreaterThanOrEqual(950);
-    expect((times[2] ?? 0) - startedAt).toBeGreaterThanOrEqual(950);
+    expect(times[0]).toBe(startedAt);
+    expect(times[1]! - startedAt).toBeGreaterThanOrEqual(1000);
+    expect(times[2]! - startedAt).toBeGreaterThanOrEqual(1000);
   });
 
   it('paces the group with the smallest published limit (subscriptions.add, 4 a minute) at that limit by default', async () => {

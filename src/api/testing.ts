@@ -101,12 +101,22 @@ export function createMockPlatform(tokenLifetimeSeconds = 7199, options: MockPla
   };
 }
 
-/** A logger writing parsed JSON lines into memory, at every level. */
-export function captureLogs(): { logger: Logger; lines: () => Array<Record<string, unknown>>; text: () => string } {
+/**
+ * A logger writing parsed JSON lines into memory, at every level. `onLine` sees each line as it
+ * is logged (synchronously): a test can act at the moment something happened, in virtual time too.
+ */
+export function captureLogs(onLine?: (line: Record<string, unknown>) => void): {
+  logger: Logger;
+  lines: () => Array<Record<string, unknown>>;
+  text: () => string;
+} {
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
       chunks.push(String(chunk));
+      if (onLine)
+        for (const line of String(chunk).split('\n').filter(Boolean))
+          onLine(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });

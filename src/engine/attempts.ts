@@ -3,7 +3,7 @@
  * `block` with a retry of its own repeats as a whole. See ARCHITECTURE.md, "One step".
  */
 import type { Logger } from '../logging/index.js';
-import type { RetryPolicy, Step } from '../playbook/index.js';
+import { stepLabel, type RetryPolicy, type Step } from '../playbook/index.js';
 import type { ContainerDefinition, PreparedLeaf, StepOutcome } from '../steps/index.js';
 import { toErrorRecord } from '../steps/index.js';
 import type { ExecutorRuntime } from '../steps/index.js';
@@ -128,7 +128,7 @@ export async function runContainerAttempts(
     state.warnedRetries.add(step);
     log().warn(
       { kind: step.kind, maxAttempts: policy.maxAttempts },
-      `step ${path}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`,
+      `step ${stepLabel(path, step.location.line)}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`,
     );
   }
   for (let attempt = 1; ; attempt += 1) {

@@ -1,5 +1,5 @@
 /** What the engine gives a container kind to run its children with (`ContainerContext`). */
-import type { Playbook, Step } from '../playbook/index.js';
+import { stepLabel, type Playbook, type Step } from '../playbook/index.js';
 import type { ContainerContext, ItemRun } from '../steps/index.js';
 import { StepStatus, type ErrorRecord } from '../store/index.js';
 import type { StepExecution } from './attempts.js';
@@ -22,7 +22,7 @@ function failureOf(steps: readonly Step[], frame: Frame): ErrorRecord {
   if (!failed || !error) return { message: 'a step of the block failed', code: 'STEPS_FAILED' };
   const innerCode = (error.details as { failedCode?: string } | undefined)?.failedCode ?? error.code;
   return {
-    message: `step ${joinPath(frame.prefix, failed.id)} failed: ${error.message}`,
+    message: `step ${stepLabel(joinPath(frame.prefix, failed.id), failed.location.line)} failed: ${error.message}`,
     code: 'STEPS_FAILED',
     details: {
       failedStep: joinPath(frame.prefix, failed.id),

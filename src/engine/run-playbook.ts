@@ -41,6 +41,7 @@ import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
 import { createRunWaits, decisionsOf, describeWait, endWaitForResume } from './run-waits.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
+import type { Ending } from '../steps/index.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
 import { systemClock, type Clock, type Timer } from '../timers/index.js';
 
@@ -610,8 +611,7 @@ async function executeSteps(
   facts: RunFacts,
   stop: AbortController,
 ): Promise<RunResult> {
-  const { runId, dryRun, startedMs, startedAt, secrets, now } = facts;
-  const { store } = options;
+  const { runId, dryRun, startedAt, secrets } = facts;
   const { signal } = stop;
   // Every step in flight (loop items, waits, timeouts) listens to the run's signal: dozens at once are normal.
   setMaxListeners(0, signal);
@@ -624,19 +624,9 @@ async function executeSteps(
       `run ${runId} of ${playbook.name} started${dryRun ? ' (dry run: writes are not sent)' : ''}`,
     );
   const spill = spillOptionsOf(options, runId);
-
   const registry = options.registry ?? builtinRegistry();
-  const journal = async (event: JournalEvent, appendOptions?: AppendOptions): Promise<void> => {
-    if (facts.leaseLost()) return;
-    const scrubbed = secrets.scrubValue(event);
-    // Events without an input or outputs go straight to the store (a journal append is hot).
-    return store.append(
-      runId,
-      carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed,
-      appendOptions,
-    );
-  };
-  const waits = createRunWaits({ runId, decisions: facts.decisions, now, journal, stop });
+  const journal = journalOf(options, facts, spill);
+  const waits = createRunWaits({ runId, decisions: facts.decisions, now: facts.now, journal, stop });
   const runner = createStepRunner({
     client: options.client,
     logger,
@@ -657,15 +647,58 @@ async function executeSteps(
     taint: createTaintTracker(playbook, secrets, registry),
   });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
+  const steps = runner.summaries();
+  const outcome = await outcomeOf(playbook, ending, scope, steps, facts, waits.waiting(), options, logger);
+  return recordOutcome(playbook, outcome, steps, facts, options, logger, spill);
+}
 
+/** What the run's steps journal: scrubbed, large values spilled, nothing once the lease is lost. */
+function journalOf(
+  options: RunOptions | ResumeOptions,
+  facts: RunFacts,
+  spill: SpillOptions,
+): (event: JournalEvent, appendOptions?: AppendOptions) => Promise<void> {
+  return async (event, appendOptions) => {
+    if (facts.leaseLost()) return;
+    const scrubbed = facts.secrets.scrubValue(event);
+    // Events without an input or outputs go straight to the store (a journal append is hot).
+    return options.store.append(
+      facts.runId,
+      carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed,
+      appendOptions,
+    );
+  };
+}
+
+interface RunOutcome {
+  status: RunStatus;
+  outputs: unknown;
+  error: ErrorRecord | undefined;
+  /** Set when the run lost its lease: its status is then left to whoever drives it now. */
+  leaseLost: ErrorRecord | undefined;
+  /** The wait the run stopped for, when it ends `waiting`. */
+  wait: WaitRecord | undefined;
+}
+
+/** The run's status, rendered outputs and error once its sequence of steps ended `ending`. */
+async function outcomeOf(
+  playbook: Playbook,
+  ending: Ending,
+  scope: Scope,
+  steps: readonly StepSummary[],
+  facts: RunFacts,
+  wait: WaitRecord | undefined,
+  options: RunOptions | ResumeOptions,
+  logger: Logger,
+): Promise<RunOutcome> {
+  const { runId } = facts;
   let status: RunStatus =
     ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;
   let outputs: unknown;
   let error: ErrorRecord | undefined;
-  const steps = runner.summaries();
   if (playbook.outputs) {
     try {
-      outputs = secrets.scrubValue(await playbook.outputs.evaluate(scope.context()));
+      outputs = facts.secrets.scrubValue(await playbook.outputs.evaluate(scope.context()));
     } catch (caught) {
       // After a success the outputs are the run's result: failing to render them fails it. After a
       // failure they are a best effort (what a rolling update's table shows of the systems it reached).
@@ -682,7 +715,6 @@ async function executeSteps(
   }
   const leaseLost = facts.leaseLost();
   const cancelledBy = facts.cancelled();
-  const wait = waits.waiting();
   if (leaseLost) {
     status = RunStatus.interrupted;
     error = leaseLost;
@@ -699,50 +731,39 @@ async function executeSteps(
         ? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' }
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
+  return { status, outputs, error, leaseLost, wait: status === RunStatus.waiting ? wait : undefined };
+}
+
+/** Writes the run's end (status, outputs, notifications), prunes old runs, logs it and says what it was. */
+async function recordOutcome(
+  playbook: Playbook,
+  outcome: RunOutcome,
+  steps: StepSummary[],
+  facts: RunFacts,
+  options: RunOptions | ResumeOptions,
+  logger: Logger,
+  spill: SpillOptions,
+): Promise<RunResult> {
+  const { runId, dryRun, now } = facts;
+  const { store } = options;
+  const { status, outputs, error, leaseLost, wait } = outcome;
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
-  const durationMs = now() - startedMs;
-  // Not for a run stopped to be resumed or cancelled, nor one whose lease was lost (its status is another's to write).
-  const notifications =
-    leaseLost || status === RunStatus.interrupted || status === RunStatus.cancelled
-      ? undefined
-      : notificationsOf(options, logger, secrets, {
-          runId,
-          playbook: playbook.name,
-          dryRun,
-          trigger: facts.trigger,
-          status,
-          startedAt,
-          durationMs,
-          ...(outputs === undefined ? {} : { outputs }),
-          ...(error ? { error } : {}),
-          steps,
-          // Each gate a run waits at is an event of its own.
-          occurrence: status === RunStatus.waiting && wait ? `${wait.path}@${facts.occurrence}` : facts.occurrence,
-          ...(status === RunStatus.waiting && wait
-            ? {
-                waiting: {
-                  step: wait.path,
-                  ...(wait.message === undefined ? {} : { message: wait.message }),
-                  ...(wait.approvers === undefined ? {} : { approvers: wait.approvers }),
-                },
-              }
-            : {}),
-        });
-  const recorded = notifications && notifications.length > 0 ? notifications : undefined;
+  const durationMs = now() - facts.startedMs;
+  const notifications = notificationsOfOutcome(playbook, outcome, steps, facts, options, logger, durationMs);
   // A run that lost its lease leaves the run's status to whoever drives it now.
-  if (!leaseLost && status === RunStatus.waiting && wait) {
+  if (!leaseLost && wait) {
     await store.suspendRun(runId, wait);
     // Right after the wait is recorded and before any send (suspendRun takes no notifications).
-    if (recorded) await store.addNotifications(recorded);
+    if (notifications) await store.addNotifications(notifications);
   } else if (!leaseLost)
     await store.setRunStatus(runId, status, {
       ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }),
       ...(error ? { error } : {}),
-      ...(recorded ? { notifications: recorded } : {}),
+      ...(notifications ? { notifications } : {}),
     });
   if (facts.retentionMs !== undefined && !leaseLost)
     await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
-  if (status === RunStatus.waiting && wait)
+  if (wait)
     logger.warn(
       { status, durationMs, wait, event: 'run.waiting' },
       `run ${runId} waiting for ${describeWait(wait)}; no process is kept meanwhile`,
@@ -755,11 +776,52 @@ async function executeSteps(
   return {
     runId,
     status,
-    ...(status === RunStatus.waiting && wait ? { wait } : {}),
+    ...(wait ? { wait } : {}),
     ...(outputs === undefined ? {} : { outputs }),
     ...(error ? { error } : {}),
     steps,
     simulatedSteps,
     durationMs,
   };
+}
+
+/**
+ * The notifications the run's end sets off, if any: none for a run stopped to be resumed or
+ * cancelled, nor one whose lease was lost (its status is another's to write).
+ */
+function notificationsOfOutcome(
+  playbook: Playbook,
+  outcome: RunOutcome,
+  steps: StepSummary[],
+  facts: RunFacts,
+  options: RunOptions | ResumeOptions,
+  logger: Logger,
+  durationMs: number,
+): NewNotification[] | undefined {
+  const { status, outputs, error, leaseLost, wait } = outcome;
+  if (leaseLost || status === RunStatus.interrupted || status === RunStatus.cancelled) return undefined;
+  const notifications = notificationsOf(options, logger, facts.secrets, {
+    runId: facts.runId,
+    playbook: playbook.name,
+    dryRun: facts.dryRun,
+    trigger: facts.trigger,
+    status,
+    startedAt: facts.startedAt,
+    durationMs,
+    ...(outputs === undefined ? {} : { outputs }),
+    ...(error ? { error } : {}),
+    steps,
+    // Each gate a run waits at is an event of its own.
+    occurrence: wait ? `${wait.path}@${facts.occurrence}` : facts.occurrence,
+    ...(wait
+      ? {
+          waiting: {
+            step: wait.path,
+            ...(wait.message === undefined ? {} : { message: wait.message }),
+            ...(wait.approvers === undefined ? {} : { approvers: wait.approvers }),
+          },
+        }
+      : {}),
+  });
+  return notifications && notifications.length > 0 ? [...notifications] : undefined;
 }

@@ -5,7 +5,7 @@
  * makes one attempt, a container's `run` runs its children through `container-context.ts`.
  * See ARCHITECTURE.md.
  */
-import type { Step } from '../playbook/index.js';
+import { stepLabel, type Step } from '../playbook/index.js';
 import {
   isContainer,
   type Ending,
@@ -114,7 +114,8 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
       },
       appendOptions,
     );
-    if (options.logger.isLevelEnabled(lineLevel)) log()[lineLevel]({ kind: step.kind }, `step ${path} started`);
+    if (options.logger.isLevelEnabled(lineLevel))
+      log()[lineLevel]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
     const finished: StepOutcome = options.secrets.scrubValue(outcome);
@@ -147,12 +148,12 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
       if (finished.rescued)
         log()[level](
           { ...facts, rescued: true, recoveredFrom: finished.error },
-          `step ${path} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
+          `step ${stepLabel(path, step.location.line)} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
         );
       else
         log()[level](
           { ...facts, ...(finished.error ? { error: finished.error } : {}) },
-          `step ${path} ${finished.status}`,
+          `step ${stepLabel(path, step.location.line)} ${finished.status}`,
         );
     }
     return finished;
@@ -224,7 +225,9 @@ async function runLeaf(
   const { step, path } = execution;
   await execution.start(rendered.input);
   if (options.dryRun && definition.canWrite && !definition.simulatesItself) {
-    execution.log().info({ kind: step.kind }, `dry run: step ${path} (${step.kind}) not run`);
+    execution
+      .log()
+      .info({ kind: step.kind }, `dry run: step ${stepLabel(path, step.location.line)} (${step.kind}) not run`);
     return {
       status: StepStatus.simulated,
       outputs: { simulated: true, input: options.secrets.scrubValue(rendered.input ?? null) },
@@ -252,7 +255,9 @@ async function runHandlers(
   const inner: Frame = { ...frame, prefix: path };
   if (outcome.status === StepStatus.failed && step.rescue && !frame.signal.aborted) {
     frame.scope.steps[step.id] = { status: StepStatus.failed, ...(outcome.error ? { error: outcome.error } : {}) };
-    execution.log().warn({ error: outcome.error }, `step ${path} failed; running its rescue`);
+    execution
+      .log()
+      .warn({ error: outcome.error }, `step ${stepLabel(path, step.location.line)} failed; running its rescue`);
     const rescue = await runSequence(state, step.rescue, inner);
     if (rescue === 'succeeded') outcome = { ...outcome, status: StepStatus.succeeded, rescued: true };
     else if (rescue === 'interrupted') outcome = { ...outcome, status: StepStatus.interrupted };

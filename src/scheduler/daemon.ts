@@ -63,46 +63,51 @@ export interface Daemon {
   idle(): Promise<void>;
 }
 
-/** Throws `INVALID_PLAYBOOKS` (exit 2) with every problem in `details.problems` when a playbook is invalid. */
-export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const { store, logger } = options;
-  const clock = options.clock ?? systemClock;
-  const ttlMs = options.leaseTtlMs ?? 30_000;
-  const owner = options.owner ?? newLeaseOwner();
-  const log = logger.child({ owner: describeLeaseOwner(owner) });
+/** What the pieces of one daemon share; `scheduler` is set while it leads. */
+interface DaemonState {
+  options: DaemonOptions;
+  log: Logger;
+  clock: Clock;
+  serial: Serial;
+  playbooks: Playbook[];
+  scheduler: Scheduler | undefined;
+  stopping: boolean;
+}
 
-  const first = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
-  if (hasErrors(first.problems))
+const schedulesOf = (books: Playbook[]) => books.flatMap((book) => book.schedules);
+
+/** The folder's playbooks; `INVALID_PLAYBOOKS` (exit 2) with every problem when one is invalid. */
+function loadFolderOrRefuse(options: DaemonOptions): ReturnType<typeof loadPlaybookFolder> {
+  const folder = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
+  if (hasErrors(folder.problems))
     throw new SchedulerError(
-      `The playbooks of ${first.dir} have errors; the daemon did not start.`,
+      `The playbooks of ${folder.dir} have errors; the daemon did not start.`,
       'INVALID_PLAYBOOKS',
-      { problems: first.problems },
+      { problems: folder.problems },
     );
-  let playbooks: Playbook[] = first.playbooks;
-  const schedules = (books: Playbook[]) => books.flatMap((book) => book.schedules);
+  return folder;
+}
 
-  let scheduler: Scheduler | undefined;
-  let stopping = false;
-  const serial = createSerial(log);
-
+/** The leader loop: leading creates a scheduler of the loaded playbooks, losing the lead stops it. */
+function createDaemonLeaderLoop(state: DaemonState, owner: string): LeaderLoop {
+  const { options, log, clock, serial } = state;
   const loseLead = async (reason = 'another daemon holds the scheduler lease now'): Promise<void> => {
-    if (!scheduler) return;
-    const current = scheduler;
-    scheduler = undefined;
+    const current = state.scheduler;
+    if (!current) return;
+    state.scheduler = undefined;
     log.error({ event: 'lease.lost', reason }, `daemon: ${reason}; stopping runs and firing, back to standby`);
     await current.stop({ abortRuns: true });
   };
-
   const loop: LeaderLoop = createLeaderLoop({
-    store,
+    store: options.store,
     log,
     clock,
     owner,
-    ttlMs,
+    ttlMs: options.leaseTtlMs ?? 30_000,
     teamLeadership: options.teamLeadership,
     serial,
-    stopping: () => stopping,
-    leading: () => scheduler !== undefined,
+    stopping: () => state.stopping,
+    leading: () => state.scheduler !== undefined,
     loseLead,
     async takeLead() {
       // Renewing before each fire: a daemon that lost the lease while paused never fires again.
@@ -111,69 +116,94 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         if (!stillHeld) void serial(() => loseLead());
         return stillHeld;
       };
-      scheduler = createScheduler({
-        store,
+      state.scheduler = createScheduler({
+        store: options.store,
         logger: log,
         clock,
         execute: options.execute,
         mayFire,
         ...(options.random ? { random: options.random } : {}),
       });
-      await scheduler.load(playbooks);
+      await state.scheduler.load(state.playbooks);
     },
   });
+  return loop;
+}
 
-  const reload = (): Promise<void> =>
-    serial(async () => {
-      if (stopping) return;
+/** Loads the folder again; an invalid folder is logged and the schedules loaded before go on. */
+function createReload(state: DaemonState): () => Promise<void> {
+  const { options, log } = state;
+  return () =>
+    state.serial(async () => {
+      if (state.stopping) return;
       const folder = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
       if (hasErrors(folder.problems))
         return void log.error(
           { event: 'daemon.reloadFailed', problems: folder.problems },
           `daemon: ${folder.dir} has errors; keeping the schedules loaded before`,
         );
-      playbooks = folder.playbooks;
-      await scheduler?.load(playbooks);
+      state.playbooks = folder.playbooks;
+      await state.scheduler?.load(state.playbooks);
       log.info(
-        { event: 'daemon.reloaded', playbooks: playbooks.length, schedules: schedules(playbooks).length },
-        `daemon: reloaded ${playbooks.length} playbook(s)`,
+        { event: 'daemon.reloaded', playbooks: state.playbooks.length, schedules: schedulesOf(state.playbooks).length },
+        `daemon: reloaded ${state.playbooks.length} playbook(s)`,
       );
     });
+}
 
+/** Throws `INVALID_PLAYBOOKS` (exit 2) with every problem in `details.problems` when a playbook is invalid. */
+export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
+  const clock = options.clock ?? systemClock;
+  const owner = options.owner ?? newLeaseOwner();
+  const log = options.logger.child({ owner: describeLeaseOwner(owner) });
+  const first = loadFolderOrRefuse(options);
+  const state: DaemonState = {
+    options,
+    log,
+    clock,
+    serial: createSerial(log),
+    playbooks: first.playbooks,
+    scheduler: undefined,
+    stopping: false,
+  };
+  const { serial } = state;
+  const loop = createDaemonLeaderLoop(state, owner);
+  const reload = createReload(state);
   const watcher =
     (options.watch ?? true)
       ? watchPlaybooks(first.dir, clock, options.reloadDebounceMs ?? 500, () => void reload())
       : undefined;
 
+  const schedules = schedulesOf(first.playbooks).length;
   log.info(
     {
       event: 'daemon.started',
       playbooksDir: first.dir,
-      playbooks: playbooks.length,
-      schedules: schedules(playbooks).length,
+      playbooks: first.playbooks.length,
+      schedules,
       warnings: first.problems.length,
     },
-    `daemon: ${playbooks.length} playbook(s), ${schedules(playbooks).length} schedule(s) from ${first.dir}`,
+    `daemon: ${first.playbooks.length} playbook(s), ${schedules} schedule(s) from ${first.dir}`,
   );
   await serial(loop.lead);
 
   return {
     owner,
-    isLeader: () => scheduler !== undefined,
+    isLeader: () => state.scheduler !== undefined,
     reload,
     async stop() {
-      stopping = true;
+      state.stopping = true;
       loop.cancel();
       watcher?.close();
       await serial(async () => {
-        const current = scheduler;
-        scheduler = undefined;
+        const current = state.scheduler;
+        state.scheduler = undefined;
         await stopLeading(log, current, loop);
       });
     },
     async idle() {
       await serial.settled();
-      await scheduler?.idle();
+      await state.scheduler?.idle();
       await serial.settled();
     },
   };

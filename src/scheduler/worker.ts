@@ -23,6 +23,7 @@ import {
   type QueueStore,
   type RunClaim,
   type RunRecord,
+  type RunStore,
 } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { resumeRunWithLock } from './run-with-lock.js';
@@ -106,133 +107,190 @@ async function pause(
   }
 }
 
-export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
-  const { store, logger } = options;
-  const clock = options.clock ?? systemClock;
-  const concurrency = options.concurrency ?? 1;
-  const ttlMs = options.claimTtlMs ?? 60_000;
-  const pollMs = options.pollMs ?? 1000;
-  const drain = options.signal ?? new AbortController().signal;
-  const owner = JSON.stringify({ worker: randomUUID(), pid: process.pid });
-  const summary: WorkerSummary = { finished: 0, requeued: 0 };
-  const inFlight = new Set<Promise<void>>();
+/** What the pieces of one worker share. */
+interface WorkerContext {
+  options: WorkerOptions;
+  store: QueueStore;
+  logger: Logger;
+  clock: Clock;
+  ttlMs: number;
+  /** Aborted: the worker drains. */
+  drain: AbortSignal;
+  summary: WorkerSummary;
+  /** This worker's name in the claims it takes. */
+  owner: string;
+}
 
-  /** Renews the claim every third of its TTL; a refused renewal (taken over) aborts the run. */
-  function holdClaim(claim: RunClaim, lost: AbortController): () => void {
-    let timer: Timer | undefined;
-    let stopped = false;
-    const renew = (): void => {
-      store.renewClaim(claim.run.id, claim.fence, ttlMs).then(
-        (held) => {
-          if (stopped) return;
-          if (!held) {
-            logger.error(
-              { event: 'claim.lost', runId: claim.run.id, fence: claim.fence },
-              `run ${claim.run.id}: this worker's claim was taken over; stopping it`,
-            );
-            lost.abort(new FleetbookError(`the claim of run ${claim.run.id} was taken over`, { code: 'CLAIM_LOST' }));
-            return;
-          }
-          timer = clock.setTimer(renew, ttlMs / 3);
-        },
-        (error: unknown) => {
-          if (stopped) return;
-          logger.warn(
-            { event: 'claim.renewFailed', runId: claim.run.id, err: error },
-            `could not renew the claim of run ${claim.run.id}; trying again`,
+/** Renews the claim every third of its TTL; a refused renewal (taken over) aborts the run. */
+function holdClaim(worker: WorkerContext, claim: RunClaim, lost: AbortController): () => void {
+  const { store, logger, clock, ttlMs } = worker;
+  let timer: Timer | undefined;
+  let stopped = false;
+  const renew = (): void => {
+    store.renewClaim(claim.run.id, claim.fence, ttlMs).then(
+      (held) => {
+        if (stopped) return;
+        if (!held) {
+          logger.error(
+            { event: 'claim.lost', runId: claim.run.id, fence: claim.fence },
+            `run ${claim.run.id}: this worker's claim was taken over; stopping it`,
           );
-          timer = clock.setTimer(renew, ttlMs / 3);
-        },
-      );
-    };
-    timer = clock.setTimer(renew, ttlMs / 3);
-    return () => {
-      stopped = true;
-      timer?.cancel();
-    };
-  }
-
-  async function drive(claim: RunClaim): Promise<void> {
-    const { run, fence } = claim;
-    const runLogger = logger.child({ runId: run.id, playbook: run.playbook, fence });
-    const view = store.fenced(run.id, fence);
-    const controller = new AbortController();
-    const forward = (): void => controller.abort(drain.reason);
-    if (drain.aborted) forward();
-    else drain.addEventListener('abort', forward, { once: true });
-    const stopRenewing = holdClaim(claim, controller);
-    try {
-      if (claim.previousOwner !== undefined) {
-        runLogger.warn(
-          { event: 'claim.takenOver', previousOwner: claim.previousOwner },
-          `run ${run.id}: taking over from a worker whose claim lapsed`,
-        );
-        // The presumed-dead worker's run lease would keep the engine out until it lapses too;
-        // its writes are fenced off now, so the lease protects nothing any more.
-        const holder = await store.leaseHolder(runLeaseKey(run.id));
-        if (holder) await store.releaseLease(runLeaseKey(run.id), holder.owner);
-      }
-      let playbook: Playbook;
-      let secretInputs: Record<string, unknown>;
-      try {
-        playbook = options.loadPlaybook(run);
-        secretInputs = options.secretInputsOf(run);
-      } catch (caught) {
-        runLogger.error(
-          { event: 'run.unstartable', error: toError(caught) },
-          `run ${run.id} cannot be started here: ${toError(caught).message}`,
-        );
-        await view.setRunStatus(run.id, RunStatus.failed, { error: toError(caught) });
-        summary.finished += 1;
-        return;
-      }
-      const journaled = (await store.journal(run.id)).length > 0;
-      const resumeOptions: ResumeOptions = {
-        runId: run.id,
-        secretInputs,
-        client: options.client,
-        store: view,
-        logger: runLogger,
-        secrets: options.secrets,
-        signal: controller.signal,
-        env: options.env ?? process.env,
-        ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
-        ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
-        leaseTtlMs: ttlMs,
-        // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
-        countAsResume: journaled,
-        ...(options.notifications ? { notify: options.notifications.hookFor(playbook.notify) } : {}),
-      };
-      runLogger.info(
-        { event: journaled ? 'run.resuming' : 'run.claimed', owner: describeLeaseOwner(owner) },
-        `run ${run.id} of ${run.playbook} ${journaled ? 'resumed' : 'started'} by this worker`,
-      );
-      const result = await resumeRunWithLock(playbook, resumeOptions);
-      if (result.status === RunStatus.interrupted && drain.aborted && result.error?.code !== 'LEASE_LOST') {
-        if (await store.requeueRun(run.id, fence)) {
-          summary.requeued += 1;
-          runLogger.info(
-            { event: 'run.requeued' },
-            `run ${run.id} stopped at a journaled point and went back to the queue`,
-          );
+          lost.abort(new FleetbookError(`the claim of run ${claim.run.id} was taken over`, { code: 'CLAIM_LOST' }));
+          return;
         }
-        return;
-      }
-      summary.finished += 1;
-      await options.notifications?.deliver({ runId: run.id });
-    } catch (caught) {
-      const error = toError(caught);
-      runLogger.error({ event: 'run.refused', error }, `run ${run.id} could not be driven: ${error.message}`);
-      // A refusal of the engine (changed playbook, a write of unknown outcome it cannot reconcile)
-      // fails the run rather than leave it to be claimed again and again; a lost claim writes nothing.
-      if (error.code !== 'STALE_FENCE' && error.code !== 'STORE_UNAVAILABLE')
-        await view.setRunStatus(run.id, RunStatus.failed, { error }).catch(() => undefined);
-    } finally {
-      stopRenewing();
-      drain.removeEventListener('abort', forward);
-    }
-  }
+        timer = clock.setTimer(renew, ttlMs / 3);
+      },
+      (error: unknown) => {
+        if (stopped) return;
+        logger.warn(
+          { event: 'claim.renewFailed', runId: claim.run.id, err: error },
+          `could not renew the claim of run ${claim.run.id}; trying again`,
+        );
+        timer = clock.setTimer(renew, ttlMs / 3);
+      },
+    );
+  };
+  timer = clock.setTimer(renew, ttlMs / 3);
+  return () => {
+    stopped = true;
+    timer?.cancel();
+  };
+}
 
+/**
+ * The run lease of a worker whose claim lapsed (presumed dead) would keep the engine out until
+ * it lapses too; that worker's writes are fenced off now, so the lease protects nothing any more.
+ */
+async function releaseLapsedDriver(worker: WorkerContext, claim: RunClaim, runLogger: Logger): Promise<void> {
+  if (claim.previousOwner === undefined) return;
+  runLogger.warn(
+    { event: 'claim.takenOver', previousOwner: claim.previousOwner },
+    `run ${claim.run.id}: taking over from a worker whose claim lapsed`,
+  );
+  const holder = await worker.store.leaseHolder(runLeaseKey(claim.run.id));
+  if (holder) await worker.store.releaseLease(runLeaseKey(claim.run.id), holder.owner);
+}
+
+/** The run's playbook and secret inputs, or undefined once the run is failed for want of them. */
+async function loadRun(
+  worker: WorkerContext,
+  run: RunRecord,
+  view: RunStore,
+  runLogger: Logger,
+): Promise<{ playbook: Playbook; secretInputs: Record<string, unknown> } | undefined> {
+  try {
+    return { playbook: worker.options.loadPlaybook(run), secretInputs: worker.options.secretInputsOf(run) };
+  } catch (caught) {
+    runLogger.error(
+      { event: 'run.unstartable', error: toError(caught) },
+      `run ${run.id} cannot be started here: ${toError(caught).message}`,
+    );
+    await view.setRunStatus(run.id, RunStatus.failed, { error: toError(caught) });
+    worker.summary.finished += 1;
+    return undefined;
+  }
+}
+
+/** The claimed run as its holder sees it: its log lines and its fenced view of the store. */
+interface ClaimedRun {
+  claim: RunClaim;
+  runLogger: Logger;
+  view: RunStore;
+}
+
+/** Drives a claimed run to its end, or back to the queue when the worker drains. */
+async function driveRun(
+  worker: WorkerContext,
+  { claim, runLogger, view }: ClaimedRun,
+  signal: AbortSignal,
+): Promise<void> {
+  const { options, store, drain, summary } = worker;
+  const { run, fence } = claim;
+  await releaseLapsedDriver(worker, claim, runLogger);
+  const loaded = await loadRun(worker, run, view, runLogger);
+  if (!loaded) return;
+  const journaled = (await store.journal(run.id)).length > 0;
+  const resumeOptions: ResumeOptions = {
+    runId: run.id,
+    secretInputs: loaded.secretInputs,
+    client: options.client,
+    store: view,
+    logger: runLogger,
+    secrets: options.secrets,
+    signal,
+    env: options.env ?? process.env,
+    ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
+    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    leaseTtlMs: worker.ttlMs,
+    // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
+    countAsResume: journaled,
+    ...(options.notifications ? { notify: options.notifications.hookFor(loaded.playbook.notify) } : {}),
+  };
+  runLogger.info(
+    { event: journaled ? 'run.resuming' : 'run.claimed', owner: describeLeaseOwner(worker.owner) },
+    `run ${run.id} of ${run.playbook} ${journaled ? 'resumed' : 'started'} by this worker`,
+  );
+  const result = await resumeRunWithLock(loaded.playbook, resumeOptions);
+  if (result.status === RunStatus.interrupted && drain.aborted && result.error?.code !== 'LEASE_LOST') {
+    if (await store.requeueRun(run.id, fence)) {
+      summary.requeued += 1;
+      runLogger.info(
+        { event: 'run.requeued' },
+        `run ${run.id} stopped at a journaled point and went back to the queue`,
+      );
+    }
+    return;
+  }
+  summary.finished += 1;
+  await options.notifications?.deliver({ runId: run.id });
+}
+
+/** `driveRun` under the claim: renewed meanwhile, and a refusal of the engine fails the run. */
+async function drive(worker: WorkerContext, claim: RunClaim): Promise<void> {
+  const { drain } = worker;
+  const claimed: ClaimedRun = {
+    claim,
+    runLogger: worker.logger.child({ runId: claim.run.id, playbook: claim.run.playbook, fence: claim.fence }),
+    view: worker.store.fenced(claim.run.id, claim.fence),
+  };
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(drain.reason);
+  if (drain.aborted) forward();
+  else drain.addEventListener('abort', forward, { once: true });
+  const stopRenewing = holdClaim(worker, claim, controller);
+  try {
+    await driveRun(worker, claimed, controller.signal);
+  } catch (caught) {
+    const error = toError(caught);
+    claimed.runLogger.error(
+      { event: 'run.refused', error },
+      `run ${claim.run.id} could not be driven: ${error.message}`,
+    );
+    // A refusal of the engine (changed playbook, a write of unknown outcome it cannot reconcile)
+    // fails the run rather than leave it to be claimed again and again; a lost claim writes nothing.
+    if (error.code !== 'STALE_FENCE' && error.code !== 'STORE_UNAVAILABLE')
+      await claimed.view.setRunStatus(claim.run.id, RunStatus.failed, { error }).catch(() => undefined);
+  } finally {
+    stopRenewing();
+    drain.removeEventListener('abort', forward);
+  }
+}
+
+export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
+  const worker: WorkerContext = {
+    options,
+    store: options.store,
+    logger: options.logger,
+    clock: options.clock ?? systemClock,
+    ttlMs: options.claimTtlMs ?? 60_000,
+    drain: options.signal ?? new AbortController().signal,
+    summary: { finished: 0, requeued: 0 },
+    owner: JSON.stringify({ worker: randomUUID(), pid: process.pid }),
+  };
+  const { store, logger, clock, drain } = worker;
+  const concurrency = options.concurrency ?? 1;
+  const pollMs = options.pollMs ?? 1000;
+  const inFlight = new Set<Promise<void>>();
   while (!drain.aborted) {
     if (inFlight.size >= concurrency) {
       await pause(clock, 60_000, drain, inFlight);
@@ -240,7 +298,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     }
     let claim: RunClaim | undefined;
     try {
-      claim = await store.claimRun(owner, ttlMs);
+      claim = await store.claimRun(worker.owner, worker.ttlMs);
     } catch (error) {
       logger.warn({ event: 'claim.failed', err: error }, 'could not look at the queue; trying again');
       await pause(clock, pollMs, drain);
@@ -251,9 +309,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       await pause(clock, pollMs, drain, inFlight);
       continue;
     }
-    const driving: Promise<void> = drive(claim).finally(() => inFlight.delete(driving));
+    const driving: Promise<void> = drive(worker, claim).finally(() => inFlight.delete(driving));
     inFlight.add(driving);
   }
   await Promise.all(inFlight);
-  return summary;
+  return worker.summary;
 }

@@ -114,6 +114,74 @@ function progressAt(record: AsyncOperationRecord, nowMs: number): number {
   return Math.max(0, Math.min(99, Math.floor(((nowMs - record.startedAt) / duration) * 100)));
 }
 
+interface Timing {
+  timeoutMinutes: number;
+  durationMs: number;
+  /** Ends TIMEDOUT when its timeout passes: a TIMEDOUT fault, or an area's timeout shorter than its work (`overrun`). */
+  timedOut: boolean;
+  overrun: boolean;
+}
+
+/**
+ * How long an operation runs and whether it times out. The platform gives up on an operation
+ * when its timeout passes: one that would run longer than the timeout its area gives it ends
+ * TIMEDOUT then, as does a TIMEDOUT fault.
+ */
+function timingOf(spec: AsyncOperationSpec, fault: AsyncFaultKind | undefined): Timing {
+  const timeoutMinutes = spec.timeoutMinutes ?? Math.max(60, Math.ceil((2 * spec.durationMs) / MINUTE_MS));
+  const overrun =
+    fault !== 'never' && spec.timeoutMinutes !== undefined && spec.durationMs > timeoutMinutes * MINUTE_MS;
+  const timedOut = fault === 'TIMEDOUT' || overrun;
+  return {
+    timeoutMinutes,
+    durationMs: timedOut ? timeoutMinutes * MINUTE_MS : Math.max(0, spec.durationMs),
+    timedOut,
+    overrun,
+  };
+}
+
+/** The end of an operation as `settle()` will run it, with the failure a fault or its timeout injects. */
+function pendingEnd(
+  spec: AsyncOperationSpec,
+  record: AsyncOperationRecord,
+  fault: AsyncFaultKind | undefined,
+  { timedOut, overrun, timeoutMinutes }: Timing,
+  seq: number,
+): Pending {
+  return {
+    endsAt: record.endsAt,
+    seq,
+    id: record.id,
+    complete: spec.complete,
+    injectedFailure: timedOut
+      ? {
+          errorCode: 'OPERATION_TIMED_OUT',
+          message: `The ${spec.type} operation did not finish within ${timeoutMinutes} minutes${overrun ? '' : ' (injected fault)'}`,
+        }
+      : fault === 'FAILED'
+        ? { errorCode: 'SIMULATED_FAILURE', message: `The ${spec.type} operation failed (injected fault)` }
+        : undefined,
+    injectedStatus: timedOut ? 'TIMEDOUT' : 'FAILED',
+  };
+}
+
+/** The outcome of a due operation: its completion's, unless an injected failure overrides it. */
+function completed(due: Pending): AsyncOutcome {
+  let outcome: AsyncOutcome;
+  try {
+    outcome = due.complete(due.injectedFailure);
+  } catch (error) {
+    // One broken completion must not wedge every later request's settle().
+    outcome = {
+      status: 'FAILED',
+      error: { errorCode: 'SIMULATOR_INTERNAL_ERROR', message: errorMessage(error) },
+    };
+  }
+  if (due.injectedFailure && outcome.status !== due.injectedStatus)
+    return { status: due.injectedStatus, error: due.injectedFailure };
+  return outcome;
+}
+
 /**
  * The registry of long-running operations. Lazy: no timer per operation; a record's
  * state is derived from the clock when read, and `settle()` (called by the core before
@@ -138,13 +206,7 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
     start(spec) {
       const startedAt = clock.now();
       const fault = faults?.takeAsyncFault(spec.type);
-      const timeoutMinutes = spec.timeoutMinutes ?? Math.max(60, Math.ceil((2 * spec.durationMs) / MINUTE_MS));
-      // The platform gives up on an operation when its timeout passes: one that would run
-      // longer than the timeout its area gives it ends TIMEDOUT then, as does a TIMEDOUT fault.
-      const overrun =
-        fault !== 'never' && spec.timeoutMinutes !== undefined && spec.durationMs > timeoutMinutes * MINUTE_MS;
-      const timedOut = fault === 'TIMEDOUT' || overrun;
-      const durationMs = timedOut ? timeoutMinutes * MINUTE_MS : Math.max(0, spec.durationMs);
+      const timing = timingOf(spec, fault);
       const record: AsyncOperationRecord = {
         id: rng.uuid(),
         flavour: spec.flavour,
@@ -152,8 +214,8 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
         ...(spec.resourceId === undefined ? {} : { resourceId: spec.resourceId }),
         ...(spec.resourceUri === undefined ? {} : { resourceUri: spec.resourceUri }),
         startedAt,
-        endsAt: startedAt + durationMs,
-        timeoutMinutes,
+        endsAt: startedAt + timing.durationMs,
+        timeoutMinutes: timing.timeoutMinutes,
         ...(fault === 'never' ? { stuck: true } : {}),
       };
       records.set(record.id, record);
@@ -162,23 +224,7 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
         if (!ids) runningByResource.set(record.resourceId, (ids = new Set()));
         ids.add(record.id);
       }
-      if (fault !== 'never') {
-        pending.push({
-          endsAt: record.endsAt,
-          seq: (seq += 1),
-          id: record.id,
-          complete: spec.complete,
-          injectedFailure: timedOut
-            ? {
-                errorCode: 'OPERATION_TIMED_OUT',
-                message: `The ${spec.type} operation did not finish within ${timeoutMinutes} minutes${overrun ? '' : ' (injected fault)'}`,
-              }
-            : fault === 'FAILED'
-              ? { errorCode: 'SIMULATED_FAILURE', message: `The ${spec.type} operation failed (injected fault)` }
-              : undefined,
-          injectedStatus: timedOut ? 'TIMEDOUT' : 'FAILED',
-        });
-      }
+      if (fault !== 'never') pending.push(pendingEnd(spec, record, fault, timing, (seq += 1)));
       return record;
     },
 
@@ -205,19 +251,7 @@ export function createAsyncOperations(clock: SimClock, rng: Rng, faults?: AsyncF
         pending.pop();
         const record = records.get(due.id);
         if (!record) continue;
-        let outcome: AsyncOutcome;
-        try {
-          outcome = due.complete(due.injectedFailure);
-        } catch (error) {
-          // One broken completion must not wedge every later request's settle().
-          outcome = {
-            status: 'FAILED',
-            error: { errorCode: 'SIMULATOR_INTERNAL_ERROR', message: errorMessage(error) },
-          };
-        }
-        if (due.injectedFailure && outcome.status !== due.injectedStatus) {
-          outcome = { status: due.injectedStatus, error: due.injectedFailure };
-        }
+        const outcome = completed(due);
         record.outcome = outcome;
         record.endedAt = due.endsAt;
         forgetRunning(record);

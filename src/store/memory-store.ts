@@ -236,6 +236,16 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       return true;
     },
 
+    async renewLease(key, owner, ttlMs) {
+      open();
+      assertLeaseTtl(ttlMs);
+      const nowMs = resolved.now().getTime();
+      const lease = leases.get(key);
+      if (lease?.owner !== owner || lease.expiresAtMs <= nowMs) return false;
+      lease.expiresAtMs = nowMs + ttlMs;
+      return true;
+    },
+
     async releaseLease(key, owner) {
       open();
       if (leases.get(key)?.owner === owner) leases.delete(key);

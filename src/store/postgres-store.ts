@@ -247,6 +247,8 @@ export const SQL_ACQUIRE_LEASE = `
   INSERT INTO leases (key, owner, expires_at_ms) VALUES ($1, $2, $4)
   ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
   WHERE leases.owner = excluded.owner OR leases.expires_at_ms <= $3`;
+/** By owner, and only a live row: a renewal never takes a released or lapsed lease back (see RunStore.renewLease). */
+export const SQL_RENEW_LEASE = `UPDATE leases SET expires_at_ms = $4 WHERE key = $1 AND owner = $2 AND expires_at_ms > $3`;
 /** By owner: a process releasing late never frees a lease another has taken since. */
 export const SQL_RELEASE_LEASE = `DELETE FROM leases WHERE key = $1 AND owner = $2`;
 /** Expiry compared in the statement: a lease lapsing between a read and a check is never reported live. */
@@ -824,6 +826,13 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         assertLeaseTtl(ttlMs);
         const nowMs = resolved.now().getTime();
         return (await query(SQL_ACQUIRE_LEASE, [key, owner, nowMs, nowMs + ttlMs])).rowCount === 1;
+      }),
+
+    renewLease: (key, owner, ttlMs) =>
+      serial(async () => {
+        assertLeaseTtl(ttlMs);
+        const nowMs = resolved.now().getTime();
+        return (await query(SQL_RENEW_LEASE, [key, owner, nowMs, nowMs + ttlMs])).rowCount === 1;
       }),
 
     releaseLease: (key, owner) =>

@@ -187,6 +187,10 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
       WHERE leases.owner = excluded.owner OR leases.expires_at_ms <= @nowMs`),
+    // By owner, and only a live row: a renewal never takes a released or lapsed lease back.
+    renewLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(
+      `UPDATE leases SET expires_at_ms = @expiresAtMs WHERE key = @key AND owner = @owner AND expires_at_ms > @nowMs`,
+    ),
     releaseLease: db.prepare<[string, string]>(`DELETE FROM leases WHERE key = ? AND owner = ?`),
     leaseHolder: db.prepare<[string, number], { owner: string; expiresAtMs: number }>(
       `SELECT owner, expires_at_ms AS expiresAtMs FROM leases WHERE key = ? AND expires_at_ms > ?`,
@@ -505,6 +509,13 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       assertLeaseTtl(ttlMs);
       const nowMs = resolved.now().getTime();
       return statements.acquireLease.run({ key, owner, nowMs, expiresAtMs: nowMs + ttlMs }).changes === 1;
+    },
+
+    async renewLease(key, owner, ttlMs) {
+      open();
+      assertLeaseTtl(ttlMs);
+      const nowMs = resolved.now().getTime();
+      return statements.renewLease.run({ key, owner, nowMs, expiresAtMs: nowMs + ttlMs }).changes === 1;
     },
 
     async releaseLease(key, owner) {

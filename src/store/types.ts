@@ -434,10 +434,18 @@ export interface RunStore extends NotificationOutbox {
   steps(runId: string): Promise<StepRecord[]>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds
-   * it. Renewing is acquiring again by the same owner. Runs (`run:<id>`) and the scheduler
+   * it. A renewal by the same owner also extends it (a run renews with `renewLease`). Runs (`run:<id>`) and the scheduler
    * (`scheduler`) use leases so two processes never drive the same thing.
    */
   acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Extends `owner`'s live lease on `key` to `ttlMs` from now; false when `owner` no longer holds
+   * it (released, lapsed, or taken by another since). Unlike `acquireLease` it never takes a free
+   * or expired lease: a process paused past its lease (whose run another process may have taken
+   * over on the lapse, releasing the lease or not yet acquiring it) must learn it lost the lease,
+   * not take it back from under the new holder.
+   */
+  renewLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(key: string, owner: string): Promise<void>;
   /**
    * Who holds the live lease on `key` (none when free or expired): lets a process take over

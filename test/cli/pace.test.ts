@@ -38,7 +38,12 @@ function connectionEnv(simulator: Simulator): NodeJS.ProcessEnv {
   };
 }
 
-/** Starts `count` listings of systems at once; how many reached the simulator after `ms`. */
+/**
+ * Starts `count` listings of systems at once; how many reached the simulator after `ms`.
+ * Real time on purpose: the pace under test is requests per wall-clock minute as the platform
+ * counts them, through the real client and server (the limiter's logic has virtual-time unit
+ * tests in src/api/rate-limiter.test.ts).
+ */
 async function listingsSentWithin(call: () => Promise<unknown>, count: number, ms: number): Promise<number> {
   const calls = Array.from({ length: count }, () => call().catch(() => undefined));
   await settle(ms);

@@ -13,12 +13,15 @@ import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster
 const adminUrl = testPostgresUrl();
 const five = join(import.meta.dirname, '..', 'scheduler', 'fixtures', 'five');
 
-/** Moves the clocks together in 5 s steps, letting each step's store round trips finish. */
-async function advanceTogether(clocks: ManualClock[], iso: string): Promise<void> {
+/**
+ * Moves the clocks together in 5 s steps; after each step, waits until every daemon has
+ * nothing under way (its leadership round trips and the fires it queued), not for wall time.
+ */
+async function advanceTogether(clocks: ManualClock[], daemons: readonly Daemon[], iso: string): Promise<void> {
   const target = Date.parse(iso);
   for (let at = Math.min(...clocks.map((clock) => clock.now())) + 5000; ; at = Math.min(at + 5000, target)) {
     for (const clock of clocks) if (clock.now() < at) await clock.advanceTo(at);
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await Promise.all(daemons.map((daemon) => daemon.idle()));
     if (at >= target) return;
   }
 }
@@ -55,7 +58,7 @@ describe.skipIf(!adminUrl)('daemons in team mode', () => {
         }),
       );
     }
-    await advanceTogether(clocks, '2026-03-01T10:11:00.000Z');
+    await advanceTogether(clocks, daemons, '2026-03-01T10:11:00.000Z');
     expect(daemons.map((daemon) => daemon.isLeader()).filter(Boolean)).toHaveLength(1);
     const queued = async () =>
       (await stores[0]!.listRuns({ limit: 100 })).filter((run) => run.trigger.kind === 'schedule');
@@ -64,7 +67,7 @@ describe.skipIf(!adminUrl)('daemons in team mode', () => {
     const leader = daemons.findIndex((daemon) => daemon.isLeader());
     const standby = 1 - leader;
     await daemons[leader]!.stop();
-    await advanceTogether(clocks, '2026-03-01T10:21:00.000Z');
+    await advanceTogether(clocks, daemons, '2026-03-01T10:21:00.000Z');
     expect(daemons[standby]!.isLeader()).toBe(true);
     const runs = await queued();
     expect(runs.map((run) => run.status)).toEqual(['queued', 'queued', 'queued', 'queued']);

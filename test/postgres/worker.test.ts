@@ -9,6 +9,8 @@ import { startTeam, until, type Team } from './team-harness.js';
 
 const adminUrl = testPostgresUrl();
 const rollingUpdate = join(import.meta.dirname, '..', 'resume', 'fixtures', 'rolling-update.yaml');
+/** Prechecks that outlast any pause of a worker here (the file says why). */
+const world = join(import.meta.dirname, 'fixtures', 'long-prechecks.world.yaml');
 const WRITES = [
   'privateCloud.runSoftwarePrechecks',
   'privateCloud.runSoftwareUpdate',
@@ -42,7 +44,7 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
   let team: Team;
   // A fresh simulated world per test: a rolling update leaves nothing to update after it.
   beforeEach(async () => {
-    team = await startTeam(adminUrl ?? '');
+    team = await startTeam(adminUrl ?? '', { simulatorArgs: ['--world', world] });
     // Writes held 100 ms by the simulator: a kill aimed at a write in flight lands in it.
     const faults = await fetch(`${team.simulatorUrl}/_sim/faults`, {
       method: 'PUT',
@@ -103,7 +105,7 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
 
   it('a worker paused past its claim (presumed dead) cannot write once another took its run over', async () => {
     const runId = await queue(team);
-    const paused = team.fleetbook(['worker', '--claim-ttl', '5s', '--poll', '50ms']);
+    const paused = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms']);
     await until(
       async () => {
         const last = (await team.journal(runId)).at(-1)?.event;
@@ -113,7 +115,7 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
       'a write in flight',
     );
     paused.child.kill('SIGSTOP');
-    const other = team.fleetbook(['worker', '--claim-ttl', '5s', '--poll', '50ms']);
+    const other = team.fleetbook(['worker', '--claim-ttl', '2s', '--poll', '50ms']);
     await until(async () => other.stdout().includes('"event":"run.resuming"'), 20_000, 'the take-over');
     // Back from its pause, its next journal append or status change carries a stale token.
     paused.child.kill('SIGCONT');

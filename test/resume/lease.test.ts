@@ -55,16 +55,57 @@ describe('the run lease', { timeout: 5_000 }, () => {
     expect(h.lines().find((line) => line.event === 'lease.lost')).toMatchObject({ runId: 'r1', level: 50 });
   });
 
+  it('released by the worker that took the run over: the paused run stops, and never takes the lease back', async () => {
+    // A team worker paused past its claim (SIGSTOP): the worker taking the run over releases the
+    // paused one's lease, then takes its own. A renewal that re-acquired the free lease in between
+    // left the new worker refused ('is being driven by another process') and the run failed.
+    h = await startHarness();
+    const clock = createManualClock(START_MS);
+    const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
+    const running = h.run(book, { store, runId: 'r3', leaseTtlMs: 60_000, clock });
+    await until(() => started(store, 'r3', 'nap'));
+    const paused = await store.leaseHolder('run:r3');
+    expect(paused).toBeDefined();
+    await store.releaseLease('run:r3', paused!.owner);
+    // The paused run's renewal falls due before the new worker's engine takes the lease.
+    await clock.advanceBy(20_000);
+
+    const result = await running;
+    expect(result).toMatchObject({
+      status: 'interrupted',
+      error: { code: 'LEASE_LOST', message: expect.stringContaining('lost its lease to another process') },
+    });
+    expect(await store.leaseHolder('run:r3')).toBeUndefined();
+    expect(await store.acquireLease('run:r3', 'the-worker-that-took-over', 60_000)).toBe(true);
+    expect(await started(store, 'r3', 'after')).toBe(false);
+  });
+
+  it('lapsed while the process was paused, nobody holding it yet: the run stops rather than take it back', async () => {
+    // The worker taking the run over on the lapse has not acquired the lease yet: a renewal that
+    // revived the lapsed lease would refuse it ('is being driven by another process').
+    h = await startHarness();
+    const clock = createManualClock(START_MS);
+    let nowMs = START_MS;
+    const store = createMemoryRunStore({ now: () => new Date(nowMs) });
+    const running = h.run(book, { store, runId: 'r4', leaseTtlMs: 60_000, clock });
+    await until(() => started(store, 'r4', 'nap'));
+    nowMs += 61_000;
+    await clock.advanceBy(20_000);
+
+    expect(await running).toMatchObject({ status: 'interrupted', error: { code: 'LEASE_LOST' } });
+    expect(await store.leaseHolder('run:r4')).toBeUndefined();
+    expect(await store.acquireLease('run:r4', 'the-worker-that-took-over', 60_000)).toBe(true);
+  });
+
   it('that cannot be renewed until little of it is left: the run stops rather than outlive it', async () => {
     h = await startHarness();
     const real = createMemoryRunStore();
-    let calls = 0;
+    let renewals = 0;
     const store: RunStore = {
       ...real,
-      acquireLease: async (key, owner, ttlMs) => {
-        calls += 1;
-        if (calls > 1) throw new Error('database is locked');
-        return real.acquireLease(key, owner, ttlMs);
+      renewLease: async () => {
+        renewals += 1;
+        throw new Error('database is locked');
       },
     };
     const clock = createManualClock(START_MS);
@@ -80,7 +121,7 @@ describe('the run lease', { timeout: 5_000 }, () => {
         message: expect.stringContaining('could not renew its lease before it lapsed (database is locked)'),
       },
     });
-    expect(calls).toBeGreaterThanOrEqual(3);
+    expect(renewals).toBeGreaterThanOrEqual(2);
     expect(await started(real, 'r2', 'after')).toBe(false);
     expect(h.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toHaveLength(0);
     expect(h.lines().filter((line) => line.event === 'lease.renewFailed').length).toBeGreaterThanOrEqual(1);

@@ -32,7 +32,8 @@ describe('simulator core: auth', () => {
   });
 
   it('keeps tokens for their lifetime in wall-clock time, whatever the time scale', async () => {
-    // 60 s at a time scale of 100,000 would be 0.6 ms of simulated lifetime.
+    // 60 s at a time scale of 100,000 would be 0.6 ms of simulated lifetime. Real time on
+    // purpose: what is tested is that token lifetimes follow the wall clock, not the scaled one.
     const { call, token } = await start({ tokenLifetimeSeconds: 60, timeScale: 100_000 });
     await token();
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -255,7 +255,8 @@ describe('private cloud: time scale', () => {
     const refresh = await t.call('GET', `${BASE}/systems/${system.id}/software-version-refresh`);
     const first = (await t.call('GET', refresh.headers.get('location')!)).body;
     expect(first.suggestedPollingIntervalSeconds).toBeCloseTo(0.01);
-    // One simulated minute at 3000x is 20 ms of real time.
+    // One simulated minute at 3000x is 20 ms of real time. Real time on purpose: the time scale
+    // is the mapping of wall time to simulated time, so only the wall clock can test it.
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect((await t.call('GET', refresh.headers.get('location')!)).body.state).toBe('SUCCEEDED');
   });

@@ -223,6 +223,36 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.leaseHolder('run:r1')).toBeUndefined();
     });
 
+    it('renews a lease only while its owner still holds it: never a released or taken one', async () => {
+      expect(await store.renewLease('run:r1', 'host-a:1', 30_000)).toBe(false);
+      expect(await store.leaseHolder('run:r1')).toBeUndefined();
+      await store.acquireLease('run:r1', 'host-a:1', 30_000);
+      clock.advance(20_000);
+      expect(await store.renewLease('run:r1', 'host-a:1', 30_000)).toBe(true);
+      expect(await store.leaseHolder('run:r1')).toEqual({
+        owner: 'host-a:1',
+        expiresAt: new Date(clock.now().getTime() + 30_000).toISOString(),
+      });
+      expect(await store.renewLease('run:r1', 'host-b:2', 30_000)).toBe(false);
+      // Released by the process that took the run over: the old owner's renewal does not take it back.
+      await store.releaseLease('run:r1', 'host-a:1');
+      expect(await store.renewLease('run:r1', 'host-a:1', 30_000)).toBe(false);
+      expect(await store.leaseHolder('run:r1')).toBeUndefined();
+      // Lapsed, even with nobody holding it since: lost, not renewed (another may be taking over on the lapse).
+      await store.acquireLease('run:r1', 'host-a:1', 30_000);
+      clock.advance(30_000);
+      expect(await store.renewLease('run:r1', 'host-a:1', 30_000)).toBe(false);
+      expect(await store.leaseHolder('run:r1')).toBeUndefined();
+      await store.releaseLease('run:r1', 'host-a:1');
+      // Taken by another after it lapsed: the old owner's renewal does not extend the new one's.
+      await store.acquireLease('run:r1', 'host-a:1', 30_000);
+      clock.advance(30_000);
+      expect(await store.acquireLease('run:r1', 'host-b:2', 30_000)).toBe(true);
+      expect(await store.renewLease('run:r1', 'host-a:1', 30_000)).toBe(false);
+      expect((await store.leaseHolder('run:r1'))?.owner).toBe('host-b:2');
+      await expect(store.renewLease('run:r1', 'host-b:2', 0)).rejects.toMatchObject({ code: 'STORE_INVALID_ARGUMENT' });
+    });
+
     it('releases a lease only for its owner', async () => {
       await store.acquireLease('scheduler', 'host-a:1', 30_000);
       await store.releaseLease('scheduler', 'host-b:2');

@@ -4,6 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import type { RunResult } from '../../engine/index.js';
+import { stepLabel } from '../../playbook/index.js';
 
 const levelNames: Record<number, string> = {
   10: 'trace',
@@ -103,7 +104,7 @@ export function formatSummary(result: RunResult): string {
     step.status + (step.rescued ? ' (rescued)' : ''),
     step.status === 'notStarted' || step.status === 'skipped' ? '-' : humanDuration(step.durationMs),
     step.kind === 'item' ? '' : String(step.attempts),
-    step.path,
+    stepLabel(step.path),
   ]);
   const widths = [0, 1, 2].map((column) =>
     Math.max(

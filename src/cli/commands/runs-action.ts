@@ -2,6 +2,7 @@
 import { UsageError, didYouMean } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { userInfo } from 'node:os';
+import { stepLabel } from '../../playbook/index.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   RunStatus,
@@ -231,7 +232,7 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
           ? ''
           : `${node.asyncOperationId}${node.operationOutcome === undefined ? '' : ` (${node.operationOutcome})`}`;
       rows.push([
-        `${'  '.repeat(depth)}${node.label}`,
+        `${'  '.repeat(depth)}${stepLabel(node.label)}`,
         node.status,
         node.attempts === 0 ? '' : String(node.attempts),
         node.durationMs === undefined ? '' : formatDuration(node.durationMs),

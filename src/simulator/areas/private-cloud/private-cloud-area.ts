@@ -557,6 +557,35 @@ function configurationAnalysisHandlers(
   };
 }
 
+/** `createProvisioningPolicy`: a new policy named as asked (a taken name is a 409), with the published defaults. */
+function createPolicy(state: PrivateCloudState, ctx: SimContext, req: SimRequest): SimResponse {
+  const body = req.body as Partial<Policy> & { name: string };
+  if (state.policies.some((p) => p.name === body.name)) {
+    throw conflict('POLICY_NAME_EXISTS', `A VM provisioning policy named '${body.name}' already exists`);
+  }
+  const id = ctx.rng.uuid();
+  const now = ctx.clock.nowIso();
+  const policy: Policy = {
+    id,
+    type: 'vm-provisioning-policy',
+    generation: 1,
+    createdAt: now,
+    updatedAt: now,
+    customerId: state.customerId,
+    resourceUri: `/private-cloud-business/v1beta1/vm-provisioning-policies/${id}`,
+    name: body.name,
+    description: body.description ?? '',
+    // The published default of the one published storage type.
+    storageType: body.storageType ?? 'dHCI',
+    performancePolicy: { id: ctx.rng.uuid() },
+    ...(body.protectionPolicy ? { protectionPolicy: body.protectionPolicy } : {}),
+    volumeInfo: body.volumeInfo ?? {},
+    associatedObjects: [],
+  };
+  state.policies.push(policy);
+  return { status: 200, body: policy };
+}
+
 function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
   const findPolicy = (id: string): Policy => {
     const policy = state.policies.find((p) => p.id === id);
@@ -596,33 +625,7 @@ function policyHandlers(state: PrivateCloudState, ctx: SimContext) {
       status: 200,
       body: findPolicy(req.params.id ?? ''),
     }),
-    'privateCloud.createProvisioningPolicy': (req: SimRequest): SimResponse => {
-      const body = req.body as Partial<Policy> & { name: string };
-      if (state.policies.some((p) => p.name === body.name)) {
-        throw conflict('POLICY_NAME_EXISTS', `A VM provisioning policy named '${body.name}' already exists`);
-      }
-      const id = ctx.rng.uuid();
-      const now = ctx.clock.nowIso();
-      const policy: Policy = {
-        id,
-        type: 'vm-provisioning-policy',
-        generation: 1,
-        createdAt: now,
-        updatedAt: now,
-        customerId: state.customerId,
-        resourceUri: `/private-cloud-business/v1beta1/vm-provisioning-policies/${id}`,
-        name: body.name,
-        description: body.description ?? '',
-        // The published default of the one published storage type.
-        storageType: body.storageType ?? 'dHCI',
-        performancePolicy: { id: ctx.rng.uuid() },
-        ...(body.protectionPolicy ? { protectionPolicy: body.protectionPolicy } : {}),
-        volumeInfo: body.volumeInfo ?? {},
-        associatedObjects: [],
-      };
-      state.policies.push(policy);
-      return { status: 200, body: policy };
-    },
+    'privateCloud.createProvisioningPolicy': (req: SimRequest): SimResponse => createPolicy(state, ctx, req),
     'privateCloud.updateProvisioningPolicy': (req: SimRequest): SimResponse => {
       const policy = findPolicy(req.params.id ?? '');
       checkIdle(policy);

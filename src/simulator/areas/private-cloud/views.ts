@@ -127,68 +127,88 @@ function updateStatus(
   };
 }
 
-export function systemView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
+const clusterUriOf = (system: System, cluster: Cluster): string =>
+  `${system.resourceUri}/hypervisor-clusters/${cluster.id}`;
+
+/** One cluster's software info: its catalog, update status, last precheck and the catalogs it can or cannot take. */
+function clusterSoftwareView(state: PrivateCloudState, system: System, cluster: Cluster, nowMs: number) {
   const latest = state.catalogs.at(-1)?.version;
-  const record = {
+  const available = availableCatalogs(state, system, cluster);
+  const current = state.catalogs.find((catalog) => catalog.version === cluster.currentVersion);
+  const clusterState = clusterUpdateState(system, cluster, available, nowMs);
+  return {
     customerId: system.customerId,
     generation: system.generation,
     createdAt: system.createdAt,
     updatedAt: system.updatedAt,
+    id: cluster.id,
+    name: cluster.name,
+    type: 'hypervisor-cluster-software-info',
+    resourceUri: clusterUriOf(system, cluster),
+    currentSoftwareCatalog: current ? catalogVersions(current) : { version: cluster.currentVersion },
+    currentUpdateStatus: updateStatus(system, clusterState, cluster.id, nowMs),
+    ...(cluster.lastPrecheck
+      ? {
+          lastPrecheckRunOn: iso(cluster.lastPrecheck.endedAtMs),
+          lastPrecheckRunVersion: cluster.lastPrecheck.catalogVersion,
+        }
+      : {}),
+    ...(cluster.lastUpdatedAtMs !== undefined ? { lastUpdatedOn: iso(cluster.lastUpdatedAtMs) } : {}),
+    availableSoftwareCatalogs: available.map((catalog) => ({
+      ...catalogVersions(catalog),
+      isLatest: catalog.version === latest,
+    })),
+    unavailableSoftwareCatalogs: cluster.unavailable.map((entry) => {
+      const catalog = state.catalogs.find((c) => c.version === entry.version);
+      return { ...(catalog ? catalogVersions(catalog) : { version: entry.version }), reasons: entry.reasons };
+    }),
   };
-  const clusterUri = (cluster: Cluster): string => `${system.resourceUri}/hypervisor-clusters/${cluster.id}`;
-  const clusters = system.clusters.map((cluster) => {
-    const available = availableCatalogs(state, system, cluster);
-    const current = state.catalogs.find((catalog) => catalog.version === cluster.currentVersion);
-    const clusterState = clusterUpdateState(system, cluster, available, nowMs);
-    return {
-      ...record,
-      id: cluster.id,
-      name: cluster.name,
-      type: 'hypervisor-cluster-software-info',
-      resourceUri: clusterUri(cluster),
-      currentSoftwareCatalog: current ? catalogVersions(current) : { version: cluster.currentVersion },
-      currentUpdateStatus: updateStatus(system, clusterState, cluster.id, nowMs),
-      ...(cluster.lastPrecheck
-        ? {
-            lastPrecheckRunOn: iso(cluster.lastPrecheck.endedAtMs),
-            lastPrecheckRunVersion: cluster.lastPrecheck.catalogVersion,
-          }
-        : {}),
-      ...(cluster.lastUpdatedAtMs !== undefined ? { lastUpdatedOn: iso(cluster.lastUpdatedAtMs) } : {}),
-      availableSoftwareCatalogs: available.map((catalog) => ({
-        ...catalogVersions(catalog),
-        isLatest: catalog.version === latest,
-      })),
-      unavailableSoftwareCatalogs: cluster.unavailable.map((entry) => {
-        const catalog = state.catalogs.find((c) => c.version === entry.version);
-        return { ...(catalog ? catalogVersions(catalog) : { version: entry.version }), reasons: entry.reasons };
-      }),
-    };
-  });
+}
+
+/** The system's last software operation as `softwareInfo.lastOperation` shows it. */
+function lastOperationView(system: System, nowMs: number): Record<string, unknown> | undefined {
+  const last = system.lastOperation;
+  if (!last) return undefined;
+  return {
+    id: last.record.id,
+    type: last.record.type,
+    location: last.location,
+    state: asyncStateOf(last.record, nowMs).state,
+    ...(last.catalogVersion ? { catalogVersion: last.catalogVersion } : {}),
+    ...(last.clusterIds ? { hypervisorClusterIds: last.clusterIds } : {}),
+    ...(system.failedUpdate && last.record.outcome?.status === 'FAILED'
+      ? { failedStep: system.failedUpdate.failedStep }
+      : {}),
+    startedAt: iso(last.record.startedAt),
+    ...(last.record.endedAt !== undefined ? { endedAt: iso(last.record.endedAt) } : {}),
+  };
+}
+
+/** `softwareInfo`: the system's update status (its clusters' most pressing), precheck validity and clusters. */
+function softwareInfoView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
+  const clusters = system.clusters.map((cluster) => clusterSoftwareView(state, system, cluster, nowMs));
   const validUntils = system.clusters
     .filter((c) => isPrecheckValid(c, undefined, nowMs))
     .map((c) => c.precheck?.validUntilMs ?? 0);
   const updatedOn = system.clusters.map((c) => c.lastUpdatedAtMs ?? 0).filter((ms) => ms > 0);
   const systemState =
     PRIORITY.find((candidate) => clusters.some((c) => c.currentUpdateStatus.state === candidate)) ?? 'UP_TO_DATE';
-  const last = system.lastOperation;
-  const report = latestReport(state, system.id);
+  const lastOperation = lastOperationView(system, nowMs);
+  return {
+    currentUpdateStatus: updateStatus(system, systemState, undefined, nowMs),
+    ...(validUntils.length > 0 ? { precheckValidUntil: iso(Math.min(...validUntils)) } : {}),
+    ...(updatedOn.length > 0 ? { lastUpdatedOn: iso(Math.max(...updatedOn)) } : {}),
+    versionsRefreshedAt: iso(versionsRefreshedAt(system, nowMs)),
+    ...(lastOperation ? { lastOperation } : {}),
+    hypervisorClusters: clusters,
+  };
+}
+
+/** Health, counts, usage and storage of a system: fixed shapes derived from its size and state. */
+function hardwareView(system: System): Record<string, unknown> {
   const online = system.state === 'ONLINE';
   const usedShare = online ? 0.35 + (system.clusters.length % 3) * 0.1 : 0;
-  const { customerId, id, name, type, resourceUri, generation, createdAt, updatedAt } = system;
   return {
-    id,
-    name,
-    type,
-    resourceUri,
-    generation,
-    createdAt,
-    updatedAt,
-    customerId,
-    stackType: system.stackType,
-    state: system.state,
-    region: system.region,
-    updateSupported: system.updateSupported,
     health: {
       overallHealth: system.healthStatus,
       servers: online ? 'OK' : 'MISSING',
@@ -224,41 +244,38 @@ export function systemView(state: PrivateCloudState, system: System, nowMs: numb
       compressionRatio: 1.8,
       dedupeRatio: 1.4,
     },
+  };
+}
+
+export function systemView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
+  const report = latestReport(state, system.id);
+  const { customerId, id, name, type, resourceUri, generation, createdAt, updatedAt } = system;
+  return {
+    id,
+    name,
+    type,
+    resourceUri,
+    generation,
+    createdAt,
+    updatedAt,
+    customerId,
+    stackType: system.stackType,
+    state: system.state,
+    region: system.region,
+    updateSupported: system.updateSupported,
+    ...hardwareView(system),
     location: system.location,
     ...(report ? { configAnalysisStatus: configAnalysisStatusOf(report) } : {}),
     hypervisorClusters: system.clusters.map((cluster) => ({
       id: cluster.id,
       name: cluster.name,
-      resourceUri: clusterUri(cluster),
+      resourceUri: clusterUriOf(system, cluster),
       hypervisorManagerId: system.hypervisorManager.id,
       hypervisorManagerName: system.hypervisorManager.name,
       hypervisorManagerAddress: system.hypervisorManager.address,
     })),
     systemVms: [],
-    softwareInfo: {
-      currentUpdateStatus: updateStatus(system, systemState, undefined, nowMs),
-      ...(validUntils.length > 0 ? { precheckValidUntil: iso(Math.min(...validUntils)) } : {}),
-      ...(updatedOn.length > 0 ? { lastUpdatedOn: iso(Math.max(...updatedOn)) } : {}),
-      versionsRefreshedAt: iso(versionsRefreshedAt(system, nowMs)),
-      ...(last
-        ? {
-            lastOperation: {
-              id: last.record.id,
-              type: last.record.type,
-              location: last.location,
-              state: asyncStateOf(last.record, nowMs).state,
-              ...(last.catalogVersion ? { catalogVersion: last.catalogVersion } : {}),
-              ...(last.clusterIds ? { hypervisorClusterIds: last.clusterIds } : {}),
-              ...(system.failedUpdate && last.record.outcome?.status === 'FAILED'
-                ? { failedStep: system.failedUpdate.failedStep }
-                : {}),
-              startedAt: iso(last.record.startedAt),
-              ...(last.record.endedAt !== undefined ? { endedAt: iso(last.record.endedAt) } : {}),
-            },
-          }
-        : {}),
-      hypervisorClusters: clusters,
-    },
+    softwareInfo: softwareInfoView(state, system, nowMs),
   };
 }
 
