@@ -293,7 +293,9 @@ async function holdLease(
   const renew = (): void => {
     if (finished) return;
     const askedAt = clock.now();
-    store.acquireLease(leaseKey, owner, ttlMs).then(
+    // A renewal, not an acquisition: a lease another process released when it took the run over
+    // (this one paused past its TTL) is lost, not taken back from under that process.
+    store.renewLease(leaseKey, owner, ttlMs).then(
       (held) => {
         if (finished) return;
         if (!held) return lose('lost its lease to another process');
@@ -313,15 +315,41 @@ async function holdLease(
     );
   };
   let timer = later(renew, ttlMs / 3);
-  // The heartbeat that sees `fleetbook runs cancel` from another process (or another worker's
-  // machine): the request is in the store, the run's signal aborts, steps stop at a journaled point.
+  const cancelWatch = watchForCancel(store, runId, controller, logger, (task, ms) => later(task, ms), options);
+  return {
+    signal: controller.signal,
+    lost: () => lostBecause,
+    cancelled: () => cancelWatch.cancelledBy(),
+    async release() {
+      finished = true;
+      timer.cancel();
+      cancelWatch.stop();
+      outer?.removeEventListener('abort', forward);
+      if (!lostBecause) await store.releaseLease(leaseKey, owner);
+    },
+  };
+}
+
+/**
+ * The heartbeat that sees `fleetbook runs cancel` from another process (or another worker's
+ * machine): the request is in the store, the run's signal aborts, steps stop at a journaled point.
+ */
+function watchForCancel(
+  store: RunStore,
+  runId: string,
+  controller: AbortController,
+  logger: Logger,
+  later: (task: () => void, ms: number) => Timer,
+  options: Pick<RunOptions, 'cancelCheckMs'>,
+): { cancelledBy(): CancelRequest | undefined; stop(): void } {
   let cancelledBy: CancelRequest | undefined;
+  let stopped = false;
   const cancelCheckMs = options.cancelCheckMs ?? DEFAULT_CANCEL_CHECK_MS;
   const lookForCancel = (): void => {
-    if (finished) return;
+    if (stopped) return;
     store.getRun(runId).then(
       (run) => {
-        if (finished) return;
+        if (stopped) return;
         if (run?.cancelRequested && !controller.signal.aborted) {
           cancelledBy = run.cancelRequested;
           logger.warn(
@@ -333,25 +361,20 @@ async function holdLease(
           );
           return;
         }
-        cancelTimer = later(lookForCancel, cancelCheckMs);
+        timer = later(lookForCancel, cancelCheckMs);
       },
       () => {
         // A store that cannot answer now is the renewal's concern; look again later.
-        if (!finished) cancelTimer = later(lookForCancel, cancelCheckMs);
+        if (!stopped) timer = later(lookForCancel, cancelCheckMs);
       },
     );
   };
-  let cancelTimer = later(lookForCancel, cancelCheckMs);
+  let timer = later(lookForCancel, cancelCheckMs);
   return {
-    signal: controller.signal,
-    lost: () => lostBecause,
-    cancelled: () => cancelledBy,
-    async release() {
-      finished = true;
+    cancelledBy: () => cancelledBy,
+    stop() {
+      stopped = true;
       timer.cancel();
-      cancelTimer.cancel();
-      outer?.removeEventListener('abort', forward);
-      if (!lostBecause) await store.releaseLease(leaseKey, owner);
     },
   };
 }
