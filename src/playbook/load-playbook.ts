@@ -195,18 +195,27 @@ export function readPlaybookText(file: string, maxBytes: number): { text?: strin
   }
 }
 
-function locateFindings(source: SourceDocument, findings: Array<Finding & { offsetInValue?: number }>): Problem[] {
-  return findings.map((finding) => ({
-    code: finding.code,
-    message: finding.message,
-    severity: finding.severity ?? 'error',
-    file: source.file,
-    ...source.locate(finding.pointer, {
+function locateFindings(
+  source: SourceDocument,
+  findings: Array<Finding & { offsetInValue?: number; lengthInValue?: number }>,
+): Problem[] {
+  return findings.map((finding) => {
+    const range = source.span(finding.pointer, {
       ...(finding.atKey ? { key: true } : {}),
       ...(finding.offsetInValue === undefined ? {} : { offsetInValue: finding.offsetInValue }),
-    }),
-    pointer: finding.pointer,
-  }));
+      ...(finding.lengthInValue === undefined ? {} : { lengthInValue: finding.lengthInValue }),
+    });
+    return {
+      code: finding.code,
+      message: finding.message,
+      severity: finding.severity ?? 'error',
+      file: source.file,
+      line: range.start.line,
+      column: range.start.column,
+      pointer: finding.pointer,
+      range,
+    };
+  });
 }
 
 /** Sorted by position, so output follows the file. */
@@ -286,7 +295,7 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   const unparsed = new Set(expressionFindings.map((finding) => finding.pointer));
   const fromSchema = new Set<Finding>(schemaFindings);
   const said = findings.filter((finding) => !(fromSchema.has(finding) && unparsed.has(finding.pointer)));
-  said.push(...expressionFindings, ...expressionReferenceRule(playbook, options.registry));
+  said.push(...expressionFindings, ...expressionReferenceRule(playbook, options.registry, options.description));
 
   problems.push(...locateFindings(source, said), ...usesProblems);
   problems.sort(byPosition);

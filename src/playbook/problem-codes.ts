@@ -33,6 +33,7 @@ export const ProblemCode = {
   reservedKey: 'RESERVED_KEY',
   unknownStepReference: 'UNKNOWN_STEP_REFERENCE',
   stepNotYetRun: 'STEP_NOT_YET_RUN',
+  unknownPathField: 'UNKNOWN_PATH_FIELD',
   unknownInput: 'UNKNOWN_INPUT',
   unknownName: 'UNKNOWN_NAME',
   loopNameOutsideLoop: 'LOOP_NAME_OUTSIDE_LOOP',

@@ -12,6 +12,7 @@ export {
   type LeafContext,
   type LeafDefinition,
   type NormaliseTools,
+  type OutputTypeTools,
   type PreparedLeaf,
   type StepChildren,
   type StepDefinition,
@@ -35,3 +36,13 @@ export { toErrorRecord } from './executors/error-record.js';
 export { isOutcomeUnknown } from './executors/call.js';
 export { reconcileWrite, reconciliationOf, type ReconcileDecision } from './reconcile/index.js';
 export { compileSchema } from './executors/call-input.js';
+export {
+  closedObject,
+  describeType,
+  fieldOf,
+  itemOf,
+  stepRecordType,
+  typeOfLiteral,
+  UNKNOWN,
+  type FieldLookup,
+} from './definitions/value-types.js';

@@ -1,3 +1,4 @@
+import { closedObject, described, itemOf, STEP_STATUS_TYPE } from './value-types.js';
 import { STEP_ID_PATTERN, anyTemplate, orExpression, stepList } from './schema-parts.js';
 import type { ForEachStep } from '../../playbook/index.js';
 import { runForEach } from '../containers/for-each.js';
@@ -66,6 +67,27 @@ export const forEachStep = defineContainer<ForEachStep>({
   }),
   children: (step) => ({ sequences: [step.steps], scope: 'loop', loopVariable: step.as, loopVariableField: 'as' }),
   run: runForEach,
+  outputType: (step, tools) =>
+    closedObject({
+      items: described(
+        {
+          type: 'array',
+          items: closedObject({
+            index: described({ type: 'integer' }, "The item's place in the list, from 0."),
+            item: described(step === undefined ? {} : itemOf(tools.valueType(step.items)), 'The item.'),
+            status: described(STEP_STATUS_TYPE, 'How the item ended (`notStarted` when it never started).'),
+            steps: described(
+              step === undefined ? { type: 'object' } : tools.stepRecords(step.steps),
+              "The item's steps by id, as `steps.<id>` (status, outputs, error) inside the item.",
+            ),
+          }),
+        },
+        'One entry per item, in the order of the list: `items[n].steps.<id>.outputs` reads a step of item n.',
+      ),
+      succeeded: described({ type: 'integer' }, 'Items that succeeded.'),
+      failed: described({ type: 'integer' }, 'Items that failed.'),
+      notStarted: described({ type: 'integer' }, 'Items never started (tolerance exceeded, run stopped).'),
+    }),
   examples: [
     {
       description: 'Precheck every system, two at a time, tolerating one failure.',
