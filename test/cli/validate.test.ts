@@ -127,7 +127,7 @@ describe('fleetbook validate', () => {
     const result = await run(['--format', 'github', fixture('invalid/schedules.yaml')]);
     expect(result.code).toBe(2);
     expect(result.stdout.split('\n')[0]).toBe(
-      "::error file=test/playbooks/invalid/schedules.yaml,line=5,col=11,title=INVALID_CRON::'61 * * * *' is not a cron expression: Constraint error, got value 61 expected range 0-59",
+      "::error file=test/playbooks/invalid/schedules.yaml,line=5,col=11,endLine=5,endColumn=23,title=INVALID_CRON::'61 * * * *' is not a cron expression: Constraint error, got value 61 expected range 0-59",
     );
   });
 
