@@ -79,10 +79,15 @@ function filterOf(step: AstNode): PathSegment['filter'] | 'none' | undefined {
 }
 
 /** The leading plain names of `steps` (from `from`), and whether every step was one. */
-function plainSegments(steps: AstNode[], from: number, text: string | undefined): { path: PathSegment[]; all: boolean } {
+function plainSegments(
+  steps: AstNode[],
+  from: number,
+  text: string | undefined,
+): { path: PathSegment[]; all: boolean } {
   const path: PathSegment[] = [];
   for (const step of steps.slice(from)) {
-    const filter = step.type === 'name' && step.focus === undefined && step.index === undefined ? filterOf(step) : undefined;
+    const filter =
+      step.type === 'name' && step.focus === undefined && step.index === undefined ? filterOf(step) : undefined;
     if (filter === undefined) return { path, all: false };
     path.push({
       name: String(step.value),

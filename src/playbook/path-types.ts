@@ -79,8 +79,7 @@ export class PathTypes {
         if (!this.byId.has(step.id)) this.byId.set(step.id, step);
         this.loopsAt.set(step, loops);
         const children = registry.childStepsOf(step);
-        const inner =
-          children.loopVariable === undefined ? loops : new Map([...loops, [children.loopVariable, step]]);
+        const inner = children.loopVariable === undefined ? loops : new Map([...loops, [children.loopVariable, step]]);
         for (const sequence of children.sequences) collect(sequence, inner);
         collect(children.rescue, loops);
         collect(children.always, loops);

@@ -166,7 +166,9 @@ export function expressionReferenceRule(
     if (loop !== undefined)
       return ` It runs inside the loop '${loop.id}', once per item: read it after the loop as \`steps.${loop.id}.outputs.items.steps.${id}${rest}\` (one per item; \`items[0]\` for the first).`;
     const step = types.byId.get(id);
-    return step === undefined ? '' : ` It is the step at ${describePointer(step.location.pointer)}: read it in a step that runs after that one has ended.`;
+    return step === undefined
+      ? ''
+      : ` It is the step at ${describePointer(step.location.pointer)}: read it in a step that runs after that one has ended.`;
   };
 
   /** A path read from `type` after its first `from` segments: each field must be one the type can have. */

@@ -21,7 +21,8 @@ export const assertStep = defineLeaf<AssertStep>({
     const message = step.message ? await step.message.evaluate(context()) : undefined;
     return { attempt: async () => executeAssert(condition, message, step.condition.source) };
   },
-  outputType: () => closedObject({ passed: described({ type: 'boolean' }, 'Always true: a false condition fails the step.') }),
+  outputType: () =>
+    closedObject({ passed: described({ type: 'boolean' }, 'Always true: a false condition fails the step.') }),
   examples: [
     {
       description: 'Stop when nothing is to be done.',

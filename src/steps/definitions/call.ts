@@ -122,7 +122,11 @@ export function callOutputType(step: CallStep | undefined, description: Platform
     step.saveTo !== undefined
       ? DOWNLOAD_TYPE
       : step.paginate === 'all'
-        ? closedObject({ items: { type: 'array', items: listItemType(successBodyType(op)) }, count: { type: 'integer' }, total: { type: 'integer' } })
+        ? closedObject({
+            items: { type: 'array', items: listItemType(successBodyType(op)) },
+            count: { type: 'integer' },
+            total: { type: 'integer' },
+          })
         : successBodyType(op),
   );
   const record = op.async === undefined ? undefined : description.schemas[OPERATION_RECORD[op.async]];

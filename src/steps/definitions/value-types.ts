@@ -113,7 +113,9 @@ export function typeOfLiteral(value: unknown): JsonSchema {
   if (Array.isArray(value)) return { type: 'array', items: value.length > 0 ? typeOfLiteral(value[0]) : UNKNOWN };
   if (typeof value === 'object')
     return closedObject(
-      Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, typeOfLiteral(item)])),
+      Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, typeOfLiteral(item)]),
+      ),
     );
   if (typeof value === 'number') return { type: Number.isInteger(value) ? 'integer' : 'number' };
   if (typeof value === 'string' || typeof value === 'boolean') return { type: typeof value };
@@ -158,7 +160,10 @@ export function stepRecordType(outputs: JsonSchema): JsonSchema {
 export function httpAnswerType(body: JsonSchema): JsonSchema {
   return closedObject({
     status: described({ type: 'integer' }, 'The HTTP status.'),
-    headers: described({ type: 'object', additionalProperties: { type: 'string' } }, 'Response headers by lower-case name.'),
+    headers: described(
+      { type: 'object', additionalProperties: { type: 'string' } },
+      'Response headers by lower-case name.',
+    ),
     body,
   });
 }
