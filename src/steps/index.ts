@@ -5,6 +5,7 @@ export {
   defineContainer,
   defineLeaf,
   isContainer,
+  kindOutputType,
   type ContainerContext,
   type ContainerDefinition,
   type Ending,
@@ -46,3 +47,4 @@ export {
   UNKNOWN,
   type FieldLookup,
 } from './definitions/value-types.js';
+export { callAnswerType } from './definitions/call.js';

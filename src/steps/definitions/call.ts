@@ -106,33 +106,62 @@ function successBodyType(op: OperationDescriptor): JsonSchema {
   return schemas.length === 1 ? (schemas[0] as JsonSchema) : { anyOf: schemas };
 }
 
-/** `steps.<id>.outputs` of a call: the operation's answer, gathered pages or the download, and the followed operation. */
+/** How a call step reads its operation's answer: the options that change `outputs`. */
+export interface CallReading {
+  wait: boolean;
+  paginate: boolean;
+  saveTo: boolean;
+}
+
+/** `steps.<id>.outputs` of a call of `op`: the answer (gathered pages, or the download), and the followed operation. */
+export function callAnswerType(op: OperationDescriptor, description: PlatformDescription, reading: CallReading): JsonSchema {
+  const answer = httpAnswerType(
+    described(
+      reading.saveTo
+        ? DOWNLOAD_TYPE
+        : reading.paginate
+          ? closedObject({
+              items: { type: 'array', items: listItemType(successBodyType(op)) },
+              count: { type: 'integer' },
+              total: { type: 'integer' },
+            })
+          : successBodyType(op),
+      reading.saveTo
+        ? 'The download (`saveTo`).'
+        : reading.paginate
+          ? 'Every page gathered (`paginate: all`).'
+          : `The answer, HTTP ${op.successStatus}.`,
+    ),
+  );
+  const record = op.async === undefined ? undefined : description.schemas[OPERATION_RECORD[op.async]];
+  if (!reading.wait || record === undefined) return answer;
+  const properties = answer.properties as Record<string, JsonSchema>;
+  return closedObject({
+    ...properties,
+    operation: described(record, 'The async operation as it ended (with `wait`).'),
+  });
+}
+
+/** `steps.<id>.outputs` of a call step; without a step, what any call's outputs hold. */
 export function callOutputType(step: CallStep | undefined, description: PlatformDescription): JsonSchema {
   const op = step === undefined ? undefined : description.byId.get(step.operationId);
   if (step === undefined || op === undefined) {
-    return httpAnswerType(
-      described(
-        {},
-        "The operation's success response (`fleetbook actions <operation>`); with `paginate: all` `{ items, count, total }`; " +
-          'with `saveTo` the download: `{ bytesWritten, lines, filename, path, contentType, rows, sums, nonNumeric }`.',
-      ),
-    );
+    return closedObject({
+      ...(httpAnswerType(
+        described(
+          {},
+          "The operation's success response (`fleetbook actions <operation>`); with `paginate: all` `{ items, count, total }`; " +
+            'with `saveTo` the download: `{ bytesWritten, lines, filename, path, contentType, rows, sums, nonNumeric }`.',
+        ),
+      ).properties as Record<string, JsonSchema>),
+      operation: described({}, 'With `wait` on an async operation: its record as it ended.'),
+    });
   }
-  const answer = httpAnswerType(
-    step.saveTo !== undefined
-      ? DOWNLOAD_TYPE
-      : step.paginate === 'all'
-        ? closedObject({
-            items: { type: 'array', items: listItemType(successBodyType(op)) },
-            count: { type: 'integer' },
-            total: { type: 'integer' },
-          })
-        : successBodyType(op),
-  );
-  const record = op.async === undefined ? undefined : description.schemas[OPERATION_RECORD[op.async]];
-  if (step.wait === undefined || record === undefined) return answer;
-  const properties = answer.properties as Record<string, JsonSchema>;
-  return closedObject({ ...properties, operation: described(record, 'The async operation, as it ended.') });
+  return callAnswerType(op, description, {
+    wait: step.wait !== undefined,
+    paginate: step.paginate === 'all',
+    saveTo: step.saveTo !== undefined,
+  });
 }
 
 /** An item of a list operation's answer: the envelope's `items`, or the bare array's elements. */

@@ -206,3 +206,16 @@ export function defineLeaf<S extends Step>(definition: LeafDefinition<S>): LeafD
 export function defineContainer<S extends Step>(definition: ContainerDefinition<S>): ContainerDefinition {
   return definition as unknown as ContainerDefinition;
 }
+
+/** What a kind's outputs hold in general (no step to type them by), for `fleetbook actions <kind>` and the docs. */
+export function kindOutputType(definition: StepDefinition, description: PlatformDescription): JsonSchema {
+  const unknown: JsonSchema = {};
+  return (
+    definition.outputType?.(undefined, {
+      description,
+      valueType: () => unknown,
+      stepRecords: () => ({ type: 'object' }),
+      playbookOutputs: () => unknown,
+    }) ?? unknown
+  );
+}
