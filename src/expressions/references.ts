@@ -28,6 +28,8 @@ export interface PathSegment {
   length: number;
   /** `[n]`: one item of an array (a number); `[...]` any other filter keeps the items' type. */
   filter?: 'index' | 'predicate';
+  /** The number of an `index` filter, for messages that write the path back. */
+  index?: number;
 }
 
 /** What an expression reads from its context. */
@@ -94,6 +96,7 @@ function plainSegments(
       offset: startOf(step, text),
       length: lengthOf(step, text),
       ...(filter === 'none' ? {} : { filter }),
+      ...(filter === 'index' ? { index: Number(((step.stages as AstNode[])[0]?.expr as AstNode).value) } : {}),
     });
   }
   return { path, all: true };

@@ -99,7 +99,7 @@ interface Scope {
 function written(root: string, segments: readonly PathSegment[]): string {
   return segments.reduce(
     (text, segment) =>
-      `${text}.${segment.name}${segment.filter === 'index' ? '[n]' : segment.filter === 'predicate' ? '[…]' : ''}`,
+      `${text}.${segment.name}${segment.filter === 'index' ? `[${segment.index ?? 'n'}]` : segment.filter === 'predicate' ? '[…]' : ''}`,
     root,
   );
 }

@@ -57,7 +57,7 @@ const kindExamples = createStepRegistry()
 describe('typed references: no false alarm', () => {
   it('covers the nine bundled playbooks and the docs examples that are playbooks', () => {
     expect(bundled.length).toBeGreaterThanOrEqual(9);
-    expect(docs.length).toBeGreaterThanOrEqual(2);
+    expect(docs.length).toBeGreaterThanOrEqual(3);
   });
 
   it.each(bundled)('playbooks/%s', (name) => {
@@ -69,4 +69,10 @@ describe('typed references: no false alarm', () => {
     writeFileSync(file, yaml);
     expect(shown(file)).toEqual([]);
   });
+});
+
+it('the language reference documents the outputs of every step kind', () => {
+  const text = readFileSync(join(root, 'docs', 'playbook-language.md'), 'utf8');
+  const section = text.slice(text.indexOf('### Outputs of each kind'), text.indexOf('## Expressions'));
+  for (const kind of createStepRegistry().kinds) expect(section).toContain(`| \`${kind}\` |`);
 });
