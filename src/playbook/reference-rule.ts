@@ -46,7 +46,14 @@ function templatesOf(step: Step, skip: ReadonlySet<string>): Template[] {
 }
 
 /** A step's fields that hold no template of its own: its place, a used playbook, its nested steps. */
-const OWN_KEYS_NOT_WALKED: ReadonlySet<string> = new Set(['location', 'playbook', 'rescue', 'always', 'retry']);
+const OWN_KEYS_NOT_WALKED: ReadonlySet<string> = new Set([
+  'location',
+  'playbook',
+  'rescue',
+  'always',
+  'retry',
+  'inputSettings',
+]);
 
 function isStep(value: unknown): boolean {
   return (
@@ -289,9 +296,28 @@ export function expressionReferenceRule(
     });
   };
 
+  /** A setting fixed when the run starts reads the inputs and nothing else: no step has run then. */
+  const checkInputSettings = (step: Step): void => {
+    for (const { template } of step.inputSettings ?? []) {
+      const others = template.references.filter((site) => site.root !== 'inputs');
+      // What they name is beside the point: nothing but inputs exists when the value is fixed.
+      if (others.length === 0) check(template, { visible: new RanSteps(), loops: new Map() });
+      for (const site of others) {
+        findings.push({
+          code: 'SETTING_NOT_OVER_INPUTS',
+          message: `this value is fixed when the run starts, before any step: its expression reads only \`inputs\`, not '${site.root}'`,
+          pointer: site.pointer,
+          offsetInValue: site.rootOffset,
+          lengthInValue: site.root.length,
+        });
+      }
+    }
+  };
+
   const walk = (steps: Step[], outer: Scope): void => {
     const visible = new RanSteps(outer.visible);
     for (const step of steps) {
+      checkInputSettings(step);
       const scope: Scope = { visible, loops: outer.loops };
       const readsItself = new Set(registry.get(step.kind).readsItself ?? []);
       for (const template of templatesOf(step, readsItself)) check(template, scope);

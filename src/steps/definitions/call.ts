@@ -114,7 +114,11 @@ export interface CallReading {
 }
 
 /** `steps.<id>.outputs` of a call of `op`: the answer (gathered pages, or the download), and the followed operation. */
-export function callAnswerType(op: OperationDescriptor, description: PlatformDescription, reading: CallReading): JsonSchema {
+export function callAnswerType(
+  op: OperationDescriptor,
+  description: PlatformDescription,
+  reading: CallReading,
+): JsonSchema {
   const answer = httpAnswerType(
     described(
       reading.saveTo
