@@ -136,6 +136,7 @@ export function callAnswerType(
           ? 'Every page gathered (`paginate: all`).'
           : `The answer, HTTP ${op.successStatus}.`,
     ),
+    op.isWrite,
   );
   const record = op.async === undefined ? undefined : description.schemas[OPERATION_RECORD[op.async]];
   if (!reading.wait || record === undefined) return answer;
@@ -157,6 +158,7 @@ export function callOutputType(step: CallStep | undefined, description: Platform
           "The operation's success response (`fleetbook actions <operation>`); with `paginate: all` `{ items, count, total }`; " +
             'with `saveTo` the download: `{ bytesWritten, lines, filename, path, contentType, rows, sums, nonNumeric }`.',
         ),
+        true,
       ).properties as Record<string, JsonSchema>),
       operation: described({}, 'With `wait` on an async operation: its record as it ended.'),
     });

@@ -28,7 +28,7 @@ export const httpStep = defineLeaf<HttpStep>({
     const request = await step.request.evaluate(context());
     return { input: request, attempt: (runtime) => executeHttp(request, runtime) };
   },
-  outputType: () => httpAnswerType(described({}, 'The body, parsed as JSON when it is JSON, else text.')),
+  outputType: () => httpAnswerType(described({}, 'The body, parsed as JSON when it is JSON, else text.'), true),
   examples: [
     {
       description: 'Tell a chat channel the run ended.',

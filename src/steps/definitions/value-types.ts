@@ -156,8 +156,14 @@ export function stepRecordType(outputs: JsonSchema): JsonSchema {
   return closedObject({ status: STEP_STATUS_TYPE, outputs, error: ERROR_RECORD_TYPE });
 }
 
-/** An answer of an HTTP exchange: status, headers by lower-case name, body. */
-export function httpAnswerType(body: JsonSchema): JsonSchema {
+/** What a write not sent in a dry run has instead of its answer (`{ simulated: true, request }`). */
+export const SIMULATED_FIELDS: Record<string, JsonSchema> = {
+  simulated: described({ type: 'boolean' }, 'Present, true, in a dry run: the write was not sent.'),
+  request: described({ type: 'object' }, 'In a dry run: the request that would have been sent.'),
+};
+
+/** An answer of an HTTP exchange: status, headers by lower-case name, body (and, for a write, what a dry run gives). */
+export function httpAnswerType(body: JsonSchema, write = false): JsonSchema {
   return closedObject({
     status: described({ type: 'integer' }, 'The HTTP status.'),
     headers: described(
@@ -165,5 +171,6 @@ export function httpAnswerType(body: JsonSchema): JsonSchema {
       'Response headers by lower-case name.',
     ),
     body,
+    ...(write ? SIMULATED_FIELDS : {}),
   });
 }
