@@ -47,13 +47,19 @@ function fieldsOf(schema: Schema): Map<string, Schema> | 'open' {
   return typed || scalar ? fields : 'open';
 }
 
-/** A call step's answer: what `steps.<id>.outputs` holds for this operation (no paginate, no saveTo, no wait). */
+/** A call step's answer: what `steps.<id>.outputs` may hold for this operation (no paginate, no saveTo, no wait). */
 function outputsOf(operationId: string): Schema {
   const op = description.byId.get(operationId);
   const body = op?.responses[String(op.successStatus)]?.schema ?? {};
   return {
     type: 'object',
-    properties: { status: { type: 'integer' }, headers: { type: 'object', additionalProperties: true }, body },
+    properties: {
+      status: { type: 'integer' },
+      headers: { type: 'object', additionalProperties: true },
+      body,
+      // A write not sent in a dry run answers `{ simulated, request }`.
+      ...(op?.isWrite ? { simulated: { type: 'boolean' }, request: { type: 'object' } } : {}),
+    },
   };
 }
 
