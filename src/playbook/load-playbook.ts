@@ -223,9 +223,32 @@ function byPosition(a: Problem, b: Problem): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
 }
 
+/**
+ * Gives a problem of `file` that has no range (a YAML error, a file-level one) the empty range at
+ * its line and column, so every problem of `validate -o json` carries one.
+ */
+function withRange(problem: Problem, file: string, text: string): Problem {
+  if (problem.range !== undefined || problem.file !== file) return problem;
+  const lines = text.split('\n');
+  const before = lines.slice(0, problem.line - 1).reduce((sum, line) => sum + line.length + 1, 0);
+  const offset = Math.min(text.length, before + problem.column - 1);
+  const place = { line: problem.line, column: problem.column, offset };
+  return { ...problem, range: { start: place, end: place } };
+}
+
 function load(file: string, options: Required<LoadPlaybookOptions>, stack: readonly string[]): LoadPlaybookResult {
   const { text, problem } = readPlaybookText(file, options.maxBytes);
   if (text === undefined) return { problems: problem ? [problem] : [] };
+  const result = check(file, text, options, stack);
+  return { ...result, problems: result.problems.map((one) => withRange(one, file, text)) };
+}
+
+function check(
+  file: string,
+  text: string,
+  options: Required<LoadPlaybookOptions>,
+  stack: readonly string[],
+): LoadPlaybookResult {
   const source = parseSourceDocument(file, text);
   const problems = [...source.problems];
   if (source.data === undefined && hasErrors(problems)) return { problems: problems.sort(byPosition) };

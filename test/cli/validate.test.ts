@@ -100,6 +100,8 @@ describe('fleetbook validate', () => {
       line: 4,
       column: 1,
       pointer: '/name',
+      // A YAML error is a place, not a span: an empty range there (offset 148 is the start of line 4).
+      range: { start: { line: 4, column: 1, offset: 148 }, end: { line: 4, column: 1, offset: 148 } },
     });
     expect(problems.map((problem) => [problem.code, problem.line, problem.column])).toEqual([
       ['YAML_DUPLICATE_KEY', 4, 1],
