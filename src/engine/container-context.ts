@@ -4,6 +4,7 @@ import type { ContainerContext, ItemRun } from '../steps/index.js';
 import { StepStatus, type ErrorRecord } from '../store/index.js';
 import type { StepExecution } from './attempts.js';
 import { resolveInputs } from './inputs.js';
+import { bindInputSettings } from './input-settings.js';
 import { restore } from './replay.js';
 import { BUFFERED, joinPath, type Frame, type RunnerState, type StepSummary } from './runner-state.js';
 import { Scope } from './scope.js';
@@ -81,12 +82,13 @@ async function runItem(
 async function runPlaybook(
   state: RunnerState,
   frame: Frame,
-  playbook: Playbook,
+  used: Playbook,
   given: Record<string, unknown>,
   start: (inputs: Record<string, unknown>) => Promise<void>,
 ) {
-  const resolved = resolveInputs(playbook.inputs, given, playbook.name);
+  const resolved = resolveInputs(used.inputs, given, used.name);
   for (const name of resolved.secretNames) state.options.secrets.add(String(resolved.values[name]));
+  const playbook = await bindInputSettings(used, resolved.values);
   await start(resolved.values);
   const parentRoot = frame.scope.root;
   const scope = new Scope({

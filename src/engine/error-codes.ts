@@ -1,6 +1,7 @@
 /** The codes of a run's own errors (starting, ending, resuming). docs/errors.md says what each means. */
 export const EngineErrorCode = {
   invalidInputs: 'INVALID_INPUTS',
+  invalidInputSetting: 'INVALID_INPUT_SETTING',
   runLeased: 'RUN_LEASED',
   leaseLost: 'LEASE_LOST',
   interrupted: 'INTERRUPTED',

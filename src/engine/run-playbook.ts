@@ -27,6 +27,7 @@ import {
   type RunStore,
 } from '../store/index.js';
 import { resolveInputs } from './inputs.js';
+import { bindInputSettings } from './input-settings.js';
 import {
   carriesLargeValue,
   defaultMaxInlineOutputBytes,
@@ -155,10 +156,12 @@ export interface RunResult {
   wait?: WaitRecord;
 }
 
-export async function runPlaybook(playbook: Playbook, options: RunOptions): Promise<RunResult> {
+export async function runPlaybook(loaded: Playbook, options: RunOptions): Promise<RunResult> {
   const now = (options.clock ?? systemClock).now;
   const secrets = options.secrets ?? createSecretRegistry();
-  const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
+  const resolved = resolveInputs(loaded.inputs, options.inputs ?? {}, loaded.name);
+  // Before the run is recorded: a setting the inputs make invalid starts nothing.
+  const playbook = await bindInputSettings(loaded, resolved.values);
   for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
   const runId = options.runId ?? randomUUID();
   const { retentionMs } = options;
@@ -221,6 +224,8 @@ export async function enqueuePlaybookRun(
   > & { store: RunQueue },
 ): Promise<RunRecord> {
   const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
+  // Checked now, as a run started here would be; the worker binds them again when it runs it.
+  await bindInputSettings(playbook, resolved.values);
   const runId = options.runId ?? randomUUID();
   const storedInputs = Object.fromEntries(
     Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)),
@@ -486,8 +491,9 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
       playbook.name,
     );
     for (const name of resolved.secretNames) secrets.add(String(resolved.values[name]));
+    const bound = await bindInputSettings(playbook, resolved.values);
     if (options.countAsResume !== false) await store.markResumed(runId);
-    return await execute(playbook, options, {
+    return await execute(bound, options, {
       runId,
       dryRun: run.dryRun,
       signal: lease.signal,

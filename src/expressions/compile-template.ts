@@ -310,6 +310,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const roots = new Set<string>();
   const steps = new Set<string>();
   const references: ReferenceSite[] = [];
+  const single = root.kind === 'whole';
   for (const { compiled, where: at } of expressions) {
     const found = findReferences(compiled.expression.ast(), compiled.text);
     compiled.reads = found.occurrences.map((occurrence) => ({
@@ -326,11 +327,14 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
         ...(occurrence.member === undefined
           ? {}
           : { member: occurrence.member, memberOffset: compiled.offset + (occurrence.memberOffset ?? 0) }),
+        path: occurrence.path.map((segment) => ({ ...segment, offset: compiled.offset + segment.offset })),
+        entire: single && occurrence.entire,
       });
     }
   }
   const template: Template = {
     source: value,
+    pointer: where.pointer,
     isStatic: root.kind === 'static',
     stepReferences: [...steps],
     rootReferences: [...roots],

@@ -1,4 +1,5 @@
 export type { ExpressionContext, ReferenceSite, Template } from './types.js';
+export type { PathSegment } from './references.js';
 export {
   compileTemplate,
   tryCompileTemplate,

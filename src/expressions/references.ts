@@ -9,6 +9,27 @@ export interface ReferenceOccurrence {
   /** The name read under it when written as one (`steps.<id>`, `inputs.<name>`). */
   member?: string;
   memberOffset?: number;
+  /**
+   * The plain path read under the root, as far as it can be typed without evaluating: names,
+   * each optionally filtered (`[0]`, `[status = 'failed']`). It stops before a wildcard, a
+   * sort, a function call, a computed step or a binding; `member` is its first segment.
+   */
+  path: PathSegment[];
+  /** The expression is this path and nothing else (its value is the value read). */
+  entire: boolean;
+}
+
+/** One name of a plain path, where it is written. */
+export interface PathSegment {
+  name: string;
+  /** 0-based offset of the name (its opening back-quote when quoted) in the expression text. */
+  offset: number;
+  /** Characters the name takes in the text, quotes included. */
+  length: number;
+  /** `[n]`: one item of an array (a number); `[...]` any other filter keeps the items' type. */
+  filter?: 'index' | 'predicate';
+  /** The number of an `index` filter, for messages that write the path back. */
+  index?: number;
 }
 
 /** What an expression reads from its context. */
@@ -42,13 +63,52 @@ function isRootVariable(node: AstNode, atRoot: boolean): boolean {
  * name (`` `my name` ``) has its quotes around it.
  */
 function startOf(node: AstNode, text: string | undefined): number {
-  const end = typeof node.position === 'number' ? node.position : 0;
-  const length = String(node.value).length;
-  const quoted = text !== undefined && text[end - 1] === '`';
-  return Math.max(0, end - length - (quoted ? 2 : 0));
+  return Math.max(0, (typeof node.position === 'number' ? node.position : 0) - lengthOf(node, text));
 }
 
-function recordPath(steps: AstNode[], atRoot: boolean, found: ExpressionReferences, text: string | undefined): void {
+function lengthOf(node: AstNode, text: string | undefined): number {
+  const end = typeof node.position === 'number' ? node.position : 0;
+  const quoted = text !== undefined && text[end - 1] === '`';
+  return String(node.value).length + (quoted ? 2 : 0);
+}
+
+/** The filter a name step carries, or undefined when it carries something a type cannot follow (a binding). */
+function filterOf(step: AstNode): PathSegment['filter'] | 'none' | undefined {
+  const stages = Array.isArray(step.stages) ? (step.stages as AstNode[]) : [];
+  if (stages.length === 0) return 'none';
+  if (stages.length > 1 || stages[0]?.type !== 'filter') return undefined;
+  return isNode(stages[0].expr) && stages[0].expr.type === 'number' ? 'index' : 'predicate';
+}
+
+/** The leading plain names of `steps` (from `from`), and whether every step was one. */
+function plainSegments(
+  steps: AstNode[],
+  from: number,
+  text: string | undefined,
+): { path: PathSegment[]; all: boolean } {
+  const path: PathSegment[] = [];
+  for (const step of steps.slice(from)) {
+    const filter =
+      step.type === 'name' && step.focus === undefined && step.index === undefined ? filterOf(step) : undefined;
+    if (filter === undefined) return { path, all: false };
+    path.push({
+      name: String(step.value),
+      offset: startOf(step, text),
+      length: lengthOf(step, text),
+      ...(filter === 'none' ? {} : { filter }),
+      ...(filter === 'index' ? { index: Number(((step.stages as AstNode[])[0]?.expr as AstNode).value) } : {}),
+    });
+  }
+  return { path, all: true };
+}
+
+function recordPath(
+  steps: AstNode[],
+  atRoot: boolean,
+  found: ExpressionReferences,
+  text: string | undefined,
+  whole: boolean,
+): void {
   const [first, second, third] = steps;
   if (first === undefined) return;
   let rootName: AstNode | undefined;
@@ -61,12 +121,15 @@ function recordPath(steps: AstNode[], atRoot: boolean, found: ExpressionReferenc
     stepName = third;
   }
   if (rootName === undefined) return;
+  const { path, all } = plainSegments(steps, steps.indexOf(rootName) + 1, text);
   found.roots.add(String(rootName.value));
   if (rootName.value === 'steps' && stepName?.type === 'name') found.steps.add(String(stepName.value));
   found.occurrences.push({
     root: String(rootName.value),
     rootOffset: startOf(rootName, text),
     ...(stepName?.type === 'name' ? { member: String(stepName.value), memberOffset: startOf(stepName, text) } : {}),
+    path,
+    entire: whole && all,
   });
 }
 
@@ -75,7 +138,13 @@ function recordPath(steps: AstNode[], atRoot: boolean, found: ExpressionReferenc
  * object: it is at the top, in function arguments, object constructors, blocks and lambda
  * bodies; it is not after the first step of a path, in predicates, sort terms or groups.
  */
-function walk(value: unknown, atRoot: boolean, found: ExpressionReferences, text: string | undefined): void {
+function walk(
+  value: unknown,
+  atRoot: boolean,
+  found: ExpressionReferences,
+  text: string | undefined,
+  whole = false,
+): void {
   if (Array.isArray(value)) {
     for (const item of value) walk(item, atRoot, found, text);
     return;
@@ -83,14 +152,20 @@ function walk(value: unknown, atRoot: boolean, found: ExpressionReferences, text
   if (!isNode(value)) return;
   if (value.type === 'path' && Array.isArray(value.steps)) {
     const steps = value.steps as AstNode[];
-    recordPath(steps, atRoot, found, text);
+    recordPath(steps, atRoot, found, text, whole && value.group === undefined);
     steps.forEach((step, index) => walkChildren(step, atRoot && index === 0 && step.type !== 'name', found, text));
     walk(value.group, false, found, text);
     return;
   }
   if (value.type === 'name' && atRoot) {
     found.roots.add(String(value.value));
-    found.occurrences.push({ root: String(value.value), rootOffset: startOf(value, text) });
+    const filter = filterOf(value);
+    found.occurrences.push({
+      root: String(value.value),
+      rootOffset: startOf(value, text),
+      path: [],
+      entire: whole && filter !== undefined && value.focus === undefined && value.index === undefined,
+    });
   }
   walkChildren(value, atRoot, found, text);
 }
@@ -109,6 +184,6 @@ function walkChildren(node: AstNode, atRoot: boolean, found: ExpressionReference
 /** The names and step ids an expression reads, from its syntax tree; `text` (the expression) makes offsets of back-quoted names exact. */
 export function findReferences(ast: jsonata.ExprNode, text?: string): ExpressionReferences {
   const found: ExpressionReferences = { roots: new Set(), steps: new Set(), occurrences: [] };
-  walk(ast, true, found, text);
+  walk(ast, true, found, text, true);
   return found;
 }

@@ -1,3 +1,5 @@
+import type { PathSegment } from './references.js';
+
 /**
  * A value from a playbook that may hold `${{ }}` expressions, compiled once when the
  * playbook loads. A string that is exactly one expression keeps the expression's type;
@@ -7,6 +9,8 @@
 export interface Template {
   /** The value as written in the playbook. */
   readonly source: unknown;
+  /** JSON pointer of the value in the playbook (its references' pointers are under it). */
+  readonly pointer: string;
   /** True when the value holds no expression (evaluate returns `source`). */
   readonly isStatic: boolean;
   /** Step ids the expressions read through `steps.<id>`, for the load-time reference rules. */
@@ -30,6 +34,10 @@ export interface ReferenceSite {
   /** 0-based offsets in that string value of the root name and of the member. */
   rootOffset: number;
   memberOffset?: number;
+  /** The plain path read under the root (see `PathSegment`), offsets in the string value. */
+  path: readonly PathSegment[];
+  /** The template is this one path and nothing else: its value is the value the path reads. */
+  entire: boolean;
 }
 
 /** What expressions can read. */

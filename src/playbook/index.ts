@@ -10,6 +10,7 @@ export {
 } from './load-playbook.js';
 export { hasErrors, type Problem } from './problem.js';
 export { codeFrame } from './code-frame.js';
+export { describePointer } from './schema-validation.js';
 export { createPlaybookSchema, PLAYBOOK_SCHEMA_ID } from './playbook-schema.js';
 export { DEFAULT_RETRY_POLICY, inputSpecs } from './normalise-playbook.js';
 export { ProblemCode } from './problem-codes.js';

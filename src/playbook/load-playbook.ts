@@ -195,18 +195,27 @@ export function readPlaybookText(file: string, maxBytes: number): { text?: strin
   }
 }
 
-function locateFindings(source: SourceDocument, findings: Array<Finding & { offsetInValue?: number }>): Problem[] {
-  return findings.map((finding) => ({
-    code: finding.code,
-    message: finding.message,
-    severity: finding.severity ?? 'error',
-    file: source.file,
-    ...source.locate(finding.pointer, {
+function locateFindings(
+  source: SourceDocument,
+  findings: Array<Finding & { offsetInValue?: number; lengthInValue?: number }>,
+): Problem[] {
+  return findings.map((finding) => {
+    const range = source.span(finding.pointer, {
       ...(finding.atKey ? { key: true } : {}),
       ...(finding.offsetInValue === undefined ? {} : { offsetInValue: finding.offsetInValue }),
-    }),
-    pointer: finding.pointer,
-  }));
+      ...(finding.lengthInValue === undefined ? {} : { lengthInValue: finding.lengthInValue }),
+    });
+    return {
+      code: finding.code,
+      message: finding.message,
+      severity: finding.severity ?? 'error',
+      file: source.file,
+      line: range.start.line,
+      column: range.start.column,
+      pointer: finding.pointer,
+      range,
+    };
+  });
 }
 
 /** Sorted by position, so output follows the file. */
@@ -214,9 +223,32 @@ function byPosition(a: Problem, b: Problem): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
 }
 
+/**
+ * Gives a problem of `file` that has no range (a YAML error, a file-level one) the empty range at
+ * its line and column, so every problem of `validate -o json` carries one.
+ */
+function withRange(problem: Problem, file: string, text: string): Problem {
+  if (problem.range !== undefined || problem.file !== file) return problem;
+  const lines = text.split('\n');
+  const before = lines.slice(0, problem.line - 1).reduce((sum, line) => sum + line.length + 1, 0);
+  const offset = Math.min(text.length, before + problem.column - 1);
+  const place = { line: problem.line, column: problem.column, offset };
+  return { ...problem, range: { start: place, end: place } };
+}
+
 function load(file: string, options: Required<LoadPlaybookOptions>, stack: readonly string[]): LoadPlaybookResult {
   const { text, problem } = readPlaybookText(file, options.maxBytes);
   if (text === undefined) return { problems: problem ? [problem] : [] };
+  const result = check(file, text, options, stack);
+  return { ...result, problems: result.problems.map((one) => withRange(one, file, text)) };
+}
+
+function check(
+  file: string,
+  text: string,
+  options: Required<LoadPlaybookOptions>,
+  stack: readonly string[],
+): LoadPlaybookResult {
   const source = parseSourceDocument(file, text);
   const problems = [...source.problems];
   if (source.data === undefined && hasErrors(problems)) return { problems: problems.sort(byPosition) };
@@ -286,7 +318,7 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   const unparsed = new Set(expressionFindings.map((finding) => finding.pointer));
   const fromSchema = new Set<Finding>(schemaFindings);
   const said = findings.filter((finding) => !(fromSchema.has(finding) && unparsed.has(finding.pointer)));
-  said.push(...expressionFindings, ...expressionReferenceRule(playbook, options.registry));
+  said.push(...expressionFindings, ...expressionReferenceRule(playbook, options.registry, options.description));
 
   problems.push(...locateFindings(source, said), ...usesProblems);
   problems.sort(byPosition);

@@ -24,6 +24,7 @@ import type {
   SourceLocation,
   Step,
   WaitOptions,
+  InputSetting,
 } from './types.js';
 
 /** The retry policy when neither the playbook nor the step says otherwise: one attempt. */
@@ -50,16 +51,46 @@ export interface NormaliseContext {
 /** Milliseconds of the duration written at `pointer`; undefined when there is none or it is refused (and reported). */
 type DurationAt = (value: unknown, pointer: string) => number | undefined;
 
-function mergeRetry(base: RetryPolicy, raw: unknown, pointer: string, ms: DurationAt): RetryPolicy {
+/** A retry policy and the fields of it that are expressions over inputs (bound when the run starts). */
+interface Retry {
+  policy: RetryPolicy;
+  settings: InputSetting[];
+}
+
+/** The retry fields that take an expression over inputs, by the name written and the name in the policy. */
+const RETRY_SETTINGS = [
+  ['maxAttempts', 'maxAttempts'],
+  ['backoffRate', 'backoffRate'],
+  ['initialDelay', 'initialDelayMs'],
+  ['maxDelay', 'maxDelayMs'],
+] as const;
+
+const isExpression = (value: unknown): boolean => typeof value === 'string' && value.includes('${{');
+
+function mergeRetry(
+  base: Retry,
+  raw: unknown,
+  pointer: string,
+  ms: DurationAt,
+  template: (value: unknown, pointer: string) => Template,
+): Retry {
   if (!isRawObject(raw)) return base;
-  return {
-    maxAttempts: typeof raw.maxAttempts === 'number' ? raw.maxAttempts : base.maxAttempts,
-    initialDelayMs: ms(raw.initialDelay, `${pointer}/initialDelay`) ?? base.initialDelayMs,
-    backoffRate: typeof raw.backoffRate === 'number' ? raw.backoffRate : base.backoffRate,
-    maxDelayMs: ms(raw.maxDelay, `${pointer}/maxDelay`) ?? base.maxDelayMs,
-    jitter: raw.jitter === 'none' ? 'none' : raw.jitter === 'full' ? 'full' : base.jitter,
-    on: Array.isArray(raw.on) ? (raw.on as RetryOn[]) : base.on,
+  const written = (name: string): unknown => (isExpression(raw[name]) ? undefined : raw[name]);
+  const policy: RetryPolicy = {
+    maxAttempts: typeof raw.maxAttempts === 'number' ? raw.maxAttempts : base.policy.maxAttempts,
+    initialDelayMs: ms(written('initialDelay'), `${pointer}/initialDelay`) ?? base.policy.initialDelayMs,
+    backoffRate: typeof raw.backoffRate === 'number' ? raw.backoffRate : base.policy.backoffRate,
+    maxDelayMs: ms(written('maxDelay'), `${pointer}/maxDelay`) ?? base.policy.maxDelayMs,
+    jitter: raw.jitter === 'none' ? 'none' : raw.jitter === 'full' ? 'full' : base.policy.jitter,
+    on: Array.isArray(raw.on) ? (raw.on as RetryOn[]) : base.policy.on,
   };
+  // A field written here replaces the inherited one, expression or not.
+  const settings = base.settings.filter((setting) =>
+    RETRY_SETTINGS.every(([name, field]) => field !== setting.field || raw[name] === undefined),
+  );
+  for (const [name, field] of RETRY_SETTINGS)
+    if (isExpression(raw[name])) settings.push({ field, template: template(raw[name], `${pointer}/${name}`) });
+  return { policy, settings };
 }
 
 function waitOptions(raw: unknown, pointer: string, ms: DurationAt): WaitOptions {
@@ -126,7 +157,7 @@ function createNormaliser(context: NormaliseContext) {
     return compiled ?? compileTemplate(null, { pointer });
   }
 
-  function steps(items: unknown, pointer: string, retry: RetryPolicy): Step[] {
+  function steps(items: unknown, pointer: string, retry: Retry): Step[] {
     if (!Array.isArray(items)) return [];
     return rawStepsOf(items, pointer, context.registry).flatMap((raw) => {
       const step = normaliseStep(raw, retry);
@@ -143,21 +174,21 @@ function createNormaliser(context: NormaliseContext) {
     return `${kind}#${indexes.join('.')}`;
   }
 
-  function normaliseStep(raw: RawStep, inherited: RetryPolicy): Step | undefined {
+  function normaliseStep(raw: RawStep, inherited: Retry): Step | undefined {
     const [kind] = raw.kinds;
     if (kind === undefined || raw.kinds.length !== 1) return undefined;
     const data = raw.data;
     const id = typeof data.id === 'string' ? data.id : generatedId(raw, kind);
     const at = (field: string): string => `${raw.pointer}/${field}`;
     const field = (name: string): Template => template(data[name], at(name), id);
-    const retry = mergeRetry(inherited, data.retry, at('retry'), ms);
+    const retry = mergeRetry(inherited, data.retry, at('retry'), ms, (value, pointer) => template(value, pointer, id));
     const timeoutMs = ms(data.timeout, at('timeout'));
     const base = {
       id,
       ...(typeof data.name === 'string' ? { name: data.name } : {}),
       location: location(raw.pointer),
       ...(data.if === undefined ? {} : { if: field('if') }),
-      retry,
+      retry: retry.policy,
       retryDeclared: data.retry !== undefined,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       continueOnError: data.continueOnError === true,
@@ -186,7 +217,11 @@ function createNormaliser(context: NormaliseContext) {
       },
     };
     const fields = context.registry.get(kind).normalise(tools);
-    return fields === undefined ? undefined : { ...base, kind, ...fields };
+    if (fields === undefined) return undefined;
+    // The kind's own settings over inputs (a loop's `batches`) beside the retry's.
+    const own = Array.isArray(fields.inputSettings) ? (fields.inputSettings as InputSetting[]) : [];
+    const inputSettings = [...retry.settings, ...own];
+    return { ...base, kind, ...fields, ...(inputSettings.length > 0 ? { inputSettings } : {}) };
   }
 
   return { template, steps, location, ms };
@@ -318,7 +353,13 @@ function withoutDescription(schema: InputSpec['schema']): InputSpec['schema'] {
 export function normalisePlaybook(data: RawObject, source: string, context: NormaliseContext): Playbook {
   const { template, steps, location, ms } = createNormaliser(context);
   const defaults = isRawObject(data.defaults) ? data.defaults : {};
-  const retry = mergeRetry(DEFAULT_RETRY_POLICY, defaults.retry, '/defaults/retry', ms);
+  const retry = mergeRetry(
+    { policy: DEFAULT_RETRY_POLICY, settings: [] },
+    defaults.retry,
+    '/defaults/retry',
+    ms,
+    template,
+  );
   const timeoutMs = ms(defaults.timeout, '/defaults/timeout');
   const name = String(data.name);
   const withoutHash: Omit<Playbook, 'hash'> = {
@@ -328,7 +369,7 @@ export function normalisePlaybook(data: RawObject, source: string, context: Norm
     inputs: inputSpecs(data.inputs),
     ...(data.outputs === undefined ? {} : { outputs: template(data.outputs, '/outputs') }),
     defaults: {
-      retry,
+      retry: retry.policy,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       wait: waitOptions(defaults.wait, '/defaults/wait', ms),
       ...(typeof defaults.region === 'string' ? { region: defaults.region } : {}),

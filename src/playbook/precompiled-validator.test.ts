@@ -88,6 +88,10 @@ describe('the precompiled playbook validator', () => {
       'reference-order.yaml',
       'schedule-inputs.yaml',
       'too-long-durations.yaml',
+      'typed-loop-item-path.yaml',
+      'typed-misspelt-field.yaml',
+      'typed-step-before-it-ran.yaml',
+      'typed-wrong-operation.yaml',
       'unknown-names.yaml',
       'uses-inputs.yaml',
     ]);

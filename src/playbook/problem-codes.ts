@@ -35,6 +35,8 @@ export const ProblemCode = {
   reservedKey: 'RESERVED_KEY',
   unknownStepReference: 'UNKNOWN_STEP_REFERENCE',
   stepNotYetRun: 'STEP_NOT_YET_RUN',
+  unknownPathField: 'UNKNOWN_PATH_FIELD',
+  settingNotOverInputs: 'SETTING_NOT_OVER_INPUTS',
   unknownInput: 'UNKNOWN_INPUT',
   unknownName: 'UNKNOWN_NAME',
   loopNameOutsideLoop: 'LOOP_NAME_OUTSIDE_LOOP',

@@ -12,6 +12,17 @@ export interface Problem {
   column: number;
   /** JSON pointer inside the playbook document, `''` for the whole file. */
   pointer: string;
+  /**
+   * The span the problem is about, for an editor or a CI annotation to underline: 1-based lines
+   * and columns, 0-based offsets in the file's text (the end excluded).
+   */
+  range?: { start: ProblemPlace; end: ProblemPlace };
+}
+
+export interface ProblemPlace {
+  line: number;
+  column: number;
+  offset: number;
 }
 
 export function hasErrors(problems: readonly Problem[]): boolean {

@@ -31,6 +31,18 @@ export interface Position {
   column: number;
 }
 
+/** A place in the file: 1-based line and column, and the 0-based offset in the text. */
+export interface Place extends Position {
+  offset: number;
+}
+
+/** Where to point in a value: the key instead, or a span of a string value (a name inside an expression). */
+export interface LocateOptions {
+  key?: boolean;
+  offsetInValue?: number;
+  lengthInValue?: number;
+}
+
 export interface SourceDocument {
   file: string;
   text: string;
@@ -41,7 +53,9 @@ export interface SourceDocument {
   data: unknown;
   problems: Problem[];
   /** Where the value at `pointer` starts; `key: true` points at the key of a mapping entry instead. */
-  locate(pointer: string, options?: { key?: boolean; offsetInValue?: number }): Position;
+  locate(pointer: string, options?: LocateOptions): Position;
+  /** The span of the value at `pointer` (or of the part of it the options name), for editors to underline. */
+  span(pointer: string, options?: LocateOptions): { start: Place; end: Place };
 }
 
 export function splitPointer(pointer: string): string[] {
@@ -356,6 +370,7 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
       data: undefined,
       problems: [problem],
       locate: () => ({ line: problem.line, column: problem.column }),
+      span: () => ({ start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } }),
     };
   }
   const lineCounter = new LineCounter();
@@ -410,7 +425,9 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     }
   }
 
-  function locate(pointer: string, options: { key?: boolean; offsetInValue?: number } = {}): Position {
+  const place = (offset: number): Place => ({ ...position(offset), offset });
+
+  function span(pointer: string, options: LocateOptions = {}): { start: Place; end: Place } {
     let node: unknown = document.contents;
     let keyNode: Node | undefined;
     for (const token of splitPointer(pointer)) {
@@ -431,18 +448,23 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     }
     const target = (options.key && keyNode ? keyNode : node) as Node | null | undefined;
     const range = target?.range;
-    if (!range) return { line: 1, column: 1 };
-    const start = position(range[0]);
+    if (!range) return { start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
     if (options.offsetInValue !== undefined && isScalar(target) && typeof target.value === 'string') {
       // Exact only when the value is written on one line without escapes; else the scalar's start.
       const written = text.slice(range[0], range[1]);
       const quote = target.type === 'QUOTE_DOUBLE' || target.type === 'QUOTE_SINGLE' ? 1 : 0;
       if (written.slice(quote, quote + target.value.length) === target.value) {
-        return { line: start.line, column: start.column + quote + options.offsetInValue };
+        const start = range[0] + quote + options.offsetInValue;
+        return { start: place(start), end: place(start + (options.lengthInValue ?? 0)) };
       }
     }
-    return start;
+    return { start: place(range[0]), end: place(range[1]) };
   }
 
-  return { file, text, data, problems, locate };
+  function locate(pointer: string, options: LocateOptions = {}): Position {
+    const { line, column } = span(pointer, options).start;
+    return { line, column };
+  }
+
+  return { file, text, data, problems, locate, span };
 }

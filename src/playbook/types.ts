@@ -39,6 +39,17 @@ export interface WaitOptions {
   maxPollMs?: number;
 }
 
+/**
+ * A setting of the run's shape written as an expression over `inputs` (`retry.maxAttempts:
+ * ${{ inputs.maxResumes }}`, `batches`): fixed, and checked, when the run starts, before any
+ * step (`src/engine/input-settings.ts`); until then the step holds the inherited value.
+ */
+export interface InputSetting {
+  /** A field of the step's `retry` (in milliseconds for the delays), or a loop's `batches` or `concurrency`. */
+  field: 'maxAttempts' | 'backoffRate' | 'initialDelayMs' | 'maxDelayMs' | 'batches' | 'concurrency';
+  template: Template;
+}
+
 /** The fields every step has; a kind adds its own (see its definition in `src/steps/definitions/`). */
 export interface StepBase {
   kind: string;
@@ -51,6 +62,8 @@ export interface StepBase {
   retry: RetryPolicy;
   /** `retry` is written on the step itself, not only inherited from the playbook's defaults (a block is retried as a whole only then). */
   retryDeclared: boolean;
+  /** Settings written as expressions over inputs, bound when the run starts. */
+  inputSettings?: InputSetting[];
   timeoutMs?: number;
   continueOnError: boolean;
   /** Runs when the step failed after its retries; the step then counts as recovered if rescue succeeds. */

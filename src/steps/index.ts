@@ -5,6 +5,7 @@ export {
   defineContainer,
   defineLeaf,
   isContainer,
+  kindOutputType,
   type ContainerContext,
   type ContainerDefinition,
   type Ending,
@@ -12,6 +13,7 @@ export {
   type LeafContext,
   type LeafDefinition,
   type NormaliseTools,
+  type OutputTypeTools,
   type PreparedLeaf,
   type StepChildren,
   type StepDefinition,
@@ -36,3 +38,14 @@ export { toErrorRecord } from './executors/error-record.js';
 export { isOutcomeUnknown } from './executors/call.js';
 export { reconcileWrite, reconciliationOf, type ReconcileDecision } from './reconcile/index.js';
 export { compileSchema } from './executors/call-input.js';
+export {
+  closedObject,
+  describeType,
+  fieldOf,
+  itemOf,
+  stepRecordType,
+  typeOfLiteral,
+  UNKNOWN,
+  type FieldLookup,
+} from './definitions/value-types.js';
+export { callAnswerType } from './definitions/call.js';

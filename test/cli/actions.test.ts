@@ -39,20 +39,54 @@ describe('fleetbook actions', () => {
     expect(onTty.stdout).toMatch(
       /\nwith: \(what the call step takes\)\n {2}id {6}string {2}required {2}Id of the record\.\n/,
     );
-    expect(onTty.stdout).toMatch(/\nanswer: HTTP 200 application\/json \(steps\.<id>\.outputs\.body\)\n {2}one of: /);
+    // The answer as the YAML a step reads: `field: type`, enums, required marks, lists as `- ` items.
     expect(onTty.stdout).toMatch(
-      /\n {4}softwareInfo +object\n {6}currentUpdateStatus +object\n(?: {8}.*\n)*? {8}state +"UP_TO_DATE" \| /,
+      /\noutputs: \(steps\.<id>\.outputs; the answer is HTTP 200 application\/json\)\n {2}status: integer\n {2}headers:\n {4}<name>: string\n {2}body:\n {4}# one of: /,
     );
+    expect(onTty.stdout).toContain('\n    id: string  # required\n');
+    expect(onTty.stdout).toMatch(
+      /\n {4}softwareInfo:\n {6}currentUpdateStatus:\n(?: {8}.*\n)*? {8}state: UP_TO_DATE \| /,
+    );
+    expect(onTty.stdout).toMatch(/\n {6}hypervisorClusters:\n {8}- \w+: /);
     expect(onTty.stdout).not.toContain('{\n');
     // JSON carries the answer's shape too, and YAML is one switch away.
     const json = JSON.parse((await actions('privateCloud.getSystem', '--json')).stdout) as {
       response: { status: number; schema: unknown };
+      outputs: unknown;
     };
     expect(json.response.status).toBe(200);
+    expect(json).toMatchObject({
+      outputs: { properties: { status: { type: 'integer' }, body: { anyOf: expect.any(Array) } } },
+    });
     expect(json.response.schema).toBeTypeOf('object');
     expect((await actions('privateCloud.getSystem', '-o', 'yaml')).stdout).toMatch(
       /^---\nid: privateCloud\.getSystem\nmethod: GET\n/,
     );
+  });
+
+  it('shows the record of an async operation a call step follows with `wait`, as text and as JSON', async () => {
+    const text = (await actions('privateCloud.runSoftwarePrechecks', '-o', 'text')).stdout;
+    expect(text).toMatch(
+      /\noutputs: \(steps\.<id>\.outputs; the answer is HTTP 202 application\/json; `operation` with `wait`\)\n/,
+    );
+    expect(text).toMatch(/\n {2}operation:\n(?: {4}.*\n)*? {4}state: INITIALIZED \| RUNNING \| .*# required\n/);
+    const json = JSON.parse((await actions('privateCloud.runSoftwarePrechecks', '--json')).stdout) as {
+      outputs: { properties: { operation: unknown } };
+    };
+    // The record's schema as the description has it (an `allOf` of the platform record and its own fields).
+    const record = JSON.stringify(json.outputs.properties.operation);
+    for (const field of ['"state"', '"progressPercent"', '"logMessages"']) expect(record).toContain(field);
+  });
+
+  it("shows a step kind's outputs: a loop's items with their steps", async () => {
+    const { stdout } = await runCli(['actions', 'forEach'], { tty: true });
+    expect(stdout).toMatch(/\noutputs: \(steps\.<id>\.outputs\)\n {2}items: +# One entry per item/);
+    expect(stdout).toMatch(
+      /\n {4}- index: integer +# .*\n {6}item: any +# The item\.\n {6}status: .*\n {6}steps: object +# /,
+    );
+    expect(stdout).toMatch(/\n {2}notStarted: integer/);
+    const json = JSON.parse((await actions('sleep', '-o', 'json')).stdout) as { outputs: unknown };
+    expect(json.outputs).toMatchObject({ properties: { sleptMs: { type: 'integer' } }, additionalProperties: false });
   });
 
   it("prints a step kind's fields and its examples as the YAML they are, on a terminal", async () => {

@@ -100,6 +100,8 @@ describe('fleetbook validate', () => {
       line: 4,
       column: 1,
       pointer: '/name',
+      // A YAML error is a place, not a span: an empty range there (offset 148 is the start of line 4).
+      range: { start: { line: 4, column: 1, offset: 148 }, end: { line: 4, column: 1, offset: 148 } },
     });
     expect(problems.map((problem) => [problem.code, problem.line, problem.column])).toEqual([
       ['YAML_DUPLICATE_KEY', 4, 1],
@@ -127,7 +129,7 @@ describe('fleetbook validate', () => {
     const result = await run(['--format', 'github', fixture('invalid/schedules.yaml')]);
     expect(result.code).toBe(2);
     expect(result.stdout.split('\n')[0]).toBe(
-      "::error file=test/playbooks/invalid/schedules.yaml,line=5,col=11,title=INVALID_CRON::'61 * * * *' is not a cron expression: Constraint error, got value 61 expected range 0-59",
+      "::error file=test/playbooks/invalid/schedules.yaml,line=5,col=11,endLine=5,endColumn=23,title=INVALID_CRON::'61 * * * *' is not a cron expression: Constraint error, got value 61 expected range 0-59",
     );
   });
 

@@ -81,7 +81,78 @@ export function formatSchema(raw: JsonSchema | undefined, indent = '  ', depth =
     .join('');
 }
 
-export function formatOperation(op: OperationDescriptor, input: JsonSchema): string {
+/** Nesting shown as YAML before `...`: deeper shapes are in `-o json`. */
+const MAX_YAML_DEPTH = 7;
+
+/** A scalar type in one word: `string (date-time)`, `UP | DOWN`, `integer`. */
+function scalarText(schema: JsonSchema): string {
+  if (Array.isArray(schema.enum)) return schema.enum.map((value) => String(value)).join(' | ');
+  if (schema.const !== undefined) return String(schema.const);
+  return typeOf(schema);
+}
+
+function isObjectShape(schema: JsonSchema): boolean {
+  return (
+    (schema.properties !== undefined && Object.keys(schema.properties as object).length > 0) ||
+    (typeof schema.additionalProperties === 'object' && schema.additionalProperties !== null) ||
+    variantsOf(schema) !== undefined
+  );
+}
+
+/**
+ * A schema as the YAML its value would be: `field: type` a line, nested objects indented, a
+ * list of objects as `- ` items, enums as `A | B`, `# required` on the fields always there and
+ * the first line of a field's description after `#` where `withDescriptions`.
+ */
+export function formatSchemaYaml(raw: JsonSchema, indent = '  ', withDescriptions = false, depth = 0): string {
+  const schema = merged(raw);
+  const variants = variantsOf(schema);
+  if (variants !== undefined && schema.properties === undefined) {
+    return variants
+      .map((variant, index) => {
+        const about = typeof variant.description === 'string' ? `: ${variant.description.split('\n')[0]}` : '';
+        return `${indent}# ${index === 0 ? 'one of' : 'or'}${about}\n${formatSchemaYaml(variant, indent, withDescriptions, depth)}`;
+      })
+      .join('');
+  }
+  if (depth >= MAX_YAML_DEPTH) return `${indent}...\n`;
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+  const lines = Object.entries(properties).map(([name, property]) => {
+    const field = merged(property);
+    const notes = [
+      required.has(name) ? 'required' : '',
+      withDescriptions && typeof field.description === 'string' ? field.description.split('\n')[0] : '',
+    ].filter(Boolean);
+    const comment = notes.length > 0 ? `  # ${notes.join('; ')}` : '';
+    return `${indent}${name}:${valueYaml(field, comment, indent, withDescriptions, depth)}`;
+  });
+  const extra = schema.additionalProperties;
+  if (typeof extra === 'object' && extra !== null)
+    lines.push(`${indent}<name>:${valueYaml(merged(extra as JsonSchema), '', indent, withDescriptions, depth)}`);
+  return lines.length > 0 ? lines.join('') : `${indent}${scalarText(schema)}\n`;
+}
+
+/** What follows `name:`: a scalar on the line, or the nested shape below it. */
+function valueYaml(
+  field: JsonSchema,
+  comment: string,
+  indent: string,
+  withDescriptions: boolean,
+  depth: number,
+): string {
+  const items =
+    field.type === 'array' && typeof field.items === 'object' ? merged(field.items as JsonSchema) : undefined;
+  if (items !== undefined && isObjectShape(items)) {
+    const inner = formatSchemaYaml(items, `${indent}    `, withDescriptions, depth + 1);
+    return `${comment}\n${indent}  - ${inner.slice(indent.length + 4)}`;
+  }
+  if (items !== undefined) return ` [${scalarText(items)}]${comment}\n`;
+  if (isObjectShape(field)) return `${comment}\n${formatSchemaYaml(field, `${indent}  `, withDescriptions, depth + 1)}`;
+  return ` ${scalarText(field)}${comment}\n`;
+}
+
+export function formatOperation(op: OperationDescriptor, input: JsonSchema, outputs?: JsonSchema): string {
   const facts = [
     op.isWrite ? 'write' : 'read',
     op.async ? `async (${op.async}): a call step waits for its operation` : '',
@@ -99,13 +170,13 @@ export function formatOperation(op: OperationDescriptor, input: JsonSchema): str
     op.regions ? `  regions: ${op.regions.join(', ')}\n` : '',
     `\nwith: (what the call step takes)\n`,
     formatSchema(input),
-    `\nanswer: HTTP ${op.successStatus}${success?.contentType ? ` ${success.contentType}` : ''} (steps.<id>.outputs.body)\n`,
-    formatSchema(success?.schema),
-    success?.headers.length ? `  headers: ${success.headers.join(', ')}\n` : '',
+    `\noutputs: (steps.<id>.outputs; the answer is HTTP ${op.successStatus}${success?.contentType ? ` ${success.contentType}` : ''}${op.async ? '; `operation` with `wait`' : ''})\n`,
+    outputs === undefined ? formatSchema(success?.schema) : formatSchemaYaml(outputs),
+    success?.headers.length ? `  # documented headers: ${success.headers.join(', ')}\n` : '',
   ].join('');
 }
 
-export function formatKind(definition: StepDefinition): string {
+export function formatKind(definition: StepDefinition, outputs?: JsonSchema): string {
   const required = new Set([definition.kind, ...(definition.required ?? [])]);
   const width = Math.max(...Object.keys(definition.fields).map((name) => name.length));
   const fields = Object.entries(definition.fields).map(([name, schema]) => {
@@ -118,6 +189,7 @@ export function formatKind(definition: StepDefinition): string {
     `${definition.description.trimEnd()}\n`,
     '\nfields:\n',
     ...fields,
+    outputs === undefined ? '' : `\noutputs: (steps.<id>.outputs)\n${formatSchemaYaml(outputs, '  ', true)}`,
     examples.length ? '\nexamples:' : '',
     ...examples,
     examples.length ? '' : '\n',

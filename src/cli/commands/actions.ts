@@ -11,7 +11,7 @@ import type { StepDefinition } from '../../steps/index.js';
 import type { CliIo } from '../io.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
 
-function describeOperation(op: OperationDescriptor, input: JsonSchema): Record<string, unknown> {
+function describeOperation(op: OperationDescriptor, input: JsonSchema, outputs: JsonSchema): Record<string, unknown> {
   return {
     id: op.id,
     method: op.method,
@@ -24,16 +24,18 @@ function describeOperation(op: OperationDescriptor, input: JsonSchema): Record<s
     ...(op.permission ? { permission: op.permission } : {}),
     input,
     response: { status: op.successStatus, ...op.responses[String(op.successStatus)] },
+    outputs,
   };
 }
 
-function describeKind(definition: StepDefinition): Record<string, unknown> {
+function describeKind(definition: StepDefinition, outputs: JsonSchema): Record<string, unknown> {
   return {
     kind: definition.kind,
     description: definition.description,
     canWrite: definition.canWrite,
     fields: definition.fields,
     ...(definition.required?.length ? { required: definition.required } : {}),
+    outputs,
     examples: definition.examples,
   };
 }
@@ -49,7 +51,7 @@ export function registerActionsCommand(program: Command, io: CliIo): void {
     // Imported here, not above: `--help` and the other commands do not load the description and step kinds.
     const [
       { inputSchemaOf, loadPlatformDescription },
-      { createStepRegistry },
+      { callAnswerType, createStepRegistry, kindOutputType },
       { isMachineFormat, outputFormat, writeMachine },
       view,
     ] = await Promise.all([
@@ -58,7 +60,8 @@ export function registerActionsCommand(program: Command, io: CliIo): void {
       import('../output.js'),
       import('./actions-view.js'),
     ]);
-    const { operations, byId } = loadPlatformDescription();
+    const description = loadPlatformDescription();
+    const { operations, byId } = description;
     const kinds = createStepRegistry();
     if (id !== undefined) {
       // One item's JSON was what scripts read off a terminal: still the default there.
@@ -69,8 +72,9 @@ export function registerActionsCommand(program: Command, io: CliIo): void {
       };
       if (kinds.has(id)) {
         const definition = kinds.get(id);
-        if (isMachineFormat(format)) machine(describeKind(definition));
-        else io.stdout.write(view.formatKind(definition));
+        const outputs = kindOutputType(definition, description);
+        if (isMachineFormat(format)) machine(describeKind(definition, outputs));
+        else io.stdout.write(view.formatKind(definition, outputs));
         return;
       }
       const op = byId.get(id);
@@ -79,8 +83,10 @@ export function registerActionsCommand(program: Command, io: CliIo): void {
           `unknown step kind or operation '${id}'.${didYouMean(id, [...kinds.kinds, ...byId.keys()])} Run 'fleetbook actions' to list them.`,
           'UNKNOWN_OPERATION',
         );
-      if (isMachineFormat(format)) machine(describeOperation(op, inputSchemaOf(op)));
-      else io.stdout.write(view.formatOperation(op, inputSchemaOf(op)));
+      // What a call step of it reads: with `wait` on an async operation, the operation's record too.
+      const outputs = callAnswerType(op, description, { wait: op.async !== undefined, paginate: false, saveTo: false });
+      if (isMachineFormat(format)) machine(describeOperation(op, inputSchemaOf(op), outputs));
+      else io.stdout.write(view.formatOperation(op, inputSchemaOf(op), outputs));
       return;
     }
     const format = outputFormat(options);

@@ -72,8 +72,15 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     } else if (format === 'github') {
       for (const problem of shown) {
         const level = problem.severity === 'error' ? 'error' : 'warning';
+        // A span on one line is underlined exactly; GitHub takes endColumn only on the line it starts.
+        const end =
+          problem.range !== undefined &&
+          problem.range.end.line === problem.line &&
+          problem.range.end.column > problem.column
+            ? `,endLine=${problem.line},endColumn=${problem.range.end.column}`
+            : '';
         io.stdout.write(
-          `::${level} file=${escapeGithub(problem.file, true)},line=${problem.line},col=${problem.column},title=${escapeGithub(problem.code, true)}::${escapeGithub(problem.message)}\n`,
+          `::${level} file=${escapeGithub(problem.file, true)},line=${problem.line},col=${problem.column}${end},title=${escapeGithub(problem.code, true)}::${escapeGithub(problem.message)}\n`,
         );
       }
     } else if (problems.length > 0) {

@@ -3,6 +3,7 @@ import { StepError, StepFailureKind } from '../executors/step-error.js';
 import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
 import { duration, inputDeclaration } from './schema-parts.js';
 import { defineLeaf } from './step-definition.js';
+import { closedObject, described } from './value-types.js';
 
 /** What `step.started` records of a gate: what the approver is asked. */
 interface GateInput {
@@ -50,7 +51,12 @@ async function passGate(gate: GateInput, runtime: ExecutorRuntime): Promise<Leaf
   switch (decision.decision) {
     case 'approved':
       return {
-        outputs: { approved: true, approvedBy: decision.by, ...facts, inputs: decision.inputs ?? defaultsOf(gate.inputs) },
+        outputs: {
+          approved: true,
+          approvedBy: decision.by,
+          ...facts,
+          inputs: decision.inputs ?? defaultsOf(gate.inputs),
+        },
       };
     case 'denied':
       throw new StepError(
@@ -97,7 +103,10 @@ export const approvalStep = defineLeaf<ApprovalStep>({
           items: { type: 'string', minLength: 1 },
           description: 'Who may decide (OS user names, or API token names). Default: anyone.',
         },
-        timeout: { ...duration, description: 'How long the gate waits before `onTimeout` applies. Default: no timeout.' },
+        timeout: {
+          ...duration,
+          description: 'How long the gate waits before `onTimeout` applies. Default: no timeout.',
+        },
         onTimeout: {
           enum: ['fail', 'continue', 'skip'],
           description:
@@ -123,6 +132,31 @@ export const approvalStep = defineLeaf<ApprovalStep>({
       ...(gate.inputs === undefined ? {} : { inputs: gate.inputs as ApprovalStep['inputs'] }),
     };
   },
+  outputType: (step) =>
+    closedObject({
+      approved: described(
+        { type: 'boolean' },
+        'True when approved; false when it timed out (`onTimeout: continue` or `skip`).',
+      ),
+      approvedBy: described({ type: 'string' }, 'Who approved.'),
+      at: described({ type: 'string' }, 'When it was decided (ISO 8601).'),
+      comment: described({ type: 'string' }, "The approver's comment, if any."),
+      timedOut: described({ type: 'boolean' }, 'Present, true, when no decision came before the timeout.'),
+      dryRun: described({ type: 'boolean' }, 'Present, true, in a dry run (passed as approved).'),
+      inputs: described(
+        step === undefined
+          ? { type: 'object' }
+          : closedObject(
+              Object.fromEntries(
+                Object.entries(step.inputs ?? {}).map(([name, { secret: _secret, ...declaration }]) => [
+                  name,
+                  declaration,
+                ]),
+              ),
+            ),
+        'The form the approver filled in (its defaults when nobody did), by name.',
+      ),
+    }),
   async prepare({ step, context }) {
     const gate: GateInput = {
       message: await step.message.evaluate(context()),

@@ -1,3 +1,4 @@
+import { closedObject, described } from './value-types.js';
 import type { AssertStep } from '../../playbook/index.js';
 import { executeAssert } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
@@ -20,6 +21,8 @@ export const assertStep = defineLeaf<AssertStep>({
     const message = step.message ? await step.message.evaluate(context()) : undefined;
     return { attempt: async () => executeAssert(condition, message, step.condition.source) };
   },
+  outputType: () =>
+    closedObject({ passed: described({ type: 'boolean' }, 'Always true: a false condition fails the step.') }),
   examples: [
     {
       description: 'Stop when nothing is to be done.',

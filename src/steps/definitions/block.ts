@@ -1,3 +1,4 @@
+import { closedObject } from './value-types.js';
 import { stepList } from './schema-parts.js';
 import type { BlockStep } from '../../playbook/index.js';
 import { runBlock } from '../containers/sequences.js';
@@ -13,6 +14,8 @@ export const blockStep = defineContainer<BlockStep>({
   children: (step) => ({ sequences: [step.steps], scope: 'shared' }),
   retriedAsWhole: true,
   run: runBlock,
+  // Its steps are read by their own ids (`steps.<inner id>`), not through the block.
+  outputType: () => closedObject({}),
   examples: [
     {
       description: 'Update, resume on failure, always report.',

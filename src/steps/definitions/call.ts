@@ -1,4 +1,10 @@
-import { inputSchemaOf } from '../../openapi/index.js';
+import {
+  inputSchemaOf,
+  type AsyncFlavour,
+  type OperationDescriptor,
+  type PlatformDescription,
+} from '../../openapi/index.js';
+import { closedObject, described, fieldOf, httpAnswerType, itemOf } from './value-types.js';
 import { anyTemplate, duration, orExpression, type JsonSchema } from './schema-parts.js';
 import type { CallStep, RetryPolicy } from '../../playbook/index.js';
 import { executeCall, type CallOutputs } from '../executors/call.js';
@@ -82,6 +88,104 @@ async function prepareCall({ step, context, playbook }: LeafContext<CallStep>): 
       ),
   };
 }
+
+/** The record of an async operation of each flavour, in `components.schemas`. */
+const OPERATION_RECORD: Record<AsyncFlavour, string> = {
+  dataServices: 'DataServicesAsyncOperation',
+  devices: 'DevicesAsyncOperation',
+  subscriptions: 'SubscriptionsAsyncOperation',
+  reporting: 'ReportingAsyncOperation',
+};
+
+/** What a successful answer's body is: one of the 2xx response schemas. */
+function successBodyType(op: OperationDescriptor): JsonSchema {
+  const schemas = Object.entries(op.responses)
+    .filter(([status]) => /^2\d\d$/.test(status))
+    .map(([, response]) => response.schema);
+  if (schemas.some((schema) => schema === undefined) || schemas.length === 0) return {};
+  return schemas.length === 1 ? (schemas[0] as JsonSchema) : { anyOf: schemas };
+}
+
+/** How a call step reads its operation's answer: the options that change `outputs`. */
+export interface CallReading {
+  wait: boolean;
+  paginate: boolean;
+  saveTo: boolean;
+}
+
+/** `steps.<id>.outputs` of a call of `op`: the answer (gathered pages, or the download), and the followed operation. */
+export function callAnswerType(
+  op: OperationDescriptor,
+  description: PlatformDescription,
+  reading: CallReading,
+): JsonSchema {
+  const answer = httpAnswerType(
+    described(
+      reading.saveTo
+        ? DOWNLOAD_TYPE
+        : reading.paginate
+          ? closedObject({
+              items: { type: 'array', items: listItemType(successBodyType(op)) },
+              count: { type: 'integer' },
+              total: { type: 'integer' },
+            })
+          : successBodyType(op),
+      reading.saveTo
+        ? 'The download (`saveTo`).'
+        : reading.paginate
+          ? 'Every page gathered (`paginate: all`).'
+          : `The answer, HTTP ${op.successStatus}.`,
+    ),
+    op.isWrite,
+  );
+  const record = op.async === undefined ? undefined : description.schemas[OPERATION_RECORD[op.async]];
+  if (!reading.wait || record === undefined) return answer;
+  const properties = answer.properties as Record<string, JsonSchema>;
+  return closedObject({
+    ...properties,
+    operation: described(record, 'The async operation as it ended (with `wait`).'),
+  });
+}
+
+/** `steps.<id>.outputs` of a call step; without a step, what any call's outputs hold. */
+export function callOutputType(step: CallStep | undefined, description: PlatformDescription): JsonSchema {
+  const op = step === undefined ? undefined : description.byId.get(step.operationId);
+  if (step === undefined || op === undefined) {
+    return closedObject({
+      ...(httpAnswerType(
+        described(
+          {},
+          "The operation's success response (`fleetbook actions <operation>`); with `paginate: all` `{ items, count, total }`; " +
+            'with `saveTo` the download: `{ bytesWritten, lines, filename, path, contentType, rows, sums, nonNumeric }`.',
+        ),
+        true,
+      ).properties as Record<string, JsonSchema>),
+      operation: described({}, 'With `wait` on an async operation: its record as it ended.'),
+    });
+  }
+  return callAnswerType(op, description, {
+    wait: step.wait !== undefined,
+    paginate: step.paginate === 'all',
+    saveTo: step.saveTo !== undefined,
+  });
+}
+
+/** An item of a list operation's answer: the envelope's `items`, or the bare array's elements. */
+function listItemType(body: JsonSchema): JsonSchema {
+  const lookup = body.type === 'array' ? { found: true as const, type: body } : fieldOf(body, 'items');
+  return lookup.found ? itemOf(lookup.type) : {};
+}
+
+const DOWNLOAD_TYPE: JsonSchema = closedObject({
+  bytesWritten: { type: 'integer' },
+  lines: { type: 'integer' },
+  filename: { type: 'string' },
+  path: { type: 'string' },
+  contentType: { type: 'string' },
+  rows: { type: 'integer' },
+  sums: { type: 'object', additionalProperties: { type: 'number' } },
+  nonNumeric: { type: 'object', additionalProperties: { type: 'integer' } },
+});
 
 /** The kind's own fields, as the playbook schema describes them. */
 const callFields: Record<string, JsonSchema> = {
@@ -175,6 +279,7 @@ export const callStep = defineLeaf<CallStep>({
     }),
   }),
   prepare: prepareCall,
+  outputType: (step, tools) => callOutputType(step, tools.description),
   examples: [
     {
       description: 'Run prechecks on a system and wait for them to finish.',

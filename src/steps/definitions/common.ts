@@ -1,4 +1,12 @@
-import { STEP_ID_PATTERN, anyTemplate, duration, stepList, expressionString, type JsonSchema } from './schema-parts.js';
+import {
+  STEP_ID_PATTERN,
+  anyTemplate,
+  duration,
+  stepList,
+  expressionString,
+  orExpression,
+  type JsonSchema,
+} from './schema-parts.js';
 
 /** What a retry applies to: `transient` (network errors, 408, 429, 5xx), an HTTP status, `operationFailed`, `timeout`, `any`. */
 export const retryOn: JsonSchema = {
@@ -18,13 +26,21 @@ export const retryPolicy: JsonSchema = {
   additionalProperties: false,
   properties: {
     maxAttempts: {
-      type: 'integer',
-      minimum: 1,
-      description: 'Attempts in all, the first included. Default 1 (no retry).',
+      ...orExpression({ type: 'integer', minimum: 1 }),
+      description: 'Attempts in all, the first included. Default 1 (no retry). May be `${{ }}` over inputs.',
     },
-    initialDelay: { ...duration, description: 'Delay before the second attempt. Default 2s.' },
-    backoffRate: { type: 'number', minimum: 1, description: 'Each delay is the previous one times this. Default 2.' },
-    maxDelay: { ...duration, description: 'No delay exceeds this. Default 1m.' },
+    initialDelay: {
+      ...orExpression(duration),
+      description: 'Delay before the second attempt. Default 2s. May be `${{ }}` over inputs.',
+    },
+    backoffRate: {
+      ...orExpression({ type: 'number', minimum: 1 }),
+      description: 'Each delay is the previous one times this. Default 2. May be `${{ }}` over inputs.',
+    },
+    maxDelay: {
+      ...orExpression(duration),
+      description: 'No delay exceeds this. Default 1m. May be `${{ }}` over inputs.',
+    },
     jitter: {
       enum: ['full', 'none'],
       description: '`full`: a random delay between 0 and the computed one. Default full.',

@@ -1,3 +1,4 @@
+import { closedObject } from './value-types.js';
 import type { FailStep } from '../../playbook/index.js';
 import { executeFail } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
@@ -13,6 +14,8 @@ export const failStep = defineLeaf<FailStep>({
     const message = await step.message.evaluate(context());
     return { attempt: async () => executeFail(message) };
   },
+  // It always fails: `steps.<id>.error` holds the message, its outputs nothing.
+  outputType: () => closedObject({}),
   examples: [
     {
       description: 'Refuse to run on a frozen day.',

@@ -1,3 +1,4 @@
+import { described, httpAnswerType } from './value-types.js';
 import { anyTemplate, orExpression } from './schema-parts.js';
 import type { HttpStep } from '../../playbook/index.js';
 import { executeHttp } from '../executors/http.js';
@@ -27,6 +28,7 @@ export const httpStep = defineLeaf<HttpStep>({
     const request = await step.request.evaluate(context());
     return { input: request, attempt: (runtime) => executeHttp(request, runtime) };
   },
+  outputType: () => httpAnswerType(described({}, 'The body, parsed as JSON when it is JSON, else text.'), true),
   examples: [
     {
       description: 'Tell a chat channel the run ended.',

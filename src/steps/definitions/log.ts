@@ -1,3 +1,4 @@
+import { closedObject, described } from './value-types.js';
 import type { LogStep } from '../../playbook/index.js';
 import { executeLog } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
@@ -19,6 +20,7 @@ export const logStep = defineLeaf<LogStep>({
     const message = await step.message.evaluate(context());
     return { attempt: async (runtime) => executeLog(message, step.level, runtime) };
   },
+  outputType: () => closedObject({ message: described({ type: 'string' }, 'The line as logged.') }),
   examples: [
     {
       description: 'Log a message with a value.',

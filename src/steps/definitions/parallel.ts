@@ -1,3 +1,4 @@
+import { closedObject, described } from './value-types.js';
 import { stepList } from './schema-parts.js';
 import type { ParallelStep } from '../../playbook/index.js';
 import { runParallel } from '../containers/sequences.js';
@@ -20,6 +21,13 @@ export const parallelStep = defineContainer<ParallelStep>({
   normalise: (tools) => ({ branches: tools.branches('parallel') }),
   children: (step) => ({ sequences: step.branches, scope: 'shared' }),
   run: runParallel,
+  outputType: () =>
+    closedObject({
+      branches: described(
+        { type: 'array', items: { enum: ['succeeded', 'failed', 'interrupted'] } },
+        'How each branch ended, in order. Its steps are read by their own ids.',
+      ),
+    }),
   examples: [
     {
       description: 'Read two lists at once.',

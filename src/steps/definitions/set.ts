@@ -1,3 +1,4 @@
+import { described } from './value-types.js';
 import type { SetStep } from '../../playbook/index.js';
 import { executeSet } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
@@ -13,6 +14,10 @@ export const setStep = defineLeaf<SetStep>({
     const values = await step.values.evaluate(context());
     return { input: values, attempt: async () => executeSet(values) };
   },
+  outputType: (step, tools) =>
+    step === undefined
+      ? described({ type: 'object' }, 'One field per name of `set`, of the type of its value where it can be told.')
+      : tools.valueType(step.values),
   examples: [
     {
       description: 'Name a computed list.',

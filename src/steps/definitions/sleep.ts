@@ -1,3 +1,4 @@
+import { closedObject, described } from './value-types.js';
 import { duration, orExpression } from './schema-parts.js';
 import type { SleepStep } from '../../playbook/index.js';
 import { executeSleep } from '../executors/basic.js';
@@ -21,6 +22,7 @@ export const sleepStep = defineLeaf<SleepStep>({
     const duration = await step.duration.evaluate(context());
     return { input: { duration }, attempt: (runtime) => executeSleep(duration, runtime) };
   },
+  outputType: () => closedObject({ sleptMs: described({ type: 'integer' }, 'Milliseconds slept.') }),
   examples: [
     {
       description: 'Let the dust settle.',

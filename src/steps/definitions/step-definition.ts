@@ -127,7 +127,18 @@ export interface ContainerContext<S extends Step = Step> {
   ): Promise<{ ending: Ending; outputs: unknown }>;
 }
 
-interface DefinitionBase {
+/** What a kind's `outputType` types its step's outputs with; built by the loader's reference checker. */
+export interface OutputTypeTools {
+  description: PlatformDescription;
+  /** The type of a template's value where it can be told (a literal, a plain path, text), else unknown (`{}`). */
+  valueType(template: Template | undefined): JsonSchema;
+  /** The `steps.<id>` records a list of steps leaves once it has run (its handlers included), as an object type. */
+  stepRecords(steps: readonly Step[]): JsonSchema;
+  /** The type of a playbook's `outputs`. */
+  playbookOutputs(playbook: Playbook): JsonSchema;
+}
+
+interface DefinitionBase<S extends Step = Step> {
   /** The kind, and the key naming it in a step. */
   kind: string;
   description: string;
@@ -154,10 +165,17 @@ interface DefinitionBase {
   schemaFor?(description: PlatformDescription): { properties?: Record<string, JsonSchema>; allOf?: JsonSchema[] };
   /** Fields whose expressions may read the step itself (`until` reads the latest answer). */
   readsItself?: readonly string[];
+  /**
+   * The type of `steps.<id>.outputs` as a JSON Schema, checked against every `${{ }}` path that
+   * reads it; `{}` where nothing is known. Without a step: the kind's outputs in general, with
+   * descriptions, for `fleetbook actions <kind>` and the language reference. A kind without
+   * one has outputs of unknown type: every path through them is accepted.
+   */
+  outputType?(step: S | undefined, tools: OutputTypeTools): JsonSchema;
 }
 
 /** A kind that performs one attempt at a time; the engine adds `if`, retries, timeout, rescue, always. */
-export interface LeafDefinition<S extends Step = Step> extends DefinitionBase {
+export interface LeafDefinition<S extends Step = Step> extends DefinitionBase<S> {
   /**
    * No effect outside the run and a synchronous attempt: its lines are at `debug`, its journal
    * entries buffered, and without retries it gets no timer.
@@ -167,7 +185,7 @@ export interface LeafDefinition<S extends Step = Step> extends DefinitionBase {
 }
 
 /** A kind that runs other steps. */
-export interface ContainerDefinition<S extends Step = Step> extends DefinitionBase {
+export interface ContainerDefinition<S extends Step = Step> extends DefinitionBase<S> {
   children(step: S): StepChildren;
   /** Its own `retry` runs it again as a whole while it fails (block); otherwise a `retry` is ignored with a warning. */
   retriedAsWhole?: boolean;
@@ -187,4 +205,17 @@ export function defineLeaf<S extends Step>(definition: LeafDefinition<S>): LeafD
 
 export function defineContainer<S extends Step>(definition: ContainerDefinition<S>): ContainerDefinition {
   return definition as unknown as ContainerDefinition;
+}
+
+/** What a kind's outputs hold in general (no step to type them by), for `fleetbook actions <kind>` and the docs. */
+export function kindOutputType(definition: StepDefinition, description: PlatformDescription): JsonSchema {
+  const unknown: JsonSchema = {};
+  return (
+    definition.outputType?.(undefined, {
+      description,
+      valueType: () => unknown,
+      stepRecords: () => ({ type: 'object' }),
+      playbookOutputs: () => unknown,
+    }) ?? unknown
+  );
 }

@@ -1,3 +1,4 @@
+import { described } from './value-types.js';
 import { orExpression } from './schema-parts.js';
 import type { UsesStep } from '../../playbook/index.js';
 import { runUses } from '../containers/uses.js';
@@ -26,5 +27,9 @@ export const usesStep = defineContainer<UsesStep>({
   // The used playbook's steps are another playbook's: they neither see nor are seen from here.
   children: () => ({ sequences: [], scope: 'shared' }),
   run: runUses,
+  outputType: (step, tools) =>
+    step === undefined
+      ? described({ type: 'object' }, "The used playbook's `outputs`.")
+      : tools.playbookOutputs(step.playbook),
   examples: [],
 });
