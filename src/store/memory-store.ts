@@ -14,6 +14,7 @@ import {
   type JournalRow,
   type RunRow,
 } from './run-row.js';
+import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
 import { RunStatus } from './types.js';
@@ -31,6 +32,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   const leases = new Map<string, { owner: string; expiresAtMs: number }>();
   const schedules = new Map<string, string>();
   const rateBuckets = new Map<string, number>();
+  const apiTokens = new Map<string, ApiTokenRow>();
   let closed = false;
 
   function open(): void {
@@ -178,6 +180,34 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async pushRate(key, notBeforeMs, toleranceMs) {
       open();
       rateBuckets.set(key, Math.max(rateBuckets.get(key) ?? 0, Math.ceil(notBeforeMs + toleranceMs)));
+    },
+
+    async createApiToken(token) {
+      open();
+      if ([...apiTokens.values()].some((row) => row.name === token.name || row.id === token.id))
+        throw tokenExists(token.name);
+      const row: ApiTokenRow = { ...token, revokedAt: null };
+      apiTokens.set(token.id, row);
+      return rowToApiToken(row);
+    },
+
+    async getApiToken(id) {
+      open();
+      const row = apiTokens.get(id);
+      return row && { ...rowToApiToken(row), hash: row.hash };
+    },
+
+    async listApiTokens() {
+      open();
+      return [...apiTokens.values()].map(rowToApiToken);
+    },
+
+    async revokeApiToken(idOrName) {
+      open();
+      const row = [...apiTokens.values()].find((candidate) => candidate.id === idOrName || candidate.name === idOrName);
+      if (!row) return undefined;
+      row.revokedAt ??= resolved.now().toISOString();
+      return rowToApiToken(row);
     },
 
     async close() {

@@ -78,6 +78,17 @@ export const postgresMigrations: readonly string[] = [
     tat_ms BIGINT NOT NULL
   );
   `,
+  // API tokens of `fleetbook server`: only a hash of each secret is kept.
+  `
+  CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+  );
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

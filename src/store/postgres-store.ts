@@ -5,6 +5,7 @@
  * the journal of a process is written in the order it was appended, as with SQLite.
  */
 import pg from 'pg';
+import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { foldJournal } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
@@ -122,6 +123,15 @@ export const SQL_TAKE_RATE = `
 export const SQL_PUSH_RATE = `
   INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint)
   ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, excluded.tat_ms)`;
+
+const TOKEN_COLUMNS = `id, name, role, hash, created_at AS "createdAt", revoked_at AS "revokedAt"`;
+export const SQL_CREATE_API_TOKEN = `
+  INSERT INTO api_tokens (id, name, role, hash, created_at) VALUES ($1, $2, $3, $4, $5)`;
+export const SQL_GET_API_TOKEN = `SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = $1`;
+export const SQL_LIST_API_TOKENS = `SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, id`;
+/** A token revoked twice keeps its first revocation time. */
+export const SQL_REVOKE_API_TOKEN = `
+  UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 OR name = $2 RETURNING ${TOKEN_COLUMNS}`;
 
 /** Tells a refused fenced write from an unknown run. */
 export const SQL_RUN_FENCE = `SELECT fence FROM runs WHERE id = $1`;
@@ -658,6 +668,31 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     pushRate: (key, notBeforeMs, toleranceMs) =>
       serial(async () => {
         await query(SQL_PUSH_RATE, [key, Math.ceil(notBeforeMs + toleranceMs)]);
+      }),
+
+    createApiToken: (token) =>
+      serial(async () => {
+        try {
+          await query(SQL_CREATE_API_TOKEN, [token.id, token.name, token.role, token.hash, token.createdAt]);
+        } catch (error) {
+          if (pgCode(error) === '23505') throw tokenExists(token.name);
+          throw error;
+        }
+        return rowToApiToken({ ...token, revokedAt: null });
+      }),
+
+    getApiToken: (id) =>
+      serial(async () => {
+        const row = (await query<ApiTokenRow>(SQL_GET_API_TOKEN, [id])).rows[0];
+        return row && { ...rowToApiToken(row), hash: row.hash };
+      }),
+
+    listApiTokens: () => serial(async () => (await query<ApiTokenRow>(SQL_LIST_API_TOKENS)).rows.map(rowToApiToken)),
+
+    revokeApiToken: (idOrName) =>
+      serial(async () => {
+        const row = (await query<ApiTokenRow>(SQL_REVOKE_API_TOKEN, [resolved.now().toISOString(), idOrName])).rows[0];
+        return row && rowToApiToken(row);
       }),
 
     close: async () => {

@@ -15,6 +15,7 @@ import {
   type JournalRow,
   type RunRow,
 } from './run-row.js';
+import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { migrations, schemaVersion } from './schema.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
@@ -44,6 +45,8 @@ const runColumns = `
   defaulted_secret_inputs_json AS defaultedSecretInputsJson, dry_run AS dryRun,
   trigger_json AS triggerJson, started_at AS startedAt, status, ended_at AS endedAt,
   outputs_json AS outputsJson, error_json AS errorJson, resumes`;
+
+const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt`;
 
 function isSqliteError(error: unknown, code: string): boolean {
   return error instanceof Database.SqliteError && error.code === code;
@@ -167,6 +170,17 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES (@key, @now + @interval)
       ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = MAX(rate_buckets.tat_ms, @now) + @interval
       RETURNING MAX(tat_ms - @interval - @tolerance - @now, 0) AS waitMs`),
+    createApiToken: db.prepare<{
+      id: string;
+      name: string;
+      role: string;
+      hash: string;
+      createdAt: string;
+    }>(`INSERT INTO api_tokens (id, name, role, hash, created_at) VALUES (@id, @name, @role, @hash, @createdAt)`),
+    getApiToken: db.prepare<[string], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens WHERE id = ?`),
+    listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
+    revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`
+      UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR name = ? RETURNING ${tokenColumns}`),
     pushRate: db.prepare<{ key: string; tat: number }>(`
       INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES (@key, @tat)
       ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = MAX(rate_buckets.tat_ms, excluded.tat_ms)`),
@@ -391,6 +405,35 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async pushRate(key, notBeforeMs, toleranceMs) {
       open();
       statements.pushRate.run({ key, tat: Math.ceil(notBeforeMs + toleranceMs) });
+    },
+
+    async createApiToken(token) {
+      open();
+      try {
+        statements.createApiToken.run(token);
+      } catch (error) {
+        if (isSqliteError(error, 'SQLITE_CONSTRAINT_UNIQUE') || isSqliteError(error, 'SQLITE_CONSTRAINT_PRIMARYKEY'))
+          throw tokenExists(token.name);
+        throw error;
+      }
+      return rowToApiToken({ ...token, revokedAt: null });
+    },
+
+    async getApiToken(id) {
+      open();
+      const row = statements.getApiToken.get(id);
+      return row && { ...rowToApiToken(row), hash: row.hash };
+    },
+
+    async listApiTokens() {
+      open();
+      return statements.listApiTokens.all().map(rowToApiToken);
+    },
+
+    async revokeApiToken(idOrName) {
+      open();
+      const row = statements.revokeApiToken.get(resolved.now().toISOString(), idOrName, idOrName);
+      return row && rowToApiToken(row);
     },
 
     async close() {
