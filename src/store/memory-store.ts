@@ -83,7 +83,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
 
     async listRuns(filter: RunFilter = {}) {
       open();
-      const { since, limit } = normaliseFilter(filter);
+      const { since, until, limit } = normaliseFilter(filter);
       return (
         [...runs.values()]
           .reverse()
@@ -92,6 +92,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
               (filter.playbook === undefined || row.playbook === filter.playbook) &&
               (filter.status === undefined || row.status === filter.status) &&
               (since === undefined || row.startedAt >= since) &&
+              (until === undefined || row.startedAt <= until) &&
               (filter.idPrefix === undefined || row.id.startsWith(filter.idPrefix)),
           )
           // Stable sort: among equal start times the later-created run stays first.

@@ -171,6 +171,7 @@ export const SQL_LIST_RUNS = `
   WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR status = $2)
     AND ($3::text IS NULL OR started_at >= $3)
     AND ($4::text IS NULL OR left(id, length($4)) = $4)
+    AND ($6::text IS NULL OR started_at <= $6)
   ORDER BY started_at DESC, created_order DESC LIMIT $5`;
 /**
  * Ordered by seq, in one snapshot: entries appended meanwhile by the run's driver are either all
@@ -582,7 +583,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
     listRuns: (filter: RunFilter = {}) =>
       serial(async () => {
-        const { since, limit } = normaliseFilter(filter);
+        const { since, until, limit } = normaliseFilter(filter);
         await commit();
         const rows = await query<RunRow>(SQL_LIST_RUNS, [
           filter.playbook ?? null,
@@ -590,6 +591,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
           since ?? null,
           filter.idPrefix ?? null,
           limit,
+          until ?? null,
         ]);
         return rows.rows.map(rowToRun);
       }),

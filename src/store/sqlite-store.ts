@@ -139,12 +139,19 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     ),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
     listRuns: db.prepare<
-      { playbook: string | null; status: string | null; since: string | null; idPrefix: string | null; limit: number },
+      {
+        playbook: string | null;
+        status: string | null;
+        since: string | null;
+        until: string | null;
+        idPrefix: string | null;
+        limit: number;
+      },
       RunRow
     >(`
       SELECT ${runColumns} FROM runs
       WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR status = @status)
-        AND (@since IS NULL OR started_at >= @since)
+        AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at <= @until)
         AND (@idPrefix IS NULL OR substr(id, 1, length(@idPrefix)) = @idPrefix)
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
     journal: db.prepare<[string], JournalRow>(
@@ -314,13 +321,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
     async listRuns(filter: RunFilter = {}) {
       open();
-      const { since, limit } = normaliseFilter(filter);
+      const { since, until, limit } = normaliseFilter(filter);
       commit();
       return statements.listRuns
         .all({
           playbook: filter.playbook ?? null,
           status: filter.status ?? null,
           since: since ?? null,
+          until: until ?? null,
           idPrefix: filter.idPrefix ?? null,
           limit,
         })

@@ -143,6 +143,8 @@ export interface RunFilter {
   status?: RunStatus;
   /** ISO timestamp: runs started at or after. */
   since?: string;
+  /** ISO timestamp: runs started at or before (the server's cursor paging). */
+  until?: string;
   /** Runs whose id starts with this text (the short ids an operator types). */
   idPrefix?: string;
   /** @default 50 */

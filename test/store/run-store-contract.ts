@@ -302,6 +302,24 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
     });
 
+    it('lists runs started at or before `until`, newest first (the server pages with it)', async () => {
+      for (const [id, startedAt] of [
+        ['a', '2026-03-01T10:00:00.000Z'],
+        ['b', '2026-03-01T11:00:00.000Z'],
+        ['c', '2026-03-01T11:00:00.000Z'],
+        ['d', '2026-03-01T12:00:00.000Z'],
+      ] as const)
+        await store.createRun(newRun(id, { startedAt }));
+      expect((await store.listRuns({ until: '2026-03-01T11:00:00.000Z' })).map((run) => run.id)).toEqual([
+        'c',
+        'b',
+        'a',
+      ]);
+      expect((await store.listRuns({ until: '2026-03-01T11:00:00.000Z', limit: 1 })).map((run) => run.id)).toEqual([
+        'c',
+      ]);
+    });
+
     it('keeps API tokens hashed: created, read by id with the hash, listed without it, revoked by name or id', async () => {
       const viewer = {
         id: 't1',
