@@ -102,9 +102,9 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       );
     },
 
-    async journal(runId) {
+    async journal(runId, afterSeq = 0) {
       open();
-      return (journals.get(runId) ?? []).map(rowToEntry);
+      return (journals.get(runId) ?? []).filter((row) => row.seq > afterSeq).map(rowToEntry);
     },
 
     async steps(runId) {

@@ -177,7 +177,7 @@ export const SQL_LIST_RUNS = `
  * Ordered by seq, in one snapshot: entries appended meanwhile by the run's driver are either all
  * in (a committed batch) or not, so the journal read is always a prefix.
  */
-export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 ORDER BY seq`;
+export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
 
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
@@ -596,16 +596,16 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         return rows.rows.map(rowToRun);
       }),
 
-    journal: (runId) =>
+    journal: (runId, afterSeq = 0) =>
       serial(async () => {
         await commit();
-        return (await query<JournalRow>(SQL_JOURNAL, [runId])).rows.map(rowToEntry);
+        return (await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])).rows.map(rowToEntry);
       }),
 
     steps: (runId) =>
       serial(async () => {
         await commit();
-        return foldJournal((await query<JournalRow>(SQL_JOURNAL, [runId])).rows.map(rowToEntry));
+        return foldJournal((await query<JournalRow>(SQL_JOURNAL, [runId, 0])).rows.map(rowToEntry));
       }),
 
     acquireLease: (key, owner, ttlMs) =>

@@ -154,8 +154,8 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at <= @until)
         AND (@idPrefix IS NULL OR substr(id, 1, length(@idPrefix)) = @idPrefix)
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
-    journal: db.prepare<[string], JournalRow>(
-      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? ORDER BY seq`,
+    journal: db.prepare<[string, number], JournalRow>(
+      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq`,
     ),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
@@ -335,16 +335,16 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         .map(rowToRun);
     },
 
-    async journal(runId) {
+    async journal(runId, afterSeq = 0) {
       open();
       commit();
-      return statements.journal.all(runId).map(rowToEntry);
+      return statements.journal.all(runId, afterSeq).map(rowToEntry);
     },
 
     async steps(runId) {
       open();
       commit();
-      return foldJournal(statements.journal.all(runId).map(rowToEntry));
+      return foldJournal(statements.journal.all(runId, 0).map(rowToEntry));
     },
 
     async acquireLease(key, owner, ttlMs) {

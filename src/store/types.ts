@@ -268,7 +268,8 @@ export interface RunStore {
   markResumed(runId: string, options?: FenceOptions): Promise<void>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
-  journal(runId: string): Promise<JournalEntry[]>;
+  /** The run's journal in order; only the entries after seq `afterSeq` when given (a follower reading what is new). */
+  journal(runId: string, afterSeq?: number): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds

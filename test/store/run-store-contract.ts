@@ -302,6 +302,17 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
     });
 
+    it('reads the journal after a seq: only what a follower has not seen', async () => {
+      await store.createRun(newRun('f1'));
+      for (const path of ['a', 'b', 'c'])
+        await store.append('f1', { type: 'step.started', path, stepId: path, kind: 'set' });
+      expect((await store.journal('f1', 1)).map((entry) => [entry.seq, entry.event.path])).toEqual([
+        [2, 'b'],
+        [3, 'c'],
+      ]);
+      expect(await store.journal('f1', 3)).toEqual([]);
+    });
+
     it('lists runs started at or before `until`, newest first (the server pages with it)', async () => {
       for (const [id, startedAt] of [
         ['a', '2026-03-01T10:00:00.000Z'],
