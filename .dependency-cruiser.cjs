@@ -6,6 +6,7 @@
  *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
  *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
  *   errors, logging, openapi (the platform description), timers: leaves imported by all
+ *   cli ──► server ──► scheduler, engine, store (nothing else imports server)
  *
  * Each rule names a folder and the folders it must not import.
  */
@@ -17,7 +18,7 @@ const layer = (name, from, forbidden) => ({
   to: { path: `^src/(${forbidden.join('|')})/` },
 });
 
-const above = ['cli', 'simulator'];
+const above = ['cli', 'simulator', 'server'];
 
 /** Modules whose imports of other modules go through those modules' `index.ts` (their public surface): all of them. */
 const throughIndex = [
@@ -34,6 +35,7 @@ const throughIndex = [
   'cli',
   'scheduler',
   'simulator',
+  'server',
 ];
 module.exports = {
   forbidden: [
@@ -60,6 +62,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
       'logging',
       'openapi',
@@ -73,6 +76,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
       'openapi',
     ]),
@@ -85,6 +89,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
       'logging',
       'openapi',
@@ -98,6 +103,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
     ]),
     layer('api', 'api', ['steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', ...above]),
@@ -114,7 +120,18 @@ module.exports = {
     layer('store', 'store', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'expressions', ...above]),
     layer('engine', 'engine', ['scheduler', ...above]),
     layer('scheduler', 'scheduler', above),
-    layer('simulator', 'simulator', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', 'cli']),
+    layer('simulator', 'simulator', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'expressions',
+      'cli',
+      'server',
+    ]),
+    layer('server', 'server', ['cli', 'simulator']),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -56,6 +56,8 @@ export function createCommandLogger(
   secrets: SecretRegistry,
   readable = !wantsJson(io, options),
   screen?: NodeJS.WritableStream,
+  /** Another destination of the JSON lines, at its own level (the server's metrics read the lines of the scheduler and the client). */
+  tee?: { stream: NodeJS.WritableStream; level: pino.Level },
 ): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) {
     throw new UsageError(
@@ -70,7 +72,13 @@ export function createCommandLogger(
     { stream: (readable ? createReadableLogStream(out) : out) as DestinationStream, level },
   ];
   if (options.logFile) streams.push({ stream: openLogFile(options.logFile), level });
-  return createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+  let baseLevel = options.logLevel as LevelWithSilent;
+  if (tee) {
+    streams.push({ stream: tee.stream as DestinationStream, level: tee.level });
+    // Lines the tee wants below the command's level are made, and each stream keeps to its own level.
+    if (pino.levels.values[tee.level]! < pino.levels.values[level]!) baseLevel = tee.level;
+  }
+  return createLogger({ level: baseLevel, secrets, destination: pino.multistream(streams) });
 }
 
 type LogFile = ReturnType<typeof pino.destination>;
