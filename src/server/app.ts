@@ -146,12 +146,21 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   route('health', async () => ({ status: 'ok' }));
 
   route('listRuns', async (request) => {
-    const query = request.query as { status?: RunStatus; playbook?: string; limit: number; cursor?: string };
+    const query = request.query as {
+      status?: RunStatus;
+      playbook?: string;
+      since?: string;
+      idPrefix?: string;
+      limit: number;
+      cursor?: string;
+    };
     const { until, skip } = parseCursor(query.cursor);
     const page = await store.listRuns({
       limit: query.limit + skip + 1,
       ...(query.status ? { status: query.status } : {}),
       ...(query.playbook ? { playbook: query.playbook } : {}),
+      ...(query.since ? { since: query.since } : {}),
+      ...(query.idPrefix ? { idPrefix: query.idPrefix } : {}),
       ...(until ? { until } : {}),
     });
     const runs = page.slice(skip, skip + query.limit);

@@ -17,6 +17,7 @@ import {
   type StepNode,
 } from '../../store/index.js';
 import { findRun } from '../find-run.js';
+import { remoteRunSource, serverSettings, type RunSource } from '../remote-runs.js';
 import type { CliIo } from '../io.js';
 import {
   isMachineFormat,
@@ -65,6 +66,10 @@ function parseInstant(option: string, text: string, now: Date): string {
   );
 }
 
+function isStore(source: RunSource): source is RunSource & RunStore {
+  return typeof (source as Partial<RunStore>).leaseHolder === 'function';
+}
+
 /**
  * What `runs` shows a run's status as: the store's, except a run the store says is `running`
  * whose lease lapsed or whose process is verifiably dead: it crashed (or was SIGKILLed) and
@@ -81,8 +86,20 @@ type ShownRun = Omit<RunRecord, 'status'> & { status: ShownStatus; lastHeartbeat
  */
 const STALE_HEARTBEAT_MS = RUN_LEASE_TTL_MS / 2;
 
-async function shownRun(store: RunStore, run: RunRecord): Promise<ShownRun> {
-  if (run.status !== RunStatus.running) return run;
+/**
+ * Runs `work` with the runs of `FLEETBOOK_SERVER` when it is set (`remote-runs.ts`), else with
+ * the store's.
+ */
+async function withRunSource<T>(env: NodeJS.ProcessEnv, work: (source: RunSource) => Promise<T>): Promise<T> {
+  const server = serverSettings(env);
+  if (server) return work(remoteRunSource(server));
+  return withRunStore({ env }, work);
+}
+
+async function shownRun(store: RunSource, run: RunRecord): Promise<ShownRun> {
+  // A server's run: the server's store is the one to ask about leases, and it says `running`.
+  if (run.status !== RunStatus.running || store.remote !== undefined) return run;
+  if (!isStore(store)) return run;
   const heartbeatMs = await lastHeartbeatMs(store, run.id);
   return heartbeatMs === undefined
     ? { ...run, status: CRASHED }
@@ -244,7 +261,7 @@ export async function listRunsAction(
     ...(options.since === undefined ? {} : { since: parseInstant('since', options.since, new Date()) }),
   };
   const status = parseStatus(options.status);
-  const found = await withRunStore({ env: io.env }, async (store) => {
+  const found = await withRunSource(io.env, async (store) => {
     // A crashed run is `running` in the store: asked for either, the store lists running runs and the lease tells them apart.
     const stored = await store.listRuns(
       status === undefined ? filter : { ...filter, status: status === CRASHED ? RunStatus.running : status },
@@ -262,7 +279,7 @@ export async function listRunsAction(
 /** One run with its step tree. */
 export async function showRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
   const format = outputFormat(options);
-  const { run, tree, journal } = await withRunStore({ env: io.env }, async (store) => {
+  const { run, tree, journal } = await withRunSource(io.env, async (store) => {
     const found = await findRun(store, runId, io.env);
     return {
       run: await shownRun(store, found),
@@ -296,14 +313,14 @@ export async function runLogsAction(
   options: { follow?: boolean; step?: string } & OutputOptions,
 ): Promise<void> {
   const format: OutputFormat = outputFormat(options);
-  await withRunStore({ env: io.env }, async (store) => {
+  await withRunSource(io.env, async (store) => {
     const run = await findRun(store, runId, io.env);
     const logPaths = new Set<string>();
     let printed = 0;
     for (;;) {
-      const journal = await store.journal(run.id);
-      const fresh = journal.slice(printed);
-      printed = journal.length;
+      // Only what is new: journal seqs count from 1 without gaps.
+      const fresh = await store.journal(run.id, printed);
+      printed += fresh.length;
       for (const path of logStepPaths(fresh)) logPaths.add(path);
       if (isMachineFormat(format)) {
         for (const entry of fresh)
@@ -315,7 +332,7 @@ export async function runLogsAction(
       const now = await shownRun(store, (await store.getRun(run.id)) ?? run);
       if (now.status !== RunStatus.running) {
         // What was journaled between the read above and the run's end.
-        if ((await store.journal(run.id)).length > printed) continue;
+        if ((await store.journal(run.id, printed)).length > 0) continue;
         if (!isMachineFormat(format)) io.stdout.write(`Run ${run.id} ${now.status}.\n`);
         return;
       }
