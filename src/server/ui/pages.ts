@@ -81,22 +81,25 @@ export function formatDuration(ms: number | undefined): string {
   return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }
 
+/** A symbol per status (in the fonts a wall screen has), beside the word. */
+const STATUS_SYMBOLS: Record<string, string> = {
+  succeeded: '✓',
+  failed: '✗',
+  running: '▶',
+  queued: '…',
+  interrupted: '‖',
+  waiting: '○',
+  cancelled: '⊘',
+  skipped: '↷',
+  notStarted: '·',
+  simulated: '~',
+};
+const symbolOf = (status: string): string => STATUS_SYMBOLS[status] ?? '•';
+
 /** A status as a badge: its word and a symbol, the colour only on top. */
 function badge(status: string): Html {
-  const symbols: Record<string, string> = {
-    succeeded: '✓',
-    failed: '✗',
-    running: '▶',
-    queued: '…',
-    interrupted: '⏸',
-    waiting: '⏳',
-    cancelled: '⊘',
-    skipped: '↷',
-    notStarted: '·',
-    simulated: '~',
-  };
   return html`<span class="badge status-${status}"
-    ><span aria-hidden="true">${symbols[status] ?? '•'}</span> ${statusText(status)}</span
+    ><span aria-hidden="true">${symbolOf(status)}</span> ${statusText(status)}</span
   >`;
 }
 
@@ -496,6 +499,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       svg: renderTimeline(run, timelineRows(scrub(tree), progressByPath(journal)), Date.now()),
       status: run.status,
       statusText: statusText(run.status),
+      symbol: symbolOf(run.status),
       live: isLiveStatus(run.status),
       duration: view.durationMs === undefined ? 'still going' : formatDuration(view.durationMs),
     });
@@ -754,10 +758,14 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
                           </td>
                           <td><code>${schedule.cron}</code> ${schedule.timezone}</td>
                           <td>
-                            ${schedule.paused ? html`<span class="badge status-interrupted">⏸ paused${schedule.pausedBy ? ` by ${schedule.pausedBy}` : ''}</span>` : schedule.enabled ? html`<span class="badge status-succeeded">▶ active</span>` : html`<span class="badge status-notStarted">disabled</span>`}
+                            ${schedule.paused ? html`<span class="badge status-interrupted">‖ paused${schedule.pausedBy ? ` by ${schedule.pausedBy}` : ''}</span>` : schedule.enabled ? html`<span class="badge status-succeeded">▶ active</span>` : html`<span class="badge status-notStarted">disabled</span>`}
                           </td>
                           <td>
-                            ${schedule.next.map((at) => html`<time datetime="${at}">${formatTime(at)}</time><br />`)}
+                            ${
+                              schedule.next.length === 0
+                                ? html`<span class="meta">none while ${schedule.paused ? 'paused' : 'disabled'}</span>`
+                                : schedule.next.map((at) => html`<time datetime="${at}">${formatTime(at)}</time><br />`)
+                            }
                           </td>
                           <td>
                             ${schedule.lastRunId ? html`<a href="/runs/${encodeURIComponent(schedule.lastRunId)}">${schedule.lastResult ?? 'run'}</a>` : 'never'}

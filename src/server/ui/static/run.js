@@ -76,6 +76,7 @@
     timeline.replaceChildren(document.importNode(parsed, true));
     const badge = status.querySelector('.badge');
     badge.className = `badge status-${view.status}`;
+    badge.firstElementChild.textContent = view.symbol;
     badge.lastChild.textContent = ` ${view.statusText}`;
     duration.textContent = view.duration;
     section.dataset.status = view.status;
