@@ -6,6 +6,7 @@
  */
 import { request } from 'undici';
 import { FleetbookError, UsageError } from '../errors/index.js';
+import { CliErrorCode } from './error-codes.js';
 import type { JournalEntry, RunFilter, RunRecord, RunStore, StepNode, StepRecord } from '../store/index.js';
 
 /** What `runs` reads, from the store or from a server. */
@@ -29,13 +30,13 @@ export function serverSettings(env: NodeJS.ProcessEnv): ServerSettings | undefin
   if (!/^https?:\/\/[^\s/]+/.test(url))
     throw new UsageError(
       `FLEETBOOK_SERVER must be an http(s) address like https://fleetbook.example:8080, got '${url}'`,
-      'INVALID_SERVER',
+      CliErrorCode.invalidServer,
     );
   const token = env.FLEETBOOK_TOKEN?.trim();
   if (!token)
     throw new UsageError(
       'FLEETBOOK_SERVER is set: set FLEETBOOK_TOKEN too (fleetbook tokens create --role viewer --name <you>)',
-      'NO_TOKEN',
+      CliErrorCode.noToken,
     );
   return { url: url.replace(/\/+$/, ''), token };
 }
@@ -51,7 +52,7 @@ export function remoteRunSource(settings: ServerSettings): RunSource {
       });
     } catch (error) {
       throw new FleetbookError(`the server ${settings.url} cannot be reached: ${(error as Error).message}`, {
-        code: 'SERVER_UNREACHABLE',
+        code: CliErrorCode.serverUnreachable,
       });
     }
     const text = await answer.body.text();
@@ -59,7 +60,7 @@ export function remoteRunSource(settings: ServerSettings): RunSource {
     if (answer.statusCode === 401)
       throw new UsageError(
         `the server ${settings.url} refused FLEETBOOK_TOKEN (unknown, revoked or mistyped)`,
-        'TOKEN_REFUSED',
+        CliErrorCode.tokenRefused,
       );
     if (answer.statusCode >= 300) {
       let message = text.slice(0, 300);
@@ -69,7 +70,7 @@ export function remoteRunSource(settings: ServerSettings): RunSource {
         // Not JSON: the text itself.
       }
       throw new FleetbookError(`the server ${settings.url} answered ${answer.statusCode}: ${message}`, {
-        code: 'SERVER_REFUSED',
+        code: CliErrorCode.serverRefused,
       });
     }
     return JSON.parse(text) as T;

@@ -26,6 +26,7 @@ import { registerUi } from './ui/pages.js';
 import { createScrub, logLines, playbookView, problemView, runView, scheduleViews, type Scrub } from './views.js';
 import { pauseSchedule, resumeSchedule } from './schedule-actions.js';
 import { ApiError } from './app-error.js';
+import { ServerErrorCode } from './error-codes.js';
 
 export { ApiError };
 
@@ -53,7 +54,7 @@ declare module 'fastify' {
   }
 }
 
-const notFound = (what: string): ApiError => new ApiError(404, 'NOT_FOUND', `${what} not found`);
+const notFound = (what: string): ApiError => new ApiError(404, ServerErrorCode.notFound, `${what} not found`);
 
 export async function findRun(store: RunStore, runId: string): Promise<RunRecord> {
   const run = await store.getRun(runId);
@@ -89,19 +90,24 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       const missing = first?.params.missingProperty;
       const extra = first?.params.additionalProperty;
       const path = `${context}${first?.instancePath ?? ''}${typeof missing === 'string' ? `/${missing}` : ''}${typeof extra === 'string' ? `/${extra}` : ''}`;
-      return answer(400, 'INVALID_REQUEST', `${path}: ${(error as Error).message.replace(/^[^ ]+ /, '')}`, path);
+      return answer(
+        400,
+        ServerErrorCode.invalidRequest,
+        `${path}: ${(error as Error).message.replace(/^[^ ]+ /, '')}`,
+        path,
+      );
     }
     if (isFleetbookError(error)) {
       const field = typeof error.details?.field === 'string' ? error.details.field : undefined;
       const status =
         error.exitCode === 2 ? (error.code === 'LOCK_HELD' || error.code === 'RUN_ACTIVE' ? 409 : 400) : 409;
-      return answer(status, error.code ?? 'REFUSED', scrub(error.message), field);
+      return answer(status, error.code ?? ServerErrorCode.refused, scrub(error.message), field);
     }
     const statusCode = (error as { statusCode?: number }).statusCode;
     if (statusCode !== undefined && statusCode < 500)
-      return answer(statusCode, 'BAD_REQUEST', scrub((error as Error).message));
+      return answer(statusCode, ServerErrorCode.badRequest, scrub((error as Error).message));
     logger.error({ event: 'server.error', err: error, url: request.url }, 'server: internal error');
-    return answer(500, 'INTERNAL', 'internal error; see the server log');
+    return answer(500, ServerErrorCode.internal, 'internal error; see the server log');
   });
 
   // Roles: a route's `config.role`. The API answers 401/403 as JSON; the pages have their own check.
@@ -113,13 +119,18 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       await reply
         .status(401)
         .header('www-authenticate', 'Bearer')
-        .send({ error: { code: 'UNAUTHORIZED', message: 'a valid token is needed: Authorization: Bearer <token>' } });
+        .send({
+          error: {
+            code: ServerErrorCode.unauthorized,
+            message: 'a valid token is needed: Authorization: Bearer <token>',
+          },
+        });
       return reply;
     }
     if (!roleAllows(caller.role, role)) {
       await reply.status(403).send({
         error: {
-          code: 'FORBIDDEN',
+          code: ServerErrorCode.forbidden,
           message: `this needs the ${role} role; the token '${caller.name}' is ${caller.role}`,
         },
       });
@@ -175,7 +186,8 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   route('startRun', async (request, reply) => {
     const body = request.body as { playbook: string; inputs?: Record<string, unknown>; dryRun?: boolean };
     const playbook = catalog.find(body.playbook);
-    if (!playbook) throw new ApiError(404, 'NOT_FOUND', `playbook ${body.playbook} not found`, 'body/playbook');
+    if (!playbook)
+      throw new ApiError(404, ServerErrorCode.notFound, `playbook ${body.playbook} not found`, 'body/playbook');
     const run = await launcher.start(playbook, {
       inputs: body.inputs ?? {},
       dryRun: body.dryRun === true,
@@ -213,9 +225,14 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   route('resumeRun', async (request, reply) => {
     const run = await findRun(store, (request.params as { runId: string }).runId);
     if (run.status !== 'interrupted' && run.status !== 'running')
-      throw new ApiError(409, 'NOT_RESUMABLE', `run ${run.id} is ${run.status}; only an interrupted run is resumed`);
+      throw new ApiError(
+        409,
+        ServerErrorCode.notResumable,
+        `run ${run.id} is ${run.status}; only an interrupted run is resumed`,
+      );
     const playbook = catalog.find(run.playbook);
-    if (!playbook) throw new ApiError(409, 'PLAYBOOK_GONE', `the playbook ${run.playbook} is no longer in the folder`);
+    if (!playbook)
+      throw new ApiError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
     const body = (request.body ?? {}) as { secretInputs?: Record<string, string> };
     const resumed = await launcher.resume(playbook, run, body.secretInputs ?? {}, callerName(request));
     return reply
@@ -293,5 +310,10 @@ function parseCursor(cursor: string | undefined): { until?: string; skip: number
   } catch {
     // Refused below.
   }
-  throw new ApiError(400, 'INVALID_REQUEST', 'querystring/cursor: not a cursor this server made', 'querystring/cursor');
+  throw new ApiError(
+    400,
+    ServerErrorCode.invalidRequest,
+    'querystring/cursor: not a cursor this server made',
+    'querystring/cursor',
+  );
 }

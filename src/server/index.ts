@@ -11,3 +11,4 @@ export { issueApiToken, verifyApiToken, roleAllows, parseTokenRole, TOKEN_ROLES 
 export { startServer, type ServerOptions, type RunningServer } from './start-server.js';
 export { CONTENT_SECURITY_POLICY } from './ui/pages.js';
 export { MAX_ITEM_BARS, ITEM_GROUPS } from './ui/timeline.js';
+export { ServerErrorCode } from './error-codes.js';

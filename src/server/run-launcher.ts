@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { PlatformClient } from '../api/index.js';
 import { enqueuePlaybookRun, resolveInputs } from '../engine/index.js';
 import { UsageError } from '../errors/index.js';
+import { ServerErrorCode } from './error-codes.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
 import { resumeRunWithLock, runPlaybookWithLock } from '../scheduler/index.js';
@@ -97,7 +98,7 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
         if (given.length > 0)
           throw new UsageError(
             `secret inputs are never stored, so a queued run cannot carry them: give ${given.map((name) => `'${name}'`).join(', ')} to the workers (FLEETBOOK_INPUT_<NAME>)`,
-            'SECRET_INPUT_QUEUED',
+            ServerErrorCode.secretInputQueued,
             { field: `body/inputs/${given[0]}` },
           );
         const run = await enqueuePlaybookRun(playbook, {
@@ -129,7 +130,7 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
 
     async resume(playbook, run, secretInputs, by) {
       if (inFlight.has(run.id))
-        throw new UsageError(`run ${run.id} is already being driven by this server`, 'RUN_ACTIVE');
+        throw new UsageError(`run ${run.id} is already being driven by this server`, ServerErrorCode.runActive);
       for (const value of Object.values(secretInputs)) if (typeof value === 'string') options.secrets.add(value);
       logger.info(
         { event: 'audit.runResumed', runId: run.id, playbook: run.playbook, by },

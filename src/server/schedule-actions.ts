@@ -8,6 +8,7 @@ import type { Logger } from '../logging/index.js';
 import { readScheduleState, writeScheduleState } from '../scheduler/index.js';
 import type { RunStore } from '../store/index.js';
 import { ApiError } from './app-error.js';
+import { ServerErrorCode } from './error-codes.js';
 import type { PlaybookCatalog } from './playbook-catalog.js';
 import { scheduleViews, type ScheduleView } from './views.js';
 
@@ -19,14 +20,14 @@ interface Deps {
 
 function playbookOf(catalog: PlaybookCatalog, key: string) {
   const playbook = catalog.current().playbooks.find((candidate) => candidate.schedules.some((s) => s.key === key));
-  if (!playbook) throw new ApiError(404, 'NOT_FOUND', `schedule ${key} not found`);
+  if (!playbook) throw new ApiError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   return playbook;
 }
 
 async function viewOf(deps: Deps, key: string): Promise<ScheduleView> {
   const views = await scheduleViews(deps.store, [playbookOf(deps.catalog, key)], 3, Date.now());
   const view = views.find((candidate) => candidate.key === key);
-  if (!view) throw new ApiError(404, 'NOT_FOUND', `schedule ${key} not found`);
+  if (!view) throw new ApiError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   return view;
 }
 

@@ -1,5 +1,6 @@
 /** What `fleetbook tokens` does (see tokens.ts), imported when the command runs. */
 import { UsageError } from '../../errors/index.js';
+import { CliErrorCode } from '../error-codes.js';
 import { issueApiToken, parseTokenRole } from '../../server/index.js';
 import { withRunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
@@ -48,7 +49,10 @@ export async function revokeTokenAction(io: CliIo, idOrName: string, options: Ou
   const format = outputFormat(options);
   const token = await withRunStore({ env: io.env }, (store) => store.revokeApiToken(idOrName));
   if (!token)
-    throw new UsageError(`No token with the id or name '${idOrName}' (see fleetbook tokens list).`, 'UNKNOWN_TOKEN');
+    throw new UsageError(
+      `No token with the id or name '${idOrName}' (see fleetbook tokens list).`,
+      CliErrorCode.unknownToken,
+    );
   if (isMachineFormat(format)) writeMachine(io, format, token);
   else io.stdout.write(`Token ${token.id} (${token.name}) revoked at ${token.revokedAt ?? ''}.\n`);
 }
