@@ -123,7 +123,7 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
           dryRun: request.dryRun,
           runId,
           signal,
-          logger: logger.child({ runId, playbook: playbook.name }),
+          logger,
         }),
       );
     },
@@ -144,7 +144,7 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
         runId: run.id,
         secretInputs,
         signal: controller.signal,
-        logger: logger.child({ runId: run.id, playbook: run.playbook }),
+        logger,
       });
       inFlight.set(run.id, { controller, done });
       void done

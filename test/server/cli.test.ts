@@ -7,7 +7,8 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { startSimulator } from '../../src/simulator/index.js';
 import { jsonLines, runCli } from '../support/cli.js';
 import { spawnCli } from '../support/spawn-cli.js';
 import { startTestServer, type TestServer } from './harness.js';
@@ -93,14 +94,46 @@ describe('fleetbook server (a process)', () => {
     const playbooks = join(dir, 'server-playbooks');
     mkdirSync(playbooks);
     writeFileSync(join(playbooks, 'quick.yaml'), PLAYBOOK);
-    const server = spawnCli(['server', '--port', '0', '--playbooks', playbooks, '--target', 'simulator'], {
-      FLEETBOOK_HOME: join(dir, 'server-home'),
+    writeFileSync(
+      join(playbooks, 'catalogs.yaml'),
+      'name: catalogs\nsteps:\n  - id: list\n    call: privateCloud.listSoftwareCatalogs\n',
+    );
+    const home = join(dir, 'server-home');
+    const created = await runCli(['tokens', 'create', '--role', 'operator', '--name', 'metrics', '-o', 'json'], {
+      env: { FLEETBOOK_HOME: home },
     });
+    const token = String(jsonLines(created.stdout)[0]?.token);
+    // A simulator of its own, named as a real platform is (FLEETBOOK_*): the shared rate buckets are used then.
+    const sim = await startSimulator({ port: 0, timeScale: 6000 });
+    const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
+    const server = spawnCli(['server', '--port', '0', '--playbooks', playbooks], {
+      FLEETBOOK_HOME: home,
+      FLEETBOOK_CLIENT_ID: admin?.clientId,
+      FLEETBOOK_CLIENT_SECRET: admin?.clientSecret,
+      FLEETBOOK_AUTH_URL: sim.authUrl,
+      FLEETBOOK_BASE_URL: sim.baseUrl,
+      FLEETBOOK_REGIONAL_URL: sim.regionalUrl,
+      FLEETBOOK_REGION: 'us-west',
+    });
+    onTestFinished(() => sim.close());
     await server.waitFor('"event":"server.listening"');
     const url = /"url":"(http:\/\/[^"]+)"/.exec(server.stdout())?.[1];
     const health = await fetch(`${url}/healthz`);
     expect(await health.json()).toEqual({ status: 'ok' });
     expect((await fetch(`${url}/api/v1/runs`)).status).toBe(401);
+    const auth = { authorization: `Bearer ${token}` };
+    const started = await fetch(`${url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ playbook: 'catalogs' }),
+    });
+    expect(started.status).toBe(202);
+    // The platform exchange of the run (the client's log line) and the shared bucket's wait, counted by group.
+    const metrics = async () => (await fetch(`${url}/metrics`, { headers: auth })).text();
+    await expect
+      .poll(metrics, { timeout: 20_000 })
+      .toMatch(/^fleetbook_api_requests_total\{group="[^"]+",status="200"\} 1$/m);
+    expect(await metrics()).toMatch(/^fleetbook_rate_limit_wait_seconds_count\{group="[^"]+"\} [1-9]/m);
     expect(await server.signal('SIGTERM')).toBe(0);
     expect(server.stdout()).toContain('"event":"server.stopped"');
   });
