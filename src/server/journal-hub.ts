@@ -58,6 +58,12 @@ export function createJournalHub(store: RunStore, options: { pollMs?: number } =
     }, delayMs);
   };
 
+  const wakeAll = (reader: Reader): void => {
+    const waiting = [...reader.waiters];
+    reader.waiters.clear();
+    for (const wake of waiting) wake();
+  };
+
   async function read(runId: string, reader: Reader): Promise<void> {
     if (reader.reading) {
       reader.again = true;
@@ -77,14 +83,15 @@ export function createJournalHub(store: RunStore, options: { pollMs?: number } =
             reader.ended = run;
           }
         }
+        // Waiters are woken after each read, not once the appends pause: a busy run streams as it goes.
+        wakeAll(reader);
       } while (reader.again);
     } catch {
       // A failed read (the store restarting) is tried again at the next poll.
     } finally {
       reader.reading = false;
     }
-    for (const wake of reader.waiters) wake();
-    reader.waiters.clear();
+    wakeAll(reader);
     if (reader.users > 0 && !reader.ended) schedule(runId, reader, pollMs);
   }
 
