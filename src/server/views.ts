@@ -81,9 +81,15 @@ export function describeEntry(entry: JournalEntry, logs: ReadonlySet<string>): L
   }
 }
 
-export function logLines(entries: readonly JournalEntry[]): LogLine[] {
+/** The log lines of `entries`; with `last`, only the newest `last` of them (described from the end). */
+export function logLines(entries: readonly JournalEntry[], last = Number.POSITIVE_INFINITY): LogLine[] {
   const logs = logPaths(entries);
-  return entries.flatMap((entry) => describeEntry(entry, logs) ?? []);
+  const lines: LogLine[] = [];
+  for (let index = entries.length - 1; index >= 0 && lines.length < last; index -= 1) {
+    const line = describeEntry(entries[index] as JournalEntry, logs);
+    if (line) lines.push(line);
+  }
+  return lines.reverse();
 }
 
 export interface InputView {

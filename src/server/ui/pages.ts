@@ -14,6 +14,7 @@ import { isFleetbookError } from '../../errors/index.js';
 import type { Logger } from '../../logging/index.js';
 import {
   buildStepTree,
+  foldJournal,
   RunStatus,
   type ApiToken,
   type RunRecord,
@@ -340,13 +341,15 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   });
 
   async function runParts(run: RunRecord, pageNumber: number) {
+    // One read of the journal, folded here (the store's `steps` would read it again).
     const journal = await store.journal(run.id);
-    const tree = scrub(buildStepTree(await store.steps(run.id)));
+    const tree = buildStepTree(foldJournal(journal));
     const rows = timelineRows(tree, progressByPath(journal));
     return {
       timeline: trusted(renderTimeline(run, rows, Date.now())),
+      // Scrubbed as rendered: a page shows 50 items of a loop, not the 5,000 of the run.
       tree: stepTree(tree, pageNumber),
-      log: scrub(logLines(journal)).slice(-LOG_LINES_SHOWN),
+      log: scrub(logLines(journal, LOG_LINES_SHOWN)),
       lastSeq: journal.at(-1)?.seq ?? 0,
     };
   }
@@ -357,7 +360,10 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       const items = list.filter(isItem);
       const from = items.length > ITEMS_PER_PAGE ? pageNumber * ITEMS_PER_PAGE : 0;
       const shownItems = items.slice(from, from + ITEMS_PER_PAGE);
-      const shown = [...list.filter((node) => !isItem(node)), ...shownItems];
+      const shown = [...list.filter((node) => !isItem(node)), ...shownItems].map((node) => ({
+        ...node,
+        ...scrub({ input: node.input, outputs: node.outputs, error: node.error }),
+      }));
       const more =
         items.length > ITEMS_PER_PAGE
           ? html`<li class="more">
@@ -493,10 +499,10 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
     const run = await store.getRun((request.params as { runId: string }).runId);
     if (!run) return reply.status(404).send('');
     const journal = await store.journal(run.id);
-    const tree = buildStepTree(await store.steps(run.id));
+    const tree = buildStepTree(foldJournal(journal));
     const view = runView(run);
     return reply.header('content-type', 'application/json; charset=utf-8').send({
-      svg: renderTimeline(run, timelineRows(scrub(tree), progressByPath(journal)), Date.now()),
+      svg: renderTimeline(run, timelineRows(tree, progressByPath(journal)), Date.now()),
       status: run.status,
       statusText: statusText(run.status),
       symbol: symbolOf(run.status),
