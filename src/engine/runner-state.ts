@@ -5,7 +5,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Step } from '../playbook/index.js';
-import type { Ending } from '../steps/index.js';
+import type { Ending, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
@@ -42,6 +42,8 @@ export interface RunnerOptions {
   random: () => number;
   /** Resume: what the journal of the continued run says (steps to replay, requests in flight). */
   resume?: ResumePlan;
+  /** Approval decisions of the run, and stopping it to wait. */
+  waits: RunWaits;
 }
 
 /** Where a sequence of steps runs. */
