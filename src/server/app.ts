@@ -54,6 +54,17 @@ declare module 'fastify' {
   }
 }
 
+/** Refusals of the engine and store (exit 2 in the CLI) that are not the request's shape: their HTTP status. */
+const STATUS_OF_REFUSAL: Record<string, number> = {
+  LOCK_HELD: 409,
+  RUN_ACTIVE: 409,
+  RUN_NOT_WAITING: 409,
+  APPROVAL_ALREADY_DECIDED: 409,
+  NOT_THE_WAITING_GATE: 409,
+  NOT_AN_APPROVER: 403,
+  RUN_NOT_FOUND: 404,
+};
+
 const notFound = (what: string): ApiError => new ApiError(404, ServerErrorCode.notFound, `${what} not found`);
 
 export async function findRun(store: RunStore, runId: string): Promise<RunRecord> {
@@ -99,8 +110,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     }
     if (isFleetbookError(error)) {
       const field = typeof error.details?.field === 'string' ? error.details.field : undefined;
-      const status =
-        error.exitCode === 2 ? (error.code === 'LOCK_HELD' || error.code === 'RUN_ACTIVE' ? 409 : 400) : 409;
+      const status = error.exitCode === 2 ? (STATUS_OF_REFUSAL[error.code] ?? 400) : 409;
       return answer(status, error.code ?? ServerErrorCode.refused, scrub(error.message), field);
     }
     const statusCode = (error as { statusCode?: number }).statusCode;
@@ -239,6 +249,34 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       .status(202)
       .header('location', `/api/v1/runs/${run.id}`)
       .send({ run: scrub(runView(resumed)) });
+  });
+
+  for (const [operationId, decision] of [
+    ['approveRun', 'approved'],
+    ['denyRun', 'denied'],
+  ] as const) {
+    route(operationId, async (request, reply) => {
+      const run = await findRun(store, (request.params as { runId: string }).runId);
+      const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, string> };
+      const after = await launcher.decide(catalog.find(run.playbook), {
+        runId: run.id,
+        decision,
+        by: callerName(request),
+        ...(body.comment === undefined ? {} : { comment: body.comment }),
+        ...(body.step === undefined ? {} : { step: body.step }),
+        ...(body.inputs === undefined ? {} : { inputs: body.inputs }),
+      });
+      return reply
+        .status(202)
+        .header('location', `/api/v1/runs/${run.id}`)
+        .send({ run: scrub(runView(after)) });
+    });
+  }
+
+  route('cancelRun', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const { outcome, run: after } = await launcher.cancel(run.id, callerName(request));
+    return reply.status(202).send({ outcome, run: scrub(runView(after)) });
   });
 
   route('listPlaybooks', async () => {

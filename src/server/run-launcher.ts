@@ -7,13 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PlatformClient } from '../api/index.js';
-import { enqueuePlaybookRun, resolveInputs } from '../engine/index.js';
+import { enqueuePlaybookRun, recordApproval, resolveInputs, type ApprovalRequest } from '../engine/index.js';
 import { UsageError } from '../errors/index.js';
 import { ServerErrorCode } from './error-codes.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
 import { resumeRunWithLock, runPlaybookWithLock } from '../scheduler/index.js';
-import { isQueueStore, type RunRecord, type RunStore } from '../store/index.js';
+import { isQueueStore, RunStatus, type RunRecord, type RunStore } from '../store/index.js';
 
 export interface RunLauncherOptions {
   /** The store runs are written through (the server's observed store). */
@@ -38,6 +38,14 @@ export interface RunLauncher {
   start(playbook: Playbook, request: LaunchRequest): Promise<RunRecord>;
   /** Resumes an interrupted run in this process. */
   resume(playbook: Playbook, run: RunRecord, secretInputs: Record<string, unknown>, by: string): Promise<RunRecord>;
+  /**
+   * Records an approver's decision on the run's waiting gate (`recordApproval`: every check,
+   * one decision wins), then continues the run: here with a local store, by a worker with a
+   * shared one (the run is queued).
+   */
+  decide(playbook: Playbook | undefined, request: ApprovalRequest): Promise<RunRecord>;
+  /** Cancels a run (`RunStore.cancelRun`), with an audit line. */
+  cancel(runId: string, by: string): Promise<{ outcome: string; run: RunRecord }>;
   /** Runs this process drives now. */
   driving(): number;
   /** Aborts the runs driven here and waits for them to stop at a journaled point. */
@@ -171,6 +179,35 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
         ]);
         if (outcome === 'ended') return (await store.getRun(run.id)) ?? run;
       }
+    },
+
+    async decide(playbook, request) {
+      const recorded = await recordApproval(store, request, Date.now);
+      logger.info(
+        {
+          event: request.decision === 'approved' ? 'audit.approved' : 'audit.denied',
+          runId: request.runId,
+          gate: recorded.wait.path,
+          by: request.by,
+          ...(request.comment ? { comment: request.comment } : {}),
+        },
+        `${request.by} ${request.decision} ${recorded.wait.path} of run ${request.runId}`,
+      );
+      const after = (await store.getRun(request.runId)) ?? recorded.run;
+      // A shared store queued the run for a worker; a local one left it interrupted for us to resume.
+      if (recorded.status !== RunStatus.interrupted || !playbook) return after;
+      return this.resume(playbook, after, {}, request.by);
+    },
+
+    async cancel(runId, by) {
+      const outcome = await store.cancelRun(runId, by);
+      logger.info(
+        { event: 'audit.cancelled', runId, by, outcome: outcome.outcome },
+        `${by} cancelled run ${runId} (${outcome.outcome})`,
+      );
+      const run = await store.getRun(runId);
+      if (!run) throw new Error(`run ${runId} disappeared`);
+      return { outcome: outcome.outcome, run };
     },
 
     driving: () => inFlight.size,

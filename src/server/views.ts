@@ -73,6 +73,14 @@ export function describeEntry(entry: JournalEntry, logs: ReadonlySet<string>): L
       return line(`item ${event.index} started`);
     case 'item.finished':
       return line(`item ${event.index} ${event.status}`);
+    case 'run.waiting':
+      return line(`waiting: ${event.wait.message ?? `for ${event.wait.reason}`}`);
+    case 'approval.decided':
+      return line(`${event.decision} by ${event.by}${event.comment ? `: ${event.comment}` : ''}`);
+    case 'wait.ended':
+      return line(`wait ended (${event.reason})`);
+    case 'run.cancelled':
+      return line(`${event.requested ? 'cancel asked' : 'cancelled'} by ${event.by}`);
     case 'step.finished': {
       const outputs = event.outputs as { message?: unknown } | undefined;
       if (logs.has(event.path) && typeof outputs?.message === 'string') return line(outputs.message, 'log');

@@ -67,7 +67,7 @@ interface Caller {
   session: Session;
 }
 
-const STATUS_FILTERS = Object.values(RunStatus);
+const STATUS_FILTERS: RunStatus[] = Object.values(RunStatus);
 
 function formatTime(iso: string | undefined): string {
   return iso === undefined ? '' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
@@ -456,6 +456,17 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
                 </form>`
               : ''
           }
+          ${approvalPanel(run, caller)}
+          ${
+            isLiveStatus(run.status) || run.status === RunStatus.interrupted
+              ? roleAllows(caller.token.role, 'operator')
+                ? html`<form method="post" action="/runs/${encodeURIComponent(run.id)}/cancel" class="actions">
+                    <input type="hidden" name="_csrf" value="${caller.session.csrf}" />
+                    <button type="submit" class="danger">Cancel the run</button>
+                  </form>`
+                : ''
+              : ''
+          }
           <details class="inputs">
             <summary>Inputs</summary>
             <pre>${json(view.inputs)}</pre>
@@ -526,6 +537,87 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       Number.isInteger(lastEventId) ? lastEventId : 0,
     );
     return reply;
+  });
+
+  /** A waiting approval: what it asks, and Approve / Deny for an operator (who may be refused as no approver). */
+  function approvalPanel(run: RunRecord, caller: Caller): Html {
+    const wait = run.wait;
+    if (run.status !== RunStatus.waiting || !wait) return html``;
+    if (wait.reason !== 'approval')
+      return html`<p class="waiting" role="status">
+        Waiting for ${wait.reason}${wait.until ? html` until <time>${formatTime(wait.until)}</time>` : ''} at
+        ${wait.path}.
+      </p>`;
+    const base = `/runs/${encodeURIComponent(run.id)}`;
+    return html`<section class="approval" aria-labelledby="approval-title">
+      <h2 id="approval-title">Approval waiting at ${wait.path}</h2>
+      ${wait.message ? html`<p>${scrub(wait.message)}</p>` : ''}
+      <p class="meta">
+        Since
+        ${formatTime(wait.since)}${wait.timeoutAt ? html`, times out ${formatTime(wait.timeoutAt)}` : ''}${
+          wait.approvers ? html`; approvers: ${wait.approvers.join(', ')}` : ''
+        }
+      </p>
+      ${
+        roleAllows(caller.token.role, 'operator')
+          ? html`<div class="decide">
+              <form method="post" action="${base}/approve">
+                <input type="hidden" name="_csrf" value="${caller.session.csrf}" />
+                <label for="approve-comment">Comment (optional)</label>
+                <input id="approve-comment" name="comment" type="text" />
+                <button type="submit">Approve</button>
+              </form>
+              <form method="post" action="${base}/deny">
+                <input type="hidden" name="_csrf" value="${caller.session.csrf}" />
+                <label for="deny-comment">Why deny (required)</label>
+                <input id="deny-comment" name="comment" type="text" required />
+                <button type="submit" class="danger">Deny</button>
+              </form>
+            </div>`
+          : html`<p>Deciding needs the operator role.</p>`
+      }
+    </section>`;
+  }
+
+  for (const decision of ['approved', 'denied'] as const) {
+    app.post(`/runs/:runId/${decision === 'approved' ? 'approve' : 'deny'}`, async (request, reply) => {
+      const caller = await formCaller(request, reply, 'operator');
+      if (!caller) return reply;
+      const run = await store.getRun((request.params as { runId: string }).runId);
+      if (!run) return send(reply, page(caller, 'Not found', html`<h1>No such run</h1>`), 404);
+      const comment = String((request.body as Record<string, unknown>).comment ?? '').trim();
+      try {
+        await launcher.decide(catalog.find(run.playbook), {
+          runId: run.id,
+          decision,
+          by: caller.token.name,
+          ...(comment === '' ? {} : { comment }),
+        });
+      } catch (error) {
+        if (!isFleetbookError(error)) throw error;
+        return send(
+          reply,
+          page(
+            caller,
+            'Not recorded',
+            html`<h1>Not recorded</h1>
+              <p class="error">${scrub(error.message)}</p>
+              <p><a href="/runs/${encodeURIComponent(run.id)}">Back to the run</a></p>`,
+          ),
+          409,
+        );
+      }
+      return reply.redirect(`/runs/${encodeURIComponent(run.id)}`, 303);
+    });
+  }
+
+  app.post('/runs/:runId/cancel', async (request, reply) => {
+    const caller = await formCaller(request, reply, 'operator');
+    if (!caller) return reply;
+    const run = await store.getRun((request.params as { runId: string }).runId);
+    if (!run) return send(reply, page(caller, 'Not found', html`<h1>No such run</h1>`), 404);
+    await launcher.cancel(run.id, caller.token.name);
+    return reply.redirect(`/runs/${encodeURIComponent(run.id)}`, 303);
   });
 
   app.post('/runs/:runId/resume', async (request, reply) => {
