@@ -34,6 +34,9 @@ steps:
         sleep: 150ms
       - id: check
         log: "system \${{ n }} ok"
+  - id: gate
+    approval:
+      message: "Canaries look healthy: go on with the report?"
   - id: report
     log: "note: \${{ inputs.note }}"
 `;
@@ -109,11 +112,23 @@ describe('web UI in Chromium', () => {
     // The timeline grows while the loop's items start (redrawn from the event stream).
     await expect.poll(bars, { timeout: 20_000 }).toBeGreaterThan(first);
     await shot('run-live');
+    // The run stops at the gate: the page shows it with Approve / Deny once it waits.
+    await expect.poll(() => page.locator('#run-status .badge').textContent(), { timeout: 30_000 }).toContain('waiting');
+    await page.reload();
+    expect(await page.locator('.approval').textContent()).toContain('Canaries look healthy');
+    await shot('run-waiting');
+    await page.getByLabel('Comment (optional)').fill('canaries fine');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
     await expect
       .poll(() => page.locator('#run-status .badge').textContent(), { timeout: 30_000 })
       .toContain('succeeded');
-    // One bar per step and per loop item: catalogs, systems, its 9 items (and their steps: 9 × 2), report.
-    await expect.poll(bars).toBe(1 + 1 + 9 + 18 + 1);
+    await page.reload();
+    // One bar per step and per loop item: catalogs, systems, its 9 items (and their steps: 9 × 2), gate, report.
+    await expect.poll(bars).toBe(1 + 1 + 9 + 18 + 1 + 1);
+    await expect
+      .poll(() => page.locator('#log').textContent())
+      .toContain('approved by on-call operator: canaries fine');
     // Status in words beside each bar, not colour alone.
     expect(await page.locator('#timeline g.row text.state').first().textContent()).toContain('succeeded');
     await expect.poll(() => page.locator('#log').textContent()).toContain(`note: ${XSS}`);
