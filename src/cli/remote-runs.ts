@@ -41,39 +41,62 @@ export function serverSettings(env: NodeJS.ProcessEnv): ServerSettings | undefin
   return { url: url.replace(/\/+$/, ''), token };
 }
 
+/**
+ * POSTs `body` to the server's `path` (approve, deny, cancel); its answer. A refusal the server
+ * names (`NOT_AN_APPROVER`, `RUN_NOT_WAITING`...) is a `UsageError` with that code, exit 2, as
+ * the same refusal from the store would be.
+ */
+export async function postToServer<T>(settings: ServerSettings, path: string, body: unknown): Promise<T> {
+  return callServer<T>(settings, path, { method: 'POST', body });
+}
+
+async function callServer<T>(
+  settings: ServerSettings,
+  path: string,
+  options: { method?: 'GET' | 'POST'; body?: unknown; missing?: () => T } = {},
+): Promise<T> {
+  let answer;
+  try {
+    answer = await request(`${settings.url}${path}`, {
+      method: options.method ?? 'GET',
+      headers: {
+        authorization: `Bearer ${settings.token}`,
+        accept: 'application/json',
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      headersTimeout: 30_000,
+      bodyTimeout: 60_000,
+    });
+  } catch (error) {
+    throw new FleetbookError(`the server ${settings.url} cannot be reached: ${(error as Error).message}`, {
+      code: CliErrorCode.serverUnreachable,
+    });
+  }
+  const text = await answer.body.text();
+  if (answer.statusCode === 404 && options.missing) return options.missing();
+  if (answer.statusCode === 401)
+    throw new UsageError(
+      `the server ${settings.url} refused FLEETBOOK_TOKEN (unknown, revoked or mistyped)`,
+      CliErrorCode.tokenRefused,
+    );
+  if (answer.statusCode >= 300) {
+    let error: { code?: string; message?: string } = { message: text.slice(0, 300) };
+    try {
+      error = (JSON.parse(text) as { error?: typeof error }).error ?? error;
+    } catch {
+      // Not JSON: the text itself.
+    }
+    const message = `the server ${settings.url} answered ${answer.statusCode}: ${error.message ?? ''}`;
+    if (answer.statusCode < 500 && error.code) throw new UsageError(message, error.code);
+    throw new FleetbookError(message, { code: CliErrorCode.serverRefused });
+  }
+  return JSON.parse(text) as T;
+}
+
 export function remoteRunSource(settings: ServerSettings): RunSource {
   async function get<T>(path: string, missing?: () => T): Promise<T> {
-    let answer;
-    try {
-      answer = await request(`${settings.url}${path}`, {
-        headers: { authorization: `Bearer ${settings.token}`, accept: 'application/json' },
-        headersTimeout: 30_000,
-        bodyTimeout: 60_000,
-      });
-    } catch (error) {
-      throw new FleetbookError(`the server ${settings.url} cannot be reached: ${(error as Error).message}`, {
-        code: CliErrorCode.serverUnreachable,
-      });
-    }
-    const text = await answer.body.text();
-    if (answer.statusCode === 404 && missing) return missing();
-    if (answer.statusCode === 401)
-      throw new UsageError(
-        `the server ${settings.url} refused FLEETBOOK_TOKEN (unknown, revoked or mistyped)`,
-        CliErrorCode.tokenRefused,
-      );
-    if (answer.statusCode >= 300) {
-      let message = text.slice(0, 300);
-      try {
-        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
-      } catch {
-        // Not JSON: the text itself.
-      }
-      throw new FleetbookError(`the server ${settings.url} answered ${answer.statusCode}: ${message}`, {
-        code: CliErrorCode.serverRefused,
-      });
-    }
-    return JSON.parse(text) as T;
+    return callServer<T>(settings, path, missing ? { missing } : {});
   }
   const flatten = (nodes: readonly StepNode[]): StepRecord[] =>
     nodes.flatMap((node) => {

@@ -5,6 +5,7 @@
  * line), fails once denied, and a waiting run is cancelled at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 import { startTestServer, type TestServer } from './harness.js';
 
 const GATED = `name: gated
@@ -108,5 +109,21 @@ describe('approvals and cancellation through the API', () => {
     const ended = await t.api('POST', `/api/v1/runs/${runId}/cancel`, { token: t.tokens.operator });
     expect(ended.body).toMatchObject({ outcome: 'ended' });
     expect(t.logText()).toMatch(/"event":"audit.cancelled"[^\n]*"by":"on-call operator"/);
+  });
+
+  it('approves and cancels from the CLI through the server (FLEETBOOK_SERVER), as the token’s name', async () => {
+    const env = { FLEETBOOK_SERVER: t.url, FLEETBOOK_TOKEN: t.tokens.operator };
+    const runId = await startWaiting();
+    const approved = await runCli(['approve', runId.slice(0, 8), '--comment', 'from a laptop'], { env });
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain(`run ${runId}: approved on ${t.url}`);
+    expect(await settle(runId)).toBe('succeeded');
+    const other = await startWaiting();
+    const cancelled = await runCli(['runs', 'cancel', other], { env });
+    expect(cancelled).toMatchObject({ code: 0, stdout: expect.stringContaining('cancelled') });
+    expect((await t.store.getRun(other))?.status).toBe('cancelled');
+    // A refusal the server names keeps its code and exit 2.
+    const late = await runCli(['deny', other, '--comment', 'too late'], { env });
+    expect(late).toMatchObject({ code: 2, stderr: expect.stringContaining('not waiting') });
   });
 });

@@ -21,7 +21,7 @@ import {
 import { describeWait } from '../../engine/index.js';
 import { howToEndWait } from '../run-session.js';
 import { findRun } from '../find-run.js';
-import { remoteRunSource, serverSettings, type RunSource } from '../remote-runs.js';
+import { postToServer, remoteRunSource, serverSettings, type RunSource } from '../remote-runs.js';
 import type { CliIo } from '../io.js';
 import {
   isMachineFormat,
@@ -161,7 +161,9 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
       run.resumes === 0 ? '' : String(run.resumes),
     ];
     const waits = anyWaiting ? [run.wait ? waitText(run.wait) : ''] : [];
-    return wide ? [...row, ...waits, formatTime(run.endedAt), run.error ? errorText(run.error) : ''] : [...row, ...waits];
+    return wide
+      ? [...row, ...waits, formatTime(run.endedAt), run.error ? errorText(run.error) : '']
+      : [...row, ...waits];
   });
   const header = [
     'RUN',
@@ -222,7 +224,10 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
-  if (run.wait) io.stdout.write(`waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`);
+  if (run.wait)
+    io.stdout.write(
+      `waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`,
+    );
   if (run.cancelRequested)
     io.stdout.write(`cancel asked by ${run.cancelRequested.by} at ${formatTime(run.cancelRequested.at)}\n`);
   if (run.status === CRASHED)
@@ -382,10 +387,26 @@ export async function pruneRunsAction(io: CliIo, options: { olderThan?: string }
  */
 export async function cancelRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
   const format = outputFormat(options);
-  const { run, outcome } = await withRunStore({ env: io.env }, async (store) => {
-    const found = await findRun(store, runId, io.env);
-    return { run: found, outcome: await store.cancelRun(found.id, userInfo().username) };
-  });
+  const server = serverSettings(io.env);
+  const { run, outcome } = server
+    ? await (async () => {
+        // Against a server: the cancellation is recorded there, by the token's name.
+        const found = await findRun(remoteRunSource(server), runId, io.env);
+        const answer = await postToServer<{ outcome: 'cancelled' | 'requested' | 'ended'; run: RunRecord }>(
+          server,
+          `/api/v1/runs/${encodeURIComponent(found.id)}/cancel`,
+          undefined,
+        );
+        const cancelOutcome =
+          answer.outcome === 'ended'
+            ? { outcome: 'ended' as const, status: answer.run.status }
+            : { outcome: answer.outcome };
+        return { run: found, outcome: cancelOutcome };
+      })()
+    : await withRunStore({ env: io.env }, async (store) => {
+        const found = await findRun(store, runId, io.env);
+        return { run: found, outcome: await store.cancelRun(found.id, userInfo().username) };
+      });
   if (outcome.outcome === 'ended')
     throw new UsageError(`run ${run.id} already ended ${outcome.status}; there is nothing to cancel`, 'RUN_ENDED');
   if (isMachineFormat(format)) {
