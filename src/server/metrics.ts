@@ -4,7 +4,8 @@
  * step durations and platform exchanges of the runs it drives (its observed store and its
  * client's log lines), rate-limit waits of the shared buckets, scheduler fires and skips (its
  * daemon's log lines), open event streams. Read from the store at each scrape: runs by
- * playbook and status (the latest `RUN_SCAN_LIMIT` runs) and the queue's depth.
+ * playbook and status (the latest `RUN_SCAN_LIMIT` runs), the queue's depth and the runs waiting
+ * for an approval.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JournalEvent, RunStore } from '../store/index.js';
@@ -54,6 +55,15 @@ export function createServerMetrics(store: RunStore): ServerMetrics {
     registers: [registry],
     async collect() {
       this.set((await store.listRuns({ status: 'queued', limit: RUN_SCAN_LIMIT })).length);
+    },
+  });
+  new Gauge({
+    name: 'fleetbook_waiting_approvals',
+    help: 'Runs waiting for an approval',
+    registers: [registry],
+    async collect() {
+      const waiting = await store.listRuns({ status: 'waiting', limit: RUN_SCAN_LIMIT });
+      this.set(waiting.filter((run) => run.wait?.reason === 'approval').length);
     },
   });
   const started = new Counter({

@@ -50,6 +50,8 @@ async function settle(runId: string): Promise<string> {
 describe('approvals and cancellation through the API', () => {
   it('shows the waiting gate, refuses a viewer and a non-approver, and goes on once approved', async () => {
     const runId = await startWaiting();
+    const metrics = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${t.tokens.viewer}` } });
+    expect(await metrics.text()).toMatch(/^fleetbook_waiting_approvals 1$/m);
     const shown = await t.api('GET', `/api/v1/runs/${runId}`, { token: t.tokens.viewer });
     expect(shown.body).toMatchObject({
       run: { status: 'waiting', wait: { reason: 'approval', path: 'gate', message: 'canary looks good?' } },
