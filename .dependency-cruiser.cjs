@@ -7,6 +7,7 @@
  *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
  *   errors, logging, openapi (the platform description), timers: leaves imported by all
  *   cli ──► server ──► scheduler, engine, store (nothing else imports server)
+ *   cli, scheduler ──► notifications ──► store, playbook (its types), expressions; the engine never imports it
  *
  * Each rule names a folder and the folders it must not import.
  */
@@ -36,6 +37,7 @@ const throughIndex = [
   'scheduler',
   'simulator',
   'server',
+  'notifications',
 ];
 module.exports = {
   forbidden: [
@@ -66,6 +68,7 @@ module.exports = {
       'expressions',
       'logging',
       'openapi',
+      'notifications',
     ]),
     layer('leaves-logging', 'logging', [
       'api',
@@ -79,6 +82,7 @@ module.exports = {
       'server',
       'expressions',
       'openapi',
+      'notifications',
     ]),
     layer('leaves-timers', 'timers', [
       'api',
@@ -93,6 +97,7 @@ module.exports = {
       'expressions',
       'logging',
       'openapi',
+      'notifications',
     ]),
     layer('leaves-openapi', 'openapi', [
       'api',
@@ -105,9 +110,19 @@ module.exports = {
       'simulator',
       'server',
       'expressions',
+      'notifications',
     ]),
-    layer('api', 'api', ['steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', ...above]),
-    layer('steps', 'steps', ['engine', 'scheduler', ...above]),
+    layer('api', 'api', [
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'expressions',
+      ...above,
+      'notifications',
+    ]),
+    layer('steps', 'steps', ['engine', 'scheduler', ...above, 'notifications']),
     // Step definitions build and run loaded steps: they know the playbook's types, never its code (the loader calls them).
     {
       ...layer('steps-playbook', 'steps', ['playbook']),
@@ -115,10 +130,30 @@ module.exports = {
     },
     // Step executors describe their results in the journal's terms (types only); they never write to the store.
     { ...layer('steps-store', 'steps', ['store']), to: { path: '^src/store/', dependencyTypesNot: ['type-only'] } },
-    layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above]),
-    layer('expressions', 'expressions', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', ...above]),
-    layer('store', 'store', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'expressions', ...above]),
-    layer('engine', 'engine', ['scheduler', ...above]),
+    layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above, 'notifications']),
+    layer('expressions', 'expressions', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      ...above,
+      'notifications',
+    ]),
+    layer('store', 'store', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'expressions',
+      ...above,
+      'notifications',
+    ]),
+    layer('engine', 'engine', ['scheduler', 'notifications', ...above]),
+    // The engine records what its `notify` hook returns; it never knows channels or how they are sent.
+    layer('notifications', 'notifications', ['api', 'steps', 'engine', 'scheduler', ...above]),
     layer('scheduler', 'scheduler', above),
     layer('simulator', 'simulator', [
       'api',
