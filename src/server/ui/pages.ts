@@ -50,7 +50,6 @@ const STATIC_DIR = new URL('./static/', import.meta.url);
 const STATIC_TYPES: Record<string, string> = {
   'app.css': 'text/css; charset=utf-8',
   'run.js': 'text/javascript; charset=utf-8',
-  'playbook.js': 'text/javascript; charset=utf-8',
 };
 
 /** No inline script or style, nothing from another origin, no framing. */
