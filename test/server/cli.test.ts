@@ -147,5 +147,16 @@ describe('fleetbook server (a process)', () => {
     });
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain('fleetbook server: not started');
+    const badPort = await runCli(['server', '--port', 'eighty'], { env: { FLEETBOOK_HOME: join(dir, 'bad-home') } });
+    expect(badPort).toMatchObject({ code: 2, stderr: expect.stringContaining('--port must be a port number') });
+    // With the embedded store the server is the only one to drive its runs: --no-worker is refused.
+    mkdirSync(join(dir, 'empty-playbooks'));
+    const noWorker = await runCli(
+      ['server', '--no-worker', '--port', '0', '--playbooks', join(dir, 'empty-playbooks')],
+      {
+        env: { FLEETBOOK_HOME: join(dir, 'bad-home') },
+      },
+    );
+    expect(noWorker).toMatchObject({ code: 2, stderr: expect.stringContaining('--no-worker needs a shared store') });
   });
 });
