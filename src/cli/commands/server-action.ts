@@ -42,7 +42,7 @@ export interface ServerCommandOptions {
  * the client's `platform answered` lines (the operation's rate-limit group from the platform
  * description). A line that is not JSON is ignored.
  */
-function metricsTee(metrics: ServerMetrics): Writable {
+export function metricsTee(metrics: ServerMetrics): Writable {
   const groups = new Map(loadPlatformDescription().operations.map((op) => [op.id, op.rateLimit?.group ?? 'none']));
   let rest = '';
   return new Writable({
