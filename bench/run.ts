@@ -27,7 +27,8 @@ const BENCHMARKS = [
   '12-journal-append-postgres.ts',
   'simulator-throughput.ts',
   '14-validation-scaling.ts',
-  '15-server.ts',
+  '15-fleet-10k.ts',
+  '16-server.ts',
 ];
 
 const onlyAt = process.argv.indexOf('--only');

@@ -1,12 +1,12 @@
 /**
- * Benchmark 15, `fleetbook server`: (a) 100 clients following one run's event stream while
+ * Benchmark 16, `fleetbook server`: (a) 100 clients following one run's event stream while
  * a 500-item loop runs (each item a 20 ms sleep, 10 at a time): the latency from each journal
  * append (the entry's `at`) to its arrival at each client, p50/p95/max over all clients and
  * events; (b) the run page of a finished 5,000-item run opened in Chromium (logged in): the time
  * to its load event, and the bars its timeline draws. Server, runs and clients share this one
  * process (loopback), as a small team's server would. Targets (issue 21, measured, not asserted
  * by tests): p95 ≤ 200 ms; the page in ≤ 1 s.
- * Run alone: npx tsx bench/15-server.ts [--quick]
+ * Run alone: npx tsx bench/16-server.ts [--quick]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -120,7 +120,7 @@ try {
     await browser.close();
   }
   printFigures(
-    '15 server',
+    '16 server',
     `${CLIENTS} SSE clients on a ${ITEMS}-item loop (${(runMs / 1000).toFixed(1)} s): ${sorted.length} live events delivered, append → client p50 ${ms(percentile(sorted, 50))}, p95 ${ms(p95)}, max ${ms(sorted.at(-1) ?? 0)}; run page of a finished ${BIG_ITEMS}-item run in Chromium ${ms(pageMs)} (${bars} timeline bars)`,
     [
       { label: `p95 ${ms(p95)} ≤ 200 ms`, pass: p95 <= 200 },
