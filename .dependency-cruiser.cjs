@@ -6,6 +6,7 @@
  *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
  *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
  *   errors, logging, openapi (the platform description), timers: leaves imported by all
+ *   cli ──► server ──► scheduler, engine, store (nothing else imports server)
  *   cli, scheduler ──► notifications ──► store, playbook (its types), expressions; the engine never imports it
  *
  * Each rule names a folder and the folders it must not import.
@@ -18,7 +19,7 @@ const layer = (name, from, forbidden) => ({
   to: { path: `^src/(${forbidden.join('|')})/` },
 });
 
-const above = ['cli', 'simulator'];
+const above = ['cli', 'simulator', 'server'];
 
 /** Modules whose imports of other modules go through those modules' `index.ts` (their public surface): all of them. */
 const throughIndex = [
@@ -35,6 +36,7 @@ const throughIndex = [
   'cli',
   'scheduler',
   'simulator',
+  'server',
   'notifications',
 ];
 module.exports = {
@@ -62,6 +64,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
       'logging',
       'openapi',
@@ -76,6 +79,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
       'openapi',
       'notifications',
@@ -89,6 +93,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
       'logging',
       'openapi',
@@ -103,6 +108,7 @@ module.exports = {
       'store',
       'cli',
       'simulator',
+      'server',
       'expressions',
       'notifications',
     ]),
@@ -149,7 +155,18 @@ module.exports = {
     // The engine records what its `notify` hook returns; it never knows channels or how they are sent.
     layer('notifications', 'notifications', ['api', 'steps', 'engine', 'scheduler', ...above]),
     layer('scheduler', 'scheduler', above),
-    layer('simulator', 'simulator', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', 'cli']),
+    layer('simulator', 'simulator', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'expressions',
+      'cli',
+      'server',
+    ]),
+    layer('server', 'server', ['cli', 'simulator']),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

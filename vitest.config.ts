@@ -13,6 +13,8 @@ const built = [
   'test/readme.test.ts',
   'test/resume/crash.test.ts',
 ];
+/** Tests that drive a real Chromium (test/browser/): after unit, integration and built ones. */
+const browser = ['test/browser/**/*.test.ts'];
 /** Tests that rebuild `dist/` (`npm start`): alone, after everything else, so no test runs a half-written dist/. */
 const rebuilding = ['test/cli/demo.test.ts'];
 
@@ -20,8 +22,9 @@ const integration = { environment: 'node' as const, setupFiles, testTimeout: 60_
 
 // Projects (CONTRIBUTING.md): unit tests live beside the code, integration tests (against the
 // simulator on port 0) in test/, the tests that need a PostgreSQL server in test/postgres/ (a
-// throwaway cluster started once for them). Groups run in order: unit and integration together,
-// then the tests of the built CLI, then the one that rebuilds it, then postgres.
+// throwaway cluster started once for them), the web UI's in a real Chromium in test/browser/.
+// Groups run in order: unit and integration together, then the tests of the built CLI, then
+// the browser tests, then the one that rebuilds dist/, then postgres.
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
@@ -31,12 +34,13 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...built, ...rebuilding, 'test/postgres/**'],
+          exclude: [...built, ...rebuilding, ...browser, 'test/postgres/**'],
           ...integration,
         },
       },
       { test: { name: 'built', include: built, ...integration, sequence: { groupOrder: 1 } } },
-      { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 2 } } },
+      { test: { name: 'browser', include: browser, ...integration, sequence: { groupOrder: 2 } } },
+      { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 3 } } },
       {
         test: {
           name: 'postgres',
@@ -46,7 +50,7 @@ export default defineConfig({
           // Last and alone: its workers are real processes timed by claims of a few seconds, and
           // the simulated world runs 3000 times faster than the wall clock (a busy machine's
           // delays become simulated hours: see test/postgres/fixtures/long-prechecks.world.yaml).
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
         },
       },
     ],

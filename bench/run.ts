@@ -28,6 +28,7 @@ const BENCHMARKS = [
   'simulator-throughput.ts',
   '14-validation-scaling.ts',
   '15-fleet-10k.ts',
+  '16-server.ts',
 ];
 
 const onlyAt = process.argv.indexOf('--only');

@@ -17,5 +17,11 @@ export const CliErrorCode = {
   unknownSchedule: 'UNKNOWN_SCHEDULE',
   unknownOperation: 'UNKNOWN_OPERATION',
   secretInputMissing: 'SECRET_INPUT_MISSING',
+  invalidServer: 'INVALID_SERVER',
+  noToken: 'NO_TOKEN',
+  tokenRefused: 'TOKEN_REFUSED',
+  serverUnreachable: 'SERVER_UNREACHABLE',
+  serverRefused: 'SERVER_REFUSED',
+  unknownToken: 'UNKNOWN_TOKEN',
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];

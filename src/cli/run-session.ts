@@ -56,6 +56,8 @@ export function createCommandLogger(
   secrets: SecretRegistry,
   readable = !wantsJson(io, options),
   screen?: NodeJS.WritableStream,
+  /** Another destination of the JSON lines, at its own level (the server's metrics read the lines of the scheduler and the client). */
+  tee?: { stream: NodeJS.WritableStream; level: pino.Level },
 ): Logger {
   if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) {
     throw new UsageError(
@@ -70,7 +72,13 @@ export function createCommandLogger(
     { stream: (readable ? createReadableLogStream(out) : out) as DestinationStream, level },
   ];
   if (options.logFile) streams.push({ stream: openLogFile(options.logFile), level });
-  return createLogger({ level: options.logLevel as LevelWithSilent, secrets, destination: pino.multistream(streams) });
+  let baseLevel = options.logLevel as LevelWithSilent;
+  if (tee) {
+    streams.push({ stream: tee.stream as DestinationStream, level: tee.level });
+    // Lines the tee wants below the command's level are made, and each stream keeps to its own level.
+    if (pino.levels.values[tee.level]! < pino.levels.values[level]!) baseLevel = tee.level;
+  }
+  return createLogger({ level: baseLevel, secrets, destination: pino.multistream(streams) });
 }
 
 type LogFile = ReturnType<typeof pino.destination>;
@@ -136,7 +144,9 @@ export async function withInterruption<T>(logger: Logger, work: (signal: AbortSi
 /** Prints the result (one JSON line, or the summary) and sets the exit code: 0, 1 or 130. */
 /** The lines a waiting run's process ends with: what it waits for, and the commands that end the wait. */
 export function howToEndWait(runId: string, wait: WaitRecord): string {
-  const lines = [`fleetbook: run ${runId} is waiting for ${describeWait(wait)}; this process exits, nothing is kept running.`];
+  const lines = [
+    `fleetbook: run ${runId} is waiting for ${describeWait(wait)}; this process exits, nothing is kept running.`,
+  ];
   if (wait.reason === 'approval') {
     if (wait.approvers) lines.push(`  approvers: ${wait.approvers.join(', ')}`);
     if (wait.timeoutAt) lines.push(`  times out at ${wait.timeoutAt} (then: ${wait.onTimeout ?? 'fail'})`);
@@ -165,7 +175,8 @@ export function reportResult(
     io.stdout.write(secrets.scrub(formatSummary(result)));
   }
   // What to do next, for a person, on stderr whatever the view: stdout stays the result.
-  if (result.status === RunStatus.waiting && result.wait) io.stderr.write(secrets.scrub(howToEndWait(result.runId, result.wait)));
+  if (result.status === RunStatus.waiting && result.wait)
+    io.stderr.write(secrets.scrub(howToEndWait(result.runId, result.wait)));
   io.exitCode =
     result.status === RunStatus.succeeded
       ? ExitCode.success

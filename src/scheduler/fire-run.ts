@@ -147,7 +147,15 @@ export async function fire(
   kind: FireKind,
 ): Promise<void> {
   if (state.paused)
-    return skip(context, entry, state, atMs, `paused after ${state.consecutiveFailures} failed runs in a row`);
+    return skip(
+      context,
+      entry,
+      state,
+      atMs,
+      state.pausedBy === undefined
+        ? `paused after ${state.consecutiveFailures} failed runs in a row`
+        : `paused by ${state.pausedBy}`,
+    );
   if (entry.runs.size === 0 && state.queued.length === 0) return start(context, entry, state, atMs, kind);
   const running = [...entry.runs.keys()];
   switch (entry.schedule.overlap) {

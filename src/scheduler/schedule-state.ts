@@ -23,6 +23,8 @@ export interface ScheduleState {
   consecutiveFailures: number;
   paused: boolean;
   pausedAt?: string;
+  /** Who paused the schedule by hand (`fleetbook server`: the token's name); absent when failed runs paused it. */
+  pausedBy?: string;
   /** Hash of the playbook when the schedule paused: loading a changed playbook resumes it. */
   pausedPlaybookHash?: string;
   /** Nominal fire times waiting for the running run (overlap `queue`, catch-up `all`), oldest first. */
@@ -80,6 +82,7 @@ export async function readScheduleState(store: RunStore, key: string): Promise<S
     lastRunId: text(raw.lastRunId),
     lastRunStartedAt: text(raw.lastRunStartedAt),
     pausedAt: text(raw.pausedAt),
+    pausedBy: text(raw.pausedBy),
     pausedPlaybookHash: text(raw.pausedPlaybookHash),
   };
   for (const [name, value] of Object.entries(optional))

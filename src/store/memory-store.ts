@@ -19,6 +19,7 @@ import {
   type JournalRow,
   type RunRow,
 } from './run-row.js';
+import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import {
   claimable,
@@ -43,6 +44,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   const leases = new Map<string, { owner: string; expiresAtMs: number }>();
   const schedules = new Map<string, string>();
   const rateBuckets = new Map<string, number>();
+  const apiTokens = new Map<string, ApiTokenRow>();
   // Insertion order is the outbox's order (oldest first).
   const outbox = new Map<string, NotificationRow>();
   let closed = false;
@@ -198,7 +200,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
 
     async listRuns(filter: RunFilter = {}) {
       open();
-      const { since, limit } = normaliseFilter(filter);
+      const { since, until, limit } = normaliseFilter(filter);
       return (
         [...runs.values()]
           .reverse()
@@ -207,6 +209,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
               (filter.playbook === undefined || row.playbook === filter.playbook) &&
               (filter.status === undefined || row.status === filter.status) &&
               (since === undefined || row.startedAt >= since) &&
+              (until === undefined || row.startedAt <= until) &&
               (filter.idPrefix === undefined || row.id.startsWith(filter.idPrefix)),
           )
           // Stable sort: among equal start times the later-created run stays first.
@@ -216,9 +219,9 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       );
     },
 
-    async journal(runId) {
+    async journal(runId, afterSeq = 0) {
       open();
-      return (journals.get(runId) ?? []).map(rowToEntry);
+      return (journals.get(runId) ?? []).filter((row) => row.seq > afterSeq).map(rowToEntry);
     },
 
     async steps(runId) {
@@ -306,6 +309,34 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async pushRate(key, notBeforeMs, toleranceMs) {
       open();
       rateBuckets.set(key, Math.max(rateBuckets.get(key) ?? 0, Math.ceil(notBeforeMs + toleranceMs)));
+    },
+
+    async createApiToken(token) {
+      open();
+      if ([...apiTokens.values()].some((row) => row.name === token.name || row.id === token.id))
+        throw tokenExists(token.name);
+      const row: ApiTokenRow = { ...token, revokedAt: null };
+      apiTokens.set(token.id, row);
+      return rowToApiToken(row);
+    },
+
+    async getApiToken(id) {
+      open();
+      const row = apiTokens.get(id);
+      return row && { ...rowToApiToken(row), hash: row.hash };
+    },
+
+    async listApiTokens() {
+      open();
+      return [...apiTokens.values()].map(rowToApiToken);
+    },
+
+    async revokeApiToken(idOrName) {
+      open();
+      const row = [...apiTokens.values()].find((candidate) => candidate.id === idOrName || candidate.name === idOrName);
+      if (!row) return undefined;
+      row.revokedAt ??= resolved.now().toISOString();
+      return rowToApiToken(row);
     },
 
     async close() {

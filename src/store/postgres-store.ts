@@ -5,6 +5,7 @@
  * the journal of a process is written in the order it was appended, as with SQLite.
  */
 import type pg from 'pg';
+import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { foldJournal } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
@@ -147,6 +148,14 @@ export const SQL_PUSH_RATE = `
   INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint)
   ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, excluded.tat_ms)`;
 
+const TOKEN_COLUMNS = `id, name, role, hash, created_at AS "createdAt", revoked_at AS "revokedAt"`;
+export const SQL_CREATE_API_TOKEN = `
+  INSERT INTO api_tokens (id, name, role, hash, created_at) VALUES ($1, $2, $3, $4, $5)`;
+export const SQL_GET_API_TOKEN = `SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = $1`;
+export const SQL_LIST_API_TOKENS = `SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, id`;
+/** A token revoked twice keeps its first revocation time. */
+export const SQL_REVOKE_API_TOKEN = `
+  UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 OR name = $2 RETURNING ${TOKEN_COLUMNS}`;
 const notificationColumns = `
   key, run_id AS "runId", event, channel, message_json AS "messageJson", state, attempts, created_at AS "createdAt",
   next_attempt_at_ms AS "nextAttemptAtMs", sent_at AS "sentAt", last_error AS "lastError", claimed_by AS "claimedBy",
@@ -232,12 +241,13 @@ export const SQL_LIST_RUNS = `
   WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR status = $2)
     AND ($3::text IS NULL OR started_at >= $3)
     AND ($4::text IS NULL OR left(id, length($4)) = $4)
+    AND ($6::text IS NULL OR started_at <= $6)
   ORDER BY started_at DESC, created_order DESC LIMIT $5`;
 /**
  * Ordered by seq, in one snapshot: entries appended meanwhile by the run's driver are either all
  * in (a committed batch) or not, so the journal read is always a prefix.
  */
-export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 ORDER BY seq`;
+export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
 
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
@@ -797,7 +807,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
     listRuns: (filter: RunFilter = {}) =>
       serial(async () => {
-        const { since, limit } = normaliseFilter(filter);
+        const { since, until, limit } = normaliseFilter(filter);
         await commit();
         const rows = await query<RunRow>(SQL_LIST_RUNS, [
           filter.playbook ?? null,
@@ -805,20 +815,21 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
           since ?? null,
           filter.idPrefix ?? null,
           limit,
+          until ?? null,
         ]);
         return rows.rows.map(rowToRun);
       }),
 
-    journal: (runId) =>
+    journal: (runId, afterSeq = 0) =>
       serial(async () => {
         await commit();
-        return (await query<JournalRow>(SQL_JOURNAL, [runId])).rows.map(rowToEntry);
+        return (await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])).rows.map(rowToEntry);
       }),
 
     steps: (runId) =>
       serial(async () => {
         await commit();
-        return foldJournal((await query<JournalRow>(SQL_JOURNAL, [runId])).rows.map(rowToEntry));
+        return foldJournal((await query<JournalRow>(SQL_JOURNAL, [runId, 0])).rows.map(rowToEntry));
       }),
 
     acquireLease: (key, owner, ttlMs) =>
@@ -890,6 +901,31 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     pushRate: (key, notBeforeMs, toleranceMs) =>
       serial(async () => {
         await query(SQL_PUSH_RATE, [key, Math.ceil(notBeforeMs + toleranceMs)]);
+      }),
+
+    createApiToken: (token) =>
+      serial(async () => {
+        try {
+          await query(SQL_CREATE_API_TOKEN, [token.id, token.name, token.role, token.hash, token.createdAt]);
+        } catch (error) {
+          if (pgCode(error) === '23505') throw tokenExists(token.name);
+          throw error;
+        }
+        return rowToApiToken({ ...token, revokedAt: null });
+      }),
+
+    getApiToken: (id) =>
+      serial(async () => {
+        const row = (await query<ApiTokenRow>(SQL_GET_API_TOKEN, [id])).rows[0];
+        return row && { ...rowToApiToken(row), hash: row.hash };
+      }),
+
+    listApiTokens: () => serial(async () => (await query<ApiTokenRow>(SQL_LIST_API_TOKENS)).rows.map(rowToApiToken)),
+
+    revokeApiToken: (idOrName) =>
+      serial(async () => {
+        const row = (await query<ApiTokenRow>(SQL_REVOKE_API_TOKEN, [resolved.now().toISOString(), idOrName])).rows[0];
+        return row && rowToApiToken(row);
       }),
 
     close: async () => {

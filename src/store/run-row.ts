@@ -183,12 +183,20 @@ export function assertLeaseTtl(ttlMs: number): void {
 /** @default 50 */
 export const defaultListLimit = 50;
 
-export function normaliseFilter(filter: { since?: string; limit?: number }): { since?: string; limit: number } {
+export function normaliseFilter(filter: { since?: string; until?: string; limit?: number }): {
+  since?: string;
+  until?: string;
+  limit: number;
+} {
   const limit = filter.limit ?? defaultListLimit;
   if (!Number.isInteger(limit) || limit <= 0) {
     throw new StoreError(`Expected \`limit\` to be a positive integer, got ${limit}.`, StoreErrorCode.invalidArgument);
   }
-  return { limit, ...(filter.since === undefined ? {} : { since: normaliseTimestamp(filter.since, 'since') }) };
+  return {
+    limit,
+    ...(filter.since === undefined ? {} : { since: normaliseTimestamp(filter.since, 'since') }),
+    ...(filter.until === undefined ? {} : { until: normaliseTimestamp(filter.until, 'until') }),
+  };
 }
 
 /** The columns of a run made `waiting` for `wait` (see `RunStore.suspendRun`). */

@@ -83,6 +83,17 @@ export const migrations: readonly string[] = [
   CREATE INDEX notifications_by_run ON notifications (run_id);
   CREATE INDEX notifications_pending ON notifications (created_at) WHERE state = 'pending';
   `,
+  // API tokens of `fleetbook server`: only a hash of each secret is kept.
+  `
+  CREATE TABLE api_tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+  );
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */

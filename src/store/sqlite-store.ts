@@ -20,6 +20,7 @@ import {
   type JournalRow,
   type RunRow,
 } from './run-row.js';
+import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { migrations, schemaVersion } from './schema.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
@@ -52,6 +53,7 @@ const runColumns = `
   outputs_json AS outputsJson, error_json AS errorJson, resumes,
   wait_json AS waitJson, wait_due_at AS waitDueAt, cancel_json AS cancelJson`;
 
+const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt`;
 const notificationColumns = `
   key, run_id AS runId, event, channel, message_json AS messageJson, state, attempts, created_at AS createdAt,
   next_attempt_at_ms AS nextAttemptAtMs, sent_at AS sentAt, last_error AS lastError, claimed_by AS claimedBy,
@@ -172,16 +174,23 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     ),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
     listRuns: db.prepare<
-      { playbook: string | null; status: string | null; since: string | null; idPrefix: string | null; limit: number },
+      {
+        playbook: string | null;
+        status: string | null;
+        since: string | null;
+        until: string | null;
+        idPrefix: string | null;
+        limit: number;
+      },
       RunRow
     >(`
       SELECT ${runColumns} FROM runs
       WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR status = @status)
-        AND (@since IS NULL OR started_at >= @since)
+        AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at <= @until)
         AND (@idPrefix IS NULL OR substr(id, 1, length(@idPrefix)) = @idPrefix)
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
-    journal: db.prepare<[string], JournalRow>(
-      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? ORDER BY seq`,
+    journal: db.prepare<[string, number], JournalRow>(
+      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq`,
     ),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
@@ -207,6 +216,17 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES (@key, @now + @interval)
       ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = MAX(rate_buckets.tat_ms, @now) + @interval
       RETURNING MAX(tat_ms - @interval - @tolerance - @now, 0) AS waitMs`),
+    createApiToken: db.prepare<{
+      id: string;
+      name: string;
+      role: string;
+      hash: string;
+      createdAt: string;
+    }>(`INSERT INTO api_tokens (id, name, role, hash, created_at) VALUES (@id, @name, @role, @hash, @createdAt)`),
+    getApiToken: db.prepare<[string], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens WHERE id = ?`),
+    listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
+    revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`
+      UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR name = ? RETURNING ${tokenColumns}`),
     // The key is the idempotency key: a notification recorded twice (a retried end) stays one row.
     addNotification: db.prepare<NotificationRow>(`
       INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
@@ -479,29 +499,30 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
     async listRuns(filter: RunFilter = {}) {
       open();
-      const { since, limit } = normaliseFilter(filter);
+      const { since, until, limit } = normaliseFilter(filter);
       commit();
       return statements.listRuns
         .all({
           playbook: filter.playbook ?? null,
           status: filter.status ?? null,
           since: since ?? null,
+          until: until ?? null,
           idPrefix: filter.idPrefix ?? null,
           limit,
         })
         .map(rowToRun);
     },
 
-    async journal(runId) {
+    async journal(runId, afterSeq = 0) {
       open();
       commit();
-      return statements.journal.all(runId).map(rowToEntry);
+      return statements.journal.all(runId, afterSeq).map(rowToEntry);
     },
 
     async steps(runId) {
       open();
       commit();
-      return foldJournal(statements.journal.all(runId).map(rowToEntry));
+      return foldJournal(statements.journal.all(runId, 0).map(rowToEntry));
     },
 
     async acquireLease(key, owner, ttlMs) {
@@ -577,6 +598,35 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async pushRate(key, notBeforeMs, toleranceMs) {
       open();
       statements.pushRate.run({ key, tat: Math.ceil(notBeforeMs + toleranceMs) });
+    },
+
+    async createApiToken(token) {
+      open();
+      try {
+        statements.createApiToken.run(token);
+      } catch (error) {
+        if (isSqliteError(error, 'SQLITE_CONSTRAINT_UNIQUE') || isSqliteError(error, 'SQLITE_CONSTRAINT_PRIMARYKEY'))
+          throw tokenExists(token.name);
+        throw error;
+      }
+      return rowToApiToken({ ...token, revokedAt: null });
+    },
+
+    async getApiToken(id) {
+      open();
+      const row = statements.getApiToken.get(id);
+      return row && { ...rowToApiToken(row), hash: row.hash };
+    },
+
+    async listApiTokens() {
+      open();
+      return statements.listApiTokens.all().map(rowToApiToken);
+    },
+
+    async revokeApiToken(idOrName) {
+      open();
+      const row = statements.revokeApiToken.get(resolved.now().toISOString(), idOrName, idOrName);
+      return row && rowToApiToken(row);
     },
 
     async close() {

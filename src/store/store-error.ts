@@ -17,6 +17,8 @@ export const StoreErrorCode = {
   storeUnreachable: 'STORE_UNREACHABLE',
   /** The store's server failed once in use (gone, restarted): the run stops where its journal is. */
   storeUnavailable: 'STORE_UNAVAILABLE',
+  /** An API token with that name (or id) exists already. */
+  tokenExists: 'TOKEN_EXISTS',
 } as const;
 export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
 
@@ -26,6 +28,7 @@ const usageCodes: ReadonlySet<StoreErrorCode> = new Set([
   StoreErrorCode.storeUnreadable,
   StoreErrorCode.storeUnreachable,
   StoreErrorCode.invalidArgument,
+  StoreErrorCode.tokenExists,
 ]);
 
 /** A store call that cannot be honoured; the message says what to do about it. */

@@ -221,6 +221,8 @@ export interface RunFilter {
   status?: RunStatus;
   /** ISO timestamp: runs started at or after. */
   since?: string;
+  /** ISO timestamp: runs started at or before (the server's cursor paging). */
+  until?: string;
   /** Runs whose id starts with this text (the short ids an operator types). */
   idPrefix?: string;
   /** @default 50 */
@@ -300,6 +302,25 @@ export interface Leadership {
 }
 
 export type QueueStore = RunStore & RunQueue;
+
+/** What an API token may do (`fleetbook server`): viewer reads, operator also acts on runs, admin also manages tokens and schedules. */
+export const TokenRole = { viewer: 'viewer', operator: 'operator', admin: 'admin' } as const;
+export type TokenRole = (typeof TokenRole)[keyof typeof TokenRole];
+
+/** An API token as listed: never its secret, which is shown once when made and stored only hashed. */
+export interface ApiToken {
+  id: string;
+  /** Unique among the store's tokens (revoked ones too): who the token was made for. */
+  name: string;
+  role: TokenRole;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+/** A token to record: `hash` is the hex SHA-256 of its secret. */
+export interface NewApiToken extends Omit<ApiToken, 'revokedAt'> {
+  hash: string;
+}
 
 export function isQueueStore(store: RunStore): store is QueueStore {
   return typeof (store as Partial<RunQueue>).claimRun === 'function';
@@ -430,7 +451,8 @@ export interface RunStore extends NotificationOutbox {
   cancelRun(runId: string, by: string): Promise<CancelOutcome>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
-  journal(runId: string): Promise<JournalEntry[]>;
+  /** The run's journal in order; only the entries after seq `afterSeq` when given (a follower reading what is new). */
+  journal(runId: string, afterSeq?: number): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds
@@ -473,5 +495,13 @@ export interface RunStore extends NotificationOutbox {
   takeRate(key: string, intervalMs: number, toleranceMs: number): Promise<number>;
   /** Nobody starts in bucket `key` before `notBeforeMs` (epoch ms), whatever the tolerance: a 429 or a spent quota, for every process. */
   pushRate(key: string, notBeforeMs: number, toleranceMs: number): Promise<void>;
+  /** Records an API token; `TOKEN_EXISTS` when its name or id is taken. */
+  createApiToken(token: NewApiToken): Promise<ApiToken>;
+  /** The token `id` with its hash (revoked ones too: the caller refuses them), for the server to check a secret against. */
+  getApiToken(id: string): Promise<(ApiToken & { hash: string }) | undefined>;
+  /** Every token, oldest first, without hashes. */
+  listApiTokens(): Promise<ApiToken[]>;
+  /** Revokes the token whose id or name is `idOrName` (kept, marked revoked); undefined when there is none. */
+  revokeApiToken(idOrName: string): Promise<ApiToken | undefined>;
   close(): Promise<void>;
 }

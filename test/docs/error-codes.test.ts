@@ -17,6 +17,7 @@ import { OpenapiErrorCode } from '../../src/openapi/error-codes.js';
 import { ProblemCode } from '../../src/playbook/problem-codes.js';
 import { SchedulerErrorCode } from '../../src/scheduler/scheduler-error.js';
 import { StepErrorCode } from '../../src/steps/error-codes.js';
+import { ServerErrorCode } from '../../src/server/index.js';
 import { StoreErrorCode } from '../../src/store/index.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -30,6 +31,7 @@ const tables = {
   OpenapiErrorCode,
   ProblemCode,
   SchedulerErrorCode,
+  ServerErrorCode,
   StepErrorCode,
   StoreErrorCode,
 };

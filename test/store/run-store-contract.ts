@@ -332,6 +332,81 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
     });
 
+    it('reads the journal after a seq: only what a follower has not seen', async () => {
+      await store.createRun(newRun('f1'));
+      for (const path of ['a', 'b', 'c'])
+        await store.append('f1', { type: 'step.started', path, stepId: path, kind: 'set' });
+      expect((await store.journal('f1', 1)).map((entry) => [entry.seq, entry.event.path])).toEqual([
+        [2, 'b'],
+        [3, 'c'],
+      ]);
+      expect(await store.journal('f1', 3)).toEqual([]);
+    });
+
+    it('lists runs started at or before `until`, newest first (the server pages with it)', async () => {
+      for (const [id, startedAt] of [
+        ['a', '2026-03-01T10:00:00.000Z'],
+        ['b', '2026-03-01T11:00:00.000Z'],
+        ['c', '2026-03-01T11:00:00.000Z'],
+        ['d', '2026-03-01T12:00:00.000Z'],
+      ] as const)
+        await store.createRun(newRun(id, { startedAt }));
+      expect((await store.listRuns({ until: '2026-03-01T11:00:00.000Z' })).map((run) => run.id)).toEqual([
+        'c',
+        'b',
+        'a',
+      ]);
+      expect((await store.listRuns({ until: '2026-03-01T11:00:00.000Z', limit: 1 })).map((run) => run.id)).toEqual([
+        'c',
+      ]);
+    });
+
+    it('keeps API tokens hashed: created, read by id with the hash, listed without it, revoked by name or id', async () => {
+      const viewer = {
+        id: 't1',
+        name: 'wall screen',
+        role: 'viewer' as const,
+        hash: 'a'.repeat(64),
+        createdAt: '2026-03-01T10:00:00.000Z',
+      };
+      const admin = {
+        id: 't2',
+        name: 'ops lead',
+        role: 'admin' as const,
+        hash: 'b'.repeat(64),
+        createdAt: '2026-03-01T10:00:01.000Z',
+      };
+      expect(await store.createApiToken(viewer)).toEqual({
+        id: 't1',
+        name: 'wall screen',
+        role: 'viewer',
+        createdAt: viewer.createdAt,
+      });
+      await store.createApiToken(admin);
+      await expect(store.createApiToken({ ...admin, id: 't3' })).rejects.toMatchObject({ code: 'TOKEN_EXISTS' });
+      expect(await store.getApiToken('t2')).toEqual({
+        id: 't2',
+        name: 'ops lead',
+        role: 'admin',
+        createdAt: admin.createdAt,
+        hash: admin.hash,
+      });
+      expect(await store.getApiToken('nope')).toBeUndefined();
+      expect((await store.listApiTokens()).map((token) => [token.id, Object.keys(token).includes('hash')])).toEqual([
+        ['t1', false],
+        ['t2', false],
+      ]);
+      expect(await store.revokeApiToken('wall screen')).toMatchObject({
+        id: 't1',
+        revokedAt: clock.now().toISOString(),
+      });
+      clock.advance(1000);
+      // Revoking again keeps the first time.
+      expect((await store.revokeApiToken('t1'))?.revokedAt).toBe('2026-03-01T10:00:00.000Z');
+      expect((await store.getApiToken('t1'))?.revokedAt).toBe('2026-03-01T10:00:00.000Z');
+      expect(await store.revokeApiToken('unknown')).toBeUndefined();
+    });
+
     it("records a run's end and its notifications together, once per key", async () => {
       await store.createRun(newRun('r1'));
       const notification = (channel: string) => ({

@@ -2,7 +2,8 @@
 import { userInfo } from 'node:os';
 import { recordApproval } from '../../engine/index.js';
 import { UsageError } from '../../errors/index.js';
-import { openRunStore, RunStatus } from '../../store/index.js';
+import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
+import { postToServer, remoteRunSource, serverSettings, type ServerSettings } from '../remote-runs.js';
 import { profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { findRun } from '../find-run.js';
@@ -32,6 +33,30 @@ function currentUser(): string {
   return userInfo().username;
 }
 
+/** The decision recorded by a server (FLEETBOOK_SERVER), by its token's name; the server continues the run. */
+async function decideOnServer(
+  io: CliIo,
+  server: ServerSettings,
+  named: string,
+  decision: 'approved' | 'denied',
+  options: DecideCommandOptions,
+): Promise<void> {
+  const run = await findRun(remoteRunSource(server), named, io.env);
+  const inputs = formValues(options.input);
+  const answer = await postToServer<{ run: RunRecord }>(
+    server,
+    `/api/v1/runs/${encodeURIComponent(run.id)}/${decision === 'approved' ? 'approve' : 'deny'}`,
+    {
+      ...(options.comment === undefined ? {} : { comment: options.comment }),
+      ...(options.step === undefined ? {} : { step: options.step }),
+      ...(decision === 'approved' && Object.keys(inputs).length > 0 ? { inputs: { ...inputs } } : {}),
+    },
+  );
+  const format = outputFormat(options);
+  if (isMachineFormat(format)) writeMachine(io, format, { runId: run.id, decision, status: answer.run.status });
+  else io.stdout.write(`run ${run.id}: ${decision} on ${server.url}; the run is ${answer.run.status}\n`);
+}
+
 export async function decideAction(
   io: CliIo,
   named: string,
@@ -40,6 +65,8 @@ export async function decideAction(
 ): Promise<void> {
   if (decision === 'denied' && (options.comment ?? '').trim() === '')
     throw new UsageError('deny needs --comment <why>: the gate fails with it', 'INVALID_OPTION');
+  const server = serverSettings(io.env);
+  if (server) return decideOnServer(io, server, named, decision, options);
   const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   let recorded: Awaited<ReturnType<typeof recordApproval>>;
   try {
@@ -64,7 +91,8 @@ export async function decideAction(
   if (recorded.status === RunStatus.queued) {
     // Team mode: a worker claims the run and resumes it from the gate.
     const format = outputFormat(options);
-    if (isMachineFormat(format)) writeMachine(io, format, { runId: run.id, gate: wait.path, decision: recorded.decision, status: 'queued' });
+    if (isMachineFormat(format))
+      writeMachine(io, format, { runId: run.id, gate: wait.path, decision: recorded.decision, status: 'queued' });
     else io.stdout.write(`${said}; queued for a worker to continue it\n`);
     return;
   }

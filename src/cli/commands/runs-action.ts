@@ -23,6 +23,7 @@ import {
 import { describeWait } from '../../engine/index.js';
 import { howToEndWait } from '../run-session.js';
 import { findRun } from '../find-run.js';
+import { postToServer, remoteRunSource, serverSettings, type RunSource } from '../remote-runs.js';
 import { writeJsonStreamed } from '../json-stream.js';
 import type { CliIo } from '../io.js';
 import {
@@ -72,6 +73,10 @@ function parseInstant(option: string, text: string, now: Date): string {
   );
 }
 
+function isStore(source: RunSource): source is RunSource & RunStore {
+  return typeof (source as Partial<RunStore>).leaseHolder === 'function';
+}
+
 /**
  * What `runs` shows a run's status as: the store's, except a run the store says is `running`
  * whose lease lapsed or whose process is verifiably dead: it crashed (or was SIGKILLed) and
@@ -88,8 +93,20 @@ type ShownRun = Omit<RunRecord, 'status'> & { status: ShownStatus; lastHeartbeat
  */
 const STALE_HEARTBEAT_MS = RUN_LEASE_TTL_MS / 2;
 
-async function shownRun(store: RunStore, run: RunRecord): Promise<ShownRun> {
-  if (run.status !== RunStatus.running) return run;
+/**
+ * Runs `work` with the runs of `FLEETBOOK_SERVER` when it is set (`remote-runs.ts`), else with
+ * the store's.
+ */
+async function withRunSource<T>(env: NodeJS.ProcessEnv, work: (source: RunSource) => Promise<T>): Promise<T> {
+  const server = serverSettings(env);
+  if (server) return work(remoteRunSource(server));
+  return withRunStore({ env }, work);
+}
+
+async function shownRun(store: RunSource, run: RunRecord): Promise<ShownRun> {
+  // A server's run: the server's store is the one to ask about leases, and it says `running`.
+  if (run.status !== RunStatus.running || store.remote !== undefined) return run;
+  if (!isStore(store)) return run;
   const heartbeatMs = await lastHeartbeatMs(store, run.id);
   return heartbeatMs === undefined
     ? { ...run, status: CRASHED }
@@ -147,7 +164,9 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
       run.resumes === 0 ? '' : String(run.resumes),
     ];
     const waits = anyWaiting ? [run.wait ? waitText(run.wait) : ''] : [];
-    return wide ? [...row, ...waits, formatTime(run.endedAt), run.error ? errorText(run.error) : ''] : [...row, ...waits];
+    return wide
+      ? [...row, ...waits, formatTime(run.endedAt), run.error ? errorText(run.error) : '']
+      : [...row, ...waits];
   });
   const header = [
     'RUN',
@@ -208,7 +227,10 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
-  if (run.wait) io.stdout.write(`waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`);
+  if (run.wait)
+    io.stdout.write(
+      `waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`,
+    );
   if (run.cancelRequested)
     io.stdout.write(`cancel asked by ${run.cancelRequested.by} at ${formatTime(run.cancelRequested.at)}\n`);
   if (run.status === CRASHED)
@@ -264,7 +286,7 @@ export async function listRunsAction(
     ...(options.since === undefined ? {} : { since: parseInstant('since', options.since, new Date()) }),
   };
   const status = parseStatus(options.status);
-  const found = await withRunStore({ env: io.env }, async (store) => {
+  const found = await withRunSource(io.env, async (store) => {
     // A crashed run is `running` in the store: asked for either, the store lists running runs and the lease tells them apart.
     const stored = await store.listRuns(
       status === undefined ? filter : { ...filter, status: status === CRASHED ? RunStatus.running : status },
@@ -282,7 +304,7 @@ export async function listRunsAction(
 /** One run with its step tree. */
 export async function showRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
   const format = outputFormat(options);
-  const { run, tree, journal } = await withRunStore({ env: io.env }, async (store) => {
+  const { run, tree, journal } = await withRunSource(io.env, async (store) => {
     const found = await findRun(store, runId, io.env);
     // The journal read once and folded here: `store.steps()` would read and parse it a second time.
     const entries = await store.journal(found.id);
@@ -317,14 +339,14 @@ export async function runLogsAction(
   options: { follow?: boolean; step?: string } & OutputOptions,
 ): Promise<void> {
   const format: OutputFormat = outputFormat(options);
-  await withRunStore({ env: io.env }, async (store) => {
+  await withRunSource(io.env, async (store) => {
     const run = await findRun(store, runId, io.env);
     const logPaths = new Set<string>();
     let printed = 0;
     for (;;) {
-      const journal = await store.journal(run.id);
-      const fresh = journal.slice(printed);
-      printed = journal.length;
+      // Only what is new: journal seqs count from 1 without gaps.
+      const fresh = await store.journal(run.id, printed);
+      printed += fresh.length;
       for (const path of logStepPaths(fresh)) logPaths.add(path);
       if (isMachineFormat(format)) {
         for (const entry of fresh)
@@ -336,7 +358,7 @@ export async function runLogsAction(
       const now = await shownRun(store, (await store.getRun(run.id)) ?? run);
       if (now.status !== RunStatus.running) {
         // What was journaled between the read above and the run's end.
-        if ((await store.journal(run.id)).length > printed) continue;
+        if ((await store.journal(run.id, printed)).length > 0) continue;
         if (!isMachineFormat(format)) io.stdout.write(`Run ${run.id} ${now.status}.\n`);
         return;
       }
@@ -369,10 +391,26 @@ export async function pruneRunsAction(io: CliIo, options: { olderThan?: string }
  */
 export async function cancelRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
   const format = outputFormat(options);
-  const { run, outcome } = await withRunStore({ env: io.env }, async (store) => {
-    const found = await findRun(store, runId, io.env);
-    return { run: found, outcome: await store.cancelRun(found.id, userInfo().username) };
-  });
+  const server = serverSettings(io.env);
+  const { run, outcome } = server
+    ? await (async () => {
+        // Against a server: the cancellation is recorded there, by the token's name.
+        const found = await findRun(remoteRunSource(server), runId, io.env);
+        const answer = await postToServer<{ outcome: 'cancelled' | 'requested' | 'ended'; run: RunRecord }>(
+          server,
+          `/api/v1/runs/${encodeURIComponent(found.id)}/cancel`,
+          undefined,
+        );
+        const cancelOutcome =
+          answer.outcome === 'ended'
+            ? { outcome: 'ended' as const, status: answer.run.status }
+            : { outcome: answer.outcome };
+        return { run: found, outcome: cancelOutcome };
+      })()
+    : await withRunStore({ env: io.env }, async (store) => {
+        const found = await findRun(store, runId, io.env);
+        return { run: found, outcome: await store.cancelRun(found.id, userInfo().username) };
+      });
   if (outcome.outcome === 'ended')
     throw new UsageError(`run ${run.id} already ended ${outcome.status}; there is nothing to cancel`, 'RUN_ENDED');
   if (isMachineFormat(format)) {

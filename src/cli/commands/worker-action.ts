@@ -37,7 +37,7 @@ function durationOption(name: string, text: string, minMs: number): number {
 }
 
 /** A queued run's secret inputs from this worker's environment (FLEETBOOK_INPUT_<NAME>), as resume reads them. */
-function secretInputsFromEnv(env: NodeJS.ProcessEnv): (run: RunRecord) => Record<string, unknown> {
+export function secretInputsFromEnv(env: NodeJS.ProcessEnv): (run: RunRecord) => Record<string, unknown> {
   return (run) => {
     const values: Record<string, unknown> = {};
     for (const name of run.secretInputNames) {
@@ -55,7 +55,7 @@ function secretInputsFromEnv(env: NodeJS.ProcessEnv): (run: RunRecord) => Record
 }
 
 /** Loads a queued run's playbook from where it was queued; its problems, located, as the error. */
-function loadQueuedPlaybook(run: RunRecord, options: LoadPlaybookOptions) {
+export function loadQueuedPlaybook(run: RunRecord, options: LoadPlaybookOptions) {
   const loaded = loadPlaybook(run.playbookSource, options);
   if (!loaded.playbook || hasErrors(loaded.problems))
     throw new UsageError(formatProblems(loaded.problems), 'INVALID_PLAYBOOK');

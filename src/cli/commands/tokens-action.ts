@@ -1,0 +1,58 @@
+/** What `fleetbook tokens` does (see tokens.ts), imported when the command runs. */
+import { UsageError } from '../../errors/index.js';
+import { CliErrorCode } from '../error-codes.js';
+import { issueApiToken, parseTokenRole } from '../../server/index.js';
+import { withRunStore } from '../../store/index.js';
+import type { CliIo } from '../io.js';
+import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
+import { table } from './run-log.js';
+
+export async function createTokenAction(
+  io: CliIo,
+  options: { role: string; name: string } & OutputOptions,
+): Promise<void> {
+  const format = outputFormat(options);
+  const role = parseTokenRole(options.role);
+  const { token, secret } = await withRunStore({ env: io.env }, (store) =>
+    issueApiToken(store, { name: options.name, role }),
+  );
+  if (isMachineFormat(format)) {
+    writeMachine(io, format, { ...token, token: secret });
+    return;
+  }
+  io.stdout.write(
+    `Token ${token.id} for ${token.name} (${token.role}); it is shown this once, keep it now:\n\n  ${secret}\n\n` +
+      `Use it as "Authorization: Bearer <token>", FLEETBOOK_TOKEN, or on the server's login page.\n`,
+  );
+}
+
+export async function listTokensAction(io: CliIo, options: OutputOptions): Promise<void> {
+  const format = outputFormat(options);
+  const tokens = await withRunStore({ env: io.env }, (store) => store.listApiTokens());
+  if (isMachineFormat(format)) {
+    for (const token of tokens) writeMachine(io, format, token);
+    return;
+  }
+  if (tokens.length === 0) {
+    io.stdout.write('No tokens. Make one: fleetbook tokens create --role viewer --name <who>\n');
+    return;
+  }
+  io.stdout.write(
+    table(
+      ['ID', 'NAME', 'ROLE', 'CREATED', 'REVOKED'],
+      tokens.map((token) => [token.id, token.name, token.role, token.createdAt, token.revokedAt ?? '']),
+    ),
+  );
+}
+
+export async function revokeTokenAction(io: CliIo, idOrName: string, options: OutputOptions): Promise<void> {
+  const format = outputFormat(options);
+  const token = await withRunStore({ env: io.env }, (store) => store.revokeApiToken(idOrName));
+  if (!token)
+    throw new UsageError(
+      `No token with the id or name '${idOrName}' (see fleetbook tokens list).`,
+      CliErrorCode.unknownToken,
+    );
+  if (isMachineFormat(format)) writeMachine(io, format, token);
+  else io.stdout.write(`Token ${token.id} (${token.name}) revoked at ${token.revokedAt ?? ''}.\n`);
+}

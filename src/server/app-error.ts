@@ -1,0 +1,12 @@
+/** An API error answer: `{ error: { code, message, field? } }` with its HTTP status. */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}

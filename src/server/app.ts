@@ -1,0 +1,357 @@
+/**
+ * The fastify application of `fleetbook server`: `/healthz`, the API under `/api/v1` (routes,
+ * request schemas and roles from `schemas/openapi/fleetbook-api.yaml`), the run event stream,
+ * `/metrics` and the web UI. Everything but `/healthz` needs a token: a bearer token for the
+ * API and metrics, a session cookie made from a token for the pages.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { isFleetbookError } from '../errors/index.js';
+import type { Logger, SecretRegistry } from '../logging/index.js';
+import {
+  buildStepTree,
+  type ApiToken,
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  type TokenRole,
+} from '../store/index.js';
+import { apiRoute } from './api-document.js';
+import type { JournalHub } from './journal-hub.js';
+import type { ServerMetrics } from './metrics.js';
+import type { PlaybookCatalog } from './playbook-catalog.js';
+import type { RunLauncher } from './run-launcher.js';
+import { streamRunEvents } from './run-events.js';
+import { roleAllows, verifyApiToken } from './tokens.js';
+import { registerUi } from './ui/pages.js';
+import { createScrub, logLines, playbookView, problemView, runView, scheduleViews, type Scrub } from './views.js';
+import { pauseSchedule, resumeSchedule } from './schedule-actions.js';
+import { ApiError } from './app-error.js';
+import { ServerErrorCode } from './error-codes.js';
+
+export { ApiError };
+
+export interface ServerAppOptions {
+  store: RunStore;
+  catalog: PlaybookCatalog;
+  launcher: RunLauncher;
+  hub: JournalHub;
+  metrics: ServerMetrics;
+  logger: Logger;
+  secrets: SecretRegistry;
+  /** Folder shown paths are relative to (the playbooks' parent). */
+  root: string;
+  /** Session lifetime of the web UI. @default 12 h */
+  sessionTtlMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller?: ApiToken;
+  }
+  interface FastifyContextConfig {
+    /** The role a route needs; none: open (`/healthz`) or checked by the route itself (pages). */
+    role?: TokenRole;
+  }
+}
+
+/** Refusals of the engine and store (exit 2 in the CLI) that are not the request's shape: their HTTP status. */
+const STATUS_OF_REFUSAL: Record<string, number> = {
+  LOCK_HELD: 409,
+  RUN_ACTIVE: 409,
+  RUN_NOT_WAITING: 409,
+  APPROVAL_ALREADY_DECIDED: 409,
+  NOT_THE_WAITING_GATE: 409,
+  NOT_AN_APPROVER: 403,
+  RUN_NOT_FOUND: 404,
+};
+
+const notFound = (what: string): ApiError => new ApiError(404, ServerErrorCode.notFound, `${what} not found`);
+
+export async function findRun(store: RunStore, runId: string): Promise<RunRecord> {
+  const run = await store.getRun(runId);
+  if (!run) throw notFound(`run ${runId}`);
+  return run;
+}
+
+/** The bearer token of `request`, checked; undefined when there is none or it is not valid. */
+async function bearerCaller(store: RunStore, request: FastifyRequest): Promise<ApiToken | undefined> {
+  const header = request.headers.authorization;
+  const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] === undefined ? undefined : verifyApiToken(store, match[1]);
+}
+
+export async function createServerApp(options: ServerAppOptions): Promise<FastifyInstance> {
+  const { store, catalog, launcher, hub, metrics, logger } = options;
+  const scrub: Scrub = createScrub(options.secrets);
+  const app = Fastify({
+    logger: false,
+    // An unknown body field is refused (400 naming it), never silently dropped.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+  });
+
+  app.setErrorHandler((error: unknown, request, reply) => {
+    const answer = (status: number, code: string, message: string, field?: string) =>
+      reply.status(status).send({ error: { code, message, ...(field === undefined ? {} : { field }) } });
+    if (error instanceof ApiError) return answer(error.statusCode, error.code, error.message, error.field);
+    const validation = (error as { validation?: Array<{ instancePath: string; params: Record<string, unknown> }> })
+      .validation;
+    if (validation) {
+      const first = validation[0];
+      const context = (error as { validationContext?: string }).validationContext ?? 'request';
+      const missing = first?.params.missingProperty;
+      const extra = first?.params.additionalProperty;
+      const path = `${context}${first?.instancePath ?? ''}${typeof missing === 'string' ? `/${missing}` : ''}${typeof extra === 'string' ? `/${extra}` : ''}`;
+      return answer(
+        400,
+        ServerErrorCode.invalidRequest,
+        `${path}: ${(error as Error).message.replace(/^[^ ]+ /, '')}`,
+        path,
+      );
+    }
+    if (isFleetbookError(error)) {
+      const field = typeof error.details?.field === 'string' ? error.details.field : undefined;
+      const status = error.exitCode === 2 ? (STATUS_OF_REFUSAL[error.code] ?? 400) : 409;
+      return answer(status, error.code ?? ServerErrorCode.refused, scrub(error.message), field);
+    }
+    const statusCode = (error as { statusCode?: number }).statusCode;
+    if (statusCode !== undefined && statusCode < 500)
+      return answer(statusCode, ServerErrorCode.badRequest, scrub((error as Error).message));
+    logger.error({ event: 'server.error', err: error, url: request.url }, 'server: internal error');
+    return answer(500, ServerErrorCode.internal, 'internal error; see the server log');
+  });
+
+  // Roles: a route's `config.role`. The API answers 401/403 as JSON; the pages have their own check.
+  app.addHook('onRequest', async (request, reply) => {
+    const role = request.routeOptions.config.role;
+    if (role === undefined) return;
+    const caller = await bearerCaller(store, request);
+    if (!caller) {
+      await reply
+        .status(401)
+        .header('www-authenticate', 'Bearer')
+        .send({
+          error: {
+            code: ServerErrorCode.unauthorized,
+            message: 'a valid token is needed: Authorization: Bearer <token>',
+          },
+        });
+      return reply;
+    }
+    if (!roleAllows(caller.role, role)) {
+      await reply.status(403).send({
+        error: {
+          code: ServerErrorCode.forbidden,
+          message: `this needs the ${role} role; the token '${caller.name}' is ${caller.role}`,
+        },
+      });
+      return reply;
+    }
+    request.caller = caller;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode);
+  });
+
+  const route = (operationId: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => {
+    const described = apiRoute(operationId);
+    app.route({
+      method: described.method,
+      url: described.url,
+      schema: described.schema,
+      config: described.role === undefined ? {} : { role: described.role },
+      handler,
+    });
+  };
+  const callerName = (request: FastifyRequest): string => request.caller?.name ?? 'unknown';
+
+  route('health', async () => ({ status: 'ok' }));
+
+  route('listRuns', async (request) => {
+    const query = request.query as {
+      status?: RunStatus;
+      playbook?: string;
+      since?: string;
+      idPrefix?: string;
+      limit: number;
+      cursor?: string;
+    };
+    const { until, skip } = parseCursor(query.cursor);
+    const page = await store.listRuns({
+      limit: query.limit + skip + 1,
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.playbook ? { playbook: query.playbook } : {}),
+      ...(query.since ? { since: query.since } : {}),
+      ...(query.idPrefix ? { idPrefix: query.idPrefix } : {}),
+      ...(until ? { until } : {}),
+    });
+    const runs = page.slice(skip, skip + query.limit);
+    const last = runs.at(-1);
+    const more = page.length > skip + query.limit;
+    return {
+      runs: runs.map((run) => scrub(runView(run))),
+      ...(more && last ? { nextCursor: makeCursor(last.startedAt, runs, skip, until) } : {}),
+    };
+  });
+
+  route('startRun', async (request, reply) => {
+    const body = request.body as { playbook: string; inputs?: Record<string, unknown>; dryRun?: boolean };
+    const playbook = catalog.find(body.playbook);
+    if (!playbook)
+      throw new ApiError(404, ServerErrorCode.notFound, `playbook ${body.playbook} not found`, 'body/playbook');
+    const run = await launcher.start(playbook, {
+      inputs: body.inputs ?? {},
+      dryRun: body.dryRun === true,
+      by: callerName(request),
+    });
+    metrics.runStarted(playbook.name);
+    return reply
+      .status(202)
+      .header('location', `/api/v1/runs/${run.id}`)
+      .send({ run: scrub(runView(run)) });
+  });
+
+  route('getRun', async (request) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    return { run: scrub(runView(run)), steps: scrub(buildStepTree(await store.steps(run.id))) };
+  });
+
+  route('getRunJournal', async (request) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const { afterSeq } = request.query as { afterSeq: number };
+    return { entries: scrub(await store.journal(run.id, afterSeq)) };
+  });
+
+  route('getRunLogs', async (request) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    return { lines: scrub(logLines(await store.journal(run.id))) };
+  });
+
+  route('streamRunEvents', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const lastEventId = (request.headers as Record<string, string | undefined>)['last-event-id'];
+    await streamRunEvents(reply, { hub, scrub, metrics }, run.id, lastEventId === undefined ? 0 : Number(lastEventId));
+  });
+
+  route('resumeRun', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    if (run.status !== 'interrupted' && run.status !== 'running')
+      throw new ApiError(
+        409,
+        ServerErrorCode.notResumable,
+        `run ${run.id} is ${run.status}; only an interrupted run is resumed`,
+      );
+    const playbook = catalog.find(run.playbook);
+    if (!playbook)
+      throw new ApiError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
+    const body = (request.body ?? {}) as { secretInputs?: Record<string, string> };
+    const resumed = await launcher.resume(playbook, run, body.secretInputs ?? {}, callerName(request));
+    return reply
+      .status(202)
+      .header('location', `/api/v1/runs/${run.id}`)
+      .send({ run: scrub(runView(resumed)) });
+  });
+
+  for (const [operationId, decision] of [
+    ['approveRun', 'approved'],
+    ['denyRun', 'denied'],
+  ] as const) {
+    route(operationId, async (request, reply) => {
+      const run = await findRun(store, (request.params as { runId: string }).runId);
+      const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, string> };
+      const after = await launcher.decide(catalog.find(run.playbook), {
+        runId: run.id,
+        decision,
+        by: callerName(request),
+        ...(body.comment === undefined ? {} : { comment: body.comment }),
+        ...(body.step === undefined ? {} : { step: body.step }),
+        ...(body.inputs === undefined ? {} : { inputs: body.inputs }),
+      });
+      return reply
+        .status(202)
+        .header('location', `/api/v1/runs/${run.id}`)
+        .send({ run: scrub(runView(after)) });
+    });
+  }
+
+  route('cancelRun', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const { outcome, run: after } = await launcher.cancel(run.id, callerName(request));
+    return reply.status(202).send({ outcome, run: scrub(runView(after)) });
+  });
+
+  route('listPlaybooks', async () => {
+    const folder = catalog.current();
+    return {
+      playbooks: folder.playbooks.map((playbook) => scrub(playbookView(playbook, options.root))),
+      problems: folder.problems.map((problem) => problemView(problem, options.root)),
+    };
+  });
+
+  route('getPlaybook', async (request) => {
+    const { name } = request.params as { name: string };
+    const playbook = catalog.find(name);
+    if (!playbook) throw notFound(`playbook ${name}`);
+    return {
+      playbook: scrub(playbookView(playbook, options.root)),
+      schedules: await scheduleViews(store, [playbook], 5, Date.now()),
+    };
+  });
+
+  route('listSchedules', async (request) => {
+    const { count } = request.query as { count: number };
+    return { schedules: await scheduleViews(store, catalog.current().playbooks, count, Date.now()) };
+  });
+
+  route('pauseSchedule', async (request) => ({
+    schedule: await pauseSchedule(
+      { store, catalog, logger },
+      (request.params as { key: string }).key,
+      callerName(request),
+    ),
+  }));
+  route('resumeSchedule', async (request) => ({
+    schedule: await resumeSchedule(
+      { store, catalog, logger },
+      (request.params as { key: string }).key,
+      callerName(request),
+    ),
+  }));
+
+  route('listTokens', async () => ({ tokens: await store.listApiTokens() }));
+
+  app.get('/metrics', { config: { role: 'viewer' } }, async (_request, reply) =>
+    reply.header('content-type', metrics.contentType).send(await metrics.render()),
+  );
+
+  await registerUi(app, { ...options, scrub, sessionTtlMs: options.sessionTtlMs ?? 12 * 3600_000 });
+  return app;
+}
+
+/**
+ * Cursor paging over runs newest first: the cursor holds the start time of the page's last
+ * run and how many runs of the page started at that very instant, so the next page starts at
+ * that time (`until`) and skips those; runs started together are never lost or doubled.
+ */
+function makeCursor(lastStartedAt: string, page: readonly RunRecord[], skip: number, until?: string): string {
+  const sameInstant = page.filter((run) => run.startedAt === lastStartedAt).length;
+  // The whole page at one instant continues where the previous page's skip left off.
+  const carried = until === lastStartedAt ? skip : 0;
+  return Buffer.from(JSON.stringify({ until: lastStartedAt, skip: carried + sameInstant })).toString('base64url');
+}
+
+function parseCursor(cursor: string | undefined): { until?: string; skip: number } {
+  if (cursor === undefined) return { skip: 0 };
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { until?: unknown; skip?: unknown };
+    if (typeof parsed.until === 'string' && !Number.isNaN(Date.parse(parsed.until)) && Number.isInteger(parsed.skip))
+      return { until: parsed.until, skip: Math.max(0, parsed.skip as number) };
+  } catch {
+    // Refused below.
+  }
+  throw new ApiError(
+    400,
+    ServerErrorCode.invalidRequest,
+    'querystring/cursor: not a cursor this server made',
+    'querystring/cursor',
+  );
+}

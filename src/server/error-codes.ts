@@ -1,0 +1,15 @@
+/** The codes of the server's API error answers (`{ error: { code } }`). docs/errors.md says what each means. */
+export const ServerErrorCode = {
+  invalidRequest: 'INVALID_REQUEST',
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  notFound: 'NOT_FOUND',
+  notResumable: 'NOT_RESUMABLE',
+  playbookGone: 'PLAYBOOK_GONE',
+  runActive: 'RUN_ACTIVE',
+  secretInputQueued: 'SECRET_INPUT_QUEUED',
+  badRequest: 'BAD_REQUEST',
+  refused: 'REFUSED',
+  internal: 'INTERNAL',
+} as const;
+export type ServerErrorCode = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];

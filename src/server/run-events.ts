@@ -1,0 +1,62 @@
+/**
+ * `GET /api/v1/runs/{id}/events`: Server-Sent Events. One event per journal entry (its type as
+ * the event name, its seq as the id, the scrubbed entry as data), then `run.ended` with the
+ * run, and the stream closes. A client reconnecting with `Last-Event-ID` gets only the entries
+ * after it (EventSource does that by itself). A comment every 15 s keeps proxies from closing
+ * a quiet stream.
+ */
+import type { FastifyReply } from 'fastify';
+import type { JournalHub } from './journal-hub.js';
+import type { ServerMetrics } from './metrics.js';
+import { runView, type Scrub } from './views.js';
+
+const KEEP_ALIVE_MS = 15_000;
+
+export async function streamRunEvents(
+  reply: FastifyReply,
+  deps: { hub: JournalHub; scrub: Scrub; metrics: ServerMetrics },
+  runId: string,
+  lastEventId: number,
+): Promise<void> {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...Object.fromEntries(Object.entries(reply.getHeaders()).map(([name, value]) => [name, String(value)])),
+  });
+  const closed = new AbortController();
+  raw.on('close', () => closed.abort());
+  const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  deps.metrics.streamOpened();
+  // Tells EventSource how long to wait before reconnecting.
+  raw.write('retry: 2000\n\n');
+  let seq = lastEventId;
+  try {
+    while (!closed.signal.aborted) {
+      const batch = await deps.hub.next(runId, seq, closed.signal);
+      if (batch.entries.length > 0) {
+        raw.write(
+          batch.entries
+            .map(
+              (entry) => `id: ${entry.seq}\nevent: ${entry.event.type}\ndata: ${JSON.stringify(deps.scrub(entry))}\n\n`,
+            )
+            .join(''),
+        );
+        seq = batch.entries.at(-1)?.seq ?? seq;
+      }
+      if (batch.ended) {
+        raw.write(`event: run.ended\ndata: ${JSON.stringify(deps.scrub(runView(batch.ended)))}\n\n`);
+        break;
+      }
+      // Nothing and no end: the client left or the server is closing.
+      if (batch.entries.length === 0) break;
+    }
+  } finally {
+    clearInterval(keepAlive);
+    deps.metrics.streamClosed();
+    raw.end();
+  }
+}

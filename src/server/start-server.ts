@@ -1,0 +1,105 @@
+/**
+ * A running `fleetbook server`: the store observed (so this process's appends reach the event
+ * streams and the metrics at once), the journal hub, the run launcher, the app listening. The
+ * CLI adds the scheduler and the worker around it and stops them in order.
+ */
+import type { PlatformClient } from '../api/index.js';
+import type { Logger, SecretRegistry } from '../logging/index.js';
+import type { LoadPlaybookOptions } from '../playbook/index.js';
+import type { RunStore } from '../store/index.js';
+import type { FastifyInstance } from 'fastify';
+import { dirname, resolve } from 'node:path';
+import { createServerApp } from './app.js';
+import { createJournalHub, type JournalHub } from './journal-hub.js';
+import { createServerMetrics, type ServerMetrics } from './metrics.js';
+import { observeStore } from './observed-store.js';
+import { createPlaybookCatalog } from './playbook-catalog.js';
+import { createRunLauncher, type RunLauncher } from './run-launcher.js';
+
+export interface ServerOptions {
+  store: RunStore;
+  client: PlatformClient;
+  logger: Logger;
+  secrets: SecretRegistry;
+  playbooksDir: string;
+  loadOptions?: LoadPlaybookOptions;
+  env: Record<string, string | undefined>;
+  outputsDir?: string;
+  retentionMs?: number;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** How often a followed journal is read when no append of this process said it changed. @default 100 */
+  pollMs?: number;
+  metrics?: ServerMetrics;
+}
+
+export interface RunningServer {
+  url: string;
+  app: FastifyInstance;
+  /** The store this process's runs and worker must write through (observed). */
+  store: RunStore;
+  hub: JournalHub;
+  launcher: RunLauncher;
+  metrics: ServerMetrics;
+  /** Stops answering, ends the event streams, stops the runs driven here (interrupted, resumable). */
+  close(): Promise<void>;
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const metrics = options.metrics ?? createServerMetrics(options.store);
+  const hub = createJournalHub(options.store, { pollMs: options.pollMs ?? 100 });
+  const store = observeStore(options.store, {
+    appended(runId, event, at) {
+      metrics.journaled(runId, event, at);
+      hub.notify(runId);
+    },
+    created: (runId) => hub.notify(runId),
+    statusChanged: (runId) => hub.notify(runId),
+  });
+  const catalog = createPlaybookCatalog(options.playbooksDir, options.loadOptions);
+  const launcher = createRunLauncher({
+    store,
+    client: options.client,
+    logger: options.logger,
+    secrets: options.secrets,
+    env: options.env,
+    ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
+    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+  });
+  const app = await createServerApp({
+    store,
+    catalog,
+    launcher,
+    hub,
+    metrics,
+    logger: options.logger,
+    secrets: options.secrets,
+    root: dirname(resolve(options.playbooksDir)),
+  });
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const urlHost =
+    options.host === '0.0.0.0' || options.host === '::'
+      ? '127.0.0.1'
+      : options.host.includes(':')
+        ? `[${options.host}]`
+        : options.host;
+  const url = `http://${urlHost}:${port}`;
+  options.logger.info({ event: 'server.listening', url }, `server: listening on ${url}`);
+  return {
+    url,
+    app,
+    store,
+    hub,
+    launcher,
+    metrics,
+    async close() {
+      // Streams end first, so closing the app does not wait for their clients.
+      hub.close();
+      await launcher.stop();
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { StoreError, StoreErrorCode } from './store-error.js';
+import type { ApiToken, TokenRole } from './types.js';
+
+/** An `api_tokens` row as both SQL stores read it (the memory store keeps the same shape). */
+export interface ApiTokenRow {
+  id: string;
+  name: string;
+  role: string;
+  hash: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export function rowToApiToken(row: ApiTokenRow): ApiToken {
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role as TokenRole,
+    createdAt: row.createdAt,
+    ...(row.revokedAt === null ? {} : { revokedAt: row.revokedAt }),
+  };
+}
+
+export function tokenExists(name: string): StoreError {
+  return new StoreError(
+    `An API token named '${name}' exists already (revoked tokens keep their names); choose another name.`,
+    StoreErrorCode.tokenExists,
+    { name },
+  );
+}

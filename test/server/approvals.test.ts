@@ -1,0 +1,131 @@
+/**
+ * Approval gates and cancellation through the API (issue 20's waiting runs): a run that waits
+ * at a gate shows it, streams `run.waiting`, is refused a decision by a viewer or a non-approver,
+ * goes on to its end once approved (with the approver's name in the journal and the audit
+ * line), fails once denied, and a waiting run is cancelled at once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { startTestServer, type TestServer } from './harness.js';
+
+const GATED = `name: gated
+steps:
+  - id: canary
+    log: "canary updated"
+  - id: gate
+    approval:
+      message: "canary looks good?"
+      approvers: ["on-call operator"]
+  - id: rest
+    log: "rest updated by \${{ steps.gate.outputs.approvedBy }}"
+`;
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({ 'gated.yaml': GATED });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function startWaiting(): Promise<string> {
+  const started = await t.api('POST', '/api/v1/runs', { token: t.tokens.operator, body: { playbook: 'gated' } });
+  const runId = (started.body as { run: { id: string } }).run.id;
+  for (;;) {
+    const run = await t.store.getRun(runId);
+    if (run?.status === 'waiting') return runId;
+    if (run && run.status !== 'running') throw new Error(`run ended ${run.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function settle(runId: string): Promise<string> {
+  for (;;) {
+    const run = await t.store.getRun(runId);
+    if (run && !['running', 'queued', 'interrupted'].includes(run.status)) return run.status;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('approvals and cancellation through the API', () => {
+  it('shows the waiting gate, refuses a viewer and a non-approver, and goes on once approved', async () => {
+    const runId = await startWaiting();
+    const metrics = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${t.tokens.viewer}` } });
+    expect(await metrics.text()).toMatch(/^fleetbook_waiting_approvals 1$/m);
+    const shown = await t.api('GET', `/api/v1/runs/${runId}`, { token: t.tokens.viewer });
+    expect(shown.body).toMatchObject({
+      run: { status: 'waiting', wait: { reason: 'approval', path: 'gate', message: 'canary looks good?' } },
+    });
+    expect((await t.api('POST', `/api/v1/runs/${runId}/approve`, { token: t.tokens.viewer, body: {} })).status).toBe(
+      403,
+    );
+    const notApprover = await t.api('POST', `/api/v1/runs/${runId}/approve`, { token: t.tokens.admin, body: {} });
+    expect(notApprover).toMatchObject({ status: 403, body: { error: { code: 'NOT_AN_APPROVER' } } });
+    const approved = await t.api('POST', `/api/v1/runs/${runId}/approve`, {
+      token: t.tokens.operator,
+      body: { comment: 'looks fine' },
+    });
+    expect(approved.status).toBe(202);
+    expect(await settle(runId)).toBe('succeeded');
+    const logs = (await t.api('GET', `/api/v1/runs/${runId}/logs`, { token: t.tokens.viewer })).body as {
+      lines: Array<{ message: string }>;
+    };
+    expect(logs.lines.map((line) => line.message)).toEqual(
+      expect.arrayContaining(['approved by on-call operator: looks fine', 'rest updated by on-call operator']),
+    );
+    const again = await t.api('POST', `/api/v1/runs/${runId}/approve`, { token: t.tokens.operator, body: {} });
+    expect(again).toMatchObject({ status: 409, body: { error: { code: 'APPROVAL_ALREADY_DECIDED' } } });
+    expect(t.logText()).toMatch(/"event":"audit.approved"[^\n]*"by":"on-call operator"/);
+  });
+
+  it('streams the wait as an event, and fails the gate once denied (a comment is required)', async () => {
+    const runId = await startWaiting();
+    const events = await fetch(`${t.url}/api/v1/runs/${runId}/events`, {
+      headers: { authorization: `Bearer ${t.tokens.viewer}` },
+    });
+    const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('event: run.waiting')) text += (await reader.read()).value ?? '';
+    const noComment = await t.api('POST', `/api/v1/runs/${runId}/deny`, { token: t.tokens.operator, body: {} });
+    expect(noComment).toMatchObject({ status: 400, body: { error: { field: 'body/comment' } } });
+    const denied = await t.api('POST', `/api/v1/runs/${runId}/deny`, {
+      token: t.tokens.operator,
+      body: { comment: 'canary is unhealthy' },
+    });
+    expect(denied.status).toBe(202);
+    expect(await settle(runId)).toBe('failed');
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += chunk.value;
+    }
+    expect(text).toContain('event: approval.decided');
+    expect(text).toMatch(/event: run.ended\ndata: \{[^\n]*"status":"failed"/);
+  });
+
+  it('cancels a waiting run at once', async () => {
+    const runId = await startWaiting();
+    expect((await t.api('POST', `/api/v1/runs/${runId}/cancel`, { token: t.tokens.viewer })).status).toBe(403);
+    const cancelled = await t.api('POST', `/api/v1/runs/${runId}/cancel`, { token: t.tokens.operator });
+    expect(cancelled.body).toMatchObject({ outcome: 'cancelled', run: { status: 'cancelled' } });
+    const ended = await t.api('POST', `/api/v1/runs/${runId}/cancel`, { token: t.tokens.operator });
+    expect(ended.body).toMatchObject({ outcome: 'ended' });
+    expect(t.logText()).toMatch(/"event":"audit.cancelled"[^\n]*"by":"on-call operator"/);
+  });
+
+  it('approves and cancels from the CLI through the server (FLEETBOOK_SERVER), as the token’s name', async () => {
+    const env = { FLEETBOOK_SERVER: t.url, FLEETBOOK_TOKEN: t.tokens.operator };
+    const runId = await startWaiting();
+    const approved = await runCli(['approve', runId.slice(0, 8), '--comment', 'from a laptop'], { env });
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain(`run ${runId}: approved on ${t.url}`);
+    expect(await settle(runId)).toBe('succeeded');
+    const other = await startWaiting();
+    const cancelled = await runCli(['runs', 'cancel', other], { env });
+    expect(cancelled).toMatchObject({ code: 0, stdout: expect.stringContaining('cancelled') });
+    expect((await t.store.getRun(other))?.status).toBe('cancelled');
+    // A refusal the server names keeps its code and exit 2.
+    const late = await runCli(['deny', other, '--comment', 'too late'], { env });
+    expect(late).toMatchObject({ code: 2, stderr: expect.stringContaining('not waiting') });
+  });
+});

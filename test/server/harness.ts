@@ -1,0 +1,168 @@
+/**
+ * A `fleetbook server` for tests, in this process: a simulator on port 0 and a client of it,
+ * a SQLite store in a temp folder, a playbook folder the test writes, the server on a real
+ * port, and a token of each role. `api()` calls it over HTTP and checks every answer against
+ * the response schema `schemas/openapi/fleetbook-api.yaml` describes for it (the conformance
+ * check), and keeps every answer's text for the secret scan.
+ */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formatsModule from 'ajv-formats';
+import { createPlatformClient } from '../../src/api/index.js';
+import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
+import { issueApiToken, readApiDocument, startServer, type RunningServer } from '../../src/server/index.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { createSqliteRunStore, type RunStore } from '../../src/store/index.js';
+
+const addFormats = formatsModule.default;
+
+export interface TestServer {
+  url: string;
+  server: RunningServer;
+  sim: Simulator;
+  store: RunStore;
+  dir: string;
+  tokens: { viewer: string; operator: string; admin: string };
+  clientSecret: string;
+  /** Every answer's text so far. */
+  answers: string[];
+  logText(): string;
+  api(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; body: unknown }>;
+  close(): Promise<void>;
+}
+
+type Json = Record<string, unknown>;
+
+/** The documented operation of `method path` (path with its values), or undefined. */
+function operationOf(document: Json, method: string, path: string): { pointer: string; operation: Json } | undefined {
+  const paths = document.paths as Record<string, Record<string, Json>>;
+  const bare = path.split('?')[0] ?? path;
+  for (const [template, item] of Object.entries(paths)) {
+    const pattern = new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`);
+    const operation = item[method.toLowerCase()];
+    if (pattern.test(bare) && operation)
+      return {
+        pointer: `#/paths/${template.replaceAll('~', '~0').replaceAll('/', '~1')}/${method.toLowerCase()}`,
+        operation,
+      };
+  }
+  return undefined;
+}
+
+export function responseValidator() {
+  const document = readApiDocument();
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats(ajv);
+  ajv.addSchema(document, 'api');
+  return (method: string, path: string, status: number, body: unknown): string[] => {
+    const found = operationOf(document, method, path);
+    if (!found) return [`${method} ${path} is not described`];
+    const responses = found.operation.responses as Record<string, Json>;
+    if (!responses[String(status)]) return [`${method} ${path} answered ${status}, which is not described`];
+    const response = responses[String(status)] as Json;
+    // A $ref'd response: its content is under components.
+    const refOf = (value: Json) => (typeof value.$ref === 'string' ? value.$ref : undefined);
+    const responsePointer = refOf(response) ?? `${found.pointer}/responses/${status}`;
+    const schemaPointer = `api${responsePointer.replace(/^api/, '')}/content/application~1json/schema`;
+    const validate = ajv.getSchema(schemaPointer);
+    if (!validate) return [`no schema at ${schemaPointer}`];
+    return validate(body) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message ?? ''}`);
+  };
+}
+
+export async function startTestServer(playbooks: Record<string, string>): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleetbook-server-'));
+  const folder = join(dir, 'playbooks');
+  mkdirSync(folder);
+  for (const [name, text] of Object.entries(playbooks)) writeFileSync(join(folder, name), text);
+  const sim = await startSimulator({ port: 0, timeScale: 6000 });
+  const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
+  if (!admin) throw new Error('the simulator has no sim-admin client');
+  const secrets = createSecretRegistry();
+  secrets.add(admin.clientSecret);
+  const chunks: string[] = [];
+  const logger = createLogger({
+    level: 'info',
+    secrets,
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        chunks.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const client = createPlatformClient({
+    credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
+    authUrl: sim.authUrl,
+    baseUrl: sim.baseUrl,
+    regionalUrl: sim.regionalUrl,
+    region: 'us-west',
+    retry: { initialDelayMs: 1, maxDelayMs: 5 },
+    rateLimits: { defaultPerMinute: 600_000 },
+    logger,
+  });
+  const store = createSqliteRunStore({ file: join(dir, 'runs.sqlite') });
+  const tokens = {
+    viewer: (await issueApiToken(store, { name: 'wall screen', role: 'viewer' })).secret,
+    operator: (await issueApiToken(store, { name: 'on-call operator', role: 'operator' })).secret,
+    admin: (await issueApiToken(store, { name: 'ops lead', role: 'admin' })).secret,
+  };
+  const server = await startServer({
+    store,
+    client,
+    logger,
+    secrets,
+    playbooksDir: folder,
+    env: {},
+    outputsDir: join(dir, 'outputs'),
+    host: '127.0.0.1',
+    port: 0,
+    pollMs: 50,
+  });
+  const answers: string[] = [];
+  const conforms = responseValidator();
+  return {
+    url: server.url,
+    server,
+    sim,
+    store,
+    dir,
+    tokens,
+    clientSecret: admin.clientSecret,
+    answers,
+    logText: () => chunks.join(''),
+    async api(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+      if (options.body !== undefined) headers['content-type'] = 'application/json';
+      const answer = await fetch(`${server.url}${path}`, {
+        method,
+        headers,
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+        redirect: 'manual',
+      });
+      const text = await answer.text();
+      answers.push(text);
+      const body: unknown = text === '' ? undefined : JSON.parse(text);
+      const problems = conforms(method, path, answer.status, body);
+      if (problems.length > 0)
+        throw new Error(
+          `${method} ${path} ${answer.status}: the answer does not match the description: ${problems.join('; ')}\n${text.slice(0, 2000)}`,
+        );
+      return { status: answer.status, headers: answer.headers, body };
+    },
+    async close() {
+      await server.close();
+      await store.close();
+      await sim.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
