@@ -128,10 +128,15 @@ function lastDecision(journal: readonly JournalEntry[]): (ApprovalDecision & { p
  * status are written in one transaction, so of two deciders at once one wins and the other is
  * refused. The caller then resumes the run (local store) or leaves it to a worker (shared store).
  */
-export async function recordApproval(store: RunStore, request: ApprovalRequest, now: () => number): Promise<ApprovalRecorded> {
+export async function recordApproval(
+  store: RunStore,
+  request: ApprovalRequest,
+  now: () => number,
+): Promise<ApprovalRecorded> {
   const { runId } = request;
   const run = await store.getRun(runId);
-  if (!run) throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
+  if (!run)
+    throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
   const refuseDecided = (journal: readonly JournalEntry[]): never => {
     const decided = lastDecision(journal);
     if (decided)
@@ -147,10 +152,7 @@ export async function recordApproval(store: RunStore, request: ApprovalRequest, 
   const wait = run.wait;
   if (run.status !== RunStatus.waiting || !wait) return refuseDecided(await store.journal(runId));
   if (wait.reason !== 'approval')
-    throw new UsageError(
-      `run ${runId} waits for ${describeWait(wait)}, not for an approval`,
-      'RUN_NOT_WAITING',
-    );
+    throw new UsageError(`run ${runId} waits for ${describeWait(wait)}, not for an approval`, 'RUN_NOT_WAITING');
   if (request.step !== undefined && request.step !== wait.path && !wait.path.endsWith(`.${request.step}`))
     throw new UsageError(
       `run ${runId} waits at the gate ${wait.path}, not at ${request.step}; leave out --step or give --step ${wait.path}`,
@@ -216,7 +218,12 @@ export async function endDueWaits(store: RunStore, now: () => number): Promise<W
 }
 
 /** Ends `run`'s wait as its due time does (see `endDueWaits`); undefined when another ended it first. */
-async function endWaitNow(store: RunStore, run: RunRecord, wait: WaitRecord, at: string): Promise<WaitEnded | undefined> {
+async function endWaitNow(
+  store: RunStore,
+  run: RunRecord,
+  wait: WaitRecord,
+  at: string,
+): Promise<WaitEnded | undefined> {
   const event: JournalEvent =
     wait.reason === 'approval'
       ? { type: 'approval.decided', path: wait.path, decision: 'timedOut', by: 'timeout', at }
