@@ -5,7 +5,7 @@
  *   cli ──► engine ──► steps ──► api ──► undici
  *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
  *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
- *   errors, logging, openapi (the platform description), timers: leaves imported by all
+ *   errors, logging, openapi (the platform description), timers, windows: leaves imported by all
  *
  * Each rule names a folder and the folders it must not import.
  */
@@ -34,6 +34,7 @@ const throughIndex = [
   'cli',
   'scheduler',
   'simulator',
+  'windows',
 ];
 module.exports = {
   forbidden: [
@@ -77,6 +78,19 @@ module.exports = {
       'openapi',
     ]),
     layer('leaves-timers', 'timers', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'cli',
+      'simulator',
+      'expressions',
+      'logging',
+      'openapi',
+    ]),
+    layer('leaves-windows', 'windows', [
       'api',
       'steps',
       'playbook',

@@ -1,7 +1,7 @@
 /** The scheduler: fire times, schedule policies, the daemon and the playbook lock (see ARCHITECTURE.md). */
 export { systemClock, type Clock, type Timer } from './clock.js';
 export { createFireTimes, type FireTimes } from './fire-times.js';
-export { offsetAt, wallTimeAt, instantOf, isValidTimezone } from './zoned-time.js';
+export { offsetAt, wallTimeAt, instantOf, isValidTimezone } from '../timers/index.js';
 export {
   createScheduler,
   LATE_TOLERANCE_MS,
