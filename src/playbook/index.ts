@@ -13,4 +13,5 @@ export { codeFrame } from './code-frame.js';
 export { createPlaybookSchema, PLAYBOOK_SCHEMA_ID } from './playbook-schema.js';
 export { DEFAULT_RETRY_POLICY } from './normalise-playbook.js';
 export { ProblemCode } from './problem-codes.js';
+export { hasTimeRules, timeRulesOf } from './time-rules.js';
 export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';

@@ -24,6 +24,8 @@ export const ProblemCode = {
   unknownOperation: 'UNKNOWN_OPERATION',
   invalidCron: 'INVALID_CRON',
   invalidTimezone: 'INVALID_TIMEZONE',
+  invalidWindow: 'INVALID_WINDOW',
+  invalidFreeze: 'INVALID_FREEZE',
   invalidScheduleInputs: 'INVALID_SCHEDULE_INPUTS',
   invalidUsesInputs: 'INVALID_USES_INPUTS',
   usesCycle: 'USES_CYCLE',

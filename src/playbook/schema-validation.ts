@@ -213,11 +213,19 @@ function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding |
       };
     }
     case 'enum': {
-      const expected = `one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`;
+      const allowed = params.allowedValues as unknown[];
+      const expected = `one of ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
       if (refusesExpression) return refused(expected);
+      const hint =
+        typeof error.data === 'string'
+          ? didYouMean(
+              error.data,
+              allowed.filter((value): value is string => typeof value === 'string'),
+            )
+          : '';
       return {
         code: 'SCHEMA',
-        message: `${where} must be ${expected}, not ${given}`,
+        message: `${where} must be ${expected}, not ${given}${hint ? `.${hint}` : ''}`,
         pointer: error.instancePath,
         atKey: false,
       };

@@ -135,13 +135,13 @@ describe('window maths over random instants', () => {
     onClose: fc.constant('wait' as const),
   });
   const day = fc.integer({ min: Date.parse('2025-01-01'), max: Date.parse('2028-12-31') });
-  const freeze = fc.record({ start: day, days: fc.integer({ min: 0, max: 20 }), timezone }).map(
-    ({ start, days, timezone: zone }) => ({
+  const freeze = fc
+    .record({ start: day, days: fc.integer({ min: 0, max: 20 }), timezone })
+    .map(({ start, days, timezone: zone }) => ({
       from: new Date(start).toISOString().slice(0, 10),
       to: new Date(start + days * 86_400_000).toISOString().slice(0, 10),
       timezone: zone,
-    }),
-  );
+    }));
   const rules = fc.record({
     windows: fc.array(window, { minLength: 0, maxLength: 2 }),
     freezes: fc.array(freeze, { maxLength: 2 }),

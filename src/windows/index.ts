@@ -14,6 +14,7 @@ export {
   windowIsOpen,
 } from './calendar.js';
 export {
+  DAY_NAMES,
   OnWindowClose,
   WEEKDAYS,
   type FreezeSpec,

@@ -4,6 +4,14 @@ export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as con
 /** A day of the week, as `Date#getUTCDay` numbers it (sun = 0). */
 export type Weekday = (typeof WEEKDAYS)[number];
 
+/** Day names a playbook may write: the short ones and the full ones (`saturday` is `sat`). */
+export const DAY_NAMES: Readonly<Record<string, Weekday>> = Object.fromEntries(
+  WEEKDAYS.flatMap((day, index) => [
+    [day, day],
+    [['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'][index] ?? day, day],
+  ]),
+);
+
 /** What a run does when its window closes while items of a loop remain. */
 export const OnWindowClose = { wait: 'wait', fail: 'fail' } as const;
 export type OnWindowClose = (typeof OnWindowClose)[keyof typeof OnWindowClose];
