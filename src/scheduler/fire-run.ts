@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors/index.js';
 import { RunStatus } from '../store/index.js';
 import { writeScheduleState, type ScheduleState } from './schedule-state.js';
+import { fireRefusal, type WindowRefusal } from './window-check.js';
 import {
   advanceLastFire,
   enqueue,
@@ -20,21 +21,39 @@ import {
   type SchedulerContext,
 } from './schedule-context.js';
 
-/** Records a fire that does not run, and why. */
+/**
+ * Records a fire that does not run, and why. A skip for a window or a freeze logs `reason`
+ * as that code (`window`, `freeze`) and the words as `detail`.
+ */
 export async function skip(
   context: SchedulerContext,
   entry: Entry,
   state: ScheduleState,
   atMs: number,
   reason: string,
+  code?: WindowRefusal['code'],
 ): Promise<void> {
   advanceLastFire(state, atMs);
-  state.lastSkip = { scheduledAt: iso(atMs), reason };
+  state.lastSkip = { scheduledAt: iso(atMs), reason, ...(code ? { code } : {}) };
   await writeScheduleState(context.store, entry.key, state);
+  const logged = code ? { reason: code, detail: reason } : { reason };
   context.logger.info(
-    { event: 'schedule.skipped', ...fields(entry, { scheduledAt: iso(atMs), reason }) },
+    { event: 'schedule.skipped', ...fields(entry, { scheduledAt: iso(atMs), ...logged }) },
     `schedule ${entry.key}: fire of ${iso(atMs)} skipped: ${reason}`,
   );
+}
+
+/** Skips the fire when its window is closed or a freeze holds (at its time or now); true when it did. */
+async function skippedForWindow(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  atMs: number,
+): Promise<boolean> {
+  const refusal = fireRefusal(entry.playbook, entry.schedule, atMs, context.clock.now());
+  if (!refusal) return false;
+  await skip(context, entry, state, atMs, refusal.reason, refusal.code);
+  return true;
 }
 
 /** Records the fire, then starts its run without waiting for it. */
@@ -132,10 +151,15 @@ export async function drain(
   kind: FireKind = 'queued',
 ): Promise<void> {
   if (context.stopped || !entry.loaded || entry.runs.size > 0 || state.paused) return;
-  const next = state.queued.shift();
-  if (next === undefined) return;
-  if (!(await context.mayFire())) return;
-  await start(context, entry, state, Date.parse(next), kind);
+  for (;;) {
+    const next = state.queued.shift();
+    if (next === undefined) return;
+    if (!(await context.mayFire())) return;
+    // A queued fire whose window closed while it waited is skipped; the next queued one may still start.
+    if (await skippedForWindow(context, entry, state, Date.parse(next))) continue;
+    await start(context, entry, state, Date.parse(next), kind);
+    return;
+  }
 }
 
 /** One fire through the pause and overlap policies. */
@@ -148,6 +172,7 @@ export async function fire(
 ): Promise<void> {
   if (state.paused)
     return skip(context, entry, state, atMs, `paused after ${state.consecutiveFailures} failed runs in a row`);
+  if (await skippedForWindow(context, entry, state, atMs)) return;
   if (entry.runs.size === 0 && state.queued.length === 0) return start(context, entry, state, atMs, kind);
   const running = [...entry.runs.keys()];
   switch (entry.schedule.overlap) {
