@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import type { PlatformClient } from '../api/index.js';
 import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
-import type { Playbook } from '../playbook/index.js';
+import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
+import { startGateOf, type StartGate } from '../windows/index.js';
 import { reconciliationOf, toErrorRecord } from '../steps/index.js';
 import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
 import {
@@ -81,6 +82,11 @@ export interface RunOptions {
   maxInlineOutputBytes?: number;
   /** How long the run's lease lasts unless renewed (every third of it). @default 60000 */
   leaseTtlMs?: number;
+  /**
+   * When a loop may start its next item, asked on the run's clock: the maintenance windows.
+   * `null`: whenever (`fleetbook run --ignore-window`). @default the playbook's own `window:` and `freeze:`
+   */
+  startGate?: StartGate | null;
 }
 
 /** What `resumeRun` takes: the run's own inputs come from the store. */
@@ -473,6 +479,23 @@ function failureOf(playbook: Playbook, steps: readonly StepSummary[]): ErrorReco
   return steps.find((step) => step.status === StepStatus.failed && stopping.has(step.path))?.error;
 }
 
+/** The gate the run's loops ask: the one given, none (`null`), or the playbook's own windows and freezes. */
+function startGateOption(playbook: Playbook, given: StartGate | null | undefined): { startGate?: StartGate } {
+  if (given === null) return {};
+  if (given) return { startGate: given };
+  const rules = timeRulesOf(playbook);
+  return hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {};
+}
+
+/**
+ * The error of a run a closed maintenance window stopped (a loop's `WINDOW_CLOSED`, `until` its
+ * next opening): it ends interrupted, to be resumed then. Undefined when it was stopped otherwise.
+ */
+function windowClosed(steps: readonly StepSummary[], signal: AbortSignal): ErrorRecord | undefined {
+  if (signal.aborted) return undefined;
+  return steps.find((step) => step.status === StepStatus.interrupted && step.error?.code === 'WINDOW_CLOSED')?.error;
+}
+
 interface RunFacts {
   runId: string;
   dryRun: boolean;
@@ -524,6 +547,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
       );
     },
     ...(facts.resume ? { resume: facts.resume } : {}),
+    ...startGateOption(playbook, options.startGate),
   });
   const scope = new Scope({
     playbook,
@@ -564,7 +588,7 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   if (status !== RunStatus.succeeded && !error) {
     error =
       status === RunStatus.interrupted
-        ? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' }
+        ? (windowClosed(steps, signal) ?? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' })
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);

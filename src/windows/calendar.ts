@@ -8,7 +8,7 @@
  * Pure functions of an instant: the caller's clock says what "now" is.
  */
 import { instantOf, wallTimeAt } from '../timers/index.js';
-import { WEEKDAYS, type FreezeSpec, type TimeRules, type WindowSpec } from './types.js';
+import { WEEKDAYS, type FreezeSpec, type OnWindowClose, type TimeRules, type WindowSpec } from './types.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -167,4 +167,34 @@ export function closesAt(rules: TimeRules, atMs: number): number | undefined {
 export function formatWallTime(atMs: number, timezone: string): string {
   const wall = new Date(wallTimeAt(atMs, timezone)).toISOString();
   return `${wall.slice(0, 10)} ${wall.slice(11, 16)} ${timezone}`;
+}
+
+/** Whether new work may start now, and when it may again: what the engine asks before each loop item. */
+export interface StartGate {
+  /** Why nothing new may start at `nowMs` (a window closed, a freeze), or undefined when it may. */
+  refusal(nowMs: number): { reason: string; opensAtMs: number | undefined } | undefined;
+  /** What a run whose loop the gate stopped becomes: it waits for the next opening, or fails. */
+  onClose: OnWindowClose;
+}
+
+/** The gate of `rules`: `fail` when any of its windows says so, else `wait`. */
+export function startGateOf(rules: TimeRules): StartGate {
+  return {
+    onClose: rules.windows.some((window) => window.onClose === 'fail') ? 'fail' : 'wait',
+    refusal(nowMs) {
+      const closed = closedBecause(rules, nowMs);
+      if (!closed) return undefined;
+      const opensAtMs = nextOpen(rules, nowMs);
+      const timezone = closed.reason === 'freeze' ? closed.freeze.timezone : closed.window.timezone;
+      const what =
+        closed.reason === 'freeze'
+          ? `the freeze ${closed.freeze.from}..${closed.freeze.to}${closed.freeze.reason ? ` (${closed.freeze.reason})` : ''} holds`
+          : 'the maintenance window is closed';
+      const opens =
+        opensAtMs === undefined
+          ? 'it opens again within no year'
+          : `it opens next at ${formatWallTime(opensAtMs, timezone)} (${new Date(opensAtMs).toISOString()})`;
+      return { reason: `${what}; ${opens}`, opensAtMs };
+    },
+  };
 }

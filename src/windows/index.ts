@@ -11,7 +11,9 @@ export {
   isOpen,
   minutesOf,
   nextOpen,
+  startGateOf,
   windowIsOpen,
+  type StartGate,
 } from './calendar.js';
 export {
   DAY_NAMES,
