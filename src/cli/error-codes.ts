@@ -17,5 +17,6 @@ export const CliErrorCode = {
   unknownSchedule: 'UNKNOWN_SCHEDULE',
   unknownOperation: 'UNKNOWN_OPERATION',
   secretInputMissing: 'SECRET_INPUT_MISSING',
+  outsideWindow: 'OUTSIDE_WINDOW',
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];

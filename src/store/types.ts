@@ -92,7 +92,8 @@ export interface NewRun {
    */
   defaultedSecretInputs?: string[];
   dryRun: boolean;
-  trigger: { kind: 'manual' | 'schedule' | 'resume'; scheduleId?: string };
+  /** `ignoredWindow`: started with `--ignore-window` while its maintenance window was closed (or a freeze held): why. */
+  trigger: { kind: 'manual' | 'schedule' | 'resume'; scheduleId?: string; ignoredWindow?: string };
   startedAt: string;
 }
 
