@@ -11,7 +11,7 @@ import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { startGateOf, type StartGate } from '../windows/index.js';
-import { reconciliationOf, toErrorRecord } from '../steps/index.js';
+import { reconciliationOf, StepErrorCode, toErrorRecord } from '../steps/index.js';
 import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
 import {
   RunStatus,
@@ -493,7 +493,7 @@ function startGateOption(playbook: Playbook, given: StartGate | null | undefined
  */
 function windowClosed(steps: readonly StepSummary[], signal: AbortSignal): ErrorRecord | undefined {
   if (signal.aborted) return undefined;
-  return steps.find((step) => step.status === StepStatus.interrupted && step.error?.code === 'WINDOW_CLOSED')?.error;
+  return steps.find((step) => step.status === StepStatus.interrupted && step.error?.code === StepErrorCode.windowClosed)?.error;
 }
 
 interface RunFacts {

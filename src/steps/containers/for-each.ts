@@ -7,6 +7,7 @@ import type { ForEachStep } from '../../playbook/index.js';
 // Statuses as the journal names them (the type only: steps never load the store).
 import type { StepStatus } from '../../store/index.js';
 import type { ContainerContext, StepOutcome } from '../definitions/step-definition.js';
+import { StepErrorCode } from '../error-codes.js';
 import { StepError, StepFailureKind } from '../executors/step-error.js';
 import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
 
@@ -126,7 +127,7 @@ function loopOutcome(
         : `${closed.reason}; ${notStarted.length} of ${results.length} items wait for it: ${listed}`;
     const error = {
       message,
-      code: 'WINDOW_CLOSED',
+      code: StepErrorCode.windowClosed,
       details: {
         onClose: closed.onClose,
         notStarted: notStarted.map((result) => result.index),
