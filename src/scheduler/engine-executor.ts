@@ -6,7 +6,9 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { platformStateInFlight } from '../engine/index.js';
+import { hasTimeRules, timeRulesOf } from '../playbook/index.js';
 import { RunStatus, type RunStore } from '../store/index.js';
+import { startGateOf } from '../windows/index.js';
 import type { Clock } from './clock.js';
 import { resumeRunWithLock, runPlaybookWithLock } from './run-with-lock.js';
 import type { SchedulerOptions } from './scheduler.js';
@@ -35,6 +37,8 @@ export interface EngineExecutorOptions {
 
 export function createEngineExecutor(options: EngineExecutorOptions): SchedulerOptions['execute'] {
   return async (request) => {
+    // The playbook's window and the schedule's: a loop starts no item while either is closed.
+    const rules = timeRulesOf(request.playbook, request.schedule);
     const common = {
       client: options.client,
       store: options.store,
@@ -47,6 +51,7 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       ...(options.env ? { env: options.env } : {}),
       ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
       ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+      ...(hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {}),
     };
     if (request.resume && options.embeddedSimulator) {
       const inFlight = platformStateInFlight(await options.store.journal(request.runId));

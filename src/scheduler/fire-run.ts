@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors/index.js';
+import { StepErrorCode } from '../steps/index.js';
 import { RunStatus } from '../store/index.js';
 import { writeScheduleState, type ScheduleState } from './schedule-state.js';
 import { fireRefusal, type WindowRefusal } from './window-check.js';
@@ -12,6 +13,7 @@ import {
   advanceLastFire,
   enqueue,
   fields,
+  firing,
   iso,
   MAX_QUEUED_FIRES,
   stateOf,
@@ -140,7 +142,23 @@ async function finish(
     { event: 'schedule.runEnded', ...fields(entry, { runId, status }) },
     `schedule ${entry.key}: run ${runId} ${status}`,
   );
+  if (resumable && status === RunStatus.interrupted) await waitForWindow(context, entry, runId);
   await drain(context, entry, state);
+}
+
+/**
+ * A run its maintenance window stopped waits in `unfinished` for the window to open: the
+ * schedule ticks now, and `recover` sets its timer to the opening, when it resumes the run.
+ */
+async function waitForWindow(context: SchedulerContext, entry: Entry, runId: string): Promise<void> {
+  const run = await context.store.getRun(runId);
+  if (run?.error?.code !== StepErrorCode.windowClosed || !firing(context, entry)) return;
+  const until = (run.error.details as { until?: unknown } | undefined)?.until;
+  context.logger.info(
+    { event: 'schedule.runWaiting', ...fields(entry, { runId, reason: 'window', until }) },
+    `schedule ${entry.key}: run ${runId} waits for its maintenance window${typeof until === 'string' ? ` (opens ${until})` : ''}: ${run.error.message}`,
+  );
+  context.wake(entry);
 }
 
 /** Starts the oldest queued fire when nothing of the schedule runs. */

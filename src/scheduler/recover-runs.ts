@@ -8,6 +8,12 @@ import { launch } from './fire-run.js';
 import { MAX_RUN_CRASHES, writeScheduleState, type ScheduleState, type UnfinishedFire } from './schedule-state.js';
 import { fields, iso, type Entry, type SchedulerContext } from './schedule-context.js';
 import { SchedulerErrorCode } from './scheduler-error.js';
+import { timeRulesOf } from '../playbook/index.js';
+import { StepErrorCode } from '../steps/index.js';
+import { isOpen, nextOpen } from '../windows/index.js';
+
+/** How soon a run waiting for a window that opens within no year is looked at again. */
+const WINDOW_NEVER_OPENS_RECHECK_MS = 24 * 3_600_000;
 
 interface Relaunch {
   runId: string;
@@ -15,12 +21,21 @@ interface Relaunch {
   resume: boolean;
 }
 
+/** What `recover` leaves to look at later: a run driven elsewhere, runs waiting for their window. */
+export interface Recovery {
+  /** A run of the schedule has a live driver in another process. */
+  driven: boolean;
+  /** The earliest opening of the window a run stopped by its closing waits for. */
+  windowOpensAtMs?: number;
+}
+
 /**
  * Resumes the runs of fires a previous daemon (or this one) left unfinished and no live
  * process drives, and starts again those that never got a run record; forgets those that
- * ended since (a manual `fleetbook resume`). Returns whether one still has a live driver.
+ * ended since (a manual `fleetbook resume`). A run its maintenance window stopped
+ * (`WINDOW_CLOSED`) is resumed once the window is open again, not before.
  */
-export async function recover(context: SchedulerContext, entry: Entry, state: ScheduleState): Promise<boolean> {
+export async function recover(context: SchedulerContext, entry: Entry, state: ScheduleState): Promise<Recovery> {
   // A state written before `unfinished` existed names only its latest run.
   if (
     state.lastResult === 'running' &&
@@ -30,19 +45,38 @@ export async function recover(context: SchedulerContext, entry: Entry, state: Sc
     state.unfinished.push({ runId: state.lastRunId, scheduledAt: state.lastFireAt ?? state.activeSince });
   }
   const launches: Relaunch[] = [];
-  let driven = false;
+  const recovery: Recovery = { driven: false };
   for (const fire of [...state.unfinished]) {
     if (entry.runs.has(fire.runId)) continue;
     const run = await context.store.getRun(fire.runId);
+    const opensAtMs = windowStillClosed(context, entry, run);
+    if (opensAtMs !== undefined) {
+      recovery.windowOpensAtMs = Math.min(recovery.windowOpensAtMs ?? Infinity, opensAtMs);
+      continue;
+    }
     const decision = await decide(context, entry, state, fire, run);
-    if (decision === 'driven') driven = true;
+    if (decision === 'driven') recovery.driven = true;
     if (decision === 'relaunch')
       launches.push({ runId: fire.runId, atMs: Date.parse(fire.scheduledAt), resume: run !== undefined });
   }
-  if (launches.length === 0 || context.stopped) return driven;
+  if (launches.length === 0 || context.stopped) return recovery;
   await writeScheduleState(context.store, entry.key, state);
   for (const relaunch of launches) relaunchFire(context, entry, relaunch);
-  return driven;
+  return recovery;
+}
+
+/**
+ * When a run its maintenance window stopped (interrupted, `WINDOW_CLOSED`) may go on: the next
+ * opening of the playbook's and schedule's windows, as they are now; undefined when it may now
+ * (or the run was not stopped by its window). A window that never opens again leaves it waiting
+ * a year at a time, as the log says.
+ */
+function windowStillClosed(context: SchedulerContext, entry: Entry, run: RunRecord | undefined): number | undefined {
+  if (run?.status !== RunStatus.interrupted || run.error?.code !== StepErrorCode.windowClosed) return undefined;
+  const nowMs = context.clock.now();
+  const rules = timeRulesOf(entry.playbook, entry.schedule);
+  if (isOpen(rules, nowMs)) return undefined;
+  return nextOpen(rules, nowMs) ?? nowMs + WINDOW_NEVER_OPENS_RECHECK_MS;
 }
 
 /** What becomes of one unfinished fire: forgotten (ended, or given up), left to its live driver, or launched again. */

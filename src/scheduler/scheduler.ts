@@ -52,6 +52,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     entries: new Map(),
     inflight: new Set(),
     stopped: false,
+    wake(entry) {
+      if (context.stopped || !entry.loaded) return;
+      entry.timer?.cancel();
+      entry.timer = context.clock.setTimer(() => void enqueue(context, entry, () => tick(context, entry)), 0);
+    },
   };
   const idle = async (): Promise<void> => {
     // A run that just ended records its end from a promise callback: let those callbacks run first.
