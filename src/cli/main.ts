@@ -9,6 +9,7 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isFleetbookError, errorMessage } from '../errors/index.js';
 import { registerActionsCommand } from './commands/actions.js';
+import { registerApproveCommands } from './commands/approve.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerResumeCommand } from './commands/resume.js';
@@ -32,6 +33,7 @@ export function createProgram(io: CliIo): Command {
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })
     .exitOverride();
   registerActionsCommand(program, io);
+  registerApproveCommands(program, io);
   registerDaemonCommand(program, io);
   registerDemoCommand(program, io);
   registerResumeCommand(program, io);

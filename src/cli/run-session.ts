@@ -5,10 +5,10 @@
  */
 import { openSync } from 'node:fs';
 import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
-import type { RunResult } from '../engine/index.js';
+import { describeWait, type RunResult } from '../engine/index.js';
 import { ExitCode, UsageError } from '../errors/index.js';
 import { createLogger, type Logger, type SecretRegistry } from '../logging/index.js';
-import { RunStatus } from '../store/index.js';
+import { RunStatus, type WaitRecord } from '../store/index.js';
 import type { CliIo } from './io.js';
 import { LOG_LEVELS } from './log-levels.js';
 import { outputFormat, writeMachine, type OutputOptions } from './output.js';
@@ -134,6 +134,23 @@ export async function withInterruption<T>(logger: Logger, work: (signal: AbortSi
 }
 
 /** Prints the result (one JSON line, or the summary) and sets the exit code: 0, 1 or 130. */
+/** The lines a waiting run's process ends with: what it waits for, and the commands that end the wait. */
+export function howToEndWait(runId: string, wait: WaitRecord): string {
+  const lines = [`fleetbook: run ${runId} is waiting for ${describeWait(wait)}; this process exits, nothing is kept running.`];
+  if (wait.reason === 'approval') {
+    if (wait.approvers) lines.push(`  approvers: ${wait.approvers.join(', ')}`);
+    if (wait.timeoutAt) lines.push(`  times out at ${wait.timeoutAt} (then: ${wait.onTimeout ?? 'fail'})`);
+    const form = Object.keys(wait.inputs ?? {});
+    const inputs = form.map((name) => ` -i ${name}=<value>`).join('');
+    lines.push(`  approve: fleetbook approve ${runId}${inputs} --comment "<why>"`);
+    lines.push(`  deny:    fleetbook deny ${runId} --comment "<why>"`);
+  } else if (wait.until) {
+    lines.push(`  it continues at ${wait.until}`);
+  }
+  lines.push(`  cancel:  fleetbook runs cancel ${runId}`);
+  return `${lines.join('\n')}\n`;
+}
+
 export function reportResult(
   io: CliIo,
   view: RunView,
@@ -142,15 +159,19 @@ export function reportResult(
   extra: Record<string, unknown> = {},
 ): void {
   if (view !== 'text') {
-    const { runId, status, outputs, error, steps } = result;
-    writeMachine(io, view, secrets.scrubValue({ result: { runId, status, outputs, error, ...extra, steps } }));
+    const { runId, status, outputs, error, steps, wait } = result;
+    writeMachine(io, view, secrets.scrubValue({ result: { runId, status, outputs, error, wait, ...extra, steps } }));
   } else {
     io.stdout.write(secrets.scrub(formatSummary(result)));
   }
+  // What to do next, for a person, on stderr whatever the view: stdout stays the result.
+  if (result.status === RunStatus.waiting && result.wait) io.stderr.write(secrets.scrub(howToEndWait(result.runId, result.wait)));
   io.exitCode =
     result.status === RunStatus.succeeded
       ? ExitCode.success
       : result.status === RunStatus.interrupted
         ? ExitCode.interrupted
-        : ExitCode.runFailed;
+        : result.status === RunStatus.waiting
+          ? ExitCode.waiting
+          : ExitCode.runFailed;
 }

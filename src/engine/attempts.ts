@@ -47,6 +47,7 @@ export async function runLeafAttempts(
       attempt,
       clock: options.clock,
       journal: state.journal,
+      waits: options.waits,
     };
     try {
       const result = await prepared.attempt(runtime);

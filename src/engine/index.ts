@@ -13,3 +13,12 @@ export { readSpilledInputs } from './large-values.js';
 export { platformStateInFlight } from './resume-plan.js';
 export { exposedEnvironment } from './scope.js';
 export { EngineErrorCode } from './error-codes.js';
+export {
+  recordApproval,
+  endDueWaits,
+  describeWait,
+  statusAfterWait,
+  type ApprovalRequest,
+  type ApprovalRecorded,
+  type WaitEnded,
+} from './run-waits.js';

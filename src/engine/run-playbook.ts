@@ -16,6 +16,11 @@ import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS,
 import {
   RunStatus,
   StepStatus,
+  type AppendOptions,
+  type ApprovalDecision,
+  type CancelRequest,
+  type JournalEvent,
+  type WaitRecord,
   type ErrorRecord,
   type RunQueue,
   type RunRecord,
@@ -34,9 +39,13 @@ import {
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
+import { createRunWaits, decisionsOf, describeWait, endWaitForResume } from './run-waits.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
 import { systemClock, type Clock, type Timer } from '../timers/index.js';
+
+/** @default of `RunOptions.cancelCheckMs`. */
+const DEFAULT_CANCEL_CHECK_MS = 2000;
 
 let builtins: StepRegistry | undefined;
 /** The built-in kinds, made once. */
@@ -87,6 +96,8 @@ export interface RunOptions {
    * `null`: whenever (`fleetbook run --ignore-window`). @default the playbook's own `window:` and `freeze:`
    */
   startGate?: StartGate | null;
+  /** How often the run's driver looks for a cancellation asked by another process (`runs cancel`). @default 2000 */
+  cancelCheckMs?: number;
 }
 
 /** What `resumeRun` takes: the run's own inputs come from the store. */
@@ -119,6 +130,8 @@ export interface RunResult {
   /** Paths of the steps a dry run did not send. */
   simulatedSteps: string[];
   durationMs: number;
+  /** What a `waiting` run waits for. */
+  wait?: WaitRecord;
 }
 
 export async function runPlaybook(playbook: Playbook, options: RunOptions): Promise<RunResult> {
@@ -137,14 +150,7 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
     Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)),
   );
   // Leased before it exists: `runs list` never sees the new run running without a driver (crashed).
-  const lease = await holdLease(
-    store,
-    runId,
-    options.leaseTtlMs ?? RUN_LEASE_TTL_MS,
-    options.logger,
-    options.signal,
-    options.clock ?? systemClock,
-  );
+  const lease = await holdLease(store, runId, options);
   try {
     await store.createRun({
       id: runId,
@@ -164,11 +170,13 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
       dryRun,
       signal: lease.signal,
       leaseLost: lease.lost,
+      cancelled: lease.cancelled,
       startedMs,
       startedAt,
       secrets,
       values: resolved.values,
       now,
+      decisions: new Map(),
       retentionMs,
     });
   } finally {
@@ -214,6 +222,8 @@ interface HeldLease {
   signal: AbortSignal;
   /** Why the lease was lost, once it was: from then on the run writes nothing more to the store. */
   lost(): ErrorRecord | undefined;
+  /** Who cancelled the run, once its driver saw the request. */
+  cancelled(): CancelRequest | undefined;
   release(): Promise<void>;
 }
 
@@ -227,11 +237,11 @@ interface HeldLease {
 async function holdLease(
   store: RunStore,
   runId: string,
-  ttlMs: number,
-  logger: Logger,
-  outer: AbortSignal | undefined,
-  clock: Clock,
+  options: Pick<RunOptions, 'leaseTtlMs' | 'logger' | 'signal' | 'clock' | 'cancelCheckMs'>,
 ): Promise<HeldLease> {
+  const ttlMs = options.leaseTtlMs ?? RUN_LEASE_TTL_MS;
+  const { logger, signal: outer } = options;
+  const clock = options.clock ?? systemClock;
   const leaseKey = runLeaseKey(runId);
   const owner = newLeaseOwner();
   if (!(await acquireLeaseFromLiveOrDead(store, leaseKey, owner, ttlMs))) {
@@ -280,12 +290,41 @@ async function holdLease(
     );
   };
   let timer = later(renew, ttlMs / 3);
+  // The heartbeat that sees `fleetbook runs cancel` from another process (or another worker's
+  // machine): the request is in the store, the run's signal aborts, steps stop at a journaled point.
+  let cancelledBy: CancelRequest | undefined;
+  const cancelCheckMs = options.cancelCheckMs ?? DEFAULT_CANCEL_CHECK_MS;
+  const lookForCancel = (): void => {
+    if (finished) return;
+    store.getRun(runId).then(
+      (run) => {
+        if (finished) return;
+        if (run?.cancelRequested && !controller.signal.aborted) {
+          cancelledBy = run.cancelRequested;
+          logger.warn(
+            { event: 'run.cancelRequested', runId, by: cancelledBy.by },
+            `run ${runId} is being cancelled (asked by ${cancelledBy.by}); stopping at a journaled point`,
+          );
+          controller.abort(new FleetbookError(`run ${runId} was cancelled by ${cancelledBy.by}`, { code: 'RUN_CANCELLED' }));
+          return;
+        }
+        cancelTimer = later(lookForCancel, cancelCheckMs);
+      },
+      () => {
+        // A store that cannot answer now is the renewal's concern; look again later.
+        if (!finished) cancelTimer = later(lookForCancel, cancelCheckMs);
+      },
+    );
+  };
+  let cancelTimer = later(lookForCancel, cancelCheckMs);
   return {
     signal: controller.signal,
     lost: () => lostBecause,
+    cancelled: () => cancelledBy,
     async release() {
       finished = true;
       timer.cancel();
+      cancelTimer.cancel();
       outer?.removeEventListener('abort', forward);
       if (!lostBecause) await store.releaseLease(leaseKey, owner);
     },
@@ -336,6 +375,11 @@ function checkResumable(
     throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
   if (run.status === RunStatus.succeeded)
     throw new UsageError(`run ${runId} succeeded; there is nothing to resume`, 'RUN_SUCCEEDED');
+  if (run.status === RunStatus.cancelled)
+    throw new UsageError(
+      `run ${runId} was cancelled${run.error?.details && typeof (run.error.details as { by?: unknown }).by === 'string' ? ` by ${(run.error.details as { by: string }).by}` : ''}; a cancelled run is not resumed (start a new run)`,
+      'RUN_CANCELLED',
+    );
   if (run.playbookHash !== playbook.hash && !options.force) {
     const gone = changedSteps(playbook, plan);
     throw new UsageError(
@@ -375,17 +419,16 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
   const now = (options.clock ?? systemClock).now;
   const startedMs = now();
   const { retentionMs } = options;
-  const lease = await holdLease(
-    store,
-    runId,
-    options.leaseTtlMs ?? RUN_LEASE_TTL_MS,
-    options.logger,
-    options.signal,
-    options.clock ?? systemClock,
-  );
+  const lease = await holdLease(store, runId, options);
   try {
-    const run = await store.getRun(runId);
-    const plan = createResumePlan(await store.journal(runId), options.confirmUnknown);
+    let run = await store.getRun(runId);
+    if (run?.status === RunStatus.waiting) {
+      // Before its time a refusal saying how to end the wait; after it, ended as the sweep would.
+      await endWaitForResume(store, run, now);
+      run = await store.getRun(runId);
+    }
+    const journal = await store.journal(runId);
+    const plan = createResumePlan(journal, options.confirmUnknown);
     checkResumable(run, runId, playbook, plan, options);
     checkSecretInputs(run, options.secretInputs ?? {});
     const secrets = options.secrets ?? createSecretRegistry();
@@ -401,12 +444,14 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
       dryRun: run.dryRun,
       signal: lease.signal,
       leaseLost: lease.lost,
+      cancelled: lease.cancelled,
       startedMs,
       startedAt: run.startedAt,
       secrets,
       values: resolved.values,
       now,
       resume: plan,
+      decisions: decisionsOf(journal),
       retentionMs,
     });
   } finally {
@@ -502,6 +547,10 @@ interface RunFacts {
   signal: AbortSignal;
   /** Set once the run's lease is lost: the store is no longer the run's to write. */
   leaseLost: () => ErrorRecord | undefined;
+  /** Set once the run's driver saw a cancellation asked of it. */
+  cancelled: () => CancelRequest | undefined;
+  /** Approval decisions journaled so far, by gate path. */
+  decisions: ReadonlyMap<string, ApprovalDecision>;
   startedMs: number;
   startedAt: string;
   secrets: SecretRegistry;
@@ -513,8 +562,27 @@ interface RunFacts {
 }
 
 async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
-  const { runId, dryRun, signal, startedMs, startedAt, secrets, now } = facts;
+  // The signal every step listens to: the lease's (interruption, cancellation), and a wait's.
+  const stop = new AbortController();
+  const forwardStop = (): void => stop.abort(facts.signal.reason);
+  if (facts.signal.aborted) forwardStop();
+  else facts.signal.addEventListener('abort', forwardStop, { once: true });
+  try {
+    return await executeSteps(playbook, options, facts, stop);
+  } finally {
+    facts.signal.removeEventListener('abort', forwardStop);
+  }
+}
+
+async function executeSteps(
+  playbook: Playbook,
+  options: RunOptions | ResumeOptions,
+  facts: RunFacts,
+  stop: AbortController,
+): Promise<RunResult> {
+  const { runId, dryRun, startedMs, startedAt, secrets, now } = facts;
   const { store } = options;
+  const { signal } = stop;
   // Every step in flight (loop items, waits, timeouts) listens to the run's signal: dozens at once are normal.
   setMaxListeners(0, signal);
   const logger = options.logger.child({ runId, playbook: playbook.name });
@@ -528,6 +596,17 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   const spill = spillOptionsOf(options, runId);
 
   const registry = options.registry ?? builtinRegistry();
+  const journal = async (event: JournalEvent, appendOptions?: AppendOptions): Promise<void> => {
+    if (facts.leaseLost()) return;
+    const scrubbed = secrets.scrubValue(event);
+    // Events without an input or outputs go straight to the store (a journal append is hot).
+    return store.append(
+      runId,
+      carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed,
+      appendOptions,
+    );
+  };
+  const waits = createRunWaits({ runId, decisions: facts.decisions, now, journal, stop });
   const runner = createStepRunner({
     client: options.client,
     logger,
@@ -536,16 +615,8 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     clock: options.clock ?? systemClock,
     registry,
     random: options.random ?? Math.random,
-    journal: async (event, appendOptions) => {
-      if (facts.leaseLost()) return;
-      const scrubbed = secrets.scrubValue(event);
-      // Events without an input or outputs go straight to the store (a journal append is hot).
-      return store.append(
-        runId,
-        carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed,
-        appendOptions,
-      );
-    },
+    journal,
+    waits,
     ...(facts.resume ? { resume: facts.resume } : {}),
     ...startGateOption(playbook, options.startGate),
   });
@@ -581,11 +652,19 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
     }
   }
   const leaseLost = facts.leaseLost();
+  const cancelledBy = facts.cancelled();
+  const wait = waits.waiting();
   if (leaseLost) {
     status = RunStatus.interrupted;
     error = leaseLost;
+  } else if (cancelledBy) {
+    // Asked by `runs cancel`: stopped where the journal is, not to be resumed.
+    status = RunStatus.cancelled;
+    error = { message: `run ${runId} was cancelled by ${cancelledBy.by}`, code: 'RUN_CANCELLED', details: cancelledBy };
+  } else if (wait && status === RunStatus.interrupted && !options.signal?.aborted) {
+    status = RunStatus.waiting;
   }
-  if (status !== RunStatus.succeeded && !error) {
+  if (status !== RunStatus.succeeded && status !== RunStatus.waiting && !error) {
     error =
       status === RunStatus.interrupted
         ? (windowClosed(steps, signal) ?? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' })
@@ -593,7 +672,8 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
   // A run that lost its lease leaves the run's status to whoever drives it now.
-  if (!leaseLost)
+  if (!leaseLost && status === RunStatus.waiting && wait) await store.suspendRun(runId, wait);
+  else if (!leaseLost)
     await store.setRunStatus(runId, status, {
       ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }),
       ...(error ? { error } : {}),
@@ -601,13 +681,20 @@ async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, 
   if (facts.retentionMs !== undefined && !leaseLost)
     await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
   const durationMs = now() - startedMs;
-  logger[status === RunStatus.succeeded ? 'info' : 'error'](
-    { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },
-    `run ${runId} ${status}`,
-  );
+  if (status === RunStatus.waiting && wait)
+    logger.warn(
+      { status, durationMs, wait, event: 'run.waiting' },
+      `run ${runId} waiting for ${describeWait(wait)}; no process is kept meanwhile`,
+    );
+  else
+    logger[status === RunStatus.succeeded ? 'info' : 'error'](
+      { status, durationMs, ...(error ? { error } : {}), ...(dryRun ? { simulatedSteps } : {}) },
+      `run ${runId} ${status}`,
+    );
   return {
     runId,
     status,
+    ...(status === RunStatus.waiting && wait ? { wait } : {}),
     ...(outputs === undefined ? {} : { outputs }),
     ...(error ? { error } : {}),
     steps,

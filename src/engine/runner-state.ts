@@ -5,7 +5,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Step } from '../playbook/index.js';
-import type { Ending } from '../steps/index.js';
+import type { Ending, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
@@ -45,6 +45,8 @@ export interface RunnerOptions {
   resume?: ResumePlan;
   /** The run's maintenance windows: a loop starts no new item while they are closed. */
   startGate?: StartGate;
+  /** Approval decisions of the run, and stopping it to wait. */
+  waits: RunWaits;
 }
 
 /** Where a sequence of steps runs. */

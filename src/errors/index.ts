@@ -8,6 +8,8 @@ export const ExitCode = {
   success: 0,
   runFailed: 1,
   usage: 2,
+  /** The run waits (an approval, a maintenance window) with no process kept: EX_TEMPFAIL, "try again later". */
+  waiting: 75,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -11,7 +11,7 @@ export {
 export { hasErrors, type Problem } from './problem.js';
 export { codeFrame } from './code-frame.js';
 export { createPlaybookSchema, PLAYBOOK_SCHEMA_ID } from './playbook-schema.js';
-export { DEFAULT_RETRY_POLICY } from './normalise-playbook.js';
+export { DEFAULT_RETRY_POLICY, inputSpecs } from './normalise-playbook.js';
 export { ProblemCode } from './problem-codes.js';
 export { hasTimeRules, timeRulesOf } from './time-rules.js';
 export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';

@@ -221,7 +221,7 @@ function usesInputsFindings(ref: string, used: Playbook, given: RawObject | unde
   });
 }
 
-function inputSpecs(raw: unknown): Record<string, InputSpec> {
+export function inputSpecs(raw: unknown): Record<string, InputSpec> {
   if (!isRawObject(raw)) return {};
   const specs: Record<string, InputSpec> = {};
   for (const [name, declaration] of Object.entries(raw)) {

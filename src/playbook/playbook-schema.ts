@@ -5,7 +5,7 @@
  */
 import { inputSchemaOf, type PlatformDescription } from '../openapi/index.js';
 import { commonStepFields, retryPolicy } from '../steps/index.js';
-import { anyTemplate, duration, expressionString, stepList, type JsonSchema } from '../steps/index.js';
+import { anyTemplate, duration, expressionString, inputDeclaration, stepList, type JsonSchema } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { DAY_NAMES } from '../windows/index.js';
 
@@ -62,19 +62,6 @@ export function allowExpressions(schema: JsonSchema): JsonSchema {
   return { ...(description === undefined ? {} : { description }), anyOf: [rest, expressionString] };
 }
 
-function inputDeclaration(): JsonSchema {
-  return {
-    type: 'object',
-    description: 'An input: a JSON Schema with a `type`, plus `secret` and `default`.',
-    required: ['type'],
-    properties: {
-      type: { enum: ['string', 'integer', 'number', 'boolean', 'array', 'object'] },
-      description: { type: 'string' },
-      secret: { type: 'boolean', description: 'Redacted in logs, outputs, errors and the run store. Default false.' },
-      default: {},
-    },
-  };
-}
 
 /** `window:`: weekly time ranges in a timezone (docs/windows.md). */
 function maintenanceWindow(timezoneDefault: string): JsonSchema {
@@ -202,7 +189,7 @@ export function createPlaybookSchema(registry: StepRegistry, description: Platfo
         description: 'The playbook name (runs and schedules are keyed by it).',
       },
       description: { type: 'string' },
-      inputs: { type: 'object', additionalProperties: inputDeclaration(), description: 'Inputs by name.' },
+      inputs: { type: 'object', additionalProperties: inputDeclaration, description: 'Inputs by name.' },
       outputs: { ...anyTemplate, description: 'What the run returns, computed after the last step.' },
       defaults: {
         type: 'object',

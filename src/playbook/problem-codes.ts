@@ -28,6 +28,8 @@ export const ProblemCode = {
   invalidFreeze: 'INVALID_FREEZE',
   invalidScheduleInputs: 'INVALID_SCHEDULE_INPUTS',
   invalidUsesInputs: 'INVALID_USES_INPUTS',
+  approvalInConcurrentStep: 'APPROVAL_IN_CONCURRENT_STEP',
+  invalidApprovalInputs: 'INVALID_APPROVAL_INPUTS',
   usesCycle: 'USES_CYCLE',
   usesInvalid: 'USES_INVALID',
   usesNotAllowed: 'USES_NOT_ALLOWED',

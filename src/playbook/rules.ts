@@ -342,6 +342,50 @@ export const windowRule: Rule = ({ data }) => {
   ];
 };
 
+/** Kinds whose children run side by side: a gate there would stop its siblings mid-flight. */
+const concurrentKinds: ReadonlySet<string> = new Set(['forEach', 'parallel']);
+
+/**
+ * An approval gate stops the whole run to wait, so it must sit where nothing else is in flight:
+ * not inside a `forEach` or `parallel` (their other items or branches would be stopped mid-way,
+ * one gate per item would ask the same person N times). Its form must be valid JSON Schema.
+ */
+export const approvalRule: Rule = ({ steps }) =>
+  steps.flatMap((step): Finding[] => {
+    if (!step.kinds.includes('approval')) return [];
+    const findings: Finding[] = [];
+    const enclosing = steps.find(
+      (other) =>
+        other.kinds.some((kind) => concurrentKinds.has(kind)) && step.pointer.startsWith(`${other.pointer}/`),
+    );
+    if (enclosing) {
+      const kind = enclosing.kinds.find((found) => concurrentKinds.has(found)) ?? '';
+      findings.push({
+        code: 'APPROVAL_IN_CONCURRENT_STEP',
+        message: `an approval gate cannot be inside a ${kind} (at ${enclosing.pointer}): it stops the whole run to wait, and would stop the other ${kind === 'forEach' ? 'items' : 'branches'} mid-way. Put the gate before or after the ${kind}`,
+        pointer: `${step.pointer}/approval`,
+        atKey: true,
+      });
+    }
+    const gate = step.data.approval;
+    const inputs = isRawObject(gate) && isRawObject(gate.inputs) ? gate.inputs : {};
+    for (const [name, declaration] of Object.entries(inputs)) {
+      if (!isRawObject(declaration)) continue;
+      const { secret: _secret, ...schema } = declaration;
+      try {
+        compileValueSchema(schema);
+      } catch (error) {
+        findings.push({
+          code: 'INVALID_APPROVAL_INPUTS',
+          message: `approval input '${name}' is not a valid JSON Schema: ${errorMessage(error)}`,
+          pointer: `${step.pointer}/approval/inputs/${pointerToken(name)}`,
+          atKey: true,
+        });
+      }
+    }
+    return findings;
+  });
+
 /** The rules over the document as written, in the order their findings are reported. */
 export const documentRules: readonly Rule[] = [
   stepKindRule,
@@ -351,6 +395,7 @@ export const documentRules: readonly Rule[] = [
   windowRule,
   inputDeclarationRule,
   scheduleInputsRule,
+  approvalRule,
 ];
 
 export function runDocumentRules(data: unknown, registry: StepRegistry, description: PlatformDescription): Finding[] {

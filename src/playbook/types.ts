@@ -98,6 +98,18 @@ export interface FailStep extends StepBase {
   message: Template;
 }
 
+export interface ApprovalStep extends StepBase {
+  kind: 'approval';
+  message: Template;
+  /** Who may decide (OS users or token names); absent: anyone. */
+  approvers?: string[];
+  /** How long the gate waits before `onTimeout` applies. */
+  timeoutMs?: number;
+  onTimeout: 'fail' | 'continue' | 'skip';
+  /** The form the approver fills in: input declarations, as the playbook's `inputs` are written. */
+  inputs?: Record<string, Record<string, unknown>>;
+}
+
 export interface SleepStep extends StepBase {
   kind: 'sleep';
   /** Milliseconds, or a template yielding a duration string or milliseconds. */

@@ -6,7 +6,7 @@
 import type { RunStore } from '../store/index.js';
 
 /** The outcome of a schedule's latest run as `fleetbook schedules` shows it. */
-export type ScheduleRunResult = 'queued' | 'running' | 'succeeded' | 'failed' | 'interrupted';
+export type ScheduleRunResult = 'queued' | 'running' | 'succeeded' | 'failed' | 'interrupted' | 'waiting' | 'cancelled';
 
 export interface ScheduleState {
   /** When the schedule became known to a daemon (or its cron or timezone last changed): nothing before is missed. */
@@ -60,7 +60,7 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 export async function readScheduleState(store: RunStore, key: string): Promise<ScheduleState | undefined> {
   const raw = await store.getScheduleState(key);
   if (raw === undefined) return undefined;
-  const results: readonly string[] = ['running', 'succeeded', 'failed', 'interrupted'];
+  const results: readonly string[] = ['running', 'succeeded', 'failed', 'interrupted', 'waiting', 'cancelled'];
   const skip = raw.lastSkip as Record<string, unknown> | undefined;
   const state: ScheduleState = {
     activeSince: text(raw.activeSince) ?? new Date(0).toISOString(),

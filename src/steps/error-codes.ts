@@ -22,6 +22,8 @@ export const StepErrorCode = {
   windowClosed: 'WINDOW_CLOSED',
   unknownStepKind: 'UNKNOWN_STEP_KIND',
   duplicateStepKind: 'DUPLICATE_STEP_KIND',
+  approvalDenied: 'APPROVAL_DENIED',
+  approvalTimedOut: 'APPROVAL_TIMED_OUT',
   /** Something thrown that is no Fleetbook error (a bug, or a library's plain `Error`). */
   error: 'ERROR',
 } as const;

@@ -23,13 +23,14 @@ export {
   duration,
   EXPRESSION_PATTERN,
   expressionString,
+  inputDeclaration,
   orExpression,
   stepList,
   STEP_ID_PATTERN,
   type JsonSchema,
 } from './definitions/schema-parts.js';
 export { StepError, StepFailureKind, isStepError } from './executors/step-error.js';
-export type { ExecutorRuntime, LeafResult } from './executors/types.js';
+export type { ExecutorRuntime, LeafResult, RunWaits, WaitRequest } from './executors/types.js';
 export { StepErrorCode } from './error-codes.js';
 export { toErrorRecord } from './executors/error-record.js';
 export { isOutcomeUnknown } from './executors/call.js';

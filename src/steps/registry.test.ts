@@ -16,6 +16,7 @@ describe('createStepRegistry', () => {
       'block',
       'uses',
       'http',
+      'approval',
     ]);
   });
 

@@ -14,5 +14,6 @@ export function fencedView(store: RunStore, runId: string, fence: number): RunSt
     setRunStatus: (id, status, result, options) =>
       store.setRunStatus(id, status, result, { ...options, ...fenceOf(id) }),
     markResumed: (id, options) => store.markResumed(id, { ...options, ...fenceOf(id) }),
+    suspendRun: (id, wait, options) => store.suspendRun(id, wait, { ...options, ...fenceOf(id) }),
   };
 }

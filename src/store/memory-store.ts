@@ -2,6 +2,11 @@ import { foldJournal } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
+  cancelEvent,
+  cancellableAtOnce,
+  cancelledError,
+  defaultListLimit,
+  waitColumns,
   encodeEvent,
   newRunToRow,
   normaliseFilter,
@@ -36,6 +41,11 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   function open(): void {
     if (closed) throw new StoreError('The run store is closed.', StoreErrorCode.storeClosed);
   }
+  function push(runId: string, eventJson: string): void {
+    const journal = journals.get(runId) ?? [];
+    journal.push({ runId, seq: journal.length + 1, at: resolved.now().toISOString(), eventJson });
+    journals.set(runId, journal);
+  }
   function existing(runId: string): RunRow {
     const row = runs.get(runId);
     if (!row) throw runNotFound(runId);
@@ -55,10 +65,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async append(runId, event) {
       open();
       existing(runId);
-      const eventJson = encodeEvent(runId, event, resolved);
-      const journal = journals.get(runId) ?? [];
-      journal.push({ runId, seq: journal.length + 1, at: resolved.now().toISOString(), eventJson });
-      journals.set(runId, journal);
+      push(runId, encodeEvent(runId, event, resolved));
     },
 
     async setRunStatus(runId, status, result) {
@@ -70,7 +77,61 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async markResumed(runId) {
       open();
       const row = existing(runId);
-      Object.assign(row, statusChange(runId, RunStatus.running, {}, resolved), { resumes: row.resumes + 1 });
+      Object.assign(row, statusChange(runId, RunStatus.running, {}, resolved), {
+        resumes: row.resumes + 1,
+        waitJson: null,
+        waitDueAt: null,
+      });
+    },
+
+    async suspendRun(runId, wait) {
+      open();
+      const row = existing(runId);
+      Object.assign(row, { status: RunStatus.waiting, endedAt: null }, waitColumns(runId, wait, resolved));
+    },
+
+    async endWait(runId, event, next, result) {
+      open();
+      const row = existing(runId);
+      if (row.status !== RunStatus.waiting) return false;
+      const change = statusChange(runId, next, result ?? {}, resolved);
+      const eventJson = encodeEvent(runId, event, resolved);
+      Object.assign(row, change, { waitJson: null, waitDueAt: null });
+      push(runId, eventJson);
+      return true;
+    },
+
+    async listDueWaits(now, limit = defaultListLimit) {
+      open();
+      const cutoff = normaliseTimestamp(now, 'now');
+      return [...runs.values()]
+        .filter((row) => row.status === RunStatus.waiting && row.waitDueAt !== null && row.waitDueAt <= cutoff)
+        .sort((a, b) => ((a.waitDueAt ?? '') < (b.waitDueAt ?? '') ? -1 : 1))
+        .slice(0, limit)
+        .map(rowToRun);
+    },
+
+    async cancelRun(runId, by) {
+      open();
+      const row = existing(runId);
+      const at = resolved.now().toISOString();
+      if (cancellableAtOnce.has(row.status)) {
+        Object.assign(row, {
+          status: RunStatus.cancelled,
+          endedAt: at,
+          errorJson: JSON.stringify(cancelledError(runId, by)),
+          waitJson: null,
+          waitDueAt: null,
+        });
+        push(runId, encodeEvent(runId, cancelEvent(by, false), resolved));
+        return { outcome: 'cancelled' };
+      }
+      if (row.status === RunStatus.running) {
+        row.cancelJson = JSON.stringify({ by, at });
+        push(runId, encodeEvent(runId, cancelEvent(by, true), resolved));
+        return { outcome: 'requested' };
+      }
+      return { outcome: 'ended', status: row.status };
     },
 
     async getRun(runId) {

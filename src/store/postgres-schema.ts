@@ -78,6 +78,13 @@ export const postgresMigrations: readonly string[] = [
     tat_ms BIGINT NOT NULL
   );
   `,
+  // Waiting runs (approval gates, maintenance windows) and cancellation asked of a running run.
+  `
+  ALTER TABLE runs ADD COLUMN wait_json TEXT;
+  ALTER TABLE runs ADD COLUMN wait_due_at TEXT;
+  ALTER TABLE runs ADD COLUMN cancel_json TEXT;
+  CREATE INDEX runs_waiting_due ON runs (wait_due_at) WHERE status = 'waiting';
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

@@ -10,6 +10,10 @@ import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
 import {
   assertLeaseTtl,
+  cancelEvent,
+  cancelledError,
+  defaultListLimit,
+  waitColumns,
   encodeEvent,
   newRunToRow,
   normaliseFilter,
@@ -24,7 +28,7 @@ import {
 } from './run-row.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { fencedView } from './fenced-view.js';
-import type { NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions } from './types.js';
+import type { CancelOutcome, NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions } from './types.js';
 import { RunStatus } from './types.js';
 
 export interface PostgresRunStoreOptions extends RunStoreOptions {
@@ -58,7 +62,8 @@ const runColumns = `
   inputs_json AS "inputsJson", secret_input_names_json AS "secretInputNamesJson",
   defaulted_secret_inputs_json AS "defaultedSecretInputsJson", dry_run AS "dryRun",
   trigger_json AS "triggerJson", started_at AS "startedAt", status, ended_at AS "endedAt",
-  outputs_json AS "outputsJson", error_json AS "errorJson", resumes`;
+  outputs_json AS "outputsJson", error_json AS "errorJson", resumes,
+  wait_json AS "waitJson", wait_due_at AS "waitDueAt", cancel_json AS "cancelJson"`;
 
 /** The primary key refuses a second run with one id, whichever process inserts it first. */
 export const SQL_INSERT_RUN = `
@@ -93,8 +98,26 @@ export const SQL_SET_STATUS_AND_RESULT = `
   UPDATE runs SET status = $2, ended_at = $3, outputs_json = $4, error_json = $5 WHERE id = $1 AND ($6::bigint IS NULL OR fence = $6)`;
 /** `resumes + 1` in the statement: two resumes counted at once both count. Fenced as above. */
 export const SQL_MARK_RESUMED = `
-  UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1
+  UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1,
+    wait_json = NULL, wait_due_at = NULL
   WHERE id = $1 AND ($2::bigint IS NULL OR fence = $2)`;
+/** Waiting holds nothing: the claim goes with the drive (a worker claims the run again once it is queued). Fenced. */
+export const SQL_SUSPEND = `
+  UPDATE runs SET status = '${RunStatus.waiting}', ended_at = NULL, wait_json = $2, wait_due_at = $3, claimed_by = NULL, claim_expires_at_ms = NULL
+  WHERE id = $1 AND ($4::bigint IS NULL OR fence = $4)`;
+/** Only a waiting run: the row lock makes the second of two deciders find it decided. */
+export const SQL_END_WAIT = `
+  UPDATE runs SET status = $2, ended_at = $3, outputs_json = $4, error_json = $5, wait_json = NULL, wait_due_at = NULL
+  WHERE id = $1 AND status = '${RunStatus.waiting}'`;
+export const SQL_DUE_WAITS = `
+  SELECT ${runColumns} FROM runs WHERE status = '${RunStatus.waiting}' AND wait_due_at <= $1 ORDER BY wait_due_at LIMIT $2`;
+/** No process drives a waiting, queued or interrupted run: it ends at once. */
+export const SQL_CANCEL_NOW = `
+  UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = $2, error_json = $3, wait_json = NULL, wait_due_at = NULL,
+    claimed_by = NULL, claim_expires_at_ms = NULL
+  WHERE id = $1 AND status IN ('${RunStatus.waiting}', '${RunStatus.queued}', '${RunStatus.interrupted}')`;
+/** A running run's driver (any worker) sees the request at its next heartbeat. */
+export const SQL_REQUEST_CANCEL = `UPDATE runs SET cancel_json = $2 WHERE id = $1 AND status = '${RunStatus.running}'`;
 /** The UNIQUE (schedule, fire time) key makes the second record of one fire insert nothing. */
 export const SQL_RECORD_FIRE = `
   INSERT INTO schedule_fires (schedule_key, fire_at, run_id, recorded_at) VALUES ($1, $2, $3, $4)
@@ -336,6 +359,21 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     return result;
   }
   const query = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => pool.query<R>(text, values);
+  /** `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  async function inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
 
   const flushAfterMs = options.flushAfterMs ?? 50;
   const maxBufferedEntries = options.maxBufferedEntries ?? 256;
@@ -561,6 +599,62 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
           (await query(SQL_MARK_RESUMED, [runId, fenceOptions?.fence ?? null])).rowCount,
           fenceOptions?.fence,
         );
+      }),
+
+    suspendRun: (runId, wait, fenceOptions) =>
+      serial(async () => {
+        const columns = waitColumns(runId, wait, resolved);
+        const fence = fenceOptions?.fence ?? null;
+        await commit();
+        const info = await query(SQL_SUSPEND, [runId, columns.waitJson, columns.waitDueAt, fence]);
+        await changedRun(runId, info.rowCount, fenceOptions?.fence);
+      }),
+
+    endWait: (runId, event, next, result) =>
+      serial(async () => {
+        const change = statusChange(runId, next, result ?? {}, resolved);
+        const eventJson = encodeEvent(runId, event, resolved);
+        await commit();
+        return inTransaction(async (client) => {
+          const ended = await client.query(SQL_END_WAIT, [
+            runId,
+            change.status,
+            change.endedAt,
+            change.outputsJson ?? null,
+            change.errorJson ?? null,
+          ]);
+          if (ended.rowCount !== 1) return false;
+          await client.query(SQL_APPEND, [runId, [resolved.now().toISOString()], [eventJson], null]);
+          return true;
+        });
+      }),
+
+    listDueWaits: (now, limit = defaultListLimit) =>
+      serial(async () => {
+        await commit();
+        const rows = await query<RunRow>(SQL_DUE_WAITS, [normaliseTimestamp(now, 'now'), limit]);
+        return rows.rows.map(rowToRun);
+      }),
+
+    cancelRun: (runId, by) =>
+      serial(async () => {
+        await commit();
+        const at = resolved.now().toISOString();
+        return inTransaction(async (client): Promise<CancelOutcome> => {
+          const row = (await client.query<RunRow>(`${SQL_GET_RUN} FOR UPDATE`, [runId])).rows[0];
+          if (!row) throw runNotFound(runId);
+          const journalIt = (requested: boolean) =>
+            client.query(SQL_APPEND, [runId, [at], [encodeEvent(runId, cancelEvent(by, requested), resolved)], null]);
+          if ((await client.query(SQL_CANCEL_NOW, [runId, at, JSON.stringify(cancelledError(runId, by))])).rowCount === 1) {
+            await journalIt(false);
+            return { outcome: 'cancelled' };
+          }
+          if ((await client.query(SQL_REQUEST_CANCEL, [runId, JSON.stringify({ by, at })])).rowCount === 1) {
+            await journalIt(true);
+            return { outcome: 'requested' };
+          }
+          return { outcome: 'ended', status: row.status };
+        });
       }),
 
     getRun: (runId) =>

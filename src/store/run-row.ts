@@ -1,7 +1,16 @@
 import { decodePayload, defaultMaxPayloadBytes, encodePayload, normaliseTimestamp } from './payload.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
-import type { ErrorRecord, JournalEntry, JournalEvent, NewRun, RunRecord, RunStoreOptions } from './types.js';
-import { RunStatus } from './types.js';
+import type {
+  CancelRequest,
+  ErrorRecord,
+  JournalEntry,
+  JournalEvent,
+  NewRun,
+  RunRecord,
+  RunStoreOptions,
+  WaitRecord,
+} from './types.js';
+import { RunStatus, waitDueAt } from './types.js';
 
 /**
  * A run as both stores keep it: scalars for what is filtered on, JSON text for the rest.
@@ -25,6 +34,12 @@ export interface RunRow {
   outputsJson: string | null;
   errorJson: string | null;
   resumes: number;
+  /** The `WaitRecord` of a waiting run. */
+  waitJson: string | null;
+  /** `waitDueAt` of the wait: what the sweep's query compares. */
+  waitDueAt: string | null;
+  /** The `CancelRequest` of a running run asked to stop. */
+  cancelJson: string | null;
 }
 
 export interface JournalRow {
@@ -69,6 +84,9 @@ export function newRunToRow(run: NewRun, options: ResolvedStoreOptions): RunRow 
     outputsJson: null,
     errorJson: null,
     resumes: 0,
+    waitJson: null,
+    waitDueAt: null,
+    cancelJson: null,
   };
 }
 
@@ -92,8 +110,15 @@ export function rowToRun(row: RunRow): RunRecord {
   if (outputs !== undefined) run.outputs = outputs;
   const error = decodePayload<ErrorRecord>(row.errorJson);
   if (error !== undefined) run.error = error;
+  const wait = decodePayload<WaitRecord>(row.waitJson);
+  if (wait !== undefined) run.wait = wait;
+  const cancel = decodePayload<CancelRequest>(row.cancelJson);
+  if (cancel !== undefined) run.cancelRequested = cancel;
   return run;
 }
+
+/** Statuses of a run that has not ended (no end time). */
+const unended: ReadonlySet<RunStatus> = new Set([RunStatus.running, RunStatus.queued, RunStatus.waiting]);
 
 /** The columns `setRunStatus` writes: a run that is not running has ended now. */
 export function statusChange(
@@ -107,7 +132,7 @@ export function statusChange(
   }
   const change: ReturnType<typeof statusChange> = {
     status,
-    endedAt: status === RunStatus.running ? null : options.now().toISOString(),
+    endedAt: unended.has(status) ? null : options.now().toISOString(),
   };
   if (result) {
     change.outputsJson =
@@ -162,4 +187,41 @@ export function normaliseFilter(filter: { since?: string; limit?: number }): { s
     throw new StoreError(`Expected \`limit\` to be a positive integer, got ${limit}.`, StoreErrorCode.invalidArgument);
   }
   return { limit, ...(filter.since === undefined ? {} : { since: normaliseTimestamp(filter.since, 'since') }) };
+}
+
+/** The columns of a run made `waiting` for `wait` (see `RunStore.suspendRun`). */
+export function waitColumns(
+  runId: string,
+  wait: WaitRecord,
+  options: ResolvedStoreOptions,
+): { waitJson: string; waitDueAt: string | null } {
+  const due = waitDueAt(wait);
+  return {
+    waitJson: encodePayload(wait, `the wait of run ${runId}`, options.maxPayloadBytes),
+    waitDueAt: due === undefined ? null : normaliseTimestamp(due, `the due time of the wait of run ${runId}`),
+  };
+}
+
+/** Statuses `cancelRun` ends at once: no process drives the run. */
+export const cancellableAtOnce: ReadonlySet<RunStatus> = new Set([
+  RunStatus.waiting,
+  RunStatus.queued,
+  RunStatus.interrupted,
+]);
+
+/** Statuses a run keeps for good: nothing resumes, decides or cancels it any more. */
+export const finalStatuses: ReadonlySet<RunStatus> = new Set([
+  RunStatus.succeeded,
+  RunStatus.failed,
+  RunStatus.cancelled,
+]);
+
+/** The error a cancelled run ends with. */
+export function cancelledError(runId: string, by: string): ErrorRecord {
+  return { message: `run ${runId} was cancelled by ${by}`, code: 'RUN_CANCELLED', details: { by } };
+}
+
+/** `run.cancelled`, journaled by `cancelRun`. */
+export function cancelEvent(by: string, requested: boolean): JournalEvent {
+  return { type: 'run.cancelled', path: '', by, requested };
 }

@@ -3,6 +3,11 @@ import { foldJournal } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
+  cancelEvent,
+  cancellableAtOnce,
+  cancelledError,
+  defaultListLimit,
+  waitColumns,
   encodeEvent,
   newRunToRow,
   normaliseFilter,
@@ -17,7 +22,7 @@ import {
 } from './run-row.js';
 import { migrations, schemaVersion } from './schema.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
-import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
+import type { CancelOutcome, RunFilter, RunStore, RunStoreOptions } from './types.js';
 import { RunStatus } from './types.js';
 
 export interface SqliteRunStoreOptions extends RunStoreOptions {
@@ -43,7 +48,8 @@ const runColumns = `
   inputs_json AS inputsJson, secret_input_names_json AS secretInputNamesJson,
   defaulted_secret_inputs_json AS defaultedSecretInputsJson, dry_run AS dryRun,
   trigger_json AS triggerJson, started_at AS startedAt, status, ended_at AS endedAt,
-  outputs_json AS outputsJson, error_json AS errorJson, resumes`;
+  outputs_json AS outputsJson, error_json AS errorJson, resumes,
+  wait_json AS waitJson, wait_due_at AS waitDueAt, cancel_json AS cancelJson`;
 
 function isSqliteError(error: unknown, code: string): boolean {
   return error instanceof Database.SqliteError && error.code === code;
@@ -127,7 +133,25 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       `UPDATE runs SET status = @status, ended_at = @endedAt, outputs_json = @outputsJson, error_json = @errorJson WHERE id = @id`,
     ),
     markResumed: db.prepare<[string]>(
-      `UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1 WHERE id = ?`,
+      `UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1,
+        wait_json = NULL, wait_due_at = NULL WHERE id = ?`,
+    ),
+    suspend: db.prepare<{ id: string; waitJson: string; waitDueAt: string | null }>(
+      `UPDATE runs SET status = '${RunStatus.waiting}', ended_at = NULL, wait_json = @waitJson, wait_due_at = @waitDueAt WHERE id = @id`,
+    ),
+    endWait: db.prepare<{ id: string; status: string; endedAt: string | null; outputsJson: string | null; errorJson: string | null }>(
+      `UPDATE runs SET status = @status, ended_at = @endedAt, outputs_json = @outputsJson, error_json = @errorJson,
+        wait_json = NULL, wait_due_at = NULL WHERE id = @id AND status = '${RunStatus.waiting}'`,
+    ),
+    dueWaits: db.prepare<[string, number], RunRow>(
+      `SELECT ${runColumns} FROM runs WHERE status = '${RunStatus.waiting}' AND wait_due_at <= ? ORDER BY wait_due_at LIMIT ?`,
+    ),
+    cancelNow: db.prepare<{ id: string; endedAt: string; errorJson: string }>(
+      `UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = @endedAt, error_json = @errorJson, wait_json = NULL, wait_due_at = NULL
+        WHERE id = @id AND status IN ('${RunStatus.waiting}', '${RunStatus.queued}', '${RunStatus.interrupted}')`,
+    ),
+    requestCancel: db.prepare<{ id: string; cancelJson: string }>(
+      `UPDATE runs SET cancel_json = @cancelJson WHERE id = @id AND status = '${RunStatus.running}'`,
     ),
     runExists: db.prepare<[string], { found: number }>(`SELECT 1 AS found FROM runs WHERE id = ?`),
     lastSeq: db.prepare<[string], { seq: number }>(`SELECT COALESCE(MAX(seq), 0) AS seq FROM journal WHERE run_id = ?`),
@@ -289,6 +313,64 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       open();
       commit();
       changedRun(runId, statements.markResumed.run(runId).changes);
+    },
+
+    async suspendRun(runId, wait) {
+      open();
+      commit();
+      changedRun(runId, statements.suspend.run({ id: runId, ...waitColumns(runId, wait, resolved) }).changes);
+    },
+
+    async endWait(runId, event, next, result) {
+      open();
+      commit();
+      const change = statusChange(runId, next, result ?? {}, resolved);
+      const eventJson = encodeEvent(runId, event, resolved);
+      // IMMEDIATE: the status is read under the write lock, so of two deciders one finds it waiting.
+      return db
+        .transaction(() => {
+          const ended = statements.endWait.run({
+            id: runId,
+            status: change.status,
+            endedAt: change.endedAt,
+            outputsJson: change.outputsJson ?? null,
+            errorJson: change.errorJson ?? null,
+          });
+          if (ended.changes === 0) return false;
+          insertEntry({ runId, at: resolved.now().toISOString(), eventJson });
+          return true;
+        })
+        .immediate();
+    },
+
+    async listDueWaits(now, limit = defaultListLimit) {
+      open();
+      commit();
+      return statements.dueWaits.all(normaliseTimestamp(now, 'now'), limit).map(rowToRun);
+    },
+
+    async cancelRun(runId, by) {
+      open();
+      commit();
+      const at = resolved.now().toISOString();
+      return db
+        .transaction((): CancelOutcome => {
+          const row = statements.getRun.get(runId);
+          if (!row) throw runNotFound(runId);
+          if (!cancellableAtOnce.has(row.status) && row.status !== RunStatus.running)
+            return { outcome: 'ended', status: row.status };
+          const error = cancelledError(runId, by);
+          if (statements.cancelNow.run({ id: runId, endedAt: at, errorJson: JSON.stringify(error) }).changes === 1) {
+            insertEntry({ runId, at, eventJson: encodeEvent(runId, cancelEvent(by, false), resolved) });
+            return { outcome: 'cancelled' };
+          }
+          if (statements.requestCancel.run({ id: runId, cancelJson: JSON.stringify({ by, at }) }).changes === 1) {
+            insertEntry({ runId, at, eventJson: encodeEvent(runId, cancelEvent(by, true), resolved) });
+            return { outcome: 'requested' };
+          }
+          return { outcome: 'ended', status: row.status };
+        })
+        .immediate();
     },
 
     async getRun(runId) {

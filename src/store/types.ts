@@ -15,6 +15,13 @@ export const RunStatus = {
   failed: 'failed',
   /** Stopped by SIGINT/SIGTERM or a crash noticed later; resumable. */
   interrupted: 'interrupted',
+  /**
+   * Stopped at a journaled point until something outside the run happens (an approval, a
+   * maintenance window): no process, lease or claim is held meanwhile. `RunRecord.wait` says why.
+   */
+  waiting: 'waiting',
+  /** Ended by `fleetbook runs cancel`; not resumable. */
+  cancelled: 'cancelled',
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
@@ -45,6 +52,64 @@ export interface ErrorRecord {
  */
 export type StepPath = string;
 
+/** Why a run waits (see `RunStatus.waiting`); kept on the run and journaled in `run.waiting`. */
+export type WaitReason = 'approval' | 'window';
+
+/**
+ * What a waiting run waits for. `approval`: a person's decision on the gate at `path`
+ * (`fleetbook approve` / `deny`), or `timeoutAt` passing. `window`: the time `until` (the next
+ * maintenance window). Further fields are the reason's own (an approval's message, approvers).
+ */
+export interface WaitRecord {
+  reason: WaitReason;
+  /** The step that waits (an approval gate, the loop a closing window stopped). */
+  path: StepPath;
+  /** ISO time the wait began. */
+  since: string;
+  /** ISO time the wait ends by itself (a window opens). */
+  until?: string;
+  /** ISO time after which the wait's timeout applies (an approval's `onTimeout`). */
+  timeoutAt?: string;
+  message?: string;
+  /** Who may decide (OS users or token names); absent: anyone. */
+  approvers?: string[];
+  onTimeout?: 'fail' | 'continue' | 'skip';
+  /** The JSON Schema (object) of the form the approver fills in. */
+  inputs?: Record<string, unknown>;
+}
+
+/** When a wait is due for the sweep: its timeout or its end, whichever it has. */
+export function waitDueAt(wait: WaitRecord): string | undefined {
+  return wait.timeoutAt ?? wait.until;
+}
+
+/** A decision on an approval gate, as `approval.decided` journals it. */
+export interface ApprovalDecision {
+  decision: 'approved' | 'denied' | 'timedOut';
+  /** The OS user or token name; `timeout` for a timeout. */
+  by: string;
+  /** ISO time of the decision. */
+  at: string;
+  comment?: string;
+  /** The approver's form values (checked against the gate's `inputs` schema). */
+  inputs?: Record<string, unknown>;
+}
+
+/** A cancellation asked for a running run: its driver sees it at its next heartbeat. */
+export interface CancelRequest {
+  by: string;
+  at: string;
+}
+
+/** What `RunStore.cancelRun` did. */
+export type CancelOutcome =
+  /** The run was waiting, queued or interrupted: it is `cancelled` now. */
+  | { outcome: 'cancelled' }
+  /** The run is running: its driver stops it at a journaled point and ends it `cancelled`. */
+  | { outcome: 'requested' }
+  /** The run had already ended (`status`): nothing changed. */
+  | { outcome: 'ended'; status: RunStatus };
+
 /** The journal: one entry per transition, in order. */
 export type JournalEvent =
   | { type: 'step.started'; path: StepPath; stepId: string; kind: string; input?: unknown }
@@ -66,7 +131,15 @@ export type JournalEvent =
   | { type: 'step.finished'; path: StepPath; status: StepStatus; outputs?: unknown; error?: ErrorRecord }
   /** `path` is the loop step's path; the item itself is `path[index]` (e.g. `systems[3]`). */
   | { type: 'item.started'; path: StepPath; index: number }
-  | { type: 'item.finished'; path: StepPath; index: number; status: StepStatus };
+  | { type: 'item.finished'; path: StepPath; index: number; status: StepStatus }
+  /** The run stops to wait (`path`: the waiting step); the run's status becomes `waiting`. */
+  | { type: 'run.waiting'; path: StepPath; wait: WaitRecord }
+  /** The decision on the approval gate at `path`, written before the run goes on. */
+  | ({ type: 'approval.decided'; path: StepPath } & ApprovalDecision)
+  /** A wait ended by its time (a maintenance window opened), written before the run goes on. */
+  | { type: 'wait.ended'; path: StepPath; reason: WaitReason; at: string }
+  /** `fleetbook runs cancel` (`path` is ''): `requested` for a running run, else it ended then. */
+  | { type: 'run.cancelled'; path: StepPath; by: string; requested: boolean };
 
 export interface JournalEntry {
   runId: string;
@@ -92,8 +165,11 @@ export interface NewRun {
    */
   defaultedSecretInputs?: string[];
   dryRun: boolean;
-  /** `ignoredWindow`: started with `--ignore-window` while its maintenance window was closed (or a freeze held): why. */
-  trigger: { kind: 'manual' | 'schedule' | 'resume'; scheduleId?: string; ignoredWindow?: string };
+  /**
+   * `trigger`: `fleetbook schedules trigger` (a schedule run now, by hand). `ignoredWindow`:
+   * started with `--ignore-window` while its maintenance window was closed (or a freeze held): why.
+   */
+  trigger: { kind: 'manual' | 'schedule' | 'resume' | 'trigger'; scheduleId?: string; ignoredWindow?: string };
   startedAt: string;
 }
 
@@ -105,6 +181,10 @@ export interface RunRecord extends NewRun {
   error?: ErrorRecord;
   /** How many times the run was resumed. */
   resumes: number;
+  /** What a `waiting` run waits for (absent otherwise). */
+  wait?: WaitRecord;
+  /** A cancellation asked for while the run was running (its driver ends it `cancelled`). */
+  cancelRequested?: CancelRequest;
 }
 
 /** A step execution as the journal leaves it (folded from its events). */
@@ -244,8 +324,33 @@ export interface RunStore {
     result?: { outputs?: unknown; error?: ErrorRecord },
     options?: FenceOptions,
   ): Promise<void>;
-  /** Marks a run resumed (counts resumes, status back to running). */
+  /** Marks a run resumed (counts resumes, status back to running, its wait forgotten). */
   markResumed(runId: string, options?: FenceOptions): Promise<void>;
+  /**
+   * Ends the run's drive as `waiting` for `wait` (after the engine journaled `run.waiting`): no
+   * end time, and in a queue store no claim kept, so nothing holds the run while it waits.
+   */
+  suspendRun(runId: string, wait: WaitRecord, options?: FenceOptions): Promise<void>;
+  /**
+   * Ends a wait: if the run is `waiting`, appends `event` (a decision) and sets `next` in one
+   * transaction (`queued` for a worker to resume it, `interrupted` for this process to resume it,
+   * `failed`/`cancelled` to end it). False (nothing written) when the run was not waiting: two
+   * deciders at once, one wins.
+   */
+  endWait(
+    runId: string,
+    event: JournalEvent,
+    next: RunStatus,
+    result?: { outputs?: unknown; error?: ErrorRecord },
+  ): Promise<boolean>;
+  /** Waiting runs whose timeout or end (`waitDueAt`) is at or before `now` (ISO), oldest first. */
+  listDueWaits(now: string, limit?: number): Promise<RunRecord[]>;
+  /**
+   * Cancels a run on behalf of `by`, in one transaction: a waiting, queued or interrupted run
+   * ends `cancelled` at once; a running one gets `cancelRequested` (its driver stops); both
+   * journal `run.cancelled`.
+   */
+  cancelRun(runId: string, by: string): Promise<CancelOutcome>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   journal(runId: string): Promise<JournalEntry[]>;

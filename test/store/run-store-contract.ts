@@ -302,6 +302,78 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
     });
 
+    it('keeps a waiting run with what it waits for, lists it when due, and ends the wait once', async () => {
+      await store.createRun(newRun('w1'));
+      const wait = {
+        reason: 'approval' as const,
+        path: 'gate',
+        since: '2026-03-01T10:00:00.000Z',
+        timeoutAt: '2026-03-01T11:00:00.000Z',
+        approvers: ['alice'],
+        onTimeout: 'fail' as const,
+      };
+      await store.append('w1', { type: 'run.waiting', path: 'gate', wait });
+      await store.suspendRun('w1', wait);
+      const waiting = await store.getRun('w1');
+      expect(waiting).toMatchObject({ status: 'waiting', wait });
+      expect(waiting?.endedAt).toBeUndefined();
+      expect((await store.listRuns({ status: 'waiting' })).map((run) => run.id)).toEqual(['w1']);
+      // Due once its timeout passed, not before.
+      expect(await store.listDueWaits('2026-03-01T10:59:59.000Z')).toEqual([]);
+      expect((await store.listDueWaits('2026-03-01T11:00:00.000Z')).map((run) => run.id)).toEqual(['w1']);
+
+      const decision = {
+        type: 'approval.decided' as const,
+        path: 'gate',
+        decision: 'approved' as const,
+        by: 'alice',
+        at: '2026-03-01T10:30:00.000Z',
+      };
+      const [first, second] = await Promise.all([
+        store.endWait('w1', decision, 'queued'),
+        store.endWait('w1', { ...decision, by: 'bob' }, 'queued'),
+      ]);
+      expect([first, second].sort()).toEqual([false, true]);
+      const decided = await store.getRun('w1');
+      expect(decided?.status).toBe('queued');
+      expect(decided?.wait).toBeUndefined();
+      const decisions = (await store.journal('w1')).filter((entry) => entry.event.type === 'approval.decided');
+      expect(decisions).toHaveLength(1);
+      expect(await store.listDueWaits('2026-03-02T00:00:00.000Z')).toEqual([]);
+      // Resumed: running again, nothing of the wait left.
+      await store.markResumed('w1');
+      expect(await store.getRun('w1')).toMatchObject({ status: 'running', resumes: 1 });
+    });
+
+    it('cancels a waiting run at once, asks a running one to stop, and leaves an ended one', async () => {
+      await store.createRun(newRun('c1'));
+      await store.suspendRun('c1', { reason: 'window', path: 'systems', since: '2026-03-01T10:00:00.000Z', until: '2026-03-07T00:00:00.000Z' });
+      expect(await store.cancelRun('c1', 'alice')).toEqual({ outcome: 'cancelled' });
+      const cancelled = await store.getRun('c1');
+      expect(cancelled).toMatchObject({ status: 'cancelled', error: { code: 'RUN_CANCELLED' } });
+      expect(cancelled?.endedAt).toBe('2026-03-01T10:00:00.000Z');
+      expect(cancelled?.wait).toBeUndefined();
+      // No longer waiting: a decision arriving late changes nothing.
+      expect(
+        await store.endWait('c1', { type: 'approval.decided', path: 'g', decision: 'approved', by: 'x', at: 'now' }, 'queued'),
+      ).toBe(false);
+
+      await store.createRun(newRun('c2'));
+      expect(await store.cancelRun('c2', 'bob')).toEqual({ outcome: 'requested' });
+      expect(await store.getRun('c2')).toMatchObject({
+        status: 'running',
+        cancelRequested: { by: 'bob', at: '2026-03-01T10:00:00.000Z' },
+      });
+      expect((await store.journal('c2')).map((entry) => entry.event)).toEqual([
+        { type: 'run.cancelled', path: '', by: 'bob', requested: true },
+      ]);
+
+      await store.createRun(newRun('c3'));
+      await store.setRunStatus('c3', 'succeeded');
+      expect(await store.cancelRun('c3', 'bob')).toEqual({ outcome: 'ended', status: 'succeeded' });
+      await expect(store.cancelRun('nope', 'bob')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    });
+
     it('refuses calls once closed', async () => {
       await store.close();
       await expect(store.getRun('r1')).rejects.toMatchObject({ code: 'STORE_CLOSED' });

@@ -1,6 +1,7 @@
 /** What `fleetbook runs list|show|prune` do (see runs.ts), imported when the command runs. */
 import { UsageError, didYouMean } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
+import { userInfo } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   RunStatus,
@@ -15,7 +16,10 @@ import {
   type RunRecord,
   type RunStore,
   type StepNode,
+  type WaitRecord,
 } from '../../store/index.js';
+import { describeWait } from '../../engine/index.js';
+import { howToEndWait } from '../run-session.js';
 import { findRun } from '../find-run.js';
 import type { CliIo } from '../io.js';
 import {
@@ -113,6 +117,13 @@ function parseLimit(text: string): number {
   return limit;
 }
 
+/** What a waiting run waits for, and for whom: `approval of gate (alice, bob) since 10:00, times out 14:00`. */
+export function waitText(wait: WaitRecord): string {
+  const who = wait.approvers ? ` by ${wait.approvers.join(' or ')}` : '';
+  const timeout = wait.timeoutAt ? `, times out ${formatTime(wait.timeoutAt)} (then ${wait.onTimeout ?? 'fail'})` : '';
+  return `${describeWait(wait)}${who} since ${formatTime(wait.since)}${timeout}`;
+}
+
 function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
   if (runs.length === 0) {
     io.stdout.write('No runs found.\n');
@@ -120,6 +131,7 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
   }
   const nowMs = Date.now();
   const paint = painter(io);
+  const anyWaiting = runs.some((run) => run.wait !== undefined);
   const rows = runs.map((run) => {
     const durationMs = runDurationMs(run);
     const row = [
@@ -131,7 +143,8 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
       `${run.trigger.kind}${run.trigger.scheduleId === undefined ? '' : ` (${run.trigger.scheduleId})`}${run.dryRun ? ' (dry run)' : ''}`,
       run.resumes === 0 ? '' : String(run.resumes),
     ];
-    return wide ? [...row, formatTime(run.endedAt), run.error ? errorText(run.error) : ''] : row;
+    const waits = anyWaiting ? [run.wait ? waitText(run.wait) : ''] : [];
+    return wide ? [...row, ...waits, formatTime(run.endedAt), run.error ? errorText(run.error) : ''] : [...row, ...waits];
   });
   const header = [
     'RUN',
@@ -141,6 +154,7 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
     'DURATION',
     'TRIGGER',
     'RESUMES',
+    ...(anyWaiting ? ['WAITING FOR'] : []),
     ...(wide ? ['ENDED', 'ERROR'] : []),
   ];
   const lines = table(header, rows).split('\n');
@@ -191,6 +205,9 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
+  if (run.wait) io.stdout.write(`waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`);
+  if (run.cancelRequested)
+    io.stdout.write(`cancel asked by ${run.cancelRequested.by} at ${formatTime(run.cancelRequested.at)}\n`);
   if (run.status === CRASHED)
     io.stdout.write(
       `crashed: no process drives it any more (its lease lapsed or its process is gone); continue it with: fleetbook resume ${run.id}\n`,
@@ -340,4 +357,27 @@ export async function pruneRunsAction(io: CliIo, options: { olderThan?: string }
   );
   if (isMachineFormat(format)) writeMachine(io, format, { pruned, endedBefore: before });
   else io.stdout.write(`Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
+}
+
+/**
+ * `runs cancel`: a run no process drives ends `cancelled` at once; a running one is asked to
+ * stop (its driver sees the request at its next heartbeat); an ended one is refused (exit 2).
+ */
+export async function cancelRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
+  const format = outputFormat(options);
+  const { run, outcome } = await withRunStore({ env: io.env }, async (store) => {
+    const found = await findRun(store, runId, io.env);
+    return { run: found, outcome: await store.cancelRun(found.id, userInfo().username) };
+  });
+  if (outcome.outcome === 'ended')
+    throw new UsageError(`run ${run.id} already ended ${outcome.status}; there is nothing to cancel`, 'RUN_ENDED');
+  if (isMachineFormat(format)) {
+    writeMachine(io, format, { runId: run.id, outcome: outcome.outcome });
+    return;
+  }
+  io.stdout.write(
+    outcome.outcome === 'cancelled'
+      ? `run ${run.id} cancelled (it was ${run.status})\n`
+      : `run ${run.id} is running: asked to stop; its driver stops it at a journaled point within seconds and ends it cancelled (fleetbook runs show ${run.id})\n`,
+  );
 }

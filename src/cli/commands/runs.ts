@@ -14,7 +14,7 @@ import { addOutputOptions, type OutputOptions } from '../output-option.js';
 export function registerRunsCommand(program: Command, io: CliIo): void {
   const runs = program
     .command('runs')
-    .description('the run history: list runs, show one (outputs, log lines, steps), read its log, prune old ones');
+    .description('the run history: list runs, show one (outputs, log lines, steps), read its log, cancel one, prune old ones');
   guardDefaultSubcommand(runs, { takesOperands: false });
 
   const list = runs
@@ -48,6 +48,16 @@ export function registerRunsCommand(program: Command, io: CliIo): void {
     .option('--step <path>', 'only this step and the steps inside it (systems, systems[2].update)');
   addOutputOptions(logs).action(async (runId: string, options: { follow?: boolean; step?: string } & OutputOptions) =>
     (await import('./runs-action.js')).runLogsAction(io, runId, options),
+  );
+
+  const cancel = runs
+    .command('cancel')
+    .description(
+      'cancel a run: a waiting, queued or interrupted one ends cancelled at once; a running one (here or on any worker) stops at a journaled point',
+    )
+    .argument('<runId>', 'the run id or its first characters (see fleetbook runs list)');
+  addOutputOptions(cancel).action(async (runId: string, options: OutputOptions) =>
+    (await import('./runs-action.js')).cancelRunAction(io, runId, options),
   );
 
   const prune = runs

@@ -1,3 +1,4 @@
+import { approvalStep } from './approval.js';
 import { assertStep } from './assert.js';
 import { blockStep } from './block.js';
 import { callStep } from './call.js';
@@ -23,6 +24,7 @@ export const builtinStepDefinitions = [
   blockStep,
   usesStep,
   httpStep,
+  approvalStep,
 ] as const;
 
 export { commonStepFields, retryPolicy } from './common.js';

@@ -36,3 +36,16 @@ export const stepList: JsonSchema = { type: 'array', items: { $ref: '#/$defs/ste
 
 /** Step ids are identifiers so expressions can name them: `steps.<id>`. */
 export const STEP_ID_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
+
+/** An input declaration (the playbook's `inputs`, an approval gate's form): a JSON Schema with a `type`, plus `secret` and `default`. */
+export const inputDeclaration: JsonSchema = {
+  type: 'object',
+  description: 'An input: a JSON Schema with a `type`, plus `secret` and `default`.',
+  required: ['type'],
+  properties: {
+    type: { enum: ['string', 'integer', 'number', 'boolean', 'array', 'object'] },
+    description: { type: 'string' },
+    secret: { type: 'boolean', description: 'Redacted in logs, outputs, errors and the run store. Default false.' },
+    default: {},
+  },
+};

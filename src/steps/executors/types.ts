@@ -5,7 +5,7 @@
  */
 import type { PlatformClient } from '../../api/index.js';
 import type { Logger, SecretRegistry } from '../../logging/index.js';
-import type { JournalEvent, StepPath } from '../../store/index.js';
+import type { ApprovalDecision, JournalEvent, StepPath, WaitRecord } from '../../store/index.js';
 import type { Clock } from '../../timers/index.js';
 
 export interface ExecutorRuntime {
@@ -24,11 +24,34 @@ export interface ExecutorRuntime {
   clock: Clock;
   /** Appends to the run's journal; resolves once durable. Called before acting on the transition. */
   journal(event: JournalEvent): Promise<void>;
+  /** Decisions recorded for the run and the way to stop it to wait for one (approval gates). */
+  waits: RunWaits;
+}
+
+/** What a wait asks for: the `WaitRecord` less what the engine fills in (path, since). */
+export type WaitRequest = Omit<WaitRecord, 'path' | 'since' | 'timeoutAt'> & {
+  /** How long until the wait's timeout applies (`timeoutAt`). */
+  timeoutMs?: number;
+};
+
+/**
+ * The run's waits: a step that needs something from outside the run (a person's approval)
+ * reads the decision journaled for its path, or stops the run to wait for one.
+ */
+export interface RunWaits {
+  /** The last decision journaled for the gate at `path` (`fleetbook approve`/`deny`, a timeout). */
+  decisionOf(path: StepPath): ApprovalDecision | undefined;
+  /**
+   * Journals `run.waiting` for the step at `path` and stops the run: nothing new starts, the
+   * steps in flight stop at a journaled point, and the run ends `waiting` (resumed when the
+   * wait ends, this step running again then). Rejects with the error the attempt ends with.
+   */
+  waitFor(path: StepPath, request: WaitRequest): Promise<never>;
 }
 
 /** What one attempt of a leaf step produced. */
 export interface LeafResult {
   outputs: unknown;
-  /** `simulated`: a write a dry run did not send. @default 'succeeded' */
-  status?: 'succeeded' | 'simulated';
+  /** `simulated`: a write a dry run did not send; `skipped`: the step decided not to act. @default 'succeeded' */
+  status?: 'succeeded' | 'simulated' | 'skipped';
 }

@@ -1,0 +1,73 @@
+/** What `fleetbook approve` and `deny` do (see approve.ts), imported when the command runs. */
+import { userInfo } from 'node:os';
+import { recordApproval } from '../../engine/index.js';
+import { UsageError } from '../../errors/index.js';
+import { openRunStore, RunStatus } from '../../store/index.js';
+import { profileStore } from '../connection.js';
+import type { CliIo } from '../io.js';
+import { findRun } from '../find-run.js';
+import { isMachineFormat, outputFormat, writeMachine } from '../output.js';
+import { resumeAction, type ResumeCommandOptions } from './resume-action.js';
+
+export interface DecideCommandOptions extends Omit<ResumeCommandOptions, 'force' | 'confirmUnknown'> {
+  step?: string;
+  comment?: string;
+  input?: string[];
+}
+
+/** `-i name=value` pairs as text: the gate's declared types read them (`recordApproval`). */
+function formValues(pairs: readonly string[] = []): Record<string, string> {
+  // No prototype: `-i __proto__=x` is a name like any other, refused as unknown by the form.
+  const values = Object.create(null) as Record<string, string>;
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`-i expects name=value, got '${pair}'.`, 'INVALID_OPTION');
+    values[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return values;
+}
+
+/** The OS user deciding: what the journal records as `by` (a server records its token's name). */
+function currentUser(): string {
+  return userInfo().username;
+}
+
+export async function decideAction(
+  io: CliIo,
+  named: string,
+  decision: 'approved' | 'denied',
+  options: DecideCommandOptions,
+): Promise<void> {
+  if (decision === 'denied' && (options.comment ?? '').trim() === '')
+    throw new UsageError('deny needs --comment <why>: the gate fails with it', 'INVALID_OPTION');
+  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  let recorded: Awaited<ReturnType<typeof recordApproval>>;
+  try {
+    const run = await findRun(store, named, io.env);
+    recorded = await recordApproval(
+      store,
+      {
+        runId: run.id,
+        decision,
+        by: currentUser(),
+        ...(options.comment === undefined ? {} : { comment: options.comment }),
+        ...(options.step === undefined ? {} : { step: options.step }),
+        ...(decision === 'approved' ? { inputs: formValues(options.input) } : {}),
+      },
+      Date.now,
+    );
+  } finally {
+    await store.close();
+  }
+  const { run, wait } = recorded;
+  const said = `run ${run.id}: ${wait.path} ${decision} by ${recorded.decision.by}${recorded.decision.comment ? ` (${recorded.decision.comment})` : ''}`;
+  if (recorded.status === RunStatus.queued) {
+    // Team mode: a worker claims the run and resumes it from the gate.
+    const format = outputFormat(options);
+    if (isMachineFormat(format)) writeMachine(io, format, { runId: run.id, gate: wait.path, decision: recorded.decision, status: 'queued' });
+    else io.stdout.write(`${said}; queued for a worker to continue it\n`);
+    return;
+  }
+  io.stderr.write(`fleetbook: ${said}; continuing the run\n`);
+  await resumeAction(io, run.id, options);
+}

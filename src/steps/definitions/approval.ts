@@ -1,0 +1,153 @@
+import type { ApprovalStep } from '../../playbook/index.js';
+import { StepError, StepFailureKind } from '../executors/step-error.js';
+import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
+import { duration, inputDeclaration } from './schema-parts.js';
+import { defineLeaf } from './step-definition.js';
+
+/** What `step.started` records of a gate: what the approver is asked. */
+interface GateInput {
+  message: unknown;
+  approvers?: string[];
+  timeoutMs?: number;
+  onTimeout: ApprovalStep['onTimeout'];
+  inputs?: Record<string, Record<string, unknown>>;
+}
+
+/** The form's defaults: what a gate passed without an approver's values (dry run, `onTimeout: continue`) gives. */
+function defaultsOf(inputs: GateInput['inputs']): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(inputs ?? {})
+      .filter(([, declaration]) => Object.hasOwn(declaration, 'default'))
+      .map(([name, declaration]) => [name, declaration.default]),
+  );
+}
+
+/**
+ * One attempt at the gate: the decision journaled for its path decides it; without one the run
+ * stops to wait (`runtime.waits.waitFor`), and this step runs again when the wait ends.
+ */
+async function passGate(gate: GateInput, runtime: ExecutorRuntime): Promise<LeafResult> {
+  if (runtime.dryRun) {
+    runtime.logger.info({ event: 'approval.dryRun' }, `dry run: approval gate ${runtime.path} passed as approved`);
+    return { outputs: { approved: true, dryRun: true, approvedBy: 'dry-run', inputs: defaultsOf(gate.inputs) } };
+  }
+  const decision = runtime.waits.decisionOf(runtime.path);
+  if (!decision) {
+    const message = typeof gate.message === 'string' ? gate.message : JSON.stringify(gate.message);
+    return runtime.waits.waitFor(runtime.path, {
+      reason: 'approval',
+      message,
+      onTimeout: gate.onTimeout,
+      ...(gate.approvers ? { approvers: gate.approvers } : {}),
+      ...(gate.timeoutMs === undefined ? {} : { timeoutMs: gate.timeoutMs }),
+      ...(gate.inputs ? { inputs: gate.inputs } : {}),
+    });
+  }
+  const facts = {
+    at: decision.at,
+    ...(decision.comment === undefined ? {} : { comment: decision.comment }),
+  };
+  switch (decision.decision) {
+    case 'approved':
+      return {
+        outputs: { approved: true, approvedBy: decision.by, ...facts, inputs: decision.inputs ?? defaultsOf(gate.inputs) },
+      };
+    case 'denied':
+      throw new StepError(
+        `approval ${runtime.path} was denied by ${decision.by}${decision.comment ? `: ${decision.comment}` : ''}`,
+        {
+          kind: StepFailureKind.failed,
+          code: 'APPROVAL_DENIED',
+          details: { deniedBy: decision.by, ...facts },
+        },
+      );
+    case 'timedOut': {
+      if (gate.onTimeout === 'fail')
+        throw new StepError(`approval ${runtime.path} was not decided before its timeout (onTimeout: fail)`, {
+          kind: StepFailureKind.timeout,
+          code: 'APPROVAL_TIMED_OUT',
+          details: facts,
+        });
+      const outputs = { approved: false, timedOut: true, at: decision.at, inputs: defaultsOf(gate.inputs) };
+      runtime.logger.warn(
+        { event: 'approval.timedOut', onTimeout: gate.onTimeout },
+        `approval ${runtime.path} timed out; ${gate.onTimeout === 'skip' ? 'the step is skipped' : 'the run goes on'}`,
+      );
+      return gate.onTimeout === 'skip' ? { status: 'skipped', outputs } : { outputs };
+    }
+  }
+}
+
+export const approvalStep = defineLeaf<ApprovalStep>({
+  kind: 'approval',
+  description:
+    'Waits for a person: the run ends `waiting` (no process kept) until `fleetbook approve` or `deny`, or its timeout. ' +
+    'Outputs: `approved`, `approvedBy`, `at`, `comment`, `inputs` (the form the approver filled in), `timedOut`.',
+  fields: {
+    approval: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['message'],
+      description: 'The gate: what the approver is asked, who may decide, how long it waits.',
+      properties: {
+        message: { type: 'string', description: 'What the approver is asked; may hold `${{ }}`.' },
+        approvers: {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'string', minLength: 1 },
+          description: 'Who may decide (OS user names, or API token names). Default: anyone.',
+        },
+        timeout: { ...duration, description: 'How long the gate waits before `onTimeout` applies. Default: no timeout.' },
+        onTimeout: {
+          enum: ['fail', 'continue', 'skip'],
+          description:
+            'After the timeout: `fail` the step, `continue` (outputs `timedOut: true`), or `skip` the step. Default fail.',
+        },
+        inputs: {
+          type: 'object',
+          additionalProperties: inputDeclaration,
+          description: 'A form the approver fills in (`-i name=value`), declared as playbook inputs are.',
+        },
+      },
+    },
+  },
+  canWrite: false,
+  normalise: (tools) => {
+    const gate = tools.data.approval as Record<string, unknown>;
+    const timeoutMs = tools.ms(gate.timeout, `${tools.at('approval')}/timeout`);
+    return {
+      message: tools.template(gate.message, `${tools.at('approval')}/message`),
+      ...(Array.isArray(gate.approvers) ? { approvers: gate.approvers as string[] } : {}),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      onTimeout: (gate.onTimeout as ApprovalStep['onTimeout'] | undefined) ?? 'fail',
+      ...(gate.inputs === undefined ? {} : { inputs: gate.inputs as ApprovalStep['inputs'] }),
+    };
+  },
+  async prepare({ step, context }) {
+    const gate: GateInput = {
+      message: await step.message.evaluate(context()),
+      onTimeout: step.onTimeout,
+      ...(step.approvers ? { approvers: step.approvers } : {}),
+      ...(step.timeoutMs === undefined ? {} : { timeoutMs: step.timeoutMs }),
+      ...(step.inputs ? { inputs: step.inputs } : {}),
+    };
+    return { input: gate, attempt: (runtime) => passGate(gate, runtime) };
+  },
+  examples: [
+    {
+      description: 'Let a person look at the canary before the rest of the fleet.',
+      yaml: `name: approval-example
+steps:
+  - id: canaryLooksGood
+    approval:
+      message: The canary is updated; approve to update the rest of the fleet.
+      approvers: [alice, bob]
+      timeout: 4h
+      onTimeout: fail
+      inputs:
+        batchSize: { type: integer, minimum: 1, default: 5 }
+  - log: "approved by \${{ steps.canaryLooksGood.outputs.approvedBy }}, batches of \${{ steps.canaryLooksGood.outputs.inputs.batchSize }}"
+`,
+    },
+  ],
+});
