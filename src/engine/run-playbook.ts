@@ -11,7 +11,7 @@ import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { startGateOf, type StartGate } from '../windows/index.js';
-import { reconciliationOf, StepErrorCode, toErrorRecord } from '../steps/index.js';
+import { reconciliationOf, toErrorRecord } from '../steps/index.js';
 import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
 import {
   RunStatus,
@@ -532,15 +532,6 @@ function startGateOption(playbook: Playbook, given: StartGate | null | undefined
   return hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {};
 }
 
-/**
- * The error of a run a closed maintenance window stopped (a loop's `WINDOW_CLOSED`, `until` its
- * next opening): it ends interrupted, to be resumed then. Undefined when it was stopped otherwise.
- */
-function windowClosed(steps: readonly StepSummary[], signal: AbortSignal): ErrorRecord | undefined {
-  if (signal.aborted) return undefined;
-  return steps.find((step) => step.status === StepStatus.interrupted && step.error?.code === StepErrorCode.windowClosed)?.error;
-}
-
 interface RunFacts {
   runId: string;
   dryRun: boolean;
@@ -667,7 +658,7 @@ async function executeSteps(
   if (status !== RunStatus.succeeded && status !== RunStatus.waiting && !error) {
     error =
       status === RunStatus.interrupted
-        ? (windowClosed(steps, signal) ?? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' })
+        ? { message: 'the run was interrupted; it can be resumed', code: 'INTERRUPTED' }
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);

@@ -1,7 +1,7 @@
 /**
  * A loop under a maintenance window (virtual time, fake platform): no new item starts once the
- * window closes, items in flight finish, and the run ends interrupted with WINDOW_CLOSED until
- * the next opening, from which a resume runs the rest; or it fails with `onClose: fail`.
+ * window closes, items in flight finish, and the run ends `waiting` (reason window, until the
+ * next opening), from which a resume runs the rest; or it fails with `onClose: fail`.
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -45,22 +45,35 @@ describe('forEach under a maintenance window', () => {
     const first = await fastRun(book, { clock: createVirtualClock(Date.parse('2026-10-24T23:00:00Z')) });
     // Items start at 23:00Z, 00:00Z, 01:00Z and 02:00Z; at 03:00Z the window has closed (02:30Z).
     expect(itemStarts(first)).toEqual([0, 1, 2, 3]);
-    expect(first.result.status).toBe('interrupted');
-    expect(first.result.error).toMatchObject({
+    expect(first.result.status).toBe('waiting');
+    expect(first.result.wait).toMatchObject({ reason: 'window', path: 'systems', until: '2026-11-01T00:00:00.000Z' });
+    expect(await first.store.getRun(first.result.runId)).toMatchObject({
+      status: 'waiting',
+      wait: { reason: 'window', until: '2026-11-01T00:00:00.000Z' },
+    });
+    const loop = first.result.steps.find((line) => line.path === 'systems');
+    expect(loop?.error).toMatchObject({
       code: 'WINDOW_CLOSED',
       details: { onClose: 'wait', notStarted: [4, 5, 6, 7], until: '2026-11-01T00:00:00.000Z' },
     });
-    expect(first.result.error?.message).toContain('it opens next at 2026-11-01 01:00 Europe/Berlin');
-    expect(first.result.error?.message).toContain(
-      '4 of 8 items wait for it: systems[4], systems[5], systems[6], systems[7]',
-    );
+    expect(loop?.error?.message).toContain('it opens next at 2026-11-01 01:00 Europe/Berlin');
+    expect(loop?.error?.message).toContain('4 of 8 items wait for it: systems[4], systems[5], systems[6], systems[7]');
     // The item in flight when the window closed finished: 02:00Z + 1 h.
     expect(first.clock.now()).toBe(Date.parse('2026-10-25T03:00:00Z'));
     expect(
       first.result.steps.filter((line) => line.kind === 'item' && line.status === StepStatus.notStarted),
     ).toHaveLength(4);
 
-    // The next opening: the rest runs, up to the window's close again.
+    // Before the opening a resume is refused; at it, the rest runs, up to the window's close again.
+    await expect(
+      resumeRun(book, {
+        runId: first.result.runId,
+        client: fakeClient({}),
+        store: first.store,
+        logger: quietLogger(),
+        clock: createVirtualClock(Date.parse('2026-10-31T23:59:00Z')),
+      }),
+    ).rejects.toMatchObject({ code: 'RUN_WAITING' });
     const clock = createVirtualClock(Date.parse('2026-11-01T00:00:00Z'));
     const second = await resumeRun(book, {
       runId: first.result.runId,
@@ -73,8 +86,9 @@ describe('forEach under a maintenance window', () => {
       entry.event.type === 'item.started' ? [entry.event.index] : [],
     );
     expect(started).toEqual([0, 1, 2, 3, 4, 5, 6]);
-    expect(second.status).toBe('interrupted');
-    expect(second.error).toMatchObject({ code: 'WINDOW_CLOSED', details: { notStarted: [7] } });
+    expect(second.status).toBe('waiting');
+    expect(second.wait).toMatchObject({ reason: 'window', until: '2026-11-08T00:00:00.000Z' });
+    expect(second.steps.find((line) => line.path === 'systems')?.error).toMatchObject({ details: { notStarted: [7] } });
 
     const third = await resumeRun(book, {
       runId: first.result.runId,
@@ -118,6 +132,8 @@ describe('forEach under a maintenance window', () => {
       },
     });
     expect(itemStarts(gated)).toEqual([0, 1]);
-    expect(gated.result.error).toMatchObject({ code: 'WINDOW_CLOSED' });
+    expect(gated.result.status).toBe('waiting');
+    expect(gated.result.wait).toMatchObject({ reason: 'window' });
+    expect(gated.result.wait?.until).toBeUndefined();
   });
 });

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors/index.js';
-import { StepErrorCode } from '../steps/index.js';
 import { RunStatus } from '../store/index.js';
 import { writeScheduleState, type ScheduleState } from './schedule-state.js';
 import { fireRefusal, type WindowRefusal } from './window-check.js';
@@ -124,7 +123,9 @@ async function finish(
     context.entries.delete(entry.key);
   const state = await stateOf(context, entry);
   // A run stopped with the daemon (or that lost its lock) stays for `recover`; one cancelled on purpose does not.
-  const resumable = (status === RunStatus.interrupted || status === RunStatus.running) && !cancelled;
+  // A run waiting (for its window, for an approval) stays too: it goes on when the wait ends.
+  const resumable =
+    (status === RunStatus.interrupted || status === RunStatus.running || status === RunStatus.waiting) && !cancelled;
   if (!resumable) state.unfinished = state.unfinished.filter((fire) => fire.runId !== runId);
   if (state.lastRunId === runId) state.lastResult = status === RunStatus.running ? 'interrupted' : status;
   if (status === RunStatus.succeeded) state.consecutiveFailures = 0;
@@ -142,7 +143,7 @@ async function finish(
     { event: 'schedule.runEnded', ...fields(entry, { runId, status }) },
     `schedule ${entry.key}: run ${runId} ${status}`,
   );
-  if (resumable && status === RunStatus.interrupted) await waitForWindow(context, entry, runId);
+  if (resumable && status === RunStatus.waiting) await waitForWindow(context, entry, runId);
   await drain(context, entry, state);
 }
 
@@ -151,12 +152,11 @@ async function finish(
  * schedule ticks now, and `recover` sets its timer to the opening, when it resumes the run.
  */
 async function waitForWindow(context: SchedulerContext, entry: Entry, runId: string): Promise<void> {
-  const run = await context.store.getRun(runId);
-  if (run?.error?.code !== StepErrorCode.windowClosed || !firing(context, entry)) return;
-  const until = (run.error.details as { until?: unknown } | undefined)?.until;
+  const wait = (await context.store.getRun(runId))?.wait;
+  if (wait?.reason !== 'window' || !firing(context, entry)) return;
   context.logger.info(
-    { event: 'schedule.runWaiting', ...fields(entry, { runId, reason: 'window', until }) },
-    `schedule ${entry.key}: run ${runId} waits for its maintenance window${typeof until === 'string' ? ` (opens ${until})` : ''}: ${run.error.message}`,
+    { event: 'schedule.runWaiting', ...fields(entry, { runId, reason: 'window', until: wait.until }) },
+    `schedule ${entry.key}: run ${runId} waits for its maintenance window${wait.until ? ` (opens ${wait.until})` : ''}: ${wait.message ?? ''}`,
   );
   context.wake(entry);
 }

@@ -9,7 +9,6 @@ import { MAX_RUN_CRASHES, writeScheduleState, type ScheduleState, type Unfinishe
 import { fields, iso, type Entry, type SchedulerContext } from './schedule-context.js';
 import { SchedulerErrorCode } from './scheduler-error.js';
 import { timeRulesOf } from '../playbook/index.js';
-import { StepErrorCode } from '../steps/index.js';
 import { isOpen, nextOpen } from '../windows/index.js';
 
 /** How soon a run waiting for a window that opens within no year is looked at again. */
@@ -66,17 +65,18 @@ export async function recover(context: SchedulerContext, entry: Entry, state: Sc
 }
 
 /**
- * When a run its maintenance window stopped (interrupted, `WINDOW_CLOSED`) may go on: the next
- * opening of the playbook's and schedule's windows, as they are now; undefined when it may now
- * (or the run was not stopped by its window). A window that never opens again leaves it waiting
- * a year at a time, as the log says.
+ * When a run `waiting` for its maintenance window may go on: its `until` (the next opening when
+ * it stopped), or later if the windows, as they are now, are still closed then. Undefined when
+ * it may now, or the run does not wait for a window. A window that never opens again is looked
+ * at once a day.
  */
 function windowStillClosed(context: SchedulerContext, entry: Entry, run: RunRecord | undefined): number | undefined {
-  if (run?.status !== RunStatus.interrupted || run.error?.code !== StepErrorCode.windowClosed) return undefined;
+  if (run?.status !== RunStatus.waiting || run.wait?.reason !== 'window') return undefined;
   const nowMs = context.clock.now();
+  const untilMs = run.wait.until === undefined ? nowMs : Date.parse(run.wait.until);
   const rules = timeRulesOf(entry.playbook, entry.schedule);
-  if (isOpen(rules, nowMs)) return undefined;
-  return nextOpen(rules, nowMs) ?? nowMs + WINDOW_NEVER_OPENS_RECHECK_MS;
+  if (untilMs <= nowMs && isOpen(rules, nowMs)) return undefined;
+  return Math.max(untilMs, nextOpen(rules, nowMs) ?? nowMs + WINDOW_NEVER_OPENS_RECHECK_MS);
 }
 
 /** What becomes of one unfinished fire: forgotten (ended, or given up), left to its live driver, or launched again. */
@@ -87,7 +87,14 @@ async function decide(
   fire: UnfinishedFire,
   run: RunRecord | undefined,
 ): Promise<'done' | 'driven' | 'relaunch'> {
-  if (run?.status === RunStatus.succeeded || run?.status === RunStatus.failed) {
+  // Waiting for a person (an approval): whoever decides resumes it; the scheduler looks again later.
+  // Waiting for a window that is open again (see windowStillClosed): resumed, which ends the wait.
+  if (run?.status === RunStatus.waiting) {
+    if (run.wait?.reason !== 'window') return 'driven';
+    if (state.lastRunId === fire.runId) state.lastResult = 'running';
+    return 'relaunch';
+  }
+  if (run?.status === RunStatus.succeeded || run?.status === RunStatus.failed || run?.status === RunStatus.cancelled) {
     state.unfinished = state.unfinished.filter((other) => other.runId !== fire.runId);
     if (state.lastRunId === fire.runId) state.lastResult = run.status;
     return 'done';

@@ -1,7 +1,7 @@
 /**
  * The daemon's side of a maintenance window closing mid-loop, on a manual clock: the scheduled
  * run (the real engine, a fake platform) starts no item after the window closes, ends
- * interrupted with WINDOW_CLOSED, waits, and is resumed at the window's next opening, one week
+ * `waiting` (reason window, until the next opening), and is resumed at that opening, one week
  * later across the end of summer time, where the remaining items run.
  */
 import { describe, expect, it } from 'vitest';
@@ -69,11 +69,11 @@ describe('scheduler: a window closing mid-loop', () => {
       [2, '2026-10-25T01:00:00.000Z'],
       [3, '2026-10-25T02:00:00.000Z'],
     ]);
-    const stopped = await h.store.getRun(runId);
-    expect(stopped).toMatchObject({
-      status: RunStatus.interrupted,
-      error: { code: 'WINDOW_CLOSED', details: { notStarted: [4, 5, 6, 7], until: '2026-11-01T00:00:00.000Z' } },
+    expect(await h.store.getRun(runId)).toMatchObject({
+      status: RunStatus.waiting,
+      wait: { reason: 'window', path: 'systems', until: '2026-11-01T00:00:00.000Z' },
     });
+    expect((await h.store.getRun(runId))?.wait?.message).toContain('4 of 8 items wait for it');
     expect(h.events('schedule.runWaiting')).toEqual([
       expect.objectContaining({ runId, reason: 'window', until: '2026-11-01T00:00:00.000Z' }),
     ]);
@@ -90,8 +90,8 @@ describe('scheduler: a window closing mid-loop', () => {
     // The week's own fire found the resumed run running (overlap skip): one run, not two.
     expect(h.events('schedule.fired')).toHaveLength(1);
     expect(await h.store.getRun(runId)).toMatchObject({
-      status: RunStatus.interrupted,
-      error: { code: 'WINDOW_CLOSED', details: { notStarted: [7] } },
+      status: RunStatus.waiting,
+      wait: { reason: 'window', until: '2026-11-08T00:00:00.000Z' },
     });
 
     for (let at = Date.parse('2026-11-07T23:00:00Z'); at <= Date.parse('2026-11-08T03:00:00Z'); at += HOUR / 4)

@@ -12,7 +12,7 @@ import type { Logger } from '../../logging/index.js';
 import type { PlatformDescription } from '../../openapi/index.js';
 import type { Playbook, Step } from '../../playbook/index.js';
 import type { ErrorRecord, StepStatus } from '../../store/index.js';
-import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
+import type { ExecutorRuntime, LeafResult, WaitRequest } from '../executors/types.js';
 import type { JsonSchema } from './schema-parts.js';
 
 /** A YAML playbook showing one use of a step kind; the tests load every example. */
@@ -125,6 +125,12 @@ export interface ContainerContext<S extends Step = Step> {
    * resumable) or `fail`. Undefined while new work may start. Asked before each item, on the run's clock.
    */
   newWorkRefusal(): { reason: string; onClose: 'wait' | 'fail'; opensAtMs: number | undefined } | undefined;
+  /**
+   * Stops the run to wait (journals `run.waiting` for this step; the run ends `waiting` and is
+   * resumed, this step running again, when the wait ends). Call it once nothing of the step is
+   * in flight: it aborts the run's signal.
+   */
+  waitFor(request: WaitRequest): Promise<void>;
   /** Runs another playbook with given inputs (checked, defaults applied) in a scope chain of its own. */
   runPlaybook(
     playbook: Playbook,
