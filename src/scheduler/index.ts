@@ -19,4 +19,4 @@ export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from '../play
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';
-export { fireRefusal, runnableFires, windowRefusal, type WindowRefusal } from './window-check.js';
+export { fireRefusal, runnableFires, startGateOfRun, windowRefusal, type WindowRefusal } from './window-check.js';

@@ -3,8 +3,16 @@
  * outside its playbook's and schedule's windows or inside a freeze is skipped, never started;
  * `fleetbook schedules` shows the fires that will run.
  */
-import { timeRulesOf, type Playbook, type ScheduleSpec } from '../playbook/index.js';
-import { closedBecause, formatWallTime, nextOpen, type TimeRules } from '../windows/index.js';
+import { hasTimeRules, timeRulesOf, type Playbook, type ScheduleSpec } from '../playbook/index.js';
+import type { RunRecord } from '../store/index.js';
+import {
+  closedBecause,
+  formatWallTime,
+  nextOpen,
+  startGateOf,
+  type StartGate,
+  type TimeRules,
+} from '../windows/index.js';
 import type { FireTimes } from './fire-times.js';
 
 /** Why a fire may not start at `atMs`: `window` or `freeze`, and the words for a log and `fleetbook schedules`. */
@@ -64,4 +72,19 @@ export function runnableFires(fireTimes: FireTimes, rules: TimeRules, afterMs: n
     at = opens === undefined ? undefined : fireTimes.next(opens - 1);
   }
   return fires;
+}
+
+/**
+ * The start gate a stored run goes on with (a worker's first drive, a resume): none when it was
+ * started with `--ignore-window`; else its playbook's windows and, for a scheduled run, its
+ * schedule's (a manual run knows no schedule).
+ */
+export function startGateOfRun(playbook: Playbook, trigger: RunRecord['trigger']): StartGate | null {
+  if (trigger.ignoredWindow !== undefined) return null;
+  const schedule =
+    trigger.kind === 'schedule'
+      ? playbook.schedules.find((candidate) => candidate.key === trigger.scheduleId)
+      : undefined;
+  const rules = timeRulesOf(playbook, schedule);
+  return hasTimeRules(rules) ? startGateOf(rules) : null;
 }

@@ -25,6 +25,7 @@ import {
 } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { resumeRunWithLock } from './run-with-lock.js';
+import { startGateOfRun } from './window-check.js';
 
 export interface WorkerOptions {
   store: QueueStore;
@@ -193,6 +194,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
         ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
         leaseTtlMs: ttlMs,
+        // Its playbook's and schedule's windows, or none if it was started with --ignore-window.
+        startGate: startGateOfRun(playbook, run.trigger),
         // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
         countAsResume: journaled,
       };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { startGateOfRun } from '../../src/scheduler/index.js';
 import { readScheduleState } from '../../src/scheduler/schedule-state.js';
 import { RunStatus } from '../../src/store/index.js';
 import type { WindowSpec } from '../../src/windows/index.js';
@@ -86,5 +87,30 @@ describe('scheduler: maintenance windows and freezes', () => {
     // The queue held 01:00Z..05:00Z; at 05:30Z the window is closed, so none of them starts.
     expect(h.runs).toHaveLength(1);
     expect(h.events('schedule.skipped').filter((line) => line.reason === 'window').length).toBeGreaterThan(0);
+  });
+});
+
+describe('the start gate of a stored run (worker, resume)', () => {
+  const nightOnly: WindowSpec = {
+    timezone: 'Europe/Berlin',
+    weekly: [{ days: ['sat'], from: '01:00', to: '02:00' }],
+    onClose: 'fail',
+  };
+  const playbook = scheduledPlaybook([schedule({ key: 'night', window: nightOnly })], { window: weekendNights });
+  // Saturday 03:00 Berlin: inside the playbook's window, outside the schedule's.
+  const saturdayThree = Date.parse('2026-11-28T02:00:00Z');
+
+  it("is the playbook's and its schedule's windows for a scheduled run, the playbook's for a manual one", () => {
+    const scheduled = startGateOfRun(playbook, { kind: 'schedule', scheduleId: 'night' });
+    expect(scheduled?.refusal(saturdayThree)?.reason).toContain('the maintenance window is closed');
+    expect(scheduled?.onClose).toBe('fail');
+    const manual = startGateOfRun(playbook, { kind: 'manual' });
+    expect(manual?.refusal(saturdayThree)).toBeUndefined();
+    expect(manual?.onClose).toBe('wait');
+  });
+
+  it('is none for a run started with --ignore-window, or a playbook without windows', () => {
+    expect(startGateOfRun(playbook, { kind: 'manual', ignoredWindow: 'outside the maintenance window' })).toBeNull();
+    expect(startGateOfRun(scheduledPlaybook([schedule()]), { kind: 'manual' })).toBeNull();
   });
 });
