@@ -20,6 +20,9 @@ describe('scheduler: maintenance windows and freezes', () => {
       window: weekendNights,
     });
     await h.scheduler.load([playbook]);
+    expect(h.events('schedule.loaded')).toEqual([
+      expect.objectContaining({ nextFireAt: '2026-11-26T01:00:00.000Z', nextRunAt: '2026-11-28T01:00:00.000Z' }),
+    ]);
     await h.advanceTo('2026-11-27T12:00:00Z');
     expect(h.runs).toHaveLength(0);
     const skipped = h.events('schedule.skipped');
