@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startGateOfRun } from '../../src/scheduler/index.js';
 import { readScheduleState } from '../../src/scheduler/schedule-state.js';
 import { RunStatus } from '../../src/store/index.js';
+import type { FireRequest } from '../../src/scheduler/index.js';
 import type { WindowSpec } from '../../src/windows/index.js';
 import { createSchedulerHarness, schedule, scheduledPlaybook, scheduledTimes } from './harness.js';
 
@@ -115,5 +116,43 @@ describe('the start gate of a stored run (worker, resume)', () => {
   it('is none for a run started with --ignore-window, or a playbook without windows', () => {
     expect(startGateOfRun(playbook, { kind: 'manual', ignoredWindow: 'outside the maintenance window' })).toBeNull();
     expect(startGateOfRun(scheduledPlaybook([schedule()]), { kind: 'manual' })).toBeNull();
+  });
+});
+
+describe('scheduler: a run that ends waiting for an approval', () => {
+  it('keeps its fire unfinished and leaves the run to its decider: not relaunched at the next ticks', async () => {
+    const executed: FireRequest[] = [];
+    const h = createSchedulerHarness('2026-11-26T00:30:00Z', {
+      scheduler: {
+        execute: async (request) => {
+          executed.push(request);
+          const runStore = h.store;
+          await runStore.createRun({
+            id: request.runId,
+            playbook: request.playbook.name,
+            playbookSource: request.playbook.source,
+            playbookHash: request.playbook.hash,
+            inputs: {},
+            secretInputNames: [],
+            dryRun: false,
+            trigger: { kind: 'schedule', scheduleId: request.schedule.key },
+            startedAt: new Date(h.clock.now()).toISOString(),
+          });
+          await runStore.suspendRun(request.runId, { reason: 'approval', path: 'gate', since: '2026-11-26T01:00:00Z' });
+          return { status: RunStatus.waiting };
+        },
+      },
+    });
+    await h.scheduler.load([scheduledPlaybook([schedule({ cron: '0 1 * * *' })])]);
+    await h.advanceTo('2026-11-26T01:00:00Z');
+    expect(executed).toHaveLength(1);
+    const runId = executed[0]?.runId;
+    for (const at of ['2026-11-26T01:10:00Z', '2026-11-26T03:00:00Z', '2026-11-26T12:00:00Z']) await h.advanceTo(at);
+    expect(executed).toHaveLength(1);
+    expect(h.events('schedule.recovered')).toEqual([]);
+    expect(await readScheduleState(h.store, 'nightly#0')).toMatchObject({
+      lastResult: 'waiting',
+      unfinished: [expect.objectContaining({ runId })],
+    });
   });
 });
