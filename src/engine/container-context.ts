@@ -131,9 +131,5 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
       const refusal = gate?.refusal(state.options.clock.now());
       return refusal && { ...refusal, onClose: gate?.onClose ?? 'wait' };
     },
-    async waitFor(request) {
-      // `waitFor` rejects with the error an attempt would end with; a container ends with its own outcome.
-      await state.options.waits.waitFor(execution.path, request).catch(() => undefined);
-    },
   };
 }

@@ -11,7 +11,7 @@ import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { startGateOf, type StartGate } from '../windows/index.js';
-import { reconciliationOf, toErrorRecord } from '../steps/index.js';
+import { reconciliationOf, StepErrorCode, toErrorRecord } from '../steps/index.js';
 import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
 import {
   RunStatus,
@@ -39,7 +39,7 @@ import {
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
-import { createRunWaits, decisionsOf, describeWait, endWaitForResume } from './run-waits.js';
+import { createRunWaits, decisionsOf, describeWait, endWaitForResume, type RunWaitsState } from './run-waits.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
 import { systemClock, type Clock, type Timer } from '../timers/index.js';
@@ -305,7 +305,9 @@ async function holdLease(
             { event: 'run.cancelRequested', runId, by: cancelledBy.by },
             `run ${runId} is being cancelled (asked by ${cancelledBy.by}); stopping at a journaled point`,
           );
-          controller.abort(new FleetbookError(`run ${runId} was cancelled by ${cancelledBy.by}`, { code: 'RUN_CANCELLED' }));
+          controller.abort(
+            new FleetbookError(`run ${runId} was cancelled by ${cancelledBy.by}`, { code: 'RUN_CANCELLED' }),
+          );
           return;
         }
         cancelTimer = later(lookForCancel, cancelCheckMs);
@@ -532,6 +534,26 @@ function startGateOption(playbook: Playbook, given: StartGate | null | undefined
   return hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {};
 }
 
+/**
+ * Makes the run wait (`run.waiting`, reason `window`, until the next opening) when a loop ended
+ * `interrupted` with `WINDOW_CLOSED` (`onClose: wait`): the first such loop names the wait.
+ */
+async function waitForWindow(steps: readonly StepSummary[], waits: RunWaitsState): Promise<void> {
+  const stopped = steps.find(
+    (step) => step.status === StepStatus.interrupted && step.error?.code === StepErrorCode.windowClosed,
+  );
+  if (!stopped?.error) return;
+  const until = (stopped.error.details as { until?: unknown } | undefined)?.until;
+  // `waitFor` rejects with the error a step stopped by it would end with: the run has ended here already.
+  await waits
+    .waitFor(stopped.path, {
+      reason: 'window',
+      message: stopped.error.message,
+      ...(typeof until === 'string' ? { until } : {}),
+    })
+    .catch(() => undefined);
+}
+
 interface RunFacts {
   runId: string;
   dryRun: boolean;
@@ -619,6 +641,8 @@ async function executeSteps(
     taint: createTaintTracker(playbook, secrets, registry),
   });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
+  // A loop its maintenance window stopped: once everything in flight has finished (here), the run waits for the opening.
+  if (ending === 'interrupted' && !signal.aborted) await waitForWindow(runner.summaries(), waits);
 
   let status: RunStatus =
     ending === 'succeeded' ? RunStatus.succeeded : ending === 'failed' ? RunStatus.failed : RunStatus.interrupted;

@@ -136,4 +136,50 @@ describe('forEach under a maintenance window', () => {
     expect(gated.result.wait).toMatchObject({ reason: 'window' });
     expect(gated.result.wait?.until).toBeUndefined();
   });
+
+  it('waits only once nothing is in flight: a closing window lets the items of every loop finish', async () => {
+    // Two loops side by side (an outer loop's items); the second's items take 1 h 15 m, so it
+    // stops at 02:30 while the first still has an item in flight until 03:00.
+    const nested = step({
+      id: 'clusters',
+      kind: 'forEach',
+      items: t([0, 1]),
+      as: 'o',
+      concurrency: t(2),
+      steps: [
+        step({
+          id: 'systems',
+          kind: 'forEach',
+          items: t([0, 1, 2, 3]),
+          as: 'n',
+          concurrency: t(1),
+          steps: [step({ id: 'update', kind: 'sleep', duration: t('${{ 3600000 + o * 900000 }}') })],
+        }),
+      ],
+    });
+    const run = await fastRun(playbook([nested]), {
+      startGate: {
+        onClose: 'wait',
+        refusal: (nowMs) =>
+          nowMs >= Date.parse('2026-01-01T02:30:00Z')
+            ? { reason: 'closed by the test', opensAtMs: Date.parse('2026-01-02T00:00:00Z') }
+            : undefined,
+      },
+    });
+    const finished = run.events.flatMap((event) =>
+      event.type === 'item.finished' && event.path.startsWith('clusters[')
+        ? [`${event.path}[${event.index}] ${event.status}`]
+        : [],
+    );
+    expect(finished.sort()).toEqual([
+      'clusters[0].systems[0] succeeded',
+      'clusters[0].systems[1] succeeded',
+      'clusters[0].systems[2] succeeded',
+      'clusters[1].systems[0] succeeded',
+      'clusters[1].systems[1] succeeded',
+    ]);
+    expect(run.clock.now()).toBe(Date.parse('2026-01-01T03:00:00Z'));
+    expect(run.result.status).toBe('waiting');
+    expect(run.result.wait).toMatchObject({ reason: 'window', until: '2026-01-02T00:00:00.000Z' });
+  });
 });

@@ -96,16 +96,7 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
     await Promise.all(running);
     if (!mayStart()) break;
   }
-  const outcome = loopOutcome(context, results, failures, allowed, closed);
-  if (closed?.onClose === 'wait' && outcome.error?.code === StepErrorCode.windowClosed) {
-    // Nothing is in flight any more: the run waits for the window's next opening, and this loop runs again then.
-    await context.waitFor({
-      reason: 'window',
-      message: outcome.error.message,
-      ...(closed.opensAtMs === undefined ? {} : { until: new Date(closed.opensAtMs).toISOString() }),
-    });
-  }
-  return outcome;
+  return loopOutcome(context, results, failures, allowed, closed);
 }
 
 function loopOutcome(

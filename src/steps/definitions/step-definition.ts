@@ -12,7 +12,7 @@ import type { Logger } from '../../logging/index.js';
 import type { PlatformDescription } from '../../openapi/index.js';
 import type { Playbook, Step } from '../../playbook/index.js';
 import type { ErrorRecord, StepStatus } from '../../store/index.js';
-import type { ExecutorRuntime, LeafResult, WaitRequest } from '../executors/types.js';
+import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
 import type { JsonSchema } from './schema-parts.js';
 
 /** A YAML playbook showing one use of a step kind; the tests load every example. */
@@ -121,16 +121,12 @@ export interface ContainerContext<S extends Step = Step> {
   itemsNotStarted(indexes: readonly number[]): void;
   /**
    * Why no new loop item may start now (the run's maintenance window closed, a freeze began),
-   * and what the run does about it: `wait` for the next opening (the loop ends interrupted,
-   * resumable) or `fail`. Undefined while new work may start. Asked before each item, on the run's clock.
+   * and what the run does about it: `wait` for the next opening (the loop ends interrupted with
+   * `WINDOW_CLOSED`, and once nothing is in flight the engine makes the run wait) or `fail`.
+   * Undefined while new work may start. Asked before each item, on the run's clock.
    */
   newWorkRefusal(): { reason: string; onClose: 'wait' | 'fail'; opensAtMs: number | undefined } | undefined;
-  /**
-   * Stops the run to wait (journals `run.waiting` for this step; the run ends `waiting` and is
-   * resumed, this step running again, when the wait ends). Call it once nothing of the step is
-   * in flight: it aborts the run's signal.
-   */
-  waitFor(request: WaitRequest): Promise<void>;
+
   /** Runs another playbook with given inputs (checked, defaults applied) in a scope chain of its own. */
   runPlaybook(
     playbook: Playbook,
