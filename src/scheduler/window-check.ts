@@ -75,12 +75,13 @@ export function runnableFires(fireTimes: FireTimes, rules: TimeRules, afterMs: n
 }
 
 /**
- * The start gate a stored run goes on with (a worker's first drive, a resume): none when it was
- * started with `--ignore-window`; else its playbook's windows and, for a scheduled run, its
- * schedule's (a manual run knows no schedule).
+ * The start gate a stored run goes on with (a worker's first drive, a resume): none for a dry
+ * run or one started with `--ignore-window`; else its playbook's windows and, for a scheduled
+ * run, its schedule's (a manual run knows no schedule).
  */
-export function startGateOfRun(playbook: Playbook, trigger: RunRecord['trigger']): StartGate | null {
-  if (trigger.ignoredWindow !== undefined) return null;
+export function startGateOfRun(playbook: Playbook, run: Pick<RunRecord, 'trigger' | 'dryRun'>): StartGate | null {
+  const { trigger } = run;
+  if (run.dryRun || trigger.ignoredWindow !== undefined) return null;
   const schedule =
     trigger.kind === 'schedule'
       ? playbook.schedules.find((candidate) => candidate.key === trigger.scheduleId)

@@ -195,7 +195,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
         leaseTtlMs: ttlMs,
         // Its playbook's and schedule's windows, or none if it was started with --ignore-window.
-        startGate: startGateOfRun(playbook, run.trigger),
+        startGate: startGateOfRun(playbook, run),
         // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
         countAsResume: journaled,
       };

@@ -105,17 +105,23 @@ describe('the start gate of a stored run (worker, resume)', () => {
   const saturdayThree = Date.parse('2026-11-28T02:00:00Z');
 
   it("is the playbook's and its schedule's windows for a scheduled run, the playbook's for a manual one", () => {
-    const scheduled = startGateOfRun(playbook, { kind: 'schedule', scheduleId: 'night' });
+    const scheduled = startGateOfRun(playbook, { trigger: { kind: 'schedule', scheduleId: 'night' }, dryRun: false });
     expect(scheduled?.refusal(saturdayThree)?.reason).toContain('the maintenance window is closed');
     expect(scheduled?.onClose).toBe('fail');
-    const manual = startGateOfRun(playbook, { kind: 'manual' });
+    const manual = startGateOfRun(playbook, { trigger: { kind: 'manual' }, dryRun: false });
     expect(manual?.refusal(saturdayThree)).toBeUndefined();
     expect(manual?.onClose).toBe('wait');
   });
 
-  it('is none for a run started with --ignore-window, or a playbook without windows', () => {
-    expect(startGateOfRun(playbook, { kind: 'manual', ignoredWindow: 'outside the maintenance window' })).toBeNull();
-    expect(startGateOfRun(scheduledPlaybook([schedule()]), { kind: 'manual' })).toBeNull();
+  it('is none for a run started with --ignore-window, a dry run, or a playbook without windows', () => {
+    expect(startGateOfRun(playbook, { trigger: { kind: 'manual' }, dryRun: true })).toBeNull();
+    expect(
+      startGateOfRun(playbook, {
+        trigger: { kind: 'manual', ignoredWindow: 'outside the maintenance window' },
+        dryRun: false,
+      }),
+    ).toBeNull();
+    expect(startGateOfRun(scheduledPlaybook([schedule()]), { trigger: { kind: 'manual' }, dryRun: false })).toBeNull();
   });
 });
 

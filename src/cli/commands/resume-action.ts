@@ -149,7 +149,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
           secrets,
           signal,
           ...runSettingsOf(io.env),
-          startGate: startGateOfRun(playbook, run.trigger),
+          startGate: startGateOfRun(playbook, run),
         }),
       );
       reportResult(io, view, secrets, result);

@@ -81,6 +81,7 @@ async function queueRun(
   inputs: Record<string, unknown>,
   options: RunCommandOptions,
   json: boolean,
+  windowClosed: string | undefined,
 ): Promise<void> {
   const givenSecrets = Object.entries(playbook.inputs)
     .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
@@ -100,7 +101,16 @@ async function queueRun(
         'NO_SHARED_STORE',
       );
     }
-    const run = await enqueuePlaybookRun(playbook, { store, inputs, dryRun: options.dryRun === true, env: io.env });
+    const run = await enqueuePlaybookRun(playbook, {
+      store,
+      inputs,
+      dryRun: options.dryRun === true,
+      env: io.env,
+      // The worker reads it: a run queued with --ignore-window starts its loop items whatever the time.
+      ...(options.ignoreWindow && windowClosed && !options.dryRun
+        ? { trigger: { kind: 'manual' as const, ignoredWindow: windowClosed } }
+        : {}),
+    });
     io.stdout.write(
       json
         ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n`
@@ -145,7 +155,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
 
   const windowClosed = windowCheck(playbook, options);
   const view = runView(io, options);
-  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json');
+  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json', windowClosed);
   const secrets = createSecretRegistry();
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
   const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
