@@ -177,13 +177,24 @@ export interface StartGate {
   onClose: OnWindowClose;
 }
 
-/** The gate of `rules`: `fail` when any of its windows says so, else `wait`. */
+/**
+ * The gate of `rules`: `fail` when any of its windows says so, else `wait`. A loop asks it before
+ * every item: the open stretch found is remembered (until `closesAt`), so a loop of thousands of
+ * items does the calendar arithmetic once per stretch, not once per item.
+ */
 export function startGateOf(rules: TimeRules): StartGate {
+  let openFrom = Infinity;
+  let openUntil = -Infinity;
   return {
     onClose: rules.windows.some((window) => window.onClose === 'fail') ? 'fail' : 'wait',
     refusal(nowMs) {
+      if (openFrom <= nowMs && nowMs < openUntil) return undefined;
       const closed = closedBecause(rules, nowMs);
-      if (!closed) return undefined;
+      if (!closed) {
+        openFrom = nowMs;
+        openUntil = closesAt(rules, nowMs) ?? Infinity;
+        return undefined;
+      }
       const opensAtMs = nextOpen(rules, nowMs);
       const timezone = closed.reason === 'freeze' ? closed.freeze.timezone : closed.window.timezone;
       const what =
