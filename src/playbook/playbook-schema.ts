@@ -5,7 +5,14 @@
  */
 import { inputSchemaOf, type PlatformDescription } from '../openapi/index.js';
 import { commonStepFields, retryPolicy } from '../steps/index.js';
-import { anyTemplate, duration, expressionString, inputDeclaration, stepList, type JsonSchema } from '../steps/index.js';
+import {
+  anyTemplate,
+  duration,
+  expressionString,
+  inputDeclaration,
+  stepList,
+  type JsonSchema,
+} from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { DAY_NAMES } from '../windows/index.js';
 
@@ -61,7 +68,6 @@ export function allowExpressions(schema: JsonSchema): JsonSchema {
   const { description, ...rest } = copy;
   return { ...(description === undefined ? {} : { description }), anyOf: [rest, expressionString] };
 }
-
 
 /** `window:`: weekly time ranges in a timezone (docs/windows.md). */
 function maintenanceWindow(timezoneDefault: string): JsonSchema {

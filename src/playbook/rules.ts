@@ -355,8 +355,7 @@ export const approvalRule: Rule = ({ steps }) =>
     if (!step.kinds.includes('approval')) return [];
     const findings: Finding[] = [];
     const enclosing = steps.find(
-      (other) =>
-        other.kinds.some((kind) => concurrentKinds.has(kind)) && step.pointer.startsWith(`${other.pointer}/`),
+      (other) => other.kinds.some((kind) => concurrentKinds.has(kind)) && step.pointer.startsWith(`${other.pointer}/`),
     );
     if (enclosing) {
       const kind = enclosing.kinds.find((found) => concurrentKinds.has(found)) ?? '';
