@@ -6,6 +6,7 @@
  *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
  *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
  *   errors, logging, openapi (the platform description), timers, windows: leaves imported by all
+ *   cli, scheduler ──► notifications ──► store, playbook (its types), expressions; the engine never imports it
  *
  * Each rule names a folder and the folders it must not import.
  */
@@ -35,6 +36,7 @@ const throughIndex = [
   'scheduler',
   'simulator',
   'windows',
+  'notifications',
 ];
 module.exports = {
   forbidden: [
@@ -64,6 +66,7 @@ module.exports = {
       'expressions',
       'logging',
       'openapi',
+      'notifications',
     ]),
     layer('leaves-logging', 'logging', [
       'api',
@@ -76,6 +79,7 @@ module.exports = {
       'simulator',
       'expressions',
       'openapi',
+      'notifications',
     ]),
     layer('leaves-timers', 'timers', [
       'api',
@@ -89,6 +93,7 @@ module.exports = {
       'expressions',
       'logging',
       'openapi',
+      'notifications',
     ]),
     layer('leaves-windows', 'windows', [
       'api',
@@ -113,9 +118,19 @@ module.exports = {
       'cli',
       'simulator',
       'expressions',
+      'notifications',
     ]),
-    layer('api', 'api', ['steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', ...above]),
-    layer('steps', 'steps', ['engine', 'scheduler', ...above]),
+    layer('api', 'api', [
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'expressions',
+      ...above,
+      'notifications',
+    ]),
+    layer('steps', 'steps', ['engine', 'scheduler', ...above, 'notifications']),
     // Step definitions build and run loaded steps: they know the playbook's types, never its code (the loader calls them).
     {
       ...layer('steps-playbook', 'steps', ['playbook']),
@@ -123,10 +138,30 @@ module.exports = {
     },
     // Step executors describe their results in the journal's terms (types only); they never write to the store.
     { ...layer('steps-store', 'steps', ['store']), to: { path: '^src/store/', dependencyTypesNot: ['type-only'] } },
-    layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above]),
-    layer('expressions', 'expressions', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', ...above]),
-    layer('store', 'store', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'expressions', ...above]),
-    layer('engine', 'engine', ['scheduler', ...above]),
+    layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above, 'notifications']),
+    layer('expressions', 'expressions', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      ...above,
+      'notifications',
+    ]),
+    layer('store', 'store', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'expressions',
+      ...above,
+      'notifications',
+    ]),
+    layer('engine', 'engine', ['scheduler', 'notifications', ...above]),
+    // The engine records what its `notify` hook returns; it never knows channels or how they are sent.
+    layer('notifications', 'notifications', ['api', 'steps', 'engine', 'scheduler', ...above]),
     layer('scheduler', 'scheduler', above),
     layer('simulator', 'simulator', ['api', 'steps', 'playbook', 'engine', 'scheduler', 'store', 'expressions', 'cli']),
   ],

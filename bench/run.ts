@@ -27,6 +27,7 @@ const BENCHMARKS = [
   '12-journal-append-postgres.ts',
   'simulator-throughput.ts',
   '14-validation-scaling.ts',
+  '15-fleet-10k.ts',
 ];
 
 const onlyAt = process.argv.indexOf('--only');

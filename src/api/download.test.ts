@@ -88,6 +88,22 @@ describe('download', () => {
     expect(await readFile(target, 'utf8')).toBe(quoted);
   });
 
+  it('with sumColumns, reads column names beyond ASCII and a byte order mark (the parser reads bytes, not text)', async () => {
+    const platform = createMockPlatform();
+    const body = '\uFEFFproduit,"coût €",note\nstockage « bloc »,1.5,é\nréseau,2,"ü, ""ß"""\n';
+    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, body, csvHeaders);
+    const target = join(directory, 'out.csv');
+    const result = await platform
+      .client()
+      .download(
+        'consumptionAnalytics.downloadReportContents',
+        { id: 'rep-1' },
+        { path: target, sumColumns: ['coût €'] },
+      );
+    expect(result).toMatchObject({ rows: 2, sums: { 'coût €': 3.5 } });
+    expect(await readFile(target, 'utf8')).toBe(body);
+  });
+
   it('with sumColumns, names a column the header lacks and leaves no file', async () => {
     const platform = createMockPlatform();
     platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, csv, csvHeaders);

@@ -6,6 +6,7 @@ export {
   type RunOptions,
   type ResumeOptions,
   type RunResult,
+  type RunEndingReport,
 } from './run-playbook.js';
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';

@@ -22,6 +22,7 @@ import {
   type JournalEvent,
   type WaitRecord,
   type ErrorRecord,
+  type NewNotification,
   type RunQueue,
   type RunRecord,
   type RunStore,
@@ -98,6 +99,31 @@ export interface RunOptions {
   startGate?: StartGate | null;
   /** How often the run's driver looks for a cancellation asked by another process (`runs cancel`). @default 2000 */
   cancelCheckMs?: number;
+  /**
+   * The notifications the run's end causes (the CLI and the scheduler pass the notifications
+   * module's rules): recorded in the store's outbox with the run's status, in one transaction,
+   * after the secrets of the run are scrubbed from them. Not asked for an interrupted run, nor
+   * for one whose lease was lost. A hook that throws is logged; the run's result stays as it is.
+   */
+  notify?: (ending: RunEndingReport) => readonly NewNotification[];
+}
+
+/** A run's end as the `notify` hook sees it. */
+export interface RunEndingReport {
+  runId: string;
+  playbook: string;
+  dryRun: boolean;
+  trigger: { kind: string; scheduleId?: string };
+  status: RunStatus;
+  startedAt: string;
+  durationMs: number;
+  outputs?: unknown;
+  error?: ErrorRecord;
+  steps: readonly StepSummary[];
+  /** Which end of the run this is (`r<resumes>`): a resumed run that ends again is a new event. */
+  occurrence: string;
+  /** A run that waits: the gate it waits at. */
+  waiting?: { step: string; message?: string; approvers?: string[] };
 }
 
 /** What `resumeRun` takes: the run's own inputs come from the store. */
@@ -178,6 +204,8 @@ export async function runPlaybook(playbook: Playbook, options: RunOptions): Prom
       now,
       decisions: new Map(),
       retentionMs,
+      trigger: options.trigger ?? { kind: 'manual' },
+      occurrence: 'r0',
     });
   } finally {
     await lease.release();
@@ -455,6 +483,8 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
       resume: plan,
       decisions: decisionsOf(journal),
       retentionMs,
+      trigger: run.trigger,
+      occurrence: `r${run.resumes + (options.countAsResume !== false ? 1 : 0)}`,
     });
   } finally {
     await lease.release();
@@ -572,6 +602,27 @@ interface RunFacts {
   resume?: ResumePlan;
   /** `FLEETBOOK_RETENTION`: runs that ended longer ago are pruned when this one ends. */
   retentionMs?: number | undefined;
+  trigger: RunEndingReport['trigger'];
+  occurrence: string;
+}
+
+/** What the `notify` hook makes of the run's end, its secrets scrubbed; none when it fails (logged). */
+function notificationsOf(
+  options: RunOptions | ResumeOptions,
+  logger: Logger,
+  secrets: SecretRegistry,
+  ending: RunEndingReport,
+): readonly NewNotification[] | undefined {
+  if (!options.notify) return undefined;
+  try {
+    return secrets.scrubValue(options.notify(ending));
+  } catch (caught) {
+    logger.error(
+      { event: 'notification.composeFailed', error: toErrorRecord(caught) },
+      `the notifications of run ${ending.runId} could not be made; the run's result is kept`,
+    );
+    return undefined;
+  }
 }
 
 async function execute(playbook: Playbook, options: RunOptions | ResumeOptions, facts: RunFacts): Promise<RunResult> {
@@ -686,16 +737,48 @@ async function executeSteps(
         : (failureOf(playbook, steps) ?? { message: 'a step failed', code: 'STEP_FAILED' });
   }
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
+  const durationMs = now() - startedMs;
+  // Not for a run stopped to be resumed or cancelled, nor one whose lease was lost (its status is another's to write).
+  const notifications =
+    leaseLost || status === RunStatus.interrupted || status === RunStatus.cancelled
+      ? undefined
+      : notificationsOf(options, logger, secrets, {
+          runId,
+          playbook: playbook.name,
+          dryRun,
+          trigger: facts.trigger,
+          status,
+          startedAt,
+          durationMs,
+          ...(outputs === undefined ? {} : { outputs }),
+          ...(error ? { error } : {}),
+          steps,
+          // Each gate a run waits at is an event of its own.
+          occurrence: status === RunStatus.waiting && wait ? `${wait.path}@${facts.occurrence}` : facts.occurrence,
+          ...(status === RunStatus.waiting && wait
+            ? {
+                waiting: {
+                  step: wait.path,
+                  ...(wait.message === undefined ? {} : { message: wait.message }),
+                  ...(wait.approvers === undefined ? {} : { approvers: wait.approvers }),
+                },
+              }
+            : {}),
+        });
+  const recorded = notifications && notifications.length > 0 ? notifications : undefined;
   // A run that lost its lease leaves the run's status to whoever drives it now.
-  if (!leaseLost && status === RunStatus.waiting && wait) await store.suspendRun(runId, wait);
-  else if (!leaseLost)
+  if (!leaseLost && status === RunStatus.waiting && wait) {
+    await store.suspendRun(runId, wait);
+    // Right after the wait is recorded and before any send (suspendRun takes no notifications).
+    if (recorded) await store.addNotifications(recorded);
+  } else if (!leaseLost)
     await store.setRunStatus(runId, status, {
       ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }),
       ...(error ? { error } : {}),
+      ...(recorded ? { notifications: recorded } : {}),
     });
   if (facts.retentionMs !== undefined && !leaseLost)
     await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
-  const durationMs = now() - startedMs;
   if (status === RunStatus.waiting && wait)
     logger.warn(
       { status, durationMs, wait, event: 'run.waiting' },

@@ -1,5 +1,5 @@
 export type * from './types.js';
-export { OverlapPolicy } from './types.js';
+export { NotificationEvent, OverlapPolicy } from './types.js';
 export {
   loadPlaybook,
   readPlaybookText,

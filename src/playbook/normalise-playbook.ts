@@ -17,6 +17,7 @@ import type { Finding } from './rules.js';
 import { describePointer } from './schema-validation.js';
 import type {
   InputSpec,
+  NotifyRule,
   Playbook,
   RetryOn,
   RetryPolicy,
@@ -269,6 +270,17 @@ function schedules(
   });
 }
 
+/** The `notify:` rules as the schema let them through (events and channels are lists of names). */
+function notifyRules(value: unknown, location: (pointer: string) => SourceLocation): NotifyRule[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(isRawObject).map((rule, index) => ({
+    on: (Array.isArray(rule.on) ? rule.on : []).map(String) as NotifyRule['on'],
+    channels: (Array.isArray(rule.channels) ? rule.channels : []).map(String),
+    dryRun: rule.dryRun === true,
+    location: location(`/notify/${index}`),
+  }));
+}
+
 /**
  * `window:` and `freeze:` of a playbook or a schedule: the window's timezone defaults to
  * `timezone` (the schedule's, or UTC), and freeze dates are read in the window's timezone.
@@ -374,6 +386,7 @@ export function normalisePlaybook(data: RawObject, source: string, context: Norm
     schedules: schedules(data.schedules, name, location, ms),
     ...(data.lock === undefined ? {} : { lock: template(data.lock, '/lock') }),
     ...windowAndFreezes(data, 'UTC'),
+    ...(data.notify === undefined ? {} : { notify: notifyRules(data.notify, location) }),
     steps: steps(data.steps, '/steps', retry),
   };
   return { ...withoutHash, hash: hashPlaybook(withoutHash) };

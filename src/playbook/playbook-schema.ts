@@ -15,6 +15,7 @@ import {
 } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { DAY_NAMES } from '../windows/index.js';
+import { NotificationEvent } from './types.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://fleetbook.dev/schemas/playbook.schema.json';
 
@@ -215,6 +216,30 @@ export function createPlaybookSchema(registry: StepRegistry, description: Platfo
       window: maintenanceWindow('UTC'),
       freeze: freezeList('UTC'),
       lock: { ...anyTemplate, description: 'Runs whose rendered lock is equal never overlap.' },
+      notify: {
+        type: 'array',
+        description: 'Which events of its runs go to which notification channels of fleetbook.yaml.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['on', 'channels'],
+          properties: {
+            on: {
+              type: 'array',
+              minItems: 1,
+              items: { enum: Object.values(NotificationEvent) },
+              description: 'The events: failed, succeeded, waiting, toleranceUsed.',
+            },
+            channels: {
+              type: 'array',
+              minItems: 1,
+              items: { type: 'string', minLength: 1 },
+              description: 'Channel names of `notifications.channels` in fleetbook.yaml.',
+            },
+            dryRun: { type: 'boolean', description: 'Dry runs notify too. Default false.' },
+          },
+        },
+      },
       steps: { ...stepList, minItems: 1 },
     },
     $defs: { step: stepSchema(registry, description), operationInput },

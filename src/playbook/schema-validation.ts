@@ -216,8 +216,8 @@ function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding |
       const allowed = params.allowedValues as unknown[];
       const expected = `one of ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
       if (refusesExpression) return refused(expected);
-      const hint =
-        typeof error.data === 'string'
+      const guess =
+        typeof error.data === 'string' && !options.hideValues
           ? didYouMean(
               error.data,
               allowed.filter((value): value is string => typeof value === 'string'),
@@ -225,7 +225,7 @@ function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding |
           : '';
       return {
         code: 'SCHEMA',
-        message: `${where} must be ${expected}, not ${given}${hint ? `.${hint}` : ''}`,
+        message: `${where} must be ${expected}, not ${given}.${guess}`.replace(/\.$/, ''),
         pointer: error.instancePath,
         atKey: false,
       };

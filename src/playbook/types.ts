@@ -204,6 +204,26 @@ export interface ScheduleSpec {
   location: SourceLocation;
 }
 
+/** What a run's notification is about (see docs/notifications.md). */
+export const NotificationEvent = {
+  failed: 'failed',
+  succeeded: 'succeeded',
+  /** A run waiting for a person (an approval gate). */
+  waiting: 'waiting',
+  /** A run that succeeded although a loop had failed items, within its tolerance. */
+  toleranceUsed: 'toleranceUsed',
+} as const;
+export type NotificationEvent = (typeof NotificationEvent)[keyof typeof NotificationEvent];
+
+/** A playbook's `notify:` rule: these events of its runs go to these channels of fleetbook.yaml. */
+export interface NotifyRule {
+  on: NotificationEvent[];
+  channels: string[];
+  /** Dry runs notify too. @default false */
+  dryRun: boolean;
+  location: SourceLocation;
+}
+
 export interface Playbook {
   name: string;
   description?: string;
@@ -221,5 +241,7 @@ export interface Playbook {
   /** When runs (and new loop items) may start; a schedule's own window narrows it further. */
   window?: WindowSpec;
   freeze?: FreezeSpec[];
+  /** Who hears of its runs; with the channels' own default rules (fleetbook.yaml). */
+  notify?: NotifyRule[];
   steps: Step[];
 }

@@ -5,6 +5,7 @@
  */
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
+import type { Notifications } from '../notifications/index.js';
 import { platformStateInFlight } from '../engine/index.js';
 import { hasTimeRules, timeRulesOf } from '../playbook/index.js';
 import { RunStatus, type RunStore } from '../store/index.js';
@@ -33,6 +34,11 @@ export interface EngineExecutorOptions {
    * against this one but ends failed, saying why, before any step runs. @default false
    */
   embeddedSimulator?: boolean;
+  /**
+   * Notifications of the runs' ends: recorded with each end by the playbook's rules and sent when
+   * the run is over (a failed send is left to the daemon's outbox sweep). @default none
+   */
+  notifications?: Pick<Notifications, 'hookFor' | 'deliver'>;
 }
 
 export function createEngineExecutor(options: EngineExecutorOptions): SchedulerOptions['execute'] {
@@ -52,7 +58,9 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
       ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
       ...(hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {}),
+      ...(options.notifications ? { notify: options.notifications.hookFor(request.playbook.notify) } : {}),
     };
+    const deliver = async (): Promise<void> => void (await options.notifications?.deliver({ runId: request.runId }));
     if (request.resume && options.embeddedSimulator) {
       const inFlight = platformStateInFlight(await options.store.journal(request.runId));
       if (inFlight.length > 0) {
@@ -61,7 +69,7 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
           { event: 'schedule.resumeRefused', runId: request.runId, inFlight },
           `run ${request.runId} ${message}`,
         );
-        // Ended here, with no step run: no rescue or webhook of the playbook fires for a simulator that forgot.
+        // Ended here, with no step run: no rescue, webhook or notification fires for a simulator that forgot.
         await options.store.setRunStatus(request.runId, RunStatus.failed, {
           error: { message, code: 'SIMULATOR_STATE_LOST' },
         });
@@ -74,6 +82,7 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
         Object.entries(request.schedule.inputs).filter(([name]) => request.playbook.inputs[name]?.secret === true),
       );
       const resumed = await resumeRunWithLock(request.playbook, { ...common, secretInputs });
+      await deliver();
       return { status: resumed.status };
     }
     const result = await runPlaybookWithLock(request.playbook, {
@@ -81,6 +90,7 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       inputs: request.schedule.inputs,
       trigger: { kind: 'schedule', scheduleId: request.schedule.key },
     });
+    await deliver();
     return { status: result.status };
   };
 }

@@ -13,6 +13,7 @@ import type { PlatformClient } from '../api/index.js';
 import type { ResumeOptions } from '../engine/index.js';
 import { errorMessage, FleetbookError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
+import type { Notifications } from '../notifications/index.js';
 import type { Playbook } from '../playbook/index.js';
 import {
   describeLeaseOwner,
@@ -52,6 +53,11 @@ export interface WorkerOptions {
   /** Ended runs older than this are pruned when a run ends (`FLEETBOOK_RETENTION`, resolved by the CLI). */
   retentionMs?: number;
   clock?: Clock;
+  /**
+   * Notifications of the runs' ends: recorded with each end by the playbook's rules and sent when
+   * the run is over (a failed send is left to the outbox sweep). @default none
+   */
+  notifications?: Pick<Notifications, 'hookFor' | 'deliver'>;
 }
 
 export interface WorkerSummary {
@@ -198,6 +204,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         startGate: startGateOfRun(playbook, run),
         // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
         countAsResume: journaled,
+        ...(options.notifications ? { notify: options.notifications.hookFor(playbook.notify) } : {}),
       };
       runLogger.info(
         { event: journaled ? 'run.resuming' : 'run.claimed', owner: describeLeaseOwner(owner) },
@@ -215,6 +222,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         return;
       }
       summary.finished += 1;
+      await options.notifications?.deliver({ runId: run.id });
     } catch (caught) {
       const error = toError(caught);
       runLogger.error({ event: 'run.refused', error }, `run ${run.id} could not be driven: ${error.message}`);

@@ -20,6 +20,13 @@ import {
   type RunRow,
 } from './run-row.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
+import {
+  claimable,
+  newNotificationToRow,
+  rowToNotification,
+  settledColumns,
+  type NotificationRow,
+} from './notification-row.js';
 import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
 import { RunStatus } from './types.js';
 
@@ -36,6 +43,8 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   const leases = new Map<string, { owner: string; expiresAtMs: number }>();
   const schedules = new Map<string, string>();
   const rateBuckets = new Map<string, number>();
+  // Insertion order is the outbox's order (oldest first).
+  const outbox = new Map<string, NotificationRow>();
   let closed = false;
 
   function open(): void {
@@ -71,7 +80,54 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async setRunStatus(runId, status, result) {
       open();
       const row = existing(runId);
-      Object.assign(row, statusChange(runId, status, result, resolved));
+      const change = statusChange(runId, status, result, resolved);
+      const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+      Object.assign(row, change);
+      for (const item of notifications) if (!outbox.has(item.key)) outbox.set(item.key, item);
+    },
+
+    async addNotifications(items) {
+      open();
+      const rows = items.map((item) => newNotificationToRow(item, resolved));
+      for (const item of rows) existing(item.runId);
+      for (const item of rows) if (!outbox.has(item.key)) outbox.set(item.key, item);
+    },
+
+    async listNotifications(filter = {}) {
+      open();
+      const { limit } = normaliseFilter(filter);
+      return [...outbox.values()]
+        .filter(
+          (row) =>
+            (filter.runId === undefined || row.runId === filter.runId) &&
+            (filter.state === undefined || row.state === filter.state),
+        )
+        .slice(0, limit)
+        .map(rowToNotification);
+    },
+
+    async claimNotification(key, owner, ttlMs, options) {
+      open();
+      assertLeaseTtl(ttlMs);
+      const row = outbox.get(key);
+      const nowMs = resolved.now().getTime();
+      if (!row || !claimable(row, owner, nowMs, options?.takeOverFrom)) return undefined;
+      Object.assign(row, { claimedBy: owner, claimExpiresAtMs: nowMs + ttlMs, attempts: row.attempts + 1 });
+      return rowToNotification(row);
+    },
+
+    async settleNotification(key, owner, outcome) {
+      open();
+      const row = outbox.get(key);
+      if (!row || row.claimedBy !== owner || row.state !== 'pending') return false;
+      const settled = settledColumns(outcome, resolved);
+      Object.assign(row, {
+        ...settled,
+        nextAttemptAtMs: settled.nextAttemptAtMs ?? row.nextAttemptAtMs,
+        claimedBy: null,
+        claimExpiresAtMs: null,
+      });
+      return true;
     },
 
     async markResumed(runId) {
@@ -222,6 +278,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
         if (row.endedAt !== null && row.endedAt < cutoff) {
           runs.delete(id);
           journals.delete(id);
+          for (const [key, item] of outbox) if (item.runId === id) outbox.delete(key);
           pruned += 1;
         }
       }

@@ -85,6 +85,27 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE runs ADD COLUMN cancel_json TEXT;
   CREATE INDEX runs_waiting_due ON runs (wait_due_at) WHERE status = 'waiting';
   `,
+  // The notification outbox: one row per (run, event occurrence, channel), claimed like a lease before a send.
+  `
+  CREATE TABLE notifications (
+    key TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    message_json TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    created_order BIGSERIAL NOT NULL,
+    next_attempt_at_ms BIGINT NOT NULL,
+    sent_at TEXT,
+    last_error TEXT,
+    claimed_by TEXT,
+    claim_expires_at_ms BIGINT
+  );
+  CREATE INDEX notifications_by_run ON notifications (run_id);
+  CREATE INDEX notifications_pending ON notifications (created_order) WHERE state = 'pending';
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

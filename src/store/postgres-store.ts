@@ -4,7 +4,7 @@
  * below, with the race it closes. All calls of one store go through one queue (`serial`), so
  * the journal of a process is written in the order it was appended, as with SQLite.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { foldJournal } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
@@ -27,6 +27,7 @@ import {
   type RunRow,
 } from './run-row.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
+import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
 import { fencedView } from './fenced-view.js';
 import type { CancelOutcome, NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions } from './types.js';
 import { RunStatus } from './types.js';
@@ -145,6 +146,53 @@ export const SQL_TAKE_RATE = `
 export const SQL_PUSH_RATE = `
   INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint)
   ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, excluded.tat_ms)`;
+
+const notificationColumns = `
+  key, run_id AS "runId", event, channel, message_json AS "messageJson", state, attempts, created_at AS "createdAt",
+  next_attempt_at_ms AS "nextAttemptAtMs", sent_at AS "sentAt", last_error AS "lastError", claimed_by AS "claimedBy",
+  claim_expires_at_ms AS "claimExpiresAtMs"`;
+
+/**
+ * The key is the idempotency key: a notification recorded twice (two processes ending or
+ * recovering one run) stays one row, the first.
+ */
+export const SQL_ADD_NOTIFICATION = `
+  INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+  ON CONFLICT (key) DO NOTHING`;
+/** Oldest first, in one snapshot. */
+export const SQL_LIST_NOTIFICATIONS = `
+  SELECT ${notificationColumns} FROM notifications
+  WHERE ($1::text IS NULL OR run_id = $1) AND ($2::text IS NULL OR state = $2)
+  ORDER BY created_order LIMIT $3`;
+/**
+ * One UPDATE: two senders claiming at once queue on the row's lock, and the second re-reads
+ * the claim the first wrote, so it finds the row claimed and changes nothing.
+ */
+export const SQL_CLAIM_NOTIFICATION = `
+  UPDATE notifications SET claimed_by = $2, claim_expires_at_ms = $4, attempts = attempts + 1
+  WHERE key = $1 AND state = 'pending' AND next_attempt_at_ms <= $3
+    AND (claimed_by IS NULL OR claim_expires_at_ms <= $3 OR claimed_by = $2 OR claimed_by = $5)
+  RETURNING ${notificationColumns}`;
+/** By owner: a sender whose claim was taken over (it was presumed dead) settles nothing. */
+export const SQL_SETTLE_NOTIFICATION = `
+  UPDATE notifications SET state = $3, sent_at = $4, last_error = $5,
+    next_attempt_at_ms = COALESCE($6::bigint, next_attempt_at_ms), claimed_by = NULL, claim_expires_at_ms = NULL
+  WHERE key = $1 AND claimed_by = $2 AND state = 'pending'`;
+
+function notificationValues(row: NotificationRow): unknown[] {
+  return [
+    row.key,
+    row.runId,
+    row.event,
+    row.channel,
+    row.messageJson,
+    row.state,
+    row.attempts,
+    row.createdAt,
+    row.nextAttemptAtMs,
+  ];
+}
 
 /** Tells a refused fenced write from an unknown run. */
 export const SQL_RUN_FENCE = `SELECT fence FROM runs WHERE id = $1`;
@@ -323,9 +371,12 @@ async function migrate(pool: pg.Pool, url: string): Promise<void> {
 export async function createPostgresRunStore(options: PostgresRunStoreOptions): Promise<QueueStore> {
   const resolved = resolveStoreOptions(options);
   const url = options.url;
+  // Loaded when a shared store is opened: the driver costs every other process (the SQLite
+  // store's `fleetbook run`) about 10 MB of memory and start-up time it never uses.
+  const { default: driver } = await import('pg');
   let pool: pg.Pool;
   try {
-    pool = new pg.Pool({
+    pool = new driver.Pool({
       connectionString: url,
       max: options.maxConnections ?? 4,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
@@ -526,7 +577,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     tryLeadership: (name) =>
       serial(async () => {
         // Its own connection, outside the pool: the lock lives exactly as long as it does.
-        const client = new pg.Client({
+        const client = new driver.Client({
           connectionString: url,
           connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
         });
@@ -575,12 +626,13 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     setRunStatus: (runId, status, result, fenceOptions) =>
       serial(async () => {
         const change = statusChange(runId, status, result, resolved);
+        const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
         const fence = fenceOptions?.fence ?? null;
         await commit();
-        const info =
+        const apply = (client: pg.Pool | pg.PoolClient) =>
           change.outputsJson === undefined
-            ? await query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence])
-            : await query(SQL_SET_STATUS_AND_RESULT, [
+            ? client.query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence])
+            : client.query(SQL_SET_STATUS_AND_RESULT, [
                 runId,
                 change.status,
                 change.endedAt,
@@ -588,7 +640,82 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
                 change.errorJson ?? null,
                 fence,
               ]);
-        await changedRun(runId, info.rowCount, fenceOptions?.fence);
+        if (notifications.length === 0) {
+          await changedRun(runId, (await apply(pool)).rowCount, fenceOptions?.fence);
+          return;
+        }
+        // The status and the notifications it causes in one transaction: both are recorded or neither.
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const info = await apply(client);
+          if (!info.rowCount) throw await refusedWrite(client, runId, fenceOptions?.fence);
+          for (const row of notifications) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        } finally {
+          client.release();
+        }
+      }),
+
+    addNotifications: (items) =>
+      serial(async () => {
+        const rows = items.map((item) => newNotificationToRow(item, resolved));
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          for (const row of rows) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          if (pgCode(error) === '23503') throw runNotFound(rows[0]?.runId ?? '');
+          throw error;
+        } finally {
+          client.release();
+        }
+      }),
+
+    listNotifications: (filter = {}) =>
+      serial(async () => {
+        const { limit } = normaliseFilter(filter);
+        return (
+          await query<NotificationRow>(SQL_LIST_NOTIFICATIONS, [filter.runId ?? null, filter.state ?? null, limit])
+        ).rows.map(rowToNotification);
+      }),
+
+    claimNotification: (key, owner, ttlMs, claimOptions) =>
+      serial(async () => {
+        assertLeaseTtl(ttlMs);
+        const nowMs = resolved.now().getTime();
+        const row = (
+          await query<NotificationRow>(SQL_CLAIM_NOTIFICATION, [
+            key,
+            owner,
+            nowMs,
+            nowMs + ttlMs,
+            claimOptions?.takeOverFrom ?? null,
+          ])
+        ).rows[0];
+        return row && rowToNotification(row);
+      }),
+
+    settleNotification: (key, owner, outcome) =>
+      serial(async () => {
+        const settled = settledColumns(outcome, resolved);
+        return (
+          (
+            await query(SQL_SETTLE_NOTIFICATION, [
+              key,
+              owner,
+              settled.state,
+              settled.sentAt,
+              settled.lastError,
+              settled.nextAttemptAtMs,
+            ])
+          ).rowCount === 1
+        );
       }),
 
     markResumed: (runId, fenceOptions) =>
@@ -645,7 +772,9 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
           if (!row) throw runNotFound(runId);
           const journalIt = (requested: boolean) =>
             client.query(SQL_APPEND, [runId, [at], [encodeEvent(runId, cancelEvent(by, requested), resolved)], null]);
-          if ((await client.query(SQL_CANCEL_NOW, [runId, at, JSON.stringify(cancelledError(runId, by))])).rowCount === 1) {
+          if (
+            (await client.query(SQL_CANCEL_NOW, [runId, at, JSON.stringify(cancelledError(runId, by))])).rowCount === 1
+          ) {
             await journalIt(false);
             return { outcome: 'cancelled' };
           }

@@ -124,7 +124,7 @@ const unended: ReadonlySet<RunStatus> = new Set([RunStatus.running, RunStatus.qu
 export function statusChange(
   runId: string,
   status: RunStatus,
-  result: { outputs?: unknown; error?: ErrorRecord } | undefined,
+  result: { outputs?: unknown; error?: ErrorRecord; notifications?: unknown } | undefined,
   options: ResolvedStoreOptions,
 ): Pick<RunRow, 'status' | 'endedAt'> & { outputsJson?: string | null; errorJson?: string | null } {
   if (!Object.values(RunStatus).includes(status)) {
@@ -134,7 +134,9 @@ export function statusChange(
     status,
     endedAt: unended.has(status) ? null : options.now().toISOString(),
   };
-  if (result) {
+  // Notifications alone (a run becoming `waiting`) leave the outputs and error as they are.
+  const resultGiven = result && !(result.notifications !== undefined && !('outputs' in result) && !('error' in result));
+  if (result && resultGiven) {
     change.outputsJson =
       result.outputs === undefined
         ? null

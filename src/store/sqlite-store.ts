@@ -22,6 +22,7 @@ import {
 } from './run-row.js';
 import { migrations, schemaVersion } from './schema.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
+import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
 import type { CancelOutcome, RunFilter, RunStore, RunStoreOptions } from './types.js';
 import { RunStatus } from './types.js';
 
@@ -50,6 +51,11 @@ const runColumns = `
   trigger_json AS triggerJson, started_at AS startedAt, status, ended_at AS endedAt,
   outputs_json AS outputsJson, error_json AS errorJson, resumes,
   wait_json AS waitJson, wait_due_at AS waitDueAt, cancel_json AS cancelJson`;
+
+const notificationColumns = `
+  key, run_id AS runId, event, channel, message_json AS messageJson, state, attempts, created_at AS createdAt,
+  next_attempt_at_ms AS nextAttemptAtMs, sent_at AS sentAt, last_error AS lastError, claimed_by AS claimedBy,
+  claim_expires_at_ms AS claimExpiresAtMs`;
 
 function isSqliteError(error: unknown, code: string): boolean {
   return error instanceof Database.SqliteError && error.code === code;
@@ -139,7 +145,13 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     suspend: db.prepare<{ id: string; waitJson: string; waitDueAt: string | null }>(
       `UPDATE runs SET status = '${RunStatus.waiting}', ended_at = NULL, wait_json = @waitJson, wait_due_at = @waitDueAt WHERE id = @id`,
     ),
-    endWait: db.prepare<{ id: string; status: string; endedAt: string | null; outputsJson: string | null; errorJson: string | null }>(
+    endWait: db.prepare<{
+      id: string;
+      status: string;
+      endedAt: string | null;
+      outputsJson: string | null;
+      errorJson: string | null;
+    }>(
       `UPDATE runs SET status = @status, ended_at = @endedAt, outputs_json = @outputsJson, error_json = @errorJson,
         wait_json = NULL, wait_due_at = NULL WHERE id = @id AND status = '${RunStatus.waiting}'`,
     ),
@@ -191,6 +203,36 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES (@key, @now + @interval)
       ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = MAX(rate_buckets.tat_ms, @now) + @interval
       RETURNING MAX(tat_ms - @interval - @tolerance - @now, 0) AS waitMs`),
+    // The key is the idempotency key: a notification recorded twice (a retried end) stays one row.
+    addNotification: db.prepare<NotificationRow>(`
+      INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+      VALUES (@key, @runId, @event, @channel, @messageJson, @state, @attempts, @createdAt, @nextAttemptAtMs)
+      ON CONFLICT (key) DO NOTHING`),
+    listNotifications: db.prepare<{ runId: string | null; state: string | null; limit: number }, NotificationRow>(`
+      SELECT ${notificationColumns} FROM notifications
+      WHERE (@runId IS NULL OR run_id = @runId) AND (@state IS NULL OR state = @state)
+      ORDER BY created_at, rowid LIMIT @limit`),
+    // One UPDATE under the write lock: of two processes claiming at once, one changes the row.
+    claimNotification: db.prepare<
+      { key: string; owner: string; nowMs: number; expiresAtMs: number; takeOverFrom: string | null },
+      NotificationRow
+    >(`
+      UPDATE notifications SET claimed_by = @owner, claim_expires_at_ms = @expiresAtMs, attempts = attempts + 1
+      WHERE key = @key AND state = 'pending' AND next_attempt_at_ms <= @nowMs
+        AND (claimed_by IS NULL OR claim_expires_at_ms <= @nowMs OR claimed_by = @owner OR claimed_by = @takeOverFrom)
+      RETURNING ${notificationColumns}`),
+    // By owner: a sender whose claim was taken over (it was presumed dead) settles nothing.
+    settleNotification: db.prepare<{
+      key: string;
+      owner: string;
+      state: string;
+      sentAt: string | null;
+      lastError: string | null;
+      nextAttemptAtMs: number | null;
+    }>(`
+      UPDATE notifications SET state = @state, sent_at = @sentAt, last_error = @lastError,
+        next_attempt_at_ms = COALESCE(@nextAttemptAtMs, next_attempt_at_ms), claimed_by = NULL, claim_expires_at_ms = NULL
+      WHERE key = @key AND claimed_by = @owner AND state = 'pending'`),
     pushRate: db.prepare<{ key: string; tat: number }>(`
       INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES (@key, @tat)
       ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = MAX(rate_buckets.tat_ms, excluded.tat_ms)`),
@@ -271,6 +313,17 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     }
   }
 
+  const addNotifications = (rows: NotificationRow[]): void => {
+    for (const row of rows) statements.addNotification.run(row);
+  };
+  /** A status change and the notifications it causes, in one transaction: both are recorded or neither. */
+  const setStatusWithNotifications = db.transaction(
+    (runId: string, apply: () => number, notifications: NotificationRow[]): void => {
+      changedRun(runId, apply());
+      addNotifications(notifications);
+    },
+  );
+
   return {
     async createRun(run) {
       open();
@@ -296,8 +349,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       open();
       commit();
       const change = statusChange(runId, status, result, resolved);
-      const info =
-        change.outputsJson === undefined
+      const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+      const apply = (): number =>
+        (change.outputsJson === undefined
           ? statements.setStatus.run({ id: runId, status: change.status, endedAt: change.endedAt })
           : statements.setStatusAndResult.run({
               id: runId,
@@ -305,8 +359,47 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
               endedAt: change.endedAt,
               outputsJson: change.outputsJson,
               errorJson: change.errorJson ?? null,
-            });
-      changedRun(runId, info.changes);
+            })
+        ).changes;
+      setStatusWithNotifications(runId, apply, notifications);
+    },
+
+    async addNotifications(items) {
+      open();
+      const rows = items.map((item) => newNotificationToRow(item, resolved));
+      try {
+        db.transaction(() => addNotifications(rows))();
+      } catch (error) {
+        if (isSqliteError(error, 'SQLITE_CONSTRAINT_FOREIGNKEY')) throw runNotFound(rows[0]?.runId ?? '');
+        throw error;
+      }
+    },
+
+    async listNotifications(filter = {}) {
+      open();
+      const { limit } = normaliseFilter(filter);
+      return statements.listNotifications
+        .all({ runId: filter.runId ?? null, state: filter.state ?? null, limit })
+        .map(rowToNotification);
+    },
+
+    async claimNotification(key, owner, ttlMs, claimOptions) {
+      open();
+      assertLeaseTtl(ttlMs);
+      const nowMs = resolved.now().getTime();
+      const row = statements.claimNotification.get({
+        key,
+        owner,
+        nowMs,
+        expiresAtMs: nowMs + ttlMs,
+        takeOverFrom: claimOptions?.takeOverFrom ?? null,
+      });
+      return row && rowToNotification(row);
+    },
+
+    async settleNotification(key, owner, outcome) {
+      open();
+      return statements.settleNotification.run({ key, owner, ...settledColumns(outcome, resolved) }).changes === 1;
     },
 
     async markResumed(runId) {

@@ -308,7 +308,92 @@ export function isQueueStore(store: RunStore): store is QueueStore {
   return typeof (store as Partial<RunQueue>).claimRun === 'function';
 }
 
-export interface RunStore {
+/** Where a notification of the outbox is (see `NotificationOutbox`). */
+export const NotificationState = {
+  /** Recorded, not yet delivered: the next process that looks sends it. */
+  pending: 'pending',
+  sent: 'sent',
+  /** Every try failed (or its channel is gone): kept for `runs show`, never sent again. */
+  failed: 'failed',
+} as const;
+export type NotificationState = (typeof NotificationState)[keyof typeof NotificationState];
+
+/** One message for one channel about one event of a run: a row of the outbox. */
+export interface NewNotification {
+  /**
+   * Unique per (run, event occurrence, channel), and the idempotency key the channel is sent
+   * (`Idempotency-Key` header, e-mail Message-ID): recording one twice keeps the first.
+   */
+  key: string;
+  runId: string;
+  /** `failed`, `succeeded`, `toleranceUsed`, `waiting`. */
+  event: string;
+  /** The channel's name in fleetbook.yaml. */
+  channel: string;
+  /** The composed message, without secrets (they were scrubbed before it was made). */
+  message: unknown;
+}
+
+export interface NotificationRecord extends NewNotification {
+  state: NotificationState;
+  /** Sends begun (a claim counts one, so a send cut off by a crash counts too). */
+  attempts: number;
+  createdAt: string;
+  /** Not claimed before this time (a retry's backoff). */
+  nextAttemptAt: string;
+  sentAt?: string;
+  lastError?: string;
+  /** The process sending it now, while its claim lasts. */
+  claimedBy?: string;
+  claimExpiresAt?: string;
+}
+
+/** How a send ended: delivered, to be tried again at `retryAtMs`, or given up. */
+export type NotificationOutcome =
+  { state: 'sent' } | { state: 'pending'; retryAtMs: number; error: string } | { state: 'failed'; error: string };
+
+export interface NotificationFilter {
+  runId?: string;
+  state?: NotificationState;
+  /** @default 50 */
+  limit?: number;
+}
+
+/**
+ * The notification outbox: a message is recorded with the event that causes it (a run's end is
+ * recorded with its notifications in one transaction) and sent afterwards, by whichever process
+ * claims it. A claim is a lease on the row: one sender at a time, taken over when it lapses
+ * (or, on the same host, when its holder is verifiably dead).
+ */
+export interface NotificationOutbox {
+  /** Records notifications as pending; one whose key is already recorded is left as it is. */
+  addNotifications(items: readonly NewNotification[]): Promise<void>;
+  /** Oldest first. */
+  listNotifications(filter?: NotificationFilter): Promise<NotificationRecord[]>;
+  /**
+   * Claims the pending notification `key` for `owner` until `ttlMs` from now, counting an
+   * attempt: undefined when it is not pending, not due yet, or claimed by another owner whose
+   * claim is live (unless that owner is `takeOverFrom`, one the caller knows to be dead).
+   */
+  claimNotification(
+    key: string,
+    owner: string,
+    ttlMs: number,
+    options?: { takeOverFrom?: string },
+  ): Promise<NotificationRecord | undefined>;
+  /** Records how `owner`'s send ended and frees the claim; false when `owner` no longer holds it. */
+  settleNotification(key: string, owner: string, outcome: NotificationOutcome): Promise<boolean>;
+}
+
+/** What `setRunStatus` records with the status. */
+export interface RunResultRecord {
+  outputs?: unknown;
+  error?: ErrorRecord;
+  /** Recorded in the same transaction as the status: a run never ends without its notifications. */
+  notifications?: readonly NewNotification[];
+}
+
+export interface RunStore extends NotificationOutbox {
   createRun(run: NewRun): Promise<RunRecord>;
   /**
    * Appends to the journal. Unbuffered (the default), it resolves once the entry is durable,
@@ -318,12 +403,7 @@ export interface RunStore {
    * short timer: a crash may lose it. For events that precede no effect outside the run.
    */
   append(runId: string, event: JournalEvent, options?: AppendOptions): Promise<void>;
-  setRunStatus(
-    runId: string,
-    status: RunStatus,
-    result?: { outputs?: unknown; error?: ErrorRecord },
-    options?: FenceOptions,
-  ): Promise<void>;
+  setRunStatus(runId: string, status: RunStatus, result?: RunResultRecord, options?: FenceOptions): Promise<void>;
   /** Marks a run resumed (counts resumes, status back to running, its wait forgotten). */
   markResumed(runId: string, options?: FenceOptions): Promise<void>;
   /**

@@ -12,6 +12,7 @@ import { CliErrorCode } from '../../src/cli/error-codes.js';
 import { EngineErrorCode } from '../../src/engine/error-codes.js';
 import { CommonErrorCode } from '../../src/errors/index.js';
 import { ExpressionErrorCode } from '../../src/expressions/index.js';
+import { NotificationErrorCode } from '../../src/notifications/error-codes.js';
 import { OpenapiErrorCode } from '../../src/openapi/error-codes.js';
 import { ProblemCode } from '../../src/playbook/problem-codes.js';
 import { SchedulerErrorCode } from '../../src/scheduler/scheduler-error.js';
@@ -25,6 +26,7 @@ const tables = {
   CommonErrorCode,
   EngineErrorCode,
   ExpressionErrorCode,
+  NotificationErrorCode,
   OpenapiErrorCode,
   ProblemCode,
   SchedulerErrorCode,

@@ -302,6 +302,82 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.takeRate('conn|other', 1000, 2000)).toBe(0);
     });
 
+    it("records a run's end and its notifications together, once per key", async () => {
+      await store.createRun(newRun('r1'));
+      const notification = (channel: string) => ({
+        key: `r1/failed/0/${channel}`,
+        runId: 'r1',
+        event: 'failed',
+        channel,
+        message: { playbook: 'rolling-cluster-update', status: 'failed' },
+      });
+      await store.setRunStatus('r1', 'failed', {
+        error: { message: 'boom' },
+        notifications: [notification('ops-mail'), notification('chat')],
+      });
+      expect((await store.getRun('r1'))?.status).toBe('failed');
+      // Recorded again (a second process recovering the end): still one row per key.
+      await store.addNotifications([notification('ops-mail')]);
+      const listed = await store.listNotifications({ runId: 'r1' });
+      expect(listed.map((item) => [item.channel, item.state, item.attempts])).toEqual([
+        ['ops-mail', 'pending', 0],
+        ['chat', 'pending', 0],
+      ]);
+      expect(listed[0]).toMatchObject({ message: { status: 'failed' }, createdAt: '2026-03-01T10:00:00.000Z' });
+      // Notifications alone leave the run's result as it is.
+      await store.setRunStatus('r1', 'failed', { notifications: [notification('third')] });
+      expect((await store.getRun('r1'))?.error).toEqual({ message: 'boom' });
+      expect(await store.listNotifications({ state: 'pending', limit: 1 })).toHaveLength(1);
+      await expect(store.addNotifications([{ ...notification('x'), runId: 'nope' }])).rejects.toMatchObject({
+        code: 'RUN_NOT_FOUND',
+      });
+    });
+
+    it('lets one sender claim a notification at a time, and settles it by its owner only', async () => {
+      await store.createRun(newRun('r1'));
+      const key = 'r1/failed/0/chat';
+      await store.addNotifications([{ key, runId: 'r1', event: 'failed', channel: 'chat', message: {} }]);
+      const first = await store.claimNotification(key, 'a', 10_000);
+      expect(first).toMatchObject({ attempts: 1, claimedBy: 'a', claimExpiresAt: '2026-03-01T10:00:10.000Z' });
+      expect(await store.claimNotification(key, 'b', 10_000)).toBeUndefined();
+      // A caller that knows the holder is dead takes it over at once.
+      expect(await store.claimNotification(key, 'b', 10_000, { takeOverFrom: 'a' })).toMatchObject({ attempts: 2 });
+      expect(await store.settleNotification(key, 'a', { state: 'sent' })).toBe(false);
+      // A failed try: pending again, not due before its backoff.
+      expect(
+        await store.settleNotification(key, 'b', {
+          state: 'pending',
+          retryAtMs: clock.now().getTime() + 2000,
+          error: 'HTTP 500',
+        }),
+      ).toBe(true);
+      expect(await store.claimNotification(key, 'c', 10_000)).toBeUndefined();
+      clock.advance(2000);
+      const third = await store.claimNotification(key, 'c', 10_000);
+      expect(third).toMatchObject({ attempts: 3, lastError: 'HTTP 500' });
+      // A lapsed claim is taken over by anyone.
+      clock.advance(10_000);
+      expect(await store.claimNotification(key, 'd', 10_000)).toMatchObject({ attempts: 4 });
+      expect(await store.settleNotification(key, 'c', { state: 'sent' })).toBe(false);
+      expect(await store.settleNotification(key, 'd', { state: 'sent' })).toBe(true);
+      const [sent] = await store.listNotifications({ runId: 'r1' });
+      expect(sent).toMatchObject({ state: 'sent', sentAt: clock.now().toISOString(), attempts: 4 });
+      expect(sent?.claimedBy).toBeUndefined();
+      // Sent is final: never claimed again, whoever asks.
+      expect(await store.claimNotification(key, 'd', 10_000)).toBeUndefined();
+      // Given up is final too, and the outbox goes with its run when it is pruned.
+      await store.addNotifications([
+        { key: 'r1/failed/0/mail', runId: 'r1', event: 'failed', channel: 'mail', message: {} },
+      ]);
+      await store.claimNotification('r1/failed/0/mail', 'e', 10_000);
+      await store.settleNotification('r1/failed/0/mail', 'e', { state: 'failed', error: 'no such channel' });
+      expect(await store.listNotifications({ state: 'failed' })).toMatchObject([{ lastError: 'no such channel' }]);
+      await store.setRunStatus('r1', 'failed');
+      clock.advance(1000);
+      await store.prune(clock.now().toISOString());
+      expect(await store.listNotifications()).toEqual([]);
+    });
+
     it('keeps a waiting run with what it waits for, lists it when due, and ends the wait once', async () => {
       await store.createRun(newRun('w1'));
       const wait = {
@@ -347,7 +423,12 @@ export function describeRunStoreContract(factory: StoreFactory): void {
 
     it('cancels a waiting run at once, asks a running one to stop, and leaves an ended one', async () => {
       await store.createRun(newRun('c1'));
-      await store.suspendRun('c1', { reason: 'window', path: 'systems', since: '2026-03-01T10:00:00.000Z', until: '2026-03-07T00:00:00.000Z' });
+      await store.suspendRun('c1', {
+        reason: 'window',
+        path: 'systems',
+        since: '2026-03-01T10:00:00.000Z',
+        until: '2026-03-07T00:00:00.000Z',
+      });
       expect(await store.cancelRun('c1', 'alice')).toEqual({ outcome: 'cancelled' });
       const cancelled = await store.getRun('c1');
       expect(cancelled).toMatchObject({ status: 'cancelled', error: { code: 'RUN_CANCELLED' } });
@@ -355,7 +436,11 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(cancelled?.wait).toBeUndefined();
       // No longer waiting: a decision arriving late changes nothing.
       expect(
-        await store.endWait('c1', { type: 'approval.decided', path: 'g', decision: 'approved', by: 'x', at: 'now' }, 'queued'),
+        await store.endWait(
+          'c1',
+          { type: 'approval.decided', path: 'g', decision: 'approved', by: 'x', at: 'now' },
+          'queued',
+        ),
       ).toBe(false);
 
       await store.createRun(newRun('c2'));

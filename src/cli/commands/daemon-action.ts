@@ -2,6 +2,12 @@
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
+import {
+  checkNotifyRules,
+  createNotifications,
+  readNotificationConfig,
+  startOutboxSweep,
+} from '../../notifications/index.js';
 import { hasErrors, type Problem } from '../../playbook/index.js';
 import {
   createEngineExecutor,
@@ -60,6 +66,11 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
     throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
   const readable = format === 'text';
   const logger = createCommandLogger(io, options, secrets, readable);
+  // Checked before connecting too: a bad channel, or a playbook naming an unknown one, starts nothing.
+  const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
+  for (const playbook of folder.playbooks)
+    for (const warning of checkNotifyRules(playbook, notificationConfig))
+      logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
 
   const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   const connection = await openConnection({
@@ -74,6 +85,9 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
     await store.close();
     throw error;
   });
+  const notifications = createNotifications(notificationConfig, { store, logger });
+  // What a process that died mid-send left pending (any run's), and retries coming due.
+  const sweep = startOutboxSweep(notifications, logger);
   let stopped: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (stopped = resolve));
   try {
@@ -98,6 +112,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
               secrets,
               ...runSettingsOf(io.env),
               embeddedSimulator: options.target === 'simulator',
+              notifications,
             }),
           }),
     }).catch((error: unknown) => {
@@ -126,6 +141,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
     process.off('SIGHUP', reload);
     io.exitCode = ExitCode.success;
   } finally {
+    await sweep.stop();
     await connection.close();
     await store.close();
   }

@@ -7,6 +7,7 @@ import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
 import { resumeRunWithLock, startGateOfRun } from '../../scheduler/index.js';
 import { openRunStore, RunStatus, type JournalEntry, type RunRecord } from '../../store/index.js';
+import { checkNotifyRules, createNotifications, readNotificationConfig } from '../../notifications/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
@@ -106,6 +107,14 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
   try {
     const run = await findRun(store, named, io.env);
     const runId = run.id;
+    const secrets = createSecretRegistry();
+    const logger = createCommandLogger(io, options, secrets);
+    const notifications = createNotifications(readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets }), {
+      store,
+      logger: logger.child({ runId }),
+    });
+    // What the process that ended the run recorded and could not send (it was killed mid-send): sent first, once.
+    await notifications.deliver({ runId, untilSettled: true });
     if (run.status === RunStatus.succeeded) {
       // Killed between the run's end and its exit: the resume an operator (or a script) tries is not an error.
       io.stderr.write(`fleetbook: run ${runId} already succeeded; there is nothing to resume\n`);
@@ -121,9 +130,9 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     if (options.target === 'simulator') refuseLostSimulatorState(runId, await store.journal(runId));
     const secretInputs = await gatherSecretInputs(run, io);
 
+    for (const warning of checkNotifyRules(playbook, notifications.config))
+      logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
     const view = runView(io, options);
-    const secrets = createSecretRegistry();
-    const logger = createCommandLogger(io, options, secrets);
     const connection = await openConnection({
       store,
       target: options.target,
@@ -150,9 +159,11 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
           signal,
           ...runSettingsOf(io.env),
           startGate: startGateOfRun(playbook, run),
+          notify: notifications.hookFor(playbook.notify),
         }),
       );
       reportResult(io, view, secrets, result);
+      await notifications.deliver({ runId, untilSettled: true });
     } finally {
       await connection.close();
     }

@@ -12,6 +12,7 @@ import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, timeRulesOf, type Playbook } from '../../playbook/index.js';
 import { isQueueStore, openRunStore, withRunStore } from '../../store/index.js';
+import { checkNotifyRules, createNotifications, readNotificationConfig } from '../../notifications/index.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
@@ -179,10 +180,14 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
         : `${playbook.name} starts outside its maintenance window (${windowClosed}): --ignore-window`,
     );
 
-  // Resolved before anything is stored: a bad FLEETBOOK_RETENTION is refused before the run.
+  // Resolved before anything is stored: a bad FLEETBOOK_RETENTION or notification channel is refused before the run.
   const settings = runSettingsOf(io.env);
+  const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
+  for (const warning of checkNotifyRules(playbook, notificationConfig))
+    logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
   const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   const store = live ? live.observe(opened) : opened;
+  const notifications = createNotifications(notificationConfig, { store, logger: logger.child({ runId }) });
   try {
     // The client's own lines (retries, rate limits) carry the run too.
     const clientLogger = logger.child({ runId, playbook: playbook.name });
@@ -218,10 +223,13 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
           ...(options.ignoreWindow && windowClosed && !options.dryRun
             ? { trigger: { kind: 'manual' as const, ignoredWindow: windowClosed } }
             : {}),
+          notify: notifications.hookFor(playbook.notify),
         }),
       );
       live?.close();
       reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });
+      // After the result is out: a channel that is slow or down delays the exit, never changes it.
+      await notifications.deliver({ runId, untilSettled: true });
     } finally {
       live?.close();
       await connection.close();

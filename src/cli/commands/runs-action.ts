@@ -7,6 +7,7 @@ import {
   RunStatus,
   RUN_LEASE_TTL_MS,
   buildStepTree,
+  foldJournal,
   lastHeartbeatMs,
   pruneRuns,
   withRunStore,
@@ -21,6 +22,7 @@ import {
 import { describeWait } from '../../engine/index.js';
 import { howToEndWait } from '../run-session.js';
 import { findRun } from '../find-run.js';
+import { writeJsonStreamed } from '../json-stream.js';
 import type { CliIo } from '../io.js';
 import {
   isMachineFormat,
@@ -281,11 +283,9 @@ export async function showRunAction(io: CliIo, runId: string, options: OutputOpt
   const format = outputFormat(options);
   const { run, tree, journal } = await withRunStore({ env: io.env }, async (store) => {
     const found = await findRun(store, runId, io.env);
-    return {
-      run: await shownRun(store, found),
-      tree: buildStepTree(await store.steps(found.id)),
-      journal: await store.journal(found.id),
-    };
+    // The journal read once and folded here: `store.steps()` would read and parse it a second time.
+    const entries = await store.journal(found.id);
+    return { run: await shownRun(store, found), tree: buildStepTree(foldJournal(entries)), journal: entries };
   });
   if (isMachineFormat(format)) {
     const logPaths = logStepPaths(journal);
@@ -293,7 +293,10 @@ export async function showRunAction(io: CliIo, runId: string, options: OutputOpt
       const message = logMessage(entry, logPaths);
       return message === undefined ? [] : [{ at: entry.at, path: entry.event.path, message }];
     });
-    writeMachine(io, format, { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log });
+    const shown = { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log };
+    // A large run's JSON is written as it is made, never as one string (see json-stream.ts).
+    if (format === 'json') await writeJsonStreamed(io.stdout, shown);
+    else writeMachine(io, format, shown);
     return;
   }
   printRun(io, run, tree, journal);

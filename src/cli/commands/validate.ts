@@ -34,12 +34,16 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
       { formatProblems, shownPath },
       { outputFormat, writeMachine },
       { statSync, readdirSync },
+      { loadNotificationConfig, unknownChannelProblems },
     ] = await Promise.all([
       import('../../playbook/index.js'),
       import('../problems.js'),
       import('../output.js'),
       import('node:fs'),
+      import('../../notifications/index.js'),
     ]);
+    // The channels `notify:` rules name are checked against fleetbook.yaml here, when it configures some.
+    const notifications = loadNotificationConfig(process.cwd(), io.env, { checkEnv: false });
     const loadOptions = playbookLoadOptions(io.env);
     const asked =
       options.output === undefined && options.format !== undefined
@@ -50,10 +54,15 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
     const problems = paths.flatMap((path) => {
       if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
         files += readdirSync(path).filter(isPlaybookFile).length;
-        return loadPlaybookFolder(path, loadOptions).problems;
+        const folder = loadPlaybookFolder(path, loadOptions);
+        return [
+          ...folder.problems,
+          ...folder.playbooks.flatMap((playbook) => unknownChannelProblems(playbook, notifications)),
+        ];
       }
       files += 1;
-      return loadPlaybook(path, loadOptions).problems;
+      const loaded = loadPlaybook(path, loadOptions);
+      return [...loaded.problems, ...(loaded.playbook ? unknownChannelProblems(loaded.playbook, notifications) : [])];
     });
     const shown = problems.map((problem) => ({ ...problem, file: shownPath(problem.file) }));
     if (format === 'json') {

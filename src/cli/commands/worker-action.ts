@@ -2,6 +2,7 @@
 import { UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
+import { createNotifications, readNotificationConfig, startOutboxSweep } from '../../notifications/index.js';
 import { hasErrors, loadPlaybook, type LoadPlaybookOptions } from '../../playbook/index.js';
 import { runWorker } from '../../scheduler/index.js';
 import { isQueueStore, openRunStore, type RunRecord } from '../../store/index.js';
@@ -84,6 +85,10 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
     const secrets = createSecretRegistry();
     // A worker's output is read by machines: always JSON lines.
     const logger = createCommandLogger(io, options, secrets, false);
+    const notifications = createNotifications(readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets }), {
+      store,
+      logger,
+    });
     const connection = await openConnection({
       store,
       target: options.target,
@@ -103,6 +108,8 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
     };
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
+    // What a worker that died mid-send left pending, and retries coming due, whichever run they are of.
+    const sweep = startOutboxSweep(notifications, logger);
     try {
       logger.info(
         { event: 'worker.started', concurrency, claimTtlMs, target: connection.description },
@@ -121,6 +128,7 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
         ...runSettingsOf(io.env),
         loadPlaybook: (run) => loadQueuedPlaybook(run, loadOptions),
         secretInputsOf: secretInputsFromEnv(io.env),
+        notifications,
       });
       logger.info(
         { event: 'worker.stopped', ...summary },
@@ -129,6 +137,7 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
     } finally {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
+      await sweep.stop();
       await connection.close();
     }
   } finally {

@@ -24,4 +24,11 @@ describe('generatePrivateCloud', () => {
       ).toEqual(new Set(system.clusters.map((cluster) => cluster.id)));
     }
   });
+
+  it('gives every system clustersPerSystem clusters when set, 2 to 4 otherwise', () => {
+    const drawn = generatePrivateCloud(createRng(7).fork('area:privateCloud'), { systems: 30 });
+    const fixed = generatePrivateCloud(createRng(7).fork('area:privateCloud'), { systems: 30, clustersPerSystem: 3 });
+    expect(new Set(drawn.systems.map((system) => system.clusters.length)).size).toBeGreaterThan(1);
+    expect(fixed.systems.map((system) => system.clusters.length)).toEqual(Array.from({ length: 30 }, () => 3));
+  });
 });

@@ -21,6 +21,11 @@ const BASE = '/private-cloud-business/v1beta1';
 export interface PrivateCloudConfig {
   /** @default 6 */
   systems?: number;
+  /**
+   * Every system gets exactly this many hypervisor clusters (a fleet of one shape, as the
+   * 10,000-system benchmark needs). @default 2 to 4, drawn per system
+   */
+  clustersPerSystem?: number;
   /** How long a successful precheck stays valid, simulated minutes. @default 240 */
   precheckValidityMinutes?: number;
   /** Pinned failures; `[]` for none. @default one failure at the hypervisor step of the first system's first cluster */
@@ -38,6 +43,7 @@ export const PRIVATE_CLOUD_CONFIG_SCHEMA = {
   additionalProperties: false,
   properties: {
     systems: { type: 'integer', minimum: 1, maximum: 100_000 },
+    clustersPerSystem: { type: 'integer', minimum: 1, maximum: 26 },
     precheckValidityMinutes: { type: 'number', exclusiveMinimum: 0 },
     failures: {
       type: 'array',
@@ -199,7 +205,7 @@ function generateServer(rng: Rng, system: System, cluster: Cluster, index: numbe
   };
 }
 
-function generateSystem(rng: Rng, index: number, customerId: string): System {
+function generateSystem(rng: Rng, index: number, customerId: string, clustersPerSystem?: number): System {
   const profile = PROFILES[index % PROFILES.length]!;
   const region = REGIONS[index % REGIONS.length]!;
   const record = generatedRecord(rng, 'hci-cluster', 700);
@@ -232,7 +238,7 @@ function generateSystem(rng: Rng, index: number, customerId: string): System {
       return servers;
     },
   };
-  const clusterCount = rng.int(2, 4);
+  const clusterCount = clustersPerSystem ?? rng.int(2, 4);
   for (let c = 0; c < clusterCount; c += 1) {
     const cluster: Cluster = {
       id: rng.uuid(),
@@ -381,7 +387,7 @@ export function generatePrivateCloud(rng: Rng, config: PrivateCloudConfig): Priv
   const catalogs = generateCatalogs(rng.fork('catalogs'), customerId);
   const systemRng = rng.fork('systems');
   const systems = Array.from({ length: config.systems ?? 6 }, (_, index) =>
-    generateSystem(systemRng, index, customerId),
+    generateSystem(systemRng, index, customerId, config.clustersPerSystem),
   );
   return {
     customerId,

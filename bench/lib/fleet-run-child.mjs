@@ -1,0 +1,94 @@
+// Benchmark 15's run of a playbook in a process of its own, on the compiled engine (dist/, as
+// `fleetbook run` and `fleetbook resume` use it), so its peak RSS is Fleetbook's alone. Its one
+// argument is a JSON file: { mode: 'run' | 'resume', playbook, runId, inputs?, connection,
+// store: { file } | { url }, outputsDir, resultFile, wait?, rateLimits?, stopAfterReplay? }.
+// It writes { status, durationMs, runId, peakRssBytes, replayMs? } to resultFile.
+//
+// `resume` measures the replay: from the call of `resumeRun` (the store open, the playbook
+// loaded) to the first journal entry the resumed run appends, i.e. the first new thing it does
+// once the journal is read, the plan made and the finished steps replayed. With
+// `stopAfterReplay` the process then exits (the benchmark only wants the replay figure).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { createPlatformClient } from '../../dist/api/index.js';
+import { limitHeapGrowth } from '../../dist/cli/heap.js';
+import { resumeRun, runPlaybook } from '../../dist/engine/index.js';
+import { createLogger } from '../../dist/logging/index.js';
+import { hasErrors, loadPlaybook } from '../../dist/playbook/index.js';
+import { createPostgresRunStore, createSqliteRunStore } from '../../dist/store/index.js';
+
+// As bin/fleetbook.js does for `fleetbook run`.
+limitHeapGrowth();
+const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const peakRssBytes = () => process.resourceUsage().maxRSS * 1024;
+
+const loaded = loadPlaybook(job.playbook);
+if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${job.playbook} does not load`);
+const playbook = job.wait
+  ? {
+      ...loaded.playbook,
+      defaults: { ...loaded.playbook.defaults, wait: { ...loaded.playbook.defaults.wait, ...job.wait } },
+    }
+  : loaded.playbook;
+const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+const logger = createLogger({ destination: sink, level: 'info' });
+const admin = job.connection.clients.find((client) => client.clientId === 'sim-admin');
+const client = createPlatformClient({
+  credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
+  authUrl: job.connection.authUrl,
+  baseUrl: job.connection.baseUrl,
+  regionalUrl: job.connection.regionalUrl,
+  region: 'us-west',
+  logger,
+  ...(job.rateLimits ? { rateLimits: job.rateLimits } : {}),
+});
+const store = job.store.url
+  ? await createPostgresRunStore({ url: job.store.url })
+  : createSqliteRunStore({ file: job.store.file });
+
+const writeResult = (result) =>
+  writeFileSync(job.resultFile, JSON.stringify({ ...result, peakRssBytes: peakRssBytes() }));
+
+const started = performance.now();
+if (job.mode === 'run') {
+  const result = await runPlaybook(playbook, {
+    runId: job.runId,
+    inputs: job.inputs,
+    client,
+    store,
+    logger,
+    env: {},
+    outputsDir: job.outputsDir,
+  });
+  writeResult({ status: result.status, error: result.error, durationMs: result.durationMs, runId: result.runId });
+} else {
+  // The first append of the resumed run ends the replay.
+  let replayMs;
+  const append = store.append.bind(store);
+  store.append = (runId, event, options) => {
+    if (replayMs === undefined) {
+      replayMs = performance.now() - started;
+      if (job.stopAfterReplay) {
+        writeResult({ status: 'replayed', durationMs: replayMs, runId, replayMs });
+        process.exit(0);
+      }
+    }
+    return append(runId, event, options);
+  };
+  const result = await resumeRun(playbook, {
+    runId: job.runId,
+    client,
+    store,
+    logger,
+    env: {},
+    outputsDir: job.outputsDir,
+  });
+  writeResult({
+    status: result.status,
+    error: result.error,
+    durationMs: result.durationMs,
+    runId: result.runId,
+    replayMs,
+  });
+}
+await store.close();

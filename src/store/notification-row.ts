@@ -1,0 +1,92 @@
+/**
+ * The outbox's rows as every store keeps them (scalars for what is filtered on, the message as
+ * JSON text), and the one pair of conversions they share.
+ */
+import { decodePayload, encodePayload } from './payload.js';
+import type { ResolvedStoreOptions } from './run-row.js';
+import { StoreError, StoreErrorCode } from './store-error.js';
+import type { NewNotification, NotificationRecord, NotificationState } from './types.js';
+
+export interface NotificationRow {
+  key: string;
+  runId: string;
+  event: string;
+  channel: string;
+  messageJson: string;
+  state: NotificationState;
+  attempts: number;
+  createdAt: string;
+  nextAttemptAtMs: number;
+  sentAt: string | null;
+  lastError: string | null;
+  claimedBy: string | null;
+  claimExpiresAtMs: number | null;
+}
+
+export function newNotificationToRow(item: NewNotification, options: ResolvedStoreOptions): NotificationRow {
+  if (item.key.length === 0)
+    throw new StoreError('A notification key must not be empty.', StoreErrorCode.invalidArgument);
+  const now = options.now();
+  return {
+    key: item.key,
+    runId: item.runId,
+    event: item.event,
+    channel: item.channel,
+    messageJson: encodePayload(item.message, `the notification ${item.key}`, options.maxPayloadBytes),
+    state: 'pending',
+    attempts: 0,
+    createdAt: now.toISOString(),
+    nextAttemptAtMs: now.getTime(),
+    sentAt: null,
+    lastError: null,
+    claimedBy: null,
+    claimExpiresAtMs: null,
+  };
+}
+
+export function rowToNotification(row: NotificationRow): NotificationRecord {
+  const record: NotificationRecord = {
+    key: row.key,
+    runId: row.runId,
+    event: row.event,
+    channel: row.channel,
+    message: decodePayload<unknown>(row.messageJson),
+    state: row.state,
+    attempts: Number(row.attempts),
+    createdAt: row.createdAt,
+    nextAttemptAt: new Date(Number(row.nextAttemptAtMs)).toISOString(),
+  };
+  if (row.sentAt !== null) record.sentAt = row.sentAt;
+  if (row.lastError !== null) record.lastError = row.lastError;
+  if (row.claimedBy !== null && row.claimExpiresAtMs !== null) {
+    record.claimedBy = row.claimedBy;
+    record.claimExpiresAt = new Date(Number(row.claimExpiresAtMs)).toISOString();
+  }
+  return record;
+}
+
+/** Whether `row` may be claimed by `owner` at `nowMs` (the rule every store's claim applies). */
+export function claimable(row: NotificationRow, owner: string, nowMs: number, takeOverFrom?: string): boolean {
+  return (
+    row.state === 'pending' &&
+    row.nextAttemptAtMs <= nowMs &&
+    (row.claimedBy === null ||
+      (row.claimExpiresAtMs ?? 0) <= nowMs ||
+      row.claimedBy === owner ||
+      (takeOverFrom !== undefined && row.claimedBy === takeOverFrom))
+  );
+}
+
+/** The columns a settled send writes. */
+export function settledColumns(
+  outcome:
+    { state: 'sent' } | { state: 'pending'; retryAtMs: number; error: string } | { state: 'failed'; error: string },
+  options: ResolvedStoreOptions,
+): Pick<NotificationRow, 'state' | 'sentAt' | 'lastError'> & { nextAttemptAtMs: number | null } {
+  const now = options.now();
+  if (outcome.state === 'sent')
+    return { state: 'sent', sentAt: now.toISOString(), lastError: null, nextAttemptAtMs: null };
+  if (outcome.state === 'pending')
+    return { state: 'pending', sentAt: null, lastError: outcome.error, nextAttemptAtMs: Math.ceil(outcome.retryAtMs) };
+  return { state: 'failed', sentAt: null, lastError: outcome.error, nextAttemptAtMs: null };
+}
