@@ -5,7 +5,7 @@
  *   cli ──► engine ──► steps ──► api ──► undici
  *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
  *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
- *   errors, logging, openapi (the platform description), timers: leaves imported by all
+ *   errors, logging, openapi (the platform description), timers, windows: leaves imported by all
  *   cli ──► server ──► scheduler, engine, store (nothing else imports server)
  *   cli, scheduler ──► notifications ──► store, playbook (its types), expressions; the engine never imports it
  *
@@ -37,6 +37,7 @@ const throughIndex = [
   'scheduler',
   'simulator',
   'server',
+  'windows',
   'notifications',
 ];
 module.exports = {
@@ -98,6 +99,19 @@ module.exports = {
       'logging',
       'openapi',
       'notifications',
+    ]),
+    layer('leaves-windows', 'windows', [
+      'api',
+      'steps',
+      'playbook',
+      'engine',
+      'scheduler',
+      'store',
+      'cli',
+      'simulator',
+      'expressions',
+      'logging',
+      'openapi',
     ]),
     layer('leaves-openapi', 'openapi', [
       'api',

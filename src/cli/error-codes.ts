@@ -23,5 +23,6 @@ export const CliErrorCode = {
   serverUnreachable: 'SERVER_UNREACHABLE',
   serverRefused: 'SERVER_REFUSED',
   unknownToken: 'UNKNOWN_TOKEN',
+  outsideWindow: 'OUTSIDE_WINDOW',
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];

@@ -156,6 +156,7 @@ export function howToEndWait(runId: string, wait: WaitRecord): string {
     lines.push(`  deny:    fleetbook deny ${runId} --comment "<why>"`);
   } else if (wait.until) {
     lines.push(`  it continues at ${wait.until}`);
+    lines.push(`  resume:  fleetbook resume ${runId} (from ${wait.until})`);
   }
   lines.push(`  cancel:  fleetbook runs cancel ${runId}`);
   return `${lines.join('\n')}\n`;

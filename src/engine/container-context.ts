@@ -128,5 +128,10 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
       }
     },
     runPlaybook: (playbook, given, start) => runPlaybook(state, frame, playbook, given, start),
+    newWorkRefusal() {
+      const gate = state.options.startGate;
+      const refusal = gate?.refusal(state.options.clock.now());
+      return refusal && { ...refusal, onClose: gate?.onClose ?? 'wait' };
+    },
   };
 }

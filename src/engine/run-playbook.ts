@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import type { PlatformClient } from '../api/index.js';
 import { FleetbookError, UsageError, errorMessage } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
-import type { Playbook } from '../playbook/index.js';
-import { reconciliationOf, toErrorRecord } from '../steps/index.js';
+import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
+import { startGateOf, type StartGate } from '../windows/index.js';
+import { reconciliationOf, StepErrorCode, toErrorRecord } from '../steps/index.js';
 import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
 import {
   RunStatus,
@@ -40,7 +41,7 @@ import {
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
-import { createRunWaits, decisionsOf, describeWait, endWaitForResume } from './run-waits.js';
+import { createRunWaits, decisionsOf, describeWait, endWaitForResume, type RunWaitsState } from './run-waits.js';
 import { createStepRunner, type StepSummary } from './step-runner.js';
 import type { Ending } from '../steps/index.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
@@ -81,7 +82,7 @@ export interface RunOptions {
   /** The environment expressions see: its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). The engine reads no variable itself. @default {} */
   env?: Record<string, string | undefined>;
   /** @default { kind: 'manual' } */
-  trigger?: { kind: 'manual' | 'schedule'; scheduleId?: string };
+  trigger?: { kind: 'manual' | 'schedule'; scheduleId?: string; ignoredWindow?: string };
   /**
    * Folder for step outputs too large for the journal (`<dir>/<runId>/<path>.json`, the journal
    * keeping a reference). The CLI passes `FLEETBOOK_HOME/outputs`. @default `fleetbook-outputs` in the OS temp folder
@@ -93,6 +94,11 @@ export interface RunOptions {
   maxInlineOutputBytes?: number;
   /** How long the run's lease lasts unless renewed (every third of it). @default 60000 */
   leaseTtlMs?: number;
+  /**
+   * When a loop may start its next item, asked on the run's clock: the maintenance windows.
+   * `null`: whenever (`fleetbook run --ignore-window`). @default the playbook's own `window:` and `freeze:`
+   */
+  startGate?: StartGate | null;
   /** How often the run's driver looks for a cancellation asked by another process (`runs cancel`). @default 2000 */
   cancelCheckMs?: number;
   /**
@@ -580,6 +586,34 @@ function failureOf(playbook: Playbook, steps: readonly StepSummary[]): ErrorReco
   return steps.find((step) => step.status === StepStatus.failed && stopping.has(step.path))?.error;
 }
 
+/** The gate the run's loops ask: the one given, none (`null`), or the playbook's own windows and freezes. */
+function startGateOption(playbook: Playbook, given: StartGate | null | undefined): { startGate?: StartGate } {
+  if (given === null) return {};
+  if (given) return { startGate: given };
+  const rules = timeRulesOf(playbook);
+  return hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {};
+}
+
+/**
+ * Makes the run wait (`run.waiting`, reason `window`, until the next opening) when a loop ended
+ * `interrupted` with `WINDOW_CLOSED` (`onClose: wait`): the first such loop names the wait.
+ */
+async function waitForWindow(steps: readonly StepSummary[], waits: RunWaitsState): Promise<void> {
+  const stopped = steps.find(
+    (step) => step.status === StepStatus.interrupted && step.error?.code === StepErrorCode.windowClosed,
+  );
+  if (!stopped?.error) return;
+  const until = (stopped.error.details as { until?: unknown } | undefined)?.until;
+  // `waitFor` rejects with the error a step stopped by it would end with: the run has ended here already.
+  await waits
+    .waitFor(stopped.path, {
+      reason: 'window',
+      message: stopped.error.message,
+      ...(typeof until === 'string' ? { until } : {}),
+    })
+    .catch(() => undefined);
+}
+
 interface RunFacts {
   runId: string;
   dryRun: boolean;
@@ -667,6 +701,7 @@ async function executeSteps(
     journal,
     waits,
     ...(facts.resume ? { resume: facts.resume } : {}),
+    ...startGateOption(playbook, options.startGate),
   });
   const scope = new Scope({
     playbook,
@@ -676,6 +711,8 @@ async function executeSteps(
     taint: createTaintTracker(playbook, secrets, registry),
   });
   const ending = await runner.runSequence(playbook.steps, scope, '', signal);
+  // A loop its maintenance window stopped: once everything in flight has finished (here), the run waits for the opening.
+  if (ending === 'interrupted' && !signal.aborted) await waitForWindow(runner.summaries(), waits);
   const steps = runner.summaries();
   const outcome = await outcomeOf(playbook, ending, scope, steps, facts, waits.waiting(), options, logger);
   return recordOutcome(playbook, outcome, steps, facts, options, logger, spill);

@@ -9,6 +9,7 @@ import type { Ending, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
+import type { StartGate } from '../windows/index.js';
 import type { ResumePlan } from './resume-plan.js';
 import type { Scope } from './scope.js';
 
@@ -42,6 +43,8 @@ export interface RunnerOptions {
   random: () => number;
   /** Resume: what the journal of the continued run says (steps to replay, requests in flight). */
   resume?: ResumePlan;
+  /** The run's maintenance windows: a loop starts no new item while they are closed. */
+  startGate?: StartGate;
   /** Approval decisions of the run, and stopping it to wait. */
   waits: RunWaits;
 }

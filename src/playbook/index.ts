@@ -14,5 +14,6 @@ export { describePointer } from './schema-validation.js';
 export { createPlaybookSchema, PLAYBOOK_SCHEMA_ID } from './playbook-schema.js';
 export { DEFAULT_RETRY_POLICY, inputSpecs } from './normalise-playbook.js';
 export { ProblemCode } from './problem-codes.js';
+export { hasTimeRules, timeRulesOf } from './time-rules.js';
 export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';
 export { isGeneratedStepId, ordinal, stepLabel } from './step-label.js';

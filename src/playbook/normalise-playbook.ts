@@ -10,6 +10,7 @@ import type { ExpressionError } from '../expressions/index.js';
 import type { Template } from '../expressions/index.js';
 import type { NormaliseTools } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
+import { DAY_NAMES, type FreezeSpec, type WeeklyRange, type WindowSpec } from '../windows/index.js';
 import { isRawObject, nestedStepLists, rawStepsOf, type RawObject, type RawStep } from './raw-steps.js';
 import { givenInputsFindings, holdsExpression, inputValidator, type DeclaredInput } from './given-inputs.js';
 import type { Finding } from './rules.js';
@@ -297,6 +298,7 @@ function schedules(
         ...(jitterMs === undefined ? {} : { jitterMs }),
         ...(typeof entry.pauseAfterFailures === 'number' ? { pauseAfterFailures: entry.pauseAfterFailures } : {}),
         enabled: entry.enabled !== false,
+        ...windowAndFreezes(entry, typeof entry.timezone === 'string' ? entry.timezone : 'UTC'),
         location: location(`/schedules/${index}`),
       },
     ];
@@ -312,6 +314,54 @@ function notifyRules(value: unknown, location: (pointer: string) => SourceLocati
     dryRun: rule.dryRun === true,
     location: location(`/notify/${index}`),
   }));
+}
+
+/**
+ * `window:` and `freeze:` of a playbook or a schedule: the window's timezone defaults to
+ * `timezone` (the schedule's, or UTC), and freeze dates are read in the window's timezone.
+ */
+function windowOf(raw: unknown, timezone: string): { window?: WindowSpec } {
+  if (!isRawObject(raw) || !Array.isArray(raw.weekly)) return {};
+  const weekly = raw.weekly.flatMap((range: unknown): WeeklyRange[] =>
+    isRawObject(range) && Array.isArray(range.days) && typeof range.from === 'string' && typeof range.to === 'string'
+      ? [
+          {
+            days: range.days.flatMap((name: unknown) => (typeof name === 'string' && DAY_NAMES[name]) || []),
+            from: range.from,
+            to: range.to,
+          },
+        ]
+      : [],
+  );
+  return {
+    window: {
+      timezone: typeof raw.timezone === 'string' ? raw.timezone : timezone,
+      weekly,
+      onClose: raw.onClose === 'fail' ? 'fail' : 'wait',
+    },
+  };
+}
+
+/** The `window:` and `freeze:` of a playbook or schedule mapping; freeze dates in the window's timezone. */
+function windowAndFreezes(raw: RawObject, timezone: string): { window?: WindowSpec; freeze: FreezeSpec[] } {
+  const { window } = windowOf(raw.window, timezone);
+  return { ...(window ? { window } : {}), freeze: freezesOf(raw.freeze, window?.timezone ?? timezone) };
+}
+
+function freezesOf(raw: unknown, timezone: string): FreezeSpec[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((entry: unknown): FreezeSpec[] =>
+    isRawObject(entry) && typeof entry.from === 'string' && typeof entry.to === 'string'
+      ? [
+          {
+            from: entry.from,
+            to: entry.to,
+            ...(typeof entry.reason === 'string' ? { reason: entry.reason } : {}),
+            timezone,
+          },
+        ]
+      : [],
+  );
 }
 
 /**
@@ -376,6 +426,7 @@ export function normalisePlaybook(data: RawObject, source: string, context: Norm
     },
     schedules: schedules(data.schedules, name, location, ms),
     ...(data.lock === undefined ? {} : { lock: template(data.lock, '/lock') }),
+    ...windowAndFreezes(data, 'UTC'),
     ...(data.notify === undefined ? {} : { notify: notifyRules(data.notify, location) }),
     steps: steps(data.steps, '/steps', retry),
   };

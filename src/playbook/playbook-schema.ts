@@ -14,6 +14,7 @@ import {
   type JsonSchema,
 } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
+import { DAY_NAMES } from '../windows/index.js';
 import { NotificationEvent } from './types.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://fleetbook.dev/schemas/playbook.schema.json';
@@ -69,6 +70,62 @@ export function allowExpressions(schema: JsonSchema): JsonSchema {
   return { ...(description === undefined ? {} : { description }), anyOf: [rest, expressionString] };
 }
 
+/** `window:`: weekly time ranges in a timezone (docs/windows.md). */
+function maintenanceWindow(timezoneDefault: string): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['weekly'],
+    description: 'Runs start (and loop items start) only while this window is open.',
+    properties: {
+      timezone: { type: 'string', description: `IANA timezone the ranges are read in. Default ${timezoneDefault}.` },
+      weekly: {
+        type: 'array',
+        minItems: 1,
+        description:
+          'The ranges: open on each of `days` from `from` to `to` (the next day when `to` is not after `from`).',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['days', 'from', 'to'],
+          properties: {
+            days: {
+              type: 'array',
+              minItems: 1,
+              items: { enum: Object.keys(DAY_NAMES) },
+              description: 'Days the range opens on: sun, mon, ... sat (or sunday, monday, ...).',
+            },
+            from: { type: 'string', description: 'Opening wall time, HH:MM.' },
+            to: { type: 'string', description: 'Closing wall time, HH:MM (24:00 for the end of the day).' },
+          },
+        },
+      },
+      onClose: {
+        enum: ['wait', 'fail'],
+        description: 'When it closes during a run: wait for the next opening (default) or fail the run.',
+      },
+    },
+  };
+}
+
+/** `freeze:`: date ranges on which nothing starts. */
+function freezeList(timezoneDefault: string): JsonSchema {
+  return {
+    type: 'array',
+    description: `Dates on which nothing starts, read in the window's timezone (else ${timezoneDefault}).`,
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from', 'to'],
+      properties: {
+        from: { type: 'string', description: 'First frozen date, YYYY-MM-DD.' },
+        to: { type: 'string', description: 'Last frozen date (inclusive), YYYY-MM-DD.' },
+        reason: { type: 'string', description: 'Said when a fire or a run is refused.' },
+      },
+    },
+  };
+}
+
 function schedule(): JsonSchema {
   return {
     type: 'object',
@@ -95,6 +152,8 @@ function schedule(): JsonSchema {
         description: 'Stop firing after this many failed runs in a row.',
       },
       enabled: { type: 'boolean', description: 'Default true.' },
+      window: maintenanceWindow("the schedule's timezone"),
+      freeze: freezeList("the schedule's timezone"),
     },
   };
 }
@@ -154,6 +213,8 @@ export function createPlaybookSchema(registry: StepRegistry, description: Platfo
         },
       },
       schedules: { type: 'array', items: schedule() },
+      window: maintenanceWindow('UTC'),
+      freeze: freezeList('UTC'),
       lock: { ...anyTemplate, description: 'Runs whose rendered lock is equal never overlap.' },
       notify: {
         type: 'array',

@@ -24,6 +24,8 @@ export const ProblemCode = {
   unknownOperation: 'UNKNOWN_OPERATION',
   invalidCron: 'INVALID_CRON',
   invalidTimezone: 'INVALID_TIMEZONE',
+  invalidWindow: 'INVALID_WINDOW',
+  invalidFreeze: 'INVALID_FREEZE',
   invalidScheduleInputs: 'INVALID_SCHEDULE_INPUTS',
   invalidUsesInputs: 'INVALID_USES_INPUTS',
   approvalInConcurrentStep: 'APPROVAL_IN_CONCURRENT_STEP',

@@ -122,14 +122,7 @@ export const scheduleRule: Rule = ({ data }) => {
     const pointer = `/schedules/${index}`;
     const timezone = typeof schedule.timezone === 'string' ? schedule.timezone : 'UTC';
     const validZone = isTimezone(timezone);
-    if (!validZone) {
-      const hint = didYouMean(timezone, Intl.supportedValuesOf('timeZone'));
-      findings.push({
-        code: 'INVALID_TIMEZONE',
-        message: `'${timezone}' is not an IANA timezone${hint ? `.${hint}` : ' such as Europe/Berlin or UTC'}`,
-        pointer: `${pointer}/timezone`,
-      });
-    }
+    findings.push(...timezoneFinding(timezone, `${pointer}/timezone`));
     const fields =
       typeof schedule.cron === 'string'
         ? schedule.cron
@@ -249,6 +242,106 @@ export const scheduleInputsRule: Rule = ({ data }) => {
   );
 };
 
+const CLOCK_TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
+const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** `YYYY-MM-DD` naming a day of the calendar (not 2026-02-30). */
+function isCalendarDate(text: string): boolean {
+  if (!CALENDAR_DATE.test(text)) return false;
+  const day = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(text);
+}
+
+function timezoneFinding(timezone: string, pointer: string): Finding[] {
+  if (isTimezone(timezone)) return [];
+  const hint = didYouMean(timezone, Intl.supportedValuesOf('timeZone'));
+  return [
+    {
+      code: 'INVALID_TIMEZONE',
+      message: `'${timezone}' is not an IANA timezone${hint ? `.${hint}` : ' such as Europe/Berlin or UTC'}`,
+      pointer,
+    },
+  ];
+}
+
+/** A `window:` has a known timezone and ranges of some length between times of day (day names: the schema). */
+function windowFindings(window: unknown, pointer: string): Finding[] {
+  if (!isRawObject(window)) return [];
+  const findings: Finding[] = [];
+  if (typeof window.timezone === 'string') findings.push(...timezoneFinding(window.timezone, `${pointer}/timezone`));
+  if (!Array.isArray(window.weekly)) return findings;
+  window.weekly.forEach((range: unknown, index) => {
+    if (!isRawObject(range)) return;
+    const at = `${pointer}/weekly/${index}`;
+    const from = typeof range.from === 'string' ? range.from : undefined;
+    const to = typeof range.to === 'string' ? range.to : undefined;
+    if (from !== undefined && !CLOCK_TIME.test(from))
+      findings.push({
+        code: 'INVALID_WINDOW',
+        message: `'${from}' is not a time of day: write HH:MM, 00:00 to 23:59`,
+        pointer: `${at}/from`,
+      });
+    if (to !== undefined && to !== '24:00' && !CLOCK_TIME.test(to))
+      findings.push({
+        code: 'INVALID_WINDOW',
+        message: `'${to}' is not a time of day: write HH:MM, 00:00 to 24:00 (the end of the day)`,
+        pointer: `${at}/to`,
+      });
+    if (from !== undefined && from === to)
+      findings.push({
+        code: 'INVALID_WINDOW',
+        message: `the range opens and closes at ${from}, so it is never open; for whole days write from: "00:00", to: "24:00"`,
+        pointer: `${at}/to`,
+      });
+  });
+  return findings;
+}
+
+/** `freeze:` dates are calendar dates, the last not before the first. */
+function freezeFindings(freeze: unknown, pointer: string): Finding[] {
+  if (!Array.isArray(freeze)) return [];
+  return freeze.flatMap((entry: unknown, index): Finding[] => {
+    if (!isRawObject(entry)) return [];
+    const at = `${pointer}/${index}`;
+    const findings: Finding[] = [];
+    for (const key of ['from', 'to'] as const) {
+      const value = entry[key];
+      if (typeof value === 'string' && !isCalendarDate(value))
+        findings.push({
+          code: 'INVALID_FREEZE',
+          message: `'${value}' is not a date: write YYYY-MM-DD, for example 2026-12-20`,
+          pointer: `${at}/${key}`,
+        });
+    }
+    const { from, to } = entry;
+    if (typeof from === 'string' && typeof to === 'string' && findings.length === 0 && to < from)
+      findings.push({
+        code: 'INVALID_FREEZE',
+        message: `the freeze ends (${to}) before it begins (${from}); the dates are inclusive, so a one-day freeze has from equal to to`,
+        pointer: `${at}/to`,
+      });
+    return findings;
+  });
+}
+
+/** The playbook's and each schedule's `window:` and `freeze:`. */
+export const windowRule: Rule = ({ data }) => {
+  if (!isRawObject(data)) return [];
+  const schedules = Array.isArray(data.schedules) ? data.schedules : [];
+  return [
+    ...windowFindings(data.window, '/window'),
+    ...freezeFindings(data.freeze, '/freeze'),
+    ...schedules.flatMap((schedule: unknown, index) =>
+      isRawObject(schedule)
+        ? [
+            ...windowFindings(schedule.window, `/schedules/${index}/window`),
+            ...freezeFindings(schedule.freeze, `/schedules/${index}/freeze`),
+          ]
+        : [],
+    ),
+  ];
+};
+
 /** Kinds whose children run side by side: a gate there would stop its siblings mid-flight. */
 const concurrentKinds: ReadonlySet<string> = new Set(['forEach', 'parallel']);
 
@@ -298,6 +391,7 @@ export const documentRules: readonly Rule[] = [
   unknownOperationRule,
   duplicateStepIdRule,
   scheduleRule,
+  windowRule,
   inputDeclarationRule,
   scheduleInputsRule,
   approvalRule,

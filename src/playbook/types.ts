@@ -4,6 +4,7 @@
  * for messages.
  */
 import type { Template } from '../expressions/index.js';
+import type { FreezeSpec, WindowSpec } from '../windows/index.js';
 
 /** Where a thing was written: for messages that point at the playbook. */
 export interface SourceLocation {
@@ -209,6 +210,10 @@ export interface ScheduleSpec {
   pauseAfterFailures?: number;
   /** @default true */
   enabled: boolean;
+  /** Applies in addition to the playbook's window: a fire runs only when both are open. */
+  window?: WindowSpec;
+  /** Added to the playbook's freezes. */
+  freeze?: FreezeSpec[];
   location: SourceLocation;
 }
 
@@ -246,6 +251,9 @@ export interface Playbook {
   schedules: ScheduleSpec[];
   /** Concurrency key: runs with the same rendered key never overlap. */
   lock?: Template;
+  /** When runs (and new loop items) may start; a schedule's own window narrows it further. */
+  window?: WindowSpec;
+  freeze?: FreezeSpec[];
   /** Who hears of its runs; with the channels' own default rules (fleetbook.yaml). */
   notify?: NotifyRule[];
   steps: Step[];

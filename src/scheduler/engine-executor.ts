@@ -7,7 +7,9 @@ import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Notifications } from '../notifications/index.js';
 import { platformStateInFlight } from '../engine/index.js';
+import { hasTimeRules, timeRulesOf } from '../playbook/index.js';
 import { RunStatus, type RunStore } from '../store/index.js';
+import { startGateOf } from '../windows/index.js';
 import type { Clock } from './clock.js';
 import { resumeRunWithLock, runPlaybookWithLock } from './run-with-lock.js';
 import type { SchedulerOptions } from './scheduler.js';
@@ -41,6 +43,8 @@ export interface EngineExecutorOptions {
 
 export function createEngineExecutor(options: EngineExecutorOptions): SchedulerOptions['execute'] {
   return async (request) => {
+    // The playbook's window and the schedule's: a loop starts no item while either is closed.
+    const rules = timeRulesOf(request.playbook, request.schedule);
     const common = {
       client: options.client,
       store: options.store,
@@ -53,6 +57,7 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       ...(options.env ? { env: options.env } : {}),
       ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
       ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+      ...(hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {}),
       ...(options.notifications ? { notify: options.notifications.hookFor(request.playbook.notify) } : {}),
     };
     const deliver = async (): Promise<void> => void (await options.notifications?.deliver({ runId: request.runId }));

@@ -121,11 +121,16 @@ async function fireDue(context: SchedulerContext, entry: Entry): Promise<void> {
       `schedule ${entry.key}: resumed (the playbook changed since it paused)`,
     );
   }
-  const driven = await recover(context, entry, state);
+  const recovery = await recover(context, entry, state);
   const plan = planDue(entry.schedule, entry.fireTimes, state, nowMs);
   await passMissed(context, entry, state, plan);
   await fireDuePlan(context, entry, state, plan);
-  arm(context, entry, Math.max(nowMs, plan.due.at(-1) ?? plan.afterMs), driven ? nowMs + DRIVEN_RECHECK_MS : undefined);
+  // Look again at a run driven elsewhere, and at the opening of the window a stopped run waits for.
+  const recheckMs = Math.min(
+    recovery.driven ? nowMs + DRIVEN_RECHECK_MS : Infinity,
+    recovery.windowOpensAtMs ?? Infinity,
+  );
+  arm(context, entry, Math.max(nowMs, plan.due.at(-1) ?? plan.afterMs), recheckMs === Infinity ? undefined : recheckMs);
 }
 
 /** Logs the fires missed and records the newest one catch-up passes over as skipped. */

@@ -7,10 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors/index.js';
 import { RunStatus } from '../store/index.js';
 import { writeScheduleState, type ScheduleState } from './schedule-state.js';
+import { fireRefusal, type WindowRefusal } from './window-check.js';
 import {
   advanceLastFire,
   enqueue,
   fields,
+  firing,
   iso,
   MAX_QUEUED_FIRES,
   stateOf,
@@ -20,21 +22,39 @@ import {
   type SchedulerContext,
 } from './schedule-context.js';
 
-/** Records a fire that does not run, and why. */
+/**
+ * Records a fire that does not run, and why. A skip for a window or a freeze logs `reason`
+ * as that code (`window`, `freeze`) and the words as `detail`.
+ */
 export async function skip(
   context: SchedulerContext,
   entry: Entry,
   state: ScheduleState,
   atMs: number,
   reason: string,
+  code?: WindowRefusal['code'],
 ): Promise<void> {
   advanceLastFire(state, atMs);
-  state.lastSkip = { scheduledAt: iso(atMs), reason };
+  state.lastSkip = { scheduledAt: iso(atMs), reason, ...(code ? { code } : {}) };
   await writeScheduleState(context.store, entry.key, state);
+  const logged = code ? { reason: code, detail: reason } : { reason };
   context.logger.info(
-    { event: 'schedule.skipped', ...fields(entry, { scheduledAt: iso(atMs), reason }) },
+    { event: 'schedule.skipped', ...fields(entry, { scheduledAt: iso(atMs), ...logged }) },
     `schedule ${entry.key}: fire of ${iso(atMs)} skipped: ${reason}`,
   );
+}
+
+/** Skips the fire when its window is closed or a freeze holds (at its time or now); true when it did. */
+async function skippedForWindow(
+  context: SchedulerContext,
+  entry: Entry,
+  state: ScheduleState,
+  atMs: number,
+): Promise<boolean> {
+  const refusal = fireRefusal(entry.playbook, entry.schedule, atMs, context.clock.now());
+  if (!refusal) return false;
+  await skip(context, entry, state, atMs, refusal.reason, refusal.code);
+  return true;
 }
 
 /** Records the fire, then starts its run without waiting for it. */
@@ -103,7 +123,9 @@ async function finish(
     context.entries.delete(entry.key);
   const state = await stateOf(context, entry);
   // A run stopped with the daemon (or that lost its lock) stays for `recover`; one cancelled on purpose does not.
-  const resumable = (status === RunStatus.interrupted || status === RunStatus.running) && !cancelled;
+  // A run waiting (for its window, for an approval) stays too: it goes on when the wait ends.
+  const resumable =
+    (status === RunStatus.interrupted || status === RunStatus.running || status === RunStatus.waiting) && !cancelled;
   if (!resumable) state.unfinished = state.unfinished.filter((fire) => fire.runId !== runId);
   if (state.lastRunId === runId) state.lastResult = status === RunStatus.running ? 'interrupted' : status;
   if (status === RunStatus.succeeded) state.consecutiveFailures = 0;
@@ -121,7 +143,22 @@ async function finish(
     { event: 'schedule.runEnded', ...fields(entry, { runId, status }) },
     `schedule ${entry.key}: run ${runId} ${status}`,
   );
+  if (resumable && status === RunStatus.waiting) await waitForWindow(context, entry, runId);
   await drain(context, entry, state);
+}
+
+/**
+ * A run its maintenance window stopped waits in `unfinished` for the window to open: the
+ * schedule ticks now, and `recover` sets its timer to the opening, when it resumes the run.
+ */
+async function waitForWindow(context: SchedulerContext, entry: Entry, runId: string): Promise<void> {
+  const wait = (await context.store.getRun(runId))?.wait;
+  if (wait?.reason !== 'window' || !firing(context, entry)) return;
+  context.logger.info(
+    { event: 'schedule.runWaiting', ...fields(entry, { runId, reason: 'window', until: wait.until }) },
+    `schedule ${entry.key}: run ${runId} waits for its maintenance window${wait.until ? ` (opens ${wait.until})` : ''}: ${wait.message ?? ''}`,
+  );
+  context.wake(entry);
 }
 
 /** Starts the oldest queued fire when nothing of the schedule runs. */
@@ -132,10 +169,15 @@ export async function drain(
   kind: FireKind = 'queued',
 ): Promise<void> {
   if (context.stopped || !entry.loaded || entry.runs.size > 0 || state.paused) return;
-  const next = state.queued.shift();
-  if (next === undefined) return;
-  if (!(await context.mayFire())) return;
-  await start(context, entry, state, Date.parse(next), kind);
+  for (;;) {
+    const next = state.queued.shift();
+    if (next === undefined) return;
+    if (!(await context.mayFire())) return;
+    // A queued fire whose window closed while it waited is skipped; the next queued one may still start.
+    if (await skippedForWindow(context, entry, state, Date.parse(next))) continue;
+    await start(context, entry, state, Date.parse(next), kind);
+    return;
+  }
 }
 
 /** One fire through the pause and overlap policies. */
@@ -156,6 +198,7 @@ export async function fire(
         ? `paused after ${state.consecutiveFailures} failed runs in a row`
         : `paused by ${state.pausedBy}`,
     );
+  if (await skippedForWindow(context, entry, state, atMs)) return;
   if (entry.runs.size === 0 && state.queued.length === 0) return start(context, entry, state, atMs, kind);
   const running = [...entry.runs.keys()];
   switch (entry.schedule.overlap) {

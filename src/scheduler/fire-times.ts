@@ -1,6 +1,6 @@
 /**
  * When a schedule fires. cron-parser finds the wall-clock times a cron expression matches
- * (it walks the expression in UTC, so its fields read as the wall clock); `zoned-time.ts`
+ * (it walks the expression in UTC, so its fields read as the wall clock); `timers/zoned-time.ts`
  * turns each into an instant of the schedule's timezone with Fleetbook's DST policy:
  *
  * - a wall time inside a skipped hour (clocks go forward) fires once, at the next valid
@@ -10,7 +10,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { SchedulerError } from './scheduler-error.js';
-import { earliestWallTimeAfter, instantOf, isValidTimezone, latestWallTimeUntil } from './zoned-time.js';
+import { earliestWallTimeAfter, instantOf, isValidTimezone, latestWallTimeUntil } from '../timers/index.js';
 import { errorMessage } from '../errors/index.js';
 
 export interface FireTimes {

@@ -1,7 +1,7 @@
 /** The scheduler: fire times, schedule policies, the daemon and the playbook lock (see ARCHITECTURE.md). */
 export { systemClock, type Clock, type Timer } from './clock.js';
 export { createFireTimes, type FireTimes } from './fire-times.js';
-export { offsetAt, wallTimeAt, instantOf, isValidTimezone } from './zoned-time.js';
+export { offsetAt, wallTimeAt, instantOf, isValidTimezone } from '../timers/index.js';
 export {
   createScheduler,
   LATE_TOLERANCE_MS,
@@ -19,3 +19,4 @@ export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from '../play
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';
+export { fireRefusal, runnableFires, startGateOfRun, windowRefusal, type WindowRefusal } from './window-check.js';

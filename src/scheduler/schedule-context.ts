@@ -99,6 +99,8 @@ export interface SchedulerContext {
   inflight: Set<Promise<unknown>>;
   /** Set by `stop()`: nothing fires from then on. */
   stopped: boolean;
+  /** Ticks `entry` at once (its timer moved to now): what a run's end does when the run waits for its window. */
+  wake(entry: Entry): void;
 }
 
 export const iso = (ms: number): string => new Date(ms).toISOString();

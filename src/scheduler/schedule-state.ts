@@ -18,7 +18,8 @@ export interface ScheduleState {
   lastRunId?: string;
   lastRunStartedAt?: string;
   lastResult?: ScheduleRunResult;
-  lastSkip?: { scheduledAt: string; reason: string };
+  /** The newest fire skipped; `code` says when a window (`window`) or a freeze (`freeze`) skipped it. */
+  lastSkip?: { scheduledAt: string; reason: string; code?: 'window' | 'freeze' };
   /** Failed runs in a row (interrupted runs do not count either way). */
   consecutiveFailures: number;
   paused: boolean;
@@ -90,7 +91,11 @@ export async function readScheduleState(store: RunStore, key: string): Promise<S
   if (typeof raw.lastResult === 'string' && results.includes(raw.lastResult))
     state.lastResult = raw.lastResult as ScheduleRunResult;
   if (skip && typeof skip.scheduledAt === 'string' && typeof skip.reason === 'string')
-    state.lastSkip = { scheduledAt: skip.scheduledAt, reason: skip.reason };
+    state.lastSkip = {
+      scheduledAt: skip.scheduledAt,
+      reason: skip.reason,
+      ...(skip.code === 'window' || skip.code === 'freeze' ? { code: skip.code } : {}),
+    };
   snapshots.set(state, snapshot(state));
   return state;
 }

@@ -6,12 +6,13 @@
  * schedule-context.ts (what they share), fire-due.ts (the timer loop and catch-up),
  * fire-run.ts (overlap, a run's start and end), recover-runs.ts (runs left unfinished).
  */
-import type { Playbook } from '../playbook/index.js';
+import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { systemClock } from './clock.js';
 import { tick } from './fire-due.js';
 import { createFireTimes, type FireTimes } from './fire-times.js';
 import { enqueue, fields, iso, type Entry, type SchedulerContext, type SchedulerOptions } from './schedule-context.js';
 import { SchedulerError } from './scheduler-error.js';
+import { runnableFires } from './window-check.js';
 
 export {
   DRIVEN_RECHECK_MS,
@@ -52,6 +53,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     entries: new Map(),
     inflight: new Set(),
     stopped: false,
+    wake(entry) {
+      if (context.stopped || !entry.loaded) return;
+      entry.timer?.cancel();
+      entry.timer = context.clock.setTimer(() => void enqueue(context, entry, () => tick(context, entry)), 0);
+    },
   };
   const idle = async (): Promise<void> => {
     // A run that just ended records its end from a promise callback: let those callbacks run first.
@@ -124,12 +130,21 @@ async function reload(context: SchedulerContext, playbooks: readonly Playbook[])
     const entry = entries.get(key);
     if (!entry) continue;
     const nextFireAt = entry.nextFireMs === undefined ? undefined : iso(entry.nextFireMs);
+    // The next fire its windows and freezes let run, when they skip the next one.
+    const rules = timeRulesOf(entry.playbook, entry.schedule);
+    const [runnable] = hasTimeRules(rules) ? runnableFires(entry.fireTimes, rules, context.clock.now(), 1) : [];
+    const nextRunAt = runnable === undefined || runnable === entry.nextFireMs ? undefined : iso(runnable);
     context.logger.info(
       {
         event: 'schedule.loaded',
-        ...fields(entry, { cron: entry.schedule.cron, timezone: entry.schedule.timezone, nextFireAt }),
+        ...fields(entry, {
+          cron: entry.schedule.cron,
+          timezone: entry.schedule.timezone,
+          nextFireAt,
+          ...(nextRunAt ? { nextRunAt } : {}),
+        }),
       },
-      `schedule ${key}: '${entry.schedule.cron}' ${entry.schedule.timezone}, next fire ${nextFireAt ?? 'never'}`,
+      `schedule ${key}: '${entry.schedule.cron}' ${entry.schedule.timezone}, next fire ${nextFireAt ?? 'never'}${nextRunAt ? ` (outside its window; the next that runs: ${nextRunAt})` : ''}`,
     );
   }
 }

@@ -27,6 +27,7 @@ import {
 } from '../store/index.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
 import { resumeRunWithLock } from './run-with-lock.js';
+import { startGateOfRun } from './window-check.js';
 
 export interface WorkerOptions {
   store: QueueStore;
@@ -222,6 +223,8 @@ async function driveRun(
     ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
     ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
     leaseTtlMs: worker.ttlMs,
+    // Its playbook's and schedule's windows, or none if it was started with --ignore-window.
+    startGate: startGateOfRun(loaded.playbook, run),
     // A first claim starts the run; a run with a journal (taken over, or requeued by a drain) is resumed.
     countAsResume: journaled,
     ...(options.notifications ? { notify: options.notifications.hookFor(loaded.playbook.notify) } : {}),

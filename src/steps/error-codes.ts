@@ -18,6 +18,8 @@ export const StepErrorCode = {
   foreachNotArray: 'FOREACH_NOT_ARRAY',
   invalidLoopOption: 'INVALID_LOOP_OPTION',
   toleranceExceeded: 'TOLERANCE_EXCEEDED',
+  /** The run's maintenance window closed (or a freeze began) with loop items not started. */
+  windowClosed: 'WINDOW_CLOSED',
   unknownStepKind: 'UNKNOWN_STEP_KIND',
   duplicateStepKind: 'DUPLICATE_STEP_KIND',
   approvalDenied: 'APPROVAL_DENIED',

@@ -165,8 +165,11 @@ export interface NewRun {
    */
   defaultedSecretInputs?: string[];
   dryRun: boolean;
-  /** `trigger`: `fleetbook schedules trigger` (a schedule run now, by hand). */
-  trigger: { kind: 'manual' | 'schedule' | 'resume' | 'trigger'; scheduleId?: string };
+  /**
+   * `trigger`: `fleetbook schedules trigger` (a schedule run now, by hand). `ignoredWindow`:
+   * started with `--ignore-window` while its maintenance window was closed (or a freeze held): why.
+   */
+  trigger: { kind: 'manual' | 'schedule' | 'resume' | 'trigger'; scheduleId?: string; ignoredWindow?: string };
   startedAt: string;
 }
 

@@ -3,3 +3,12 @@ export { MAX_TIMER_MS, setLongTimeout, sleep, type LongTimer } from './sleep.js'
 export { linkSignal, type LinkedSignal } from './linked-signal.js';
 export { sleepOn, systemClock, type Clock, type Timer } from './clock.js';
 export { createVirtualClock, type VirtualClock } from './virtual-clock.js';
+export {
+  earliestWallTimeAfter,
+  instantOf,
+  isValidTimezone,
+  latestWallTimeUntil,
+  offsetAt,
+  wallTimeAt,
+  type WallTimeMs,
+} from './zoned-time.js';

@@ -44,6 +44,35 @@ describe('fleetbook schedules', () => {
     }
   });
 
+  it('shows only the fires that will run: inside the window, outside the freezes; and the limits', async () => {
+    const file = join(dir, 'windowed.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: windowed',
+        'window: { timezone: Europe/Berlin, weekly: [{ days: [sat], from: "01:00", to: "06:00" }] }',
+        'freeze: [{ from: 2026-12-20, to: 2027-01-03, reason: year-end freeze }]',
+        'schedules:',
+        '  - { id: daily, cron: "0 2 * * *", timezone: Europe/Berlin }',
+        'steps:',
+        '  - log: hi',
+        '',
+      ].join('\n'),
+    );
+    const json = await cli(['schedules', file, '--json', '--count', '4']);
+    expect(json.code).toBe(0);
+    const view = JSON.parse(json.stdout.trim()) as { next: Array<{ local: string; utc: string }>; limits: string[] };
+    expect(view.next).toHaveLength(4);
+    for (const fire of view.next) {
+      // A daily 02:00 cron, and only its Saturday fires are shown.
+      expect(new Date(Date.parse(fire.utc) + 3_600_000).getUTCDay(), fire.local).toBe(6);
+      expect(fire.utc < '2026-12-20' || fire.utc >= '2027-01-04', fire.utc).toBe(true);
+    }
+    const text = await cli(['schedules', file, '--count', '1']);
+    expect(text.stdout).toContain('  window sat 01:00-06:00 Europe/Berlin (onClose wait)');
+    expect(text.stdout).toContain('  freeze 2026-12-20..2027-01-03 Europe/Berlin (year-end freeze)');
+  });
+
   it('shows the last run and its result from the store, and a paused schedule with how to resume it', async () => {
     await seed('nightly-subscription-report', {
       activeSince: '2025-01-01T00:00:00.000Z',

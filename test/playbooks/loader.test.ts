@@ -87,6 +87,25 @@ describe('normalised playbook', () => {
     });
   });
 
+  it('reads `window:` and `freeze:` of the playbook and of a schedule (its timezone the default)', () => {
+    const { playbook } = loadPlaybook(join(here, 'windows', 'windowed-update.yaml'));
+    expect(playbook?.window).toEqual({
+      timezone: 'Europe/Berlin',
+      weekly: [
+        { days: ['sat', 'sun'], from: '01:00', to: '06:00' },
+        { days: ['fri'], from: '22:00', to: '02:00' },
+      ],
+      onClose: 'wait',
+    });
+    expect(playbook?.freeze).toEqual([
+      { from: '2026-12-20', to: '2027-01-03', reason: 'year-end freeze', timezone: 'Europe/Berlin' },
+    ]);
+    expect(playbook?.schedules[0]).toMatchObject({
+      window: { timezone: 'Europe/Berlin', weekly: [{ days: ['sat'], from: '01:00', to: '03:30' }], onClose: 'fail' },
+      freeze: [],
+    });
+  });
+
   it('loads `uses` recursively and refuses a cycle', () => {
     const dir = join(scratch, 'uses');
     mkdirSync(dir);

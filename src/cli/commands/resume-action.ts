@@ -5,7 +5,7 @@ import { platformStateInFlight } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
-import { resumeRunWithLock } from '../../scheduler/index.js';
+import { resumeRunWithLock, startGateOfRun } from '../../scheduler/index.js';
 import { openRunStore, RunStatus, type JournalEntry, type RunRecord } from '../../store/index.js';
 import { checkNotifyRules, createNotifications, readNotificationConfig } from '../../notifications/index.js';
 import { openConnection, profileStore } from '../connection.js';
@@ -158,6 +158,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
           secrets,
           signal,
           ...runSettingsOf(io.env),
+          startGate: startGateOfRun(playbook, run),
           notify: notifications.hookFor(playbook.notify),
         }),
       );

@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { enqueuePlaybookRun, parseInputText, resolveInputs } from '../../engine/index.js';
-import { runPlaybookWithLock } from '../../scheduler/index.js';
+import { runPlaybookWithLock, windowRefusal } from '../../scheduler/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
-import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef, timeRulesOf, type Playbook } from '../../playbook/index.js';
 import { isQueueStore, openRunStore, withRunStore } from '../../store/index.js';
 import { checkNotifyRules, createNotifications, readNotificationConfig } from '../../notifications/index.js';
 import { openConnection, profileStore } from '../connection.js';
@@ -32,6 +32,7 @@ export interface RunCommandOptions {
   faults?: string;
   seed?: string;
   dryRun?: boolean;
+  ignoreWindow?: boolean;
   queue?: boolean;
   json?: boolean;
   output?: string;
@@ -81,6 +82,7 @@ async function queueRun(
   inputs: Record<string, unknown>,
   options: RunCommandOptions,
   json: boolean,
+  windowClosed: string | undefined,
 ): Promise<void> {
   const givenSecrets = Object.entries(playbook.inputs)
     .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
@@ -100,13 +102,38 @@ async function queueRun(
         'NO_SHARED_STORE',
       );
     }
-    const run = await enqueuePlaybookRun(playbook, { store, inputs, dryRun: options.dryRun === true, env: io.env });
+    const run = await enqueuePlaybookRun(playbook, {
+      store,
+      inputs,
+      dryRun: options.dryRun === true,
+      env: io.env,
+      // The worker reads it: a run queued with --ignore-window starts its loop items whatever the time.
+      ...(options.ignoreWindow && windowClosed && !options.dryRun
+        ? { trigger: { kind: 'manual' as const, ignoredWindow: windowClosed } }
+        : {}),
+    });
     io.stdout.write(
       json
         ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n`
         : `Queued ${playbook.name} (run ${run.id}); a fleetbook worker will run it\n`,
     );
   });
+}
+
+/**
+ * Why the playbook may not start now (outside its window, inside a freeze), or undefined. A real
+ * run is refused then (exit 2, saying when the window opens) unless `--ignore-window`; a dry run
+ * is not refused (it says so).
+ */
+function windowCheck(playbook: Playbook, options: RunCommandOptions): string | undefined {
+  const refusal = windowRefusal(timeRulesOf(playbook), Date.now());
+  if (!refusal) return undefined;
+  if (!options.ignoreWindow && !options.dryRun)
+    throw new UsageError(
+      `${playbook.name} may not start now: ${refusal.reason}. Run it then, or now with --ignore-window.`,
+      'OUTSIDE_WINDOW',
+    );
+  return refusal.reason;
 }
 
 /** Runs the playbook `reference` names with the options of `fleetbook run`. */
@@ -127,8 +154,9 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   // Checked here too so a missing input costs no simulator start or connection.
   resolveInputs(playbook.inputs, inputs, playbook.name);
 
+  const windowClosed = windowCheck(playbook, options);
   const view = runView(io, options);
-  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json');
+  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json', windowClosed);
   const secrets = createSecretRegistry();
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
   const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
@@ -140,6 +168,17 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
     live ? streamTo((text) => live.write(text)) : undefined,
   );
   const runId = randomUUID();
+  if (windowClosed)
+    logger.warn(
+      {
+        event: 'run.outsideWindow',
+        reason: windowClosed,
+        ...(options.dryRun ? { dryRun: true } : { ignoreWindow: true }),
+      },
+      options.dryRun
+        ? `dry run of ${playbook.name} outside its maintenance window (${windowClosed}); a real run would be refused now`
+        : `${playbook.name} starts outside its maintenance window (${windowClosed}): --ignore-window`,
+    );
 
   // Resolved before anything is stored: a bad FLEETBOOK_RETENTION or notification channel is refused before the run.
   const settings = runSettingsOf(io.env);
@@ -179,6 +218,11 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
           dryRun: options.dryRun === true,
           runId,
           ...settings,
+          // A dry run reads what the whole run would do; --ignore-window lets every item start.
+          ...(options.ignoreWindow || options.dryRun ? { startGate: null } : {}),
+          ...(options.ignoreWindow && windowClosed && !options.dryRun
+            ? { trigger: { kind: 'manual' as const, ignoredWindow: windowClosed } }
+            : {}),
           notify: notifications.hookFor(playbook.notify),
         }),
       );

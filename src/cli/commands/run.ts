@@ -29,6 +29,10 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .option('--seed <n>', "with --target simulator: seed of its generated world (default: the world file's, else 1)")
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--dry-run', 'perform reads, print the writes instead of sending them')
+    .option(
+      '--ignore-window',
+      "start (and keep starting loop items) outside the playbook's maintenance window or inside a freeze; recorded in the run",
+    )
     .option('--queue', 'queue the run in the shared store (FLEETBOOK_STORE) for a `fleetbook worker` to run, and exit')
     .option(
       '-o, --output <format>',

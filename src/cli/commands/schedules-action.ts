@@ -1,11 +1,19 @@
 /** What `fleetbook schedules` and `fleetbook schedules resume` do (see schedules.ts), imported when the command runs. */
 import { didYouMean, ExitCode, UsageError } from '../../errors/index.js';
-import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
+import {
+  hasErrors,
+  loadPlaybook,
+  resolvePlaybookRef,
+  timeRulesOf,
+  type Playbook,
+  type Problem,
+} from '../../playbook/index.js';
 import {
   createFireTimes,
   loadPlaybookFolder,
   offsetAt,
   readScheduleState,
+  runnableFires,
   SchedulerError,
   wallTimeAt,
   writeScheduleState,
@@ -38,8 +46,25 @@ interface ScheduleView {
   enabled: boolean;
   overlap: string;
   catchUp: string;
+  /** The next fires that will run: those outside a window or inside a freeze left out. */
   next: Array<{ local: string; utc: string }>;
+  /** The windows and freezes that apply, in words (empty when none does). */
+  limits: string[];
   state?: ScheduleState;
+}
+
+/** The playbook's and the schedule's windows and freezes, one line each. */
+function limitsOf(playbook: Playbook, schedule: Playbook['schedules'][number]): string[] {
+  const rules = timeRulesOf(playbook, schedule);
+  return [
+    ...rules.windows.map(
+      (window) =>
+        `window ${window.weekly.map((range) => `${range.days.join(',')} ${range.from}-${range.to}`).join('; ')} ${window.timezone} (onClose ${window.onClose})`,
+    ),
+    ...rules.freezes.map(
+      (freeze) => `freeze ${freeze.from}..${freeze.to} ${freeze.timezone}${freeze.reason ? ` (${freeze.reason})` : ''}`,
+    ),
+  ];
 }
 
 /**
@@ -78,10 +103,12 @@ async function viewsOf(
         enabled: schedule.enabled,
         overlap: schedule.overlap,
         catchUp: schedule.catchUp,
+        limits: limitsOf(playbook, schedule),
         next: schedule.enabled
-          ? fireTimes
-              .take(nowMs, count)
-              .map((at) => ({ local: localTime(at, schedule.timezone), utc: new Date(at).toISOString() }))
+          ? runnableFires(fireTimes, timeRulesOf(playbook, schedule), nowMs, count).map((at) => ({
+              local: localTime(at, schedule.timezone),
+              utc: new Date(at).toISOString(),
+            }))
           : [],
         ...(state ? { state } : {}),
       });
@@ -123,10 +150,14 @@ function printViews(io: CliIo, views: readonly ScheduleView[]): void {
         `  ${index === 0 ? 'next' : '    '}   ${fire.local} ${view.timezone}  =  ${utcTime(Date.parse(fire.utc))}`,
     );
     const policy = `  policy overlap ${view.overlap}, catchUp ${view.catchUp}`;
+    const limits = view.limits.map((limit) => `  ${limit}`);
     return [
       head,
-      ...next,
+      ...(next.length === 0 && view.enabled && view.limits.length > 0
+        ? ['  next   none within 400 days falls inside its window and outside its freezes']
+        : next),
       policy,
+      ...limits,
       ...describeState(view.state).map((line) =>
         view.state?.paused && line.startsWith('  PAUSED') ? line.replace('<key>', view.key) : line,
       ),

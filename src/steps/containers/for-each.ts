@@ -7,6 +7,7 @@ import type { ForEachStep } from '../../playbook/index.js';
 // Statuses as the journal names them (the type only: steps never load the store).
 import type { StepStatus } from '../../store/index.js';
 import type { ContainerContext, StepOutcome } from '../definitions/step-definition.js';
+import { StepErrorCode } from '../error-codes.js';
 import { StepError, StepFailureKind } from '../executors/step-error.js';
 import { batchSizes, concurrencyOf, toleratedFailures } from './loop-plan.js';
 
@@ -53,7 +54,14 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
 
   const results: ItemResult[] = items.map((item, index) => ({ index, item, status: 'notStarted', steps: {} }));
   let failures = 0;
-  const mayStart = (): boolean => !signal.aborted && failures <= allowed;
+  // Set when the run's maintenance window closed (or a freeze began) before an item: no new item starts.
+  let closed: ReturnType<ContainerContext['newWorkRefusal']>;
+  const mayStart = (): boolean => {
+    if (signal.aborted || failures > allowed || closed) return false;
+    closed = context.newWorkRefusal();
+    if (closed) context.log().warn({ reason: closed.reason }, `forEach ${path}: ${closed.reason}; no new item starts`);
+    return !closed;
+  };
   const runItem = async (index: number): Promise<void> => {
     const names = { [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } };
     const { status, steps } = await context.runItem(index, step.steps, names);
@@ -88,7 +96,7 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
     await Promise.all(running);
     if (!mayStart()) break;
   }
-  return loopOutcome(context, results, failures, allowed);
+  return loopOutcome(context, results, failures, allowed, closed);
 }
 
 function loopOutcome(
@@ -96,6 +104,7 @@ function loopOutcome(
   results: ItemResult[],
   failures: number,
   allowed: number,
+  closed: ReturnType<ContainerContext['newWorkRefusal']>,
 ): StepOutcome {
   context.itemsNotStarted(results.filter((result) => result.status === 'notStarted').map((result) => result.index));
   const count = (status: StepStatus): number => results.filter((result) => result.status === status).length;
@@ -108,6 +117,24 @@ function loopOutcome(
   if (failures > allowed) {
     const message = `${failures} of ${results.length} items failed (tolerated: ${allowed}); ${outputs.notStarted} never started`;
     return { status: 'failed', outputs, error: { message, code: 'TOLERANCE_EXCEEDED' } };
+  }
+  if (closed && outputs.notStarted > 0 && !context.signal.aborted) {
+    const notStarted = results.filter((result) => result.status === 'notStarted');
+    const listed = notStarted.map((result) => `${context.path}[${result.index}]`).join(', ');
+    const message =
+      closed.onClose === 'fail'
+        ? `${closed.reason}; window onClose is fail, so the run fails; ${notStarted.length} of ${results.length} items never started: ${listed}`
+        : `${closed.reason}; ${notStarted.length} of ${results.length} items wait for it: ${listed}`;
+    const error = {
+      message,
+      code: StepErrorCode.windowClosed,
+      details: {
+        onClose: closed.onClose,
+        notStarted: notStarted.map((result) => result.index),
+        ...(closed.opensAtMs === undefined ? {} : { until: new Date(closed.opensAtMs).toISOString() }),
+      },
+    };
+    return { status: closed.onClose === 'fail' ? 'failed' : 'interrupted', outputs, error };
   }
   if (context.signal.aborted || count('interrupted') > 0) return { status: 'interrupted', outputs };
   return { status: 'succeeded', outputs };

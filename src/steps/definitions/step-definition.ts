@@ -119,6 +119,14 @@ export interface ContainerContext<S extends Step = Step> {
   runItem(index: number, steps: readonly Step[], names: Record<string, unknown>): Promise<ItemRun>;
   /** Reports loop items that never started in the summary. */
   itemsNotStarted(indexes: readonly number[]): void;
+  /**
+   * Why no new loop item may start now (the run's maintenance window closed, a freeze began),
+   * and what the run does about it: `wait` for the next opening (the loop ends interrupted with
+   * `WINDOW_CLOSED`, and once nothing is in flight the engine makes the run wait) or `fail`.
+   * Undefined while new work may start. Asked before each item, on the run's clock.
+   */
+  newWorkRefusal(): { reason: string; onClose: 'wait' | 'fail'; opensAtMs: number | undefined } | undefined;
+
   /** Runs another playbook with given inputs (checked, defaults applied) in a scope chain of its own. */
   runPlaybook(
     playbook: Playbook,
