@@ -11,7 +11,14 @@ import { spawnCli } from '../support/spawn-cli.js';
 
 const CANARY = join(import.meta.dirname, '..', '..', 'playbooks', 'canary-rolling-update.yaml');
 const SYSTEMS = ['hci-eu-central-03', 'hci-ap-northeast-04'];
-const inputs = ['-i', `systemIds=${JSON.stringify(SYSTEMS)}`, '-i', 'canary=hci-eu-central-03', '-i', 'catalogVersion=2.4.0'];
+const inputs = [
+  '-i',
+  `systemIds=${JSON.stringify(SYSTEMS)}`,
+  '-i',
+  'canary=hci-eu-central-03',
+  '-i',
+  'catalogVersion=2.4.0',
+];
 const me = userInfo().username;
 
 let bench: Bench;
@@ -57,13 +64,21 @@ describe('the canary example', () => {
 
     const listed = await bench.cli(['runs', 'list', '--status', 'waiting']);
     expect(listed.code).toBe(0);
-    expect(listed.lines).toEqual([expect.objectContaining({ id: runId, status: 'waiting', wait: expect.objectContaining({ path: 'canaryLooksGood' }) })]);
+    expect(listed.lines).toEqual([
+      expect.objectContaining({
+        id: runId,
+        status: 'waiting',
+        wait: expect.objectContaining({ path: 'canaryLooksGood' }),
+      }),
+    ]);
     const listedText = await bench.cli(['runs', 'list', '--status', 'waiting', '-o', 'text']);
     expect(listedText.lines).toEqual([]);
 
     const approved = await bench.cli(['approve', runId, '-i', 'batchSize=2', '--comment', 'canary looks fine']);
     expect(approved.code).toBe(0);
-    expect(approved.stderr).toContain(`run ${runId}: canaryLooksGood approved by ${me} (canary looks fine); continuing the run`);
+    expect(approved.stderr).toContain(
+      `run ${runId}: canaryLooksGood approved by ${me} (canary looks fine); continuing the run`,
+    );
     expect(approved.result).toMatchObject({
       status: 'succeeded',
       outputs: {
@@ -81,7 +96,13 @@ describe('the canary example', () => {
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(2);
     const decided = (await bench.journal(runId)).filter((entry) => entry.event.type === 'approval.decided');
     expect(decided.map((entry) => entry.event)).toEqual([
-      expect.objectContaining({ path: 'canaryLooksGood', decision: 'approved', by: me, comment: 'canary looks fine', inputs: { batchSize: 2 } }),
+      expect.objectContaining({
+        path: 'canaryLooksGood',
+        decision: 'approved',
+        by: me,
+        comment: 'canary looks fine',
+        inputs: { batchSize: 2 },
+      }),
     ]);
 
     const twice = await bench.cli(['approve', runId]);
@@ -106,7 +127,10 @@ describe('the canary example', () => {
     expect(denied.code).toBe(1);
     expect(denied.result).toMatchObject({
       status: 'failed',
-      error: { code: 'APPROVAL_DENIED', message: `approval canaryLooksGood was denied by ${me}: latency doubled on the canary` },
+      error: {
+        code: 'APPROVAL_DENIED',
+        message: `approval canaryLooksGood was denied by ${me}: latency doubled on the canary`,
+      },
     });
     expect(bench.posts('privateCloud.runSoftwareUpdate')).toHaveLength(1);
     const notWaiting = await bench.cli(['approve', runId]);
