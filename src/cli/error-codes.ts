@@ -17,5 +17,6 @@ export const CliErrorCode = {
   unknownSchedule: 'UNKNOWN_SCHEDULE',
   unknownOperation: 'UNKNOWN_OPERATION',
   secretInputMissing: 'SECRET_INPUT_MISSING',
+  runEnded: 'RUN_ENDED',
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];
