@@ -136,7 +136,9 @@ export async function withInterruption<T>(logger: Logger, work: (signal: AbortSi
 /** Prints the result (one JSON line, or the summary) and sets the exit code: 0, 1 or 130. */
 /** The lines a waiting run's process ends with: what it waits for, and the commands that end the wait. */
 export function howToEndWait(runId: string, wait: WaitRecord): string {
-  const lines = [`fleetbook: run ${runId} is waiting for ${describeWait(wait)}; this process exits, nothing is kept running.`];
+  const lines = [
+    `fleetbook: run ${runId} is waiting for ${describeWait(wait)}; this process exits, nothing is kept running.`,
+  ];
   if (wait.reason === 'approval') {
     if (wait.approvers) lines.push(`  approvers: ${wait.approvers.join(', ')}`);
     if (wait.timeoutAt) lines.push(`  times out at ${wait.timeoutAt} (then: ${wait.onTimeout ?? 'fail'})`);
@@ -165,7 +167,8 @@ export function reportResult(
     io.stdout.write(secrets.scrub(formatSummary(result)));
   }
   // What to do next, for a person, on stderr whatever the view: stdout stays the result.
-  if (result.status === RunStatus.waiting && result.wait) io.stderr.write(secrets.scrub(howToEndWait(result.runId, result.wait)));
+  if (result.status === RunStatus.waiting && result.wait)
+    io.stderr.write(secrets.scrub(howToEndWait(result.runId, result.wait)));
   io.exitCode =
     result.status === RunStatus.succeeded
       ? ExitCode.success

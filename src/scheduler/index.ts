@@ -19,3 +19,4 @@ export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from '../play
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';
+export { decideTrigger, type TriggerDecision } from './trigger.js';

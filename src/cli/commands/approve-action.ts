@@ -64,7 +64,8 @@ export async function decideAction(
   if (recorded.status === RunStatus.queued) {
     // Team mode: a worker claims the run and resumes it from the gate.
     const format = outputFormat(options);
-    if (isMachineFormat(format)) writeMachine(io, format, { runId: run.id, gate: wait.path, decision: recorded.decision, status: 'queued' });
+    if (isMachineFormat(format))
+      writeMachine(io, format, { runId: run.id, gate: wait.path, decision: recorded.decision, status: 'queued' });
     else io.stdout.write(`${said}; queued for a worker to continue it\n`);
     return;
   }

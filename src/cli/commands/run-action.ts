@@ -38,6 +38,12 @@ export interface RunCommandOptions {
   logLevel: string;
 }
 
+/** What `schedules trigger` adds to a run: the schedule's own inputs and the trigger recorded in the run. */
+export interface ScheduledRun {
+  inputs: Record<string, unknown>;
+  trigger: { kind: 'trigger'; scheduleId: string };
+}
+
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
   // No prototype: `-i __proto__=...` or `-i toString=1` are names like any other, checked against the declared inputs.
@@ -80,6 +86,7 @@ async function queueRun(
   inputs: Record<string, unknown>,
   options: RunCommandOptions,
   json: boolean,
+  trigger?: ScheduledRun['trigger'],
 ): Promise<void> {
   const givenSecrets = Object.entries(playbook.inputs)
     .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
@@ -99,7 +106,13 @@ async function queueRun(
         'NO_SHARED_STORE',
       );
     }
-    const run = await enqueuePlaybookRun(playbook, { store, inputs, dryRun: options.dryRun === true, env: io.env });
+    const run = await enqueuePlaybookRun(playbook, {
+      store,
+      inputs,
+      dryRun: options.dryRun === true,
+      env: io.env,
+      ...(trigger ? { trigger } : {}),
+    });
     io.stdout.write(
       json
         ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n`
@@ -108,12 +121,19 @@ async function queueRun(
   });
 }
 
-/** Runs the playbook `reference` names with the options of `fleetbook run`. */
-export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
-  const timeScale = parseTimeScale(options.timeScale);
+/** `--seed`, an integer. */
+function seedOf(options: RunCommandOptions): number | undefined {
   const seed = options.seed === undefined ? undefined : Number(options.seed);
   if (seed !== undefined && !Number.isInteger(seed))
     throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
+  return seed;
+}
+
+/** Runs the playbook `reference` names with the options of `fleetbook run`. */
+export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
+  // Bad options are refused before the playbook is read.
+  parseTimeScale(options.timeScale);
+  seedOf(options);
 
   const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()), playbookLoadOptions(io.env));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
@@ -122,12 +142,28 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
     return;
   }
   const playbook = loaded.playbook;
-  const inputs = gatherInputs(playbook, options);
+  await runLoaded(io, playbook, options);
+}
+
+/**
+ * Runs a loaded playbook with the options of `fleetbook run`; `scheduled`: a schedule triggered
+ * by hand (`schedules trigger`), its inputs under the `-i` ones.
+ */
+export async function runLoaded(
+  io: CliIo,
+  playbook: Playbook,
+  options: RunCommandOptions,
+  scheduled?: ScheduledRun,
+): Promise<void> {
+  const timeScale = parseTimeScale(options.timeScale);
+  const seed = seedOf(options);
+  const inputs = { ...scheduled?.inputs, ...gatherInputs(playbook, options) };
+  const trigger = scheduled?.trigger;
   // Checked here too so a missing input costs no simulator start or connection.
   resolveInputs(playbook.inputs, inputs, playbook.name);
 
   const view = runView(io, options);
-  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json');
+  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json', trigger);
   const secrets = createSecretRegistry();
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
   const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
@@ -173,6 +209,7 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
           signal,
           dryRun: options.dryRun === true,
           runId,
+          ...(trigger ? { trigger } : {}),
           ...settings,
         }),
       );

@@ -144,7 +144,9 @@ function printRunList(io: CliIo, runs: ShownRun[], wide: boolean): void {
       run.resumes === 0 ? '' : String(run.resumes),
     ];
     const waits = anyWaiting ? [run.wait ? waitText(run.wait) : ''] : [];
-    return wide ? [...row, ...waits, formatTime(run.endedAt), run.error ? errorText(run.error) : ''] : [...row, ...waits];
+    return wide
+      ? [...row, ...waits, formatTime(run.endedAt), run.error ? errorText(run.error) : '']
+      : [...row, ...waits];
   });
   const header = [
     'RUN',
@@ -205,7 +207,10 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
-  if (run.wait) io.stdout.write(`waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`);
+  if (run.wait)
+    io.stdout.write(
+      `waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`,
+    );
   if (run.cancelRequested)
     io.stdout.write(`cancel asked by ${run.cancelRequested.by} at ${formatTime(run.cancelRequested.at)}\n`);
   if (run.status === CRASHED)

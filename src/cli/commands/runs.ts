@@ -14,7 +14,9 @@ import { addOutputOptions, type OutputOptions } from '../output-option.js';
 export function registerRunsCommand(program: Command, io: CliIo): void {
   const runs = program
     .command('runs')
-    .description('the run history: list runs, show one (outputs, log lines, steps), read its log, cancel one, prune old ones');
+    .description(
+      'the run history: list runs, show one (outputs, log lines, steps), read its log, cancel one, prune old ones',
+    );
   guardDefaultSubcommand(runs, { takesOperands: false });
 
   const list = runs
