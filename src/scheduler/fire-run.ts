@@ -103,7 +103,9 @@ async function finish(
     context.entries.delete(entry.key);
   const state = await stateOf(context, entry);
   // A run stopped with the daemon (or that lost its lock) stays for `recover`; one cancelled on purpose does not.
-  const resumable = (status === RunStatus.interrupted || status === RunStatus.running) && !cancelled;
+  // A waiting run stays too: once its wait ends (the sweep), `recover` resumes it.
+  const resumable =
+    (status === RunStatus.interrupted || status === RunStatus.running || status === RunStatus.waiting) && !cancelled;
   if (!resumable) state.unfinished = state.unfinished.filter((fire) => fire.runId !== runId);
   if (state.lastRunId === runId) state.lastResult = status === RunStatus.running ? 'interrupted' : status;
   if (status === RunStatus.succeeded) state.consecutiveFailures = 0;

@@ -53,13 +53,15 @@ async function decide(
   fire: UnfinishedFire,
   run: RunRecord | undefined,
 ): Promise<'done' | 'driven' | 'relaunch'> {
-  if (run?.status === RunStatus.succeeded || run?.status === RunStatus.failed) {
+  if (run?.status === RunStatus.succeeded || run?.status === RunStatus.failed || run?.status === RunStatus.cancelled) {
     state.unfinished = state.unfinished.filter((other) => other.runId !== fire.runId);
     if (state.lastRunId === fire.runId) state.lastResult = run.status;
     return 'done';
   }
   // Driven by another process (a manual resume, a daemon that has not let go yet): looked at again later.
   if (run?.status === RunStatus.running && (await hasLiveDriver(context.store, fire.runId))) return 'driven';
+  // Waiting (an approval): nothing to resume until the wait ends, and the run still counts as going on.
+  if (run?.status === RunStatus.waiting) return 'driven';
   if (run?.status === RunStatus.running) {
     // Its driver died while it ran. Counted in the store before resuming, so a run that brings
     // down the process resuming it is not resumed forever.
