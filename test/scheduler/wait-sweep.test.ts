@@ -54,7 +54,7 @@ describe('the scheduler sweeps due waits', () => {
       .map((entry) => entry.event)
       .filter((event) => event.type === 'approval.decided');
     expect(decided).toEqual([
-      { type: 'approval.decided', path: 'gate', decision: 'timedOut', by: 'timeout', at: '2025-01-02T12:01:00.000Z' },
+      { type: 'approval.decided', path: 'gate', decision: 'timedOut', by: 'timeout', at: '2025-01-02T12:00:00.000Z' },
     ]);
     expect(h.events('wait.ended')).toHaveLength(1);
   });
