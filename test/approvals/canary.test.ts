@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRunStore, runLeaseKey } from '../../src/store/index.js';
 import { createBench, type Bench } from '../resume/harness.js';
+import { runCli } from '../support/cli.js';
 import { spawnCli } from '../support/spawn-cli.js';
 
 const CANARY = join(import.meta.dirname, '..', '..', 'playbooks', 'canary-rolling-update.yaml');
@@ -71,8 +72,13 @@ describe('the canary example', () => {
         wait: expect.objectContaining({ path: 'canaryLooksGood' }),
       }),
     ]);
-    const listedText = await bench.cli(['runs', 'list', '--status', 'waiting', '-o', 'text']);
-    expect(listedText.lines).toEqual([]);
+    const listedText = await runCli(['runs', 'list', '--status', 'waiting', '-o', 'text'], { env: bench.env });
+    expect(listedText.stdout).toMatch(/WAITING FOR/);
+    expect(listedText.stdout).toContain('approval of canaryLooksGood ("canary hci-eu-central-03 is at 2.4.0');
+    expect(listedText.stdout).toMatch(/times out .* \(then fail\)/);
+    const shown = await runCli(['runs', 'show', runId, '-o', 'text'], { env: bench.env });
+    expect(shown.stdout).toContain('waiting for: approval of canaryLooksGood');
+    expect(shown.stdout).toContain(`approve: fleetbook approve ${runId} -i batchSize=<value>`);
 
     const approved = await bench.cli(['approve', runId, '-i', 'batchSize=2', '--comment', 'canary looks fine']);
     expect(approved.code).toBe(0);
