@@ -14,15 +14,30 @@ import { resumeRun } from './run-playbook.js';
 import { endDueWaits, recordApproval } from './run-waits.js';
 
 const gate = (extra: Record<string, unknown> = {}): Step =>
-  step({ id: 'gate', kind: 'approval', message: t('canary ${{ inputs.canary }} looks good?'), onTimeout: 'fail', ...extra });
+  step({
+    id: 'gate',
+    kind: 'approval',
+    message: t('canary ${{ inputs.canary }} looks good?'),
+    onTimeout: 'fail',
+    ...extra,
+  });
 const after = step({ id: 'after', kind: 'set', values: t({ by: '${{ steps.gate.outputs.approvedBy }}' }) });
 const book = (steps: Step[] = [gate(), after]): Playbook =>
-  playbook(steps, { inputs: { canary: { type: 'string', default: 'sys-1', secret: false, required: false, schema: { type: 'string' } } } });
+  playbook(steps, {
+    inputs: {
+      canary: { type: 'string', default: 'sys-1', secret: false, required: false, schema: { type: 'string' } },
+    },
+  });
 
 const quiet = () =>
   createLogger({ level: 'error', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });
 
-async function resume(playbookToRun: Playbook, store: RunStore, runId: string, now = Date.parse('2026-01-01T00:00:00Z')) {
+async function resume(
+  playbookToRun: Playbook,
+  store: RunStore,
+  runId: string,
+  now = Date.parse('2026-01-01T00:00:00Z'),
+) {
   return resumeRun(playbookToRun, {
     runId,
     store,
@@ -49,7 +64,11 @@ describe('approval gates', () => {
       timeoutAt: '2026-01-01T01:00:00.000Z',
     };
     expect(run.result.wait).toEqual(wait);
-    expect(run.events.find((event) => event.type === 'run.waiting')).toEqual({ type: 'run.waiting', path: 'gate', wait });
+    expect(run.events.find((event) => event.type === 'run.waiting')).toEqual({
+      type: 'run.waiting',
+      path: 'gate',
+      wait,
+    });
     expect(summary(run, 'gate')?.status).toBe('interrupted');
     expect(summary(run, 'after')?.status).toBe('notStarted');
     expect(await run.store.getRun(run.result.runId)).toMatchObject({ status: 'waiting', wait });
@@ -90,7 +109,11 @@ describe('approval gates', () => {
     });
     const failing = [gate(), after];
     const run = await fastRun(book(failing));
-    await recordApproval(run.store, { runId: run.result.runId, decision: 'denied', by: 'bob', comment: 'canary slow' }, () => 0);
+    await recordApproval(
+      run.store,
+      { runId: run.result.runId, decision: 'denied', by: 'bob', comment: 'canary slow' },
+      () => 0,
+    );
     const resumed = await resume(book(failing), run.store, run.result.runId);
     expect(resumed.status).toBe('failed');
     expect(resumed.error).toMatchObject({
@@ -101,7 +124,11 @@ describe('approval gates', () => {
     const rescued = await fastRun(book([guarded]));
     expect(rescued.result.status).toBe('waiting');
     expect(rescued.result.wait?.path).toBe('guarded.gate');
-    await recordApproval(rescued.store, { runId: rescued.result.runId, decision: 'denied', by: 'bob', comment: 'no' }, () => 0);
+    await recordApproval(
+      rescued.store,
+      { runId: rescued.result.runId, decision: 'denied', by: 'bob', comment: 'no' },
+      () => 0,
+    );
     const afterRescue = await resume(book([guarded]), rescued.store, rescued.result.runId);
     expect(afterRescue.status).toBe('succeeded');
     expect(afterRescue.steps.find((line) => line.path === 'guarded.rolledBack')?.status).toBe('succeeded');
@@ -129,7 +156,9 @@ describe('approval gates', () => {
   it('resume before the timeout refuses (still waiting); after it, applies onTimeout', async () => {
     const steps = [gate({ onTimeout: 'continue', timeoutMs: 60_000 }), after];
     const run = await fastRun(book(steps));
-    await expect(resume(book(steps), run.store, run.result.runId, Date.parse('2026-01-01T00:00:30Z'))).rejects.toMatchObject({
+    await expect(
+      resume(book(steps), run.store, run.result.runId, Date.parse('2026-01-01T00:00:30Z')),
+    ).rejects.toMatchObject({
       code: 'RUN_WAITING',
       message: expect.stringContaining('is still waiting for approval of gate'),
     });
@@ -148,7 +177,11 @@ describe('approval gates', () => {
     const run = await fastRun(book([gate({ approvers: ['alice'], inputs: form }), after]));
     const runId = run.result.runId;
     const approve = (extra: Partial<Parameters<typeof recordApproval>[1]>) =>
-      recordApproval(run.store, { runId, decision: 'approved', by: 'alice', inputs: { batchSize: '2' }, ...extra }, () => 0);
+      recordApproval(
+        run.store,
+        { runId, decision: 'approved', by: 'alice', inputs: { batchSize: '2' }, ...extra },
+        () => 0,
+      );
     await expect(approve({ runId: 'nope' })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND', exitCode: 2 });
     await expect(approve({ step: 'other' })).rejects.toMatchObject({ code: 'NOT_THE_WAITING_GATE' });
     await expect(approve({ by: 'mallory' })).rejects.toMatchObject({
@@ -199,7 +232,10 @@ describe('cancellation asked by another process', () => {
     });
     const run = await fastRun(playbook([loop]), { client, store, cancelCheckMs: 1000 });
     expect(run.result.status).toBe('cancelled');
-    expect(run.result.error).toMatchObject({ code: 'RUN_CANCELLED', message: expect.stringContaining('cancelled by ops') });
+    expect(run.result.error).toMatchObject({
+      code: 'RUN_CANCELLED',
+      message: expect.stringContaining('cancelled by ops'),
+    });
     expect(calls).toBe(2);
     expect(run.result.steps.filter((line) => line.kind === 'item').map((line) => line.status)).toEqual([
       'succeeded',
@@ -210,5 +246,29 @@ describe('cancellation asked by another process', () => {
     ]);
     expect(await store.getRun(run.result.runId)).toMatchObject({ status: 'cancelled' });
     await expect(resume(playbook([loop]), store, run.result.runId)).rejects.toMatchObject({ code: 'RUN_CANCELLED' });
+  });
+});
+
+describe('a crash while reaching the gate', () => {
+  it('journaled run.waiting but died before the run was marked waiting: resume brings it back to the gate', async () => {
+    const store = createMemoryRunStore();
+    // The process dies between `run.waiting` and the status change: the run stays `running`, no driver.
+    const dying: RunStore = {
+      ...store,
+      suspendRun: async () => {
+        throw new Error('killed');
+      },
+    };
+    const steps = [gate(), after];
+    await expect(fastRun(book(steps), { store: dying, runId: 'crashed' })).rejects.toThrow('killed');
+    expect((await store.getRun('crashed'))?.status).toBe('running');
+    expect((await store.journal('crashed')).some((entry) => entry.event.type === 'run.waiting')).toBe(true);
+    // `fleetbook resume`: the gate runs again, finds no decision, and the run waits (properly now).
+    const again = await resume(book(steps), store, 'crashed');
+    expect(again.status).toBe('waiting');
+    expect(await store.getRun('crashed')).toMatchObject({ status: 'waiting', wait: { path: 'gate' } });
+    await recordApproval(store, { runId: 'crashed', decision: 'approved', by: 'alice' }, () => 0);
+    const done = await resume(book(steps), store, 'crashed');
+    expect(done.status).toBe('succeeded');
   });
 });
