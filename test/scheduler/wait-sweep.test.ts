@@ -1,12 +1,13 @@
 // The leader's sweep of due waits, in manual time: a scheduled run that ended waiting at an
-// approval gate is resumed once its timeout passed: the sweep ends the wait (`approval.decided` timedOut) and resumes the run through
+// approval gate counts as still going (overlap skip holds the next fire), and once its timeout
+// passed the sweep ends the wait (`approval.decided` timedOut) and resumes the run through
 // `execute`, with no wall-clock wait.
 import { describe, expect, it } from 'vitest';
 import { RunStatus } from '../../src/store/index.js';
 import { createSchedulerHarness, schedule, scheduledPlaybook } from './harness.js';
 
 describe('the scheduler sweeps due waits', () => {
-  it('resumes a scheduled run whose approval timed out, not before', async () => {
+  it('a waiting run holds the next fire (overlap skip); once its approval timed out, the sweep resumes it', async () => {
     const h = createSchedulerHarness('2025-01-01T00:00:00Z', { scheduler: { waitSweepMs: 60_000 } });
     await h.scheduler.load([scheduledPlaybook([schedule()])]);
     await h.advanceTo('2025-01-01T06:00:00Z');
@@ -36,9 +37,10 @@ describe('the scheduler sweeps due waits', () => {
     await h.store.suspendRun(runId, wait);
     first.end(RunStatus.waiting);
 
-    // Before the timeout the sweep ends nothing.
-    await h.advanceTo('2025-01-02T05:00:00Z');
+    // The next day's fire: the previous run still waits, so overlap skip skips it; the sweep ends nothing.
+    await h.advanceTo('2025-01-02T06:00:00Z');
     expect(h.runs).toHaveLength(1);
+    expect(h.events('schedule.skipped').map((line) => line.reason)).toEqual([`overlap: run ${runId} is still waiting`]);
     expect(h.events('wait.ended')).toHaveLength(0);
 
     // Past the timeout, the sweep (every minute) ends the wait and resumes the run.
