@@ -71,6 +71,31 @@ outputs:
     });
   });
 
+  it("a worker's sweep ends a gate whose timeout passed and continues the run (onTimeout: continue)", async () => {
+    const timed = playbookFile(
+      'timed',
+      `name: timed
+steps:
+  - id: gate
+    approval: { message: go?, timeout: 1s, onTimeout: continue }
+outputs:
+  timedOut: \${{ steps.gate.outputs.timedOut }}
+`,
+    );
+    const runId = await queue(team, timed);
+    const first = team.fleetbook(['worker', '--exit-when-idle', '--poll', '50ms']);
+    expect((await first.exited).code).toBe(0);
+    const waiting = await team.run(runId);
+    expect(waiting).toMatchObject({ status: 'waiting', wait: { timeoutAt: expect.any(String) } });
+    // The gate's timeout is 1 s of wall time (the worker's clock): the next worker starts once it passed.
+    const timeoutAt = Date.parse(waiting?.wait?.timeoutAt ?? '');
+    await until(async () => Date.now() > timeoutAt, 5_000, 'the gate to time out');
+    const second = team.fleetbook(['worker', '--exit-when-idle', '--poll', '50ms']);
+    expect((await second.exited).code).toBe(0);
+    expect(second.stdout()).toContain('"event":"wait.ended"');
+    expect(await team.run(runId)).toMatchObject({ status: 'succeeded', outputs: { timedOut: true } });
+  });
+
   it("a worker's run is cancelled from another process: it stops at a journaled point and ends cancelled", async () => {
     const slow = playbookFile(
       'slow',
