@@ -24,5 +24,6 @@ export const CliErrorCode = {
   serverRefused: 'SERVER_REFUSED',
   unknownToken: 'UNKNOWN_TOKEN',
   outsideWindow: 'OUTSIDE_WINDOW',
+  runEnded: 'RUN_ENDED',
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];

@@ -248,3 +248,27 @@ describe('cancellation asked by another process', () => {
     await expect(resume(playbook([loop]), store, run.result.runId)).rejects.toMatchObject({ code: 'RUN_CANCELLED' });
   });
 });
+
+describe('a crash while reaching the gate', () => {
+  it('journaled run.waiting but died before the run was marked waiting: resume brings it back to the gate', async () => {
+    const store = createMemoryRunStore();
+    // The process dies between `run.waiting` and the status change: the run stays `running`, no driver.
+    const dying: RunStore = {
+      ...store,
+      suspendRun: async () => {
+        throw new Error('killed');
+      },
+    };
+    const steps = [gate(), after];
+    await expect(fastRun(book(steps), { store: dying, runId: 'crashed' })).rejects.toThrow('killed');
+    expect((await store.getRun('crashed'))?.status).toBe('running');
+    expect((await store.journal('crashed')).some((entry) => entry.event.type === 'run.waiting')).toBe(true);
+    // `fleetbook resume`: the gate runs again, finds no decision, and the run waits (properly now).
+    const again = await resume(book(steps), store, 'crashed');
+    expect(again.status).toBe('waiting');
+    expect(await store.getRun('crashed')).toMatchObject({ status: 'waiting', wait: { path: 'gate' } });
+    await recordApproval(store, { runId: 'crashed', decision: 'approved', by: 'alice' }, () => 0);
+    const done = await resume(book(steps), store, 'crashed');
+    expect(done.status).toBe('succeeded');
+  });
+});

@@ -11,5 +11,12 @@ export const EngineErrorCode = {
   playbookChanged: 'PLAYBOOK_CHANGED',
   secretInputMissing: 'SECRET_INPUT_MISSING',
   outcomeUnknown: 'OUTCOME_UNKNOWN',
+  runWaiting: 'RUN_WAITING',
+  runCancelled: 'RUN_CANCELLED',
+  runNotWaiting: 'RUN_NOT_WAITING',
+  approvalAlreadyDecided: 'APPROVAL_ALREADY_DECIDED',
+  notTheWaitingGate: 'NOT_THE_WAITING_GATE',
+  notAnApprover: 'NOT_AN_APPROVER',
+  invalidApprovalInputs: 'INVALID_APPROVAL_INPUTS',
 } as const;
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

@@ -29,7 +29,7 @@ export const ProblemCode = {
   invalidScheduleInputs: 'INVALID_SCHEDULE_INPUTS',
   invalidUsesInputs: 'INVALID_USES_INPUTS',
   approvalInConcurrentStep: 'APPROVAL_IN_CONCURRENT_STEP',
-  invalidApprovalInputs: 'INVALID_APPROVAL_INPUTS',
+  invalidApprovalForm: 'INVALID_APPROVAL_FORM',
   usesCycle: 'USES_CYCLE',
   usesInvalid: 'USES_INVALID',
   usesNotAllowed: 'USES_NOT_ALLOWED',

@@ -375,7 +375,7 @@ export const approvalRule: Rule = ({ steps }) =>
         compileValueSchema(schema);
       } catch (error) {
         findings.push({
-          code: 'INVALID_APPROVAL_INPUTS',
+          code: 'INVALID_APPROVAL_FORM',
           message: `approval input '${name}' is not a valid JSON Schema: ${errorMessage(error)}`,
           pointer: `${step.pointer}/approval/inputs/${pointerToken(name)}`,
           atKey: true,

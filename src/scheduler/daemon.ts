@@ -22,9 +22,14 @@ import { errorMessage } from '../errors/index.js';
 
 export { SCHEDULER_LEASE_KEY } from './leader-loop.js';
 
+/** @default of `DaemonOptions.waitSweepMs`. */
+const DEFAULT_WAIT_SWEEP_MS = 15_000;
+
 export interface DaemonOptions {
   /** Folder of playbooks (`*.yaml`, `*.yml`, not recursive). */
   playbooksDir: string;
+  /** How often the leader ends due waits (approval timeouts) and resumes their runs. @default 15000 */
+  waitSweepMs?: number;
   /** How its playbooks load (the folders `uses:` may also read). @default none */
   loadOptions?: LoadPlaybookOptions;
   store: RunStore;
@@ -122,6 +127,7 @@ function createDaemonLeaderLoop(state: DaemonState, owner: string): LeaderLoop {
         clock,
         execute: options.execute,
         mayFire,
+        waitSweepMs: options.waitSweepMs ?? DEFAULT_WAIT_SWEEP_MS,
         ...(options.random ? { random: options.random } : {}),
       });
       await state.scheduler.load(state.playbooks);

@@ -180,6 +180,15 @@ export async function drain(
   }
 }
 
+/** The schedule's unfinished runs that wait (an approval gate): no process drives them. */
+async function waitingRunIds(context: SchedulerContext, state: ScheduleState): Promise<string[]> {
+  const ids: string[] = [];
+  for (const fire of state.unfinished) {
+    if ((await context.store.getRun(fire.runId))?.status === RunStatus.waiting) ids.push(fire.runId);
+  }
+  return ids;
+}
+
 /** One fire through the pause and overlap policies. */
 export async function fire(
   context: SchedulerContext,
@@ -199,8 +208,11 @@ export async function fire(
         : `paused by ${state.pausedBy}`,
     );
   if (await skippedForWindow(context, entry, state, atMs)) return;
-  if (entry.runs.size === 0 && state.queued.length === 0) return start(context, entry, state, atMs, kind);
-  const running = [...entry.runs.keys()];
+  // A run waiting (an approval gate, its window) has no process, but it is still the schedule's run going on.
+  const waiting = await waitingRunIds(context, state);
+  if (entry.runs.size === 0 && waiting.length === 0 && state.queued.length === 0)
+    return start(context, entry, state, atMs, kind);
+  const running = [...entry.runs.keys(), ...waiting];
   switch (entry.schedule.overlap) {
     case 'allow':
       return start(context, entry, state, atMs, kind);
@@ -217,6 +229,10 @@ export async function fire(
         run.controller.abort(new Error(`cancelled by the fire of ${iso(atMs)} (overlap: cancel-running)`));
       }
       await Promise.all(runs.map((run) => run.ended));
+      for (const runId of waiting) {
+        await context.store.cancelRun(runId, `the fire of ${iso(atMs)} (overlap: cancel-running)`);
+        state.unfinished = state.unfinished.filter((fire) => fire.runId !== runId);
+      }
       return start(context, entry, state, atMs, kind);
     }
     case 'skip':
@@ -225,8 +241,8 @@ export async function fire(
         entry,
         state,
         atMs,
-        entry.runs.size > 0
-          ? `overlap: run ${running.join(', ')} is still running`
+        running.length > 0
+          ? `overlap: run ${running.join(', ')} is still ${entry.runs.size > 0 ? 'running' : 'waiting'}`
           : 'overlap: earlier fires are queued',
       );
   }

@@ -20,3 +20,4 @@ export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './schedule
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';
 export { fireRefusal, runnableFires, startGateOfRun, windowRefusal, type WindowRefusal } from './window-check.js';
+export { decideTrigger, type TriggerDecision } from './trigger.js';

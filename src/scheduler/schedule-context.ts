@@ -54,6 +54,8 @@ export interface SchedulerOptions {
   clock?: Clock;
   /** Jitter source. @default Math.random */
   random?: () => number;
+  /** How often due waits (approval timeouts) are ended and their runs resumed (`Scheduler.sweepWaits`); the daemon passes 15000. @default none (only when asked) */
+  waitSweepMs?: number;
   /** Asked before every fire; false means this process no longer leads and must not fire. @default always true */
   mayFire?: () => Promise<boolean>;
 }

@@ -13,6 +13,8 @@ export const SchedulerErrorCode = {
   claimLost: 'CLAIM_LOST',
   /** A run whose platform work was on an embedded simulator gone with its process (a run's error). */
   simulatorStateLost: 'SIMULATOR_STATE_LOST',
+  /** `schedules trigger` of a schedule whose previous run still runs, with `overlap: skip`. */
+  scheduleBusy: 'SCHEDULE_BUSY',
 } as const;
 export type SchedulerErrorCode = (typeof SchedulerErrorCode)[keyof typeof SchedulerErrorCode];
 
@@ -23,7 +25,8 @@ export class SchedulerError extends FleetbookError {
   constructor(message: string, code: SchedulerErrorCode, details?: Record<string, unknown>) {
     super(message, {
       code,
-      exitCode: code === 'LOCK_HELD' || code === 'LOCK_LOST' ? ExitCode.runFailed : ExitCode.usage,
+      exitCode:
+        code === 'LOCK_HELD' || code === 'LOCK_LOST' || code === 'SCHEDULE_BUSY' ? ExitCode.runFailed : ExitCode.usage,
       ...(details ? { details } : {}),
     });
     this.name = 'SchedulerError';

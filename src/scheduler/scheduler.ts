@@ -7,10 +7,20 @@
  * fire-run.ts (overlap, a run's start and end), recover-runs.ts (runs left unfinished).
  */
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
-import { systemClock } from './clock.js';
+import { describeWait, endDueWaits } from '../engine/index.js';
+import { systemClock, type Timer } from './clock.js';
+import { recover } from './recover-runs.js';
 import { tick } from './fire-due.js';
 import { createFireTimes, type FireTimes } from './fire-times.js';
-import { enqueue, fields, iso, type Entry, type SchedulerContext, type SchedulerOptions } from './schedule-context.js';
+import {
+  enqueue,
+  fields,
+  iso,
+  stateOf,
+  type Entry,
+  type SchedulerContext,
+  type SchedulerOptions,
+} from './schedule-context.js';
 import { SchedulerError } from './scheduler-error.js';
 import { runnableFires } from './window-check.js';
 
@@ -38,6 +48,12 @@ export interface Scheduler {
   idle(): Promise<void>;
   /** Run ids the scheduler started that have not ended. */
   runningRunIds(): string[];
+  /**
+   * Ends the waits whose time came (approval timeouts) and resumes the runs of this scheduler's
+   * schedules among them (a local store; in team mode they go back to the queue for the
+   * workers). Also done every `waitSweepMs` (when given) while the scheduler runs. Resolves to the runs ended.
+   */
+  sweepWaits(): Promise<string[]>;
 }
 
 type Loaded = Pick<Entry, 'playbook' | 'schedule'> & { fireTimes: FireTimes };
@@ -67,10 +83,47 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   };
+  const sweepWaits = async (): Promise<string[]> => {
+    const ended = await endDueWaits(context.store, context.clock.now);
+    for (const { run, wait } of ended) {
+      context.logger.info(
+        { event: 'wait.ended', runId: run.id, wait },
+        `run ${run.id}: ${describeWait(wait)} ${wait.reason === 'approval' ? 'timed out' : 'came'}`,
+      );
+      const entry = run.trigger.scheduleId === undefined ? undefined : context.entries.get(run.trigger.scheduleId);
+      if (entry)
+        void enqueue(context, entry, async () => {
+          const state = await stateOf(context, entry);
+          if (!state.unfinished.some((fire) => fire.runId === run.id))
+            state.unfinished.push({ runId: run.id, scheduledAt: run.startedAt });
+          await recover(context, entry, state);
+        });
+    }
+    return ended.map(({ run }) => run.id);
+  };
+  const { waitSweepMs } = options;
+  let sweepTimer: Timer | undefined;
+  const sweepLater = (): void => {
+    if (waitSweepMs === undefined) return;
+    sweepTimer = context.clock.setTimer(() => {
+      if (context.stopped) return;
+      sweepWaits().then(sweepLater, (error: unknown) => {
+        context.logger.warn(
+          { event: 'wait.sweepFailed', err: error },
+          'could not look for waits that are due; trying again',
+        );
+        sweepLater();
+      });
+    }, waitSweepMs);
+    sweepTimer.unref();
+  };
+  sweepLater();
   return {
     load: (playbooks) => reload(context, playbooks),
+    sweepWaits,
     async stop(stopOptions = {}) {
       context.stopped = true;
+      sweepTimer?.cancel();
       for (const entry of context.entries.values()) entry.timer?.cancel();
       const runs = [...context.entries.values()].flatMap((entry) => [...entry.runs.values()]);
       if (stopOptions.abortRuns) for (const run of runs) run.controller.abort(new Error('the scheduler is stopping'));

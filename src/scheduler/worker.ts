@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PlatformClient } from '../api/index.js';
-import type { ResumeOptions } from '../engine/index.js';
+import { describeWait, endDueWaits, type ResumeOptions } from '../engine/index.js';
 import { errorMessage, FleetbookError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Notifications } from '../notifications/index.js';
@@ -44,6 +44,11 @@ export interface WorkerOptions {
   claimTtlMs?: number;
   /** How often an idle worker looks at the queue. @default 1000 */
   pollMs?: number;
+  /**
+   * How often the worker ends the waits whose time came (approval timeouts, window ends), so
+   * their runs go back to the queue: every worker sweeps, the store lets one end each wait. @default 15000
+   */
+  waitSweepMs?: number;
   /** Aborting drains the worker (see the module comment). */
   signal?: AbortSignal;
   /** Stop once the queue is empty and nothing is in flight (tests, benchmarks, one-shot jobs). @default false */
@@ -279,6 +284,28 @@ async function drive(worker: WorkerContext, claim: RunClaim): Promise<void> {
   }
 }
 
+/**
+ * A sweep of the waits whose timeout or end passed, at most every `waitSweepMs`: their runs are
+ * queued again, for this worker or another.
+ */
+function createWaitSweep(worker: WorkerContext, waitSweepMs: number): () => Promise<void> {
+  const { store, logger, clock } = worker;
+  let nextSweepMs = clock.now();
+  return async () => {
+    if (clock.now() < nextSweepMs) return;
+    nextSweepMs = clock.now() + waitSweepMs;
+    try {
+      for (const { run, wait } of await endDueWaits(store, clock.now))
+        logger.info(
+          { event: 'wait.ended', runId: run.id, wait },
+          `run ${run.id}: ${describeWait(wait)} ${wait.reason === 'approval' ? 'timed out' : 'came'}; queued again`,
+        );
+    } catch (error) {
+      logger.warn({ event: 'wait.sweepFailed', err: error }, 'could not look for waits that are due; trying again');
+    }
+  };
+}
+
 export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
   const worker: WorkerContext = {
     options,
@@ -294,9 +321,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const concurrency = options.concurrency ?? 1;
   const pollMs = options.pollMs ?? 1000;
   const inFlight = new Set<Promise<void>>();
+  const waitSweepMs = options.waitSweepMs ?? 15_000;
+  const sweepWaits = createWaitSweep(worker, waitSweepMs);
   while (!drain.aborted) {
+    await sweepWaits();
     if (inFlight.size >= concurrency) {
-      await pause(clock, 60_000, drain, inFlight);
+      await pause(clock, Math.min(60_000, waitSweepMs), drain, inFlight);
       continue;
     }
     let claim: RunClaim | undefined;

@@ -18,12 +18,12 @@ describe('typos name what was meant', () => {
     const runs = await runCli(['runs', 'shwo', 'abcd'], { env });
     expect(runs.code).toBe(2);
     expect(runs.stderr).toBe(
-      "fleetbook: 'shwo' is not a command of 'fleetbook runs' (list, show, logs, prune). Did you mean 'show'?\n",
+      "fleetbook: 'shwo' is not a command of 'fleetbook runs' (list, show, logs, cancel, prune). Did you mean 'show'?\n",
     );
     const schedules = await runCli(['schedules', 'lst'], { env });
     expect(schedules.code).toBe(2);
     expect(schedules.stderr).toBe(
-      "fleetbook: 'lst' is not a command of 'fleetbook schedules' (list, resume). Did you mean 'list'?\n",
+      "fleetbook: 'lst' is not a command of 'fleetbook schedules' (list, trigger, resume). Did you mean 'list'?\n",
     );
     // After the default subcommand's options too: `--limit 2` is an option and its value, not the typo.
     const afterOptions = await runCli(['runs', '--limit', '2', 'lst'], { env });
@@ -52,7 +52,7 @@ describe('typos name what was meant', () => {
     const { code, stderr } = await runCli(['run', 'rolling-cluster-updat', '--target', 'simulator'], { env });
     expect(code).toBe(2);
     expect(stderr).toContain(
-      "no bundled playbook 'rolling-cluster-updat' (nor a file: a path needs a '/' or a .yaml ending). Did you mean 'rolling-cluster-update'? Bundled: consumption-report-download, ",
+      "no bundled playbook 'rolling-cluster-updat' (nor a file: a path needs a '/' or a .yaml ending). Did you mean 'rolling-cluster-update'? Bundled: canary-rolling-update, consumption-report-download, ",
     );
     expect(stderr).toContain('(FILE_NOT_FOUND)');
   });

@@ -18,6 +18,7 @@ const NAMES = [
   'user-access-review',
   'msp-tenant-provisioning',
   'provisioning-policy-sync',
+  'canary-rolling-update',
 ];
 
 /** Inputs a dry run needs (the required ones, and enough to reach every write). */
@@ -40,7 +41,7 @@ const DRY_RUN_INPUTS: Record<string, Record<string, unknown>> = {
   'provisioning-policy-sync': { policies: [{ name: 'dry-run-policy', description: 'd' }], prune: true },
 };
 
-it('the bundled playbooks are these nine, each valid, schema-linked and with every input described', () => {
+it('the bundled playbooks are these ten, each valid, schema-linked and with every input described', () => {
   expect(
     readdirSync(DIR)
       .filter((file) => file.endsWith('.yaml'))

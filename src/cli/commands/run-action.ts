@@ -40,6 +40,15 @@ export interface RunCommandOptions {
   logLevel: string;
 }
 
+/** What `schedules trigger` adds to a run: the schedule's own inputs and the trigger recorded in the run. */
+export interface ScheduledRun {
+  inputs: Record<string, unknown>;
+  trigger: { kind: 'trigger'; scheduleId: string };
+}
+
+/** The trigger a run started here records. */
+type RunTrigger = { kind: 'manual' | 'trigger'; scheduleId?: string; ignoredWindow?: string };
+
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
   // No prototype: `-i __proto__=...` or `-i toString=1` are names like any other, checked against the declared inputs.
@@ -82,7 +91,7 @@ async function queueRun(
   inputs: Record<string, unknown>,
   options: RunCommandOptions,
   json: boolean,
-  windowClosed: string | undefined,
+  trigger?: RunTrigger,
 ): Promise<void> {
   const givenSecrets = Object.entries(playbook.inputs)
     .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
@@ -107,10 +116,7 @@ async function queueRun(
       inputs,
       dryRun: options.dryRun === true,
       env: io.env,
-      // The worker reads it: a run queued with --ignore-window starts its loop items whatever the time.
-      ...(options.ignoreWindow && windowClosed && !options.dryRun
-        ? { trigger: { kind: 'manual' as const, ignoredWindow: windowClosed } }
-        : {}),
+      ...(trigger ? { trigger } : {}),
     });
     io.stdout.write(
       json
@@ -136,12 +142,33 @@ function windowCheck(playbook: Playbook, options: RunCommandOptions): string | u
   return refusal.reason;
 }
 
-/** Runs the playbook `reference` names with the options of `fleetbook run`. */
-export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
-  const timeScale = parseTimeScale(options.timeScale);
+/**
+ * What the run records as its trigger, when not a plain manual run: a schedule triggered by hand,
+ * and a window `--ignore-window` overrode (a worker reads it: the run's loop items start whatever the time).
+ */
+function runTrigger(
+  scheduled: ScheduledRun['trigger'] | undefined,
+  options: RunCommandOptions,
+  windowClosed: string | undefined,
+): RunTrigger | undefined {
+  const ignoredWindow = options.ignoreWindow && windowClosed && !options.dryRun ? windowClosed : undefined;
+  if (!scheduled && !ignoredWindow) return undefined;
+  return { ...(scheduled ?? { kind: 'manual' as const }), ...(ignoredWindow ? { ignoredWindow } : {}) };
+}
+
+/** `--seed`, an integer. */
+function seedOf(options: RunCommandOptions): number | undefined {
   const seed = options.seed === undefined ? undefined : Number(options.seed);
   if (seed !== undefined && !Number.isInteger(seed))
     throw new UsageError(`--seed must be an integer, got '${options.seed}'.`, 'INVALID_OPTION');
+  return seed;
+}
+
+/** Runs the playbook `reference` names with the options of `fleetbook run`. */
+export async function runAction(io: CliIo, reference: string, options: RunCommandOptions): Promise<void> {
+  // Bad options are refused before the playbook is read.
+  parseTimeScale(options.timeScale);
+  seedOf(options);
 
   const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()), playbookLoadOptions(io.env));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
@@ -150,13 +177,29 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
     return;
   }
   const playbook = loaded.playbook;
-  const inputs = gatherInputs(playbook, options);
+  await runLoaded(io, playbook, options);
+}
+
+/**
+ * Runs a loaded playbook with the options of `fleetbook run`; `scheduled`: a schedule triggered
+ * by hand (`schedules trigger`), its inputs under the `-i` ones.
+ */
+export async function runLoaded(
+  io: CliIo,
+  playbook: Playbook,
+  options: RunCommandOptions,
+  scheduled?: ScheduledRun,
+): Promise<void> {
+  const timeScale = parseTimeScale(options.timeScale);
+  const seed = seedOf(options);
+  const inputs = { ...scheduled?.inputs, ...gatherInputs(playbook, options) };
   // Checked here too so a missing input costs no simulator start or connection.
   resolveInputs(playbook.inputs, inputs, playbook.name);
 
   const windowClosed = windowCheck(playbook, options);
+  const trigger = runTrigger(scheduled?.trigger, options, windowClosed);
   const view = runView(io, options);
-  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json', windowClosed);
+  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json', trigger);
   const secrets = createSecretRegistry();
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
   const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
@@ -217,12 +260,10 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
           signal,
           dryRun: options.dryRun === true,
           runId,
+          ...(trigger ? { trigger } : {}),
           ...settings,
           // A dry run reads what the whole run would do; --ignore-window lets every item start.
           ...(options.ignoreWindow || options.dryRun ? { startGate: null } : {}),
-          ...(options.ignoreWindow && windowClosed && !options.dryRun
-            ? { trigger: { kind: 'manual' as const, ignoredWindow: windowClosed } }
-            : {}),
           notify: notifications.hookFor(playbook.notify),
         }),
       );

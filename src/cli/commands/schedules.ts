@@ -9,11 +9,12 @@ import type { Command } from 'commander';
 import type { CliIo } from '../io.js';
 import { guardDefaultSubcommand } from '../subcommand-typos.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
+import type { TriggerCommandOptions } from './trigger-action.js';
 
 export function registerSchedulesCommand(program: Command, io: CliIo): void {
   const schedules = program
     .command('schedules')
-    .description('next fire times of schedules, their last run and result; resume a paused schedule');
+    .description('next fire times of schedules, their last run and result; trigger one now; resume a paused schedule');
   guardDefaultSubcommand(schedules, { takesOperands: true });
 
   const list = schedules
@@ -25,6 +26,32 @@ export function registerSchedulesCommand(program: Command, io: CliIo): void {
   addOutputOptions(list).action(
     async (files: string[], options: { playbooks: string; count: string } & OutputOptions) =>
       (await import('./schedules-action.js')).listSchedulesAction(io, files, options),
+  );
+
+  const trigger = schedules
+    .command('trigger')
+    .description(
+      "run a schedule now with its inputs: its overlap policy against its previous run, the playbook's lock; recorded as a trigger of the schedule",
+    )
+    .argument('<playbook>', 'playbook file or bundled name')
+    .option('--schedule <id>', 'the schedule (its id, or its position: 0, 1...) when the playbook has several')
+    .option(
+      '-i, --input <name=value>',
+      "an input over the schedule's (repeatable); non-string types are read as JSON",
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
+    .option('--target <target>', "'simulator': run against the embedded simulator")
+    .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms (default 60)')
+    .option('--profile <name>', 'connection profile of fleetbook.yaml')
+    .option('--dry-run', 'perform reads, print the writes instead of sending them')
+    .option('--queue', 'queue the run in the shared store for a `fleetbook worker` to run, and exit')
+    .option('-o, --output <format>', 'text, json, yaml or wide: as `fleetbook run`')
+    .option('--json', 'shorthand for --output json')
+    .option('--log-file <path>', 'also write JSON log lines to this file')
+    .option('--log-level <level>', 'as `fleetbook run`', 'info');
+  trigger.action(async (reference: string, options: TriggerCommandOptions) =>
+    (await import('./trigger-action.js')).triggerScheduleAction(io, reference, options),
   );
 
   const resume = schedules
