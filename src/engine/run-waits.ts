@@ -2,7 +2,7 @@
  * Waiting runs, engine side: the decisions journaled for approval gates, and stopping a run to
  * wait (`RunWaits.waitFor`). A waiting run holds nothing: the process that reached the wait
  * journals `run.waiting`, stops at a journaled point, and ends the run `waiting` in the store;
- * whoever ends the wait (`fleetbook approve`, a timeout sweep, 20c's window) writes the decision
+ * whoever ends the wait (`fleetbook approve`, a timeout sweep, a maintenance window opening) writes the decision
  * with `RunStore.endWait` and the run is resumed from its journal.
  */
 import { FleetbookError, UsageError } from '../errors/index.js';

@@ -87,10 +87,11 @@ describe('timeouts', () => {
 
 describe('crashes', () => {
   it('SIGKILL of the approving process during the resumed run’s first write: nothing lost, no write repeated', async () => {
-    // Simulated time at 100× (as the crash test): a precheck the kill caught is still running on
-    // the platform when the resume reconciles it, so it is attached to, not sent again.
+    // Simulated time runs 6000 times faster than the wall clock: a precheck's 4 simulated hours of
+    // validity would pass in 2.4 s, and a resume reconciling a precheck that expired meanwhile
+    // rightly sends it again. Prechecks that stay valid 30 simulated days keep the test about the kill.
     await bench.close();
-    bench = await createBench({ timeScale: 100 });
+    bench = await createBench({ world: { privateCloud: { precheckValidityMinutes: 43_200 } } });
     const inputs = ['-i', 'systemIds=["hci-eu-central-03","hci-ap-northeast-04"]', '-i', 'canary=hci-eu-central-03'];
     const started = await bench.cli(['run', CANARY, ...inputs, '-i', 'catalogVersion=2.4.0']);
     expect(started.code).toBe(75);
@@ -102,6 +103,14 @@ describe('crashes', () => {
     while (bench.posts('privateCloud.runSoftwarePrechecks').length < 2 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await approving.signal('SIGKILL')).toBeNull();
+    // The held write lands on the platform after its sender died (as a request already in a
+    // platform's hands does); the resume reconciles once it has, so it finds it and attaches.
+    const held = (): boolean =>
+      bench.sim.control
+        .requests({ operationId: 'privateCloud.runSoftwarePrechecks' })
+        .filter((entry) => entry.method === 'POST')
+        .every((entry) => entry.status !== 0);
+    while (!held() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     const journal = await bench.journal(runId);
     expect(journal.some((entry) => entry.event.type === 'approval.decided')).toBe(true);
     bench.sim.control.faults.set({ rules: [] });

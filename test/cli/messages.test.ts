@@ -29,7 +29,7 @@ describe('typos name what was meant', () => {
     const afterOptions = await runCli(['runs', '--limit', '2', 'lst'], { env });
     expect(afterOptions.code).toBe(2);
     expect(afterOptions.stderr).toBe(
-      "fleetbook: 'lst' is not a command of 'fleetbook runs' (list, show, logs, prune). Did you mean 'list'?\n",
+      "fleetbook: 'lst' is not a command of 'fleetbook runs' (list, show, logs, cancel, prune). Did you mean 'list'?\n",
     );
     const afterJoinedOptions = await runCli(['runs', '-o', 'json', '--limit=2', 'shwo', 'abcd'], { env });
     expect(afterJoinedOptions.stderr).toContain("'shwo' is not a command of 'fleetbook runs'");
