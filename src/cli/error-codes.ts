@@ -8,6 +8,7 @@ export const CliErrorCode = {
   noConnection: 'NO_CONNECTION',
   invalidInputsFile: 'INVALID_INPUTS_FILE',
   invalidRetention: 'INVALID_RETENTION',
+  invalidReconcileSettle: 'INVALID_RECONCILE_SETTLE',
   invalidPlaybooks: 'INVALID_PLAYBOOKS',
   noSharedStore: 'NO_SHARED_STORE',
   invalidPlaybook: 'INVALID_PLAYBOOK',

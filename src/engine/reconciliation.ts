@@ -14,9 +14,17 @@ import { StepError, StepFailureKind } from '../steps/index.js';
 import type { ExecutorRuntime, LeafResult } from '../steps/index.js';
 import { reconcileWrite, type ReconcileDecision } from '../steps/index.js';
 import type { OperationDescriptor } from '../openapi/index.js';
+import { sleepOn } from '../timers/index.js';
 import type { InFlightRequest } from './resume-plan.js';
 import type { RunnerState, StepLog } from './runner-state.js';
 import { OUTCOME_UNKNOWN } from './step-retry.js';
+
+/**
+ * A write is given this long after it was sent before reconciliation reads the platform: a
+ * gateway or a busy platform may hold a received write a moment before applying it, and a read
+ * in that moment finds nothing and sends the write again.
+ */
+export const DEFAULT_RECONCILE_SETTLE_MS = 5000;
 
 interface Reconciler {
   state: RunnerState;
@@ -40,10 +48,31 @@ function accepted(
     : Promise.resolve({ outputs: { status: httpStatus, headers: location ? { location } : {}, body } });
 }
 
-/** `cause`: the failure of this run's request; none when the request was sent before the run stopped. */
-async function reconcile(r: Reconciler, runtime: ExecutorRuntime, cause?: unknown): Promise<LeafResult> {
+/** Waits what is left of the settle time of a write sent at `sentAtMs`. */
+async function settle(r: Reconciler, runtime: ExecutorRuntime, sentAtMs: number): Promise<void> {
+  const { clock, reconcileSettleMs } = r.state.options;
+  const leftMs = sentAtMs + reconcileSettleMs - clock.now();
+  if (!(leftMs > 0)) return;
+  r.log().info(
+    { operationId: r.operation.id, settleMs: leftMs },
+    `${r.operation.id} of unknown outcome: reading the platform in ${Math.ceil(leftMs / 1000)} s, once a write it still holds has landed`,
+  );
+  await sleepOn(clock, leftMs, runtime.signal);
+}
+
+/**
+ * `sentAtMs`: when the write was sent. `cause`: the failure of this run's request; none when
+ * the request was sent before the run stopped.
+ */
+async function reconcile(
+  r: Reconciler,
+  runtime: ExecutorRuntime,
+  sentAtMs: number,
+  cause?: unknown,
+): Promise<LeafResult> {
   const { state, operation, prepared } = r;
   const { with: input, region } = prepared.input as { with: Record<string, unknown>; region?: string };
+  await settle(r, runtime, sentAtMs);
   let decision: ReconcileDecision;
   try {
     decision = await reconcileWrite(
@@ -114,14 +143,15 @@ export function reconciling(
       pending = undefined;
       if (resumed)
         return resumed.state === 'unknown'
-          ? reconcile(r, runtime)
+          ? reconcile(r, runtime, resumed.sentAtMs)
           : accepted(r, resumed.location, runtime, resumed.httpStatus, resumed.body);
+      const sentAtMs = state.options.clock.now();
       try {
         return await prepared.attempt(runtime);
       } catch (error) {
         if (runtime.signal.aborted || !isOutcomeUnknown(operation, error)) throw error;
         // A write sent again on `send` is not reconciled a second time: its failure ends the attempt.
-        return reconcile(r, runtime, error);
+        return reconcile(r, runtime, sentAtMs, error);
       }
     },
   };

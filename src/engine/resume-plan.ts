@@ -18,6 +18,8 @@ export interface InFlightRequest {
   operationId: string;
   /** The request's HTTP method (journals written before it was kept have none). */
   method?: string;
+  /** When it was journaled as sending (ms since the epoch). */
+  sentAtMs: number;
   httpStatus?: number;
   location?: string;
   /** The answer's body, when the journal kept it (a write's small answer). */
@@ -45,11 +47,16 @@ export const replayedStatuses: ReadonlySet<string> = new Set([
 export function createResumePlan(entries: readonly JournalEntry[], confirmUnknown = false): ResumePlan {
   const inFlight = new Map<StepPath, InFlightRequest>();
   const knownLocations = new Set<string>();
-  for (const { event } of entries) {
+  for (const { event, at } of entries) {
     const current = 'path' in event ? inFlight.get(event.path) : undefined;
     switch (event.type) {
       case 'request.sending':
-        inFlight.set(event.path, { state: 'unknown', operationId: event.operationId, method: event.method });
+        inFlight.set(event.path, {
+          state: 'unknown',
+          operationId: event.operationId,
+          method: event.method,
+          sentAtMs: Date.parse(at),
+        });
         break;
       case 'request.answered':
         if (current)

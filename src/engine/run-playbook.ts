@@ -38,6 +38,7 @@ import {
   spillLargeValue,
   type SpillOptions,
 } from './large-values.js';
+import { DEFAULT_RECONCILE_SETTLE_MS } from './reconciliation.js';
 import { createResumePlan, replayedStatuses, type InFlightRequest, type ResumePlan } from './resume-plan.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
@@ -90,6 +91,13 @@ export interface RunOptions {
   outputsDir?: string;
   /** Runs that ended longer ago than this are pruned (with their output files) when this run ends. @default none is */
   retentionMs?: number;
+  /**
+   * How long after a write of unknown outcome was sent its state is first read (reconciliation):
+   * a write the platform received but has not applied yet shows nothing, and would be sent
+   * again. Only the part not already past waits (a resume an hour after a crash reads at once).
+   * @default 5000
+   */
+  reconcileSettleMs?: number;
   /** Values larger than this (bytes of JSON: outputs, inputs, a step's rendered input) go to `outputsDir`. @default 65536 */
   maxInlineOutputBytes?: number;
   /** How long the run's lease lasts unless renewed (every third of it). @default 60000 */
@@ -696,6 +704,7 @@ async function executeSteps(
     secrets,
     dryRun,
     clock: options.clock ?? systemClock,
+    reconcileSettleMs: options.reconcileSettleMs ?? DEFAULT_RECONCILE_SETTLE_MS,
     registry,
     random: options.random ?? Math.random,
     journal,

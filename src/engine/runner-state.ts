@@ -40,6 +40,8 @@ export interface RunnerOptions {
   journal(event: JournalEvent, options?: AppendOptions): Promise<void>;
   /** Durations, retry delays, timeouts, sleeps. */
   clock: Clock;
+  /** How long a write of unknown outcome is given to land before its state is read. */
+  reconcileSettleMs: number;
   random: () => number;
   /** Resume: what the journal of the continued run says (steps to replay, requests in flight). */
   resume?: ResumePlan;

@@ -6,7 +6,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Notifications } from '../notifications/index.js';
-import { platformStateInFlight } from '../engine/index.js';
+import { platformStateInFlight, runEnvironmentOf, type RunEnvironment } from '../engine/index.js';
 import { hasTimeRules, timeRulesOf } from '../playbook/index.js';
 import { RunStatus, type RunStore } from '../store/index.js';
 import { startGateOf } from '../windows/index.js';
@@ -14,7 +14,7 @@ import type { Clock } from './clock.js';
 import { resumeRunWithLock, runPlaybookWithLock } from './run-with-lock.js';
 import type { SchedulerOptions } from './scheduler.js';
 
-export interface EngineExecutorOptions {
+export interface EngineExecutorOptions extends RunEnvironment {
   client: PlatformClient;
   store: RunStore;
   logger: Logger;
@@ -24,10 +24,6 @@ export interface EngineExecutorOptions {
   clock?: Clock;
   /** What `env` shows to expressions. @default {} */
   env?: Record<string, string | undefined>;
-  /** Where large values go (the CLI resolves `FLEETBOOK_HOME/outputs`). */
-  outputsDir?: string;
-  /** Ended runs older than this are pruned when a run ends (`FLEETBOOK_RETENTION`, resolved by the CLI). */
-  retentionMs?: number;
   /**
    * The client reaches an embedded simulator started by this process: a run left with platform
    * work in flight by an earlier process (its own simulator, gone with it) is not resumed
@@ -55,8 +51,7 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       ...(options.secrets ? { secrets: options.secrets } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.env ? { env: options.env } : {}),
-      ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
-      ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+      ...runEnvironmentOf(options),
       ...(hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {}),
       ...(options.notifications ? { notify: options.notifications.hookFor(request.playbook.notify) } : {}),
     };

@@ -10,7 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PlatformClient } from '../api/index.js';
-import { describeWait, endDueWaits, type ResumeOptions } from '../engine/index.js';
+import {
+  describeWait,
+  endDueWaits,
+  runEnvironmentOf,
+  type ResumeOptions,
+  type RunEnvironment,
+} from '../engine/index.js';
 import { errorMessage, FleetbookError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Notifications } from '../notifications/index.js';
@@ -29,7 +35,7 @@ import { systemClock, type Clock, type Timer } from './clock.js';
 import { resumeRunWithLock } from './run-with-lock.js';
 import { startGateOfRun } from './window-check.js';
 
-export interface WorkerOptions {
+export interface WorkerOptions extends RunEnvironment {
   store: QueueStore;
   client: PlatformClient;
   logger: Logger;
@@ -54,10 +60,6 @@ export interface WorkerOptions {
   /** Stop once the queue is empty and nothing is in flight (tests, benchmarks, one-shot jobs). @default false */
   exitWhenIdle?: boolean;
   env?: Record<string, string | undefined>;
-  /** Where large values go (the CLI resolves `FLEETBOOK_HOME/outputs`). */
-  outputsDir?: string;
-  /** Ended runs older than this are pruned when a run ends (`FLEETBOOK_RETENTION`, resolved by the CLI). */
-  retentionMs?: number;
   clock?: Clock;
   /**
    * Notifications of the runs' ends: recorded with each end by the playbook's rules and sent when
@@ -225,8 +227,7 @@ async function driveRun(
     secrets: options.secrets,
     signal,
     env: options.env ?? process.env,
-    ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
-    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    ...runEnvironmentOf(options),
     leaseTtlMs: worker.ttlMs,
     // Its playbook's and schedule's windows, or none if it was started with --ignore-window.
     startGate: startGateOfRun(loaded.playbook, run),

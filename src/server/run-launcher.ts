@@ -7,7 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PlatformClient } from '../api/index.js';
-import { enqueuePlaybookRun, recordApproval, resolveInputs, type ApprovalRequest } from '../engine/index.js';
+import {
+  enqueuePlaybookRun,
+  recordApproval,
+  resolveInputs,
+  runEnvironmentOf,
+  type ApprovalRequest,
+  type RunEnvironment,
+} from '../engine/index.js';
 import { UsageError } from '../errors/index.js';
 import { ServerErrorCode } from './error-codes.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
@@ -15,15 +22,13 @@ import type { Playbook } from '../playbook/index.js';
 import { resumeRunWithLock, runPlaybookWithLock } from '../scheduler/index.js';
 import { isQueueStore, RunStatus, type RunRecord, type RunStore } from '../store/index.js';
 
-export interface RunLauncherOptions {
+export interface RunLauncherOptions extends RunEnvironment {
   /** The store runs are written through (the server's observed store). */
   store: RunStore;
   client: PlatformClient;
   logger: Logger;
   secrets: SecretRegistry;
   env: Record<string, string | undefined>;
-  outputsDir?: string;
-  retentionMs?: number;
 }
 
 export interface LaunchRequest {
@@ -60,8 +65,7 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
     store,
     secrets: options.secrets,
     env: options.env,
-    ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
-    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    ...runEnvironmentOf(options),
   });
 
   /** Drives `work` here; resolves once the run's record exists (or rejects with why it never did). */

@@ -5,6 +5,7 @@
  */
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
+import { runEnvironmentOf, type RunEnvironment } from '../engine/index.js';
 import type { LoadPlaybookOptions } from '../playbook/index.js';
 import type { RunStore } from '../store/index.js';
 import type { FastifyInstance } from 'fastify';
@@ -16,7 +17,7 @@ import { observeStore } from './observed-store.js';
 import { createPlaybookCatalog } from './playbook-catalog.js';
 import { createRunLauncher, type RunLauncher } from './run-launcher.js';
 
-export interface ServerOptions {
+export interface ServerOptions extends RunEnvironment {
   store: RunStore;
   client: PlatformClient;
   logger: Logger;
@@ -24,8 +25,6 @@ export interface ServerOptions {
   playbooksDir: string;
   loadOptions?: LoadPlaybookOptions;
   env: Record<string, string | undefined>;
-  outputsDir?: string;
-  retentionMs?: number;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -64,8 +63,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger: options.logger,
     secrets: options.secrets,
     env: options.env,
-    ...(options.outputsDir ? { outputsDir: options.outputsDir } : {}),
-    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    ...runEnvironmentOf(options),
   });
   const app = await createServerApp({
     store,

@@ -96,26 +96,25 @@ describe('crashes', () => {
     const started = await bench.cli(['run', CANARY, ...inputs, '-i', 'catalogVersion=2.4.0']);
     expect(started.code).toBe(75);
     const runId = started.result?.runId ?? '';
-    // The fleet's first write is held 300 ms by the simulator: the kill lands while it is in flight.
-    bench.sim.control.faults.set({ rules: [{ route: 'privateCloud.runSoftwarePrechecks', latencyMs: 300 }] });
+    // The fleet's first write is held 3 s by the simulator: the kill lands while it is in flight,
+    // and the resume below starts before the platform has applied it.
+    bench.sim.control.faults.set({ rules: [{ route: 'privateCloud.runSoftwarePrechecks', latencyMs: 3000 }] });
     const approving = spawnCli(['approve', runId, '--comment', 'go', '--json'], bench.env);
     const deadline = Date.now() + 60_000;
     while (bench.posts('privateCloud.runSoftwarePrechecks').length < 2 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await approving.signal('SIGKILL')).toBeNull();
-    // The held write lands on the platform after its sender died (as a request already in a
-    // platform's hands does); the resume reconciles once it has, so it finds it and attaches.
-    const held = (): boolean =>
-      bench.sim.control
-        .requests({ operationId: 'privateCloud.runSoftwarePrechecks' })
-        .filter((entry) => entry.method === 'POST')
-        .every((entry) => entry.status !== 0);
-    while (!held() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     const journal = await bench.journal(runId);
     expect(journal.some((entry) => entry.event.type === 'approval.decided')).toBe(true);
     bench.sim.control.faults.set({ rules: [] });
+    const held = bench.sim.control
+      .requests({ operationId: 'privateCloud.runSoftwarePrechecks' })
+      .filter((entry) => entry.method === 'POST' && entry.status === 0);
+    expect(held, 'the write still held by the platform when the resume starts').toHaveLength(1);
 
-    const resumed = await bench.cli(['resume', runId]);
+    // Resumed at once: reconciliation waits for the held write to land (the settle time), then
+    // finds it and attaches instead of sending it again.
+    const resumed = await bench.cli(['resume', runId], { FLEETBOOK_RECONCILE_SETTLE: '5s' });
     expect(resumed.code).toBe(0);
     expect(resumed.result).toMatchObject({ status: 'succeeded', outputs: { approvedBy: me, approvalComment: 'go' } });
     // One precheck and one update accepted per system, whatever the kill interrupted (a write the
@@ -127,6 +126,11 @@ describe('crashes', () => {
       expect(new Set(accepted).size, `${operationId}: ${described}`).toBe(accepted.length);
       expect(accepted, described).toHaveLength(2);
     }
+    const reconciled = resumed.lines.filter((line) => String(line.msg).includes('of unknown outcome'));
+    expect(reconciled.map((line) => line.msg)).toEqual([
+      expect.stringMatching(/^privateCloud\.runSoftwarePrechecks of unknown outcome: reading the platform in [1-5] s/),
+      'privateCloud.runSoftwarePrechecks of unknown outcome reconciled: attach',
+    ]);
   });
 });
 

@@ -83,6 +83,9 @@ export async function startTeam(
     FLEETBOOK_BASE_URL: connection.baseUrl,
     FLEETBOOK_REGIONAL_URL: connection.regionalUrl,
     FLEETBOOK_REGION: 'us-west',
+    // Longer than the writes the tests hold (100 ms), far shorter than the default 5 s, which
+    // are hours of simulated time here.
+    FLEETBOOK_RECONCILE_SETTLE: '1s',
   };
   const store = await createPostgresRunStore({ url });
   const started: FleetbookProcess[] = [];

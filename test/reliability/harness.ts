@@ -127,6 +127,9 @@ export async function startReliabilityHarness(options: ReliabilityHarnessOptions
         secrets,
         dryRun: false,
         env: {},
+        // The default 5 s of settling before a reconciliation read is 8 simulated hours here: a
+        // precheck found by it would have expired. One simulated minute is what the 5 s stand for.
+        reconcileSettleMs: 60_000 / TIME_SCALE,
         ...runOptions,
       });
     },

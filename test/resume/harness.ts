@@ -45,6 +45,9 @@ export async function createBench(options: SimulatorOptions = {}): Promise<Bench
     FLEETBOOK_BASE_URL: sim.baseUrl,
     FLEETBOOK_REGIONAL_URL: sim.regionalUrl,
     FLEETBOOK_REGION: 'eu-central',
+    // The default 5 s before a reconciliation read are 8 simulated hours at this time scale
+    // (prechecks found by it would have expired): 10 ms stand for the simulated minute.
+    FLEETBOOK_RECONCILE_SETTLE: '10ms',
   };
   return {
     home,
