@@ -166,10 +166,16 @@ export interface NewRun {
   defaultedSecretInputs?: string[];
   dryRun: boolean;
   /**
-   * `trigger`: `fleetbook schedules trigger` (a schedule run now, by hand). `ignoredWindow`:
-   * started with `--ignore-window` while its maintenance window was closed (or a freeze held): why.
+   * `trigger`: `fleetbook schedules trigger` or the server's "trigger now" (a schedule run now, by
+   * hand; `by`: who, the token's name through the server). `ignoredWindow`: started with
+   * `--ignore-window` while its maintenance window was closed (or a freeze held): why.
    */
-  trigger: { kind: 'manual' | 'schedule' | 'resume' | 'trigger'; scheduleId?: string; ignoredWindow?: string };
+  trigger: {
+    kind: 'manual' | 'schedule' | 'resume' | 'trigger';
+    scheduleId?: string;
+    by?: string;
+    ignoredWindow?: string;
+  };
   startedAt: string;
 }
 

@@ -159,6 +159,26 @@ describe('web UI in Chromium', () => {
     expect(await answer.text()).toContain('CSRF');
   });
 
+  it('triggers a schedule now from the schedules page (keyboard), and its run appears', async () => {
+    await page.goto(`${t.url}/schedules`);
+    const button = page.getByRole('button', { name: 'Trigger canary-nightly now' });
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    const runId = page.url().split('/').at(-1) ?? '';
+    expect(await page.locator('main').textContent()).toContain(
+      'triggered by hand (canary-nightly) by on-call operator',
+    );
+    expect((await t.store.getRun(runId))?.trigger).toEqual({
+      kind: 'trigger',
+      scheduleId: 'canary-nightly',
+      by: 'on-call operator',
+    });
+    await page.goto(`${t.url}/runs`);
+    expect(await page.locator('table.runs tbody tr').first().textContent()).toContain('triggered by hand');
+    await shot('schedules-triggered');
+  });
+
   it('lets only an admin pause a schedule, from the schedules page', async () => {
     await page.goto(`${t.url}/schedules`);
     expect(await page.getByRole('button', { name: /Pause/ }).count()).toBe(0);
