@@ -33,6 +33,7 @@ import { roleAllows, verifyApiToken } from '../tokens.js';
 import { logLines, playbookView, problemView, runView, scheduleViews, type InputView, type Scrub } from '../views.js';
 import { html, trusted, type Html } from './html.js';
 import { createSessions, SESSION_COOKIE, type Session } from './sessions.js';
+import { createLoginCsrf, LOGIN_COOKIE } from './login-csrf.js';
 import { progressByPath, renderTimeline, statusText, timelineRows } from './timeline.js';
 
 export interface UiOptions {
@@ -233,8 +234,18 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   const safeNext = (next: unknown): string =>
     typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') ? next : '/runs';
 
-  const loginPage = (next: string, message?: string) =>
-    page(
+  const loginCsrf = createLoginCsrf();
+  /** The login page with a fresh CSRF pair: its nonce set as a cookie on `reply`, its signature in the form. */
+  const loginPage = (request: FastifyRequest, reply: FastifyReply, next: string, message?: string) => {
+    const { nonce, field } = loginCsrf.issue();
+    void reply.setCookie(LOGIN_COOKIE, nonce, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/login',
+      secure: request.protocol === 'https',
+      maxAge: 3600,
+    });
+    return page(
       undefined,
       'Log in',
       html`<section class="login">
@@ -242,6 +253,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         <p>Paste an API token (<code>fleetbook tokens create --role viewer --name you</code>).</p>
         ${message ? html`<p class="error" role="alert">${message}</p>` : ''}
         <form method="post" action="/login">
+          <input type="hidden" name="_csrf" value="${field}" />
           <input type="hidden" name="next" value="${next}" />
           <label for="token">Token</label>
           <input id="token" name="token" type="password" autocomplete="off" required autofocus />
@@ -249,18 +261,31 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         </form>
       </section>`,
     );
+  };
 
   app.get('/', async (_request, reply) => reply.redirect('/runs'));
   app.get('/login', async (request, reply) =>
-    send(reply, loginPage(safeNext((request.query as { next?: string }).next))),
+    send(reply, loginPage(request, reply, safeNext((request.query as { next?: string }).next))),
   );
   app.post('/login', async (request, reply) => {
-    const body = (request.body ?? {}) as { token?: unknown; next?: unknown };
+    const body = (request.body ?? {}) as { token?: unknown; next?: unknown; _csrf?: unknown };
+    // Checked before the token: a forged login (another site logging a browser in as its own token) is refused.
+    if (!loginCsrf.matches(request.cookies[LOGIN_COOKIE], body._csrf))
+      return send(
+        reply,
+        loginPage(
+          request,
+          reply,
+          safeNext(body.next),
+          'Refused: this login was not sent from this server’s login form (its CSRF check failed, or the form is from before a restart). Paste the token again.',
+        ),
+        403,
+      );
     const token = typeof body.token === 'string' ? await verifyApiToken(store, body.token.trim()) : undefined;
     if (!token)
       return send(
         reply,
-        loginPage(safeNext(body.next), 'That token is not valid (unknown, revoked or mistyped).'),
+        loginPage(request, reply, safeNext(body.next), 'That token is not valid (unknown, revoked or mistyped).'),
         401,
       );
     const session = sessions.create(token);
@@ -275,6 +300,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       secure: request.protocol === 'https',
       maxAge: Math.floor(options.sessionTtlMs / 1000),
     });
+    void reply.clearCookie(LOGIN_COOKIE, { path: '/login' });
     return reply.redirect(safeNext(body.next), 303);
   });
   app.post('/logout', async (request, reply) => {
