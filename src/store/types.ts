@@ -331,6 +331,20 @@ export interface NewApiToken extends Omit<ApiToken, 'revokedAt'> {
   hash: string;
 }
 
+/**
+ * A web UI session of `fleetbook server`, kept in the store so it outlives a restart and every
+ * server sharing the store knows it. Only a hash of the session id is kept: the id itself is
+ * only ever in the browser's cookie.
+ */
+export interface WebSession {
+  /** Hex SHA-256 of the session id. */
+  idHash: string;
+  tokenId: string;
+  createdAt: string;
+  /** Epoch ms after which the session is gone (not returned, swept). */
+  expiresAtMs: number;
+}
+
 export function isQueueStore(store: RunStore): store is QueueStore {
   return typeof (store as Partial<RunQueue>).claimRun === 'function';
 }
@@ -512,5 +526,13 @@ export interface RunStore extends NotificationOutbox {
   listApiTokens(): Promise<ApiToken[]>;
   /** Revokes the token whose id or name is `idOrName` (kept, marked revoked); undefined when there is none. */
   revokeApiToken(idOrName: string): Promise<ApiToken | undefined>;
+  /** Records a web UI session (its id's hash only). */
+  createWebSession(session: WebSession): Promise<void>;
+  /** The session whose id hashes to `idHash`, unless it expired by the store's clock. */
+  getWebSession(idHash: string): Promise<WebSession | undefined>;
+  /** Ends a session (logout, or its token revoked); nothing when there is none. */
+  deleteWebSession(idHash: string): Promise<void>;
+  /** Deletes the sessions expired by the store's clock; how many. */
+  sweepWebSessions(): Promise<number>;
   close(): Promise<void>;
 }

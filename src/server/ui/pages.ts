@@ -288,7 +288,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         loginPage(request, reply, safeNext(body.next), 'That token is not valid (unknown, revoked or mistyped).'),
         401,
       );
-    const session = sessions.create(token);
+    const session = await sessions.create(token);
     options.logger.info(
       { event: 'audit.login', by: token.name, role: token.role },
       `${token.name} logged in to the web UI`,
@@ -306,7 +306,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   app.post('/logout', async (request, reply) => {
     const caller = await formCaller(request, reply, 'viewer');
     if (!caller) return reply;
-    sessions.end(caller.session.id);
+    await sessions.end(caller.session.id);
     void reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.redirect('/login', 303);
   });
