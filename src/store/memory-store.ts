@@ -28,7 +28,7 @@ import {
   settledColumns,
   type NotificationRow,
 } from './notification-row.js';
-import type { RunFilter, RunStore, RunStoreOptions, WebSession } from './types.js';
+import type { RunFilter, RunStore, RunStoreOptions, RunCount, WebSession } from './types.js';
 import { RunStatus } from './types.js';
 
 /**
@@ -197,6 +197,19 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       open();
       const row = runs.get(runId);
       return row && rowToRun(row);
+    },
+
+    async countRuns() {
+      open();
+      const counts = new Map<string, RunCount>();
+      for (const run of runs.values()) {
+        const key = `${run.playbook}\u0000${run.status}`;
+        const entry = counts.get(key) ?? { playbook: run.playbook, status: run.status, count: 0 };
+        entry.count += 1;
+        counts.set(key, entry);
+      }
+      const order = (a: RunCount) => `${a.playbook}\u0000${a.status}`;
+      return [...counts.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
     },
 
     async listRuns(filter: RunFilter = {}) {

@@ -156,6 +156,8 @@ export const SQL_LIST_API_TOKENS = `SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDE
 /** A token revoked twice keeps its first revocation time. */
 export const SQL_REVOKE_API_TOKEN = `
   UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 OR name = $2 RETURNING ${TOKEN_COLUMNS}`;
+export const SQL_COUNT_RUNS = `
+  SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`;
 export const SQL_CREATE_WEB_SESSION = `
   INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES ($1, $2, $3, $4)`;
 export const SQL_GET_WEB_SESSION = `
@@ -810,6 +812,13 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         await commit();
         const row = (await query<RunRow>(SQL_GET_RUN, [runId])).rows[0];
         return row && rowToRun(row);
+      }),
+
+    countRuns: () =>
+      serial(async () => {
+        await commit();
+        const rows = await query<{ playbook: string; status: RunStatus; count: string }>(SQL_COUNT_RUNS);
+        return rows.rows.map((row) => ({ playbook: row.playbook, status: row.status, count: Number(row.count) }));
       }),
 
     listRuns: (filter: RunFilter = {}) =>

@@ -24,7 +24,7 @@ import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js
 import { migrations, schemaVersion } from './schema.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
-import type { CancelOutcome, RunFilter, RunStore, RunStoreOptions, WebSession } from './types.js';
+import type { CancelOutcome, RunFilter, RunStore, RunStoreOptions, RunCount, WebSession } from './types.js';
 import { RunStatus } from './types.js';
 
 export interface SqliteRunStoreOptions extends RunStoreOptions {
@@ -227,6 +227,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
     revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`
       UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR name = ? RETURNING ${tokenColumns}`),
+    countRuns: db.prepare<[], RunCount>(
+      `SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`,
+    ),
     createWebSession: db.prepare<WebSession>(`
       INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES (@idHash, @tokenId, @createdAt, @expiresAtMs)`),
     getWebSession: db.prepare<[string, number], WebSession>(`
@@ -502,6 +505,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       commit();
       const row = statements.getRun.get(runId);
       return row && rowToRun(row);
+    },
+
+    async countRuns() {
+      open();
+      commit();
+      return statements.countRuns.all();
     },
 
     async listRuns(filter: RunFilter = {}) {

@@ -345,6 +345,12 @@ export interface WebSession {
   expiresAtMs: number;
 }
 
+export interface RunCount {
+  playbook: string;
+  status: RunStatus;
+  count: number;
+}
+
 export function isQueueStore(store: RunStore): store is QueueStore {
   return typeof (store as Partial<RunQueue>).claimRun === 'function';
 }
@@ -474,6 +480,8 @@ export interface RunStore extends NotificationOutbox {
   cancelRun(runId: string, by: string): Promise<CancelOutcome>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
+  /** How many runs the store holds, by playbook and status (one grouped count, for `/metrics`). */
+  countRuns(): Promise<RunCount[]>;
   /** The run's journal in order; only the entries after seq `afterSeq` when given (a follower reading what is new). */
   journal(runId: string, afterSeq?: number): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;

@@ -62,6 +62,21 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.getRun('nope')).toBeUndefined();
     });
 
+    it('counts runs by playbook and status in one grouped count', async () => {
+      expect(await store.countRuns()).toEqual([]);
+      await store.createRun(newRun('c1', { playbook: 'alpha' }));
+      await store.createRun(newRun('c2', { playbook: 'alpha' }));
+      await store.createRun(newRun('c3', { playbook: 'beta' }));
+      await store.setRunStatus('c2', 'succeeded');
+      await store.createRun(newRun('c4', { playbook: 'alpha' }));
+      await store.setRunStatus('c4', 'succeeded');
+      expect(await store.countRuns()).toEqual([
+        { playbook: 'alpha', status: 'running', count: 1 },
+        { playbook: 'alpha', status: 'succeeded', count: 2 },
+        { playbook: 'beta', status: 'running', count: 1 },
+      ]);
+    });
+
     it('refuses a second run with the same id', async () => {
       await store.createRun(newRun('r1'));
       await expect(store.createRun(newRun('r1'))).rejects.toMatchObject({ code: 'RUN_EXISTS' });
