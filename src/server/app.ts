@@ -24,7 +24,7 @@ import { streamRunEvents } from './run-events.js';
 import { roleAllows, verifyApiToken } from './tokens.js';
 import { registerUi } from './ui/pages.js';
 import { createScrub, logLines, playbookView, problemView, runView, scheduleViews, type Scrub } from './views.js';
-import { pauseSchedule, resumeSchedule } from './schedule-actions.js';
+import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actions.js';
 import { ApiError } from './app-error.js';
 import { ServerErrorCode } from './error-codes.js';
 
@@ -316,6 +316,20 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       callerName(request),
     ),
   }));
+
+  route('triggerSchedule', async (request, reply) => {
+    const triggered = await triggerSchedule(
+      { store, catalog, logger, launcher },
+      (request.params as { key: string }).key,
+      callerName(request),
+    );
+    if (triggered.outcome === 'queued') return reply.status(202).send(triggered);
+    metrics.runStarted(triggered.run.playbook);
+    return reply
+      .status(202)
+      .header('location', `/api/v1/runs/${triggered.run.id}`)
+      .send({ ...triggered, run: scrub(runView(triggered.run)) });
+  });
 
   route('listTokens', async () => ({ tokens: await store.listApiTokens() }));
 

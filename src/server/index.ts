@@ -3,7 +3,14 @@ export { createServerApp, type ServerAppOptions } from './app.js';
 export { ApiError } from './app-error.js';
 export { API_DOCUMENT_PATH, apiRoute, readApiDocument } from './api-document.js';
 export { createJournalHub, isLiveStatus, type JournalHub } from './journal-hub.js';
-export { createServerMetrics, type ServerMetrics } from './metrics.js';
+export {
+  createProcessMetrics,
+  createServerMetrics,
+  type ProcessMetrics,
+  type ServerMetrics,
+  type ServerMetricsOptions,
+} from './metrics.js';
+export { startMetricsEndpoint, type MetricsEndpoint } from './metrics-endpoint.js';
 export { observeStore, type StoreListener } from './observed-store.js';
 export { createPlaybookCatalog, type PlaybookCatalog } from './playbook-catalog.js';
 export { createRunLauncher, type RunLauncher, type RunLauncherOptions } from './run-launcher.js';

@@ -36,6 +36,8 @@ export interface LaunchRequest {
   dryRun: boolean;
   /** Who asked (the token's name), for the audit line. */
   by: string;
+  /** What the run records as its trigger, when not a plain manual run (a schedule triggered by hand). */
+  trigger?: { kind: 'manual' | 'trigger'; scheduleId?: string; by?: string };
 }
 
 export interface RunLauncher {
@@ -104,7 +106,10 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
         playbook: playbook.name,
         by: request.by,
         dryRun: request.dryRun,
+        ...(request.trigger?.scheduleId === undefined ? {} : { scheduleKey: request.trigger.scheduleId }),
       };
+      // The record keeps `by` too: the engine stores the trigger as given.
+      const trigger = request.trigger === undefined ? {} : { trigger: request.trigger };
       if (isQueueStore(store)) {
         const given = resolved.secretNames.filter((name) => request.inputs[name] !== undefined);
         if (given.length > 0)
@@ -119,6 +124,7 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
           dryRun: request.dryRun,
           runId,
           env: options.env,
+          ...trigger,
         });
         logger.info(audit, `${request.by} queued run ${runId} of ${playbook.name}`);
         return run;
@@ -136,6 +142,7 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
           runId,
           signal,
           logger,
+          ...trigger,
         }),
       );
     },

@@ -1,15 +1,16 @@
 /**
- * Pausing and resuming a schedule from the API or the pages: only the fields changed are
+ * Pausing, resuming and triggering a schedule from the API or the pages. Pause and resume: only the fields changed are
  * written (`writeScheduleState`), so the scheduler writing its other fields meanwhile keeps
  * its writes. A schedule paused by hand stays paused until resumed by hand (a changed playbook
  * resumes only the pauses failed runs made).
  */
 import type { Logger } from '../logging/index.js';
-import { readScheduleState, writeScheduleState } from '../scheduler/index.js';
-import type { RunStore } from '../store/index.js';
+import { decideTrigger, readScheduleState, writeScheduleState } from '../scheduler/index.js';
+import type { RunRecord, RunStore } from '../store/index.js';
 import { ApiError } from './app-error.js';
 import { ServerErrorCode } from './error-codes.js';
 import type { PlaybookCatalog } from './playbook-catalog.js';
+import type { RunLauncher } from './run-launcher.js';
 import { scheduleViews, type ScheduleView } from './views.js';
 
 interface Deps {
@@ -62,4 +63,45 @@ export async function resumeSchedule(deps: Deps, key: string, by: string): Promi
     deps.logger.info({ event: 'audit.scheduleResumed', scheduleKey: key, by }, `${by} resumed schedule ${key}`);
   }
   return viewOf(deps, key);
+}
+
+/** What "trigger now" did: a run started (or queued for a worker), or the fire queued behind the previous run. */
+export type TriggerOutcome =
+  { outcome: 'started'; run: RunRecord; cancelled?: string } | { outcome: 'queued'; behind: string };
+
+/**
+ * Runs a schedule now, by hand, as `fleetbook schedules trigger` does: the same overlap decision
+ * against its previous run (`decideTrigger`: `skip` refuses with `SCHEDULE_BUSY` while it still
+ * goes, `cancel-running` cancels it, `queue` leaves the fire to the scheduler), then the run with
+ * the schedule's inputs under the playbook's lock (the launcher), recording the schedule and who
+ * triggered it. A paused schedule may be triggered: that is what a manual trigger is for.
+ */
+export async function triggerSchedule(
+  deps: Deps & { launcher: RunLauncher },
+  key: string,
+  by: string,
+): Promise<TriggerOutcome> {
+  const playbook = playbookOf(deps.catalog, key);
+  const schedule = playbook.schedules.find((candidate) => candidate.key === key);
+  if (!schedule) throw new ApiError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
+  const decision = await decideTrigger(deps.store, schedule, by, Date.now());
+  const audit = { event: 'audit.scheduleTriggered', scheduleKey: key, by };
+  if (decision.action === 'queued') {
+    deps.logger.info(
+      { ...audit, queuedBehind: decision.behind },
+      `${by} triggered schedule ${key}: queued behind run ${decision.behind} (overlap: queue)`,
+    );
+    return { outcome: 'queued', behind: decision.behind };
+  }
+  const run = await deps.launcher.start(playbook, {
+    inputs: schedule.inputs,
+    dryRun: false,
+    by,
+    trigger: { kind: 'trigger', scheduleId: key, by },
+  });
+  deps.logger.info(
+    { ...audit, runId: run.id, ...(decision.cancelled ? { cancelled: decision.cancelled } : {}) },
+    `${by} triggered schedule ${key}: run ${run.id}${decision.cancelled ? ` (run ${decision.cancelled} cancelled, overlap: cancel-running)` : ''}`,
+  );
+  return { outcome: 'started', run, ...(decision.cancelled ? { cancelled: decision.cancelled } : {}) };
 }

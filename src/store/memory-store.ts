@@ -28,7 +28,7 @@ import {
   settledColumns,
   type NotificationRow,
 } from './notification-row.js';
-import type { RunFilter, RunStore, RunStoreOptions } from './types.js';
+import type { RunFilter, RunStore, RunStoreOptions, RunCount, WebSession } from './types.js';
 import { RunStatus } from './types.js';
 
 /**
@@ -45,6 +45,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   const schedules = new Map<string, string>();
   const rateBuckets = new Map<string, number>();
   const apiTokens = new Map<string, ApiTokenRow>();
+  const webSessions = new Map<string, WebSession>();
   // Insertion order is the outbox's order (oldest first).
   const outbox = new Map<string, NotificationRow>();
   let closed = false;
@@ -198,6 +199,19 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       return row && rowToRun(row);
     },
 
+    async countRuns() {
+      open();
+      const counts = new Map<string, RunCount>();
+      for (const run of runs.values()) {
+        const key = `${run.playbook}\u0000${run.status}`;
+        const entry = counts.get(key) ?? { playbook: run.playbook, status: run.status, count: 0 };
+        entry.count += 1;
+        counts.set(key, entry);
+      }
+      const order = (a: RunCount) => `${a.playbook}\u0000${a.status}`;
+      return [...counts.values()].sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0));
+    },
+
     async listRuns(filter: RunFilter = {}) {
       open();
       const { since, until, limit } = normaliseFilter(filter);
@@ -337,6 +351,34 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       if (!row) return undefined;
       row.revokedAt ??= resolved.now().toISOString();
       return rowToApiToken(row);
+    },
+
+    async createWebSession(session) {
+      open();
+      webSessions.set(session.idHash, { ...session });
+    },
+
+    async getWebSession(idHash) {
+      open();
+      const session = webSessions.get(idHash);
+      return session && session.expiresAtMs > resolved.now().getTime() ? { ...session } : undefined;
+    },
+
+    async deleteWebSession(idHash) {
+      open();
+      webSessions.delete(idHash);
+    },
+
+    async sweepWebSessions() {
+      open();
+      const now = resolved.now().getTime();
+      let swept = 0;
+      for (const [idHash, session] of webSessions)
+        if (session.expiresAtMs <= now) {
+          webSessions.delete(idHash);
+          swept += 1;
+        }
+      return swept;
     },
 
     async close() {

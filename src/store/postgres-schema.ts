@@ -117,6 +117,16 @@ export const postgresMigrations: readonly string[] = [
     revoked_at TEXT
   );
   `,
+  // Web UI sessions of `fleetbook server`: the SHA-256 of each session id, never the id.
+  `
+  CREATE TABLE web_sessions (
+    id_hash TEXT PRIMARY KEY,
+    token_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at_ms BIGINT NOT NULL
+  );
+  CREATE INDEX web_sessions_by_expiry ON web_sessions (expires_at_ms);
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

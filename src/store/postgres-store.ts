@@ -30,7 +30,7 @@ import {
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
 import { fencedView } from './fenced-view.js';
-import type { CancelOutcome, NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions } from './types.js';
+import type { CancelOutcome, NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions, WebSession } from './types.js';
 import { RunStatus } from './types.js';
 
 export interface PostgresRunStoreOptions extends RunStoreOptions {
@@ -156,6 +156,15 @@ export const SQL_LIST_API_TOKENS = `SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDE
 /** A token revoked twice keeps its first revocation time. */
 export const SQL_REVOKE_API_TOKEN = `
   UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 OR name = $2 RETURNING ${TOKEN_COLUMNS}`;
+export const SQL_COUNT_RUNS = `
+  SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`;
+export const SQL_CREATE_WEB_SESSION = `
+  INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES ($1, $2, $3, $4)`;
+export const SQL_GET_WEB_SESSION = `
+  SELECT id_hash AS "idHash", token_id AS "tokenId", created_at AS "createdAt", expires_at_ms AS "expiresAtMs"
+  FROM web_sessions WHERE id_hash = $1 AND expires_at_ms > $2`;
+export const SQL_DELETE_WEB_SESSION = `DELETE FROM web_sessions WHERE id_hash = $1`;
+export const SQL_SWEEP_WEB_SESSIONS = `DELETE FROM web_sessions WHERE expires_at_ms <= $1`;
 const notificationColumns = `
   key, run_id AS "runId", event, channel, message_json AS "messageJson", state, attempts, created_at AS "createdAt",
   next_attempt_at_ms AS "nextAttemptAtMs", sent_at AS "sentAt", last_error AS "lastError", claimed_by AS "claimedBy",
@@ -805,6 +814,13 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         return row && rowToRun(row);
       }),
 
+    countRuns: () =>
+      serial(async () => {
+        await commit();
+        const rows = await query<{ playbook: string; status: RunStatus; count: string }>(SQL_COUNT_RUNS);
+        return rows.rows.map((row) => ({ playbook: row.playbook, status: row.status, count: Number(row.count) }));
+      }),
+
     listRuns: (filter: RunFilter = {}) =>
       serial(async () => {
         const { since, until, limit } = normaliseFilter(filter);
@@ -927,6 +943,30 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         const row = (await query<ApiTokenRow>(SQL_REVOKE_API_TOKEN, [resolved.now().toISOString(), idOrName])).rows[0];
         return row && rowToApiToken(row);
       }),
+
+    createWebSession: (session) =>
+      serial(async () => {
+        await query(SQL_CREATE_WEB_SESSION, [session.idHash, session.tokenId, session.createdAt, session.expiresAtMs]);
+      }),
+
+    getWebSession: (idHash) =>
+      serial(async () => {
+        const row = (
+          await query<Omit<WebSession, 'expiresAtMs'> & { expiresAtMs: string | number }>(SQL_GET_WEB_SESSION, [
+            idHash,
+            resolved.now().getTime(),
+          ])
+        ).rows[0];
+        return row && { ...row, expiresAtMs: Number(row.expiresAtMs) };
+      }),
+
+    deleteWebSession: (idHash) =>
+      serial(async () => {
+        await query(SQL_DELETE_WEB_SESSION, [idHash]);
+      }),
+
+    sweepWebSessions: () =>
+      serial(async () => (await query(SQL_SWEEP_WEB_SESSIONS, [resolved.now().getTime()])).rowCount ?? 0),
 
     close: async () => {
       if (closed) return;

@@ -24,7 +24,7 @@ import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js
 import { migrations, schemaVersion } from './schema.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
-import type { CancelOutcome, RunFilter, RunStore, RunStoreOptions } from './types.js';
+import type { CancelOutcome, RunFilter, RunStore, RunStoreOptions, RunCount, WebSession } from './types.js';
 import { RunStatus } from './types.js';
 
 export interface SqliteRunStoreOptions extends RunStoreOptions {
@@ -227,6 +227,16 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
     revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`
       UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR name = ? RETURNING ${tokenColumns}`),
+    countRuns: db.prepare<[], RunCount>(
+      `SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`,
+    ),
+    createWebSession: db.prepare<WebSession>(`
+      INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES (@idHash, @tokenId, @createdAt, @expiresAtMs)`),
+    getWebSession: db.prepare<[string, number], WebSession>(`
+      SELECT id_hash AS idHash, token_id AS tokenId, created_at AS createdAt, expires_at_ms AS expiresAtMs
+      FROM web_sessions WHERE id_hash = ? AND expires_at_ms > ?`),
+    deleteWebSession: db.prepare<[string]>(`DELETE FROM web_sessions WHERE id_hash = ?`),
+    sweepWebSessions: db.prepare<[number]>(`DELETE FROM web_sessions WHERE expires_at_ms <= ?`),
     // The key is the idempotency key: a notification recorded twice (a retried end) stays one row.
     addNotification: db.prepare<NotificationRow>(`
       INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
@@ -497,6 +507,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       return row && rowToRun(row);
     },
 
+    async countRuns() {
+      open();
+      commit();
+      return statements.countRuns.all();
+    },
+
     async listRuns(filter: RunFilter = {}) {
       open();
       const { since, until, limit } = normaliseFilter(filter);
@@ -627,6 +643,26 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       open();
       const row = statements.revokeApiToken.get(resolved.now().toISOString(), idOrName, idOrName);
       return row && rowToApiToken(row);
+    },
+
+    async createWebSession(session) {
+      open();
+      statements.createWebSession.run(session);
+    },
+
+    async getWebSession(idHash) {
+      open();
+      return statements.getWebSession.get(idHash, resolved.now().getTime());
+    },
+
+    async deleteWebSession(idHash) {
+      open();
+      statements.deleteWebSession.run(idHash);
+    },
+
+    async sweepWebSessions() {
+      open();
+      return statements.sweepWebSessions.run(resolved.now().getTime()).changes;
     },
 
     async close() {

@@ -166,10 +166,16 @@ export interface NewRun {
   defaultedSecretInputs?: string[];
   dryRun: boolean;
   /**
-   * `trigger`: `fleetbook schedules trigger` (a schedule run now, by hand). `ignoredWindow`:
-   * started with `--ignore-window` while its maintenance window was closed (or a freeze held): why.
+   * `trigger`: `fleetbook schedules trigger` or the server's "trigger now" (a schedule run now, by
+   * hand; `by`: who, the token's name through the server). `ignoredWindow`: started with
+   * `--ignore-window` while its maintenance window was closed (or a freeze held): why.
    */
-  trigger: { kind: 'manual' | 'schedule' | 'resume' | 'trigger'; scheduleId?: string; ignoredWindow?: string };
+  trigger: {
+    kind: 'manual' | 'schedule' | 'resume' | 'trigger';
+    scheduleId?: string;
+    by?: string;
+    ignoredWindow?: string;
+  };
   startedAt: string;
 }
 
@@ -325,6 +331,26 @@ export interface NewApiToken extends Omit<ApiToken, 'revokedAt'> {
   hash: string;
 }
 
+/**
+ * A web UI session of `fleetbook server`, kept in the store so it outlives a restart and every
+ * server sharing the store knows it. Only a hash of the session id is kept: the id itself is
+ * only ever in the browser's cookie.
+ */
+export interface WebSession {
+  /** Hex SHA-256 of the session id. */
+  idHash: string;
+  tokenId: string;
+  createdAt: string;
+  /** Epoch ms after which the session is gone (not returned, swept). */
+  expiresAtMs: number;
+}
+
+export interface RunCount {
+  playbook: string;
+  status: RunStatus;
+  count: number;
+}
+
 export function isQueueStore(store: RunStore): store is QueueStore {
   return typeof (store as Partial<RunQueue>).claimRun === 'function';
 }
@@ -454,6 +480,8 @@ export interface RunStore extends NotificationOutbox {
   cancelRun(runId: string, by: string): Promise<CancelOutcome>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
+  /** How many runs the store holds, by playbook and status (one grouped count, for `/metrics`). */
+  countRuns(): Promise<RunCount[]>;
   /** The run's journal in order; only the entries after seq `afterSeq` when given (a follower reading what is new). */
   journal(runId: string, afterSeq?: number): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
@@ -506,5 +534,13 @@ export interface RunStore extends NotificationOutbox {
   listApiTokens(): Promise<ApiToken[]>;
   /** Revokes the token whose id or name is `idOrName` (kept, marked revoked); undefined when there is none. */
   revokeApiToken(idOrName: string): Promise<ApiToken | undefined>;
+  /** Records a web UI session (its id's hash only). */
+  createWebSession(session: WebSession): Promise<void>;
+  /** The session whose id hashes to `idHash`, unless it expired by the store's clock. */
+  getWebSession(idHash: string): Promise<WebSession | undefined>;
+  /** Ends a session (logout, or its token revoked); nothing when there is none. */
+  deleteWebSession(idHash: string): Promise<void>;
+  /** Deletes the sessions expired by the store's clock; how many. */
+  sweepWebSessions(): Promise<number>;
   close(): Promise<void>;
 }

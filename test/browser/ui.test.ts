@@ -2,7 +2,8 @@
  * The web UI in a real Chromium: log in with a token, start a playbook from its form on the
  * simulator, watch the live timeline grow and the run end, find a `<script>` in a description
  * and in an input value shown as text (no script runs: no dialog opens), and check the
- * security headers and the CSRF check of a forged form. Screenshots go to
+ * security headers, the CSRF checks of a forged form and of a forged login, and trigger a
+ * schedule now from the schedules page. Screenshots go to
  * FLEETBOOK_SCREENSHOTS when it is set (to look at the pages while changing them).
  */
 import { join } from 'node:path';
@@ -75,6 +76,22 @@ describe('web UI in Chromium', () => {
     await page.getByLabel('Token').fill('fbk_000000000000_wrong');
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('not valid');
+  });
+
+  it('refuses a login POST without the login form’s CSRF pair (403), and shows the form again', async () => {
+    // The form set its nonce as an HttpOnly, SameSite=Strict cookie scoped to /login.
+    expect(await page.context().cookies()).toEqual([
+      expect.objectContaining({ name: 'fleetbook_login', httpOnly: true, sameSite: 'Strict', path: '/login' }),
+    ]);
+    // A post made elsewhere carries the token but not the form's signed field.
+    const forged = await page.request.post(`${t.url}/login`, {
+      form: { token: t.tokens.admin, next: '/runs' },
+      maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+    expect(await forged.text()).toContain('its CSRF check failed');
+    expect((await page.context().cookies()).some((cookie) => cookie.name === 'fleetbook_session')).toBe(false);
+    await page.goto(`${t.url}/login`);
   });
 
   it('logs in with an operator token into an HttpOnly, SameSite=Strict session cookie', async () => {
@@ -157,6 +174,26 @@ describe('web UI in Chromium', () => {
     });
     expect(answer.status()).toBe(403);
     expect(await answer.text()).toContain('CSRF');
+  });
+
+  it('triggers a schedule now from the schedules page (keyboard), and its run appears', async () => {
+    await page.goto(`${t.url}/schedules`);
+    const button = page.getByRole('button', { name: 'Trigger canary-nightly now' });
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    const runId = page.url().split('/').at(-1) ?? '';
+    expect(await page.locator('main').textContent()).toContain(
+      'triggered by hand (canary-nightly) by on-call operator',
+    );
+    expect((await t.store.getRun(runId))?.trigger).toEqual({
+      kind: 'trigger',
+      scheduleId: 'canary-nightly',
+      by: 'on-call operator',
+    });
+    await page.goto(`${t.url}/runs`);
+    expect(await page.locator('table.runs tbody tr').first().textContent()).toContain('triggered by hand');
+    await shot('schedules-triggered');
   });
 
   it('lets only an admin pause a schedule, from the schedules page', async () => {

@@ -138,6 +138,36 @@ describe('fleetbook server (a process)', () => {
     expect(server.stdout()).toContain('"event":"server.stopped"');
   });
 
+  it('serves a daemon’s own metrics with --metrics-port (127.0.0.1, no token), closed at its stop', async () => {
+    const playbooks = join(dir, 'daemon-playbooks');
+    mkdirSync(playbooks);
+    writeFileSync(join(playbooks, 'quick.yaml'), PLAYBOOK);
+    const daemon = spawnCli(['daemon', '--target', 'simulator', '--metrics-port', '0', '--playbooks', playbooks], {
+      FLEETBOOK_HOME: join(dir, 'daemon-home'),
+    });
+    await daemon.waitFor('"event":"metrics.listening"');
+    const url = /"event":"metrics.listening"[^\n]*"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(
+      daemon.stdout(),
+    )?.[1];
+    expect(url).toBeDefined();
+    const answer = await fetch(url ?? '');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toContain('text/plain');
+    const text = await answer.text();
+    expect(text).toContain('# TYPE fleetbook_scheduler_events_total counter');
+    expect(text).toContain('# TYPE fleetbook_step_duration_seconds histogram');
+    expect(text).not.toContain('fleetbook_http_requests_total');
+    expect(await daemon.signal('SIGTERM')).toBe(0);
+    await expect(fetch(url ?? '')).rejects.toThrow();
+    for (const command of ['worker', 'daemon'])
+      expect(
+        await runCli([command, '--metrics-port', 'ninety'], { env: { FLEETBOOK_HOME: join(dir, 'bad-home') } }),
+      ).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('--metrics-port must be a port number'),
+      });
+  });
+
   it('refuses to start on a folder with an invalid playbook (exit 2)', async () => {
     const playbooks = join(dir, 'bad-playbooks');
     mkdirSync(playbooks);

@@ -62,6 +62,21 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.getRun('nope')).toBeUndefined();
     });
 
+    it('counts runs by playbook and status in one grouped count', async () => {
+      expect(await store.countRuns()).toEqual([]);
+      await store.createRun(newRun('c1', { playbook: 'alpha' }));
+      await store.createRun(newRun('c2', { playbook: 'alpha' }));
+      await store.createRun(newRun('c3', { playbook: 'beta' }));
+      await store.setRunStatus('c2', 'succeeded');
+      await store.createRun(newRun('c4', { playbook: 'alpha' }));
+      await store.setRunStatus('c4', 'succeeded');
+      expect(await store.countRuns()).toEqual([
+        { playbook: 'alpha', status: 'running', count: 1 },
+        { playbook: 'alpha', status: 'succeeded', count: 2 },
+        { playbook: 'beta', status: 'running', count: 1 },
+      ]);
+    });
+
     it('refuses a second run with the same id', async () => {
       await store.createRun(newRun('r1'));
       await expect(store.createRun(newRun('r1'))).rejects.toMatchObject({ code: 'RUN_EXISTS' });
@@ -405,6 +420,34 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect((await store.revokeApiToken('t1'))?.revokedAt).toBe('2026-03-01T10:00:00.000Z');
       expect((await store.getApiToken('t1'))?.revokedAt).toBe('2026-03-01T10:00:00.000Z');
       expect(await store.revokeApiToken('unknown')).toBeUndefined();
+    });
+
+    it('keeps web sessions by their id hash until they expire, end or are swept', async () => {
+      const start = clock.now().getTime();
+      const session = (idHash: string, ttlMs: number) => ({
+        idHash,
+        tokenId: 't1',
+        createdAt: clock.now().toISOString(),
+        expiresAtMs: start + ttlMs,
+      });
+      await store.createWebSession(session('a'.repeat(64), 60_000));
+      await store.createWebSession(session('b'.repeat(64), 1_000));
+      await store.createWebSession(session('c'.repeat(64), 60_000));
+      expect(await store.getWebSession('a'.repeat(64))).toEqual(session('a'.repeat(64), 60_000));
+      expect(await store.getWebSession('d'.repeat(64))).toBeUndefined();
+      // Logout ends one session only.
+      await store.deleteWebSession('c'.repeat(64));
+      expect(await store.getWebSession('c'.repeat(64))).toBeUndefined();
+      await store.deleteWebSession('c'.repeat(64));
+      clock.advance(1_000);
+      // Expired by the store's clock: not returned, and swept.
+      expect(await store.getWebSession('b'.repeat(64))).toBeUndefined();
+      expect(await store.sweepWebSessions()).toBe(1);
+      expect(await store.sweepWebSessions()).toBe(0);
+      expect(await store.getWebSession('a'.repeat(64))).toMatchObject({ tokenId: 't1' });
+      clock.advance(59_000);
+      expect(await store.sweepWebSessions()).toBe(1);
+      expect(await store.getWebSession('a'.repeat(64))).toBeUndefined();
     });
 
     it("records a run's end and its notifications together, once per key", async () => {

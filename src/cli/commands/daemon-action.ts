@@ -23,6 +23,7 @@ import { playbookLoadOptions } from '../playbook-load-options.js';
 import { outputFormat } from '../output.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
+import { processMetricsOf } from '../process-metrics.js';
 import { runSettingsOf } from '../run-settings.js';
 
 export interface DaemonCommandOptions {
@@ -35,6 +36,8 @@ export interface DaemonCommandOptions {
   logLevel: string;
   output?: string;
   json?: boolean;
+  metricsPort?: string;
+  metricsHost: string;
 }
 
 function refuse(io: CliIo, problems: readonly Problem[]): void {
@@ -53,6 +56,7 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       `--lease-ttl must be a duration of at least 1s, like 30s or 2m, got '${options.leaseTtl}'.`,
       'INVALID_OPTION',
     );
+  const measured = processMetricsOf(options);
 
   // Checked before connecting: an invalid folder costs no simulator start or token.
   const loadOptions = playbookLoadOptions(io.env);
@@ -65,14 +69,16 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   if (format !== 'json' && format !== 'text')
     throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
   const readable = format === 'text';
-  const logger = createCommandLogger(io, options, secrets, readable);
+  const logger = createCommandLogger(io, options, secrets, readable, undefined, measured?.tee);
   // Checked before connecting too: a bad channel, or a playbook naming an unknown one, starts nothing.
   const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
   for (const playbook of folder.playbooks)
     for (const warning of checkNotifyRules(playbook, notificationConfig))
       logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
 
-  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  // With --metrics-port: the runs driven here timed, the rate-limit waits counted.
+  const store = measured ? measured.instrument(opened) : opened;
   const connection = await openConnection({
     store,
     target: options.target,
@@ -82,7 +88,12 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
     logger,
     secrets,
   }).catch(async (error: unknown) => {
-    await store.close();
+    await opened.close();
+    throw error;
+  });
+  const endpoint = await measured?.serve(logger).catch(async (error: unknown) => {
+    await connection.close();
+    await opened.close();
     throw error;
   });
   const notifications = createNotifications(notificationConfig, { store, logger });
@@ -142,7 +153,8 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
     io.exitCode = ExitCode.success;
   } finally {
     await sweep.stop();
+    await endpoint?.close();
     await connection.close();
-    await store.close();
+    await opened.close();
   }
 }

@@ -23,6 +23,11 @@ export function registerDaemonCommand(program: Command, io: CliIo): void {
     .option('--lease-ttl <duration>', 'how long the scheduler lease outlives a daemon that stopped renewing it', '30s')
     .option('-o, --output <format>', 'json (JSON log lines, the default) or text (readable lines)')
     .option('--json', 'shorthand for --output json')
+    .option(
+      '--metrics-port <n>',
+      "serve this process's Prometheus metrics on /metrics at this port (0: a free one, logged)",
+    )
+    .option('--metrics-host <addr>', 'address of the metrics port', '127.0.0.1')
     .option('--log-file <path>', 'also write the JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (options: DaemonCommandOptions) => (await import('./daemon-action.js')).daemonAction(io, options));

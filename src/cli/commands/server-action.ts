@@ -1,7 +1,5 @@
 /** What `fleetbook server` does (see server.ts), imported when the command runs. */
-import { Writable } from 'node:stream';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { loadPlatformDescription } from '../../openapi/index.js';
 import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors } from '../../playbook/index.js';
 import {
@@ -12,8 +10,9 @@ import {
   startDaemon,
   type Daemon,
 } from '../../scheduler/index.js';
-import { createServerMetrics, startServer, type ServerMetrics } from '../../server/index.js';
-import { isQueueStore, openRunStore, type RunStore } from '../../store/index.js';
+import { createServerMetrics, startServer } from '../../server/index.js';
+import { isQueueStore, openRunStore } from '../../store/index.js';
+import { countingRateWaits, metricsTee } from '../process-metrics.js';
 import { openConnection, profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { outputFormat } from '../output.js';
@@ -35,58 +34,6 @@ export interface ServerCommandOptions {
   output?: string;
   logFile?: string;
   logLevel: string;
-}
-
-/**
- * The metrics fed from the process's own JSON log lines: the scheduler's fires and skips, and
- * the client's `platform answered` lines (the operation's rate-limit group from the platform
- * description). A line that is not JSON is ignored.
- */
-export function metricsTee(metrics: ServerMetrics): Writable {
-  const groups = new Map(loadPlatformDescription().operations.map((op) => [op.id, op.rateLimit?.group ?? 'none']));
-  let rest = '';
-  return new Writable({
-    write(chunk: Buffer | string, _encoding, done) {
-      const lines = (rest + String(chunk)).split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) {
-        let record: Record<string, unknown>;
-        try {
-          record = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        if (record.event === 'schedule.fired' || record.event === 'schedule.skipped')
-          metrics.schedulerEvent(
-            record.event === 'schedule.fired' ? 'fired' : 'skipped',
-            String(record.scheduleKey ?? ''),
-          );
-        else if (record.msg === 'platform answered' && typeof record.httpStatus === 'number')
-          metrics.platformExchange(
-            groups.get(String(record.operationId)) ?? 'none',
-            record.httpStatus,
-            typeof record.durationMs === 'number' ? record.durationMs : 0,
-          );
-      }
-      done();
-    },
-  });
-}
-
-/** The store with the waits of its shared rate buckets counted (`connection|group` keys). */
-function countingRateWaits(store: RunStore, metrics: ServerMetrics): RunStore {
-  return new Proxy(store, {
-    get(target, name, receiver) {
-      if (name === 'takeRate')
-        return async (key: string, intervalMs: number, toleranceMs: number) => {
-          const waitMs = await target.takeRate(key, intervalMs, toleranceMs);
-          metrics.rateLimitWait(key.slice(key.lastIndexOf('|') + 1), waitMs);
-          return waitMs;
-        };
-      const value = Reflect.get(target, name, receiver) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 export async function serverAction(io: CliIo, options: ServerCommandOptions): Promise<void> {

@@ -11,6 +11,7 @@ import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale } from '../run-session.js';
+import { processMetricsOf } from '../process-metrics.js';
 import { secretInputVariable } from './resume-action.js';
 import { runSettingsOf } from '../run-settings.js';
 
@@ -24,6 +25,8 @@ export interface WorkerCommandOptions {
   timeScale?: string;
   logFile?: string;
   logLevel: string;
+  metricsPort?: string;
+  metricsHost: string;
 }
 
 function durationOption(name: string, text: string, minMs: number): number {
@@ -73,9 +76,12 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
   const pollMs = durationOption('poll', options.poll, 10);
   const timeScale = parseTimeScale(options.timeScale);
   const loadOptions = playbookLoadOptions(io.env);
+  const measured = processMetricsOf(options);
 
-  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
   try {
+    // With --metrics-port: the runs driven here timed, the rate-limit waits counted.
+    const store = measured ? measured.instrument(opened) : opened;
     if (!isQueueStore(store)) {
       throw new UsageError(
         "fleetbook worker needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).",
@@ -84,7 +90,7 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
     }
     const secrets = createSecretRegistry();
     // A worker's output is read by machines: always JSON lines.
-    const logger = createCommandLogger(io, options, secrets, false);
+    const logger = createCommandLogger(io, options, secrets, false, undefined, measured?.tee);
     const notifications = createNotifications(readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets }), {
       store,
       logger,
@@ -97,6 +103,10 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
       env: io.env,
       logger,
       secrets,
+    });
+    const endpoint = await measured?.serve(logger).catch(async (error: unknown) => {
+      await connection.close();
+      throw error;
     });
     const drain = new AbortController();
     const stop = (signal: NodeJS.Signals): void => {
@@ -138,9 +148,10 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
       await sweep.stop();
+      await endpoint?.close();
       await connection.close();
     }
   } finally {
-    await store.close();
+    await opened.close();
   }
 }

@@ -24,6 +24,11 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
     .option('--target <target>', "'simulator': run against the embedded simulator")
     .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms (default 60)')
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
+    .option(
+      '--metrics-port <n>',
+      "serve this process's Prometheus metrics on /metrics at this port (0: a free one, logged)",
+    )
+    .option('--metrics-host <addr>', 'address of the metrics port', '127.0.0.1')
     .option('--log-file <path>', 'also write the JSON log lines to this file')
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (options: WorkerCommandOptions) => (await import('./worker-action.js')).workerAction(io, options));

@@ -3,7 +3,7 @@
  * served as files (the Content-Security-Policy allows no inline script or style), a login
  * that turns a token into a session cookie, and forms that carry the session's CSRF token.
  * Pages: runs (filters), a run (live timeline, step tree, log), playbooks (a start form made
- * from the input schema, next fires), schedules (pause, resume).
+ * from the input schema, next fires, trigger now), schedules (pause, resume, trigger now).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -27,11 +27,13 @@ import type { ServerMetrics } from '../metrics.js';
 import type { PlaybookCatalog } from '../playbook-catalog.js';
 import type { RunLauncher } from '../run-launcher.js';
 import { streamRunEvents } from '../run-events.js';
-import { pauseSchedule, resumeSchedule } from '../schedule-actions.js';
+import { pauseSchedule, resumeSchedule, triggerSchedule } from '../schedule-actions.js';
+import { ApiError } from '../app-error.js';
 import { roleAllows, verifyApiToken } from '../tokens.js';
 import { logLines, playbookView, problemView, runView, scheduleViews, type InputView, type Scrub } from '../views.js';
 import { html, trusted, type Html } from './html.js';
 import { createSessions, SESSION_COOKIE, type Session } from './sessions.js';
+import { createLoginCsrf, LOGIN_COOKIE } from './login-csrf.js';
 import { progressByPath, renderTimeline, statusText, timelineRows } from './timeline.js';
 
 export interface UiOptions {
@@ -104,7 +106,9 @@ function badge(status: string): Html {
 }
 
 function trigger(run: RunRecord): string {
-  return `${run.trigger.kind}${run.trigger.scheduleId === undefined ? '' : ` (${run.trigger.scheduleId})`}${run.dryRun ? ', dry run' : ''}`;
+  const { kind, scheduleId, by } = run.trigger;
+  const what = kind === 'trigger' ? 'triggered by hand' : kind;
+  return `${what}${scheduleId === undefined ? '' : ` (${scheduleId})`}${by === undefined ? '' : ` by ${by}`}${run.dryRun ? ', dry run' : ''}`;
 }
 
 function json(value: unknown): string {
@@ -218,11 +222,30 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
     return caller;
   }
 
+  /** "Trigger now" for a schedule (operator and up): a form with the session's CSRF token. */
+  const triggerForm = (caller: Caller, key: string) =>
+    roleAllows(caller.token.role, 'operator')
+      ? html`<form method="post" action="/schedules/${encodeURIComponent(key)}/trigger" class="inline">
+          <input type="hidden" name="_csrf" value="${caller.session.csrf}" />
+          <button type="submit">Trigger ${key} now</button>
+        </form>`
+      : '';
+
   const safeNext = (next: unknown): string =>
     typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') ? next : '/runs';
 
-  const loginPage = (next: string, message?: string) =>
-    page(
+  const loginCsrf = createLoginCsrf();
+  /** The login page with a fresh CSRF pair: its nonce set as a cookie on `reply`, its signature in the form. */
+  const loginPage = (request: FastifyRequest, reply: FastifyReply, next: string, message?: string) => {
+    const { nonce, field } = loginCsrf.issue();
+    void reply.setCookie(LOGIN_COOKIE, nonce, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/login',
+      secure: request.protocol === 'https',
+      maxAge: 3600,
+    });
+    return page(
       undefined,
       'Log in',
       html`<section class="login">
@@ -230,6 +253,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         <p>Paste an API token (<code>fleetbook tokens create --role viewer --name you</code>).</p>
         ${message ? html`<p class="error" role="alert">${message}</p>` : ''}
         <form method="post" action="/login">
+          <input type="hidden" name="_csrf" value="${field}" />
           <input type="hidden" name="next" value="${next}" />
           <label for="token">Token</label>
           <input id="token" name="token" type="password" autocomplete="off" required autofocus />
@@ -237,21 +261,34 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         </form>
       </section>`,
     );
+  };
 
   app.get('/', async (_request, reply) => reply.redirect('/runs'));
   app.get('/login', async (request, reply) =>
-    send(reply, loginPage(safeNext((request.query as { next?: string }).next))),
+    send(reply, loginPage(request, reply, safeNext((request.query as { next?: string }).next))),
   );
   app.post('/login', async (request, reply) => {
-    const body = (request.body ?? {}) as { token?: unknown; next?: unknown };
+    const body = (request.body ?? {}) as { token?: unknown; next?: unknown; _csrf?: unknown };
+    // Checked before the token: a forged login (another site logging a browser in as its own token) is refused.
+    if (!loginCsrf.matches(request.cookies[LOGIN_COOKIE], body._csrf))
+      return send(
+        reply,
+        loginPage(
+          request,
+          reply,
+          safeNext(body.next),
+          'Refused: this login was not sent from this server’s login form (its CSRF check failed, or the form is from before a restart). Paste the token again.',
+        ),
+        403,
+      );
     const token = typeof body.token === 'string' ? await verifyApiToken(store, body.token.trim()) : undefined;
     if (!token)
       return send(
         reply,
-        loginPage(safeNext(body.next), 'That token is not valid (unknown, revoked or mistyped).'),
+        loginPage(request, reply, safeNext(body.next), 'That token is not valid (unknown, revoked or mistyped).'),
         401,
       );
-    const session = sessions.create(token);
+    const session = await sessions.create(token);
     options.logger.info(
       { event: 'audit.login', by: token.name, role: token.role },
       `${token.name} logged in to the web UI`,
@@ -263,12 +300,13 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       secure: request.protocol === 'https',
       maxAge: Math.floor(options.sessionTtlMs / 1000),
     });
+    void reply.clearCookie(LOGIN_COOKIE, { path: '/login' });
     return reply.redirect(safeNext(body.next), 303);
   });
   app.post('/logout', async (request, reply) => {
     const caller = await formCaller(request, reply, 'viewer');
     if (!caller) return reply;
-    sessions.end(caller.session.id);
+    await sessions.end(caller.session.id);
     void reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.redirect('/login', 303);
   });
@@ -772,6 +810,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
                           html`<li>
                             <strong>${schedule.key}</strong> <code>${schedule.cron}</code> ${schedule.timezone}
                             ${schedule.paused ? html`<span class="badge status-interrupted">paused</span>` : ''}
+                            ${triggerForm(caller, schedule.key)}
                             <ul>
                               ${schedule.next.map((at) => html`<li>next <time datetime="${at}">${formatTime(at)}</time></li>`)}
                             </ul>
@@ -824,6 +863,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
     if (!caller) return reply;
     const schedules = await scheduleViews(store, catalog.current().playbooks, 3, Date.now());
     const canManage = roleAllows(caller.token.role, 'admin');
+    const canTrigger = roleAllows(caller.token.role, 'operator');
     return send(
       reply,
       page(
@@ -842,7 +882,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
                       <th scope="col">State</th>
                       <th scope="col">Next fires</th>
                       <th scope="col">Last run</th>
-                      ${canManage ? html`<th scope="col">Action</th>` : ''}
+                      ${canTrigger ? html`<th scope="col">Action</th>` : ''}
                     </tr>
                   </thead>
                   <tbody>
@@ -868,18 +908,23 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
                             ${schedule.lastRunId ? html`<a href="/runs/${encodeURIComponent(schedule.lastRunId)}">${schedule.lastResult ?? 'run'}</a>` : 'never'}
                           </td>
                           ${
-                            canManage
-                              ? html`<td>
-                                  <form
-                                    method="post"
-                                    action="/schedules/${encodeURIComponent(schedule.key)}/${schedule.paused ? 'resume' : 'pause'}"
-                                    class="inline"
-                                  >
-                                    <input type="hidden" name="_csrf" value="${caller.session.csrf}" />
-                                    <button type="submit">
-                                      ${schedule.paused ? 'Resume' : 'Pause'} ${schedule.key}
-                                    </button>
-                                  </form>
+                            canTrigger
+                              ? html`<td class="actions">
+                                  ${triggerForm(caller, schedule.key)}
+                                  ${
+                                    canManage
+                                      ? html`<form
+                                          method="post"
+                                          action="/schedules/${encodeURIComponent(schedule.key)}/${schedule.paused ? 'resume' : 'pause'}"
+                                          class="inline"
+                                        >
+                                          <input type="hidden" name="_csrf" value="${caller.session.csrf}" />
+                                          <button type="submit">
+                                            ${schedule.paused ? 'Resume' : 'Pause'} ${schedule.key}
+                                          </button>
+                                        </form>`
+                                      : ''
+                                  }
                                 </td>`
                               : ''
                           }
@@ -904,4 +949,41 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       return reply.redirect('/schedules', 303);
     });
   }
+
+  app.post('/schedules/:key/trigger', async (request, reply) => {
+    const caller = await formCaller(request, reply, 'operator');
+    if (!caller) return reply;
+    const key = (request.params as { key: string }).key;
+    const answer = (status: number, title: string, message: string) =>
+      send(
+        reply,
+        page(
+          caller,
+          title,
+          html`<h1>${title}</h1>
+            <p class="${status >= 400 ? 'error' : 'meta'}" role="alert">${scrub(message)}</p>
+            <p><a href="/schedules">Back to the schedules</a></p>`,
+        ),
+        status,
+      );
+    try {
+      const triggered = await triggerSchedule(
+        { store, catalog, logger: options.logger, launcher },
+        key,
+        caller.token.name,
+      );
+      if (triggered.outcome === 'queued')
+        return answer(
+          202,
+          'Queued',
+          `run ${triggered.behind} still goes and the overlap policy of ${key} is queue: the fire waits for it`,
+        );
+      options.metrics.runStarted(triggered.run.playbook);
+      return reply.redirect(`/runs/${encodeURIComponent(triggered.run.id)}`, 303);
+    } catch (error) {
+      if (error instanceof ApiError) return answer(error.statusCode, 'Not triggered', error.message);
+      if (isFleetbookError(error)) return answer(409, 'Not triggered', error.message);
+      throw error;
+    }
+  });
 }

@@ -1,16 +1,23 @@
 /**
- * Web UI sessions: logging in with a token makes a random session id, kept in this process's
- * memory (a restart logs everyone out) and sent as an HttpOnly, SameSite=Strict cookie; the
- * token itself never goes back to the browser. Each session has a CSRF token every
- * state-changing form carries. The token is checked again at each request, so revoking it
- * ends its sessions.
+ * Web UI sessions: logging in with a token makes a random session id, sent as an HttpOnly,
+ * SameSite=Strict cookie (the token itself never goes back to the browser). The store keeps
+ * the session (`web_sessions`) under the SHA-256 of its id, never the id, so a session outlives
+ * a restart and every server sharing the store knows it, and a logout on one ends it on all.
+ * Each session's CSRF token, which every state-changing form carries, is derived from its id
+ * (a hash of another purpose), so it needs no storing and reveals nothing of the id. The token
+ * is checked again at each request, so revoking it ends its sessions; expired sessions are not
+ * taken and are swept at logins.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ApiToken, RunStore } from '../../store/index.js';
 
 export const SESSION_COOKIE = 'fleetbook_session';
 
+/** Expired sessions are swept at a login at most this often. */
+const SWEEP_EVERY_MS = 60_000;
+
 export interface Session {
+  /** The id the cookie holds (only this process's memory and the browser see it). */
   id: string;
   tokenId: string;
   csrf: string;
@@ -18,45 +25,49 @@ export interface Session {
 }
 
 export interface Sessions {
-  create(token: ApiToken): Session;
+  create(token: ApiToken): Promise<Session>;
   /** The session and its still-valid token, or undefined. */
   find(id: string | undefined): Promise<{ session: Session; token: ApiToken } | undefined>;
-  end(id: string): void;
+  end(id: string): Promise<void>;
   csrfMatches(session: Session, given: unknown): boolean;
 }
 
+/** What the store keeps of a session id. */
+export const sessionIdHash = (id: string): string => createHash('sha256').update(id).digest('hex');
+const csrfOf = (id: string): string => createHash('sha256').update(`csrf\u0000${id}`).digest('base64url');
+
 export function createSessions(store: RunStore, ttlMs: number): Sessions {
-  const sessions = new Map<string, Session>();
+  let sweptAtMs = 0;
   return {
-    create(token) {
+    async create(token) {
       const now = Date.now();
-      for (const [id, session] of sessions) if (session.expiresAtMs <= now) sessions.delete(id);
-      const session = {
-        id: randomBytes(32).toString('base64url'),
+      if (now - sweptAtMs >= SWEEP_EVERY_MS) {
+        sweptAtMs = now;
+        await store.sweepWebSessions();
+      }
+      const id = randomBytes(32).toString('base64url');
+      const session = { id, tokenId: token.id, csrf: csrfOf(id), expiresAtMs: now + ttlMs };
+      await store.createWebSession({
+        idHash: sessionIdHash(id),
         tokenId: token.id,
-        csrf: randomBytes(32).toString('base64url'),
-        expiresAtMs: now + ttlMs,
-      };
-      sessions.set(session.id, session);
+        createdAt: new Date(now).toISOString(),
+        expiresAtMs: session.expiresAtMs,
+      });
       return session;
     },
     async find(id) {
-      if (id === undefined) return undefined;
-      const session = sessions.get(id);
-      if (!session) return undefined;
-      if (session.expiresAtMs <= Date.now()) {
-        sessions.delete(id);
+      if (id === undefined || id === '') return undefined;
+      const stored = await store.getWebSession(sessionIdHash(id));
+      if (!stored) return undefined;
+      const tokenRecord = await store.getApiToken(stored.tokenId);
+      if (!tokenRecord || tokenRecord.revokedAt !== undefined) {
+        await store.deleteWebSession(stored.idHash);
         return undefined;
       }
-      const stored = await store.getApiToken(session.tokenId);
-      if (!stored || stored.revokedAt !== undefined) {
-        sessions.delete(id);
-        return undefined;
-      }
-      const { hash: _hash, ...token } = stored;
-      return { session, token };
+      const { hash: _hash, ...token } = tokenRecord;
+      return { session: { id, tokenId: stored.tokenId, csrf: csrfOf(id), expiresAtMs: stored.expiresAtMs }, token };
     },
-    end: (id) => void sessions.delete(id),
+    end: (id) => store.deleteWebSession(sessionIdHash(id)),
     csrfMatches(session, given) {
       if (typeof given !== 'string') return false;
       const a = Buffer.from(session.csrf);
