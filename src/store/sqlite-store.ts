@@ -308,7 +308,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       values.push(entry.runId, seq, entry.at, entry.eventJson);
     }
     let offset = 0;
-    for (let left = entries.length; left > 0; ) {
+    for (let left = entries.length; left > 0;) {
       const rows = left >= maxRowsPerInsert ? maxRowsPerInsert : 2 ** Math.floor(Math.log2(left));
       insertOf(rows).run(...values.slice(offset, offset + rows * 4));
       offset += rows * 4;
