@@ -204,40 +204,71 @@ export async function waitForOperation(
   const startedAt = clock.now();
   // The platform's clock may differ from ours (and the simulator's runs faster), so the
   // record's `timeoutMinutes` counts from our first poll, not from its `startedAt`.
-  let deadline = options.timeoutMs === undefined ? undefined : startedAt + options.timeoutMs;
-  let lastPercent: number | undefined;
+  const state: PollState = {
+    startedAt,
+    deadline: options.timeoutMs === undefined ? undefined : startedAt + options.timeoutMs,
+    lastPercent: undefined,
+  };
   for (let polls = 1; ; polls += 1) {
-    const { body } = await executor.call(target.pollOperation.id, { id: target.id }, callOptions);
-    const record: AsyncOperationRecord = isRecord(body) ? body : {};
-    const finish = (outcome: AsyncOutcome, error?: AsyncOperationFailure): AsyncOperationResult => ({
-      outcome,
-      operation: record,
-      ...(outcome === 'succeeded' ? {} : { error: error ?? failureOf(record, outcome) }),
-      flavour,
-      location: target.location,
-      polls,
-    });
-    if (typeof record.progressPercent === 'number' && record.progressPercent !== lastPercent) {
-      lastPercent = record.progressPercent;
-      options.onProgress?.(lastPercent, record);
-    }
-    const outcome = terminalOutcome(statusOf(record, flavour));
-    if (outcome) return finish(outcome);
-    if (deadline === undefined && typeof record.timeoutMinutes === 'number' && record.timeoutMinutes > 0) {
-      deadline = startedAt + record.timeoutMinutes * 60_000;
-    }
+    // The answer is judged in a frame of its own and dropped before the sleep: thousands of waits
+    // in flight hold a number each between their polls, not their last answer.
+    const next = await pollOnce(executor, target, flavour, callOptions, state, polls, options.onProgress);
+    if (typeof next !== 'number') return next;
+    const intervalMs = Math.min(maxPollMs, Math.max(minPollMs, next));
     const now = clock.now();
-    if (deadline !== undefined && now >= deadline) {
-      return finish('timedOut', {
-        message: `no terminal state after ${Math.round((now - startedAt) / 1000)} s of waiting; the operation may still be running on the platform`,
-        code: 'WAIT_DEADLINE_EXCEEDED',
-      });
-    }
-    const suggestedMs =
-      typeof record.suggestedPollingIntervalSeconds === 'number'
-        ? record.suggestedPollingIntervalSeconds * 1000
-        : DEFAULT_POLL_MS;
-    const intervalMs = Math.min(maxPollMs, Math.max(minPollMs, suggestedMs));
-    await sleepOn(clock, deadline === undefined ? intervalMs : Math.min(intervalMs, deadline - now), options.signal);
+    await sleepOn(
+      clock,
+      state.deadline === undefined ? intervalMs : Math.min(intervalMs, state.deadline - now),
+      options.signal,
+    );
   }
+}
+
+/** What a wait keeps from one poll to the next. */
+interface PollState {
+  startedAt: number;
+  /** When the wait gives up: the caller's timeout, else the record's `timeoutMinutes` from the first poll. */
+  deadline: number | undefined;
+  lastPercent: number | undefined;
+}
+
+/** One poll: the wait's result when it ends, else the interval the record suggests before the next (ms). */
+async function pollOnce(
+  executor: Executor,
+  target: Target,
+  flavour: AsyncFlavour,
+  callOptions: CallOptions,
+  state: PollState,
+  polls: number,
+  onProgress: WaitOptions['onProgress'],
+): Promise<AsyncOperationResult | number> {
+  const { body } = await executor.call(target.pollOperation.id, { id: target.id }, callOptions);
+  const record: AsyncOperationRecord = isRecord(body) ? body : {};
+  const finish = (outcome: AsyncOutcome, error?: AsyncOperationFailure): AsyncOperationResult => ({
+    outcome,
+    operation: record,
+    ...(outcome === 'succeeded' ? {} : { error: error ?? failureOf(record, outcome) }),
+    flavour,
+    location: target.location,
+    polls,
+  });
+  if (typeof record.progressPercent === 'number' && record.progressPercent !== state.lastPercent) {
+    state.lastPercent = record.progressPercent;
+    onProgress?.(state.lastPercent, record);
+  }
+  const outcome = terminalOutcome(statusOf(record, flavour));
+  if (outcome) return finish(outcome);
+  if (state.deadline === undefined && typeof record.timeoutMinutes === 'number' && record.timeoutMinutes > 0) {
+    state.deadline = state.startedAt + record.timeoutMinutes * 60_000;
+  }
+  const now = executor.clock.now();
+  if (state.deadline !== undefined && now >= state.deadline) {
+    return finish('timedOut', {
+      message: `no terminal state after ${Math.round((now - state.startedAt) / 1000)} s of waiting; the operation may still be running on the platform`,
+      code: 'WAIT_DEADLINE_EXCEEDED',
+    });
+  }
+  return typeof record.suggestedPollingIntervalSeconds === 'number'
+    ? record.suggestedPollingIntervalSeconds * 1000
+    : DEFAULT_POLL_MS;
 }

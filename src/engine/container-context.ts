@@ -1,6 +1,6 @@
 /** What the engine gives a container kind to run its children with (`ContainerContext`). */
 import { stepLabel, type Playbook, type Step } from '../playbook/index.js';
-import type { ContainerContext, ItemRun } from '../steps/index.js';
+import { isContainer, type ContainerContext, type ItemRun } from '../steps/index.js';
 import { StepStatus, type ErrorRecord } from '../store/index.js';
 import type { StepExecution } from './attempts.js';
 import { resolveInputs } from './inputs.js';
@@ -30,6 +30,34 @@ function failureOf(steps: readonly Step[], frame: Frame): ErrorRecord {
       ...(innerCode === undefined ? {} : { failedCode: innerCode }),
     },
   };
+}
+
+/** Whether a sequence's steps each journal one entry, by registry and sequence: asked once per loop, not per item. */
+const oneEntrySequences = new WeakMap<object, WeakMap<readonly Step[], boolean>>();
+
+/**
+ * Whether every step of `steps` journals one entry only: a quiet leaf kind with one attempt and
+ * no `rescue` or `always` (which may run other steps). See `beginStep` in step-runner.ts.
+ */
+function journalsOneEntryEach(state: RunnerState, steps: readonly Step[]): boolean {
+  const { registry } = state.options;
+  let byRegistry = oneEntrySequences.get(registry);
+  if (!byRegistry) oneEntrySequences.set(registry, (byRegistry = new WeakMap()));
+  let known = byRegistry.get(steps);
+  if (known === undefined) {
+    known = steps.every((step) => {
+      const definition = registry.get(step.kind);
+      return (
+        !isContainer(definition) &&
+        definition.quiet === true &&
+        step.retry.maxAttempts <= 1 &&
+        !step.rescue &&
+        !step.always
+      );
+    });
+    byRegistry.set(steps, known);
+  }
+  return known;
 }
 
 /** One loop item: replayed whole when the journal says it succeeded, else run in its own scope. */
@@ -68,7 +96,10 @@ async function runItem(
     durationMs: 0,
   };
   summaries.push(record);
-  await options.journal({ type: 'item.started', path: execution.path, index }, BUFFERED);
+  // An item of one-entry steps journals its end only (the fold makes its record from it): its
+  // start would say nothing a resume or a reader needs, and it is a row per item of a loop.
+  if (!journalsOneEntryEach(state, steps))
+    await options.journal({ type: 'item.started', path: execution.path, index }, BUFFERED);
   const ending = await state.runSequence(steps, { scope, prefix: itemPath, signal: frame.signal });
   const status =
     ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;

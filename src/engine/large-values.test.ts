@@ -50,6 +50,20 @@ describe('large values in files', () => {
     expect(await readSpilledValue((event as { input: unknown }).input)).toEqual(input);
   });
 
+  it("writes a quiet step's one entry's large input and outputs to files of their own", async () => {
+    const input = records(400);
+    const outputs = records(500);
+    const event = await spillLargeEventValues(
+      { type: 'step.finished', path: 'pick', stepId: 'pick', kind: 'custom', status: 'succeeded', input, outputs },
+      { dir, runId: 'r1', maxInlineBytes: 1024 },
+    );
+    expect(event).toMatchObject({
+      input: { $outputsFile: join(dir, 'r1', 'pick.input.json') },
+      outputs: { $outputsFile: join(dir, 'r1', 'pick.json') },
+    });
+    expect(await readSpilledValue((event as { input: unknown }).input)).toEqual(input);
+  });
+
   it('keeps a run input per value: small ones inline, large ones in run.inputs.<name>.json', async () => {
     const inputs = { region: 'eu-central', devices: records(500) };
     const stored = await spillLargeInputs(inputs, { dir, runId: 'r1', maxInlineBytes: 1024 });

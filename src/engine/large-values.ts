@@ -56,20 +56,23 @@ export async function spillLargeValue(value: unknown, name: string, options: Spi
 /** Whether `event` carries a value that may be large: a step's rendered input or its outputs. */
 export function carriesLargeValue(event: JournalEvent): boolean {
   return (
-    (event.type === 'step.finished' && event.outputs !== undefined) ||
+    (event.type === 'step.finished' && (event.outputs !== undefined || event.input !== undefined)) ||
     (event.type === 'step.started' && event.input !== undefined)
   );
 }
 
 /**
- * The event to journal: a `step.finished` whose outputs (or a `step.started` whose input) are
+ * The event to journal: a `step.finished` whose outputs (or a `step.started`'s or quiet `step.finished`'s input) are
  * larger than `maxInlineBytes` has them written to `<path>.json` (`<path>.input.json`) and
  * carries a reference instead.
  */
 export async function spillLargeEventValues(event: JournalEvent, options: SpillOptions): Promise<JournalEvent> {
-  if (event.type === 'step.finished' && event.outputs !== undefined) {
+  if (event.type === 'step.finished') {
     const outputs = await spillLargeValue(event.outputs, event.path, options);
-    return outputs === event.outputs ? event : { ...event, outputs };
+    // A quiet step's one entry may carry its input too.
+    const input = await spillLargeValue(event.input, `${event.path}.input`, options);
+    if (outputs === event.outputs && input === event.input) return event;
+    return { ...event, ...(outputs === undefined ? {} : { outputs }), ...(input === undefined ? {} : { input }) };
   }
   if (event.type === 'step.started' && event.input !== undefined) {
     const input = await spillLargeValue(event.input, `${event.path}.input`, options);

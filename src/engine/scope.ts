@@ -69,20 +69,19 @@ export class Scope {
     return new Scope(this.root, this, names);
   }
 
-  /** This scope and its ancestors, outermost first. */
-  private chain(): Scope[] {
-    return [...(this.parent ? this.parent.chain() : []), this];
+  /** Copies the steps and names of this scope's ancestors, then its own, into `steps` and `names`. */
+  private gather(steps: Record<string, StepView>, names: Record<string, unknown>): void {
+    this.parent?.gather(steps, names);
+    Object.assign(steps, this.steps);
+    Object.assign(names, this.names);
   }
 
   /** The expression context as of now: inner steps and names over outer ones. */
   context(): ExpressionContext {
-    const chain = this.chain();
+    // Asked for every step of every loop item: no array of the scope chain is made for it.
     const steps: Record<string, StepView> = {};
     const names: Record<string, unknown> = {};
-    for (const scope of chain) {
-      Object.assign(steps, scope.steps);
-      Object.assign(names, scope.names);
-    }
+    this.gather(steps, names);
     return trackTaint(
       { ...names, inputs: this.root.inputs, steps, run: this.root.run, env: this.root.env },
       this.root.taint,

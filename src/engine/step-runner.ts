@@ -15,7 +15,7 @@ import {
   type StepOutcome,
 } from '../steps/index.js';
 import { toErrorRecord } from '../steps/index.js';
-import { StepStatus, type ErrorRecord } from '../store/index.js';
+import { StepStatus, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import { runContainerAttempts, runLeafAttempts, type StepExecution } from './attempts.js';
 import { bounded } from './bounded.js';
 import { containerContext } from './container-context.js';
@@ -100,10 +100,22 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   const quiet = isQuiet(definition);
   const lineLevel = quiet ? 'debug' : 'info';
   const appendOptions = quiet ? BUFFERED : undefined;
+  // A quiet step of one attempt journals one entry, its `step.finished` (with what `step.started`
+  // would say): nothing happens outside the run between its start and its end, and a crash before
+  // the entry only means it runs again on resume. One with retries journals its start (its
+  // `retry.scheduled` entries belong to a started step).
+  const oneEntry = quiet && step.retry.maxAttempts <= 1;
   let started = false;
+  let renderedInput: unknown;
   const start = async (input?: unknown): Promise<void> => {
     if (started) return;
     started = true;
+    if (oneEntry) {
+      renderedInput = input;
+      if (options.logger.isLevelEnabled(lineLevel))
+        log()[lineLevel]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
+      return;
+    }
     await options.journal(
       {
         type: 'step.started',
@@ -126,16 +138,9 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     if (record.attempts === 0 && outcome.status !== StepStatus.skipped) record.attempts = 1;
     frame.scope.steps[step.id] = viewOf(finished);
     await start();
-    await options.journal(
-      {
-        type: 'step.finished',
-        path,
-        status: finished.status,
-        ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
-        ...(finished.error ? { error: finished.error } : {}),
-      },
-      appendOptions,
-    );
+    // A `set` step's input is its outputs: journaled once.
+    const input = renderedInput === outcome.outputs ? undefined : renderedInput;
+    await options.journal(finishedEvent(path, finished, oneEntry ? { step, input } : undefined), appendOptions);
     const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
     if (options.logger.isLevelEnabled(level)) {
       const facts = {
@@ -159,6 +164,23 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     return finished;
   };
   return { step, path, record, log, start, settle };
+}
+
+/** The step's `step.finished`; `start`: a one-entry step's, also saying what its `step.started` would. */
+function finishedEvent(
+  path: string,
+  finished: StepOutcome,
+  start: { step: Step; input: unknown } | undefined,
+): JournalEvent {
+  return {
+    type: 'step.finished',
+    path,
+    ...(start ? { stepId: start.step.id, kind: start.step.kind } : {}),
+    status: finished.status,
+    ...(start?.input === undefined ? {} : { input: start.input }),
+    ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
+    ...(finished.error ? { error: finished.error } : {}),
+  };
 }
 
 function viewOf(outcome: StepOutcome): { status: StepStatus; outputs?: unknown; error?: StepOutcome['error'] } {

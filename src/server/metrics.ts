@@ -91,6 +91,8 @@ export function createProcessMetrics(registry: Registry = new Registry()): Proce
         stepStarts.set(`${runId} ${event.path}`, { at: at.getTime(), kind: event.kind });
       else if (event.type === 'step.finished') {
         const key = `${runId} ${event.path}`;
+        // A quiet step's one entry: its start is its end (it took microseconds).
+        if (event.kind !== undefined) return stepDurations.observe({ kind: event.kind, status: event.status }, 0);
         const start = stepStarts.get(key);
         if (!start) return;
         stepStarts.delete(key);

@@ -234,4 +234,69 @@ describe('foldJournal', () => {
   it('ignores events of a step whose start is missing rather than inventing one', () => {
     expect(foldJournal(journal({ type: 'step.finished', path: 'ghost', status: 'succeeded' }))).toEqual([]);
   });
+
+  it("folds a quiet step's one entry into a finished record: its start and end at once", () => {
+    const steps = foldJournal(
+      journal(
+        { type: 'step.started', path: 'loop', stepId: 'loop', kind: 'forEach' },
+        {
+          type: 'step.finished',
+          path: 'loop[0].double',
+          stepId: 'double',
+          kind: 'set',
+          status: 'succeeded',
+          outputs: { value: 2 },
+        },
+        { type: 'item.finished', path: 'loop', index: 0, status: 'succeeded' },
+        {
+          type: 'step.finished',
+          path: 'loop[1].say',
+          stepId: 'say',
+          kind: 'log',
+          status: 'succeeded',
+          input: { message: 'hi' },
+          outputs: { message: 'hi' },
+        },
+      ),
+    );
+    expect(steps.map((s) => [s.path, s.kind, s.status])).toEqual([
+      ['loop', 'forEach', 'running'],
+      ['loop[0].double', 'set', 'succeeded'],
+      ['loop[0]', 'item', 'succeeded'],
+      ['loop[1].say', 'log', 'succeeded'],
+    ]);
+    expect(steps[1]).toEqual({
+      path: 'loop[0].double',
+      stepId: 'double',
+      kind: 'set',
+      status: 'succeeded',
+      attempts: 0,
+      startedAt: second(1),
+      endedAt: second(1),
+      outputs: { value: 2 },
+    });
+    // An item without its start: made from its end, with the loop's step id.
+    expect(steps[2]).toMatchObject({ stepId: 'loop', startedAt: second(2), endedAt: second(2) });
+    expect(steps[3]).toMatchObject({ input: { message: 'hi' }, endedAt: second(3) });
+  });
+
+  it("a quiet step's one entry after an earlier run's ending replaces it (resume ran it again)", () => {
+    const steps = foldJournal(
+      journal(
+        // An older journal: started and finished entries, the step failed.
+        { type: 'step.started', path: 'check', stepId: 'check', kind: 'assert', input: { that: false } },
+        { type: 'step.finished', path: 'check', status: 'failed', error: { message: 'no' } },
+        { type: 'step.started', path: 'next', stepId: 'next', kind: 'set' },
+        { type: 'step.finished', path: 'next', status: 'skipped' },
+        // The resumed run journals the quiet step's one entry.
+        { type: 'step.finished', path: 'check', stepId: 'check', kind: 'assert', status: 'succeeded' },
+      ),
+    );
+    expect(steps.map((s) => [s.path, s.status])).toEqual([
+      ['next', 'skipped'],
+      ['check', 'succeeded'],
+    ]);
+    expect(steps[1]).not.toHaveProperty('error');
+    expect(steps[1]).not.toHaveProperty('input');
+  });
 });

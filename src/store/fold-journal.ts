@@ -12,7 +12,10 @@ const endsInFlight = new Set<string>([StepStatus.failed, StepStatus.interrupted]
  * in the order they first started. Both stores serve `steps()` from this one function.
  *
  * - status: `running` from `step.started` until `step.finished` sets it, so a step started
- *   and never finished is `running`: the point where resume picks the run up.
+ *   and never finished is `running`: the point where resume picks the run up. A quiet step
+ *   with one attempt (`set`, `log`, `assert`, `fail`) journals one entry, a `step.finished`
+ *   carrying its `stepId` and `kind` (and its input when it is not its outputs): its start and
+ *   end at once. An item whose steps are all such journals only its `item.finished`.
  * - attempts: the highest `attempt` of the step's `request.sending` events (0 when it sent none).
  * - location: the last one seen in `request.answered` or `operation.*`. A new
  *   `request.sending` forgets the previous one: its answer brings the Location that counts.
@@ -28,25 +31,9 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
 
   for (const { at, event } of entries) {
     switch (event.type) {
-      case 'step.started': {
-        const previous = records.get(event.path);
-        records.delete(event.path);
-        const record: StepRecord = {
-          path: event.path,
-          stepId: event.stepId,
-          kind: event.kind,
-          status: StepStatus.running,
-          attempts: previous?.attempts ?? 0,
-          startedAt: at,
-        };
-        if (event.input !== undefined) record.input = event.input;
-        if (previous?.location !== undefined) record.location = previous.location;
-        if (previous?.operationOutcome !== undefined) record.operationOutcome = previous.operationOutcome;
-        if (previous?.unansweredRequest !== undefined) record.unansweredRequest = previous.unansweredRequest;
-        // Re-inserted so a re-run step sits where it ran last, next to its re-run children.
-        records.set(event.path, record);
+      case 'step.started':
+        startStep(records, event, at);
         break;
-      }
       case 'item.started': {
         const path = `${event.path}[${event.index}]`;
         records.delete(path);
@@ -61,14 +48,29 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
         break;
       }
       case 'item.finished': {
-        const record = records.get(`${event.path}[${event.index}]`);
+        const path = `${event.path}[${event.index}]`;
+        const record = records.get(path);
         if (record) {
           record.status = event.status;
           record.endedAt = at;
+        } else {
+          // An item whose steps each journal one entry journals no start either (see the loop's items in
+          // ARCHITECTURE.md): its end is its only entry, after its steps'.
+          records.set(path, {
+            path,
+            stepId: records.get(event.path)?.stepId ?? '',
+            kind: itemKind,
+            status: event.status,
+            attempts: 0,
+            startedAt: at,
+            endedAt: at,
+          });
         }
         break;
       }
       default: {
+        // A quiet step's one entry: its start and its end.
+        if (event.type === 'step.finished' && event.kind !== undefined) startStep(records, event, at);
         const record = records.get(event.path);
         // Events of a step whose start is missing are journal damage, not a step to invent.
         if (!record) break;
@@ -116,4 +118,31 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
     }
   }
   return [...records.values()];
+}
+
+/**
+ * A step's (re)start: `step.started`, or the one entry of a quiet step (a `step.finished` with
+ * its `stepId` and `kind`). A re-run step keeps what was learned and drops its previous ending.
+ */
+function startStep(
+  records: Map<StepPath, StepRecord>,
+  event: { path: StepPath; stepId?: string; kind?: string; input?: unknown },
+  at: string,
+): void {
+  const previous = records.get(event.path);
+  records.delete(event.path);
+  const record: StepRecord = {
+    path: event.path,
+    stepId: event.stepId ?? previous?.stepId ?? '',
+    kind: event.kind ?? previous?.kind ?? '',
+    status: StepStatus.running,
+    attempts: previous?.attempts ?? 0,
+    startedAt: at,
+  };
+  if (event.input !== undefined) record.input = event.input;
+  if (previous?.location !== undefined) record.location = previous.location;
+  if (previous?.operationOutcome !== undefined) record.operationOutcome = previous.operationOutcome;
+  if (previous?.unansweredRequest !== undefined) record.unansweredRequest = previous.unansweredRequest;
+  // Re-inserted so a re-run step sits where it ran last, next to its re-run children.
+  records.set(event.path, record);
 }

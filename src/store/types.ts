@@ -128,7 +128,20 @@ export type JournalEvent =
   | { type: 'operation.progress'; path: StepPath; location: string; progressPercent?: number; state?: string }
   | { type: 'operation.finished'; path: StepPath; location: string; outcome: string; operation?: unknown }
   | { type: 'retry.scheduled'; path: StepPath; attempt: number; delayMs: number; reason: string }
-  | { type: 'step.finished'; path: StepPath; status: StepStatus; outputs?: unknown; error?: ErrorRecord }
+  /**
+   * A quiet step with one attempt journals only this entry: it then carries its `stepId` and
+   * `kind` (what `step.started` would have) and its `input` when that is not its outputs.
+   */
+  | {
+      type: 'step.finished';
+      path: StepPath;
+      status: StepStatus;
+      outputs?: unknown;
+      error?: ErrorRecord;
+      stepId?: string;
+      kind?: string;
+      input?: unknown;
+    }
   /** `path` is the loop step's path; the item itself is `path[index]` (e.g. `systems[3]`). */
   | { type: 'item.started'; path: StepPath; index: number }
   | { type: 'item.finished'; path: StepPath; index: number; status: StepStatus }

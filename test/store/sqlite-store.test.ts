@@ -184,6 +184,28 @@ describe('SQLite run store', () => {
     expect((await reader.journal('r1')).map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('commits a batch of buffered appends of two runs (multi-row inserts of any size) gap-free and in order', async () => {
+    // 256 fill the buffer; 245 + 1 unbuffered make a batch that is no power of two (64s, then 32, 16, 4, 2).
+    const writer = createSqliteRunStore({ file, maxBufferedEntries: 256 });
+    opened.push(writer);
+    await writer.createRun(run('r1'));
+    await writer.createRun(run('r2'));
+    const item = (index: number) => ({ type: 'item.finished', path: 'loop', index, status: 'succeeded' }) as const;
+    for (let index = 0; index < 500; index += 1)
+      await writer.append(index % 3 === 0 ? 'r2' : 'r1', item(index), { buffered: true });
+    await writer.append('r1', item(500));
+    const reader = open();
+    const r1 = await reader.journal('r1');
+    const r2 = await reader.journal('r2');
+    expect(r1.map((entry) => entry.seq)).toEqual(Array.from({ length: r1.length }, (_, index) => index + 1));
+    expect(r2.map((entry) => entry.seq)).toEqual(Array.from({ length: r2.length }, (_, index) => index + 1));
+    const indexes = (entries: typeof r1) => entries.map((entry) => (entry.event as { index: number }).index);
+    expect(indexes(r2)).toEqual(Array.from({ length: 167 }, (_, index) => index * 3));
+    expect(indexes(r1)).toEqual([
+      ...Array.from({ length: 501 }, (_, index) => index).filter((index) => index % 3 !== 0),
+    ]);
+  });
+
   it('commits buffered appends after a short delay, and refuses one for an unknown run at once', async () => {
     const writer = createSqliteRunStore({ file, flushAfterMs: 10 });
     opened.push(writer);

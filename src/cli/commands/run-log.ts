@@ -14,7 +14,10 @@ const timeOf = (iso: string): string => iso.slice(11, 19);
 export function logStepPaths(entries: readonly JournalEntry[]): Set<string> {
   return new Set(
     entries.flatMap((entry) =>
-      entry.event.type === 'step.started' && entry.event.kind === 'log' ? [entry.event.path] : [],
+      // A `log:` step journals one entry, a `step.finished` with its kind (a `step.started` in older journals).
+      (entry.event.type === 'step.started' || entry.event.type === 'step.finished') && entry.event.kind === 'log'
+        ? [entry.event.path]
+        : [],
     ),
   );
 }
