@@ -149,7 +149,7 @@ export interface SimResponse {
    * The JSON body already serialized, instead of `body` (views reused from a cache, so a
    * page of large records is not stringified on every read): sent as it is.
    */
-  json?: Buffer;
+  json?: string;
   /** Streamed body (CSV downloads); `headers` must then carry the content type. */
   stream?: Readable;
 }

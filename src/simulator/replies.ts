@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { SimResponse } from './context.js';
 
-/** Writes a simulator answer: status, headers, then the streamed body, the (serialized) JSON body or nothing. */
+/** Writes a simulator answer: status, headers, then the streamed body, the JSON body (or its serialized text) or nothing. */
 export function sendResponse(reply: FastifyReply, response: SimResponse): void {
   const { status, body, stream, headers } = response;
   reply.code(status);
