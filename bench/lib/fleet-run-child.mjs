@@ -11,7 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { createPlatformClient } from '../../dist/api/index.js';
-import { limitHeapGrowth } from '../../dist/cli/heap.js';
+import { limitHeapGrowth, limitWasmCompilerMemory } from '../../dist/cli/heap.js';
 import { resumeRun, runPlaybook } from '../../dist/engine/index.js';
 import { createLogger } from '../../dist/logging/index.js';
 import { hasErrors, loadPlaybook } from '../../dist/playbook/index.js';
@@ -19,6 +19,7 @@ import { createPostgresRunStore, createSqliteRunStore } from '../../dist/store/i
 
 // As bin/fleetbook.js does for `fleetbook run`.
 limitHeapGrowth();
+limitWasmCompilerMemory();
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const peakRssBytes = () => process.resourceUsage().maxRSS * 1024;
 

@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { createPlatformClient } from '../../dist/api/index.js';
-import { limitHeapGrowth } from '../../dist/cli/heap.js';
+import { limitHeapGrowth, limitWasmCompilerMemory } from '../../dist/cli/heap.js';
 import { runPlaybook } from '../../dist/engine/index.js';
 import { createLogger } from '../../dist/logging/index.js';
 import { hasErrors, loadPlaybook } from '../../dist/playbook/index.js';
@@ -16,6 +16,7 @@ import { createSqliteRunStore } from '../../dist/store/index.js';
 
 // As bin/fleetbook.js does for `fleetbook run`.
 limitHeapGrowth();
+limitWasmCompilerMemory();
 const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const peakRssBytes = () => process.resourceUsage().maxRSS * 1024;
 process.once('SIGTERM', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { contentDispositionFilename } from './download.js';
+import { CellBytes, contentDispositionFilename } from './download.js';
 import { NotFoundError } from './errors.js';
 import { createMockPlatform } from './testing.js';
 
@@ -88,6 +88,38 @@ describe('download', () => {
     expect(await readFile(target, 'utf8')).toBe(quoted);
   });
 
+  it('with sumColumns, sums cells of every form as Number reads them (signs, points, spaces, exponents, hex, long)', async () => {
+    const platform = createMockPlatform();
+    const cells = [
+      '1',
+      '-2.5',
+      '+0.125',
+      ' 7 ',
+      '.5',
+      '3.',
+      '1e3',
+      '0x10',
+      '12345678901234567',
+      '0.1',
+      '0.2',
+      '-0',
+      '""',
+    ];
+    const body = `name,cost\n${cells.map((cell, index) => `r${index},${cell}`).join('\n')}\nbad,1.2.3\nalso,Infinity\n`;
+    platform.regional('eu-central').intercept({ path: contentsPath, method: 'GET' }).reply(200, body, csvHeaders);
+    const result = await platform
+      .client()
+      .download(
+        'consumptionAnalytics.downloadReportContents',
+        { id: 'rep-1' },
+        { path: join(directory, 'out.csv'), sumColumns: ['cost'] },
+      );
+    const expected = cells
+      .map((cell) => Number(cell.replaceAll('"', '').trim()))
+      .reduce((sum, value) => sum + value, 0);
+    expect(result).toMatchObject({ rows: cells.length + 2, sums: { cost: expected }, nonNumeric: { cost: 2 } });
+  });
+
   it('with sumColumns, reads column names beyond ASCII and a byte order mark (the parser reads bytes, not text)', async () => {
     const platform = createMockPlatform();
     const body = '\uFEFFproduit,"coût €",note\nstockage « bloc »,1.5,é\nréseau,2,"ü, ""ß"""\n';
@@ -144,5 +176,43 @@ describe('contentDispositionFilename', () => {
     expect(contentDispositionFilename('attachment; filename="../../etc/passwd"')).toBe('passwd');
     expect(contentDispositionFilename('attachment')).toBeUndefined();
     expect(contentDispositionFilename(undefined)).toBeUndefined();
+  });
+});
+
+describe('CellBytes.plainDecimal', () => {
+  const cellOf = (text: string): CellBytes => {
+    const cell = new CellBytes();
+    for (const byte of Buffer.from(text)) cell.push(byte);
+    return cell;
+  };
+
+  it('reads a plain decimal as Number does, without its text', () => {
+    for (const text of [
+      '0',
+      '42',
+      '-7',
+      '+3',
+      '0.1',
+      '-0.3',
+      '.5',
+      '5.',
+      ' 12.75\t',
+      '999999999999999',
+      '0.00000000000001',
+      '-0',
+    ]) {
+      expect(Object.is(cellOf(text).plainDecimal(), Number(text.trim())), text).toBe(true);
+    }
+  });
+
+  it('leaves anything else to the text: empty, exponents, hexadecimal, 16 digits, words, two points', () => {
+    for (const text of ['', '  ', '-', '.', '1e3', '0x10', '1234567890123456', '12a', '1.2.3', 'Infinity', '1 2']) {
+      expect(cellOf(text).plainDecimal(), text).toBeUndefined();
+    }
+  });
+
+  it('grows past its first 256 bytes', () => {
+    const long = 'x'.repeat(1000);
+    expect(cellOf(long).text()).toBe(long);
   });
 });

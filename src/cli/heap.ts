@@ -27,3 +27,24 @@ export function limitHeapGrowth(
   if (!chosen) setFlagsFromString(`--${GROWING_FLAG}=${GROWING_PERCENT}`);
   return !chosen;
 }
+
+const WASM_FLAGS = ['liftoff', 'wasm-tier-up', 'wasm-dynamic-tiering'];
+
+/**
+ * Keeps WebAssembly on V8's baseline compiler (Liftoff), unless the operator chose a
+ * WebAssembly tier. The HTTP client parses responses with llhttp compiled to WebAssembly; once
+ * a large download makes it hot, V8 re-compiles it with its optimising compiler, a transient
+ * ~20–30 MB of native memory that was the peak RSS of a 504 MB download (bench 6: 147–162 MB
+ * with it, 118–133 MB without, at the same MB/s). Must run before the first request compiles
+ * the module. Returns whether it was set.
+ */
+export function limitWasmCompilerMemory(
+  env: NodeJS.ProcessEnv = process.env,
+  execArgv: readonly string[] = process.execArgv,
+): boolean {
+  const chosen = [...execArgv, env.NODE_OPTIONS ?? ''].some((argument) =>
+    WASM_FLAGS.some((flag) => argument.replaceAll('_', '-').includes(flag)),
+  );
+  if (!chosen) setFlagsFromString('--liftoff-only');
+  return !chosen;
+}

@@ -145,6 +145,11 @@ export interface SimResponse {
   headers?: Record<string, string>;
   /** JSON body; omitted for empty responses. */
   body?: unknown;
+  /**
+   * The JSON body already serialized, instead of `body` (views reused from a cache, so a
+   * page of large records is not stringified on every read): sent as it is.
+   */
+  json?: string;
   /** Streamed body (CSV downloads); `headers` must then carry the content type. */
   stream?: Readable;
 }

@@ -53,7 +53,7 @@ export function createOperationPipeline(
   ): void =>
     sendResponse(
       reply,
-      sim.validateResponses && !injected ? checkResponse(op, reply.request.method, path, response) : response,
+      sim.validateResponses && !injected ? checkResponse(op, reply.request.method, path, parsed(response)) : response,
     );
   const answer = (arrival: Arrival): SimResponse | Promise<SimResponse> =>
     arrival.op.base === 'auth'
@@ -88,6 +88,13 @@ export function createOperationPipeline(
       entry.durationMs = elapsedSince(startedReal);
     }
   };
+}
+
+/** A response whose body was sent serialized, with the body as the response check reads it. */
+function parsed(response: SimResponse): SimResponse {
+  if (!response.json) return response;
+  const { json, ...rest } = response;
+  return { ...rest, body: JSON.parse(json) as unknown };
 }
 
 /** Path parameters without the region prefix's, and the query, as fastify parsed them. */

@@ -10,7 +10,13 @@ import { acceptWrite, batchIds, checkTags, MAX_BATCH } from '../subscriptions/ba
 import type { Subscription, SubscriptionsState } from '../subscriptions/subscriptions-area.js';
 import type { WorkspacesState } from '../workspaces/workspaces-area.js';
 import { generatedRecord, touch, type RecordFields } from '../workspaces/world-time.js';
-import { DEVICE_TYPES, deviceDetails, type DeviceCategory, type DeviceDetails } from './device-details.js';
+import {
+  DEVICE_TYPES,
+  deviceDetails,
+  drawDeviceFacts,
+  type DeviceCategory,
+  type DeviceFacts,
+} from './device-details.js';
 
 export type AssignedState = 'ASSIGNED_TO_SERVICE' | 'UNASSIGNED';
 
@@ -32,7 +38,8 @@ export interface Device extends RecordFields {
   /** Ids of the applied subscriptions; rendered with their key, tier and term. */
   subscription: Array<{ id: string }>;
   tags: Record<string, string>;
-  details: DeviceDetails;
+  /** What its inventory facts are built from when read (`deviceDetails`). */
+  facts: DeviceFacts;
 }
 
 /** An application devices can be assigned to, with the regions it runs in. */
@@ -134,7 +141,7 @@ function newDevice(
     assignedState: 'UNASSIGNED',
     subscription: [],
     tags: {},
-    details: deviceDetails(rng, fields.category, fields.serialNumber, record.createdAt),
+    facts: drawDeviceFacts(rng),
     ...fields,
   };
 }
@@ -147,10 +154,10 @@ export function deviceView(
   subscriptions: SubscriptionsState,
   workspaceId: string,
 ): Record<string, unknown> {
-  const { details, category, subscription, ...own } = device;
+  const { facts, category, subscription, ...own } = device;
   return {
     ...own,
-    ...details,
+    ...deviceDetails(facts, category, own.serialNumber, own.createdAt),
     category,
     tenantWorkspaceId: workspaceId,
     subscription: subscription.map(({ id }) => {

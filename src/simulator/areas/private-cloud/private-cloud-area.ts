@@ -3,7 +3,15 @@
  * the software lifecycle rules (prechecks that expire, updates that fail at a step and are
  * resumed, one software operation per system at a time).
  */
-import type { AreaModule, AsyncOutcome, InjectedFailure, SimContext, SimRequest, SimResponse } from '../../context.js';
+import type {
+  AreaModule,
+  AsyncOutcome,
+  InjectedFailure,
+  OperationHandler,
+  SimContext,
+  SimRequest,
+  SimResponse,
+} from '../../context.js';
 import { badRequest, conflict, notFound, SimHttpError } from '../../errors.js';
 import { createListQuery } from '../../filter/index.js';
 import { listPage } from '../../paging.js';
@@ -19,6 +27,7 @@ import {
   type SoftwareOperationKind,
   type System,
 } from './model.js';
+import { createSystemViewCache, pageJson, type SystemViewCache } from './view-cache.js';
 import { catalogView, isPrecheckValid, latestReport, reportView, systemView } from './views.js';
 
 const firstOf = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
@@ -140,7 +149,62 @@ function selectedPage(req: SimRequest, page: { items: Array<Record<string, unkno
   return names ? { ...page, items: page.items.map((view) => pick(view, names, 'select')) } : page;
 }
 
-export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimContext) {
+/** Handlers that only read: every other one may change what a system view shows. */
+const READ_ONLY = new Set([
+  'privateCloud.listSystems',
+  'privateCloud.getSystem',
+  'privateCloud.listServers',
+  'privateCloud.getServer',
+  'privateCloud.listSoftwareCatalogs',
+  'privateCloud.getSoftwareCatalog',
+  'privateCloud.listConfigurationAnalysisReports',
+  'privateCloud.getConfigurationAnalysisReport',
+  'privateCloud.listProvisioningPolicies',
+  'privateCloud.getProvisioningPolicy',
+]);
+
+/**
+ * The area's handlers over one cache of serialized system views: a handler that may write
+ * (any not in READ_ONLY) and the end of any operation the area started invalidate it.
+ */
+export function createPrivateCloudHandlers(
+  state: PrivateCloudState,
+  ctx: SimContext,
+): Record<string, OperationHandler> {
+  const cache = createSystemViewCache(state);
+  const { asyncOps } = ctx;
+  const invalidatingCtx: SimContext = {
+    ...ctx,
+    asyncOps: {
+      ...asyncOps,
+      start: (spec) =>
+        asyncOps.start({
+          ...spec,
+          complete: (injected) => {
+            try {
+              return spec.complete(injected);
+            } finally {
+              cache.invalidate();
+            }
+          },
+        }),
+    },
+  };
+  const handlers: Record<string, OperationHandler> = systemHandlers(state, invalidatingCtx, cache);
+  for (const [operationId, handler] of Object.entries(handlers)) {
+    if (READ_ONLY.has(operationId)) continue;
+    handlers[operationId] = (req) => {
+      try {
+        return handler(req);
+      } finally {
+        cache.invalidate();
+      }
+    };
+  }
+  return handlers;
+}
+
+function systemHandlers(state: PrivateCloudState, ctx: SimContext, cache: SystemViewCache) {
   const findSystem = (req: SimRequest, id = req.params.id ?? ''): System => {
     const system = state.systemsById.get(id);
     if (!system || (req.region && system.region !== req.region)) throw notFound('System', id);
@@ -316,6 +380,15 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       if (firstOf(req.query.filter) === undefined && firstOf(req.query.sort) === undefined) {
         // Without a filter or sort only the page is rendered: lists of thousands stay cheap.
         const page = listPage(inRegion, req);
+        if (firstOf(req.query.select) === undefined) {
+          return {
+            status: 200,
+            json: pageJson(
+              page.items.map((s) => cache.json(s, now)),
+              page,
+            ),
+          };
+        }
         return {
           status: 200,
           body: selectedPage(req, { ...page, items: page.items.map((s) => systemView(state, s, now)) }),
@@ -333,6 +406,9 @@ export function createPrivateCloudHandlers(state: PrivateCloudState, ctx: SimCon
       };
     },
     'privateCloud.getSystem': (req: SimRequest): SimResponse => {
+      if (firstOf(req.query.select) === undefined && firstOf(req.query.filter) === undefined) {
+        return { status: 200, json: cache.json(findSystem(req), ctx.clock.now()) };
+      }
       const view = systemView(state, findSystem(req), ctx.clock.now());
       // `select` is the platform's parameter; the reference's `filter` names properties the same way.
       return {

@@ -247,6 +247,22 @@ function hardwareView(system: System): Record<string, unknown> {
   };
 }
 
+/**
+ * Until when `systemView` shows the same thing if nothing is written to the system: the next
+ * scheduled version refresh, the first valid precheck to expire; `nowMs` itself (nothing to
+ * reuse) while an operation runs, as its progress moves with time. Keep in step with what
+ * the view below reads from the clock.
+ */
+export function systemViewStableUntil(system: System, nowMs: number): number {
+  if (system.active || (system.lastOperation && !system.lastOperation.record.outcome)) return nowMs;
+  let until = (Math.floor(nowMs / VERSION_REFRESH_INTERVAL_MS) + 1) * VERSION_REFRESH_INTERVAL_MS;
+  for (const cluster of system.clusters) {
+    const validUntilMs = cluster.precheck?.validUntilMs;
+    if (validUntilMs !== undefined && validUntilMs > nowMs) until = Math.min(until, validUntilMs);
+  }
+  return until;
+}
+
 export function systemView(state: PrivateCloudState, system: System, nowMs: number): Record<string, unknown> {
   const report = latestReport(state, system.id);
   const { customerId, id, name, type, resourceUri, generation, createdAt, updatedAt } = system;
