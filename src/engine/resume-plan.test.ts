@@ -25,6 +25,8 @@ describe('createResumePlan', () => {
       state: 'unknown',
       operationId: 'privateCloud.runSoftwareUpdate',
       method: 'POST',
+      // The second entry's time: reconciliation waits the settle time from it.
+      sentAtMs: Date.UTC(2026, 0, 1, 0, 0, 1),
     });
     const failed = journal(
       started,
@@ -53,6 +55,7 @@ describe('createResumePlan', () => {
       state: 'answered',
       operationId: 'privateCloud.runSoftwareUpdate',
       method: 'POST',
+      sentAtMs: Date.UTC(2026, 0, 1, 0, 0, 1),
       httpStatus: 202,
       location,
     });
