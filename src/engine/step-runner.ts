@@ -118,7 +118,9 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
       log()[lineLevel]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
-    const finished: StepOutcome = options.secrets.scrubValue(outcome);
+    const { journalOutputs, ...viewed } = outcome;
+    const finished: StepOutcome = options.secrets.scrubValue(viewed);
+    const journaled = journalOutputs === undefined ? finished.outputs : options.secrets.scrubValue(journalOutputs);
     record.status = finished.status;
     record.durationMs = options.clock.now() - startedAt;
     if (finished.error) record.error = finished.error;
@@ -131,7 +133,7 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
         type: 'step.finished',
         path,
         status: finished.status,
-        ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
+        ...(journaled === undefined ? {} : { outputs: journaled }),
         ...(finished.error ? { error: finished.error } : {}),
       },
       appendOptions,
