@@ -169,7 +169,7 @@ describe('a loop after it has ended', { timeout: 60_000 }, () => {
         record.id,
         items === undefined
           ? event
-          : {
+          : ({
               ...event,
               outputs: {
                 ...(event as { outputs: object }).outputs,
@@ -178,7 +178,7 @@ describe('a loop after it has ended', { timeout: 60_000 }, () => {
                   steps: { report: { status: 'succeeded', outputs: { row: `old ${index}`, size: 1 } } },
                 })),
               },
-            },
+            } as JournalEvent),
       );
     }
     await old.setRunStatus(record.id, record.status);

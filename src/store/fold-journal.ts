@@ -23,10 +23,31 @@ const endsInFlight = new Set<string>([StepStatus.failed, StepStatus.interrupted]
  * - a step started again (resume re-runs it) keeps what was learned (attempts, location,
  *   an unanswered write) and drops its previous ending (status, outputs, error).
  */
-export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
-  const records = new Map<StepPath, StepRecord>();
+export function foldJournal(entries: Iterable<JournalEntry>, options: JournalFoldOptions = {}): StepRecord[] {
+  const fold = createJournalFold(options);
+  for (const entry of entries) fold.add(entry);
+  return fold.records();
+}
 
-  for (const { at, event } of entries) {
+export interface JournalFoldOptions {
+  /**
+   * Keep the steps' rendered inputs and outputs. A view that prints neither (the text of
+   * `runs show`) folds without them, so a fleet's journal is not held in memory.
+   * @default true
+   */
+  values?: boolean;
+}
+
+/** `foldJournal` one entry at a time: a journal read in pages is folded as it is read. */
+export interface JournalFold {
+  add(entry: JournalEntry): void;
+  records(): StepRecord[];
+}
+
+export function createJournalFold(options: JournalFoldOptions = {}): JournalFold {
+  const records = new Map<StepPath, StepRecord>();
+  const values = options.values !== false;
+  const add = ({ at, event }: JournalEntry): void => {
     switch (event.type) {
       case 'step.started': {
         const previous = records.get(event.path);
@@ -39,7 +60,7 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
           attempts: previous?.attempts ?? 0,
           startedAt: at,
         };
-        if (event.input !== undefined) record.input = event.input;
+        if (values && event.input !== undefined) record.input = event.input;
         if (previous?.location !== undefined) record.location = previous.location;
         if (previous?.operationOutcome !== undefined) record.operationOutcome = previous.operationOutcome;
         if (previous?.unansweredRequest !== undefined) record.unansweredRequest = previous.unansweredRequest;
@@ -108,12 +129,40 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
             record.status = event.status;
             record.endedAt = at;
             if (!endsInFlight.has(event.status)) delete record.unansweredRequest;
-            if (event.outputs !== undefined) record.outputs = event.outputs;
+            if (values && event.outputs !== undefined) record.outputs = event.outputs;
             if (event.error !== undefined) record.error = event.error;
             break;
         }
       }
     }
+  };
+  return { add, records: () => [...records.values()] };
+}
+
+/** `values` mapped one at a time as they are iterated (a store's rows parsed as the fold reads them). */
+export function* mapIterable<T, U>(values: Iterable<T>, map: (value: T) => U): Iterable<U> {
+  for (const value of values) yield map(value);
+}
+
+/** Entries read per page by `journalPages`: a few MB of JSON at most for a fleet's journal. */
+export const JOURNAL_PAGE_SIZE = 2000;
+
+/**
+ * A run's journal in pages of `pageSize` entries by seq, for a reader that folds or prints it
+ * as it goes instead of holding it whole. A source that ignores the limit gives one page.
+ */
+export async function* journalPages(
+  source: { journal(runId: string, afterSeq?: number, limit?: number): Promise<JournalEntry[]> },
+  runId: string,
+  pageSize = JOURNAL_PAGE_SIZE,
+): AsyncIterable<JournalEntry[]> {
+  let afterSeq = 0;
+  for (;;) {
+    const page = await source.journal(runId, afterSeq, pageSize);
+    const last = page.at(-1);
+    if (last === undefined) return;
+    yield page;
+    if (page.length < pageSize) return;
+    afterSeq = last.seq;
   }
-  return [...records.values()];
 }

@@ -219,9 +219,10 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       );
     },
 
-    async journal(runId, afterSeq = 0) {
+    async journal(runId, afterSeq = 0, limit) {
       open();
-      return (journals.get(runId) ?? []).filter((row) => row.seq > afterSeq).map(rowToEntry);
+      const rows = (journals.get(runId) ?? []).filter((row) => row.seq > afterSeq);
+      return (limit === undefined ? rows : rows.slice(0, limit)).map(rowToEntry);
     },
 
     async steps(runId) {

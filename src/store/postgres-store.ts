@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
-import { foldJournal } from './fold-journal.js';
+import { createJournalFold, journalPages } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
 import {
@@ -248,6 +248,8 @@ export const SQL_LIST_RUNS = `
  * in (a committed batch) or not, so the journal read is always a prefix.
  */
 export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
+/** One page of `SQL_JOURNAL`: a journal of any size read by `seq` in pieces. */
+export const SQL_JOURNAL_PAGE = `${SQL_JOURNAL} LIMIT $3`;
 
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
@@ -820,17 +822,22 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         return rows.rows.map(rowToRun);
       }),
 
-    journal: (runId, afterSeq = 0) =>
+    journal: (runId, afterSeq = 0, limit) =>
       serial(async () => {
         await commit();
-        return (await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])).rows.map(rowToEntry);
+        const rows =
+          limit === undefined
+            ? await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])
+            : await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit]);
+        return rows.rows.map(rowToEntry);
       }),
 
-    steps: (runId) =>
-      serial(async () => {
-        await commit();
-        return foldJournal((await query<JournalRow>(SQL_JOURNAL, [runId, 0])).rows.map(rowToEntry));
-      }),
+    async steps(runId) {
+      // Read by seq pages and folded as read: the records are kept, never the whole journal.
+      const fold = createJournalFold();
+      for await (const page of journalPages(store, runId)) for (const entry of page) fold.add(entry);
+      return fold.records();
+    },
 
     acquireLease: (key, owner, ttlMs) =>
       serial(async () => {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { foldJournal } from './fold-journal.js';
+import { foldJournal, mapIterable } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
@@ -191,6 +191,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
     journal: db.prepare<[string, number], JournalRow>(
       `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq`,
+    ),
+    journalPage: db.prepare<[string, number, number], JournalRow>(
+      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     ),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
@@ -513,16 +516,21 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         .map(rowToRun);
     },
 
-    async journal(runId, afterSeq = 0) {
+    async journal(runId, afterSeq = 0, limit) {
       open();
       commit();
-      return statements.journal.all(runId, afterSeq).map(rowToEntry);
+      const rows =
+        limit === undefined
+          ? statements.journal.all(runId, afterSeq)
+          : statements.journalPage.all(runId, afterSeq, limit);
+      return rows.map(rowToEntry);
     },
 
     async steps(runId) {
       open();
       commit();
-      return foldJournal(statements.journal.all(runId, 0).map(rowToEntry));
+      // One row parsed at a time (`iterate`): the fold keeps the records, never the whole journal.
+      return foldJournal(mapIterable(statements.journal.iterate(runId, 0), rowToEntry));
     },
 
     async acquireLease(key, owner, ttlMs) {

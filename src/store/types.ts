@@ -454,8 +454,12 @@ export interface RunStore extends NotificationOutbox {
   cancelRun(runId: string, by: string): Promise<CancelOutcome>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
-  /** The run's journal in order; only the entries after seq `afterSeq` when given (a follower reading what is new). */
-  journal(runId: string, afterSeq?: number): Promise<JournalEntry[]>;
+  /**
+   * The run's journal in order; only the entries after seq `afterSeq` when given (a follower
+   * reading what is new), and at most `limit` of them (a page: `journalPages` reads a journal
+   * of any size in pieces).
+   */
+  journal(runId: string, afterSeq?: number, limit?: number): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds

@@ -3,6 +3,7 @@
  * stores (`run-store-contract.test.ts`) and PostgreSQL (`test/postgres/`).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createJournalFold, journalPages } from '../../src/store/fold-journal.js';
 import type { NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
 
 /** A clock the test moves by hand. */
@@ -127,6 +128,35 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await expect(
         store.append('nope', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' }),
       ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    });
+
+    it('reads a journal in pages by seq, and folds the pages into the same steps as the whole', async () => {
+      await store.createRun(newRun('r1'));
+      for (const path of ['a', 'b', 'c', 'd', 'e']) {
+        await store.append('r1', { type: 'step.started', path, stepId: path, kind: 'set' });
+        await store.append('r1', { type: 'step.finished', path, status: 'succeeded', outputs: { path } });
+      }
+      expect((await store.journal('r1', 3, 4)).map((entry) => entry.seq)).toEqual([4, 5, 6, 7]);
+      expect((await store.journal('r1', 8, 4)).map((entry) => entry.seq)).toEqual([9, 10]);
+      const pages: number[][] = [];
+      for await (const page of journalPages(store, 'r1', 4)) pages.push(page.map((entry) => entry.seq));
+      expect(pages).toEqual([
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+        [9, 10],
+      ]);
+      const fold = createJournalFold({ values: false });
+      for await (const page of journalPages(store, 'r1', 3)) for (const entry of page) fold.add(entry);
+      const whole = await store.steps('r1');
+      expect(whole.map((step) => step.outputs)).toEqual([
+        { path: 'a' },
+        { path: 'b' },
+        { path: 'c' },
+        { path: 'd' },
+        { path: 'e' },
+      ]);
+      // Without values: the same records, their outputs dropped.
+      expect(fold.records()).toEqual(whole.map(({ outputs: _outputs, ...rest }) => rest));
     });
 
     it('returns copies: changing what was appended or read changes nothing stored', async () => {
