@@ -1,4 +1,4 @@
-import type { JournalEntry, StepPath, StepRecord } from './types.js';
+import type { JournalEntry, JournalReadOptions, RunStore, StepPath, StepRecord } from './types.js';
 import { StepStatus } from './types.js';
 
 /** The kind of the records `foldJournal` makes for loop items (`systems[3]`). */
@@ -152,17 +152,33 @@ export const JOURNAL_PAGE_SIZE = 2000;
  * as it goes instead of holding it whole. A source that ignores the limit gives one page.
  */
 export async function* journalPages(
-  source: { journal(runId: string, afterSeq?: number, limit?: number): Promise<JournalEntry[]> },
+  source: Pick<RunStore, 'journal'>,
   runId: string,
   pageSize = JOURNAL_PAGE_SIZE,
+  options?: JournalReadOptions,
 ): AsyncIterable<JournalEntry[]> {
   let afterSeq = 0;
   for (;;) {
-    const page = await source.journal(runId, afterSeq, pageSize);
+    const page = await source.journal(runId, afterSeq, pageSize, options);
     const last = page.at(-1);
     if (last === undefined) return;
     yield page;
     if (page.length < pageSize) return;
     afterSeq = last.seq;
   }
+}
+
+/** An entry as a `values: false` read gives it (what the stores cut in SQL): no step input, no outputs but a string message. */
+export function withoutValues(entry: JournalEntry): JournalEntry {
+  const { event } = entry;
+  if (event.type === 'step.started' && event.input !== undefined) {
+    const { input: _input, ...rest } = event;
+    return { ...entry, event: rest };
+  }
+  if (event.type === 'step.finished' && event.outputs !== undefined) {
+    const { outputs, ...rest } = event;
+    const message = (outputs as { message?: unknown } | null)?.message;
+    return { ...entry, event: typeof message === 'string' ? { ...rest, outputs: { message } } : rest };
+  }
+  return entry;
 }

@@ -7,6 +7,7 @@ export {
   itemKind,
   journalPages,
   JOURNAL_PAGE_SIZE,
+  withoutValues,
   type JournalFold,
   type JournalFoldOptions,
 } from './fold-journal.js';

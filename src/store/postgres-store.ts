@@ -250,6 +250,18 @@ export const SQL_LIST_RUNS = `
 export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
 /** One page of `SQL_JOURNAL`: a journal of any size read by `seq` in pieces. */
 export const SQL_JOURNAL_PAGE = `${SQL_JOURNAL} LIMIT $3`;
+/**
+ * A page without the step values a `values: false` read leaves out, cut by the server (no parse
+ * in JS of the MB of API answers a fleet's journal holds), a `log:` step's message kept (as
+ * `withoutValues` does).
+ */
+export const SQL_JOURNAL_PAGE_WITHOUT_VALUES = `SELECT run_id AS "runId", seq, at,
+  CASE
+    WHEN jsonb_typeof(event_json::jsonb -> 'outputs' -> 'message') = 'string'
+      THEN ((event_json::jsonb - 'input' - 'outputs') || jsonb_build_object('outputs', jsonb_build_object('message', event_json::jsonb -> 'outputs' -> 'message')))::text
+    ELSE (event_json::jsonb - 'input' - 'outputs')::text
+  END AS "eventJson"
+  FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`;
 
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
@@ -822,13 +834,15 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         return rows.rows.map(rowToRun);
       }),
 
-    journal: (runId, afterSeq = 0, limit) =>
+    journal: (runId, afterSeq = 0, limit, options) =>
       serial(async () => {
         await commit();
         const rows =
-          limit === undefined
-            ? await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])
-            : await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit]);
+          options?.values === false
+            ? await query<JournalRow>(SQL_JOURNAL_PAGE_WITHOUT_VALUES, [runId, afterSeq, limit ?? null])
+            : limit === undefined
+              ? await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])
+              : await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit]);
         return rows.rows.map(rowToEntry);
       }),
 

@@ -38,6 +38,16 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
   maxBufferedEntries?: number;
 }
 
+/**
+ * An event's JSON without the step values a `values: false` read leaves out, cut by SQLite (no
+ * parse in JS of the MB of API answers a fleet's journal holds), a `log:` step's message kept
+ * (as `withoutValues` does).
+ */
+const SQL_EVENT_WITHOUT_VALUES = `CASE
+  WHEN json_type(event_json, '$.outputs.message') = 'text'
+    THEN json_set(json_remove(event_json, '$.input', '$.outputs'), '$.outputs', json_object('message', json_extract(event_json, '$.outputs.message')))
+  ELSE json_remove(event_json, '$.input', '$.outputs')
+END`;
 /** A journal entry appended but not yet committed; `at` is the time of the append. */
 interface PendingEntry {
   runId: string;
@@ -194,6 +204,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     ),
     journalPage: db.prepare<[string, number, number], JournalRow>(
       `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    ),
+    journalPageWithoutValues: db.prepare<[string, number, number], JournalRow>(
+      `SELECT run_id AS runId, seq, at, ${SQL_EVENT_WITHOUT_VALUES} AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     ),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
@@ -516,13 +529,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         .map(rowToRun);
     },
 
-    async journal(runId, afterSeq = 0, limit) {
+    async journal(runId, afterSeq = 0, limit, options) {
       open();
       commit();
+      const page = options?.values === false ? statements.journalPageWithoutValues : statements.journalPage;
       const rows =
-        limit === undefined
+        limit === undefined && options?.values !== false
           ? statements.journal.all(runId, afterSeq)
-          : statements.journalPage.all(runId, afterSeq, limit);
+          : page.all(runId, afterSeq, limit ?? -1);
       return rows.map(rowToEntry);
     },
 

@@ -148,6 +148,16 @@ export interface JournalEntry {
   event: JournalEvent;
 }
 
+/** How `RunStore.journal` reads. */
+export interface JournalReadOptions {
+  /**
+   * false: without the steps' rendered inputs (`step.started`) and outputs (`step.finished`),
+   * except a string `outputs.message` (what a `log:` step wrote), so a journal of many MB of
+   * API answers reads as its transitions only. @default true
+   */
+  values?: boolean;
+}
+
 export interface NewRun {
   id: string;
   playbook: string;
@@ -457,9 +467,10 @@ export interface RunStore extends NotificationOutbox {
   /**
    * The run's journal in order; only the entries after seq `afterSeq` when given (a follower
    * reading what is new), and at most `limit` of them (a page: `journalPages` reads a journal
-   * of any size in pieces).
+   * of any size in pieces). `options.values: false` leaves out what a view that prints no step
+   * values never reads (see `JournalReadOptions`), cut by the database before it is sent.
    */
-  journal(runId: string, afterSeq?: number, limit?: number): Promise<JournalEntry[]>;
+  journal(runId: string, afterSeq?: number, limit?: number, options?: JournalReadOptions): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds

@@ -3,8 +3,8 @@
  * stores (`run-store-contract.test.ts`) and PostgreSQL (`test/postgres/`).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createJournalFold, journalPages } from '../../src/store/fold-journal.js';
-import type { NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
+import { createJournalFold, journalPages, withoutValues } from '../../src/store/fold-journal.js';
+import type { JournalEvent, NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = '2026-03-01T10:00:00.000Z') {
@@ -157,6 +157,30 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       ]);
       // Without values: the same records, their outputs dropped.
       expect(fold.records()).toEqual(whole.map(({ outputs: _outputs, ...rest }) => rest));
+    });
+
+    it('reads a journal without step values: no input, no outputs but a string message, the rest as written', async () => {
+      await store.createRun(newRun('r1'));
+      const events: JournalEvent[] = [
+        { type: 'step.started', path: 'big', stepId: 'big', kind: 'set', input: { blob: 'x'.repeat(5000) } },
+        { type: 'step.finished', path: 'big', status: 'succeeded', outputs: { blob: 'x'.repeat(5000), n: 1 } },
+        { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
+        { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'hello', extra: [1, 2] } },
+        { type: 'step.finished', path: 'small', status: 'failed', outputs: { n: 2 }, error: { message: 'no' } },
+        { type: 'item.started', path: 'loop', index: 0 },
+      ];
+      for (const event of events) await store.append('r1', event);
+      const all = await store.journal('r1');
+      const without = await store.journal('r1', 0, 100, { values: false });
+      expect(without).toEqual(all.map(withoutValues));
+      expect(without.map((entry) => entry.event)).toEqual([
+        { type: 'step.started', path: 'big', stepId: 'big', kind: 'set' },
+        { type: 'step.finished', path: 'big', status: 'succeeded' },
+        { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
+        { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'hello' } },
+        { type: 'step.finished', path: 'small', status: 'failed', error: { message: 'no' } },
+        { type: 'item.started', path: 'loop', index: 0 },
+      ]);
     });
 
     it('returns copies: changing what was appended or read changes nothing stored', async () => {

@@ -10,6 +10,7 @@ import {
   buildStepTree,
   createJournalFold,
   journalPages,
+  JOURNAL_PAGE_SIZE,
   lastHeartbeatMs,
   pruneRuns,
   withRunStore,
@@ -318,10 +319,10 @@ export async function showRunAction(io: CliIo, runId: string, options: OutputOpt
     const found = await findRun(store, runId, io.env);
     // Read in pages and folded as read (once: `store.steps()` would read it a second time), so a
     // fleet's journal is never held whole; the text view prints no step inputs or outputs, so
-    // its fold drops them.
+    // the store leaves them out (cut in SQL) and its fold keeps none.
     const fold = createJournalFold({ values: machine });
     const logLines = logLineCollector();
-    for await (const page of journalPages(store, found.id)) {
+    for await (const page of journalPages(store, found.id, JOURNAL_PAGE_SIZE, { values: machine })) {
       for (const entry of page) {
         fold.add(entry);
         logLines.add(entry);
