@@ -55,7 +55,7 @@ async function runItem(
       durationMs: 0,
       replayed: true,
     });
-    await restore(state, steps, scope, itemPath);
+    await restore(state, steps, scope, itemPath, itemStepReadsOf(state, frame.scope.root.playbook, execution.step.id));
     return { status: StepStatus.succeeded, steps: scope.steps };
   }
   const startedAt = options.clock.now();
@@ -115,7 +115,7 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
     runSequence: (steps) => state.runSequence(steps, frame),
     failureOf: (steps) => failureOf(steps, frame),
     runItem: (index, steps, names) => runItem(state, execution, frame, index, steps, names),
-    itemStepReads: () => itemStepReadsOf(frame.scope.root.playbook, execution.step.id),
+    itemStepReads: () => itemStepReadsOf(state, frame.scope.root.playbook, execution.step.id),
     itemsNotStarted(indexes) {
       for (const index of indexes) {
         state.summaries.push({

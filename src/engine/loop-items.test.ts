@@ -141,6 +141,35 @@ describe('a loop after it has ended', { timeout: 60_000 }, () => {
     expect(Object.keys(loopItems()[0]?.steps as object)).toEqual(['before', 'report', 'work']);
   });
 
+  it("keeps everything of a loop inside another loop's items kept whole: they can be read through a variable", async () => {
+    const run = await fastRun(
+      load(`name: nested
+steps:
+  - id: systems
+    forEach: [1, 2]
+    as: n
+    steps:
+      - id: groups
+        forEach: "\${{ [n, n * 10] }}"
+        as: g
+        steps:
+          - id: inner
+            forEach: [1]
+            steps:
+              - id: x
+                set: { v: "\${{ g }}" }
+      - id: report
+        set:
+          values: "\${{ ($gs := steps.groups.outputs.items; [$gs.steps.inner.outputs.items.steps.x.outputs.v]) }}"
+outputs:
+  values: \${{ steps.systems.outputs.items.steps.report.outputs.values }}
+`),
+      { registry },
+    );
+    expect(run.result.status).toBe('succeeded');
+    expect(run.result.outputs).toEqual({ values: [1, 10, 2, 20] });
+  });
+
   it("rebuilds the items' steps from their own entries on resume, from a journal of either shape", async () => {
     const book = load(fleet('${{ steps.systems.outputs.items.steps.report.outputs.row }}'));
     failProbe = true;

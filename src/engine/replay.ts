@@ -1,5 +1,5 @@
 /** Resume: steps the journal recorded as ended are made visible again instead of being run. */
-import type { Playbook, Step } from '../playbook/index.js';
+import type { ItemStepReads, Playbook, Step } from '../playbook/index.js';
 import { StepStatus, type StepRecord } from '../store/index.js';
 import { readSpilledValue } from './large-values.js';
 import { itemStepReadsOf, joinPath, type RunnerState } from './runner-state.js';
@@ -20,10 +20,10 @@ function isCompactLoopOutputs(outputs: unknown): outputs is JournaledLoopOutputs
  * from the items' own entries (as many as the playbook reads after the loop, as when it ran).
  */
 async function viewOf(state: RunnerState, playbook: Playbook, step: Step, record: StepRecord): Promise<StepView> {
-  let outputs = await readSpilledValue(record.outputs);
+  let outputs = await readSpilledValue(await state.options.resume?.outputsOf(record));
   const children = state.options.registry.childStepsOf(step);
   if (children.scope === 'loop' && isCompactLoopOutputs(outputs)) {
-    const kept = itemStepReadsOf(playbook, step.id);
+    const kept = itemStepReadsOf(state, playbook, step.id);
     const body = children.sequences.flat();
     const items = [];
     for (const item of outputs.items) {
@@ -76,13 +76,16 @@ export async function restore(
   steps: readonly Step[],
   scope: Scope,
   prefix: string,
+  kept: ItemStepReads = 'all',
 ): Promise<number> {
   let restored = 0;
   for (const step of steps) {
     const path = joinPath(prefix, step.id);
     const recorded = state.options.resume?.records.get(path);
     if (!recorded) continue;
-    scope.steps[step.id] = await viewOf(state, scope.root.playbook, step, recorded);
+    // A replayed loop item's views are read only by what reads the loop after it: the others are not read back.
+    if (kept === 'all' || kept.has(step.id))
+      scope.steps[step.id] = await viewOf(state, scope.root.playbook, step, recorded);
     // A step that succeeded yet kept an error was rescued: nothing else ends so.
     const rescued = recorded.status === StepStatus.succeeded && recorded.error !== undefined;
     state.summaries.push({
@@ -96,7 +99,7 @@ export async function restore(
       ...(recorded.error ? { error: recorded.error } : {}),
       ...(rescued ? { rescued } : {}),
     });
-    restored += 1 + (await restore(state, sameScopeChildren(state, step), scope, path));
+    restored += 1 + (await restore(state, sameScopeChildren(state, step), scope, path, kept));
   }
   return restored;
 }

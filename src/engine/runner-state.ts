@@ -119,10 +119,10 @@ export function reportNotStarted(state: RunnerState, steps: readonly Step[], pre
 const itemReadsByPlaybook = new WeakMap<Playbook, ReturnType<typeof loopItemReads>>();
 
 /** The step views of an ended item of loop `loopId` that `playbook`'s expressions may read. */
-export function itemStepReadsOf(playbook: Playbook, loopId: string): ItemStepReads {
+export function itemStepReadsOf(state: RunnerState, playbook: Playbook, loopId: string): ItemStepReads {
   let reads = itemReadsByPlaybook.get(playbook);
   if (reads === undefined) {
-    reads = loopItemReads(playbook);
+    reads = loopItemReads(playbook, state.options.registry);
     itemReadsByPlaybook.set(playbook, reads);
   }
   return reads.of(loopId);

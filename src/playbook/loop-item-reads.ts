@@ -6,7 +6,8 @@
  * released when the item ends), or that all may (a read it cannot follow).
  */
 import type { PathSegment, ReferenceSite, Template } from '../expressions/index.js';
-import type { Playbook } from './types.js';
+import type { StepRegistry } from '../steps/index.js';
+import type { Playbook, Step } from './types.js';
 
 /** Every step view of an item may be read, or only those of these step ids. */
 export type ItemStepReads = 'all' | ReadonlySet<string>;
@@ -54,9 +55,12 @@ function needOf(path: readonly PathSegment[]): 'none' | 'all' | string {
  * Per loop id, the step views of its items that expressions may read (`all` when one read
  * cannot be followed). A loop id no expression reads maps to an empty set. Every expression
  * of the playbook counts, the loop's own body included; an expression reading the context
- * whole (`$$`), or `steps` without a step id, makes every loop keep everything.
+ * whole (`$$`), or `steps` without a step id, makes every loop keep everything. A loop inside
+ * another loop's items keeps everything when the outer loop keeps it: its items can then be
+ * read through a variable (`$g := steps.groups.outputs.items; $g.steps.resumes...`), which no
+ * path names.
  */
-export function loopItemReads(playbook: Playbook): { of(loopId: string): ItemStepReads } {
+export function loopItemReads(playbook: Playbook, registry: StepRegistry): { of(loopId: string): ItemStepReads } {
   const templates: Template[] = [];
   collectTemplates(playbook, templates, new Set());
   let everything = false;
@@ -77,5 +81,20 @@ export function loopItemReads(playbook: Playbook): { of(loopId: string): ItemSte
     if (template.readsWholeContext) everything = true;
     for (const site of template.references) if (site.root === 'steps') add(site);
   }
-  return { of: (loopId) => (everything ? 'all' : (reads.get(loopId) ?? new Set())) };
+  const of = (loopId: string): ItemStepReads => (everything ? 'all' : (reads.get(loopId) ?? new Set()));
+  const visit = (steps: readonly Step[], enclosing: ItemStepReads | undefined): void => {
+    for (const step of steps) {
+      const children = registry.childStepsOf(step);
+      // A loop's rescue and always run in the loop's own scope, not in its items.
+      visit([...children.rescue, ...children.always], enclosing);
+      if (children.scope !== 'loop') {
+        visit(children.sequences.flat(), enclosing);
+        continue;
+      }
+      if (enclosing !== undefined && (enclosing === 'all' || enclosing.has(step.id))) reads.set(step.id, 'all');
+      visit(children.sequences.flat(), of(step.id));
+    }
+  };
+  if (!everything) visit(playbook.steps, undefined);
+  return { of };
 }

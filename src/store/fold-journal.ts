@@ -47,7 +47,7 @@ export interface JournalFold {
 export function createJournalFold(options: JournalFoldOptions = {}): JournalFold {
   const records = new Map<StepPath, StepRecord>();
   const values = options.values !== false;
-  const add = ({ at, event }: JournalEntry): void => {
+  const add = ({ at, seq, event }: JournalEntry): void => {
     switch (event.type) {
       case 'step.started': {
         const previous = records.get(event.path);
@@ -130,6 +130,7 @@ export function createJournalFold(options: JournalFoldOptions = {}): JournalFold
             record.endedAt = at;
             if (!endsInFlight.has(event.status)) delete record.unansweredRequest;
             if (values && event.outputs !== undefined) record.outputs = event.outputs;
+            if (!values) record.finishedSeq = seq;
             if (event.error !== undefined) record.error = event.error;
             break;
         }

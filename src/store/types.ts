@@ -208,6 +208,11 @@ export interface StepRecord {
   endedAt?: string;
   input?: unknown;
   outputs?: unknown;
+  /**
+   * Set by a fold without values (`JournalFoldOptions.values: false`): the seq of the
+   * `step.finished` entry whose outputs it left out, to read them back when they are needed.
+   */
+  finishedSeq?: number;
   error?: ErrorRecord;
   /** The last async operation Location seen for the step (re-attach point). */
   location?: string;
