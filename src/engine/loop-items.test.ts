@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../logging/index.js';
-import { loadPlaybook, type Playbook, type StepBase } from '../playbook/index.js';
+import { loadPlaybook, loopItemReads, type Playbook, type StepBase } from '../playbook/index.js';
 import { builtinStepDefinitions, createStepRegistry, defineLeaf } from '../steps/index.js';
 import { createMemoryRunStore, type JournalEvent, type RunStore } from '../store/index.js';
 import { createVirtualClock } from '../timers/index.js';
@@ -139,6 +139,17 @@ describe('a loop after it has ended', { timeout: 60_000 }, () => {
     const whole = await fastRun(load(fleet('${{ $count($keys($$.steps)) }}')), { registry });
     expect(whole.result.status).toBe('succeeded');
     expect(Object.keys(loopItems()[0]?.steps as object)).toEqual(['before', 'report', 'work']);
+  });
+
+  it('follows the paths read after the loop: a step id kept, a filter on items reading a step keeps everything', () => {
+    const readsOf = (rows: string) => loopItemReads(load(fleet(rows)), registry).of('systems');
+    expect(readsOf('${{ steps.systems.outputs.items.steps.report.outputs.row }}')).toEqual(new Set(['report']));
+    expect(readsOf("${{ steps.systems.outputs.items[status = 'failed'].steps.report }}")).toEqual(new Set(['report']));
+    expect(readsOf('${{ steps.systems.outputs.succeeded }}')).toEqual(new Set());
+    expect(readsOf("${{ steps.systems.outputs.items[steps.before.status = 'failed'].item }}")).toBe('all');
+    expect(readsOf('${{ steps.systems.outputs.items[$count($) > 0].item }}')).toBe('all');
+    expect(readsOf('${{ $map(steps.systems.outputs.items, function($i) { $i.index }) }}')).toBe('all');
+    expect(readsOf('${{ $keys($$) }}')).toBe('all');
   });
 
   it("keeps everything of a loop inside another loop's items kept whole: they can be read through a variable", async () => {
