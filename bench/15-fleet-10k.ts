@@ -142,7 +142,11 @@ function startChild(dir: string, job: Record<string, unknown>): { pid: number; d
   const jobFile = join(dir, `job-${randomUUID()}.json`);
   const resultFile = `${jobFile}.result`;
   writeFileSync(jobFile, JSON.stringify({ ...job, resultFile }));
-  const child = spawn(process.execPath, [childScript, jobFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // `BENCH_CHILD_NODE_OPTIONS` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof-run`) go to the run's `node`, as for benchmarks 5 and 6.
+  const nodeOptions = (process.env.BENCH_CHILD_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeOptions, childScript, jobFile], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);

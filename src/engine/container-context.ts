@@ -6,7 +6,7 @@ import type { StepExecution } from './attempts.js';
 import { resolveInputs } from './inputs.js';
 import { bindInputSettings } from './input-settings.js';
 import { restore } from './replay.js';
-import { BUFFERED, joinPath, type Frame, type RunnerState, type StepSummary } from './runner-state.js';
+import { BUFFERED, itemStepReadsOf, joinPath, type Frame, type RunnerState, type StepSummary } from './runner-state.js';
 import { Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
 
@@ -83,7 +83,7 @@ async function runItem(
       durationMs: 0,
       replayed: true,
     });
-    await restore(state, steps, scope, itemPath);
+    await restore(state, steps, scope, itemPath, itemStepReadsOf(state, frame.scope.root.playbook, execution.step.id));
     return { status: StepStatus.succeeded, steps: scope.steps };
   }
   const startedAt = options.clock.now();
@@ -146,6 +146,7 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
     runSequence: (steps) => state.runSequence(steps, frame),
     failureOf: (steps) => failureOf(steps, frame),
     runItem: (index, steps, names) => runItem(state, execution, frame, index, steps, names),
+    itemStepReads: () => itemStepReadsOf(state, frame.scope.root.playbook, execution.step.id),
     itemsNotStarted(indexes) {
       for (const index of indexes) {
         state.summaries.push({

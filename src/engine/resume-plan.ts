@@ -35,7 +35,16 @@ export interface ResumePlan {
   knownLocations: ReadonlySet<string>;
   /** Send writes whose outcome cannot be reconciled. @default false */
   confirmUnknown: boolean;
+  /**
+   * A recorded step's outputs: from its record, or read back from the journal when the plan was
+   * made from a journal read without values (a fleet's journal is not held whole: only the
+   * outputs a replay needs are read, one entry each).
+   */
+  outputsOf(record: StepRecord): Promise<unknown>;
 }
+
+/** Reads back one journal entry's event by seq (`RunStore.journal(runId, seq - 1, 1)`). */
+export type ReadJournalEvent = (seq: number) => Promise<JournalEntry['event'] | undefined>;
 
 /** Endings that a resume replays instead of running again. */
 export const replayedStatuses: ReadonlySet<string> = new Set([
@@ -44,7 +53,15 @@ export const replayedStatuses: ReadonlySet<string> = new Set([
   StepStatus.simulated,
 ]);
 
-export function createResumePlan(entries: readonly JournalEntry[], confirmUnknown = false): ResumePlan {
+/**
+ * The plan from a run's journal. With `readEvent`, `entries` may have been read without values
+ * (`values: false`): the steps' outputs are read back by seq when a replay asks for them.
+ */
+export function createResumePlan(
+  entries: readonly JournalEntry[],
+  confirmUnknown = false,
+  readEvent?: ReadJournalEvent,
+): ResumePlan {
   const inFlight = new Map<StepPath, InFlightRequest>();
   const knownLocations = new Set<string>();
   for (const { event, at } of entries) {
@@ -90,10 +107,16 @@ export function createResumePlan(entries: readonly JournalEntry[], confirmUnknow
     }
   }
   return {
-    records: new Map(foldJournal(entries).map((record) => [record.path, record])),
+    records: new Map(foldJournal(entries, { values: readEvent === undefined }).map((record) => [record.path, record])),
     inFlight,
     knownLocations,
     confirmUnknown,
+    async outputsOf(record) {
+      if (record.outputs !== undefined || record.finishedSeq === undefined || readEvent === undefined)
+        return record.outputs;
+      const event = await readEvent(record.finishedSeq);
+      return event?.type === 'step.finished' ? event.outputs : undefined;
+    },
   };
 }
 

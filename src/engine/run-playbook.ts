@@ -12,13 +12,22 @@ import { createSecretRegistry, type Logger, type SecretRegistry } from '../loggi
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { startGateOf, type StartGate } from '../windows/index.js';
 import { reconciliationOf, StepErrorCode, toErrorRecord } from '../steps/index.js';
-import { acquireLeaseFromLiveOrDead, newLeaseOwner, pruneRuns, RUN_LEASE_TTL_MS, runLeaseKey } from '../store/index.js';
+import {
+  acquireLeaseFromLiveOrDead,
+  journalPages,
+  JOURNAL_PAGE_SIZE,
+  newLeaseOwner,
+  pruneRuns,
+  RUN_LEASE_TTL_MS,
+  runLeaseKey,
+} from '../store/index.js';
 import {
   RunStatus,
   StepStatus,
   type AppendOptions,
   type ApprovalDecision,
   type CancelRequest,
+  type JournalEntry,
   type JournalEvent,
   type WaitRecord,
   type ErrorRecord,
@@ -494,8 +503,14 @@ export async function resumeRun(playbook: Playbook, options: ResumeOptions): Pro
       await endWaitForResume(store, run, now);
       run = await store.getRun(runId);
     }
-    const journal = await store.journal(runId);
-    const plan = createResumePlan(journal, options.confirmUnknown);
+    // Read without the steps' values (cut by the store), in pages: a fleet's journal is mostly API
+    // answers, and a replay needs the outputs of few steps, read back one entry each.
+    const journal: JournalEntry[] = [];
+    for await (const page of journalPages(store, runId, JOURNAL_PAGE_SIZE, { values: false })) journal.push(...page);
+    const plan = createResumePlan(journal, options.confirmUnknown, async (seq) => {
+      const [entry] = await store.journal(runId, seq - 1, 1);
+      return entry?.seq === seq ? entry.event : undefined;
+    });
     checkResumable(run, runId, playbook, plan, options);
     checkSecretInputs(run, options.secretInputs ?? {});
     const secrets = options.secrets ?? createSecretRegistry();

@@ -4,7 +4,7 @@
  */
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import type { Step } from '../playbook/index.js';
+import { loopItemReads, type ItemStepReads, type Playbook, type Step } from '../playbook/index.js';
 import type { Ending, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
@@ -115,4 +115,17 @@ export function reportNotStarted(state: RunnerState, steps: readonly Step[], pre
       durationMs: 0,
     });
   }
+}
+
+/** Per playbook (a `uses` has its own), what its expressions read of its loops' items; worked out once. */
+const itemReadsByPlaybook = new WeakMap<Playbook, ReturnType<typeof loopItemReads>>();
+
+/** The step views of an ended item of loop `loopId` that `playbook`'s expressions may read. */
+export function itemStepReadsOf(state: RunnerState, playbook: Playbook, loopId: string): ItemStepReads {
+  let reads = itemReadsByPlaybook.get(playbook);
+  if (reads === undefined) {
+    reads = loopItemReads(playbook, state.options.registry);
+    itemReadsByPlaybook.set(playbook, reads);
+  }
+  return reads.of(loopId);
 }

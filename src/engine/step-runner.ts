@@ -110,27 +110,25 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   const start = async (input?: unknown): Promise<void> => {
     if (started) return;
     started = true;
-    if (oneEntry) {
-      renderedInput = input;
-      if (options.logger.isLevelEnabled(lineLevel))
-        log()[lineLevel]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
-      return;
-    }
-    await options.journal(
-      {
-        type: 'step.started',
-        path,
-        stepId: step.id,
-        kind: step.kind,
-        ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }),
-      },
-      appendOptions,
-    );
+    if (oneEntry) renderedInput = input;
+    else
+      await options.journal(
+        {
+          type: 'step.started',
+          path,
+          stepId: step.id,
+          kind: step.kind,
+          ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }),
+        },
+        appendOptions,
+      );
     if (options.logger.isLevelEnabled(lineLevel))
       log()[lineLevel]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
-    const finished: StepOutcome = options.secrets.scrubValue(outcome);
+    const { journalOutputs, ...viewed } = outcome;
+    const finished: StepOutcome = options.secrets.scrubValue(viewed);
+    const journaled = journalOutputs === undefined ? finished.outputs : options.secrets.scrubValue(journalOutputs);
     record.status = finished.status;
     record.durationMs = options.clock.now() - startedAt;
     if (finished.error) record.error = finished.error;
@@ -139,8 +137,11 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     frame.scope.steps[step.id] = viewOf(finished);
     await start();
     // A `set` step's input is its outputs: journaled once.
-    const input = renderedInput === outcome.outputs ? undefined : renderedInput;
-    await options.journal(finishedEvent(path, finished, oneEntry ? { step, input } : undefined), appendOptions);
+    const input = renderedInput === outcome.outputs ? undefined : options.secrets.scrubValue(renderedInput);
+    await options.journal(
+      finishedEvent(path, finished, journaled, oneEntry ? { step, input } : undefined),
+      appendOptions,
+    );
     const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
     if (options.logger.isLevelEnabled(level)) {
       const facts = {
@@ -166,10 +167,14 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   return { step, path, record, log, start, settle };
 }
 
-/** The step's `step.finished`; `start`: a one-entry step's, also saying what its `step.started` would. */
+/**
+ * The step's `step.finished`, with the outputs the journal keeps (a loop's, without its items'
+ * steps); `start`: a one-entry step's, also saying what its `step.started` would.
+ */
 function finishedEvent(
   path: string,
   finished: StepOutcome,
+  outputs: unknown,
   start: { step: Step; input: unknown } | undefined,
 ): JournalEvent {
   return {
@@ -178,7 +183,7 @@ function finishedEvent(
     ...(start ? { stepId: start.step.id, kind: start.step.kind } : {}),
     status: finished.status,
     ...(start?.input === undefined ? {} : { input: start.input }),
-    ...(finished.outputs === undefined ? {} : { outputs: finished.outputs }),
+    ...(outputs === undefined ? {} : { outputs }),
     ...(finished.error ? { error: finished.error } : {}),
   };
 }

@@ -311,12 +311,14 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const steps = new Set<string>();
   const references: ReferenceSite[] = [];
   const single = root.kind === 'whole';
+  let readsWholeContext = false;
   for (const { compiled, where: at } of expressions) {
     const found = findReferences(compiled.expression.ast(), compiled.text);
     compiled.reads = found.occurrences.map((occurrence) => ({
       root: occurrence.root,
       ...(occurrence.member === undefined ? {} : { member: occurrence.member }),
     }));
+    readsWholeContext ||= found.readsWholeContext;
     for (const name of found.roots) roots.add(name);
     for (const id of found.steps) steps.add(id);
     for (const occurrence of found.occurrences) {
@@ -339,6 +341,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
     stepReferences: [...steps],
     rootReferences: [...roots],
     references,
+    ...(readsWholeContext ? { readsWholeContext } : {}),
     evaluate: (context) => evaluateNode(root, context),
   };
   return { template, errors };

@@ -30,6 +30,11 @@ export interface PathSegment {
   filter?: 'index' | 'predicate';
   /** The number of an `index` filter, for messages that write the path back. */
   index?: number;
+  /**
+   * Of a `predicate` filter: every name written in it (a superset of the item fields it reads),
+   * or absent when it may read the item whole (`$`, a wildcard, `**`).
+   */
+  predicateNames?: string[];
 }
 
 /** What an expression reads from its context. */
@@ -40,6 +45,8 @@ export interface ExpressionReferences {
   steps: Set<string>;
   /** Every read of a top-level name, in the order found, for messages that point at it. */
   occurrences: ReferenceOccurrence[];
+  /** The context is read as a whole (`$$` or a root `$` not followed by a name): any name may be read. */
+  readsWholeContext: boolean;
 }
 
 /** JSONata's node shapes are wider than its published type (`path`, `sort`, `apply`...). */
@@ -80,6 +87,28 @@ function filterOf(step: AstNode): PathSegment['filter'] | 'none' | undefined {
   return isNode(stages[0].expr) && stages[0].expr.type === 'number' ? 'index' : 'predicate';
 }
 
+/** Every name written in a predicate, or undefined when it may read its item whole. */
+function predicateNamesOf(expr: unknown): string[] | undefined {
+  const names = new Set<string>();
+  let opaque = false;
+  const visit = (value: unknown): void => {
+    if (opaque) return;
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
+    if (!isNode(value)) return;
+    if (value.type === 'wildcard' || value.type === 'descendant' || (value.type === 'variable' && value.value === '')) {
+      opaque = true;
+      return;
+    }
+    if (value.type === 'name') names.add(String(value.value));
+    for (const child of Object.values(value)) if (typeof child === 'object') visit(child);
+  };
+  visit(expr);
+  return opaque ? undefined : [...names];
+}
+
 /** The leading plain names of `steps` (from `from`), and whether every step was one. */
 function plainSegments(
   steps: AstNode[],
@@ -97,9 +126,16 @@ function plainSegments(
       length: lengthOf(step, text),
       ...(filter === 'none' ? {} : { filter }),
       ...(filter === 'index' ? { index: Number(((step.stages as AstNode[])[0]?.expr as AstNode).value) } : {}),
+      ...predicateNamesField(filter === 'predicate' ? (step.stages as AstNode[])[0]?.expr : undefined),
     });
   }
   return { path, all: true };
+}
+
+function predicateNamesField(expr: unknown): { predicateNames?: string[] } {
+  if (expr === undefined) return {};
+  const names = predicateNamesOf(expr);
+  return names === undefined ? {} : { predicateNames: names };
 }
 
 function recordPath(
@@ -119,6 +155,8 @@ function recordPath(
   } else if (isRootVariable(first, atRoot) && second?.type === 'name') {
     rootName = second;
     stepName = third;
+  } else if (isRootVariable(first, atRoot)) {
+    found.readsWholeContext = true;
   }
   if (rootName === undefined) return;
   const { path, all } = plainSegments(steps, steps.indexOf(rootName) + 1, text);
@@ -157,6 +195,7 @@ function walk(
     walk(value.group, false, found, text);
     return;
   }
+  if (isRootVariable(value, atRoot)) found.readsWholeContext = true;
   if (value.type === 'name' && atRoot) {
     found.roots.add(String(value.value));
     const filter = filterOf(value);
@@ -183,7 +222,7 @@ function walkChildren(node: AstNode, atRoot: boolean, found: ExpressionReference
 
 /** The names and step ids an expression reads, from its syntax tree; `text` (the expression) makes offsets of back-quoted names exact. */
 export function findReferences(ast: jsonata.ExprNode, text?: string): ExpressionReferences {
-  const found: ExpressionReferences = { roots: new Set(), steps: new Set(), occurrences: [] };
+  const found: ExpressionReferences = { roots: new Set(), steps: new Set(), occurrences: [], readsWholeContext: false };
   walk(ast, true, found, text, true);
   return found;
 }

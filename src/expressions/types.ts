@@ -19,6 +19,8 @@ export interface Template {
   readonly rootReferences: readonly string[];
   /** Every read of a top-level name, with where it is written, for located load-time messages. */
   readonly references: readonly ReferenceSite[];
+  /** An expression reads the context as a whole (`$$`, `$keys($)`): what it reads cannot be listed. */
+  readonly readsWholeContext?: boolean;
   /** Plain JSON (arrays and objects normalised, no JSONata sequence artefacts). */
   evaluate(context: ExpressionContext): Promise<unknown>;
 }

@@ -17,3 +17,4 @@ export { ProblemCode } from './problem-codes.js';
 export { hasTimeRules, timeRulesOf } from './time-rules.js';
 export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';
 export { isGeneratedStepId, ordinal, stepLabel } from './step-label.js';
+export { loopItemReads, type ItemStepReads } from './loop-item-reads.js';

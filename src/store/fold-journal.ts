@@ -1,4 +1,4 @@
-import type { JournalEntry, StepPath, StepRecord } from './types.js';
+import type { JournalEntry, JournalReadOptions, RunStore, StepPath, StepRecord } from './types.js';
 import { StepStatus } from './types.js';
 
 /** The kind of the records `foldJournal` makes for loop items (`systems[3]`). */
@@ -26,13 +26,34 @@ const endsInFlight = new Set<string>([StepStatus.failed, StepStatus.interrupted]
  * - a step started again (resume re-runs it) keeps what was learned (attempts, location,
  *   an unanswered write) and drops its previous ending (status, outputs, error).
  */
-export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
-  const records = new Map<StepPath, StepRecord>();
+export function foldJournal(entries: Iterable<JournalEntry>, options: JournalFoldOptions = {}): StepRecord[] {
+  const fold = createJournalFold(options);
+  for (const entry of entries) fold.add(entry);
+  return fold.records();
+}
 
-  for (const { at, event } of entries) {
+export interface JournalFoldOptions {
+  /**
+   * Keep the steps' rendered inputs and outputs. A view that prints neither (the text of
+   * `runs show`) folds without them, so a fleet's journal is not held in memory.
+   * @default true
+   */
+  values?: boolean;
+}
+
+/** `foldJournal` one entry at a time: a journal read in pages is folded as it is read. */
+export interface JournalFold {
+  add(entry: JournalEntry): void;
+  records(): StepRecord[];
+}
+
+export function createJournalFold(options: JournalFoldOptions = {}): JournalFold {
+  const records = new Map<StepPath, StepRecord>();
+  const values = options.values !== false;
+  const add = ({ at, seq, event }: JournalEntry): void => {
     switch (event.type) {
       case 'step.started':
-        startStep(records, event, at);
+        startStep(records, event, at, values);
         break;
       case 'item.started': {
         const path = `${event.path}[${event.index}]`;
@@ -70,7 +91,7 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
       }
       default: {
         // A quiet step's one entry: its start and its end.
-        if (event.type === 'step.finished' && event.kind !== undefined) startStep(records, event, at);
+        if (event.type === 'step.finished' && event.kind !== undefined) startStep(records, event, at, values);
         const record = records.get(event.path);
         // Events of a step whose start is missing are journal damage, not a step to invent.
         if (!record) break;
@@ -110,14 +131,60 @@ export function foldJournal(entries: readonly JournalEntry[]): StepRecord[] {
             record.status = event.status;
             record.endedAt = at;
             if (!endsInFlight.has(event.status)) delete record.unansweredRequest;
-            if (event.outputs !== undefined) record.outputs = event.outputs;
+            if (values && event.outputs !== undefined) record.outputs = event.outputs;
+            if (!values) record.finishedSeq = seq;
             if (event.error !== undefined) record.error = event.error;
             break;
         }
       }
     }
+  };
+  return { add, records: () => [...records.values()] };
+}
+
+/** `values` mapped one at a time as they are iterated (a store's rows parsed as the fold reads them). */
+export function* mapIterable<T, U>(values: Iterable<T>, map: (value: T) => U): Iterable<U> {
+  for (const value of values) yield map(value);
+}
+
+/** Entries read per page by `journalPages`: a few MB of JSON at most for a fleet's journal. */
+export const JOURNAL_PAGE_SIZE = 2000;
+
+/**
+ * A run's journal in pages of `pageSize` entries by seq, for a reader that folds or prints it
+ * as it goes instead of holding it whole. A source that ignores the limit gives one page.
+ */
+export async function* journalPages(
+  source: Pick<RunStore, 'journal'>,
+  runId: string,
+  pageSize = JOURNAL_PAGE_SIZE,
+  options?: JournalReadOptions,
+): AsyncIterable<JournalEntry[]> {
+  let afterSeq = 0;
+  for (;;) {
+    const page = await source.journal(runId, afterSeq, pageSize, options);
+    const last = page.at(-1);
+    if (last === undefined) return;
+    yield page;
+    if (page.length < pageSize) return;
+    afterSeq = last.seq;
   }
-  return [...records.values()];
+}
+
+/** An entry as a `values: false` read gives it (what the stores cut in SQL): no step input, no outputs but a string message. */
+export function withoutValues(entry: JournalEntry): JournalEntry {
+  const { event } = entry;
+  if (event.type === 'step.started' && event.input !== undefined) {
+    const { input: _input, ...rest } = event;
+    return { ...entry, event: rest };
+  }
+  if (event.type === 'step.finished' && (event.outputs !== undefined || event.input !== undefined)) {
+    // A quiet step's one entry carries its input too.
+    const { outputs, input: _input, ...rest } = event;
+    const message = (outputs as { message?: unknown } | null)?.message;
+    return { ...entry, event: typeof message === 'string' ? { ...rest, outputs: { message } } : rest };
+  }
+  return entry;
 }
 
 /**
@@ -128,6 +195,7 @@ function startStep(
   records: Map<StepPath, StepRecord>,
   event: { path: StepPath; stepId?: string; kind?: string; input?: unknown },
   at: string,
+  values: boolean,
 ): void {
   const previous = records.get(event.path);
   records.delete(event.path);
@@ -139,7 +207,7 @@ function startStep(
     attempts: previous?.attempts ?? 0,
     startedAt: at,
   };
-  if (event.input !== undefined) record.input = event.input;
+  if (values && event.input !== undefined) record.input = event.input;
   if (previous?.location !== undefined) record.location = previous.location;
   if (previous?.operationOutcome !== undefined) record.operationOutcome = previous.operationOutcome;
   if (previous?.unansweredRequest !== undefined) record.unansweredRequest = previous.unansweredRequest;

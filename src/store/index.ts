@@ -1,7 +1,16 @@
 /** The run store: what Fleetbook remembers across processes (see types.ts for the contract). */
 export * from './types.js';
 export { createMemoryRunStore } from './memory-store.js';
-export { foldJournal, itemKind } from './fold-journal.js';
+export {
+  createJournalFold,
+  foldJournal,
+  itemKind,
+  journalPages,
+  JOURNAL_PAGE_SIZE,
+  withoutValues,
+  type JournalFold,
+  type JournalFoldOptions,
+} from './fold-journal.js';
 export { StoreError, StoreErrorCode, isStoreError } from './store-error.js';
 export { defaultMaxPayloadBytes } from './payload.js';
 export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store.js';

@@ -1,4 +1,4 @@
-import { foldJournal } from './fold-journal.js';
+import { foldJournal, withoutValues } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
@@ -233,9 +233,11 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       );
     },
 
-    async journal(runId, afterSeq = 0) {
+    async journal(runId, afterSeq = 0, limit, options) {
       open();
-      return (journals.get(runId) ?? []).filter((row) => row.seq > afterSeq).map(rowToEntry);
+      const rows = (journals.get(runId) ?? []).filter((row) => row.seq > afterSeq);
+      const entries = (limit === undefined ? rows : rows.slice(0, limit)).map(rowToEntry);
+      return options?.values === false ? entries.map(withoutValues) : entries;
     },
 
     async steps(runId) {

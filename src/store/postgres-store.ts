@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
-import { foldJournal } from './fold-journal.js';
+import { createJournalFold, journalPages } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
 import {
@@ -257,6 +257,20 @@ export const SQL_LIST_RUNS = `
  * in (a committed batch) or not, so the journal read is always a prefix.
  */
 export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
+/** One page of `SQL_JOURNAL`: a journal of any size read by `seq` in pieces. */
+export const SQL_JOURNAL_PAGE = `${SQL_JOURNAL} LIMIT $3`;
+/**
+ * A page without the step values a `values: false` read leaves out, cut by the server (no parse
+ * in JS of the MB of API answers a fleet's journal holds), a `log:` step's message kept (as
+ * `withoutValues` does).
+ */
+export const SQL_JOURNAL_PAGE_WITHOUT_VALUES = `SELECT run_id AS "runId", seq, at,
+  CASE
+    WHEN jsonb_typeof(event_json::jsonb -> 'outputs' -> 'message') = 'string'
+      THEN ((event_json::jsonb - 'input' - 'outputs') || jsonb_build_object('outputs', jsonb_build_object('message', event_json::jsonb -> 'outputs' -> 'message')))::text
+    ELSE (event_json::jsonb - 'input' - 'outputs')::text
+  END AS "eventJson"
+  FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`;
 
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
@@ -836,17 +850,24 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         return rows.rows.map(rowToRun);
       }),
 
-    journal: (runId, afterSeq = 0) =>
+    journal: (runId, afterSeq = 0, limit, options) =>
       serial(async () => {
         await commit();
-        return (await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])).rows.map(rowToEntry);
+        const rows =
+          options?.values === false
+            ? await query<JournalRow>(SQL_JOURNAL_PAGE_WITHOUT_VALUES, [runId, afterSeq, limit ?? null])
+            : limit === undefined
+              ? await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])
+              : await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit]);
+        return rows.rows.map(rowToEntry);
       }),
 
-    steps: (runId) =>
-      serial(async () => {
-        await commit();
-        return foldJournal((await query<JournalRow>(SQL_JOURNAL, [runId, 0])).rows.map(rowToEntry));
-      }),
+    async steps(runId) {
+      // Read by seq pages and folded as read: the records are kept, never the whole journal.
+      const fold = createJournalFold();
+      for await (const page of journalPages(store, runId)) for (const entry of page) fold.add(entry);
+      return fold.records();
+    },
 
     acquireLease: (key, owner, ttlMs) =>
       serial(async () => {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { foldJournal } from './fold-journal.js';
+import { foldJournal, mapIterable } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
@@ -40,6 +40,17 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
 
 /** The most rows one INSERT of a buffered batch writes (4 parameters each, far below SQLite's limit). */
 const maxRowsPerInsert = 64;
+
+/**
+ * An event's JSON without the step values a `values: false` read leaves out, cut by SQLite (no
+ * parse in JS of the MB of API answers a fleet's journal holds), a `log:` step's message kept
+ * (as `withoutValues` does).
+ */
+const SQL_EVENT_WITHOUT_VALUES = `CASE
+  WHEN json_type(event_json, '$.outputs.message') = 'text'
+    THEN json_set(json_remove(event_json, '$.input', '$.outputs'), '$.outputs', json_object('message', json_extract(event_json, '$.outputs.message')))
+  ELSE json_remove(event_json, '$.input', '$.outputs')
+END`;
 
 /** A journal entry appended but not yet committed; `at` is the time of the append. */
 interface PendingEntry {
@@ -194,6 +205,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
     journal: db.prepare<[string, number], JournalRow>(
       `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq`,
+    ),
+    journalPage: db.prepare<[string, number, number], JournalRow>(
+      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    ),
+    journalPageWithoutValues: db.prepare<[string, number, number], JournalRow>(
+      `SELECT run_id AS runId, seq, at, ${SQL_EVENT_WITHOUT_VALUES} AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     ),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
@@ -554,16 +571,22 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         .map(rowToRun);
     },
 
-    async journal(runId, afterSeq = 0) {
+    async journal(runId, afterSeq = 0, limit, options) {
       open();
       commit();
-      return statements.journal.all(runId, afterSeq).map(rowToEntry);
+      const page = options?.values === false ? statements.journalPageWithoutValues : statements.journalPage;
+      const rows =
+        limit === undefined && options?.values !== false
+          ? statements.journal.all(runId, afterSeq)
+          : page.all(runId, afterSeq, limit ?? -1);
+      return rows.map(rowToEntry);
     },
 
     async steps(runId) {
       open();
       commit();
-      return foldJournal(statements.journal.all(runId, 0).map(rowToEntry));
+      // One row parsed at a time (`iterate`): the fold keeps the records, never the whole journal.
+      return foldJournal(mapIterable(statements.journal.iterate(runId, 0), rowToEntry));
     },
 
     async acquireLease(key, owner, ttlMs) {

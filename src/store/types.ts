@@ -161,6 +161,16 @@ export interface JournalEntry {
   event: JournalEvent;
 }
 
+/** How `RunStore.journal` reads. */
+export interface JournalReadOptions {
+  /**
+   * false: without the steps' rendered inputs (`step.started`) and outputs (`step.finished`),
+   * except a string `outputs.message` (what a `log:` step wrote), so a journal of many MB of
+   * API answers reads as its transitions only. @default true
+   */
+  values?: boolean;
+}
+
 export interface NewRun {
   id: string;
   playbook: string;
@@ -217,6 +227,11 @@ export interface StepRecord {
   endedAt?: string;
   input?: unknown;
   outputs?: unknown;
+  /**
+   * Set by a fold without values (`JournalFoldOptions.values: false`): the seq of the
+   * `step.finished` entry whose outputs it left out, to read them back when they are needed.
+   */
+  finishedSeq?: number;
   error?: ErrorRecord;
   /** The last async operation Location seen for the step (re-attach point). */
   location?: string;
@@ -495,8 +510,13 @@ export interface RunStore extends NotificationOutbox {
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   /** How many runs the store holds, by playbook and status (one grouped count, for `/metrics`). */
   countRuns(): Promise<RunCount[]>;
-  /** The run's journal in order; only the entries after seq `afterSeq` when given (a follower reading what is new). */
-  journal(runId: string, afterSeq?: number): Promise<JournalEntry[]>;
+  /**
+   * The run's journal in order; only the entries after seq `afterSeq` when given (a follower
+   * reading what is new), and at most `limit` of them (a page: `journalPages` reads a journal
+   * of any size in pieces). `options.values: false` leaves out what a view that prints no step
+   * values never reads (see `JournalReadOptions`), cut by the database before it is sent.
+   */
+  journal(runId: string, afterSeq?: number, limit?: number, options?: JournalReadOptions): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds

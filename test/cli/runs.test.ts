@@ -7,6 +7,7 @@ import { main } from '../../src/cli/main.js';
 import { newLeaseOwner, runLeaseKey } from '../../src/store/lease-owner.js';
 import { openRunStore } from '../../src/store/open-run-store.js';
 import type { JournalEvent, NewRun, RunStore } from '../../src/store/types.js';
+import { buildStepTree, foldJournal, JOURNAL_PAGE_SIZE } from '../../src/store/index.js';
 import { captureStream, runCli, type CliOutcome } from '../support/cli.js';
 
 let home: string;
@@ -349,6 +350,51 @@ describe('fleetbook runs show: what the run produced', () => {
     };
     expect(json.run.outputs).toMatchObject({ catalogVersion: '2.4.0' });
     expect(json.log.map((line) => line.message)).toEqual(['updating 2 systems to 2.4.0', 'sys-1 now on 2.4.0']);
+  });
+});
+
+describe('fleetbook runs show: a journal longer than a page', () => {
+  it('reads it in pages: -o json is the document made from the whole journal, the text view prints every step and log line', async () => {
+    // 1,200 items of a loop, 6 entries each, and a `log:` line at the end: 7,204 entries, four pages.
+    const store = await openRunStore({ home });
+    await store.createRun(newRun('run-paged', 'rolling-cluster-update', iso(0, -60_000)));
+    const events: JournalEvent[] = [{ type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' }];
+    for (let index = 0; index < 1200; index += 1) {
+      const path = `systems[${index}].report`;
+      events.push(
+        { type: 'item.started', path: 'systems', index },
+        { type: 'step.started', path, stepId: 'report', kind: 'set', input: { system: `sys-${index}` } },
+        {
+          type: 'step.finished',
+          path,
+          status: 'succeeded',
+          outputs: { row: { system: `sys-${index}`, after: '2.4.0' } },
+        },
+        { type: 'item.finished', path: 'systems', index, status: 'succeeded' },
+      );
+    }
+    events.push(
+      { type: 'step.finished', path: 'systems', status: 'succeeded', outputs: { succeeded: 1200, failed: 0 } },
+      { type: 'step.started', path: 'done', stepId: 'done', kind: 'log' },
+      { type: 'step.finished', path: 'done', status: 'succeeded', outputs: { message: 'updated 1200 systems' } },
+    );
+    for (const event of events) await store.append('run-paged', event, { buffered: true });
+    await store.setRunStatus('run-paged', 'succeeded', { outputs: {} });
+    const journal = await store.journal('run-paged');
+    expect(journal.length).toBeGreaterThan(2 * JOURNAL_PAGE_SIZE);
+    const whole = buildStepTree(foldJournal(journal));
+    await store.close();
+
+    const json = await fleetbook('runs', 'show', 'run-paged', '-o', 'json');
+    expect(json.code).toBe(0);
+    const shown = JSON.parse(json.stdout) as { steps: unknown; log: Array<{ path: string; message: string }> };
+    expect(shown.steps).toEqual(JSON.parse(JSON.stringify(whole)));
+    expect(shown.log).toEqual([{ at: journal.at(-1)?.at, path: 'done', message: 'updated 1200 systems' }]);
+
+    const text = await fleetbook('runs', 'show', 'run-paged');
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('  [1199]');
+    expect(text.stdout).toMatch(/log:\n {2}\d\d:\d\d:\d\d {2}done {2}updated 1200 systems\n/);
   });
 });
 

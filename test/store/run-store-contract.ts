@@ -3,7 +3,8 @@
  * stores (`run-store-contract.test.ts`) and PostgreSQL (`test/postgres/`).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
+import { createJournalFold, journalPages, withoutValues } from '../../src/store/fold-journal.js';
+import type { JournalEvent, NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = '2026-03-01T10:00:00.000Z') {
@@ -142,6 +143,61 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await expect(
         store.append('nope', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set' }),
       ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    });
+
+    it('reads a journal in pages by seq, and folds the pages into the same steps as the whole', async () => {
+      await store.createRun(newRun('r1'));
+      for (const path of ['a', 'b', 'c', 'd', 'e']) {
+        await store.append('r1', { type: 'step.started', path, stepId: path, kind: 'set' });
+        await store.append('r1', { type: 'step.finished', path, status: 'succeeded', outputs: { path } });
+      }
+      expect((await store.journal('r1', 3, 4)).map((entry) => entry.seq)).toEqual([4, 5, 6, 7]);
+      expect((await store.journal('r1', 8, 4)).map((entry) => entry.seq)).toEqual([9, 10]);
+      const pages: number[][] = [];
+      for await (const page of journalPages(store, 'r1', 4)) pages.push(page.map((entry) => entry.seq));
+      expect(pages).toEqual([
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+        [9, 10],
+      ]);
+      const fold = createJournalFold({ values: false });
+      for await (const page of journalPages(store, 'r1', 3)) for (const entry of page) fold.add(entry);
+      const whole = await store.steps('r1');
+      expect(whole.map((step) => step.outputs)).toEqual([
+        { path: 'a' },
+        { path: 'b' },
+        { path: 'c' },
+        { path: 'd' },
+        { path: 'e' },
+      ]);
+      // Without values: the same records, their outputs dropped and where to read them back.
+      expect(fold.records()).toEqual(
+        whole.map(({ outputs: _outputs, ...rest }, index) => ({ ...rest, finishedSeq: 2 * index + 2 })),
+      );
+    });
+
+    it('reads a journal without step values: no input, no outputs but a string message, the rest as written', async () => {
+      await store.createRun(newRun('r1'));
+      const events: JournalEvent[] = [
+        { type: 'step.started', path: 'big', stepId: 'big', kind: 'set', input: { blob: 'x'.repeat(5000) } },
+        { type: 'step.finished', path: 'big', status: 'succeeded', outputs: { blob: 'x'.repeat(5000), n: 1 } },
+        { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
+        { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'hello', extra: [1, 2] } },
+        { type: 'step.finished', path: 'small', status: 'failed', outputs: { n: 2 }, error: { message: 'no' } },
+        { type: 'item.started', path: 'loop', index: 0 },
+      ];
+      for (const event of events) await store.append('r1', event);
+      const all = await store.journal('r1');
+      const without = await store.journal('r1', 0, 100, { values: false });
+      expect(without).toEqual(all.map(withoutValues));
+      expect(without.map((entry) => entry.event)).toEqual([
+        { type: 'step.started', path: 'big', stepId: 'big', kind: 'set' },
+        { type: 'step.finished', path: 'big', status: 'succeeded' },
+        { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
+        { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'hello' } },
+        { type: 'step.finished', path: 'small', status: 'failed', error: { message: 'no' } },
+        { type: 'item.started', path: 'loop', index: 0 },
+      ]);
     });
 
     it('returns copies: changing what was appended or read changes nothing stored', async () => {

@@ -77,14 +77,34 @@ export function formatRunLog(entries: readonly JournalEntry[], logPaths: Readonl
 }
 
 /** Only the `log:` lines, `time  path  message`, as `runs show` lists them. */
-export function formatLogLines(entries: readonly JournalEntry[]): string {
-  const logPaths = logStepPaths(entries);
-  return entries
-    .flatMap((entry) => {
+/** A `log:` step's message with when and where it was written. */
+export interface LoggedLine {
+  at: string;
+  path: string;
+  message: string;
+}
+
+/**
+ * Collects the `log:` lines of a journal read in pieces (pages, in order): `add` each entry,
+ * `lines` at the end. A `log:` step's start comes before its end, so one pass finds both.
+ */
+export function logLineCollector(): { add(entry: JournalEntry): void; lines: LoggedLine[] } {
+  const logPaths = new Set<string>();
+  const lines: LoggedLine[] = [];
+  return {
+    add(entry) {
+      const { event } = entry;
+      if (event.type === 'step.started' && event.kind === 'log') logPaths.add(event.path);
       const message = logMessage(entry, logPaths);
-      return message === undefined ? [] : [`${timeOf(entry.at)}  ${entry.event.path}  ${message}\n`];
-    })
-    .join('');
+      if (message !== undefined) lines.push({ at: entry.at, path: event.path, message });
+    },
+    lines,
+  };
+}
+
+/** The `log:` lines as `runs show` prints them. */
+export function formatLogLines(lines: readonly LoggedLine[]): string {
+  return lines.map((line) => `${timeOf(line.at)}  ${line.path}  ${line.message}\n`).join('');
 }
 
 /** Whether a value is a list of records (plain objects): what reads best as a table. */

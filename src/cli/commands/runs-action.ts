@@ -8,13 +8,14 @@ import {
   RunStatus,
   RUN_LEASE_TTL_MS,
   buildStepTree,
-  foldJournal,
+  createJournalFold,
+  journalPages,
+  JOURNAL_PAGE_SIZE,
   lastHeartbeatMs,
   pruneRuns,
   withRunStore,
   outputsDirOf,
   resolveFleetbookHome,
-  type JournalEntry,
   type RunRecord,
   type RunStore,
   type StepNode,
@@ -35,7 +36,16 @@ import {
   type OutputFormat,
   type OutputOptions,
 } from '../output.js';
-import { formatLogLines, formatOutputs, formatRunLog, isWithin, logMessage, logStepPaths, table } from './run-log.js';
+import {
+  formatLogLines,
+  formatOutputs,
+  formatRunLog,
+  isWithin,
+  logLineCollector,
+  logStepPaths,
+  table,
+  type LoggedLine,
+} from './run-log.js';
 
 /** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
 function formatDuration(ms: number): string {
@@ -209,7 +219,7 @@ function errorText(error: NonNullable<StepNode['error']>): string {
   return `${error.message}${facts.length === 0 ? '' : ` (${facts.join(', ')})`}`;
 }
 
-function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly JournalEntry[]): void {
+function printRun(io: CliIo, run: ShownRun, tree: StepNode[], log: readonly LoggedLine[]): void {
   const durationMs = runDurationMs(run);
   const facts = [
     `started ${formatTime(run.startedAt)}`,
@@ -238,7 +248,7 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], journal: readonly 
       `crashed: no process drives it any more (its lease lapsed or its process is gone); continue it with: fleetbook resume ${run.id}\n`,
     );
   if (run.outputs !== undefined) io.stdout.write(`outputs:\n${formatOutputs(run.outputs)}`);
-  const logLines = formatLogLines(journal);
+  const logLines = formatLogLines(log);
   if (logLines !== '') io.stdout.write(`log:\n${logLines.replace(/^/gm, '  ')}`);
   io.stdout.write('\n');
   if (tree.length === 0) {
@@ -304,25 +314,30 @@ export async function listRunsAction(
 /** One run with its step tree. */
 export async function showRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
   const format = outputFormat(options);
-  const { run, tree, journal } = await withRunSource(io.env, async (store) => {
+  const machine = isMachineFormat(format);
+  const { run, tree, log } = await withRunSource(io.env, async (store) => {
     const found = await findRun(store, runId, io.env);
-    // The journal read once and folded here: `store.steps()` would read and parse it a second time.
-    const entries = await store.journal(found.id);
-    return { run: await shownRun(store, found), tree: buildStepTree(foldJournal(entries)), journal: entries };
+    // Read in pages and folded as read (once: `store.steps()` would read it a second time), so a
+    // fleet's journal is never held whole; the text view prints no step inputs or outputs, so
+    // the store leaves them out (cut in SQL) and its fold keeps none.
+    const fold = createJournalFold({ values: machine });
+    const logLines = logLineCollector();
+    for await (const page of journalPages(store, found.id, JOURNAL_PAGE_SIZE, { values: machine })) {
+      for (const entry of page) {
+        fold.add(entry);
+        logLines.add(entry);
+      }
+    }
+    return { run: await shownRun(store, found), tree: buildStepTree(fold.records()), log: logLines.lines };
   });
-  if (isMachineFormat(format)) {
-    const logPaths = logStepPaths(journal);
-    const log = journal.flatMap((entry) => {
-      const message = logMessage(entry, logPaths);
-      return message === undefined ? [] : [{ at: entry.at, path: entry.event.path, message }];
-    });
+  if (machine) {
     const shown = { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log };
     // A large run's JSON is written as it is made, never as one string (see json-stream.ts).
     if (format === 'json') await writeJsonStreamed(io.stdout, shown);
     else writeMachine(io, format, shown);
     return;
   }
-  printRun(io, run, tree, journal);
+  printRun(io, run, tree, log);
 }
 
 /** How often `runs logs --follow` reads the journal again: it is written by another process. */

@@ -62,11 +62,15 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
     if (closed) context.log().warn({ reason: closed.reason }, `forEach ${path}: ${closed.reason}; no new item starts`);
     return !closed;
   };
+  const kept = context.itemStepReads();
+  /** What the playbook may read of an ended item's steps: the other views are released with the item's scope. */
+  const keptSteps = (steps: Record<string, unknown>): Record<string, unknown> =>
+    kept === 'all' ? steps : Object.fromEntries([...kept].filter((id) => id in steps).map((id) => [id, steps[id]]));
   const runItem = async (index: number): Promise<void> => {
     const names = { [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } };
     const { status, steps } = await context.runItem(index, step.steps, names);
     if (status === 'failed') failures += 1;
-    results[index] = { index, item: items[index], status, steps };
+    results[index] = { index, item: items[index], status, steps: keptSteps(steps) };
     if (status === 'failed' && failures > allowed) {
       context
         .log()
@@ -114,9 +118,14 @@ function loopOutcome(
     failed: count('failed'),
     notStarted: count('notStarted'),
   };
+  // Each item's steps are journaled by their own entries: the loop's end lists the items without them.
+  const journalOutputs = {
+    ...outputs,
+    items: results.map(({ index, item, status }) => ({ index, item, status })),
+  };
   if (failures > allowed) {
     const message = `${failures} of ${results.length} items failed (tolerated: ${allowed}); ${outputs.notStarted} never started`;
-    return { status: 'failed', outputs, error: { message, code: 'TOLERANCE_EXCEEDED' } };
+    return { status: 'failed', outputs, journalOutputs, error: { message, code: 'TOLERANCE_EXCEEDED' } };
   }
   if (closed && outputs.notStarted > 0 && !context.signal.aborted) {
     const notStarted = results.filter((result) => result.status === 'notStarted');
@@ -134,8 +143,8 @@ function loopOutcome(
         ...(closed.opensAtMs === undefined ? {} : { until: new Date(closed.opensAtMs).toISOString() }),
       },
     };
-    return { status: closed.onClose === 'fail' ? 'failed' : 'interrupted', outputs, error };
+    return { status: closed.onClose === 'fail' ? 'failed' : 'interrupted', outputs, journalOutputs, error };
   }
-  if (context.signal.aborted || count('interrupted') > 0) return { status: 'interrupted', outputs };
-  return { status: 'succeeded', outputs };
+  if (context.signal.aborted || count('interrupted') > 0) return { status: 'interrupted', outputs, journalOutputs };
+  return { status: 'succeeded', outputs, journalOutputs };
 }

@@ -86,6 +86,12 @@ export type Ending = 'succeeded' | 'failed' | 'interrupted';
 export interface StepOutcome {
   status: StepStatus;
   outputs?: unknown;
+  /**
+   * The outputs as the journal keeps them, when they differ from what expressions read: a loop
+   * journals its items without their steps (each item's steps are journaled already, and resume
+   * rebuilds them from those entries).
+   */
+  journalOutputs?: unknown;
   error?: ErrorRecord;
   rescued?: boolean;
 }
@@ -117,6 +123,11 @@ export interface ContainerContext<S extends Step = Step> {
    * `names`): journaled, summarised, replayed whole on resume when it had succeeded.
    */
   runItem(index: number, steps: readonly Step[], names: Record<string, unknown>): Promise<ItemRun>;
+  /**
+   * The step views of an ended item that expressions may still read (`steps.<loop>.outputs.items[n].steps.<id>`),
+   * by step id, or `all`: the loop keeps only these, so a fleet of items does not stay in memory.
+   */
+  itemStepReads(): 'all' | ReadonlySet<string>;
   /** Reports loop items that never started in the summary. */
   itemsNotStarted(indexes: readonly number[]): void;
   /**
