@@ -9,7 +9,7 @@
  */
 import { errorMessage } from '../errors/index.js';
 import type { PreparedLeaf } from '../steps/index.js';
-import { isOutcomeUnknown } from '../steps/index.js';
+import { isConflict, isOutcomeUnknown } from '../steps/index.js';
 import { StepError, StepFailureKind } from '../steps/index.js';
 import type { ExecutorRuntime, LeafResult } from '../steps/index.js';
 import { reconcileWrite, type ReconcileDecision } from '../steps/index.js';
@@ -61,7 +61,26 @@ async function settle(r: Reconciler, runtime: ExecutorRuntime, sentAtMs: number)
 }
 
 /**
- * `sentAtMs`: when the write was sent. `cause`: the failure of this run's request; none when
+ * The write sent again, as reconciliation decided. A 409 to it means the state changed since the
+ * read: most often the first write landed after all (a process paused before its request left,
+ * then let go). The state is read once more, and the step attaches to or takes as done what it
+ * finds; nothing found again leaves the conflict as the step's failure.
+ */
+async function sendAgain(r: Reconciler, runtime: ExecutorRuntime, cause: unknown): Promise<LeafResult> {
+  try {
+    return await r.prepared.attempt(runtime);
+  } catch (error) {
+    if (runtime.signal.aborted || !isConflict(r.operation, error)) throw error;
+    r.log().info(
+      { operationId: r.operation.id },
+      `${r.operation.id} sent again after reconciliation was refused with a conflict: reading the platform again`,
+    );
+    return reconcile(r, runtime, r.state.options.clock.now(), cause, error);
+  }
+}
+
+/**
+ * `conflict`: the 409 a write sent again got (the second reading). `sentAtMs`: when the write was sent. `cause`: the failure of this run's request; none when
  * the request was sent before the run stopped.
  */
 async function reconcile(
@@ -69,6 +88,7 @@ async function reconcile(
   runtime: ExecutorRuntime,
   sentAtMs: number,
   cause?: unknown,
+  conflict?: unknown,
 ): Promise<LeafResult> {
   const { state, operation, prepared } = r;
   const { with: input, region } = prepared.input as { with: Record<string, unknown>; region?: string };
@@ -106,7 +126,11 @@ async function reconcile(
     return {
       outputs: { status: operation.successStatus, headers: {}, body: { items: decision.found }, reconciled: 'done' },
     };
-  if (decision.decision === 'send') return prepared.attempt(runtime);
+  if (decision.decision === 'send') {
+    // Read again after a conflict and still nothing found: the conflict is the step's failure.
+    if (conflict !== undefined) throw conflict;
+    return sendAgain(r, runtime, cause);
+  }
   if (cause === undefined && state.options.resume?.confirmUnknown) return prepared.attempt(runtime);
   const sent =
     cause === undefined

@@ -35,7 +35,7 @@ export { StepError, StepFailureKind, isStepError } from './executors/step-error.
 export type { ExecutorRuntime, LeafResult, RunWaits, WaitRequest } from './executors/types.js';
 export { StepErrorCode } from './error-codes.js';
 export { toErrorRecord } from './executors/error-record.js';
-export { isOutcomeUnknown } from './executors/call.js';
+export { isConflict, isOutcomeUnknown } from './executors/call.js';
 export { reconcileWrite, reconciliationOf, type ReconcileDecision } from './reconcile/index.js';
 export { compileSchema } from './executors/call-input.js';
 export {

@@ -84,6 +84,15 @@ export function isOutcomeUnknown(operation: OperationDescriptor, error: unknown)
   return error.status === undefined || (error.status >= 500 && error.status !== 503);
 }
 
+/**
+ * A write refused with 409: the platform's state conflicts with it. For a write sent again after
+ * reconciliation found no trace of the first, the conflict is most often that first write,
+ * landed since the read (see `reconciliation.ts`).
+ */
+export function isConflict(operation: OperationDescriptor, error: unknown): boolean {
+  return operation.isWrite && error instanceof ApiError && error.status === 409;
+}
+
 /** The download target a rendered `saveTo` names; a located step error when it is neither a path nor `{ path, sumColumns }`. */
 export function saveToTarget(value: unknown): DownloadTarget {
   if (typeof value === 'string' || typeof value === 'number') return { path: String(value) };
