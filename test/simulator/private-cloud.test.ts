@@ -288,6 +288,8 @@ describe('private cloud: pages of systems kept whole', () => {
 
     const system = JSON.parse(before).items[0];
     const path = `${BASE}/systems/${system.id}`;
+    // Its view, kept from the page, answers a read of the system alone.
+    expect(await raw(path)).toBe(JSON.stringify(system));
     expect(system.softwareInfo.hypervisorClusters[0].currentSoftwareCatalog.version).not.toBe('2.4.0');
     await t.call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } });
     t.sim.control.clock.advance(5 * MINUTE);

@@ -32,7 +32,7 @@ function freshPage(state: PrivateCloudState, offset: number, count: number, nowM
 describe('system view cache', () => {
   it('answers the rendered view, and renders it once while nothing changed', () => {
     const { state, system, cache, renders } = world();
-    expect(JSON.parse(cache.json(system, NOW))).toEqual(systemView(state, system, NOW));
+    expect(JSON.parse(cache.json(system, NOW).toString())).toEqual(systemView(state, system, NOW));
     cache.json(system, NOW + 60_000);
     expect(renders()).toBe(1);
   });
@@ -41,19 +41,19 @@ describe('system view cache', () => {
     const { state, system, cache, renders } = world();
     cache.json(system, NOW);
     system.name = 'renamed';
-    expect(JSON.parse(cache.json(system, NOW)).name).not.toBe('renamed');
+    expect(JSON.parse(cache.json(system, NOW).toString()).name).not.toBe('renamed');
     cache.invalidate();
-    expect(JSON.parse(cache.json(system, NOW)).name).toBe('renamed');
+    expect(JSON.parse(cache.json(system, NOW).toString()).name).toBe('renamed');
     expect(renders()).toBe(2);
 
     const nextRefresh = (Math.floor(NOW / DAY) + 1) * DAY;
     cache.json(system, nextRefresh - 1);
     expect(renders()).toBe(2);
-    expect(JSON.parse(cache.json(system, nextRefresh)).softwareInfo.versionsRefreshedAt).toBe(
+    expect(JSON.parse(cache.json(system, nextRefresh).toString()).softwareInfo.versionsRefreshedAt).toBe(
       new Date(nextRefresh).toISOString(),
     );
     expect(renders()).toBe(3);
-    expect(JSON.parse(cache.json(system, NOW))).toEqual(systemView(state, system, NOW));
+    expect(JSON.parse(cache.json(system, NOW).toString())).toEqual(systemView(state, system, NOW));
     expect(renders()).toBe(4);
   });
 
@@ -61,8 +61,8 @@ describe('system view cache', () => {
     const { state, system, cache, renders } = world();
     const cluster = system.clusters[0]!;
     cluster.precheck = { catalogVersion: state.catalogs.at(-1)!.version, validUntilMs: NOW + 1_000 };
-    expect(JSON.parse(cache.json(system, NOW)).softwareInfo.precheckValidUntil).toBeDefined();
-    expect(JSON.parse(cache.json(system, NOW + 1_000)).softwareInfo.precheckValidUntil).toBeUndefined();
+    expect(JSON.parse(cache.json(system, NOW).toString()).softwareInfo.precheckValidUntil).toBeDefined();
+    expect(JSON.parse(cache.json(system, NOW + 1_000).toString()).softwareInfo.precheckValidUntil).toBeUndefined();
     expect(renders()).toBe(2);
 
     system.active = { kind: 'software-version-refresh', clusterIds: [] };
@@ -96,6 +96,11 @@ describe('kept pages', () => {
     expect(first.toString('utf8')).toBe(freshPage(state, 1, 2, NOW));
     expect(renders()).toBe(2);
     expect(pageOf(cache, state, 1, 2, NOW + 60_000)).toBe(first);
+    // The page's views are kept (as slices of its bytes): a read of one renders nothing.
+    expect(cache.json(state.systems[2]!, NOW).toString('utf8')).toBe(
+      JSON.stringify(systemView(state, state.systems[2]!, NOW)),
+    );
+    expect(renders()).toBe(2);
     // Another page is another key; its views already rendered are reused.
     expect(pageOf(cache, state, 0, 3, NOW).toString('utf8')).toBe(freshPage(state, 0, 3, NOW));
     expect(renders()).toBe(3);
