@@ -7,8 +7,8 @@
  * views kept as strings (~100 KB) still cost joining ten strings, fastify measuring the
  * string's UTF-8 length and the socket write encoding it again, on every request. A page
  * renders its missing views straight into its own Buffer and keeps them as slices of it, so
- * the bytes are held once for the page and its views, in one allocation (5,000 separate
- * 10 KB Buffers, or strings beside the pages, held the bytes twice).
+ * the bytes are held once for the page and its views, in one allocation (views kept as strings
+ * beside the pages held them twice).
  */
 import { systemView, systemViewStableUntil } from './views.js';
 import type { PrivateCloudState, System } from './model.js';
@@ -42,8 +42,9 @@ interface Rendered<T> {
 }
 
 /**
- * Kept pages stop growing here (oldest dropped first): 5,000 systems in pages of ten are ~51 MB,
- * and a world of 30,000 should not keep another copy of every view on top of the views.
+ * Kept pages stop growing here (oldest dropped first): 5,000 systems in pages of ten are ~51 MB.
+ * A dropped page's bytes stay while views sliced from it are kept; the budget bounds the copies
+ * of views a page took from elsewhere (views rendered alone, pages that overlap).
  */
 export const PAGE_CACHE_BYTES = 64 * 1024 * 1024;
 
@@ -100,6 +101,7 @@ export function createSystemViewCache(
       stableUntilMs = Math.min(stableUntilMs, viewStableUntilMs);
       return { system, kept: undefined, text, bytes: Buffer.byteLength(text), stableUntilMs: viewStableUntilMs };
     });
+    // The list envelope: `listPage`'s shape, in its key order.
     const head = '{"items":[';
     const tail = `],"count":${envelope.count},"offset":${envelope.offset},"total":${envelope.total}}`;
     const size =
@@ -142,11 +144,4 @@ export function createSystemViewCache(
       pageBytes = 0;
     },
   };
-}
-
-/**
- * The list envelope (`listPage`'s shape, in its key order) around items already serialized.
- */
-export function pageJson(items: readonly string[], envelope: PageEnvelope): string {
-  return `{"items":[${items.join(',')}],"count":${envelope.count},"offset":${envelope.offset},"total":${envelope.total}}`;
 }
