@@ -2,7 +2,7 @@
 // the schedule; its overlap policy applied against its previous run (skip refuses, cancel-running
 // cancels it first); an unknown schedule refused with exit 2.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRunStore } from '../../src/store/index.js';
@@ -74,6 +74,7 @@ describe('fleetbook schedules trigger', () => {
       expect((await store.getRun(triggered.result?.runId ?? ''))?.trigger).toEqual({
         kind: 'trigger',
         scheduleId: 'nightly',
+        by: userInfo().username,
       });
     } finally {
       await store.close();

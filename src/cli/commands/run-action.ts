@@ -43,11 +43,11 @@ export interface RunCommandOptions {
 /** What `schedules trigger` adds to a run: the schedule's own inputs and the trigger recorded in the run. */
 export interface ScheduledRun {
   inputs: Record<string, unknown>;
-  trigger: { kind: 'trigger'; scheduleId: string };
+  trigger: { kind: 'trigger'; scheduleId: string; by: string };
 }
 
 /** The trigger a run started here records. */
-type RunTrigger = { kind: 'manual' | 'trigger'; scheduleId?: string; ignoredWindow?: string };
+type RunTrigger = { kind: 'manual' | 'trigger'; scheduleId?: string; by?: string; ignoredWindow?: string };
 
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {

@@ -39,7 +39,7 @@ function pickSchedule(playbook: Playbook, id: string | undefined): ScheduleSpec 
 /**
  * Runs a schedule now, by hand: its inputs (under any `-i`), its overlap policy against its
  * previous run (`decideTrigger`), the playbook's lock (taken by the run), the run recorded with
- * `trigger: { kind: 'trigger', scheduleId }`. A disabled or paused schedule may be triggered: that
+ * `trigger: { kind: 'trigger', scheduleId, by }` (`by`: the operating-system user). A disabled or paused schedule may be triggered: that
  * is what a manual trigger is for.
  */
 export async function triggerScheduleAction(
@@ -55,8 +55,10 @@ export async function triggerScheduleAction(
   }
   const playbook = loaded.playbook;
   const schedule = pickSchedule(playbook, options.schedule);
+  // Who pressed it, as the server records a token's name: the operating-system user here.
+  const by = userInfo().username;
   const decision = await withRunStore({ env: io.env, store: profileStore(options.profile) }, (store) =>
-    decideTrigger(store, schedule, userInfo().username, Date.now()),
+    decideTrigger(store, schedule, by, Date.now()),
   );
   if (decision.action === 'queued') {
     io.stdout.write(
@@ -70,6 +72,6 @@ export async function triggerScheduleAction(
     );
   await runLoaded(io, playbook, options, {
     inputs: schedule.inputs,
-    trigger: { kind: 'trigger', scheduleId: schedule.key },
+    trigger: { kind: 'trigger', scheduleId: schedule.key, by },
   });
 }
