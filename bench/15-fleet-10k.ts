@@ -18,7 +18,9 @@
  *   `resumeRun` to the first entry the resumed run journals) and the whole resume process's time
  *   to that point. The resumed run is stopped there (it would only repeat the first run's second half).
  * Targets: makespan ≤ 1.05×, peak RSS < 500 MB, runs show < 2 s, replay < 10 s.
- * Run alone: npm run build && npx tsx bench/15-fleet-10k.ts [--quick] [--store sqlite|postgres]
+ * Run alone: npm run build && npx tsx bench/15-fleet-10k.ts [--quick] [--store sqlite|postgres] [--keep]
+ * `--keep` leaves the benchmark's folder (the SQLite store with both runs' journals) and says where,
+ * for measuring `runs show` again or growing the journal (`lib/grow-journal.ts`).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -59,6 +61,7 @@ const UNLIMITED = 1_000_000;
 const CHECKPOINTS = [0.25, 0.5, 1];
 
 const storeArg = process.argv.indexOf('--store');
+const keep = process.argv.includes('--keep');
 const stores = storeArg < 0 ? ['sqlite', 'postgres'] : [process.argv[storeArg + 1] ?? ''];
 
 const childScript = fileURLToPath(new URL('./lib/fleet-run-child.mjs', import.meta.url));
@@ -238,8 +241,8 @@ async function benchRuns(
   };
 
   // 1. The whole run, its journal measured at each checkpoint.
-  progress(`${target.name}: the run of ${count} systems`);
   const runId = randomUUID();
+  progress(`${target.name}: the run of ${count} systems (run ${runId})`);
   const run = startChild(dir, { ...job, mode: 'run', runId });
   let finished: ChildResult | undefined;
   run.done.then(
@@ -358,7 +361,8 @@ try {
     }
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (keep) progress(`kept ${dir} (the SQLite store: ${join(dir, 'home', 'runs.sqlite')})`);
+  else rmSync(dir, { recursive: true, force: true });
 }
 printFigures(
   NAME,
