@@ -137,7 +137,9 @@ if (toSqlite) {
   const done = createSqliteRunStore({ file: toSqlite });
   await done.setRunStatus(id, run.status, ended);
   await done.close();
-  console.log(`SQLite ${toSqlite}: run ${id}, ${systems * times} systems, ${seq} entries, ${(bytes / 1e6).toFixed(1)} MB`);
+  console.log(
+    `SQLite ${toSqlite}: run ${id}, ${systems * times} systems, ${seq} entries, ${(bytes / 1e6).toFixed(1)} MB`,
+  );
 }
 
 if (toPostgres) {
