@@ -171,6 +171,14 @@ export async function* journalPages(
   }
 }
 
+/**
+ * Below this many bytes of JSON a `values: false` read takes an event whole and cuts it with
+ * `withoutValues` after parsing it: cutting it in SQL (a JSON parse and write per row in the
+ * database) costs more than the few bytes of value it carries. Larger events (step outputs,
+ * API answers) are cut in SQL, so their values are never sent nor parsed.
+ */
+export const SMALL_EVENT_BYTES = 2048;
+
 /** An entry as a `values: false` read gives it (what the stores cut in SQL): no step input, no outputs but a string message. */
 export function withoutValues(entry: JournalEntry): JournalEntry {
   const { event } = entry;

@@ -45,7 +45,7 @@ import {
   table,
   type LoggedLine,
 } from './run-log.js';
-import { formatStepTable } from './step-table.js';
+import { formatStepTable, recordsShown } from './step-table.js';
 
 /** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
 function formatDuration(ms: number): string {
@@ -306,7 +306,9 @@ export async function showRunAction(
         logLines.add(entry);
       }
     }
-    return { run: await shownRun(store, found), tree: buildStepTree(fold.records()), log: logLines.lines };
+    // The text view builds its tree of the steps it prints: not those of a large loop's items it leaves out.
+    const records = machine || options.items === true ? fold.records() : recordsShown(fold.records());
+    return { run: await shownRun(store, found), tree: buildStepTree(records), log: logLines.lines };
   });
   if (machine) {
     const shown = { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log };

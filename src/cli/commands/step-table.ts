@@ -7,7 +7,7 @@
  * line for each run of items left out. `--items` prints every item.
  */
 import { stepLabel } from '../../playbook/index.js';
-import { itemKind, StepStatus, type StepNode } from '../../store/index.js';
+import { itemKind, StepStatus, type StepNode, type StepRecord } from '../../store/index.js';
 import { ATTENTION_ITEMS_SHOWN, EDGE_ITEMS, ITEMS_SHOWN_WHOLE } from './item-summary.js';
 import { table } from './run-log.js';
 
@@ -47,7 +47,7 @@ export function countsByStatus(items: readonly StepNode[]): string {
 }
 
 /** Which of a summarised loop's items are printed in full: positions in `items`. */
-function listedItems(items: readonly StepNode[]): { listed: Set<number>; attentionLeftOut: number } {
+function listedItems(items: ReadonlyArray<{ status: string }>): { listed: Set<number>; attentionLeftOut: number } {
   const listed = new Set<number>();
   for (let position = 0; position < Math.min(EDGE_ITEMS, items.length); position += 1) {
     listed.add(position);
@@ -62,6 +62,39 @@ function listedItems(items: readonly StepNode[]): { listed: Set<number>; attenti
     attention += 1;
   });
   return { listed, attentionLeftOut };
+}
+
+/**
+ * The records the text view prints: without the steps of the items a summarised loop leaves
+ * out (their item records stay, for the counts). A fleet's 200,000 step records become a few
+ * hundred before the tree is built; the loop's items and their order are the tree's (records
+ * in the order they started), so `formatStepTable` lists the same items.
+ */
+export function recordsShown(records: readonly StepRecord[]): StepRecord[] {
+  const itemsByLoop = new Map<string, StepRecord[]>();
+  for (const record of records) {
+    if (record.kind !== itemKind) continue;
+    const loop = record.path.slice(0, record.path.lastIndexOf('['));
+    const items = itemsByLoop.get(loop);
+    if (items) items.push(record);
+    else itemsByLoop.set(loop, [record]);
+  }
+  const hidden = new Set<string>();
+  for (const items of itemsByLoop.values()) {
+    if (items.length <= ITEMS_SHOWN_WHOLE) continue;
+    const { listed } = listedItems(items);
+    items.forEach((item, position) => {
+      if (!listed.has(position)) hidden.add(item.path);
+    });
+  }
+  if (hidden.size === 0) return [...records];
+  // Inside a left-out item: a prefix of the path ending at an item's `]`, short of the whole path.
+  const insideHidden = (path: string): boolean => {
+    for (let end = path.indexOf(']'); end >= 0 && end < path.length - 1; end = path.indexOf(']', end + 1))
+      if (hidden.has(path.slice(0, end + 1))) return true;
+    return false;
+  };
+  return records.filter((record) => !insideHidden(record.path));
 }
 
 /** A row of the table, or a line printed between rows outside the columns (an error, a summary). */
