@@ -172,12 +172,18 @@ export async function* journalPages(
 }
 
 /**
- * Below this many bytes of JSON a `values: false` read takes an event whole and cuts it with
- * `withoutValues` after parsing it: cutting it in SQL (a JSON parse and write per row in the
- * database) costs more than the few bytes of value it carries. Larger events (step outputs,
- * API answers) are cut in SQL, so their values are never sent nor parsed.
+ * A `values: false` read takes whole, and cuts with `withoutValues` after parsing it, an event
+ * that carries no step values (any but `step.*`: requests, operations, items) or is shorter
+ * than this many bytes of JSON: cutting those in SQL (a JSON parse and write per row in the
+ * database) costs more than the few bytes of value they carry. A larger step event (outputs,
+ * API answers) is cut in SQL, so its values are never sent nor parsed. The type is told by the
+ * JSON's first characters (the journal writes `type` first); one written otherwise is taken
+ * whole and cut in JS, which gives the same entry.
  */
-export const SMALL_EVENT_BYTES = 2048;
+export const SMALL_EVENT_BYTES = 512;
+
+/** The start of a `step.*` event's JSON, the only events with values (see `SMALL_EVENT_BYTES`). */
+export const STEP_EVENT_JSON_START = '{"type":"step.';
 
 /** An entry as a `values: false` read gives it (what the stores cut in SQL): no step input, no outputs but a string message. */
 export function withoutValues(entry: JournalEntry): JournalEntry {
