@@ -152,7 +152,9 @@ export const JOURNAL_PAGE_SIZE = 2000;
 
 /**
  * A run's journal in pages of `pageSize` entries by seq, for a reader that folds or prints it
- * as it goes instead of holding it whole. A source that ignores the limit gives one page.
+ * as it goes instead of holding it whole. A source that ignores the limit gives one page. The
+ * next page is asked for before this one is handed over, so a database server makes it while
+ * the reader works on this one (PostgreSQL: its cut of a fleet's page takes as long as the fold).
  */
 export async function* journalPages(
   source: Pick<RunStore, 'journal'>,
@@ -160,14 +162,19 @@ export async function* journalPages(
   pageSize = JOURNAL_PAGE_SIZE,
   options?: JournalReadOptions,
 ): AsyncIterable<JournalEntry[]> {
-  let afterSeq = 0;
-  for (;;) {
-    const page = await source.journal(runId, afterSeq, pageSize, options);
+  const ask = (afterSeq: number): Promise<JournalEntry[]> => {
+    const page = source.journal(runId, afterSeq, pageSize, options);
+    // Handled here so a failure while the reader works on the page before is not an unhandled
+    // rejection; it is thrown where the page is awaited.
+    page.catch(() => undefined);
+    return page;
+  };
+  let next: Promise<JournalEntry[]> | undefined = ask(0);
+  while (next) {
+    const page: JournalEntry[] = await next;
     const last = page.at(-1);
-    if (last === undefined) return;
-    yield page;
-    if (page.length < pageSize) return;
-    afterSeq = last.seq;
+    next = last === undefined || page.length < pageSize ? undefined : ask(last.seq);
+    if (last !== undefined) yield page;
   }
 }
 
