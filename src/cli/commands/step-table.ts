@@ -7,7 +7,7 @@
  * line for each run of items left out. `--items` prints every item.
  */
 import { stepLabel } from '../../playbook/index.js';
-import { itemKind, StepStatus, type StepNode, type StepRecord } from '../../store/index.js';
+import { itemKind, StepStatus, type StepNode } from '../../store/index.js';
 import { ATTENTION_ITEMS_SHOWN, EDGE_ITEMS, ITEMS_SHOWN_WHOLE } from './item-summary.js';
 import { table } from './run-log.js';
 
@@ -36,7 +36,7 @@ export interface StepTableOptions {
 }
 
 /** `9,998 succeeded, 2 failed`: an item list's counts by status. */
-export function countsByStatus(items: readonly StepNode[]): string {
+export function countsByStatus(items: ReadonlyArray<{ status: string }>): string {
   const counts = new Map<string, number>();
   for (const item of items) counts.set(item.status, (counts.get(item.status) ?? 0) + 1);
   const order = [
@@ -65,19 +65,29 @@ function listedItems(items: ReadonlyArray<{ status: string }>): { listed: Set<nu
 }
 
 /**
- * The records the text view prints: without the steps of the items a summarised loop leaves
+ * The records (or step summaries) the text view prints: without the steps of the items a summarised loop leaves
  * out (their item records stay, for the counts). A fleet's 200,000 step records become a few
  * hundred before the tree is built; the loop's items and their order are the tree's (records
  * in the order they started), so `formatStepTable` lists the same items.
  */
-export function recordsShown(records: readonly StepRecord[]): StepRecord[] {
-  const itemsByLoop = new Map<string, StepRecord[]>();
-  for (const record of records) {
-    if (record.kind !== itemKind) continue;
-    const loop = record.path.slice(0, record.path.lastIndexOf('['));
+export function recordsShown<T extends { path: string; kind: string; status: string }>(records: readonly T[]): T[] {
+  const hidden = leftOutItems(records);
+  return hidden.size === 0 ? [...records] : records.filter((record) => !isInsideItem(hidden, record.path));
+}
+
+/**
+ * The paths of the items a summarised loop leaves out, of `steps` (records or a run's step
+ * summaries, in the order the view lists them): items are grouped by loop (the path before
+ * their last `[`).
+ */
+export function leftOutItems(steps: ReadonlyArray<{ path: string; kind: string; status: string }>): Set<string> {
+  const itemsByLoop = new Map<string, Array<{ path: string; status: string }>>();
+  for (const step of steps) {
+    if (step.kind !== itemKind) continue;
+    const loop = step.path.slice(0, step.path.lastIndexOf('['));
     const items = itemsByLoop.get(loop);
-    if (items) items.push(record);
-    else itemsByLoop.set(loop, [record]);
+    if (items) items.push(step);
+    else itemsByLoop.set(loop, [step]);
   }
   const hidden = new Set<string>();
   for (const items of itemsByLoop.values()) {
@@ -87,14 +97,14 @@ export function recordsShown(records: readonly StepRecord[]): StepRecord[] {
       if (!listed.has(position)) hidden.add(item.path);
     });
   }
-  if (hidden.size === 0) return [...records];
-  // Inside a left-out item: a prefix of the path ending at an item's `]`, short of the whole path.
-  const insideHidden = (path: string): boolean => {
-    for (let end = path.indexOf(']'); end >= 0 && end < path.length - 1; end = path.indexOf(']', end + 1))
-      if (hidden.has(path.slice(0, end + 1))) return true;
-    return false;
-  };
-  return records.filter((record) => !insideHidden(record.path));
+  return hidden;
+}
+
+/** Whether `path` is inside one of `items` (a prefix of it ending at an item's `]`, short of the whole path). */
+export function isInsideItem(items: ReadonlySet<string>, path: string): boolean {
+  for (let end = path.indexOf(']'); end >= 0 && end < path.length - 1; end = path.indexOf(']', end + 1))
+    if (items.has(path.slice(0, end + 1))) return true;
+  return false;
 }
 
 /** A row of the table, or a line printed between rows outside the columns (an error, a summary). */
