@@ -19,7 +19,9 @@
  *   `resumeRun` to the first entry the resumed run journals) and the whole resume process's time
  *   to that point. The resumed run is stopped there (it would only repeat the first run's second half).
  * Targets: makespan ≤ 1.05×, peak RSS < 500 MB, runs show < 2 s, replay < 10 s.
- * Run alone: npm run build && npx tsx bench/15-fleet-10k.ts [--quick] [--store sqlite|postgres] [--run-only]
+ * Run alone: npm run build && npx tsx bench/15-fleet-10k.ts [--quick] [--store sqlite|postgres] [--run-only] [--keep]
+ * `--keep` leaves the benchmark's folder (the SQLite store with both runs' journals) and says where,
+ * for measuring `runs show` again or growing the journal (`lib/grow-journal.ts`).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -66,6 +68,7 @@ const CHECKPOINTS = [0.25, 0.5, 1];
 /** `--run-only`: the first run's figures (makespan, RSS, CPU, journal) without `runs show` and the killed run. */
 const runOnly = process.argv.includes('--run-only');
 const storeArg = process.argv.indexOf('--store');
+const keep = process.argv.includes('--keep');
 const stores = storeArg < 0 ? ['sqlite', 'postgres'] : [process.argv[storeArg + 1] ?? ''];
 
 const childScript = fileURLToPath(new URL('./lib/fleet-run-child.mjs', import.meta.url));
@@ -247,8 +250,8 @@ async function benchRuns(
   };
 
   // 1. The whole run, its journal measured at each checkpoint.
-  progress(`${target.name}: the run of ${count} systems`);
   const runId = randomUUID();
+  progress(`${target.name}: the run of ${count} systems (run ${runId})`);
   const run = startChild(dir, { ...job, mode: 'run', runId });
   let finished: ChildResult | undefined;
   run.done.then(
@@ -382,7 +385,8 @@ try {
     }
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (keep) progress(`kept ${dir} (the SQLite store: ${join(dir, 'home', 'runs.sqlite')})`);
+  else rmSync(dir, { recursive: true, force: true });
 }
 printFigures(
   NAME,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { foldJournal } from './fold-journal.js';
+import { foldJournal, journalPages } from './fold-journal.js';
 import type { JournalEntry, JournalEvent } from './types.js';
 
 /** A journal with one second between entries, so times show which event set them. */
@@ -298,5 +298,75 @@ describe('foldJournal', () => {
     ]);
     expect(steps[1]).not.toHaveProperty('error');
     expect(steps[1]).not.toHaveProperty('input');
+  });
+});
+
+describe('journalPages', () => {
+  /** A journal of `count` entries whose reads are logged; each page answers when `release` is called. */
+  function slowSource(count: number) {
+    const asked: number[] = [];
+    const pending: Array<() => void> = [];
+    const source = {
+      journal: (runId: string, afterSeq = 0, limit = count): Promise<JournalEntry[]> => {
+        asked.push(afterSeq);
+        const page = Array.from({ length: Math.max(0, Math.min(limit, count - afterSeq)) }, (_, index) => ({
+          runId,
+          seq: afterSeq + index + 1,
+          at: '2026-11-25T20:00:00.000Z',
+          event: { type: 'item.started', path: 'loop', index: afterSeq + index } as JournalEvent,
+        }));
+        return new Promise((resolve) => pending.push(() => resolve(page)));
+      },
+    };
+    const release = () => pending.shift()?.();
+    return { source, asked, release };
+  }
+
+  it('asks for the next page before handing this one over, so the store makes it while the reader works', async () => {
+    const { source, asked, release } = slowSource(5);
+    const pages = journalPages(source, 'r1', 2)[Symbol.asyncIterator]();
+    const first = pages.next();
+    release();
+    expect((await first).value.map((entry: JournalEntry) => entry.seq)).toEqual([1, 2]);
+    // The reader holds page 1; page 2 is already asked for.
+    expect(asked).toEqual([0, 2]);
+    const second = pages.next();
+    release();
+    expect((await second).value.map((entry: JournalEntry) => entry.seq)).toEqual([3, 4]);
+    const third = pages.next();
+    release();
+    expect((await third).value.map((entry: JournalEntry) => entry.seq)).toEqual([5]);
+    // A short page is the last: nothing more asked.
+    expect((await pages.next()).done).toBe(true);
+    expect(asked).toEqual([0, 2, 4]);
+  });
+
+  it('throws a page read failure where the page is awaited, not as an unhandled rejection', async () => {
+    let reads = 0;
+    const source = {
+      journal: async (runId: string, afterSeq = 0): Promise<JournalEntry[]> => {
+        reads += 1;
+        if (reads === 2) throw new Error('connection lost');
+        return [
+          {
+            runId,
+            seq: afterSeq + 1,
+            at: '2026-11-25T20:00:00.000Z',
+            event: { type: 'item.started', path: 'loop', index: 0 },
+          },
+        ];
+      },
+    };
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const page of journalPages(source, 'r1', 1)) {
+          // The reader is slow: the failed read has settled before it asks for the page.
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          seen.push(...page.map((entry) => entry.seq));
+        }
+      })(),
+    ).rejects.toThrow('connection lost');
+    expect(seen).toEqual([1]);
   });
 });

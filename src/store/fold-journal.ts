@@ -152,7 +152,9 @@ export const JOURNAL_PAGE_SIZE = 2000;
 
 /**
  * A run's journal in pages of `pageSize` entries by seq, for a reader that folds or prints it
- * as it goes instead of holding it whole. A source that ignores the limit gives one page.
+ * as it goes instead of holding it whole. A source that ignores the limit gives one page. The
+ * next page is asked for before this one is handed over, so a database server makes it while
+ * the reader works on this one (PostgreSQL: its cut of a fleet's page takes as long as the fold).
  */
 export async function* journalPages(
   source: Pick<RunStore, 'journal'>,
@@ -160,16 +162,35 @@ export async function* journalPages(
   pageSize = JOURNAL_PAGE_SIZE,
   options?: JournalReadOptions,
 ): AsyncIterable<JournalEntry[]> {
-  let afterSeq = 0;
-  for (;;) {
-    const page = await source.journal(runId, afterSeq, pageSize, options);
+  const ask = (afterSeq: number): Promise<JournalEntry[]> => {
+    const page = source.journal(runId, afterSeq, pageSize, options);
+    // Handled here so a failure while the reader works on the page before is not an unhandled
+    // rejection; it is thrown where the page is awaited.
+    page.catch(() => undefined);
+    return page;
+  };
+  let next: Promise<JournalEntry[]> | undefined = ask(0);
+  while (next) {
+    const page: JournalEntry[] = await next;
     const last = page.at(-1);
-    if (last === undefined) return;
-    yield page;
-    if (page.length < pageSize) return;
-    afterSeq = last.seq;
+    next = last === undefined || page.length < pageSize ? undefined : ask(last.seq);
+    if (last !== undefined) yield page;
   }
 }
+
+/**
+ * A `values: false` read takes whole, and cuts with `withoutValues` after parsing it, an event
+ * that carries no step values (any but `step.*`: requests, operations, items) or is shorter
+ * than this many bytes of JSON: cutting those in SQL (a JSON parse and write per row in the
+ * database) costs more than the few bytes of value they carry. A larger step event (outputs,
+ * API answers) is cut in SQL, so its values are never sent nor parsed. The type is told by the
+ * JSON's first characters (the journal writes `type` first); one written otherwise is taken
+ * whole and cut in JS, which gives the same entry.
+ */
+export const SMALL_EVENT_BYTES = 512;
+
+/** The start of a `step.*` event's JSON, the only events with values (see `SMALL_EVENT_BYTES`). */
+export const STEP_EVENT_JSON_START = '{"type":"step.';
 
 /** An entry as a `values: false` read gives it (what the stores cut in SQL): no step input, no outputs but a string message. */
 export function withoutValues(entry: JournalEntry): JournalEntry {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { foldJournal, mapIterable } from './fold-journal.js';
+import { foldJournal, mapIterable, SMALL_EVENT_BYTES, STEP_EVENT_JSON_START, withoutValues } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
@@ -44,9 +44,13 @@ const maxRowsPerInsert = 64;
 /**
  * An event's JSON without the step values a `values: false` read leaves out, cut by SQLite (no
  * parse in JS of the MB of API answers a fleet's journal holds), a `log:` step's message kept
- * (as `withoutValues` does).
+ * (as `withoutValues` does). An event without values or a small one is read whole and cut by
+ * `withoutValues` after the parse it gets anyway (see `SMALL_EVENT_BYTES`: `octet_length` reads
+ * the record's header only).
  */
 const SQL_EVENT_WITHOUT_VALUES = `CASE
+  WHEN substr(event_json, 1, ${STEP_EVENT_JSON_START.length}) <> '${STEP_EVENT_JSON_START}' OR octet_length(event_json) < ${SMALL_EVENT_BYTES}
+    THEN event_json
   WHEN json_type(event_json, '$.outputs.message') = 'text'
     THEN json_set(json_remove(event_json, '$.input', '$.outputs'), '$.outputs', json_object('message', json_extract(event_json, '$.outputs.message')))
   ELSE json_remove(event_json, '$.input', '$.outputs')
@@ -579,7 +583,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         limit === undefined && options?.values !== false
           ? statements.journal.all(runId, afterSeq)
           : page.all(runId, afterSeq, limit ?? -1);
-      return rows.map(rowToEntry);
+      return options?.values === false ? rows.map((row) => withoutValues(rowToEntry(row))) : rows.map(rowToEntry);
     },
 
     async steps(runId) {

@@ -398,6 +398,112 @@ describe('fleetbook runs show: a journal longer than a page', () => {
   });
 });
 
+describe('fleetbook runs show: a loop of many items', () => {
+  /**
+   * A fleet's rolling update cut short: 50 systems, each item an `update` call; systems 10 and 30
+   * failed (30 with its error), 47 was still running when the run stopped, the rest succeeded.
+   */
+  async function seedFleet(): Promise<void> {
+    const store = await openRunStore({ home });
+    await store.createRun(newRun('run-fleet', 'rolling-cluster-update', iso(0, -60_000)));
+    const failed = new Set([10, 30]);
+    const events: JournalEvent[] = [{ type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' }];
+    for (let index = 0; index < 50; index += 1) {
+      const path = `systems[${index}].update`;
+      events.push(
+        { type: 'item.started', path: 'systems', index },
+        { type: 'step.started', path, stepId: 'update', kind: 'call' },
+        { type: 'request.sending', path, attempt: 1, operationId: 'privateCloud.runSoftwareUpdate', method: 'POST' },
+        { type: 'request.answered', path, attempt: 1, httpStatus: 202, location: `/ops/op-${index}` },
+      );
+      if (index === 47) continue;
+      const status = failed.has(index) ? 'failed' : 'succeeded';
+      events.push(
+        {
+          type: 'step.finished',
+          path,
+          status,
+          ...(failed.has(index)
+            ? { error: { message: `system ${index} refused the update`, code: 'OPERATION_FAILED' } }
+            : {}),
+        },
+        { type: 'item.finished', path: 'systems', index, status },
+      );
+    }
+    for (const event of events) await store.append('run-fleet', event, { buffered: true });
+    await store.setRunStatus('run-fleet', 'interrupted');
+    await store.close();
+  }
+
+  it('summarises it: counts by status, the first and last items and every failed or running one with its steps, the rest as counts', async () => {
+    await seedFleet();
+    const { code, stdout } = await fleetbook('runs', 'show', 'run-fleet');
+    expect(code).toBe(0);
+    const tree = stdout.slice(stdout.indexOf('STEP '));
+    const lines = tree.trimEnd().split('\n');
+    const labels = lines.slice(1).map((line) => line.split(/\s{2,}/).filter(Boolean)[0]);
+    expect(labels).toEqual([
+      'systems',
+      expect.stringMatching(/^50 items: 47 succeeded, 2 failed, 1 running; listed: the first and last 3/),
+      '[0]',
+      'update',
+      '[1]',
+      'update',
+      '[2]',
+      'update',
+      '… 7 more: 7 succeeded',
+      '[10]',
+      'update',
+      '! system 10 refused the update (OPERATION_FAILED)',
+      '… 19 more: 19 succeeded',
+      '[30]',
+      'update',
+      '! system 30 refused the update (OPERATION_FAILED)',
+      '… 16 more: 16 succeeded',
+      '[47]',
+      'update',
+      '[48]',
+      'update',
+      '[49]',
+      'update',
+    ]);
+    expect(lines[2]).toContain('all: fleetbook runs show run-fleet --items, or -o json');
+    const row = (label: string) => lines.find((line) => line.trimStart().startsWith(label))?.split(/\s{2,}/);
+    expect(row('[30]')?.slice(1, 3)).toEqual(['[30]', 'failed']);
+    expect(row('[47]')?.slice(1, 3)).toEqual(['[47]', 'running']);
+    expect(lines[lines.findIndex((line) => line.trimStart().startsWith('[47]')) + 1]).toMatch(
+      /^ {4}update +running +1 +op-47$/,
+    );
+  });
+
+  it('--items prints every item; -o json has every item whatever the text view folds', async () => {
+    await seedFleet();
+    const all = await fleetbook('runs', 'show', 'run-fleet', '--items');
+    expect(all.code).toBe(0);
+    const items = all.stdout.split('\n').filter((line) => /^ {2}\[\d+\] /.test(line));
+    expect(items.map((line) => line.trim().split(/\s+/)[0])).toEqual(
+      Array.from({ length: 50 }, (_, index) => `[${index}]`),
+    );
+    expect(all.stdout).not.toContain('items:');
+    const json = JSON.parse((await fleetbook('runs', 'show', 'run-fleet', '-o', 'json')).stdout) as {
+      steps: Array<{ children: unknown[] }>;
+    };
+    expect(json.steps[0]?.children).toHaveLength(50);
+  });
+
+  it('prints a loop of 20 items whole', async () => {
+    const store = await openRunStore({ home });
+    await store.createRun(newRun('run-twenty', 'rolling-cluster-update', iso(0, -60_000)));
+    await store.append('run-twenty', { type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' });
+    for (let index = 0; index < 20; index += 1)
+      await store.append('run-twenty', { type: 'item.finished', path: 'systems', index, status: 'succeeded' });
+    await store.close();
+    const { stdout } = await fleetbook('runs', 'show', 'run-twenty');
+    expect(stdout.split('\n').filter((line) => /^ {2}\[\d+\] /.test(line))).toHaveLength(20);
+    expect(stdout).not.toContain('items:');
+  });
+});
+
 describe('fleetbook runs logs', () => {
   it("prints a finished run's log from its journal, and only one step's with --step", async () => {
     await seedWithOutputs();

@@ -183,6 +183,14 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         { type: 'step.finished', path: 'big', status: 'succeeded', outputs: { blob: 'x'.repeat(5000), n: 1 } },
         { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
         { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'hello', extra: [1, 2] } },
+        // Over SMALL_EVENT_BYTES, so a SQL store cuts it in SQL; the events above and below, in JS.
+        { type: 'step.started', path: 'shout', stepId: 'shout', kind: 'log', input: { text: 'y'.repeat(5000) } },
+        {
+          type: 'step.finished',
+          path: 'shout',
+          status: 'succeeded',
+          outputs: { message: 'loud', extra: 'y'.repeat(5000) },
+        },
         { type: 'step.finished', path: 'small', status: 'failed', outputs: { n: 2 }, error: { message: 'no' } },
         { type: 'item.started', path: 'loop', index: 0 },
       ];
@@ -195,6 +203,8 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         { type: 'step.finished', path: 'big', status: 'succeeded' },
         { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
         { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'hello' } },
+        { type: 'step.started', path: 'shout', stepId: 'shout', kind: 'log' },
+        { type: 'step.finished', path: 'shout', status: 'succeeded', outputs: { message: 'loud' } },
         { type: 'step.finished', path: 'small', status: 'failed', error: { message: 'no' } },
         { type: 'item.started', path: 'loop', index: 0 },
       ]);

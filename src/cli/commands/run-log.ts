@@ -121,8 +121,9 @@ const cellText = (value: unknown): string =>
 
 /** Left-aligned columns, two spaces apart; the last column is not padded. */
 export function table(header: string[], rows: string[][]): string {
+  // A loop, not `Math.max(...cells)`: a fleet's run has more rows than a call takes arguments.
   const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+    rows.reduce((width, row) => Math.max(width, (row[column] ?? '').length), title.length),
   );
   const line = (cells: string[]) =>
     cells

@@ -5,6 +5,9 @@
 import { Writable } from 'node:stream';
 import type { RunResult } from '../../engine/index.js';
 import { stepLabel } from '../../playbook/index.js';
+import { itemKind } from '../../store/index.js';
+import { EDGE_ITEMS } from './item-summary.js';
+import { countsByStatus, isInsideItem, leftOutItems } from './step-table.js';
 
 const levelNames: Record<number, string> = {
   10: 'trace',
@@ -98,9 +101,35 @@ export function createReadableLogStream(out: NodeJS.WritableStream): Writable {
   });
 }
 
-/** The final summary: every step with its status, duration and attempts, then the outputs. */
+/** `systems[12]` → 12: a loop item's index, to list a loop's items in order (the summary has them as they ended). */
+const itemIndex = (path: string): number => Number(/\[(\d+)\]$/.exec(path)?.[1] ?? 0);
+
+/**
+ * The final summary: every step with its status, duration and attempts, then the outputs. A
+ * loop of more than `ITEMS_SHOWN_WHOLE` items is summarised as `runs show` does it: its rows
+ * are the first and last items and those failed, running or interrupted, with their steps, and
+ * a line under the loop's row counts its items by status.
+ */
 export function formatSummary(result: RunResult): string {
-  const rows = result.steps.map((step) => [
+  const items = result.steps
+    .filter((step) => step.kind === itemKind)
+    .sort((a, b) => itemIndex(a.path) - itemIndex(b.path));
+  const leftOut = leftOutItems(items);
+  const loopLines = new Map<string, string>();
+  for (const loop of new Set([...leftOut].map((path) => path.slice(0, path.lastIndexOf('['))))) {
+    const ofLoop = items.filter((item) => item.path.slice(0, item.path.lastIndexOf('[')) === loop);
+    loopLines.set(
+      loop,
+      `  ${ofLoop.length.toLocaleString('en-US')} items of ${stepLabel(loop)}: ${countsByStatus(ofLoop)}; ` +
+        `listed: the first and last ${EDGE_ITEMS} and any failed, running or interrupted; ` +
+        `all: fleetbook runs show ${result.runId} --items\n`,
+    );
+  }
+  const shown =
+    leftOut.size === 0
+      ? result.steps
+      : result.steps.filter((step) => !leftOut.has(step.path) && !isInsideItem(leftOut, step.path));
+  const rows = shown.map((step) => [
     step.status + (step.rescued ? ' (rescued)' : ''),
     step.status === 'notStarted' || step.status === 'skipped' ? '-' : humanDuration(step.durationMs),
     step.kind === 'item' ? '' : String(step.attempts),
@@ -118,8 +147,15 @@ export function formatSummary(result: RunResult): string {
   const lines = [
     `\nRun ${result.runId} ${result.status} in ${humanDuration(result.durationMs)}\n`,
     format(['STATUS', 'DURATION', 'ATTEMPTS', 'STEP']),
-    ...rows.map(format),
   ];
+  shown.forEach((step, index) => {
+    lines.push(format(rows[index] ?? []));
+    const loopLine = loopLines.get(step.path);
+    if (loopLine !== undefined) lines.push(loopLine);
+    loopLines.delete(step.path);
+  });
+  // A loop with no row of its own (a run stopped inside it): its counts all the same.
+  lines.push(...loopLines.values());
   if (result.simulatedSteps.length > 0) lines.push(`Dry run: not sent: ${result.simulatedSteps.join(', ')}\n`);
   if (result.error) lines.push(`Error: ${result.error.message}\n`);
   if (result.outputs !== undefined) lines.push(`Outputs: ${JSON.stringify(result.outputs, null, 2)}\n`);

@@ -2,7 +2,6 @@
 import { UsageError, didYouMean } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { userInfo } from 'node:os';
-import { stepLabel } from '../../playbook/index.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   RunStatus,
@@ -46,6 +45,7 @@ import {
   table,
   type LoggedLine,
 } from './run-log.js';
+import { formatStepTable, recordsShown } from './step-table.js';
 
 /** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
 function formatDuration(ms: number): string {
@@ -219,7 +219,7 @@ function errorText(error: NonNullable<StepNode['error']>): string {
   return `${error.message}${facts.length === 0 ? '' : ` (${facts.join(', ')})`}`;
 }
 
-function printRun(io: CliIo, run: ShownRun, tree: StepNode[], log: readonly LoggedLine[]): void {
+function printRun(io: CliIo, run: ShownRun, tree: StepNode[], log: readonly LoggedLine[], allItems: boolean): void {
   const durationMs = runDurationMs(run);
   const facts = [
     `started ${formatTime(run.startedAt)}`,
@@ -255,33 +255,7 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], log: readonly Logg
     io.stdout.write('No steps journaled.\n');
     return;
   }
-  const rows: string[][] = [];
-  const errors = new Map<number, string>();
-  const walk = (nodes: StepNode[], depth: number) => {
-    for (const node of nodes) {
-      const operation =
-        node.asyncOperationId === undefined
-          ? ''
-          : `${node.asyncOperationId}${node.operationOutcome === undefined ? '' : ` (${node.operationOutcome})`}`;
-      rows.push([
-        `${'  '.repeat(depth)}${stepLabel(node.label)}`,
-        node.status,
-        node.attempts === 0 ? '' : String(node.attempts),
-        node.durationMs === undefined ? '' : formatDuration(node.durationMs),
-        operation,
-      ]);
-      if (node.error) errors.set(rows.length - 1, `${'  '.repeat(depth + 1)}! ${errorText(node.error)}`);
-      walk(node.children, depth + 1);
-    }
-  };
-  walk(tree, 0);
-  // Error lines go under their step, outside the columns so a long message does not widen them.
-  const lines = table(['STEP', 'STATUS', 'ATTEMPTS', 'DURATION', 'OPERATION'], rows).trimEnd().split('\n');
-  const out = lines.flatMap((line, index) => {
-    const error = errors.get(index - 1);
-    return error === undefined ? [line] : [line, error];
-  });
-  io.stdout.write(`${out.join('\n')}\n`);
+  io.stdout.write(formatStepTable(tree, { allItems, runId: run.id, errorText, formatDuration }));
 }
 
 /** Recent runs, newest first, filtered by the options of `fleetbook runs list`. */
@@ -311,8 +285,12 @@ export async function listRunsAction(
   printRunList(io, found, format === 'wide');
 }
 
-/** One run with its step tree. */
-export async function showRunAction(io: CliIo, runId: string, options: OutputOptions): Promise<void> {
+/** One run with its step tree; a large loop's items summarised in the text view unless `--items`. */
+export async function showRunAction(
+  io: CliIo,
+  runId: string,
+  options: { items?: boolean } & OutputOptions,
+): Promise<void> {
   const format = outputFormat(options);
   const machine = isMachineFormat(format);
   const { run, tree, log } = await withRunSource(io.env, async (store) => {
@@ -328,7 +306,9 @@ export async function showRunAction(io: CliIo, runId: string, options: OutputOpt
         logLines.add(entry);
       }
     }
-    return { run: await shownRun(store, found), tree: buildStepTree(fold.records()), log: logLines.lines };
+    // The text view builds its tree of the steps it prints: not those of a large loop's items it leaves out.
+    const records = machine || options.items === true ? fold.records() : recordsShown(fold.records());
+    return { run: await shownRun(store, found), tree: buildStepTree(records), log: logLines.lines };
   });
   if (machine) {
     const shown = { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log };
@@ -337,7 +317,7 @@ export async function showRunAction(io: CliIo, runId: string, options: OutputOpt
     else writeMachine(io, format, shown);
     return;
   }
-  printRun(io, run, tree, log);
+  printRun(io, run, tree, log, options.items === true);
 }
 
 /** How often `runs logs --follow` reads the journal again: it is written by another process. */

@@ -10,6 +10,7 @@ import { RunStatus } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { guardDefaultSubcommand } from '../subcommand-typos.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
+import { ITEMS_SHOWN_WHOLE } from './item-summary.js';
 
 export function registerRunsCommand(program: Command, io: CliIo): void {
   const runs = program
@@ -37,8 +38,12 @@ export function registerRunsCommand(program: Command, io: CliIo): void {
     .description(
       'one run: its inputs, outcome, outputs (a table for a list of records), log lines and step tree with status, attempts, durations, async operations and errors',
     )
-    .argument('<runId>', 'the run id or its first characters (see fleetbook runs list)');
-  addOutputOptions(show).action(async (runId: string, options: OutputOptions) =>
+    .argument('<runId>', 'the run id or its first characters (see fleetbook runs list)')
+    .option(
+      '--items',
+      `every item of every loop in the step tree (a loop of more than ${ITEMS_SHOWN_WHOLE} items is summarised: counts by status, the first and last items and those failed, running or interrupted)`,
+    );
+  addOutputOptions(show).action(async (runId: string, options: { items?: boolean } & OutputOptions) =>
     (await import('./runs-action.js')).showRunAction(io, runId, options),
   );
 
