@@ -18,8 +18,11 @@ export interface StepExecution {
   path: string;
   record: StepSummary;
   log: StepLog;
-  /** Journals `step.started` once, with the rendered input. */
-  start(input?: unknown): Promise<void>;
+  /**
+   * Journals `step.started` once, with the rendered input; `undefined` when there is nothing to
+   * wait for (already started, or a one-entry step whose start is journaled with its end).
+   */
+  start(input?: unknown): Promise<void> | undefined;
 }
 
 /** The attempts of a leaf step under its retry policy (the caller bounds them by the timeout). */

@@ -142,7 +142,7 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
     signal: frame.signal,
     context: () => frame.scope.context(),
     log: execution.log,
-    start: execution.start,
+    start: (input) => execution.start(input) ?? Promise.resolve(),
     runSequence: (steps) => state.runSequence(steps, frame),
     failureOf: (steps) => failureOf(steps, frame),
     runItem: (index, steps, names) => runItem(state, execution, frame, index, steps, names),

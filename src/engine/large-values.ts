@@ -62,6 +62,17 @@ export function carriesLargeValue(event: JournalEvent): boolean {
 }
 
 /**
+ * Whether `event` carries a value that may need a file: one of `carriesLargeValue`'s whose whole
+ * JSON is over `maxInlineBytes` (no value is larger than the event holding it, so a small event
+ * needs no look at each value).
+ */
+export function mayCarryLargeValue(event: JournalEvent, maxInlineBytes: number): boolean {
+  if (!carriesLargeValue(event)) return false;
+  // A UTF-16 code unit is at most 3 bytes of UTF-8.
+  return JSON.stringify(event).length * 3 > maxInlineBytes;
+}
+
+/**
  * The event to journal: a `step.finished` whose outputs (or a `step.started`'s or quiet `step.finished`'s input) are
  * larger than `maxInlineBytes` has them written to `<path>.json` (`<path>.input.json`) and
  * carries a reference instead.

@@ -53,7 +53,9 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
 }
 
 async function runSequence(state: RunnerState, steps: readonly Step[], frame: Frame): Promise<Ending> {
-  for (const [index, step] of steps.entries()) {
+  // Once per step of every loop item: an index, not an entries() iterator and its pairs.
+  for (let index = 0; index < steps.length; index += 1) {
+    const step = steps[index] as Step;
     if (frame.signal.aborted) {
       reportNotStarted(state, steps.slice(index), frame.prefix);
       return 'interrupted';
@@ -107,12 +109,17 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   const oneEntry = quiet && step.retry.maxAttempts <= 1;
   let started = false;
   let renderedInput: unknown;
-  const start = async (input?: unknown): Promise<void> => {
-    if (started) return;
+  // Synchronous for a one-entry step (nothing to journal yet): its caller need not await a promise.
+  const start = (input?: unknown): Promise<void> | undefined => {
+    if (started) return undefined;
     started = true;
-    if (oneEntry) renderedInput = input;
-    else
-      await options.journal(
+    if (oneEntry) {
+      renderedInput = input;
+      logStarted(options, log, lineLevel, step, path);
+      return undefined;
+    }
+    return options
+      .journal(
         {
           type: 'step.started',
           path,
@@ -121,9 +128,8 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
           ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }),
         },
         appendOptions,
-      );
-    if (options.logger.isLevelEnabled(lineLevel))
-      log()[lineLevel]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
+      )
+      .then(() => logStarted(options, log, lineLevel, step, path));
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
     const { journalOutputs, ...viewed } = outcome;
@@ -135,36 +141,49 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     if (finished.rescued) record.rescued = true;
     if (record.attempts === 0 && outcome.status !== StepStatus.skipped) record.attempts = 1;
     frame.scope.steps[step.id] = viewOf(finished);
-    await start();
+    const starting = start();
+    if (starting) await starting;
     // A `set` step's input is its outputs: journaled once.
     const input = renderedInput === outcome.outputs ? undefined : options.secrets.scrubValue(renderedInput);
     await options.journal(
       finishedEvent(path, finished, journaled, oneEntry ? { step, input } : undefined),
       appendOptions,
     );
-    const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
-    if (options.logger.isLevelEnabled(level)) {
-      const facts = {
-        kind: step.kind,
-        status: finished.status,
-        durationMs: record.durationMs,
-        attempts: record.attempts,
-      };
-      // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
-      if (finished.rescued)
-        log()[level](
-          { ...facts, rescued: true, recoveredFrom: finished.error },
-          `step ${stepLabel(path, step.location.line)} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
-        );
-      else
-        log()[level](
-          { ...facts, ...(finished.error ? { error: finished.error } : {}) },
-          `step ${stepLabel(path, step.location.line)} ${finished.status}`,
-        );
-    }
+    logFinished(options, log, finished.status === StepStatus.failed ? 'error' : lineLevel, step, finished, record);
     return finished;
   };
   return { step, path, record, log, start, settle };
+}
+
+/** The step's finished (or recovered) line, when its level is on. */
+function logFinished(
+  options: RunnerOptions,
+  log: StepLog,
+  level: 'debug' | 'info' | 'error',
+  step: Step,
+  finished: StepOutcome,
+  record: StepSummary,
+): void {
+  if (!options.logger.isLevelEnabled(level)) return;
+  const label = stepLabel(record.path, step.location.line);
+  const facts = { kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts };
+  // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
+  if (finished.rescued)
+    log()[level](
+      { ...facts, rescued: true, recoveredFrom: finished.error },
+      `step ${label} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
+    );
+  else
+    log()[level](
+      { ...facts, ...(finished.error ? { error: finished.error } : {}) },
+      `step ${label} ${finished.status}`,
+    );
+}
+
+/** The step's started line, when its level is on. */
+function logStarted(options: RunnerOptions, log: StepLog, level: 'debug' | 'info', step: Step, path: string): void {
+  if (options.logger.isLevelEnabled(level))
+    log()[level]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
 }
 
 /**
@@ -237,7 +256,8 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
     }
     outcome = await runLeaf(state, execution, definition, prepared, frame);
   }
-  return execution.settle(await runHandlers(state, execution, frame, outcome));
+  // Most steps have neither `rescue` nor `always`: no handler call (and its promise) for them.
+  return execution.settle(step.rescue || step.always ? await runHandlers(state, execution, frame, outcome) : outcome);
 }
 
 /** A rendered leaf: journaled, then attempted under its timeout; simulated in a dry run if it can write. */
@@ -250,7 +270,8 @@ async function runLeaf(
 ): Promise<StepOutcome> {
   const { options } = state;
   const { step, path } = execution;
-  await execution.start(rendered.input);
+  const starting = execution.start(rendered.input);
+  if (starting) await starting;
   if (options.dryRun && definition.canWrite && !definition.simulatesItself) {
     execution
       .log()
@@ -264,7 +285,8 @@ async function runLeaf(
   // The timeout bounds the whole step, retries and their delays included.
   // A quiet step with a single attempt ends before any timer could fire: it needs none.
   const untimed = definition.quiet === true && step.retry.maxAttempts <= 1;
-  const timeoutMs = untimed ? undefined : (step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs);
+  if (untimed) return runLeafAttempts(state, execution, prepared, frame);
+  const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
   return bounded(options.clock, timeoutMs, frame.signal, step.id, (signal) =>
     runLeafAttempts(state, execution, prepared, { ...frame, signal }),
   );
