@@ -9,13 +9,15 @@ import { toErrorRecord } from '../steps/index.js';
 import type { ExecutorRuntime } from '../steps/index.js';
 import { StepStatus, type ErrorRecord } from '../store/index.js';
 import { sleepOn } from '../timers/index.js';
-import type { Frame, RunnerState, StepLog, StepSummary } from './runner-state.js';
+import type { Frame, RunnerState, StepFields, StepLog, StepSummary } from './runner-state.js';
 import { decideRetry, retryFactsOf, retryFactsOfRecord, type RetryFacts } from './step-retry.js';
 
 /** One step execution in progress: its place, its summary line, its logger. */
 export interface StepExecution {
   step: Step;
   path: string;
+  /** The step's fields on its log lines; an attempt's logger adds `attempt`. */
+  fields: StepFields;
   record: StepSummary;
   log: StepLog;
   /**
@@ -33,11 +35,12 @@ export async function runLeafAttempts(
   frame: Frame,
 ): Promise<StepOutcome> {
   const { options } = state;
-  const { step, path, record, log } = execution;
+  const { step, path, record } = execution;
   for (let attempt = 1; ; attempt += 1) {
     record.attempts = attempt;
     let attemptLog: Logger | undefined;
-    const logOfAttempt = (): Logger => (attemptLog ??= log().child({ attempt }));
+    // The run's child, not the step logger's (see `beginStep`).
+    const logOfAttempt = (): Logger => (attemptLog ??= options.logger.child({ ...execution.fields, attempt }));
     const runtime: ExecutorRuntime = {
       client: options.client,
       signal: frame.signal,
@@ -151,7 +154,7 @@ export async function runContainerAttempts(
       error,
       frame.signal,
       path,
-      () => log().child({ attempt }),
+      () => state.options.logger.child({ ...execution.fields, attempt }),
     );
     if (next !== 'retry') return { ...outcome, status: next };
   }

@@ -30,6 +30,7 @@ import {
   type Frame,
   type RunnerOptions,
   type RunnerState,
+  type StepFields,
   type StepLog,
   type StepSummary,
 } from './runner-state.js';
@@ -96,9 +97,13 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     durationMs: 0,
   };
   state.summaries.push(record);
+  const fields = path === step.id ? { stepId: step.id } : { stepId: step.id, path };
+  // Made on first use, for the step's rarer lines (warnings, reconciliation); its started and
+  // finished lines carry `fields` on the run's logger, and an attempt's logger is the run's child,
+  // not this one's: a child of a child turns its parent into a prototype (a hidden class of its
+  // own, ~1 KB), and thousands of steps wait at once.
   let stepLogger: ReturnType<StepLog> | undefined;
-  const log: StepLog = () =>
-    (stepLogger ??= options.logger.child({ stepId: step.id, ...(path === step.id ? {} : { path }) }));
+  const log: StepLog = () => (stepLogger ??= options.logger.child(fields));
   const quiet = isQuiet(definition);
   const lineLevel = quiet ? 'debug' : 'info';
   const appendOptions = quiet ? BUFFERED : undefined;
@@ -115,7 +120,7 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     started = true;
     if (oneEntry) {
       renderedInput = input;
-      logStarted(options, log, lineLevel, step, path);
+      logStarted(options, fields, lineLevel, step, path);
       return undefined;
     }
     return options
@@ -129,7 +134,7 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
         },
         appendOptions,
       )
-      .then(() => logStarted(options, log, lineLevel, step, path));
+      .then(() => logStarted(options, fields, lineLevel, step, path));
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
     const { journalOutputs, ...viewed } = outcome;
@@ -149,16 +154,16 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
       finishedEvent(path, finished, journaled, oneEntry ? { step, input } : undefined),
       appendOptions,
     );
-    logFinished(options, log, finished.status === StepStatus.failed ? 'error' : lineLevel, step, finished, record);
+    logFinished(options, fields, finished.status === StepStatus.failed ? 'error' : lineLevel, step, finished, record);
     return finished;
   };
-  return { step, path, record, log, start, settle };
+  return { step, path, fields, record, log, start, settle };
 }
 
 /** The step's finished (or recovered) line, when its level is on. */
 function logFinished(
   options: RunnerOptions,
-  log: StepLog,
+  fields: StepFields,
   level: 'debug' | 'info' | 'error',
   step: Step,
   finished: StepOutcome,
@@ -169,21 +174,27 @@ function logFinished(
   const facts = { kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts };
   // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
   if (finished.rescued)
-    log()[level](
-      { ...facts, rescued: true, recoveredFrom: finished.error },
+    options.logger[level](
+      { ...fields, ...facts, rescued: true, recoveredFrom: finished.error },
       `step ${label} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
     );
   else
-    log()[level](
-      { ...facts, ...(finished.error ? { error: finished.error } : {}) },
+    options.logger[level](
+      { ...fields, ...facts, ...(finished.error ? { error: finished.error } : {}) },
       `step ${label} ${finished.status}`,
     );
 }
 
 /** The step's started line, when its level is on. */
-function logStarted(options: RunnerOptions, log: StepLog, level: 'debug' | 'info', step: Step, path: string): void {
+function logStarted(
+  options: RunnerOptions,
+  fields: StepFields,
+  level: 'debug' | 'info',
+  step: Step,
+  path: string,
+): void {
   if (options.logger.isLevelEnabled(level))
-    log()[level]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
+    options.logger[level]({ ...fields, kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
 }
 
 /**

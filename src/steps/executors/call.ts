@@ -125,11 +125,14 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     throw new UnknownOperationError(`Unknown operation '${args.operationId}'. Run \`fleetbook actions\` for the list.`);
   checkCallInput(operation, args.input);
   const callOptions = { region: args.region, signal, retries: args.clientRetries };
-  const log = runtime.logger.child({ operationId: operation.id });
+  // `operationId` is a field of each line rather than a child logger's binding: a wait keeps its
+  // step's loggers for as long as it lasts, and thousands of waits run at once.
+  const log = (level: 'info' | 'debug', fields: Record<string, unknown>, message: string): void =>
+    runtime.logger[level]({ operationId: operation.id, ...fields }, message);
 
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
-    log.info({ dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
+    log('info', { dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
     return { status: 'simulated', outputs: { simulated: true, request } };
   }
 
@@ -171,7 +174,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       ...(location ? { location } : {}),
       ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }),
     });
-    log.info({ httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
+    log('info', { httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
     return value;
   };
 
@@ -213,7 +216,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       ...(args.wait?.maxPollMs === undefined ? {} : { maxPollMs: args.wait.maxPollMs }),
       ...(result.region === undefined ? {} : { region: result.region }),
       onProgress: (progressPercent, record) => {
-        log.info({ progressPercent, state: record.state ?? record.status }, `${operation.id}: ${progressPercent}%`);
+        log('info', { progressPercent, state: record.state ?? record.status }, `${operation.id}: ${progressPercent}%`);
         if (progressPercent - journaledPercent < PROGRESS_JOURNAL_STEP && progressPercent < 100) return;
         journaledPercent = progressPercent;
         const location = result.headers.location ?? '';
@@ -255,7 +258,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       outcome: waited.outcome,
       operation: runtime.secrets.scrubValue(waited.operation),
     });
-    log.info({ outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
+    log('info', { outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
     if (waited.outcome === 'succeeded') return waited.operation;
     const deadline = waited.error?.code === 'WAIT_DEADLINE_EXCEEDED';
     throw new StepError(
@@ -276,7 +279,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
 
   if (args.attachTo !== undefined) {
     const { location, body = null } = args.attachTo;
-    log.info({ location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
+    log('info', { location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
     const accepted: CallResult = {
       status: 202,
       headers: { location },
@@ -315,7 +318,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         operationId: operation.id,
       });
     }
-    log.debug({ intervalMs: poll.intervalMs }, 'until condition not met; polling again');
+    log('debug', { intervalMs: poll.intervalMs }, 'until condition not met; polling again');
     await sleepOn(runtime.clock, poll.intervalMs, signal);
   }
 }
