@@ -47,6 +47,10 @@ export async function runLeafAttempts(
       get logger() {
         return logOfAttempt();
       },
+      log(level, fields, message) {
+        if (options.logger.isLevelEnabled(level))
+          options.logger[level]({ ...execution.fields, attempt, ...fields }, message);
+      },
       secrets: options.secrets,
       dryRun: options.dryRun,
       path,

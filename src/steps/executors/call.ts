@@ -125,10 +125,10 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     throw new UnknownOperationError(`Unknown operation '${args.operationId}'. Run \`fleetbook actions\` for the list.`);
   checkCallInput(operation, args.input);
   const callOptions = { region: args.region, signal, retries: args.clientRetries };
-  // `operationId` is a field of each line rather than a child logger's binding: a wait keeps its
-  // step's loggers for as long as it lasts, and thousands of waits run at once.
+  // Lines carry `operationId` as a field, through no logger of their own: a wait would hold one
+  // for as long as it lasts, and thousands of waits run at once.
   const log = (level: 'info' | 'debug', fields: Record<string, unknown>, message: string): void =>
-    runtime.logger[level]({ operationId: operation.id, ...fields }, message);
+    runtime.log(level, { operationId: operation.id, ...fields }, message);
 
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
