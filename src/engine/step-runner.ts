@@ -243,32 +243,44 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
   } catch (error) {
     return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
   }
-  let outcome: StepOutcome;
   if (isContainer(definition)) {
-    outcome = await runContainerAttempts(state, execution, definition, frame, () =>
+    const outcome = await runContainerAttempts(state, execution, definition, frame, () =>
       // Only a container's own timeout bounds it: the playbook's default is meant for single
       // steps, and would otherwise cut a long rolling update.
       bounded(options.clock, step.timeoutMs, frame.signal, step.id, (signal) =>
         definition.run(containerContext(state, execution, { scope: frame.scope, prefix: execution.path, signal })),
       ),
     );
-  } else {
-    let prepared: PreparedLeaf;
-    try {
-      prepared = await definition.prepare({
-        step,
-        path: execution.path,
-        context: () => frame.scope.context(),
-        playbook: frame.scope.root.playbook,
-      });
-    } catch (error) {
-      // A rendering error fails the step before it starts: no rescue, no always.
-      return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
-    }
-    outcome = await runLeaf(state, execution, definition, prepared, frame);
+    return endStep(state, execution, frame, outcome);
   }
-  // Most steps have neither `rescue` nor `always`: no handler call (and its promise) for them.
-  return execution.settle(step.rescue || step.always ? await runHandlers(state, execution, frame, outcome) : outcome);
+  let prepared: PreparedLeaf;
+  try {
+    prepared = await definition.prepare({
+      step,
+      path: execution.path,
+      context: () => frame.scope.context(),
+      playbook: frame.scope.root.playbook,
+    });
+  } catch (error) {
+    // A rendering error fails the step before it starts: no rescue, no always.
+    return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
+  }
+  // The step's end as a reaction, not as the rest of this frame: a leaf may wait long (an
+  // operation followed to its end), thousands at once.
+  return runLeaf(state, execution, definition, prepared, frame).then((ended) =>
+    endStep(state, execution, frame, ended),
+  );
+}
+
+/** `rescue` and `always` when the step has them (most have neither: no call, no promise), then its end. */
+async function endStep(
+  state: RunnerState,
+  execution: Execution,
+  frame: Frame,
+  ended: StepOutcome,
+): Promise<StepOutcome> {
+  const { step } = execution;
+  return execution.settle(step.rescue || step.always ? await runHandlers(state, execution, frame, ended) : ended);
 }
 
 /** A rendered leaf: journaled, then attempted under its timeout; simulated in a dry run if it can write. */
@@ -299,7 +311,7 @@ async function runLeaf(
   if (untimed) return runLeafAttempts(state, execution, prepared, frame);
   const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
   return bounded(options.clock, timeoutMs, frame.signal, step.id, (signal) =>
-    runLeafAttempts(state, execution, prepared, { ...frame, signal }),
+    runLeafAttempts(state, execution, prepared, signal === frame.signal ? frame : { ...frame, signal }),
   );
 }
 
