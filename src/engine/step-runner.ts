@@ -207,15 +207,14 @@ function finishedEvent(
   outputs: unknown,
   start: { step: Step; input: unknown } | undefined,
 ): JournalEvent {
-  return {
-    type: 'step.finished',
-    path,
-    ...(start ? { stepId: start.step.id, kind: start.step.kind } : {}),
-    status: finished.status,
-    ...(start?.input === undefined ? {} : { input: start.input }),
-    ...(outputs === undefined ? {} : { outputs }),
-    ...(finished.error ? { error: finished.error } : {}),
-  };
+  // The optional members set one by one, in the order spreads gave them: one object per step, not five.
+  const event: Extract<JournalEvent, { type: 'step.finished' }> = start
+    ? { type: 'step.finished', path, stepId: start.step.id, kind: start.step.kind, status: finished.status }
+    : { type: 'step.finished', path, status: finished.status };
+  if (start?.input !== undefined) event.input = start.input;
+  if (outputs !== undefined) event.outputs = outputs;
+  if (finished.error) event.error = finished.error;
+  return event;
 }
 
 function viewOf(outcome: StepOutcome): { status: StepStatus; outputs?: unknown; error?: StepOutcome['error'] } {

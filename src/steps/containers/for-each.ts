@@ -64,8 +64,13 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
   };
   const kept = context.itemStepReads();
   /** What the playbook may read of an ended item's steps: the other views are released with the item's scope. */
-  const keptSteps = (steps: Record<string, unknown>): Record<string, unknown> =>
-    kept === 'all' ? steps : Object.fromEntries([...kept].filter((id) => id in steps).map((id) => [id, steps[id]]));
+  const keptSteps = (steps: Record<string, unknown>): Record<string, unknown> => {
+    if (kept === 'all') return steps;
+    // Once per item: no arrays made on the way.
+    const views: Record<string, unknown> = {};
+    for (const id of kept) if (id in steps) views[id] = steps[id];
+    return views;
+  };
   const ended = (index: number, status: StepStatus, steps: Record<string, unknown>): void => {
     if (status === 'failed') failures += 1;
     results[index] = { index, item: items[index], status, steps: keptSteps(steps) };
