@@ -2,7 +2,7 @@
 // `fleetbook run` and `fleetbook resume` use it), so its peak RSS is Fleetbook's alone. Its one
 // argument is a JSON file: { mode: 'run' | 'resume', playbook, runId, inputs?, connection,
 // store: { file } | { url }, outputsDir, resultFile, wait?, rateLimits?, stopAfterReplay? }.
-// It writes { status, durationMs, runId, peakRssBytes, replayMs? } to resultFile.
+// It writes { status, durationMs, runId, peakRssBytes, cpuMs, replayMs? } to resultFile.
 //
 // `resume` measures the replay: from the call of `resumeRun` (the store open, the playbook
 // loaded) to the first journal entry the resumed run appends, i.e. the first new thing it does
@@ -47,8 +47,13 @@ const store = job.store.url
   ? await createPostgresRunStore({ url: job.store.url })
   : createSqliteRunStore({ file: job.store.file });
 
+/** The process's CPU time (user + system) since it started, in ms: the engine's cost, whatever the machine's load. */
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 const writeResult = (result) =>
-  writeFileSync(job.resultFile, JSON.stringify({ ...result, peakRssBytes: peakRssBytes() }));
+  writeFileSync(job.resultFile, JSON.stringify({ ...result, peakRssBytes: peakRssBytes(), cpuMs: cpuMs() }));
 
 const started = performance.now();
 if (job.mode === 'run') {

@@ -287,6 +287,58 @@ describe('waiting', () => {
     expect(times).toHaveLength(1);
   });
 
+  describe('paced by progress', () => {
+    const path = '/devices/v1/async-operations/d-5';
+    const MINUTE = 60_000;
+    /** An operation of `durationMs` from virtual time 0, its progress linear; returns the poll times. */
+    const linearOperation = (platform: ReturnType<typeof createMockPlatform>, clock: Clock, durationMs: number) => {
+      const times: number[] = [];
+      platform.global
+        .intercept({ path, method: 'GET' })
+        .reply(() => {
+          const now = clock.now();
+          times.push(now);
+          const data =
+            now >= durationMs
+              ? { status: 'SUCCEEDED', progressPercent: 100 }
+              : {
+                  status: 'RUNNING',
+                  progressPercent: Math.floor((now / durationMs) * 100),
+                  suggestedPollingIntervalSeconds: 30,
+                };
+          return { statusCode: 200, data, responseOptions: json };
+        })
+        .persist();
+      return times;
+    };
+
+    it('asks about a 45-minute operation a dozen times instead of ninety, and notices its end as soon', async () => {
+      const platform = createMockPlatform();
+      const clock = createVirtualClock(0);
+      const times = linearOperation(platform, clock, 45 * MINUTE);
+      const result = await platform.client({ clock }).waitForOperation(path, { maxPollMs: 60 * MINUTE });
+      expect(result).toMatchObject({ outcome: 'succeeded' });
+      expect(times.length).toBeLessThanOrEqual(12);
+      // Far from the end it sleeps longer than the suggested 30 s; near it, the suggested interval.
+      const gaps = times.slice(1).map((at, index) => at - times[index]!);
+      expect(Math.max(...gaps)).toBeGreaterThan(10 * MINUTE);
+      expect(gaps.at(-1)).toBe(30_000);
+      expect(times.at(-1)! - 45 * MINUTE).toBeLessThanOrEqual(30_000);
+    });
+
+    it('never sleeps longer than maxPollMs, and polls at the suggested interval while progress stands still', async () => {
+      const platform = createMockPlatform();
+      const clock = createVirtualClock(0);
+      const times = linearOperation(platform, clock, 45 * MINUTE);
+      await platform.client({ clock }).waitForOperation(path, { maxPollMs: 2 * MINUTE });
+      const gaps = times.slice(1).map((at, index) => at - times[index]!);
+      expect(Math.max(...gaps)).toBe(2 * MINUTE);
+      // The first poll sees 0 %: the pace is unknown, so the second comes after the suggested 30 s.
+      expect(gaps[0]).toBe(30_000);
+      expect(times.length).toBeGreaterThan(22);
+    });
+  });
+
   it('refuses a Location that is no async-operation path', async () => {
     await expect(createMockPlatform().client().waitForOperation('/devices/v1/devices/abc')).rejects.toBeInstanceOf(
       UnfollowableOperationError,

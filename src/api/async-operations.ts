@@ -70,7 +70,10 @@ export interface WaitOptions {
   onProgress?: (percent: number, operation: AsyncOperationRecord) => void;
   /** Lower bound of the interval between polls, in ms. @default 1_000 */
   minPollMs?: number;
-  /** Upper bound of the interval between polls, in ms. @default 60_000 */
+  /**
+   * Upper bound of the interval between polls, in ms; also bounds how far ahead a wait paced by
+   * the operation's progress may sleep. @default 60_000
+   */
   maxPollMs?: number;
   /** Region of a regional poll when `source` is a bare Location. @default the call's region, else the client's */
   region?: string;
@@ -208,14 +211,16 @@ export async function waitForOperation(
     startedAt,
     deadline: options.timeoutMs === undefined ? undefined : startedAt + options.timeoutMs,
     lastPercent: undefined,
+    progressFrom: undefined,
   };
   for (let polls = 1; ; polls += 1) {
     // The answer is judged in a frame of its own and dropped before the sleep: thousands of waits
     // in flight hold a number each between their polls, not their last answer.
     const next = await pollOnce(executor, target, flavour, callOptions, state, polls, options.onProgress);
     if (typeof next !== 'number') return next;
-    const intervalMs = Math.min(maxPollMs, Math.max(minPollMs, next));
     const now = clock.now();
+    const suggestedMs = Math.min(maxPollMs, Math.max(minPollMs, next));
+    const intervalMs = Math.min(maxPollMs, Math.max(suggestedMs, halfTheRemainingMs(state, now) ?? 0));
     await sleepOn(
       clock,
       state.deadline === undefined ? intervalMs : Math.min(intervalMs, state.deadline - now),
@@ -230,6 +235,24 @@ interface PollState {
   /** When the wait gives up: the caller's timeout, else the record's `timeoutMinutes` from the first poll. */
   deadline: number | undefined;
   lastPercent: number | undefined;
+  /** The first running progress the wait saw, and when (our clock): the pace is measured from it. */
+  progressFrom: { percent: number; at: number } | undefined;
+}
+
+/**
+ * Half the time the operation still needs at the pace its progress went since the wait first saw
+ * it, or `undefined` before the progress has moved. Sleeping half of what remains, never less than
+ * the suggested interval, asks about a long operation a few times while it is far from its end and
+ * at the suggested interval once it is near: a 45-minute update is followed in about ten polls
+ * instead of ninety, and its end is noticed as late as before. Our clock measures the pace, so a
+ * platform clock that differs from ours (or runs faster, as the simulator's can) does not matter.
+ */
+function halfTheRemainingMs(state: PollState, now: number): number | undefined {
+  const from = state.progressFrom;
+  const percent = state.lastPercent;
+  if (from === undefined || percent === undefined || percent <= from.percent || percent >= 100) return undefined;
+  const msPerPercent = (now - from.at) / (percent - from.percent);
+  return ((100 - percent) * msPerPercent) / 2;
 }
 
 /** One poll: the wait's result when it ends, else the interval the record suggests before the next (ms). */
@@ -255,6 +278,9 @@ async function pollOnce(
   if (typeof record.progressPercent === 'number' && record.progressPercent !== state.lastPercent) {
     state.lastPercent = record.progressPercent;
     onProgress?.(state.lastPercent, record);
+  }
+  if (state.progressFrom === undefined && typeof record.progressPercent === 'number' && record.progressPercent < 100) {
+    state.progressFrom = { percent: record.progressPercent, at: executor.clock.now() };
   }
   const outcome = terminalOutcome(statusOf(record, flavour));
   if (outcome) return finish(outcome);

@@ -31,10 +31,17 @@ export const JSONATA_LIMIT_CODES: ReadonlySet<string> = new Set(['D2014', 'D2015
 
 interface EvaluationBudget {
   builtChars: number;
-  sizes: WeakMap<object, number>;
 }
 
 const budgets = new WeakMap<object, EvaluationBudget>();
+
+/**
+ * The JSON sizes of the objects measured so far, for every evaluation. A value an expression
+ * reads (a step's answer, a loop's item) is the same object in each evaluation that reads it and
+ * nothing changes it once made, so it is measured once in its life, not once per expression: a
+ * playbook reading five fields of a 10 KB answer walked the answer five times.
+ */
+const measuredSizes = new WeakMap<object, number>();
 
 interface JsonataEnvironment {
   base: object;
@@ -43,7 +50,7 @@ interface JsonataEnvironment {
 function budgetOf(environment: JsonataEnvironment): EvaluationBudget {
   let budget = budgets.get(environment.base);
   if (budget === undefined) {
-    budget = { builtChars: 0, sizes: new WeakMap() };
+    budget = { builtChars: 0 };
     budgets.set(environment.base, budget);
   }
   return budget;
@@ -72,8 +79,8 @@ function spend(environment: JsonataEnvironment, what: string, chars: number): vo
 
 /**
  * The JSON size of a value, counting a shared object once per place it appears (what
- * serialising it would write), stopping as soon as it passes `cap`. Sizes of objects are kept
- * per evaluation, so measuring every node's result costs about the size of what is new.
+ * serialising it would write), stopping as soon as it passes `cap`. Sizes of objects are kept,
+ * so measuring every node's result costs about the size of what is new.
  */
 export function measureValue(value: unknown, sizes: WeakMap<object, number>, cap: number): number {
   switch (typeof value) {
@@ -125,7 +132,7 @@ function checkValue(value: unknown, environment: JsonataEnvironment, what: strin
   }
   const size =
     (Array.isArray(value) ? smallPrimitivesSize(value) : undefined) ??
-    measureValue(value, budgetOf(environment).sizes, ALLOCATION_LIMITS.maxValueChars);
+    measureValue(value, measuredSizes, ALLOCATION_LIMITS.maxValueChars);
   if (size > ALLOCATION_LIMITS.maxValueChars) refuseLength(`${what} as JSON`, size);
 }
 
@@ -134,9 +141,9 @@ const SMALL_ARRAY = 16;
 
 /**
  * The JSON size of a short array of strings, numbers and booleans, as `measureValue` counts it,
- * without the evaluation's cache of sizes; undefined for a longer one or one holding objects. A
- * path's result is such a sequence (`n` gives `[3]`): measured per node of every evaluation, it
- * made a cache (a WeakMap) per evaluation, a few per cent of a loop's CPU time.
+ * without the cache of sizes; undefined for a longer one or one holding objects. A path's result
+ * is such a sequence (`n` gives `[3]`), a new array per node of every evaluation: measured through
+ * the cache, each entered it (a per-evaluation WeakMap at first, a few per cent of a loop's CPU).
  */
 function smallPrimitivesSize(items: readonly unknown[]): number | undefined {
   if (items.length > SMALL_ARRAY) return undefined;
@@ -271,7 +278,7 @@ const guardedFunctions = [
     signature: string.signature.definition,
     implementation(this: { environment: JsonataEnvironment }, value: unknown, prettify?: boolean): unknown {
       if (typeof value === 'object' && value !== null) {
-        const size = measureValue(value, budgetOf(this.environment).sizes, ALLOCATION_LIMITS.maxValueChars);
+        const size = measureValue(value, measuredSizes, ALLOCATION_LIMITS.maxValueChars);
         // Pretty printing adds indentation to every line: count it generously.
         spend(this.environment, '$string', prettify === true ? size * 4 : size);
       }

@@ -80,6 +80,29 @@ describe('compileTemplate', () => {
     expect([...template.rootReferences].sort()).toEqual(['inputs', 'items', 'loop', 'steps', 'system']);
   });
 
+  it('offers $whereIn and $without: records by a field in a list of values, and a list less another', async () => {
+    const records = [
+      { id: 'a', name: 'alpha' },
+      { id: 'b', name: 'beta' },
+      { id: 'c', name: 'gamma' },
+    ];
+    const evaluate = (text: string) => compileTemplate(text, where).evaluate(context({ records }));
+    expect(await evaluate("${{ $whereIn(records, 'id', ['c', 'a', 'x']) }}")).toEqual([records[0], records[2]]);
+    expect(await evaluate("${{ $whereIn(records, ['id', 'name'], ['beta', 'c']) }}")).toEqual([records[1], records[2]]);
+    expect(await evaluate("${{ $whereIn(records, 'id', []) }}")).toEqual([]);
+    expect(await evaluate("${{ $whereIn(nothing, 'id', ['a']) }}")).toEqual([]);
+    expect(await evaluate("${{ $without(['a', 'b', 'c', 'b'], ['b']) }}")).toEqual(['a', 'c']);
+    expect(await evaluate("${{ $without('a', records.id) }}")).toEqual([]);
+    expect(await evaluate("${{ $without(['a', 'z'], nothing) }}")).toEqual(['a', 'z']);
+    // 10,000 of 60,000 records: set lookups, far inside the 2 s limit.
+    const many = Array.from({ length: 60_000 }, (_, index) => ({ id: `s${index}`, name: `n${index}` }));
+    const named = Array.from({ length: 10_000 }, (_, index) => `n${index * 6}`);
+    const picked = await compileTemplate("${{ $count($whereIn(many, ['id', 'name'], named)) }}", where).evaluate(
+      context({ many, named }),
+    );
+    expect(picked).toBe(10_000);
+  });
+
   it('offers $chunk for batching writes', async () => {
     expect(await compileTemplate('${{ $chunk([1,2,3,4,5], 2) }}', where).evaluate(context())).toEqual([
       [1, 2],

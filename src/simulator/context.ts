@@ -147,9 +147,10 @@ export interface SimResponse {
   body?: unknown;
   /**
    * The JSON body already serialized, instead of `body` (views reused from a cache, so a
-   * page of large records is not stringified on every read): sent as it is.
+   * page of large records is not stringified on every read): sent as it is. A Buffer (UTF-8)
+   * is written without being measured or encoded again: a page kept whole.
    */
-  json?: string;
+  json?: string | Buffer;
   /** Streamed body (CSV downloads); `headers` must then carry the content type. */
   stream?: Readable;
 }

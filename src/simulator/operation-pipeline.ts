@@ -94,7 +94,7 @@ export function createOperationPipeline(
 function parsed(response: SimResponse): SimResponse {
   if (!response.json) return response;
   const { json, ...rest } = response;
-  return { ...rest, body: JSON.parse(json) as unknown };
+  return { ...rest, body: JSON.parse(json.toString()) as unknown };
 }
 
 /** Path parameters without the region prefix's, and the query, as fastify parsed them. */

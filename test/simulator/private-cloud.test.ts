@@ -261,3 +261,46 @@ describe('private cloud: time scale', () => {
     expect((await t.call('GET', refresh.headers.get('location')!)).body.state).toBe('SUCCEEDED');
   });
 });
+
+describe('private cloud: pages of systems kept whole', () => {
+  it('answers a kept page with the bytes a fresh rendering gives, and renders it again after a cluster update', async () => {
+    // Without response validation: with it, every answer is parsed and serialized again.
+    const t = await startTestSimulator({
+      timeScale: 1e-6,
+      validateResponses: false,
+      world: { privateCloud: { failures: [] } },
+    });
+    close = () => t.sim.close();
+    const raw = async (path: string) => {
+      const response = await fetch(`${t.sim.url}${path}`, { headers: { authorization: `Bearer ${await t.token()}` } });
+      const text = await response.text();
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+      return text;
+    };
+    const page = `${BASE}/systems?offset=2&limit=10`;
+    // A filtered list renders every view anew and serializes the page as any answer.
+    const fresh = () => raw(`${page}&filter=${encodeURIComponent('generation ge 0')}`);
+    const before = await raw(page);
+    expect(await raw(page)).toBe(before);
+    expect(before).toBe(await fresh());
+
+    const system = JSON.parse(before).items[0];
+    const path = `${BASE}/systems/${system.id}`;
+    // Its view, kept from the page, answers a read of the system alone.
+    expect(await raw(path)).toBe(JSON.stringify(system));
+    expect(system.softwareInfo.hypervisorClusters[0].currentSoftwareCatalog.version).not.toBe('2.4.0');
+    await t.call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } });
+    t.sim.control.clock.advance(5 * MINUTE);
+    const update = await t.call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } });
+    expect(update.status).toBe(202);
+    t.sim.control.clock.advance(45 * MINUTE);
+    expect((await t.call('GET', update.headers.get('location')!)).body.state).toBe('SUCCEEDED');
+
+    const after = await raw(page);
+    expect(JSON.parse(after).items[0].softwareInfo.hypervisorClusters[0].currentSoftwareCatalog.version).toBe('2.4.0');
+    expect(after).toBe(await fresh());
+    expect(await raw(page)).toBe(after);
+  });
+});

@@ -51,6 +51,8 @@ export interface CallOutputs {
 const DEFAULT_POLL = { intervalMs: 5_000, timeoutMs: 300_000 } as const;
 /** Progress is journaled at these steps so a long wait leaves a few lines, not hundreds. */
 const PROGRESS_JOURNAL_STEP = 25;
+/** Kept in order and committed with the next entry that must be durable first. */
+const BUFFERED_ENTRY = { buffered: true } as const;
 /** A write's answer body is journaled up to this size (characters of JSON): an accepted message or a created record. */
 const MAX_JOURNALED_BODY_CHARS = 8 * 1024;
 
@@ -129,6 +131,11 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   // for as long as it lasts, and thousands of waits run at once.
   const log = (level: 'info' | 'debug', fields: Record<string, unknown>, message: string): void =>
     runtime.log(level, { operationId: operation.id, ...fields }, message);
+  // A read changes nothing outside the run, so its request entries need not be committed before
+  // it is sent: a crash that loses them only means it is sent again on resume. They go with the
+  // next commit (at the latest the step's end). A write's, and a download's (it writes a file),
+  // are committed first.
+  const requestAppend = operation.isWrite || args.saveTo !== undefined ? undefined : BUFFERED_ENTRY;
 
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
@@ -141,39 +148,48 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     send: () => Promise<T>,
     answer: (value: T) => { httpStatus: number; location?: string; body?: unknown },
   ): Promise<T> => {
-    await runtime.journal({
-      type: 'request.sending',
-      path,
-      attempt,
-      operationId: operation.id,
-      method: operation.method,
-      ...(operation.isWrite ? { idempotency: runtime.secrets.scrubValue(idempotencyOf(operation, args.input)) } : {}),
-    });
+    await runtime.journal(
+      {
+        type: 'request.sending',
+        path,
+        attempt,
+        operationId: operation.id,
+        method: operation.method,
+        ...(operation.isWrite ? { idempotency: runtime.secrets.scrubValue(idempotencyOf(operation, args.input)) } : {}),
+      },
+      requestAppend,
+    );
     const startedAt = runtime.clock.now();
     let value: T;
     try {
       value = await send();
     } catch (error) {
       if (!signal.aborted) {
-        await runtime.journal({
-          type: 'request.failed',
-          path,
-          attempt,
-          error: runtime.secrets.scrubValue(toErrorRecord(error)),
-          outcomeUnknown: isOutcomeUnknown(operation, error),
-        });
+        await runtime.journal(
+          {
+            type: 'request.failed',
+            path,
+            attempt,
+            error: runtime.secrets.scrubValue(toErrorRecord(error)),
+            outcomeUnknown: isOutcomeUnknown(operation, error),
+          },
+          requestAppend,
+        );
       }
       throw error;
     }
     const { httpStatus, location, body } = answer(value);
-    await runtime.journal({
-      type: 'request.answered',
-      path,
-      attempt,
-      httpStatus,
-      ...(location ? { location } : {}),
-      ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }),
-    });
+    await runtime.journal(
+      {
+        type: 'request.answered',
+        path,
+        attempt,
+        httpStatus,
+        ...(location ? { location } : {}),
+        ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }),
+      },
+      requestAppend,
+    );
     log('info', { httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
     return value;
   };
@@ -222,13 +238,16 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         const location = result.headers.location ?? '';
         const state = record.state ?? record.status;
         progressJournal = progressJournal.then(() =>
-          runtime.journal({
-            type: 'operation.progress',
-            path,
-            location,
-            progressPercent,
-            ...(typeof state === 'string' ? { state } : {}),
-          }),
+          runtime.journal(
+            {
+              type: 'operation.progress',
+              path,
+              location,
+              progressPercent,
+              ...(typeof state === 'string' ? { state } : {}),
+            },
+            BUFFERED_ENTRY,
+          ),
         );
         // A failed append (the store gone) is reported by the `await progressJournal` when the
         // wait ends; until then it must not count as an unhandled rejection, which ends the process.

@@ -5,7 +5,7 @@
  */
 import type { PlatformClient } from '../../api/index.js';
 import type { Logger, SecretRegistry } from '../../logging/index.js';
-import type { ApprovalDecision, JournalEvent, StepPath, WaitRecord } from '../../store/index.js';
+import type { AppendOptions, ApprovalDecision, JournalEvent, StepPath, WaitRecord } from '../../store/index.js';
 import type { Clock } from '../../timers/index.js';
 
 export interface ExecutorRuntime {
@@ -27,8 +27,12 @@ export interface ExecutorRuntime {
   attempt: number;
   /** The run's time: durations, poll intervals, sleeps. */
   clock: Clock;
-  /** Appends to the run's journal; resolves once durable. Called before acting on the transition. */
-  journal(event: JournalEvent): Promise<void>;
+  /**
+   * Appends to the run's journal; resolves once durable, or once kept in order for the next
+   * commit when `buffered` (only for an entry no effect outside the run waits on: see
+   * `RunStore.append`). Called before acting on the transition.
+   */
+  journal(event: JournalEvent, options?: Pick<AppendOptions, 'buffered'>): Promise<void>;
   /** Decisions recorded for the run and the way to stop it to wait for one (approval gates). */
   waits: RunWaits;
 }

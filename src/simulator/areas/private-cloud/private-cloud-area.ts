@@ -27,7 +27,7 @@ import {
   type SoftwareOperationKind,
   type System,
 } from './model.js';
-import { createSystemViewCache, pageJson, type SystemViewCache } from './view-cache.js';
+import { createSystemViewCache, type SystemViewCache } from './view-cache.js';
 import { catalogView, isPrecheckValid, latestReport, reportView, systemView } from './views.js';
 
 const firstOf = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
@@ -383,10 +383,7 @@ function systemHandlers(state: PrivateCloudState, ctx: SimContext, cache: System
         if (firstOf(req.query.select) === undefined) {
           return {
             status: 200,
-            json: pageJson(
-              page.items.map((s) => cache.json(s, now)),
-              page,
-            ),
+            json: cache.page(req.region, page.items, page, now),
           };
         }
         return {
