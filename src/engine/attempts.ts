@@ -9,17 +9,65 @@ import { toErrorRecord } from '../steps/index.js';
 import type { ExecutorRuntime } from '../steps/index.js';
 import { StepStatus, type ErrorRecord } from '../store/index.js';
 import { sleepOn } from '../timers/index.js';
-import type { Frame, RunnerState, StepLog, StepSummary } from './runner-state.js';
+import type { Frame, RunnerState, StepFields, StepLog, StepSummary } from './runner-state.js';
 import { decideRetry, retryFactsOf, retryFactsOfRecord, type RetryFacts } from './step-retry.js';
 
 /** One step execution in progress: its place, its summary line, its logger. */
 export interface StepExecution {
   step: Step;
   path: string;
+  /** The step's fields on its log lines; an attempt's logger adds `attempt`. */
+  fields: StepFields;
   record: StepSummary;
   log: StepLog;
-  /** Journals `step.started` once, with the rendered input. */
-  start(input?: unknown): Promise<void>;
+  /**
+   * Journals `step.started` once, with the rendered input; `undefined` when there is nothing to
+   * wait for (already started, or a one-entry step whose start is journaled with its end).
+   */
+  start(input?: unknown): Promise<void> | undefined;
+}
+
+/**
+ * What one attempt works with. A class, not an object literal: a literal with a getter is made
+ * in dictionary mode (~830 bytes instead of ~100), once per attempt, held by every wait in flight.
+ */
+class AttemptRuntime implements ExecutorRuntime {
+  readonly client: ExecutorRuntime['client'];
+  readonly secrets: ExecutorRuntime['secrets'];
+  readonly dryRun: boolean;
+  readonly path: string;
+  readonly clock: ExecutorRuntime['clock'];
+  readonly journal: ExecutorRuntime['journal'];
+  readonly waits: ExecutorRuntime['waits'];
+  private readonly runLogger: Logger;
+  private attemptLog: Logger | undefined;
+
+  constructor(
+    state: RunnerState,
+    private readonly execution: StepExecution,
+    readonly signal: AbortSignal,
+    readonly attempt: number,
+  ) {
+    const { options } = state;
+    this.client = options.client;
+    this.secrets = options.secrets;
+    this.dryRun = options.dryRun;
+    this.path = execution.path;
+    this.clock = options.clock;
+    this.journal = state.journal;
+    this.waits = options.waits;
+    this.runLogger = options.logger;
+  }
+
+  /** Made on first use; the run's child, not the step logger's (see `beginStep`). */
+  get logger(): Logger {
+    return (this.attemptLog ??= this.runLogger.child({ ...this.execution.fields, attempt: this.attempt }));
+  }
+
+  log(level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, message: string): void {
+    if (this.runLogger.isLevelEnabled(level))
+      this.runLogger[level]({ ...this.execution.fields, attempt: this.attempt, ...fields }, message);
+  }
 }
 
 /** The attempts of a leaf step under its retry policy (the caller bounds them by the timeout). */
@@ -29,26 +77,10 @@ export async function runLeafAttempts(
   prepared: PreparedLeaf,
   frame: Frame,
 ): Promise<StepOutcome> {
-  const { options } = state;
-  const { step, path, record, log } = execution;
+  const { step, path, record } = execution;
   for (let attempt = 1; ; attempt += 1) {
     record.attempts = attempt;
-    let attemptLog: Logger | undefined;
-    const logOfAttempt = (): Logger => (attemptLog ??= log().child({ attempt }));
-    const runtime: ExecutorRuntime = {
-      client: options.client,
-      signal: frame.signal,
-      get logger() {
-        return logOfAttempt();
-      },
-      secrets: options.secrets,
-      dryRun: options.dryRun,
-      path,
-      attempt,
-      clock: options.clock,
-      journal: state.journal,
-      waits: options.waits,
-    };
+    const runtime = new AttemptRuntime(state, execution, frame.signal, attempt);
     try {
       const result = await prepared.attempt(runtime);
       return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
@@ -63,7 +95,7 @@ export async function runLeafAttempts(
         toErrorRecord(error),
         frame.signal,
         path,
-        logOfAttempt,
+        () => runtime.logger,
       );
       if (retried !== 'retry') return { status: retried, error: toErrorRecord(error) };
     }
@@ -148,7 +180,7 @@ export async function runContainerAttempts(
       error,
       frame.signal,
       path,
-      () => log().child({ attempt }),
+      () => state.options.logger.child({ ...execution.fields, attempt }),
     );
     if (next !== 'retry') return { ...outcome, status: next };
   }

@@ -100,13 +100,16 @@ async function runItem(
   // start would say nothing a resume or a reader needs, and it is a row per item of a loop.
   if (!journalsOneEntryEach(state, steps))
     await options.journal({ type: 'item.started', path: execution.path, index }, BUFFERED);
-  const ending = await state.runSequence(steps, { scope, prefix: itemPath, signal: frame.signal });
-  const status =
-    ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;
-  record.status = status;
-  record.durationMs = options.clock.now() - startedAt;
-  await options.journal({ type: 'item.finished', path: execution.path, index, status }, BUFFERED);
-  return { status, steps: scope.steps };
+  // The item's end as reactions, not as the rest of this frame: thousands of items may wait at once.
+  return state.runSequence(steps, { scope, prefix: itemPath, signal: frame.signal }).then((ending) => {
+    const status =
+      ending === 'succeeded' ? StepStatus.succeeded : ending === 'failed' ? StepStatus.failed : StepStatus.interrupted;
+    record.status = status;
+    record.durationMs = options.clock.now() - startedAt;
+    return options
+      .journal({ type: 'item.finished', path: execution.path, index, status }, BUFFERED)
+      .then(() => ({ status, steps: scope.steps }));
+  });
 }
 
 /** Another playbook in a scope chain of its own: its inputs checked, its secrets registered. */
@@ -142,7 +145,7 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
     signal: frame.signal,
     context: () => frame.scope.context(),
     log: execution.log,
-    start: execution.start,
+    start: (input) => execution.start(input) ?? Promise.resolve(),
     runSequence: (steps) => state.runSequence(steps, frame),
     failureOf: (steps) => failureOf(steps, frame),
     runItem: (index, steps, names) => runItem(state, execution, frame, index, steps, names),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   isOutputsFileReference,
+  mayCarryLargeValue,
   readSpilledInputs,
   readSpilledValue,
   spillLargeEventValues,
@@ -80,5 +81,40 @@ describe('large values in files', () => {
     const other = { type: 'item.started', path: 'a', index: 0 } as const;
     expect(await spillLargeEventValues(other, { dir, runId: 'r1', maxInlineBytes: 1 })).toBe(other);
     expect(await readSpilledValue({ ok: true })).toEqual({ ok: true });
+  });
+});
+
+describe('telling an event that may need a file without encoding it', () => {
+  const finished = (outputs: unknown) => ({
+    type: 'step.finished' as const,
+    path: 'p',
+    status: 'succeeded' as const,
+    outputs,
+  });
+  const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+  it('never says a value fits when its JSON is over the limit: escapes, multi-byte characters, dates, nesting', () => {
+    const limit = 1024;
+    const strings = ['plain', '\u0001\u0002"\\', '€uro', '😀', '\n\t'];
+    for (let length = 1; length <= 600; length += 7) {
+      for (const unit of strings) {
+        const text = unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+        for (const outputs of [
+          { text },
+          [text, 1.2345678901234567e-300, null, true],
+          { nested: [{ at: new Date(0), text }] },
+        ]) {
+          const event = finished(outputs);
+          if (!mayCarryLargeValue(event, limit)) expect(bytes(event)).toBeLessThanOrEqual(limit);
+        }
+      }
+    }
+  });
+
+  it('lets a small event through, and sends a large one to the precise look', () => {
+    expect(mayCarryLargeValue(finished({ value: 42 }), 64 * 1024)).toBe(false);
+    expect(mayCarryLargeValue(finished({ text: 'x'.repeat(20_000) }), 64 * 1024)).toBe(true);
+    // No input or outputs: nothing to put in a file, however long.
+    expect(mayCarryLargeValue({ type: 'item.finished', path: 'loop', index: 1, status: 'succeeded' }, 10)).toBe(false);
   });
 });

@@ -62,6 +62,44 @@ export function carriesLargeValue(event: JournalEvent): boolean {
 }
 
 /**
+ * Whether `event` carries a value that may need a file: one of `carriesLargeValue`'s whose whole
+ * JSON is over `maxInlineBytes` (no value is larger than the event holding it, so a small event
+ * needs no look at each value).
+ */
+export function mayCarryLargeValue(event: JournalEvent, maxInlineBytes: number): boolean {
+  return carriesLargeValue(event) && !fitsInJsonBytes(event, maxInlineBytes);
+}
+
+/**
+ * Whether `value`'s JSON is certainly no more than `budget` bytes, told by a walk that makes no
+ * text (the store encodes the event once, after): a string of n UTF-16 units is at most 6n + 2
+ * bytes (a `\u00XX` escape per unit at worst; a unit is at most 3 bytes of UTF-8), a number at
+ * most 24. False when it may be more, or for a value with its own `toJSON` (other than a Date).
+ */
+function fitsInJsonBytes(value: unknown, budget: number): boolean {
+  let left = budget;
+  const visit = (item: unknown): boolean => {
+    if (typeof item === 'string') left -= 6 * item.length + 3;
+    else if (item === null || typeof item !== 'object') left -= 25;
+    else if (item instanceof Date) left -= 30;
+    else if (typeof (item as { toJSON?: unknown }).toJSON === 'function') return false;
+    else if (Array.isArray(item)) {
+      left -= 2;
+      for (const element of item) if (!visit(element)) return false;
+    } else {
+      left -= 2;
+      for (const key in item) {
+        if (!Object.prototype.hasOwnProperty.call(item, key)) continue;
+        left -= 6 * key.length + 4;
+        if (!visit((item as Record<string, unknown>)[key])) return false;
+      }
+    }
+    return left >= 0;
+  };
+  return visit(value);
+}
+
+/**
  * The event to journal: a `step.finished` whose outputs (or a `step.started`'s or quiet `step.finished`'s input) are
  * larger than `maxInlineBytes` has them written to `<path>.json` (`<path>.input.json`) and
  * carries a reference instead.

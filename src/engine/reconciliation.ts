@@ -170,13 +170,12 @@ export function reconciling(
           ? reconcile(r, runtime, resumed.sentAtMs)
           : accepted(r, resumed.location, runtime, resumed.httpStatus, resumed.body);
       const sentAtMs = state.options.clock.now();
-      try {
-        return await prepared.attempt(runtime);
-      } catch (error) {
+      // A reaction, not a frame held for the attempt (a write followed to its end waits long).
+      return prepared.attempt(runtime).catch((error: unknown) => {
         if (runtime.signal.aborted || !isOutcomeUnknown(operation, error)) throw error;
         // A write sent again on `send` is not reconciled a second time: its failure ends the attempt.
         return reconcile(r, runtime, sentAtMs, error);
-      }
+      });
     },
   };
 }

@@ -39,7 +39,7 @@ import {
 import { resolveInputs } from './inputs.js';
 import { bindInputSettings } from './input-settings.js';
 import {
-  carriesLargeValue,
+  mayCarryLargeValue,
   defaultMaxInlineOutputBytes,
   readSpilledInputs,
   spillLargeEventValues,
@@ -748,14 +748,15 @@ function journalOf(
   facts: RunFacts,
   spill: SpillOptions,
 ): (event: JournalEvent, appendOptions?: AppendOptions) => Promise<void> {
-  return async (event, appendOptions) => {
-    if (facts.leaseLost()) return;
+  // Not async: a journal append is hot (two per loop item), and most events go straight to the
+  // store without a promise of their own.
+  return (event, appendOptions) => {
+    if (facts.leaseLost()) return Promise.resolve();
     const scrubbed = facts.secrets.scrubValue(event);
-    // Events without an input or outputs go straight to the store (a journal append is hot).
-    return options.store.append(
-      facts.runId,
-      carriesLargeValue(scrubbed) ? await spillLargeEventValues(scrubbed, spill) : scrubbed,
-      appendOptions,
+    if (!mayCarryLargeValue(scrubbed, spill.maxInlineBytes))
+      return options.store.append(facts.runId, scrubbed, appendOptions);
+    return spillLargeEventValues(scrubbed, spill).then((spilled) =>
+      options.store.append(facts.runId, spilled, appendOptions),
     );
   };
 }

@@ -62,6 +62,12 @@ export interface Frame {
 /** A step's logger, made on first use: most steps of a loop never log at the run's level. */
 export type StepLog = () => Logger;
 
+/** What every line about a step carries: its id, and its path when that is not its id (in a loop, a block). */
+export interface StepFields {
+  stepId: string;
+  path?: string;
+}
+
 /**
  * Journal entries that a crash may lose without harm: the started/finished entries of quiet
  * steps and of loop items. Losing them only means the step or item runs again on resume, and

@@ -30,6 +30,7 @@ import {
   type Frame,
   type RunnerOptions,
   type RunnerState,
+  type StepFields,
   type StepLog,
   type StepSummary,
 } from './runner-state.js';
@@ -53,7 +54,9 @@ export function createStepRunner(options: RunnerOptions): StepRunner {
 }
 
 async function runSequence(state: RunnerState, steps: readonly Step[], frame: Frame): Promise<Ending> {
-  for (const [index, step] of steps.entries()) {
+  // Once per step of every loop item: an index, not an entries() iterator and its pairs.
+  for (let index = 0; index < steps.length; index += 1) {
+    const step = steps[index] as Step;
     if (frame.signal.aborted) {
       reportNotStarted(state, steps.slice(index), frame.prefix);
       return 'interrupted';
@@ -94,9 +97,13 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     durationMs: 0,
   };
   state.summaries.push(record);
+  const fields = path === step.id ? { stepId: step.id } : { stepId: step.id, path };
+  // Made on first use, for the step's rarer lines (warnings, reconciliation); its started and
+  // finished lines carry `fields` on the run's logger, and an attempt's logger is the run's child,
+  // not this one's: a child of a child turns its parent into a prototype (a hidden class of its
+  // own, ~1 KB), and thousands of steps wait at once.
   let stepLogger: ReturnType<StepLog> | undefined;
-  const log: StepLog = () =>
-    (stepLogger ??= options.logger.child({ stepId: step.id, ...(path === step.id ? {} : { path }) }));
+  const log: StepLog = () => (stepLogger ??= options.logger.child(fields));
   const quiet = isQuiet(definition);
   const lineLevel = quiet ? 'debug' : 'info';
   const appendOptions = quiet ? BUFFERED : undefined;
@@ -107,12 +114,17 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   const oneEntry = quiet && step.retry.maxAttempts <= 1;
   let started = false;
   let renderedInput: unknown;
-  const start = async (input?: unknown): Promise<void> => {
-    if (started) return;
+  // Synchronous for a one-entry step (nothing to journal yet): its caller need not await a promise.
+  const start = (input?: unknown): Promise<void> | undefined => {
+    if (started) return undefined;
     started = true;
-    if (oneEntry) renderedInput = input;
-    else
-      await options.journal(
+    if (oneEntry) {
+      renderedInput = input;
+      logStarted(options, fields, lineLevel, step, path);
+      return undefined;
+    }
+    return options
+      .journal(
         {
           type: 'step.started',
           path,
@@ -121,9 +133,8 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
           ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }),
         },
         appendOptions,
-      );
-    if (options.logger.isLevelEnabled(lineLevel))
-      log()[lineLevel]({ kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
+      )
+      .then(() => logStarted(options, fields, lineLevel, step, path));
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
     const { journalOutputs, ...viewed } = outcome;
@@ -135,36 +146,55 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     if (finished.rescued) record.rescued = true;
     if (record.attempts === 0 && outcome.status !== StepStatus.skipped) record.attempts = 1;
     frame.scope.steps[step.id] = viewOf(finished);
-    await start();
+    const starting = start();
+    if (starting) await starting;
     // A `set` step's input is its outputs: journaled once.
     const input = renderedInput === outcome.outputs ? undefined : options.secrets.scrubValue(renderedInput);
     await options.journal(
       finishedEvent(path, finished, journaled, oneEntry ? { step, input } : undefined),
       appendOptions,
     );
-    const level = finished.status === StepStatus.failed ? 'error' : lineLevel;
-    if (options.logger.isLevelEnabled(level)) {
-      const facts = {
-        kind: step.kind,
-        status: finished.status,
-        durationMs: record.durationMs,
-        attempts: record.attempts,
-      };
-      // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
-      if (finished.rescued)
-        log()[level](
-          { ...facts, rescued: true, recoveredFrom: finished.error },
-          `step ${stepLabel(path, step.location.line)} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
-        );
-      else
-        log()[level](
-          { ...facts, ...(finished.error ? { error: finished.error } : {}) },
-          `step ${stepLabel(path, step.location.line)} ${finished.status}`,
-        );
-    }
+    logFinished(options, fields, finished.status === StepStatus.failed ? 'error' : lineLevel, step, finished, record);
     return finished;
   };
-  return { step, path, record, log, start, settle };
+  return { step, path, fields, record, log, start, settle };
+}
+
+/** The step's finished (or recovered) line, when its level is on. */
+function logFinished(
+  options: RunnerOptions,
+  fields: StepFields,
+  level: 'debug' | 'info' | 'error',
+  step: Step,
+  finished: StepOutcome,
+  record: StepSummary,
+): void {
+  if (!options.logger.isLevelEnabled(level)) return;
+  const label = stepLabel(record.path, step.location.line);
+  const facts = { kind: step.kind, status: finished.status, durationMs: record.durationMs, attempts: record.attempts };
+  // A rescued step succeeded: the failure it recovered from is a fact about it, not its error.
+  if (finished.rescued)
+    options.logger[level](
+      { ...fields, ...facts, rescued: true, recoveredFrom: finished.error },
+      `step ${label} recovered: its rescue succeeded after it failed (${finished.error?.message ?? 'no message'})`,
+    );
+  else
+    options.logger[level](
+      { ...fields, ...facts, ...(finished.error ? { error: finished.error } : {}) },
+      `step ${label} ${finished.status}`,
+    );
+}
+
+/** The step's started line, when its level is on. */
+function logStarted(
+  options: RunnerOptions,
+  fields: StepFields,
+  level: 'debug' | 'info',
+  step: Step,
+  path: string,
+): void {
+  if (options.logger.isLevelEnabled(level))
+    options.logger[level]({ ...fields, kind: step.kind }, `step ${stepLabel(path, step.location.line)} started`);
 }
 
 /**
@@ -177,15 +207,14 @@ function finishedEvent(
   outputs: unknown,
   start: { step: Step; input: unknown } | undefined,
 ): JournalEvent {
-  return {
-    type: 'step.finished',
-    path,
-    ...(start ? { stepId: start.step.id, kind: start.step.kind } : {}),
-    status: finished.status,
-    ...(start?.input === undefined ? {} : { input: start.input }),
-    ...(outputs === undefined ? {} : { outputs }),
-    ...(finished.error ? { error: finished.error } : {}),
-  };
+  // The optional members set one by one, in the order spreads gave them: one object per step, not five.
+  const event: Extract<JournalEvent, { type: 'step.finished' }> = start
+    ? { type: 'step.finished', path, stepId: start.step.id, kind: start.step.kind, status: finished.status }
+    : { type: 'step.finished', path, status: finished.status };
+  if (start?.input !== undefined) event.input = start.input;
+  if (outputs !== undefined) event.outputs = outputs;
+  if (finished.error) event.error = finished.error;
+  return event;
 }
 
 function viewOf(outcome: StepOutcome): { status: StepStatus; outputs?: unknown; error?: StepOutcome['error'] } {
@@ -213,31 +242,44 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
   } catch (error) {
     return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
   }
-  let outcome: StepOutcome;
   if (isContainer(definition)) {
-    outcome = await runContainerAttempts(state, execution, definition, frame, () =>
+    const outcome = await runContainerAttempts(state, execution, definition, frame, () =>
       // Only a container's own timeout bounds it: the playbook's default is meant for single
       // steps, and would otherwise cut a long rolling update.
       bounded(options.clock, step.timeoutMs, frame.signal, step.id, (signal) =>
         definition.run(containerContext(state, execution, { scope: frame.scope, prefix: execution.path, signal })),
       ),
     );
-  } else {
-    let prepared: PreparedLeaf;
-    try {
-      prepared = await definition.prepare({
-        step,
-        path: execution.path,
-        context: () => frame.scope.context(),
-        playbook: frame.scope.root.playbook,
-      });
-    } catch (error) {
-      // A rendering error fails the step before it starts: no rescue, no always.
-      return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
-    }
-    outcome = await runLeaf(state, execution, definition, prepared, frame);
+    return endStep(state, execution, frame, outcome);
   }
-  return execution.settle(await runHandlers(state, execution, frame, outcome));
+  let prepared: PreparedLeaf;
+  try {
+    prepared = await definition.prepare({
+      step,
+      path: execution.path,
+      context: () => frame.scope.context(),
+      playbook: frame.scope.root.playbook,
+    });
+  } catch (error) {
+    // A rendering error fails the step before it starts: no rescue, no always.
+    return execution.settle({ status: StepStatus.failed, error: toErrorRecord(error) });
+  }
+  // The step's end as a reaction, not as the rest of this frame: a leaf may wait long (an
+  // operation followed to its end), thousands at once.
+  return runLeaf(state, execution, definition, prepared, frame).then((ended) =>
+    endStep(state, execution, frame, ended),
+  );
+}
+
+/** `rescue` and `always` when the step has them (most have neither: no call, no promise), then its end. */
+async function endStep(
+  state: RunnerState,
+  execution: Execution,
+  frame: Frame,
+  ended: StepOutcome,
+): Promise<StepOutcome> {
+  const { step } = execution;
+  return execution.settle(step.rescue || step.always ? await runHandlers(state, execution, frame, ended) : ended);
 }
 
 /** A rendered leaf: journaled, then attempted under its timeout; simulated in a dry run if it can write. */
@@ -250,7 +292,8 @@ async function runLeaf(
 ): Promise<StepOutcome> {
   const { options } = state;
   const { step, path } = execution;
-  await execution.start(rendered.input);
+  const starting = execution.start(rendered.input);
+  if (starting) await starting;
   if (options.dryRun && definition.canWrite && !definition.simulatesItself) {
     execution
       .log()
@@ -264,9 +307,10 @@ async function runLeaf(
   // The timeout bounds the whole step, retries and their delays included.
   // A quiet step with a single attempt ends before any timer could fire: it needs none.
   const untimed = definition.quiet === true && step.retry.maxAttempts <= 1;
-  const timeoutMs = untimed ? undefined : (step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs);
+  if (untimed) return runLeafAttempts(state, execution, prepared, frame);
+  const timeoutMs = step.timeoutMs ?? frame.scope.root.playbook.defaults.timeoutMs;
   return bounded(options.clock, timeoutMs, frame.signal, step.id, (signal) =>
-    runLeafAttempts(state, execution, prepared, { ...frame, signal }),
+    runLeafAttempts(state, execution, prepared, signal === frame.signal ? frame : { ...frame, signal }),
   );
 }
 

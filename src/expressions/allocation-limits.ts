@@ -130,9 +130,33 @@ function checkValue(value: unknown, environment: JsonataEnvironment, what: strin
       `${what} has ${value.length.toLocaleString('en-US')} items, over the limit of ${ALLOCATION_LIMITS.maxItems.toLocaleString('en-US')}`,
     );
   }
-  const size = measureValue(value, measuredSizes, ALLOCATION_LIMITS.maxValueChars);
+  const size =
+    (Array.isArray(value) ? smallPrimitivesSize(value) : undefined) ??
+    measureValue(value, measuredSizes, ALLOCATION_LIMITS.maxValueChars);
   if (size > ALLOCATION_LIMITS.maxValueChars) refuseLength(`${what} as JSON`, size);
 }
+
+/** Longest array `smallPrimitivesSize` measures. */
+const SMALL_ARRAY = 16;
+
+/**
+ * The JSON size of a short array of strings, numbers and booleans, as `measureValue` counts it,
+ * without the cache of sizes; undefined for a longer one or one holding objects. A path's result
+ * is such a sequence (`n` gives `[3]`), a new array per node of every evaluation: measured through
+ * the cache, each entered it (a per-evaluation WeakMap at first, a few per cent of a loop's CPU).
+ */
+function smallPrimitivesSize(items: readonly unknown[]): number | undefined {
+  if (items.length > SMALL_ARRAY) return undefined;
+  let total = 2;
+  for (const item of items) {
+    if (typeof item === 'object' && item !== null) return undefined;
+    total += measureValue(item, NO_SIZES, ALLOCATION_LIMITS.maxValueChars) + 1;
+  }
+  return total;
+}
+
+/** `measureValue` of a primitive never reads or writes its cache. */
+const NO_SIZES = new WeakMap<object, number>();
 
 /** Node types that only look a value up: what they return was measured when it was made or given. */
 const LOOKUPS: ReadonlySet<string> = new Set([

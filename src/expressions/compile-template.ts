@@ -289,7 +289,13 @@ async function evaluateNode(node: Node, context: ExpressionContext): Promise<unk
     case 'object': {
       const result: Record<string, unknown> = {};
       for (const [key, item] of node.entries) {
-        const value = await evaluateNode(item, context);
+        // A static member, or one expression, needs no call of its own (and no promise) around it.
+        const value =
+          item.kind === 'static'
+            ? item.value
+            : item.kind === 'whole'
+              ? await evaluateExpression(item.compiled, item.where, context)
+              : await evaluateNode(item, context);
         if (value !== undefined) result[key] = value;
       }
       return result;

@@ -64,11 +64,14 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
   };
   const kept = context.itemStepReads();
   /** What the playbook may read of an ended item's steps: the other views are released with the item's scope. */
-  const keptSteps = (steps: Record<string, unknown>): Record<string, unknown> =>
-    kept === 'all' ? steps : Object.fromEntries([...kept].filter((id) => id in steps).map((id) => [id, steps[id]]));
-  const runItem = async (index: number): Promise<void> => {
-    const names = { [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } };
-    const { status, steps } = await context.runItem(index, step.steps, names);
+  const keptSteps = (steps: Record<string, unknown>): Record<string, unknown> => {
+    if (kept === 'all') return steps;
+    // Once per item: no arrays made on the way.
+    const views: Record<string, unknown> = {};
+    for (const id of kept) if (id in steps) views[id] = steps[id];
+    return views;
+  };
+  const ended = (index: number, status: StepStatus, steps: Record<string, unknown>): void => {
     if (status === 'failed') failures += 1;
     results[index] = { index, item: items[index], status, steps: keptSteps(steps) };
     if (status === 'failed' && failures > allowed) {
@@ -79,6 +82,12 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
           `forEach ${path}: ${failures} failed ${failures === 1 ? 'item exceeds' : 'items exceed'} the tolerance of ${allowed}; no new item starts`,
         );
     }
+  };
+  // Not an async function: a suspended frame per item in flight (thousands, each waiting on an
+  // operation) costs more memory than the one reaction its end needs.
+  const runItem = (index: number): Promise<void> => {
+    const names = { [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } };
+    return context.runItem(index, step.steps, names).then(({ status, steps }) => ended(index, status, steps));
   };
 
   let next = 0;

@@ -127,7 +127,10 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     throw new UnknownOperationError(`Unknown operation '${args.operationId}'. Run \`fleetbook actions\` for the list.`);
   checkCallInput(operation, args.input);
   const callOptions = { region: args.region, signal, retries: args.clientRetries };
-  const log = runtime.logger.child({ operationId: operation.id });
+  // Lines carry `operationId` as a field, through no logger of their own: a wait would hold one
+  // for as long as it lasts, and thousands of waits run at once.
+  const log = (level: 'info' | 'debug', fields: Record<string, unknown>, message: string): void =>
+    runtime.log(level, { operationId: operation.id, ...fields }, message);
   // A read changes nothing outside the run, so its request entries need not be committed before
   // it is sent: a crash that loses them only means it is sent again on resume. They go with the
   // next commit (at the latest the step's end). A write's, and a download's (it writes a file),
@@ -136,7 +139,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
 
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
-    log.info({ dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
+    log('info', { dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
     return { status: 'simulated', outputs: { simulated: true, request } };
   }
 
@@ -187,7 +190,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       },
       requestAppend,
     );
-    log.info({ httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
+    log('info', { httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
     return value;
   };
 
@@ -229,7 +232,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       ...(args.wait?.maxPollMs === undefined ? {} : { maxPollMs: args.wait.maxPollMs }),
       ...(result.region === undefined ? {} : { region: result.region }),
       onProgress: (progressPercent, record) => {
-        log.info({ progressPercent, state: record.state ?? record.status }, `${operation.id}: ${progressPercent}%`);
+        log('info', { progressPercent, state: record.state ?? record.status }, `${operation.id}: ${progressPercent}%`);
         if (progressPercent - journaledPercent < PROGRESS_JOURNAL_STEP && progressPercent < 100) return;
         journaledPercent = progressPercent;
         const location = result.headers.location ?? '';
@@ -274,7 +277,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       outcome: waited.outcome,
       operation: runtime.secrets.scrubValue(waited.operation),
     });
-    log.info({ outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
+    log('info', { outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
     if (waited.outcome === 'succeeded') return waited.operation;
     const deadline = waited.error?.code === 'WAIT_DEADLINE_EXCEEDED';
     throw new StepError(
@@ -295,7 +298,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
 
   if (args.attachTo !== undefined) {
     const { location, body = null } = args.attachTo;
-    log.info({ location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
+    log('info', { location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
     const accepted: CallResult = {
       status: 202,
       headers: { location },
@@ -334,7 +337,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         operationId: operation.id,
       });
     }
-    log.debug({ intervalMs: poll.intervalMs }, 'until condition not met; polling again');
+    log('debug', { intervalMs: poll.intervalMs }, 'until condition not met; polling again');
     await sleepOn(runtime.clock, poll.intervalMs, signal);
   }
 }

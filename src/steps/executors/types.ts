@@ -14,6 +14,11 @@ export interface ExecutorRuntime {
   signal: AbortSignal;
   /** Carries `runId`, `playbook`, `stepId`, `attempt`. */
   logger: Logger;
+  /**
+   * Writes one line about this attempt, with the fields `logger` would carry, without making a
+   * logger for it: what a step that lives long (a wait) logs with, so it holds no logger of its own.
+   */
+  log(level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, message: string): void;
   secrets: SecretRegistry;
   dryRun: boolean;
   /** The step's place in the run, e.g. `systems[3].update`. */
