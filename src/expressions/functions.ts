@@ -55,7 +55,7 @@ export const extraFunctions = [
     name: 'without',
     signature: '<xx:a>',
     description:
-      "The values of the first list that the second does not hold, in their order: `$without(inputs.systemIds, steps.plan.outputs.systems.id)`.",
+      'The values of the first list that the second does not hold, in their order: `$without(inputs.systemIds, steps.plan.outputs.systems.id)`.',
     implementation(values: unknown, excluded: unknown): unknown[] {
       const drop = new Set(asList(excluded));
       return asList(values).filter((value) => !drop.has(value));
