@@ -83,7 +83,11 @@ export async function runLeafAttempts(
     const runtime = new AttemptRuntime(state, execution, frame.signal, attempt);
     try {
       const result = await prepared.attempt(runtime);
-      return { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
+      return {
+        status: result.status ?? StepStatus.succeeded,
+        outputs: result.outputs,
+        ...(result.readOnly === true ? { readOnly: true } : {}),
+      };
     } catch (error) {
       if (frame.signal.aborted)
         return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };

@@ -107,6 +107,10 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
   const quiet = isQuiet(definition);
   const lineLevel = quiet ? 'debug' : 'info';
   const appendOptions = quiet ? BUFFERED : undefined;
+  // A kind that journals its own effects first starts buffered: its first effect's entry commits
+  // the start with it.
+  const journalsItsEffects = !isContainer(definition) && definition.journalsItsEffects === true;
+  const startOptions = journalsItsEffects ? BUFFERED : appendOptions;
   // A quiet step of one attempt journals one entry, its `step.finished` (with what `step.started`
   // would say): nothing happens outside the run between its start and its end, and a crash before
   // the entry only means it runs again on resume. One with retries journals its start (its
@@ -132,12 +136,12 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
           kind: step.kind,
           ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }),
         },
-        appendOptions,
+        startOptions,
       )
       .then(() => logStarted(options, fields, lineLevel, step, path));
   };
   const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
-    const { journalOutputs, ...viewed } = outcome;
+    const { journalOutputs, readOnly, ...viewed } = outcome;
     const finished: StepOutcome = options.secrets.scrubValue(viewed);
     const journaled = journalOutputs === undefined ? finished.outputs : options.secrets.scrubValue(journalOutputs);
     record.status = finished.status;
@@ -152,7 +156,7 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
     const input = renderedInput === outcome.outputs ? undefined : options.secrets.scrubValue(renderedInput);
     await options.journal(
       finishedEvent(path, finished, journaled, oneEntry ? { step, input } : undefined),
-      appendOptions,
+      journalsItsEffects && readOnly === true && finished.status === StepStatus.succeeded ? BUFFERED : appendOptions,
     );
     logFinished(options, fields, finished.status === StepStatus.failed ? 'error' : lineLevel, step, finished, record);
     return finished;

@@ -262,6 +262,8 @@ export const callStep = defineLeaf<CallStep>({
   canWrite: true,
   // Its executor sends reads in a dry run and simulates writes, by the operation.
   simulatesItself: true,
+  // A write's and a download's `request.sending` is committed before they are sent.
+  journalsItsEffects: true,
   readsItself: ['until'],
   normalise: normaliseCall,
   schemaFor: (description) => ({

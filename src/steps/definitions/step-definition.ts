@@ -94,6 +94,8 @@ export interface StepOutcome {
   journalOutputs?: unknown;
   error?: ErrorRecord;
   rescued?: boolean;
+  /** The step changed nothing outside the run (a read): see `LeafDefinition.journalsItsEffects`. Not journaled. */
+  readOnly?: boolean;
 }
 
 /** An item of a loop run by `ContainerContext.runItem`. */
@@ -200,6 +202,12 @@ export interface LeafDefinition<S extends Step = Step> extends DefinitionBase<S>
    * entries buffered, and without retries it gets no timer.
    */
   quiet?: boolean;
+  /**
+   * Its executor journals (unbuffered) every effect outside the run before acting: its
+   * `step.started` may then wait for that entry's commit, and a result marked `readOnly` ends
+   * buffered too (a crash that loses them only repeats the step).
+   */
+  journalsItsEffects?: boolean;
   prepare(context: LeafContext<S>): Promise<PreparedLeaf>;
 }
 

@@ -136,6 +136,8 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   // next commit (at the latest the step's end). A write's, and a download's (it writes a file),
   // are committed first.
   const requestAppend = operation.isWrite || args.saveTo !== undefined ? undefined : BUFFERED_ENTRY;
+  // Its end too: the step's `step.finished` is committed with the next entry that must be.
+  const readOnlyResult = requestAppend === undefined ? {} : { readOnly: true };
 
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
@@ -219,6 +221,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         headers: {},
         body: { items, count: items.length, total: items.length },
       } satisfies CallOutputs,
+      ...readOnlyResult,
     };
   }
 
@@ -329,7 +332,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       body: result.body,
       ...(args.wait && followable ? { operation: await follow(result) } : {}),
     };
-    if (!args.until || (await args.until(outputs))) return { outputs };
+    if (!args.until || (await args.until(outputs))) return { outputs, ...readOnlyResult };
     if (runtime.clock.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
       throw new StepError(`${operation.id}: the \`until\` condition did not hold within ${poll.timeoutMs} ms.`, {
         kind: StepFailureKind.timeout,

@@ -61,6 +61,8 @@ export interface RunWaits {
 /** What one attempt of a leaf step produced. */
 export interface LeafResult {
   outputs: unknown;
+  /** The attempt changed nothing outside the run (a read): its end need not be committed at once. */
+  readOnly?: boolean;
   /** `simulated`: a write a dry run did not send; `skipped`: the step decided not to act. @default 'succeeded' */
   status?: 'succeeded' | 'simulated' | 'skipped';
 }
