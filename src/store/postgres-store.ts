@@ -9,8 +9,6 @@ import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js
 import {
   createJournalFold,
   journalPages,
-  SMALL_EVENT_BYTES,
-  STEP_EVENT_JSON_START,
   withoutValues,
 } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
@@ -265,32 +263,6 @@ export const SQL_LIST_RUNS = `
 export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
 /** One page of `SQL_JOURNAL`: a journal of any size read by `seq` in pieces. */
 export const SQL_JOURNAL_PAGE = `${SQL_JOURNAL} LIMIT $3`;
-/**
- * A page without the step values a `values: false` read leaves out, cut by the server (no parse
- * in JS of the MB of API answers a fleet's journal holds), a `log:` step's message kept (as
- * `withoutValues` does). An event without values or a small one is sent whole and cut by
- * `withoutValues` after the parse it gets anyway (see `SMALL_EVENT_BYTES`): the `jsonb` cast of
- * every row was most of the read's time (1.16 s for a 1,000-system journal against 0.37 s for its
- * text), and `left` and `octet_length` need neither the whole text nor a parse.
- */
-export const SQL_JOURNAL_PAGE_WITHOUT_VALUES = `SELECT "runId", seq, at,
-  CASE
-    WHEN event IS NULL THEN event_json
-    WHEN jsonb_typeof(event -> 'outputs' -> 'message') = 'string'
-      THEN ((event - 'input' - 'outputs') || jsonb_build_object('outputs', jsonb_build_object('message', event -> 'outputs' -> 'message')))::text
-    ELSE (event - 'input' - 'outputs')::text
-  END AS "eventJson"
-  FROM (
-    -- Parsed once per row (a subquery with LIMIT is not folded into the outer one, which would cast it per use).
-    SELECT run_id AS "runId", seq, at, event_json,
-      CASE
-        WHEN left(event_json, ${STEP_EVENT_JSON_START.length}) <> '${STEP_EVENT_JSON_START}' OR octet_length(event_json) < ${SMALL_EVENT_BYTES}
-          THEN NULL
-        ELSE event_json::jsonb
-      END AS event
-    FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
-  ) page ORDER BY seq`;
-
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
  * racing for a free or expired lease see each other, so exactly one gets it.
@@ -872,8 +844,11 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     journal: (runId, afterSeq = 0, limit, options) =>
       serial(async () => {
         await commit();
+        // Without values, the page is cut here, not by the server: casting a fleet's large events
+        // to jsonb to cut them took 9.4 s of the single backend for a 10,000-system journal, where
+        // reading the text and cutting each parsed entry takes 5.5 s (bench/results.md).
         if (options?.values === false)
-          return (await query<JournalRow>(SQL_JOURNAL_PAGE_WITHOUT_VALUES, [runId, afterSeq, limit ?? null])).rows.map(
+          return (await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit ?? null])).rows.map(
             (row) => withoutValues(rowToEntry(row)),
           );
         const rows =
