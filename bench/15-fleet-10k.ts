@@ -197,7 +197,9 @@ function checkJsonDocument(file: string, bytes: number): void {
     readSync(fd, head, 0, head.length, 0);
     readSync(fd, tail, 0, tail.length, bytes - tail.length);
     if (!head.toString().startsWith('{"run":') || tail.toString() !== '}\n')
-      throw new Error(`${file} is not one JSON document: it starts ${head.toString()} and ends ${JSON.stringify(tail.toString())}`);
+      throw new Error(
+        `${file} is not one JSON document: it starts ${head.toString()} and ends ${JSON.stringify(tail.toString())}`,
+      );
   } finally {
     closeSync(fd);
   }

@@ -6,11 +6,7 @@
  */
 import type pg from 'pg';
 import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
-import {
-  createJournalFold,
-  journalPages,
-  withoutValues,
-} from './fold-journal.js';
+import { createJournalFold, journalPages, withoutValues } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
 import {
@@ -848,8 +844,8 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         // to jsonb to cut them took 9.4 s of the single backend for a 10,000-system journal, where
         // reading the text and cutting each parsed entry takes 5.5 s (bench/results.md).
         if (options?.values === false)
-          return (await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit ?? null])).rows.map(
-            (row) => withoutValues(rowToEntry(row)),
+          return (await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit ?? null])).rows.map((row) =>
+            withoutValues(rowToEntry(row)),
           );
         const rows =
           limit === undefined
