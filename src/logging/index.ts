@@ -8,8 +8,8 @@ import { pino, type Logger, type DestinationStream, type LevelWithSilent } from 
 
 export type { Logger } from 'pino';
 
-/** Object keys whose values are always secret, at any depth pino redaction reaches. */
-const secretKeys = [
+/** Object keys whose values are always secret, wherever they sit in a logged or kept object. */
+const secretKeys = new Set([
   'clientSecret',
   'client_secret',
   'access_token',
@@ -18,25 +18,57 @@ const secretKeys = [
   'password',
   'authorization',
   'Authorization',
-];
-const redactPaths = secretKeys.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
+]);
 
 export const REDACTED = '[REDACTED]';
 
 /**
- * Deep copy of `value` with the value of every secret key (the keys the logger redacts) at
- * any depth replaced by `[REDACTED]`: for records kept outside a logger, such as the
- * simulator's request log of request bodies.
+ * `value` with the value of every secret key at any depth replaced by `[REDACTED]`, for log lines
+ * and for records kept outside a logger (the simulator's request log of request bodies). Only the
+ * objects on the way to a secret key are copied (an error keeps its prototype and its hidden
+ * `message` and `stack`); a value without one is returned as it is. Done here rather than with
+ * pino's `redact` paths: those parse every path for every line (about 50 µs a line, a tenth of the
+ * engine's CPU in a 10,000-system run) and reach only the depths listed.
  */
 export function withoutSecretKeys<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((item: unknown) => withoutSecretKeys(item)) as T;
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [
-      key,
-      secretKeys.includes(key) ? REDACTED : withoutSecretKeys(item as unknown),
-    ]),
-  ) as T;
+  return redactKeys(value, new Set()) as T;
+}
+
+function redactKeys(value: unknown, seen: Set<object>): unknown {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return value;
+  seen.add(value);
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  if (Array.isArray(value)) {
+    let items: unknown[] | undefined;
+    for (let i = 0; i < value.length; i += 1) {
+      const item: unknown = value[i];
+      const redacted = redactKeys(item, seen);
+      if (redacted !== item) (items ??= [...(value as unknown[])])[i] = redacted;
+    }
+    copy = items;
+  } else {
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key];
+      const redacted = secretKeys.has(key) ? REDACTED : redactKeys(item, seen);
+      if (redacted !== item)
+        Object.defineProperty((copy ??= copyOf(value)), key, {
+          value: redacted,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+    }
+  }
+  seen.delete(value);
+  return copy ?? value;
+}
+
+/** A shallow copy with the same prototype and own properties, hidden ones included (an error's `message`). */
+function copyOf(value: object): Record<string, unknown> {
+  return Object.create(
+    Object.getPrototypeOf(value) as object | null,
+    Object.getOwnPropertyDescriptors(value),
+  ) as Record<string, unknown>;
 }
 
 /** The set of secret values a logger scrubs from every string it writes. */
@@ -143,8 +175,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     {
       level: options.level ?? 'info',
       base: options.base ?? {},
-      redact: { paths: redactPaths, censor: REDACTED },
-      formatters: secrets ? { log: (object: Record<string, unknown>) => secrets.scrubValue(object) } : {},
+      // The root's fields and every line's object; a child's bindings are the engine's own ids.
+      formatters: {
+        bindings: (bindings) => withoutSecretKeys(bindings),
+        log: secrets
+          ? (object: Record<string, unknown>) => secrets.scrubValue(withoutSecretKeys(object))
+          : (object: Record<string, unknown>) => withoutSecretKeys(object),
+      },
       hooks: secrets
         ? {
             logMethod(args, method) {

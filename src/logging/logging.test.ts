@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, createSecretRegistry } from './index.js';
+import { createLogger, createSecretRegistry, withoutSecretKeys } from './index.js';
 
 function capture(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
@@ -38,6 +38,41 @@ describe('createLogger', () => {
     expect(text).not.toContain('xyz');
     expect(text).not.toContain('hunter2-very-secret');
     expect(lines()[1]).toMatchObject({ note: 'the password is [REDACTED], keep it', msg: 'input [REDACTED] rendered' });
+  });
+});
+
+describe('withoutSecretKeys', () => {
+  it('redacts secret keys at any depth and leaves what holds none as it was', () => {
+    const clean = { items: [{ id: 1 }], note: 'no secret here' };
+    const value = { a: { b: { c: { d: { password: 'p', keep: 1 } } } }, list: [{ token: 't' }], clean };
+    const redacted = withoutSecretKeys(value);
+    expect(redacted).toEqual({
+      a: { b: { c: { d: { password: '[REDACTED]', keep: 1 } } } },
+      list: [{ token: '[REDACTED]' }],
+      clean,
+    });
+    expect(redacted.clean).toBe(clean);
+    expect(value.a.b.c.d.password).toBe('p');
+  });
+
+  it('keeps an error an error, with its message, when one of its fields is redacted', () => {
+    const error = Object.assign(new Error('refused'), { headers: { authorization: 'Bearer abc.def' } });
+    const redacted = withoutSecretKeys({ err: error }).err;
+    expect(redacted).toBeInstanceOf(Error);
+    expect(redacted.message).toBe('refused');
+    expect(redacted.headers).toEqual({ authorization: '[REDACTED]' });
+    expect(error.headers.authorization).toBe('Bearer abc.def');
+  });
+
+  it('logs an error whose fields hold a credential without the credential, with its message and stack', () => {
+    const { stream, lines } = capture();
+    const error = Object.assign(new Error('refused'), { config: { headers: { Authorization: 'Bearer abc.def' } } });
+    createLogger({ destination: stream }).warn({ err: error, deep: { a: { b: { c: { token: 'tok' } } } } }, 'failed');
+    const [line] = lines();
+    expect(JSON.stringify(line)).not.toContain('abc.def');
+    expect(JSON.stringify(line)).not.toContain('tok"');
+    expect(line).toMatchObject({ err: { message: 'refused', type: 'Error' } });
+    expect(String((line!.err as { stack: string }).stack)).toContain('refused');
   });
 });
 
