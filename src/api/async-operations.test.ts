@@ -312,18 +312,48 @@ describe('waiting', () => {
       return times;
     };
 
-    it('asks about a 45-minute operation a dozen times instead of ninety, and notices its end as soon', async () => {
+    it('asks about a 45-minute operation four times instead of ninety, and aims its last poll at the end', async () => {
       const platform = createMockPlatform();
       const clock = createVirtualClock(0);
       const times = linearOperation(platform, clock, 45 * MINUTE);
       const result = await platform.client({ clock }).waitForOperation(path, { maxPollMs: 60 * MINUTE });
       expect(result).toMatchObject({ outcome: 'succeeded' });
-      expect(times.length).toBeLessThanOrEqual(12);
-      // Far from the end it sleeps longer than the suggested 30 s; near it, the suggested interval.
+      expect(times.length).toBeLessThanOrEqual(4);
+      // Far from the end it sleeps half of what remains; then once to the end the pace predicts.
       const gaps = times.slice(1).map((at, index) => at - times[index]!);
       expect(Math.max(...gaps)).toBeGreaterThan(10 * MINUTE);
-      expect(gaps.at(-1)).toBe(30_000);
+      expect(gaps.at(-1)).toBeGreaterThan(10 * MINUTE);
+      // Noticed about a percent of its duration after its end (the shown percents are whole),
+      // no later than the suggested interval would have.
+      expect(times.at(-1)! - 45 * MINUTE).toBeGreaterThanOrEqual(0);
       expect(times.at(-1)! - 45 * MINUTE).toBeLessThanOrEqual(30_000);
+    });
+
+    it('polls at the suggested interval after an aimed poll that came before the end', async () => {
+      const platform = createMockPlatform();
+      const clock = createVirtualClock(0);
+      const times: number[] = [];
+      // Linear for 30 minutes of a 45-minute plan, then the last 34 % take 15 minutes more than planned.
+      platform.global
+        .intercept({ path, method: 'GET' })
+        .reply(() => {
+          const now = clock.now();
+          times.push(now);
+          const percent =
+            now < 30 * MINUTE
+              ? Math.floor((now / (45 * MINUTE)) * 100)
+              : Math.min(99, 66 + Math.floor(((now - 30 * MINUTE) / (30 * MINUTE)) * 34));
+          const data =
+            now >= 60 * MINUTE
+              ? { status: 'SUCCEEDED', progressPercent: 100 }
+              : { status: 'RUNNING', progressPercent: percent, suggestedPollingIntervalSeconds: 30 };
+          return { statusCode: 200, data, responseOptions: json };
+        })
+        .persist();
+      const result = await platform.client({ clock }).waitForOperation(path, { maxPollMs: 60 * MINUTE });
+      expect(result).toMatchObject({ outcome: 'succeeded' });
+      expect(times.at(-1)! - 60 * MINUTE).toBeLessThanOrEqual(30_000);
+      expect(times.length).toBeLessThan(20);
     });
 
     it('never sleeps longer than maxPollMs, and polls at the suggested interval while progress stands still', async () => {
