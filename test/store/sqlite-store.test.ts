@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -216,6 +216,39 @@ describe('SQLite run store', () => {
     await expect(
       writer.append('nope', { type: 'item.started', path: 'systems', index: 0 }, { buffered: true }),
     ).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+  });
+
+  it('commits the unbuffered appends made together in one transaction (group commit), each resolved once durable', async () => {
+    const store = open();
+    const reader = open();
+    await store.createRun(run('r1'));
+    await store.createRun(run('r2'));
+    const walBytes = (): number => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
+    const before = walBytes();
+    // 200 systems' answers arriving together: each would rewrite the journal's last page alone.
+    const appends = Array.from({ length: 200 }, (_, index) =>
+      store
+        .append(index % 2 ? 'r2' : 'r1', { type: 'item.started', path: 'systems', index })
+        .then(async () =>
+          (await reader.journal(index % 2 ? 'r2' : 'r1')).some(
+            (entry) => entry.event.type === 'item.started' && entry.event.index === index,
+          ),
+        ),
+    );
+    expect(await Promise.all(appends)).toEqual(Array(200).fill(true));
+    const indexes = (await reader.journal('r1')).map((entry) =>
+      entry.event.type === 'item.started' ? entry.event.index : -1,
+    );
+    expect(indexes).toEqual(Array.from({ length: 100 }, (_, index) => index * 2));
+    // One commit writes a few pages to the write-ahead log; 200 commits wrote at least 200.
+    expect(walBytes() - before).toBeLessThan(50 * 4096);
+    // An append for an unknown run is refused at once, and does not fail the others of its turn.
+    const together = [
+      store.append('r1', { type: 'item.started', path: 'systems', index: 1000 }),
+      store.append('nope', { type: 'item.started', path: 'systems', index: 0 }),
+    ];
+    await expect(together[0]).resolves.toBeUndefined();
+    await expect(together[1]).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
   });
 
   it('after a SIGKILL with buffered appends, what survives is a prefix holding every unbuffered append', async () => {
