@@ -312,21 +312,33 @@ describe('waiting', () => {
       return times;
     };
 
-    it('asks about a 45-minute operation four times instead of ninety, and aims its last poll at the end', async () => {
+    it('asks about a 45-minute operation a dozen times instead of ninety, and notices its end as soon', async () => {
       const platform = createMockPlatform();
       const clock = createVirtualClock(0);
       const times = linearOperation(platform, clock, 45 * MINUTE);
       const result = await platform.client({ clock }).waitForOperation(path, { maxPollMs: 60 * MINUTE });
       expect(result).toMatchObject({ outcome: 'succeeded' });
-      expect(times.length).toBeLessThanOrEqual(4);
-      // Far from the end it sleeps half of what remains; then once to the end the pace predicts.
+      expect(times.length).toBeLessThanOrEqual(12);
+      // Far from the end it sleeps longer than the suggested 30 s; near it, the suggested interval
+      // (a percent is 27 s: the pace cannot say the end more closely than the interval).
       const gaps = times.slice(1).map((at, index) => at - times[index]!);
       expect(Math.max(...gaps)).toBeGreaterThan(10 * MINUTE);
-      expect(gaps.at(-1)).toBeGreaterThan(10 * MINUTE);
-      // Noticed about a percent of its duration after its end (the shown percents are whole),
-      // no later than the suggested interval would have.
-      expect(times.at(-1)! - 45 * MINUTE).toBeGreaterThanOrEqual(0);
+      expect(gaps.at(-1)).toBe(30_000);
       expect(times.at(-1)! - 45 * MINUTE).toBeLessThanOrEqual(30_000);
+    });
+
+    it('aims its last poll at the end of a 5-minute operation, where a percent is 3 s of a 30 s interval', async () => {
+      const platform = createMockPlatform();
+      const clock = createVirtualClock(0);
+      const times = linearOperation(platform, clock, 5 * MINUTE);
+      const result = await platform.client({ clock }).waitForOperation(path, { maxPollMs: 60 * MINUTE });
+      expect(result).toMatchObject({ outcome: 'succeeded' });
+      expect(times.length).toBeLessThanOrEqual(5);
+      const gaps = times.slice(1).map((at, index) => at - times[index]!);
+      expect(gaps.at(-1)).toBeGreaterThan(30_000);
+      // Noticed within two percents (6 s) of its end, where the interval would have taken up to 30 s.
+      expect(times.at(-1)! - 5 * MINUTE).toBeGreaterThanOrEqual(0);
+      expect(times.at(-1)! - 5 * MINUTE).toBeLessThanOrEqual(6_000);
     });
 
     it('polls at the suggested interval after an aimed poll that came before the end', async () => {

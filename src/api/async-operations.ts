@@ -220,7 +220,7 @@ export async function waitForOperation(
     if (typeof next !== 'number') return next;
     const now = clock.now();
     const suggestedMs = Math.min(maxPollMs, Math.max(minPollMs, next));
-    const intervalMs = Math.min(maxPollMs, Math.max(suggestedMs, progressPacedMs(state, now) ?? 0));
+    const intervalMs = Math.min(maxPollMs, Math.max(suggestedMs, progressPacedMs(state, now, suggestedMs) ?? 0));
     await sleepOn(
       clock,
       state.deadline === undefined ? intervalMs : Math.min(intervalMs, state.deadline - now),
@@ -241,23 +241,24 @@ interface PollState {
 
 /**
  * How long to sleep by the pace the operation's progress went since the wait first saw it, or
- * `undefined` before the progress has moved. While more remains than the wait has watched, half
- * of it: the pace may still change, and a long operation is asked about a few times while it is
- * far from its end (a 45-minute update in about four polls instead of ninety). Once the wait has
- * watched the pace for at least as long as remains, the pace predicts the end to about one
- * percent of the duration: the next poll is aimed at the end, which is then noticed about a
- * percent of the duration late (shown percents are whole), not at a phase of the interval. A poll that lands before it sees 99 % and
- * polls again at the suggested interval. Our clock measures the pace, so a platform clock that
- * differs from ours (or runs faster, as the simulator's can) does not matter.
+ * `undefined` before the progress has moved. Half of what remains at that pace: the pace may
+ * still change, and a long operation is asked about a few times while it is far from its end (a
+ * 45-minute update in about ten polls instead of ninety), then at the suggested interval near it.
+ * Once the wait has watched the pace for longer than what remains and a percent takes under half
+ * the suggested interval, the pace predicts the end more closely than polling at the interval
+ * would notice it: the next poll is aimed at the end (after it: a shown percent is rounded down),
+ * and a poll that still lands before it sees 99 % and polls again at the suggested interval. Our
+ * clock measures the pace, so a platform clock that differs from ours (or runs faster, as the
+ * simulator's can) does not matter.
  */
-function progressPacedMs(state: PollState, now: number): number | undefined {
+function progressPacedMs(state: PollState, now: number, suggestedMs: number): number | undefined {
   const from = state.progressFrom;
   const percent = state.lastPercent;
   if (from === undefined || percent === undefined || percent <= from.percent || percent >= 100) return undefined;
   const watchedMs = now - from.at;
-  // A shown percent is rounded down: the operation is half a percent further, on average.
-  const remainingMs = ((99.5 - percent) * watchedMs) / (percent - from.percent);
-  return remainingMs <= watchedMs ? remainingMs : remainingMs / 2;
+  const msPerPercent = watchedMs / (percent - from.percent);
+  const remainingMs = (100 - percent) * msPerPercent;
+  return remainingMs <= watchedMs && 2 * msPerPercent < suggestedMs ? remainingMs : remainingMs / 2;
 }
 
 /** One poll: the wait's result when it ends, else the interval the record suggests before the next (ms). */
