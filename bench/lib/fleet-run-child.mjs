@@ -17,6 +17,22 @@ import { createLogger } from '../../dist/logging/index.js';
 import { hasErrors, loadPlaybook } from '../../dist/playbook/index.js';
 import { createPostgresRunStore, createSqliteRunStore } from '../../dist/store/index.js';
 
+// `BENCH_CHILD_ALLOCATIONS=<file>`: a sampling profile of every allocation the run makes, the
+// collected ones included (what the garbage collector spends its time on), written to <file>
+// as a .heapprofile (Chrome DevTools' Memory tab reads it).
+const allocationsFile = process.env.BENCH_CHILD_ALLOCATIONS;
+let inspector;
+if (allocationsFile) {
+  const { Session } = await import('node:inspector/promises');
+  inspector = new Session();
+  inspector.connect();
+  await inspector.post('HeapProfiler.startSampling', {
+    samplingInterval: 64 * 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+}
+
 // As bin/fleetbook.js does for `fleetbook run`.
 limitHeapGrowth();
 limitWasmCompilerMemory();
@@ -54,6 +70,11 @@ const cpuMs = () => {
 };
 const writeResult = (result) =>
   writeFileSync(job.resultFile, JSON.stringify({ ...result, peakRssBytes: peakRssBytes(), cpuMs: cpuMs() }));
+const writeAllocations = async () => {
+  if (!inspector) return;
+  const { profile } = await inspector.post('HeapProfiler.stopSampling');
+  writeFileSync(allocationsFile, JSON.stringify(profile));
+};
 
 const started = performance.now();
 if (job.mode === 'run') {
@@ -67,6 +88,7 @@ if (job.mode === 'run') {
     outputsDir: job.outputsDir,
   });
   writeResult({ status: result.status, error: result.error, durationMs: result.durationMs, runId: result.runId });
+  await writeAllocations();
 } else {
   // The first append of the resumed run ends the replay.
   let replayMs;

@@ -119,7 +119,7 @@ export function measureValue(value: unknown, sizes: WeakMap<object, number>, cap
 }
 
 /** Throws when a value is over the limits. */
-function checkValue(value: unknown, environment: JsonataEnvironment, what: string): void {
+function checkValue(value: unknown, what: string): void {
   if (typeof value === 'string') {
     if (value.length > ALLOCATION_LIMITS.maxValueChars) refuseLength(what, value.length);
     return;
@@ -134,6 +134,11 @@ function checkValue(value: unknown, environment: JsonataEnvironment, what: strin
     (Array.isArray(value) ? smallPrimitivesSize(value) : undefined) ??
     measureValue(value, measuredSizes, ALLOCATION_LIMITS.maxValueChars);
   if (size > ALLOCATION_LIMITS.maxValueChars) refuseLength(`${what} as JSON`, size);
+}
+
+/** Throws when a value an expression looked up without JSONata is over the limits, as JSONata's path would. */
+export function checkLookedUpValue(value: unknown): void {
+  checkValue(value, 'the value');
 }
 
 /** Longest array `smallPrimitivesSize` measures. */
@@ -187,7 +192,7 @@ async function checkNodeResult(
 ): Promise<void> {
   if (LOOKUPS.has(node.type)) return;
   try {
-    checkValue(result, environment, 'the value');
+    checkValue(result, 'the value');
   } catch (error) {
     if (error instanceof AllocationLimitError && error.position === undefined && typeof node.position === 'number')
       error.position = node.position;

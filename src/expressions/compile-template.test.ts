@@ -18,6 +18,57 @@ function context(extra: Record<string, unknown> = {}): ExpressionContext {
 }
 
 describe('compileTemplate', () => {
+  it('looks a plain dotted path up as JSONata would evaluate it, whatever the values on the way', async () => {
+    const tricky = context({
+      system: {
+        id: 's1',
+        clusterIds: ['c1'],
+        none: [],
+        nested: [[1, 2], [3]],
+        holes: [null, 1],
+        zero: 0,
+        text: '',
+        nil: null,
+      },
+      list: [{ x: 1 }, { x: 2 }, { y: 3 }],
+      inherited: Object.create({ hidden: 1 }) as object,
+    });
+    const paths = [
+      'system',
+      'system.id',
+      'system.clusterIds',
+      'system.none',
+      'system.nested',
+      'system.holes',
+      'system.zero',
+      'system.text',
+      'system.nil',
+      'system.nil.x',
+      'system.zero.x',
+      'system.text.length',
+      'system.missing',
+      'missing',
+      'missing.x',
+      'list',
+      'list.x',
+      'list.y',
+      'inherited.hidden',
+      'inputs.tags',
+      'steps.catalog.outputs.body.items.id',
+      'steps.catalog.outputs.body.items.systems.id',
+      'run.dryRun',
+      'env.HOME',
+    ];
+    for (const path of paths) {
+      // `(path)` is the same expression, evaluated by JSONata node by node.
+      const looked = await compileTemplate(`\${{ ${path} }}`, where).evaluate(tricky);
+      const evaluated = await compileTemplate(`\${{ (${path}) }}`, where).evaluate(tricky);
+      expect({ path, value: looked }).toEqual({ path, value: evaluated });
+    }
+    // JSONata's words are not names: `true` is the value.
+    expect(await compileTemplate('${{ true }}', where).evaluate(tricky)).toBe(true);
+  });
+
   it('returns static values untouched', async () => {
     const source = { a: 1, b: ['x', { c: true }] };
     const template = compileTemplate(source, where);
