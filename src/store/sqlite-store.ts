@@ -312,11 +312,10 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   let lastAppendMs = Number.NaN;
   let lastAppendAt = '';
   const appendedAt = (): string => {
-    const now = resolved.now();
-    const ms = now.getTime();
+    const ms = resolved.nowMs();
     if (ms !== lastAppendMs) {
       lastAppendMs = ms;
-      lastAppendAt = now.toISOString();
+      lastAppendAt = new Date(ms).toISOString();
     }
     return lastAppendAt;
   };
@@ -414,6 +413,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     }
   }
 
+  /** What every append that succeeded resolves to: one promise, not one per append. */
+  const appended = Promise.resolve();
+
   const addNotifications = (rows: NotificationRow[]): void => {
     for (const row of rows) statements.addNotification.run(row);
   };
@@ -439,11 +441,18 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       return rowToRun(row);
     },
 
-    async append(runId, event, appendOptions) {
-      open();
-      const entry = { runId, at: appendedAt(), eventJson: encodeEvent(runId, event, resolved) };
-      if (appendOptions?.buffered) keepBuffered(entry);
-      else commit(entry);
+    // Not async: an append is hot (two per loop item), and one that committed or was buffered
+    // needs no promise of its own. A failure is a rejection, as from the other methods.
+    append(runId, event, appendOptions) {
+      try {
+        open();
+        const entry = { runId, at: appendedAt(), eventJson: encodeEvent(runId, event, resolved) };
+        if (appendOptions?.buffered) keepBuffered(entry);
+        else commit(entry);
+        return appended;
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
 
     async setRunStatus(runId, status, result) {
