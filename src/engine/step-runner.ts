@@ -161,7 +161,10 @@ class StepRun implements Execution {
 
   async settle(outcome: StepOutcome): Promise<StepOutcome> {
     const { options, record, step } = this;
-    const { journalOutputs, readOnly, ...viewed } = outcome;
+    // Most outcomes carry neither member the journal and the view leave out: no copy made of those
+    // (an object rest is a slow copy, once per step).
+    const { journalOutputs, readOnly } = outcome;
+    const viewed = 'journalOutputs' in outcome || 'readOnly' in outcome ? withoutJournalMembers(outcome) : outcome;
     const finished: StepOutcome = options.secrets.scrubValue(viewed);
     const journaled = journalOutputs === undefined ? finished.outputs : options.secrets.scrubValue(journalOutputs);
     record.status = finished.status;
@@ -184,6 +187,12 @@ class StepRun implements Execution {
     logFinished(options, this.fields, level, step, finished, record);
     return finished;
   }
+}
+
+/** `outcome` without what only the journal (`journalOutputs`) or the step's end (`readOnly`) reads. */
+function withoutJournalMembers(outcome: StepOutcome): StepOutcome {
+  const { journalOutputs: _journalOutputs, readOnly: _readOnly, ...viewed } = outcome;
+  return viewed;
 }
 
 function beginStep(state: RunnerState, step: Step, path: string, frame: Frame, definition: StepDefinition): Execution {
