@@ -84,11 +84,10 @@ export async function runLeafAttempts(
     const runtime = new AttemptRuntime(state, execution, frame.signal, attempt);
     try {
       const result = await prepared.attempt(runtime);
-      return {
-        status: result.status ?? StepStatus.succeeded,
-        outputs: result.outputs,
-        ...(result.readOnly === true ? { readOnly: true } : {}),
-      };
+      // Set, not spread: one object per attempt, not an empty literal copied into it.
+      const outcome: StepOutcome = { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
+      if (result.readOnly === true) outcome.readOnly = true;
+      return outcome;
     } catch (error) {
       if (frame.signal.aborted)
         return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
