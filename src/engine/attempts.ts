@@ -19,7 +19,8 @@ export interface StepExecution {
   /** The step's fields on its log lines; an attempt's logger adds `attempt`. */
   fields: StepFields;
   record: StepSummary;
-  log: StepLog;
+  /** The step's logger, made on first use: most steps of a loop never log at the run's level. */
+  log(): Logger;
   /**
    * Journals `step.started` once, with the rendered input; `undefined` when there is nothing to
    * wait for (already started, or a one-entry step whose start is journaled with its end).
@@ -83,11 +84,10 @@ export async function runLeafAttempts(
     const runtime = new AttemptRuntime(state, execution, frame.signal, attempt);
     try {
       const result = await prepared.attempt(runtime);
-      return {
-        status: result.status ?? StepStatus.succeeded,
-        outputs: result.outputs,
-        ...(result.readOnly === true ? { readOnly: true } : {}),
-      };
+      // Set, not spread: one object per attempt, not an empty literal copied into it.
+      const outcome: StepOutcome = { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
+      if (result.readOnly === true) outcome.readOnly = true;
+      return outcome;
     } catch (error) {
       if (frame.signal.aborted)
         return { status: StepStatus.interrupted, error: toErrorRecord(frame.signal.reason ?? error) };
@@ -157,15 +157,17 @@ export async function runContainerAttempts(
   frame: Frame,
   runOnce: () => Promise<StepOutcome>,
 ): Promise<StepOutcome> {
-  const { step, path, record, log } = execution;
+  const { step, path, record } = execution;
   const policy = explicitRetry(step);
   const retried = policy !== undefined && definition.retriedAsWhole === true;
   if (policy && !retried && !state.warnedRetries.has(step)) {
     state.warnedRetries.add(step);
-    log().warn(
-      { kind: step.kind, maxAttempts: policy.maxAttempts },
-      `step ${stepLabel(path, step.location.line)}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`,
-    );
+    execution
+      .log()
+      .warn(
+        { kind: step.kind, maxAttempts: policy.maxAttempts },
+        `step ${stepLabel(path, step.location.line)}: \`retry\` is ignored on a ${step.kind} (only a block is retried as a whole); put it on the steps inside`,
+      );
   }
   for (let attempt = 1; ; attempt += 1) {
     record.attempts = attempt;

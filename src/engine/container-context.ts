@@ -144,7 +144,7 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
     path: execution.path,
     signal: frame.signal,
     context: () => frame.scope.context(),
-    log: execution.log,
+    log: () => execution.log(),
     start: (input) => execution.start(input) ?? Promise.resolve(),
     runSequence: (steps) => state.runSequence(steps, frame),
     failureOf: (steps) => failureOf(steps, frame),

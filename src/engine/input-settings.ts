@@ -102,9 +102,14 @@ export async function bindInputSettings(playbook: Playbook, inputs: Record<strin
     } as Step;
   };
 
+  // One step after the other, so the problems are listed in the order the playbook writes them.
   const rebuild = async (value: unknown): Promise<unknown> => {
-    if (Array.isArray(value))
-      return value.some((item) => Array.isArray(item) || isStep(item)) ? Promise.all(value.map(rebuild)) : value;
+    if (Array.isArray(value)) {
+      if (!value.some((item) => Array.isArray(item) || isStep(item))) return value;
+      const rebuilt: unknown[] = [];
+      for (const item of value) rebuilt.push(await rebuild(item));
+      return rebuilt;
+    }
     return isStep(value) ? bindStep(value) : value;
   };
 

@@ -77,26 +77,31 @@ export function mayCarryLargeValue(event: JournalEvent, maxInlineBytes: number):
  * most 24. False when it may be more, or for a value with its own `toJSON` (other than a Date).
  */
 function fitsInJsonBytes(value: unknown, budget: number): boolean {
+  return jsonBytesLeft(value, budget) >= 0;
+}
+
+/**
+ * `budget` less the most bytes `item`'s JSON may take, or -1 once it may be more (a recursion of
+ * its own, not a closure made per event).
+ */
+function jsonBytesLeft(item: unknown, budget: number): number {
   let left = budget;
-  const visit = (item: unknown): boolean => {
-    if (typeof item === 'string') left -= 6 * item.length + 3;
-    else if (item === null || typeof item !== 'object') left -= 25;
-    else if (item instanceof Date) left -= 30;
-    else if (typeof (item as { toJSON?: unknown }).toJSON === 'function') return false;
-    else if (Array.isArray(item)) {
-      left -= 2;
-      for (const element of item) if (!visit(element)) return false;
-    } else {
-      left -= 2;
-      for (const key in item) {
-        if (!Object.prototype.hasOwnProperty.call(item, key)) continue;
-        left -= 6 * key.length + 4;
-        if (!visit((item as Record<string, unknown>)[key])) return false;
-      }
+  if (typeof item === 'string') left -= 6 * item.length + 3;
+  else if (item === null || typeof item !== 'object') left -= 25;
+  else if (item instanceof Date) left -= 30;
+  else if (typeof (item as { toJSON?: unknown }).toJSON === 'function') return -1;
+  else if (Array.isArray(item)) {
+    left -= 2;
+    for (const element of item) if ((left = jsonBytesLeft(element, left)) < 0) return -1;
+  } else {
+    left -= 2;
+    for (const key in item) {
+      if (!Object.prototype.hasOwnProperty.call(item, key)) continue;
+      left -= 6 * key.length + 4;
+      if ((left = jsonBytesLeft((item as Record<string, unknown>)[key], left)) < 0) return -1;
     }
-    return left >= 0;
-  };
-  return visit(value);
+  }
+  return left < 0 ? -1 : left;
 }
 
 /**

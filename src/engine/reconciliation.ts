@@ -15,6 +15,7 @@ import type { ExecutorRuntime, LeafResult } from '../steps/index.js';
 import { reconcileWrite, type ReconcileDecision } from '../steps/index.js';
 import type { OperationDescriptor } from '../openapi/index.js';
 import { sleepOn } from '../timers/index.js';
+import type { StepExecution } from './attempts.js';
 import type { InFlightRequest } from './resume-plan.js';
 import type { RunnerState, StepLog } from './runner-state.js';
 import { OUTCOME_UNKNOWN } from './step-retry.js';
@@ -151,14 +152,14 @@ async function reconcile(
 export function reconciling(
   state: RunnerState,
   prepared: PreparedLeaf,
-  log: StepLog,
+  execution: Pick<StepExecution, 'log'>,
   inFlight?: InFlightRequest,
 ): PreparedLeaf {
   const write = prepared.reconcilable;
   const operation = write === undefined ? undefined : state.options.client.catalogue.byId.get(write.operationId);
   // A read is simply sent again; so is a request of another operation (the playbook changed under --force).
   if (write === undefined || !operation?.isWrite || state.options.dryRun) return prepared;
-  const r: Reconciler = { state, operation, prepared, wait: write.wait, log };
+  const r: Reconciler = { state, operation, prepared, wait: write.wait, log: () => execution.log() };
   let pending = inFlight?.operationId === operation.id ? inFlight : undefined;
   return {
     ...prepared,

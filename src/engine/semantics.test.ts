@@ -4,7 +4,7 @@
  * in test/engine prove the same against the simulator.
  */
 import { describe, expect, it } from 'vitest';
-import { StepStatus } from '../store/index.js';
+import { createMemoryRunStore, StepStatus, type AppendOptions, type JournalEvent } from '../store/index.js';
 import { ApiError } from '../api/index.js';
 import { fakeClient, fastRun, noRetry, playbook, step, summary, t, unavailable } from './engine.test-kit.js';
 
@@ -190,6 +190,22 @@ describe('forEach', () => {
   it('caps the items in flight at concurrency', async () => {
     const run = await fastRun(playbook([loop({ concurrency: t(3) })]));
     expect(run.result.durationMs).toBe(3_000);
+  });
+
+  it("fails the loop with the store's error when an item's entry cannot be written, waiting for no other item", async () => {
+    const store = createMemoryRunStore();
+    const append = store.append.bind(store);
+    store.append = (runId: string, event: JournalEvent, options?: AppendOptions) =>
+      event.type === 'item.finished' && event.index === 1
+        ? Promise.reject(new Error('the disk is full'))
+        : append(runId, event, options);
+    // Item 1 ends first (no sleep); items 0 and 2 sleep a minute, item 3 never starts.
+    const work = step({ id: 'work', kind: 'sleep', duration: t('${{ n = 1 ? 0 : 60000 }}') });
+    const run = await fastRun(playbook([loop({ items: t([0, 1, 2, 3]), concurrency: t(3) }, [work])]), { store });
+    expect(run.result.status).toBe('failed');
+    expect(summary(run, 'each')?.error?.message).toContain('the disk is full');
+    expect(summary(run, 'each[3].work')).toBeUndefined();
+    expect(run.result.durationMs).toBe(0);
   });
 
   const failOdd = [step({ id: 'check', kind: 'assert', condition: t('${{ n % 2 = 0 }}') })];

@@ -15,7 +15,8 @@ import {
   type StepOutcome,
 } from '../steps/index.js';
 import { toErrorRecord } from '../steps/index.js';
-import { StepStatus, type ErrorRecord, type JournalEvent } from '../store/index.js';
+import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
+import type { Logger } from '../logging/index.js';
 import { runContainerAttempts, runLeafAttempts, type StepExecution } from './attempts.js';
 import { bounded } from './bounded.js';
 import { containerContext } from './container-context.js';
@@ -31,7 +32,6 @@ import {
   type RunnerOptions,
   type RunnerState,
   type StepFields,
-  type StepLog,
   type StepSummary,
 } from './runner-state.js';
 import type { Scope } from './scope.js';
@@ -84,47 +84,65 @@ interface Execution extends StepExecution {
   settle(outcome: StepOutcome): Promise<StepOutcome>;
 }
 
-function beginStep(state: RunnerState, step: Step, frame: Frame, definition: StepDefinition): Execution {
-  const { options } = state;
-  const path = joinPath(frame.prefix, step.id);
-  const startedAt = options.clock.now();
-  const record: StepSummary = {
-    path,
-    stepId: step.id,
-    kind: step.kind,
-    status: StepStatus.running,
-    attempts: 0,
-    durationMs: 0,
-  };
-  state.summaries.push(record);
-  const fields = path === step.id ? { stepId: step.id } : { stepId: step.id, path };
+/**
+ * One step from its start to its end. A class, not closures made per step: a loop item's step
+ * made three (and under tsx, how the benchmarks run, a `defineProperty` of each one's name).
+ */
+class StepRun implements Execution {
+  readonly fields: StepFields;
+  readonly record: StepSummary;
+  private readonly startedAt: number;
+  private readonly lineLevel: 'debug' | 'info';
+  private readonly appendOptions: AppendOptions | undefined;
+  private readonly startOptions: AppendOptions | undefined;
+  private readonly journalsItsEffects: boolean;
+  /**
+   * A quiet step of one attempt journals one entry, its `step.finished` (with what `step.started`
+   * would say): nothing happens outside the run between its start and its end, and a crash before
+   * the entry only means it runs again on resume. One with retries journals its start (its
+   * `retry.scheduled` entries belong to a started step).
+   */
+  private readonly oneEntry: boolean;
+  private started = false;
+  private renderedInput: unknown;
   // Made on first use, for the step's rarer lines (warnings, reconciliation); its started and
   // finished lines carry `fields` on the run's logger, and an attempt's logger is the run's child,
   // not this one's: a child of a child turns its parent into a prototype (a hidden class of its
   // own, ~1 KB), and thousands of steps wait at once.
-  let stepLogger: ReturnType<StepLog> | undefined;
-  const log: StepLog = () => (stepLogger ??= options.logger.child(fields));
-  const quiet = isQuiet(definition);
-  const lineLevel = quiet ? 'debug' : 'info';
-  const appendOptions = quiet ? BUFFERED : undefined;
-  // A kind that journals its own effects first starts buffered: its first effect's entry commits
-  // the start with it.
-  const journalsItsEffects = !isContainer(definition) && definition.journalsItsEffects === true;
-  const startOptions = journalsItsEffects ? BUFFERED : appendOptions;
-  // A quiet step of one attempt journals one entry, its `step.finished` (with what `step.started`
-  // would say): nothing happens outside the run between its start and its end, and a crash before
-  // the entry only means it runs again on resume. One with retries journals its start (its
-  // `retry.scheduled` entries belong to a started step).
-  const oneEntry = quiet && step.retry.maxAttempts <= 1;
-  let started = false;
-  let renderedInput: unknown;
-  // Synchronous for a one-entry step (nothing to journal yet): its caller need not await a promise.
-  const start = (input?: unknown): Promise<void> | undefined => {
-    if (started) return undefined;
-    started = true;
-    if (oneEntry) {
-      renderedInput = input;
-      logStarted(options, fields, lineLevel, step, path);
+  private stepLogger: Logger | undefined;
+
+  constructor(
+    private readonly options: RunnerOptions,
+    readonly step: Step,
+    readonly path: string,
+    private readonly frame: Frame,
+    definition: StepDefinition,
+  ) {
+    this.startedAt = options.clock.now();
+    this.record = { path, stepId: step.id, kind: step.kind, status: StepStatus.running, attempts: 0, durationMs: 0 };
+    this.fields = path === step.id ? { stepId: step.id } : { stepId: step.id, path };
+    const quiet = isQuiet(definition);
+    this.lineLevel = quiet ? 'debug' : 'info';
+    this.appendOptions = quiet ? BUFFERED : undefined;
+    // A kind that journals its own effects first starts buffered: its first effect's entry commits
+    // the start with it.
+    this.journalsItsEffects = !isContainer(definition) && definition.journalsItsEffects === true;
+    this.startOptions = this.journalsItsEffects ? BUFFERED : this.appendOptions;
+    this.oneEntry = quiet && step.retry.maxAttempts <= 1;
+  }
+
+  log(): Logger {
+    return (this.stepLogger ??= this.options.logger.child(this.fields));
+  }
+
+  /** Synchronous for a one-entry step (nothing to journal yet): its caller need not await a promise. */
+  start(input?: unknown): Promise<void> | undefined {
+    if (this.started) return undefined;
+    this.started = true;
+    const { options, step, path } = this;
+    if (this.oneEntry) {
+      this.renderedInput = input;
+      logStarted(options, this.fields, this.lineLevel, step, path);
       return undefined;
     }
     return options
@@ -136,32 +154,51 @@ function beginStep(state: RunnerState, step: Step, frame: Frame, definition: Ste
           kind: step.kind,
           ...(input === undefined ? {} : { input: options.secrets.scrubValue(input) }),
         },
-        startOptions,
+        this.startOptions,
       )
-      .then(() => logStarted(options, fields, lineLevel, step, path));
-  };
-  const settle = async (outcome: StepOutcome): Promise<StepOutcome> => {
-    const { journalOutputs, readOnly, ...viewed } = outcome;
+      .then(() => logStarted(options, this.fields, this.lineLevel, step, path));
+  }
+
+  async settle(outcome: StepOutcome): Promise<StepOutcome> {
+    const { options, record, step } = this;
+    // Most outcomes carry neither member the journal and the view leave out: no copy made of those
+    // (an object rest is a slow copy, once per step).
+    const { journalOutputs, readOnly } = outcome;
+    const viewed = 'journalOutputs' in outcome || 'readOnly' in outcome ? withoutJournalMembers(outcome) : outcome;
     const finished: StepOutcome = options.secrets.scrubValue(viewed);
     const journaled = journalOutputs === undefined ? finished.outputs : options.secrets.scrubValue(journalOutputs);
     record.status = finished.status;
-    record.durationMs = options.clock.now() - startedAt;
+    record.durationMs = options.clock.now() - this.startedAt;
     if (finished.error) record.error = finished.error;
     if (finished.rescued) record.rescued = true;
     if (record.attempts === 0 && outcome.status !== StepStatus.skipped) record.attempts = 1;
-    frame.scope.steps[step.id] = viewOf(finished);
-    const starting = start();
+    this.frame.scope.steps[step.id] = viewOf(finished);
+    const starting = this.start();
     if (starting) await starting;
     // A `set` step's input is its outputs: journaled once.
-    const input = renderedInput === outcome.outputs ? undefined : options.secrets.scrubValue(renderedInput);
+    const input = this.renderedInput === outcome.outputs ? undefined : options.secrets.scrubValue(this.renderedInput);
     await options.journal(
-      finishedEvent(path, finished, journaled, oneEntry ? { step, input } : undefined),
-      journalsItsEffects && readOnly === true && finished.status === StepStatus.succeeded ? BUFFERED : appendOptions,
+      finishedEvent(this.path, finished, journaled, this.oneEntry ? { step, input } : undefined),
+      this.journalsItsEffects && readOnly === true && finished.status === StepStatus.succeeded
+        ? BUFFERED
+        : this.appendOptions,
     );
-    logFinished(options, fields, finished.status === StepStatus.failed ? 'error' : lineLevel, step, finished, record);
+    const level = finished.status === StepStatus.failed ? 'error' : this.lineLevel;
+    logFinished(options, this.fields, level, step, finished, record);
     return finished;
-  };
-  return { step, path, fields, record, log, start, settle };
+  }
+}
+
+/** `outcome` without what only the journal (`journalOutputs`) or the step's end (`readOnly`) reads. */
+function withoutJournalMembers(outcome: StepOutcome): StepOutcome {
+  const { journalOutputs: _journalOutputs, readOnly: _readOnly, ...viewed } = outcome;
+  return viewed;
+}
+
+function beginStep(state: RunnerState, step: Step, path: string, frame: Frame, definition: StepDefinition): Execution {
+  const execution = new StepRun(state.options, step, path, frame, definition);
+  state.summaries.push(execution.record);
+  return execution;
 }
 
 /** The step's finished (or recovered) line, when its level is on. */
@@ -239,7 +276,7 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
     return frame.scope.steps[step.id] as StepOutcome;
   }
   const definition = options.registry.get(step.kind);
-  const execution = beginStep(state, step, frame, definition);
+  const execution = beginStep(state, step, path, frame, definition);
   try {
     if (step.if && !(await step.if.evaluate(frame.scope.context())))
       return await execution.settle({ status: StepStatus.skipped });
@@ -260,8 +297,10 @@ async function runStep(state: RunnerState, step: Step, frame: Frame): Promise<St
   try {
     prepared = await definition.prepare({
       step,
-      path: execution.path,
-      context: () => frame.scope.context(),
+      path,
+      // Bound, not an arrow: under tsx (how the tests and benchmarks run) a named closure made
+      // per step also pays a `defineProperty` of its name.
+      context: frame.scope.context.bind(frame.scope),
       playbook: frame.scope.root.playbook,
     });
   } catch (error) {
@@ -307,7 +346,7 @@ async function runLeaf(
       outputs: { simulated: true, input: options.secrets.scrubValue(rendered.input ?? null) },
     };
   }
-  const prepared = reconciling(state, rendered, execution.log, options.resume?.inFlight.get(path));
+  const prepared = reconciling(state, rendered, execution, options.resume?.inFlight.get(path));
   // The timeout bounds the whole step, retries and their delays included.
   // A quiet step with a single attempt ends before any timer could fire: it needs none.
   const untimed = definition.quiet === true && step.retry.maxAttempts <= 1;

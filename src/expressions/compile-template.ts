@@ -262,37 +262,47 @@ function collectExpressions(node: Node, into: Array<{ compiled: CompiledExpressi
   }
 }
 
+/** An evaluation's failure as an `ExpressionError` (a function of its own: no closure made per evaluation). */
+function evaluationError(
+  compiled: CompiledExpression,
+  where: ExpressionWhere,
+  message: string,
+  position: number,
+  error: unknown,
+  code?: string,
+): ExpressionError {
+  return new ExpressionError(message, {
+    code:
+      error instanceof AllocationLimitError || (code !== undefined && JSONATA_LIMIT_CODES.has(code))
+        ? ExpressionErrorCode.limit
+        : ExpressionErrorCode.evaluation,
+    where,
+    expression: compiled.text,
+    position,
+    offsetInValue: compiled.offset + position,
+    ...(code === undefined ? {} : { jsonataCode: code }),
+    cause: error,
+  });
+}
+
 async function evaluateExpression(
   compiled: CompiledExpression,
   where: ExpressionWhere,
   context: ExpressionContext,
 ): Promise<unknown> {
-  const fail = (message: string, position: number, error: unknown, code?: string): ExpressionError =>
-    new ExpressionError(message, {
-      code:
-        error instanceof AllocationLimitError || (code !== undefined && JSONATA_LIMIT_CODES.has(code))
-          ? ExpressionErrorCode.limit
-          : ExpressionErrorCode.evaluation,
-      where,
-      expression: compiled.text,
-      position,
-      offsetInValue: compiled.offset + position,
-      ...(code === undefined ? {} : { jsonataCode: code }),
-      cause: error,
-    });
   let raw: unknown = compiled.path ? lookUpPath(compiled.path, context) : MAPS_OVER_ARRAY;
   try {
     if (raw === MAPS_OVER_ARRAY) raw = await compiled.expression.evaluate(context);
     else checkLookedUpValue(raw);
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, compiled.text.length);
-    throw fail(message, position, error, code);
+    throw evaluationError(compiled, where, message, position, error, code);
   }
   let value: unknown;
   try {
     value = normaliseValue(raw);
   } catch (error) {
-    if (error instanceof UnsafeValueError) throw fail(error.message, 0, error);
+    if (error instanceof UnsafeValueError) throw evaluationError(compiled, where, error.message, 0, error);
     throw error;
   }
   const tracker = taintTrackerOf(context);

@@ -52,6 +52,8 @@ export interface JournalRow {
 /** Options with their defaults applied. */
 export interface ResolvedStoreOptions {
   now: () => Date;
+  /** `now` in epoch ms, without a `Date` made (a journal append is hot). */
+  nowMs: () => number;
   maxPayloadBytes: number;
 }
 
@@ -63,7 +65,8 @@ export function resolveStoreOptions(options: RunStoreOptions = {}): ResolvedStor
       StoreErrorCode.invalidArgument,
     );
   }
-  return { now: options.now ?? (() => new Date()), maxPayloadBytes };
+  const { now } = options;
+  return { now: now ?? (() => new Date()), nowMs: now ? () => now().getTime() : Date.now, maxPayloadBytes };
 }
 
 export function newRunToRow(run: NewRun, options: ResolvedStoreOptions): RunRow {

@@ -42,7 +42,7 @@ export interface SqliteRunStoreOptions extends RunStoreOptions {
   maxBufferedEntries?: number;
 }
 
-/** The most rows one INSERT of a buffered batch writes (4 parameters each, far below SQLite's limit). */
+/** The most rows one INSERT of a buffered batch writes (2 parameters each, far below SQLite's limit). */
 const maxRowsPerInsert = 64;
 
 /**
@@ -314,11 +314,10 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   let lastAppendMs = Number.NaN;
   let lastAppendAt = '';
   const appendedAt = (): string => {
-    const now = resolved.now();
-    const ms = now.getTime();
+    const ms = resolved.nowMs();
     if (ms !== lastAppendMs) {
       lastAppendMs = ms;
-      lastAppendAt = now.toISOString();
+      lastAppendAt = new Date(ms).toISOString();
     }
     return lastAppendAt;
   };
@@ -336,14 +335,15 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   };
   // Multi-row INSERTs of a batch, by row count (powers of two up to `maxRowsPerInsert`), prepared
   // on first use: one statement per 64 rows costs a fraction of 64 single-row ones in binding and
-  // stepping, which was most of a buffered append's time.
-  const insertsByRows = new Map<number, Database.Statement<Array<string | number>>>();
-  const insertOf = (rows: number): Database.Statement<Array<string | number>> => {
+  // stepping, which was most of a buffered append's time. The rows of one statement are one run's
+  // consecutive entries: its id and first seq are bound once (`@runId`, `@seq + i`), each row
+  // binds only its time and event.
+  const insertsByRows = new Map<number, Database.Statement<[string[], { runId: string; seq: number }]>>();
+  const insertOf = (rows: number): Database.Statement<[string[], { runId: string; seq: number }]> => {
     let statement = insertsByRows.get(rows);
     if (!statement) {
-      statement = db.prepare(
-        `INSERT INTO journal (run_id, seq, at, event_json) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`,
-      );
+      const tuples = Array.from({ length: rows }, (_, row) => `(@runId, @seq + ${row}, ?, ?)`);
+      statement = db.prepare(`INSERT INTO journal (run_id, seq, at, event_json) VALUES ${tuples.join(', ')}`);
       insertsByRows.set(rows, statement);
     }
     return statement;
@@ -351,19 +351,21 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   // A batch looks up each run's last seq once and numbers its entries from there: inside the
   // transaction the write lock is held, so no other process can append in between.
   const insertEntries = db.transaction((entries: PendingEntry[]) => {
-    const next = new Map<string, number>();
-    const values: Array<string | number> = [];
-    for (const entry of entries) {
-      const seq = (next.get(entry.runId) ?? statements.lastSeq.get(entry.runId)?.seq ?? 0) + 1;
-      next.set(entry.runId, seq);
-      values.push(entry.runId, seq, entry.at, entry.eventJson);
-    }
-    let offset = 0;
-    for (let left = entries.length; left > 0;) {
-      const rows = left >= maxRowsPerInsert ? maxRowsPerInsert : 2 ** Math.floor(Math.log2(left));
-      insertOf(rows).run(...values.slice(offset, offset + rows * 4));
-      offset += rows * 4;
-      left -= rows;
+    const lastSeqs = new Map<string, number>();
+    for (let first = 0; first < entries.length;) {
+      const { runId } = entries[first] as PendingEntry;
+      let end = first + 1;
+      while (end < entries.length && end - first < maxRowsPerInsert && entries[end]?.runId === runId) end += 1;
+      const rows = 2 ** Math.floor(Math.log2(end - first));
+      const seq = (lastSeqs.get(runId) ?? statements.lastSeq.get(runId)?.seq ?? 0) + 1;
+      const values: string[] = [];
+      for (let index = first; index < first + rows; index += 1) {
+        const entry = entries[index] as PendingEntry;
+        values.push(entry.at, entry.eventJson);
+      }
+      insertOf(rows).run(values, { runId, seq });
+      lastSeqs.set(runId, seq + rows - 1);
+      first += rows;
     }
   });
 
@@ -452,6 +454,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     }
   }
 
+  /** What every append that succeeded resolves to: one promise, not one per append. */
+  const appended = Promise.resolve();
+
   const addNotifications = (rows: NotificationRow[]): void => {
     for (const row of rows) statements.addNotification.run(row);
   };
@@ -477,11 +482,18 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       return rowToRun(row);
     },
 
-    async append(runId, event, appendOptions) {
-      open();
-      const entry = { runId, at: appendedAt(), eventJson: encodeEvent(runId, event, resolved) };
-      if (appendOptions?.buffered) keepBuffered(entry);
-      else await commitSoon(entry);
+    // Not async: an append is hot (two per loop item), and a buffered one needs no promise of its
+    // own. A failure is a rejection, as from the other methods.
+    append(runId, event, appendOptions) {
+      try {
+        open();
+        const entry = { runId, at: appendedAt(), eventJson: encodeEvent(runId, event, resolved) };
+        if (!appendOptions?.buffered) return commitSoon(entry);
+        keepBuffered(entry);
+        return appended;
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
 
     async setRunStatus(runId, status, result) {

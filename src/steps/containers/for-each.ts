@@ -90,23 +90,40 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
     return context.runItem(index, step.steps, names).then(({ status, steps }) => ended(index, status, steps));
   };
 
+  // Items in flight are counted, and a loop waiting for a free slot is woken by the next item to
+  // end: a `Promise.race` over the items in flight made a promise and a reaction on each of them
+  // at every start (the hottest line of a loop of quiet steps).
+  let inFlight = 0;
+  let wake: (() => void) | undefined;
+  // An item fails only by a throw of the run's machinery (the store gone): the first one is
+  // reported by the next wait for a slot or for the batch, as soon as it happens.
+  let broken: { error: unknown } | undefined;
+  const settled = (): void => {
+    inFlight -= 1;
+    const waiting = wake;
+    wake = undefined;
+    waiting?.();
+  };
+  const itemEnded = async (): Promise<void> => {
+    await new Promise<void>((resolve) => (wake = resolve));
+    if (broken) throw broken.error;
+  };
   let next = 0;
   for (const size of sizes) {
     const end = next + size;
-    const running = new Set<Promise<void>>();
     while (next < end && mayStart()) {
-      if (running.size >= concurrency) {
-        await Promise.race(running);
+      if (inFlight >= concurrency) {
+        await itemEnded();
         continue;
       }
-      const promise: Promise<void> = runItem(next).finally(() => running.delete(promise));
-      // An item fails only by a throw of the run's machinery (the store gone): the race or the
-      // all below reports the first; an item rejecting while no race waits must not crash the process.
-      promise.catch(() => undefined);
-      running.add(promise);
+      inFlight += 1;
+      runItem(next).then(settled, (error: unknown) => {
+        broken ??= { error };
+        settled();
+      });
       next += 1;
     }
-    await Promise.all(running);
+    while (inFlight > 0) await itemEnded();
     if (!mayStart()) break;
   }
   return loopOutcome(context, results, failures, allowed, closed);
