@@ -7,14 +7,17 @@
  * and interleaving of a real run: each entry of an item is followed by its copies.
  *
  *   npx tsx bench/lib/grow-journal.ts --from <runs.sqlite> --run <runId> --times 10 \
- *     [--to-sqlite <file>] [--to-postgres <url>] [--as <new run id>]
+ *     [--to-sqlite <file>] [--to-postgres <url>] [--as <new run id>] [--without-view]
  *
  * The run's own record (inputs, outputs, status) is copied as it is; the `systems` loop's
- * `step.finished` lists every copy's items. Prints the new run's id, entries and bytes.
+ * `step.finished` lists every copy's items. As the engine does when a run ends, the store then
+ * keeps the journal's view (`checkpointJournalView`, what `runs show` reads); `--without-view`
+ * leaves it out, so `runs show` folds the whole journal. Prints the new run's id, entries and
+ * bytes, and the time the view took.
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createPostgresRunStore, createSqliteRunStore } from '../../src/store/index.js';
+import { checkpointJournalView, createPostgresRunStore, createSqliteRunStore } from '../../src/store/index.js';
 import type { RunRecord, RunStore } from '../../src/store/types.js';
 
 const LOOP = 'systems';
@@ -89,6 +92,22 @@ const times = Number(required('times'));
 const toSqlite = option('to-sqlite');
 const toPostgres = option('to-postgres');
 const id = option('as') ?? `${sourceRunId.slice(0, 8)}-x${times}`;
+const withView = !process.argv.includes('--without-view');
+
+/** The run's end as the engine writes it: its status, then the view of its journal. */
+async function endRun(
+  store: RunStore,
+  record: RunRecord,
+  ended: Parameters<RunStore['setRunStatus']>[2],
+): Promise<string> {
+  await store.setRunStatus(id, record.status, ended);
+  if (!withView) return 'no view';
+  const started = performance.now();
+  const seq = await checkpointJournalView(store, id);
+  return seq === undefined
+    ? 'no view (short journal)'
+    : `view through ${seq} in ${((performance.now() - started) / 1000).toFixed(1)} s`;
+}
 
 const source = createSqliteRunStore({ file: from });
 const run = await source.getRun(sourceRunId);
@@ -135,10 +154,10 @@ if (toSqlite) {
   })();
   target.close();
   const done = createSqliteRunStore({ file: toSqlite });
-  await done.setRunStatus(id, run.status, ended);
+  const view = await endRun(done, run, ended);
   await done.close();
   console.log(
-    `SQLite ${toSqlite}: run ${id}, ${systems * times} systems, ${seq} entries, ${(bytes / 1e6).toFixed(1)} MB`,
+    `SQLite ${toSqlite}: run ${id}, ${systems * times} systems, ${seq} entries, ${(bytes / 1e6).toFixed(1)} MB, ${view}`,
   );
 }
 
@@ -171,8 +190,10 @@ if (toPostgres) {
   await pool.query(`ANALYZE journal`);
   await pool.end();
   const done = await createPostgresRunStore({ url: toPostgres });
-  await done.setRunStatus(id, run.status, ended);
+  const view = await endRun(done, run, ended);
   await done.close();
-  console.log(`PostgreSQL: run ${id}, ${systems * times} systems, ${seq} entries, ${(bytes / 1e6).toFixed(1)} MB`);
+  console.log(
+    `PostgreSQL: run ${id}, ${systems * times} systems, ${seq} entries, ${(bytes / 1e6).toFixed(1)} MB, ${view}`,
+  );
 }
 db.close();

@@ -11,6 +11,8 @@ import type { JournalEntry, RunFilter, RunRecord, RunStore, StepNode, StepRecord
 
 /** What `runs` reads, from the store or from a server. */
 export type RunSource = Pick<RunStore, 'getRun' | 'listRuns' | 'journal' | 'steps'> & {
+  /** A store's kept view of a run's journal (a server's runs have none: their journal is read). */
+  journalView?: RunStore['journalView'];
   /** The server's address when the source is one (its runs' leases are the server's to judge). */
   remote?: string;
 };

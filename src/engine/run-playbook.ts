@@ -14,6 +14,7 @@ import { startGateOf, type StartGate } from '../windows/index.js';
 import { reconciliationOf, StepErrorCode, toErrorRecord } from '../steps/index.js';
 import {
   acquireLeaseFromLiveOrDead,
+  checkpointJournalView,
   journalPages,
   JOURNAL_PAGE_SIZE,
   newLeaseOwner,
@@ -100,6 +101,12 @@ export interface RunOptions {
   outputsDir?: string;
   /** Runs that ended longer ago than this are pruned (with their output files) when this run ends. @default none is */
   retentionMs?: number;
+  /**
+   * A run whose journal has at least this many entries keeps its journal folded without values
+   * in the store when it ends (`checkpointJournalView`), so `runs show` reads that, not the journal.
+   * @default JOURNAL_VIEW_MIN_ENTRIES (10,000)
+   */
+  journalViewMinEntries?: number;
   /**
    * How long after a write of unknown outcome was sent its state is first read (reconciliation):
    * a write the platform received but has not applied yet shows nothing, and would be sent
@@ -565,6 +572,30 @@ function checkSecretInputs(run: RunRecord, given: Record<string, unknown>): void
  * indexed delete, and a look at the output folders only when runs went. A failure is logged,
  * not the run's: its own outcome is already stored.
  */
+/** The statuses after which no process drives the run until someone resumes or redrives it. */
+const endedStatuses = new Set<string>([RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled]);
+
+/**
+ * Keeps the run's journal folded without values in the store, once its status is written (the
+ * run is over for whoever looks; the fold reads the journal back, not the run's memory). A
+ * failure costs `runs show` time, not the run: it is logged.
+ */
+async function keepJournalView(
+  store: RunStore,
+  runId: string,
+  minEntries: number | undefined,
+  logger: Logger,
+): Promise<void> {
+  try {
+    await checkpointJournalView(store, runId, minEntries);
+  } catch (error) {
+    logger.warn(
+      { event: 'run.journalViewFailed', err: error },
+      `could not keep the folded journal of run ${runId}; runs show folds it from the journal`,
+    );
+  }
+}
+
 async function pruneOldRuns(
   store: RunStore,
   now: number,
@@ -852,6 +883,8 @@ async function recordOutcome(
       ...(error ? { error } : {}),
       ...(notifications ? { notifications } : {}),
     });
+  if (!leaseLost && endedStatuses.has(status))
+    await keepJournalView(store, runId, options.journalViewMinEntries, logger);
   if (facts.retentionMs !== undefined && !leaseLost)
     await pruneOldRuns(store, now(), facts.retentionMs, spill.dir, logger);
   if (wait)

@@ -39,6 +39,12 @@ export interface JournalFoldOptions {
    * @default true
    */
   values?: boolean;
+  /**
+   * The records of a fold of the journal's start (a stored `JournalView`): the entries added
+   * are folded on top of them, as if that start had been added first. The fold takes them
+   * over (it changes them as it folds).
+   */
+  records?: readonly StepRecord[];
 }
 
 /** `foldJournal` one entry at a time: a journal read in pages is folded as it is read. */
@@ -48,7 +54,7 @@ export interface JournalFold {
 }
 
 export function createJournalFold(options: JournalFoldOptions = {}): JournalFold {
-  const records = new Map<StepPath, StepRecord>();
+  const records = new Map<StepPath, StepRecord>(options.records?.map((record) => [record.path, record]));
   const values = options.values !== false;
   const add = ({ at, seq, event }: JournalEntry): void => {
     switch (event.type) {
@@ -151,7 +157,7 @@ export function* mapIterable<T, U>(values: Iterable<T>, map: (value: T) => U): I
 export const JOURNAL_PAGE_SIZE = 2000;
 
 /**
- * A run's journal in pages of `pageSize` entries by seq, for a reader that folds or prints it
+ * A run's journal after `afterSeq` in pages of `pageSize` entries by seq, for a reader that folds or prints it
  * as it goes instead of holding it whole. A source that ignores the limit gives one page. The
  * next page is asked for before this one is handed over, so a database server makes it while
  * the reader works on this one (PostgreSQL: its cut of a fleet's page takes as long as the fold).
@@ -161,6 +167,7 @@ export async function* journalPages(
   runId: string,
   pageSize = JOURNAL_PAGE_SIZE,
   options?: JournalReadOptions,
+  afterSeq = 0,
 ): AsyncIterable<JournalEntry[]> {
   const ask = (afterSeq: number): Promise<JournalEntry[]> => {
     const page = source.journal(runId, afterSeq, pageSize, options);
@@ -169,7 +176,7 @@ export async function* journalPages(
     page.catch(() => undefined);
     return page;
   };
-  let next: Promise<JournalEntry[]> | undefined = ask(0);
+  let next: Promise<JournalEntry[]> | undefined = ask(afterSeq);
   while (next) {
     const page: JournalEntry[] = await next;
     const last = page.at(-1);

@@ -11,6 +11,13 @@ export {
   type JournalFold,
   type JournalFoldOptions,
 } from './fold-journal.js';
+export {
+  checkpointJournalView,
+  foldJournalView,
+  logLineCollector,
+  logMessage,
+  JOURNAL_VIEW_MIN_ENTRIES,
+} from './journal-view.js';
 export { StoreError, StoreErrorCode, isStoreError } from './store-error.js';
 export { defaultMaxPayloadBytes } from './payload.js';
 export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store.js';

@@ -1,4 +1,5 @@
 import { foldJournal, withoutValues } from './fold-journal.js';
+import { journalViewJson, viewOfJson } from './journal-view.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
@@ -41,6 +42,8 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   // Map order is insertion order: the tie-break of runs started at the same instant.
   const runs = new Map<string, RunRow>();
   const journals = new Map<string, JournalRow[]>();
+  // As the other stores keep them: JSON text, read back as a copy.
+  const journalViews = new Map<string, { throughSeq: number; viewJson: string }>();
   const leases = new Map<string, { owner: string; expiresAtMs: number }>();
   const schedules = new Map<string, string>();
   const rateBuckets = new Map<string, number>();
@@ -245,6 +248,19 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       return foldJournal((journals.get(runId) ?? []).map(rowToEntry));
     },
 
+    async journalView(runId) {
+      open();
+      const kept = journalViews.get(runId);
+      return kept === undefined ? undefined : viewOfJson(kept.throughSeq, kept.viewJson);
+    },
+
+    async saveJournalView(runId, view) {
+      open();
+      existing(runId);
+      if ((journalViews.get(runId)?.throughSeq ?? 0) > view.throughSeq) return;
+      journalViews.set(runId, { throughSeq: view.throughSeq, viewJson: journalViewJson(view) });
+    },
+
     async acquireLease(key, owner, ttlMs) {
       open();
       assertLeaseTtl(ttlMs);
@@ -307,6 +323,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
         if (row.endedAt !== null && row.endedAt < cutoff) {
           runs.delete(id);
           journals.delete(id);
+          journalViews.delete(id);
           for (const [key, item] of outbox) if (item.runId === id) outbox.delete(key);
           pruned += 1;
         }

@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { createJournalFold, journalPages, withoutValues } from './fold-journal.js';
+import { journalViewJson, viewOfJson } from './journal-view.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
 import {
@@ -259,6 +260,16 @@ export const SQL_LIST_RUNS = `
 export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
 /** One page of `SQL_JOURNAL`: a journal of any size read by `seq` in pieces. */
 export const SQL_JOURNAL_PAGE = `${SQL_JOURNAL} LIMIT $3`;
+/** The run's kept journal view (journal-view.ts). */
+export const SQL_JOURNAL_VIEW = `SELECT through_seq AS "throughSeq", view_json AS "viewJson" FROM journal_views WHERE run_id = $1`;
+/**
+ * Keeps a run's journal view: no row for a run that does not exist, and the row lock of ON
+ * CONFLICT orders two writers, so a view through an earlier seq never replaces a later one.
+ */
+export const SQL_SAVE_JOURNAL_VIEW = `
+  INSERT INTO journal_views (run_id, through_seq, view_json) SELECT id, $2, $3 FROM runs WHERE id = $1
+  ON CONFLICT (run_id) DO UPDATE SET through_seq = excluded.through_seq, view_json = excluded.view_json
+  WHERE excluded.through_seq >= journal_views.through_seq`;
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
  * racing for a free or expired lease see each other, so exactly one gets it.
@@ -860,6 +871,18 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
       for await (const page of journalPages(store, runId)) for (const entry of page) fold.add(entry);
       return fold.records();
     },
+
+    journalView: (runId) =>
+      serial(async () => {
+        const row = (await query<{ throughSeq: number; viewJson: string }>(SQL_JOURNAL_VIEW, [runId])).rows[0];
+        return row === undefined ? undefined : viewOfJson(row.throughSeq, row.viewJson);
+      }),
+
+    saveJournalView: (runId, view) =>
+      serial(async () => {
+        const saved = await query(SQL_SAVE_JOURNAL_VIEW, [runId, view.throughSeq, journalViewJson(view)]);
+        if (saved.rowCount === 0 && (await query(SQL_GET_RUN, [runId])).rowCount === 0) throw runNotFound(runId);
+      }),
 
     acquireLease: (key, owner, ttlMs) =>
       serial(async () => {

@@ -104,6 +104,14 @@ export const migrations: readonly string[] = [
   );
   CREATE INDEX web_sessions_by_expiry ON web_sessions (expires_at_ms);
   `,
+  // A finished fleet's journal folded without values (journal-view.ts), so \`runs show\` reads it, not the journal.
+  `
+  CREATE TABLE journal_views (
+    run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    through_seq INTEGER NOT NULL,
+    view_json TEXT NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */

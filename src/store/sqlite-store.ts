@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { journalViewJson, viewOfJson } from './journal-view.js';
 import { foldJournal, mapIterable, SMALL_EVENT_BYTES, STEP_EVENT_JSON_START, withoutValues } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
@@ -222,6 +223,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     journalPageWithoutValues: db.prepare<[string, number, number], JournalRow>(
       `SELECT run_id AS runId, seq, at, ${SQL_EVENT_WITHOUT_VALUES} AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     ),
+    journalView: db.prepare<[string], { throughSeq: number; viewJson: string }>(
+      `SELECT through_seq AS throughSeq, view_json AS viewJson FROM journal_views WHERE run_id = ?`,
+    ),
+    // Of a run that exists (no row otherwise), never replacing a view through a later seq.
+    saveJournalView: db.prepare<{ runId: string; throughSeq: number; viewJson: string }>(`
+      INSERT INTO journal_views (run_id, through_seq, view_json) SELECT id, @throughSeq, @viewJson FROM runs WHERE id = @runId
+      ON CONFLICT (run_id) DO UPDATE SET through_seq = excluded.through_seq, view_json = excluded.view_json
+      WHERE excluded.through_seq >= journal_views.through_seq`),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
@@ -662,6 +671,22 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       commit();
       // One row parsed at a time (`iterate`): the fold keeps the records, never the whole journal.
       return foldJournal(mapIterable(statements.journal.iterate(runId, 0), rowToEntry));
+    },
+
+    async journalView(runId) {
+      open();
+      const row = statements.journalView.get(runId);
+      return row === undefined ? undefined : viewOfJson(row.throughSeq, row.viewJson);
+    },
+
+    async saveJournalView(runId, view) {
+      open();
+      const { changes } = statements.saveJournalView.run({
+        runId,
+        throughSeq: view.throughSeq,
+        viewJson: journalViewJson(view),
+      });
+      if (changes === 0 && !statements.runExists.get(runId)) throw runNotFound(runId);
     },
 
     async acquireLease(key, owner, ttlMs) {

@@ -243,6 +243,29 @@ export interface StepRecord {
   unansweredRequest?: UnansweredRequest;
 }
 
+/** A `log:` step's message with when and where it was written. */
+export interface LoggedLine {
+  at: string;
+  path: string;
+  message: string;
+}
+
+/**
+ * A run's journal up to `throughSeq` folded without values (`foldJournalView`): what the text
+ * of `fleetbook runs show` prints. The store keeps one for a finished fleet's run
+ * (`saveJournalView`), so `runs show` folds only the entries after it.
+ */
+export interface JournalView {
+  /** The last seq folded. */
+  throughSeq: number;
+  /** The fold's records, in its order (`createJournalFold` with `values: false`). */
+  records: StepRecord[];
+  /** The paths of the `log:` steps started (to tell their messages from other outputs). */
+  logPaths: string[];
+  /** The `log:` lines, in journal order. */
+  log: LoggedLine[];
+}
+
 /** A `request.sending` whose outcome the journal does not know. */
 export interface UnansweredRequest {
   attempt: number;
@@ -518,6 +541,13 @@ export interface RunStore extends NotificationOutbox {
    */
   journal(runId: string, afterSeq?: number, limit?: number, options?: JournalReadOptions): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
+  /** The view of the run's journal kept by `saveJournalView`, if any (a checkpoint: entries may follow it). */
+  journalView(runId: string): Promise<JournalView | undefined>;
+  /**
+   * Keeps `view` as the run's journal view (one per run, gone with the run when it is pruned).
+   * A view through an earlier seq than the one kept is ignored.
+   */
+  saveJournalView(runId: string, view: JournalView): Promise<void>;
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds
    * it. A renewal by the same owner also extends it (a run renews with `renewLease`). Runs (`run:<id>`) and the scheduler

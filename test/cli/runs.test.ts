@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { newLeaseOwner, runLeaseKey } from '../../src/store/lease-owner.js';
-import { openRunStore } from '../../src/store/open-run-store.js';
+import Database from 'better-sqlite3';
+import { openRunStore, runStoreFileName } from '../../src/store/open-run-store.js';
 import type { JournalEvent, NewRun, RunStore } from '../../src/store/types.js';
-import { buildStepTree, foldJournal, JOURNAL_PAGE_SIZE } from '../../src/store/index.js';
+import { buildStepTree, checkpointJournalView, foldJournal, JOURNAL_PAGE_SIZE } from '../../src/store/index.js';
 import { captureStream, runCli, type CliOutcome } from '../support/cli.js';
 
 let home: string;
@@ -403,9 +404,11 @@ describe('fleetbook runs show: a loop of many items', () => {
    * A fleet's rolling update cut short: 50 systems, each item an `update` call; systems 10 and 30
    * failed (30 with its error), 47 was still running when the run stopped, the rest succeeded.
    */
-  async function seedFleet(): Promise<void> {
-    const store = await openRunStore({ home });
-    await store.createRun(newRun('run-fleet', 'rolling-cluster-update', iso(0, -60_000)));
+  async function seedFleet(at = home, now?: () => Date): Promise<void> {
+    const store = await openRunStore({ home: at, ...(now ? { now } : {}) });
+    await store.createRun(
+      newRun('run-fleet', 'rolling-cluster-update', (now?.() ?? new Date(Date.now() - 60_000)).toISOString()),
+    );
     const failed = new Set([10, 30]);
     const events: JournalEvent[] = [{ type: 'step.started', path: 'systems', stepId: 'systems', kind: 'forEach' }];
     for (let index = 0; index < 50; index += 1) {
@@ -489,6 +492,60 @@ describe('fleetbook runs show: a loop of many items', () => {
       steps: Array<{ children: unknown[] }>;
     };
     expect(json.steps[0]?.children).toHaveLength(50);
+  });
+
+  it('a finished run shows from the view the store kept, then folds only the entries journaled after it (a resume)', async () => {
+    // The same run in two stores: one keeps its view when the run stops (as the engine does for a
+    // fleet's journal), the other has only the journal.
+    const scratchHome = mkdtempSync(join(tmpdir(), 'fleetbook-home-'));
+    // One clock for both stores, moving a second at each read, so both journals have the same times.
+    const startMs = Date.parse(iso(0, -60_000));
+    const clock = (fromMs = startMs) => {
+      let ms = fromMs;
+      return () => new Date((ms += 1000));
+    };
+    try {
+      await seedFleet(home, clock());
+      await seedFleet(scratchHome, clock());
+      const kept = await openRunStore({ home });
+      const throughSeq = await checkpointJournalView(kept, 'run-fleet', 1);
+      expect(throughSeq).toBe((await kept.journal('run-fleet')).length);
+      await kept.close();
+      // Resumed after the view was kept: system 47's update ends, and a log line is written.
+      const resumed: JournalEvent[] = [
+        { type: 'step.finished', path: 'systems[47].update', status: 'succeeded' },
+        { type: 'item.finished', path: 'systems', index: 47, status: 'succeeded' },
+        { type: 'step.finished', path: 'systems', status: 'failed' },
+        { type: 'step.started', path: 'done', stepId: 'done', kind: 'log' },
+        { type: 'step.finished', path: 'done', status: 'succeeded', outputs: { message: 'fleet updated' } },
+      ];
+      for (const at of [home, scratchHome]) {
+        const store = await openRunStore({ home: at, now: clock(startMs + 30_000) });
+        await store.markResumed('run-fleet');
+        for (const event of resumed) await store.append('run-fleet', event);
+        await store.setRunStatus('run-fleet', 'failed', { error: { message: '2 systems failed' } });
+        await store.close();
+      }
+      const show = async (at: string, ...options: string[]) => {
+        const shown = await runCli(['runs', 'show', 'run-fleet', ...options], { env: { FLEETBOOK_HOME: at } });
+        expect(shown.code).toBe(0);
+        return shown.stdout;
+      };
+      const text = await show(home);
+      expect(text).toEqual(await show(scratchHome));
+      expect(text).toContain('48 succeeded, 2 failed');
+      expect(text).toMatch(/log:\n {2}\d\d:\d\d:\d\d {2}done {2}fleet updated\n/);
+      expect(await show(home, '--items')).toEqual(await show(scratchHome, '--items'));
+      // -o json reads the whole journal, values and all, as before.
+      expect(await show(home, '-o', 'json')).toEqual(await show(scratchHome, '-o', 'json'));
+      // What the view covers is read from it, not from the journal: without those entries the text is the same.
+      const file = new Database(join(home, runStoreFileName));
+      file.prepare('DELETE FROM journal WHERE run_id = ? AND seq <= ?').run('run-fleet', throughSeq);
+      file.close();
+      expect(await show(home)).toEqual(text);
+    } finally {
+      rmSync(scratchHome, { recursive: true, force: true });
+    }
   });
 
   it('prints a loop of 20 items whole', async () => {

@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createJournalFold, journalPages, withoutValues } from '../../src/store/fold-journal.js';
+import { checkpointJournalView, foldJournalView } from '../../src/store/journal-view.js';
 import type { JournalEvent, NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
 
 /** A clock the test moves by hand. */
@@ -376,6 +377,75 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         lastSkip: { reason: 'paused' },
         queued: ['b'],
       });
+    });
+
+    it('keeps a journal view per run: the later one, read back as kept, gone with the run', async () => {
+      await store.createRun(newRun('v1', { startedAt: '2026-01-01T00:00:00.000Z' }));
+      await store.createRun(newRun('v2'));
+      expect(await store.journalView('v1')).toBeUndefined();
+      const events: JournalEvent[] = [
+        { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
+        { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'hello' } },
+        { type: 'step.started', path: 'check', stepId: 'check', kind: 'call', input: { n: 1 } },
+        { type: 'request.sending', path: 'check', attempt: 1, operationId: 'sys.get', method: 'GET' },
+        { type: 'step.finished', path: 'check', status: 'failed', error: { message: 'no' } },
+      ];
+      for (const event of events) await store.append('v1', event);
+      const view = await foldJournalView(store, 'v1');
+      expect(view).toMatchObject({ throughSeq: 5, logPaths: ['say'], log: [{ path: 'say', message: 'hello' }] });
+      await store.saveJournalView('v1', view);
+      expect(await store.journalView('v1')).toEqual(view);
+      expect(await store.journalView('v2')).toBeUndefined();
+      // A view through an earlier seq (a slower writer) does not replace it.
+      await store.saveJournalView('v1', { ...view, throughSeq: 3, records: [] });
+      expect(await store.journalView('v1')).toEqual(view);
+      await expect(store.saveJournalView('nope', view)).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+      await store.setRunStatus('v1', 'failed');
+      expect(await store.prune('2026-03-02T00:00:00.000Z')).toBe(1);
+      expect(await store.journalView('v1')).toBeUndefined();
+    });
+
+    it('continues a kept journal view with the entries after it: the fold of the whole journal', async () => {
+      await store.createRun(newRun('v1'));
+      const before: JournalEvent[] = [
+        { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
+        { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'first' } },
+        { type: 'item.started', path: 'systems', index: 0 },
+        { type: 'step.started', path: 'systems[0].update', stepId: 'update', kind: 'call', input: { n: 1 } },
+        { type: 'request.sending', path: 'systems[0].update', attempt: 1, operationId: 'sys.update', method: 'POST' },
+        { type: 'step.finished', path: 'systems[0].update', status: 'interrupted' },
+      ];
+      for (const event of before) await store.append('v1', event);
+      // Kept as the run ended, then resumed: the step re-runs, the log step writes again.
+      expect(await checkpointJournalView(store, 'v1', 1)).toBe(6);
+      const after: JournalEvent[] = [
+        { type: 'step.started', path: 'systems[0].update', stepId: 'update', kind: 'call', input: { n: 1 } },
+        { type: 'request.answered', path: 'systems[0].update', attempt: 1, httpStatus: 202, location: '/ops/7' },
+        { type: 'step.finished', path: 'systems[0].update', status: 'succeeded', outputs: { ok: true } },
+        { type: 'item.finished', path: 'systems', index: 0, status: 'succeeded' },
+        { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'second' } },
+      ];
+      for (const event of after) await store.append('v1', event);
+      const scratch = await foldJournalView(store, 'v1');
+      const continued = await foldJournalView(store, 'v1', await store.journalView('v1'));
+      expect(continued).toEqual(scratch);
+      expect(continued.log.map((line) => line.message)).toEqual(['first', 'second']);
+      expect(continued.records.find((record) => record.path === 'systems[0].update')).toMatchObject({
+        status: 'succeeded',
+        attempts: 1,
+        location: '/ops/7',
+        finishedSeq: 9,
+      });
+      // The next checkpoint starts from the kept one; none is written when nothing followed it.
+      expect(await checkpointJournalView(store, 'v1', 1)).toBe(11);
+      expect(await store.journalView('v1')).toEqual(scratch);
+      expect(await checkpointJournalView(store, 'v1', 1)).toBeUndefined();
+      // A journal shorter than the threshold keeps no view.
+      await store.createRun(newRun('short'));
+      for (const event of before) await store.append('short', event);
+      expect(await checkpointJournalView(store, 'short', 7)).toBeUndefined();
+      expect(await store.journalView('short')).toBeUndefined();
+      expect(await checkpointJournalView(store, 'short', 6)).toBe(6);
     });
 
     it('prunes runs that ended before the cutoff, with their journals, never a running one', async () => {

@@ -5,7 +5,7 @@
  * log is there whenever it is asked for.
  */
 import { stringify } from 'yaml';
-import type { JournalEntry } from '../../store/index.js';
+import { logMessage, type JournalEntry, type LoggedLine } from '../../store/index.js';
 
 /** `12:00:03`: the time of day of a journal entry (UTC, like the rest of `runs`). */
 const timeOf = (iso: string): string => iso.slice(11, 19);
@@ -20,14 +20,6 @@ export function logStepPaths(entries: readonly JournalEntry[]): Set<string> {
         : [],
     ),
   );
-}
-
-/** The message a `log:` step wrote (its output), or undefined for any other entry. */
-export function logMessage(entry: JournalEntry, logPaths: ReadonlySet<string>): string | undefined {
-  const { event } = entry;
-  if (event.type !== 'step.finished' || !logPaths.has(event.path)) return undefined;
-  const outputs = event.outputs as { message?: unknown } | undefined;
-  return typeof outputs?.message === 'string' ? outputs.message : undefined;
 }
 
 /** Whether `path` is `step` or inside it (`systems` takes `systems[2].update`, not `systemsOld`). */
@@ -74,32 +66,6 @@ export function formatRunLog(entries: readonly JournalEntry[], logPaths: Readonl
       return text === undefined ? [] : [`${timeOf(entry.at)}  ${entry.event.path}  ${text}\n`];
     })
     .join('');
-}
-
-/** Only the `log:` lines, `time  path  message`, as `runs show` lists them. */
-/** A `log:` step's message with when and where it was written. */
-export interface LoggedLine {
-  at: string;
-  path: string;
-  message: string;
-}
-
-/**
- * Collects the `log:` lines of a journal read in pieces (pages, in order): `add` each entry,
- * `lines` at the end. A `log:` step's start comes before its end, so one pass finds both.
- */
-export function logLineCollector(): { add(entry: JournalEntry): void; lines: LoggedLine[] } {
-  const logPaths = new Set<string>();
-  const lines: LoggedLine[] = [];
-  return {
-    add(entry) {
-      const { event } = entry;
-      if (event.type === 'step.started' && event.kind === 'log') logPaths.add(event.path);
-      const message = logMessage(entry, logPaths);
-      if (message !== undefined) lines.push({ at: entry.at, path: event.path, message });
-    },
-    lines,
-  };
 }
 
 /** The `log:` lines as `runs show` prints them. */

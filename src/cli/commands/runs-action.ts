@@ -8,13 +8,16 @@ import {
   RUN_LEASE_TTL_MS,
   buildStepTree,
   createJournalFold,
+  foldJournalView,
+  logLineCollector,
   journalPages,
-  JOURNAL_PAGE_SIZE,
   lastHeartbeatMs,
   pruneRuns,
   withRunStore,
   outputsDirOf,
   resolveFleetbookHome,
+  type JournalView,
+  type LoggedLine,
   type RunRecord,
   type RunStore,
   type StepNode,
@@ -35,16 +38,7 @@ import {
   type OutputFormat,
   type OutputOptions,
 } from '../output.js';
-import {
-  formatLogLines,
-  formatOutputs,
-  formatRunLog,
-  isWithin,
-  logLineCollector,
-  logStepPaths,
-  table,
-  type LoggedLine,
-} from './run-log.js';
+import { formatLogLines, formatOutputs, formatRunLog, isWithin, logStepPaths, table } from './run-log.js';
 import { formatStepTable, recordsShown } from './step-table.js';
 
 /** Milliseconds as `450ms`, `12.3s`, `5m03s`, `1h02m`. */
@@ -285,6 +279,32 @@ export async function listRunsAction(
   printRunList(io, found, format === 'wide');
 }
 
+/**
+ * The run's journal folded with the steps' values (`runs show -o json`). Read in pages and
+ * folded as read (once: `store.steps()` would read it a second time), so a fleet's journal is
+ * never held whole.
+ */
+async function foldWithValues(store: RunSource, runId: string): Promise<Pick<JournalView, 'records' | 'log'>> {
+  const fold = createJournalFold();
+  const log = logLineCollector();
+  for await (const page of journalPages(store, runId))
+    for (const entry of page) {
+      fold.add(entry);
+      log.add(entry);
+    }
+  return { records: fold.records(), log: log.lines };
+}
+
+/**
+ * The run's journal folded without values (the text view prints no step inputs or outputs, so
+ * the store leaves them out): from the view the store kept of it (a finished fleet's run), only
+ * the entries after that view are read.
+ */
+async function foldWithoutValues(store: RunSource, runId: string): Promise<JournalView> {
+  const kept = store.journalView === undefined ? undefined : await store.journalView(runId);
+  return foldJournalView(store, runId, kept);
+}
+
 /** One run with its step tree; a large loop's items summarised in the text view unless `--items`. */
 export async function showRunAction(
   io: CliIo,
@@ -295,20 +315,10 @@ export async function showRunAction(
   const machine = isMachineFormat(format);
   const { run, tree, log } = await withRunSource(io.env, async (store) => {
     const found = await findRun(store, runId, io.env);
-    // Read in pages and folded as read (once: `store.steps()` would read it a second time), so a
-    // fleet's journal is never held whole; the text view prints no step inputs or outputs, so
-    // the store leaves them out (cut in SQL) and its fold keeps none.
-    const fold = createJournalFold({ values: machine });
-    const logLines = logLineCollector();
-    for await (const page of journalPages(store, found.id, JOURNAL_PAGE_SIZE, { values: machine })) {
-      for (const entry of page) {
-        fold.add(entry);
-        logLines.add(entry);
-      }
-    }
+    const { records, log } = machine ? await foldWithValues(store, found.id) : await foldWithoutValues(store, found.id);
     // The text view builds its tree of the steps it prints: not those of a large loop's items it leaves out.
-    const records = machine || options.items === true ? fold.records() : recordsShown(fold.records());
-    return { run: await shownRun(store, found), tree: buildStepTree(records), log: logLines.lines };
+    const shown = machine || options.items === true ? records : recordsShown(records);
+    return { run: await shownRun(store, found), tree: buildStepTree(shown), log };
   });
   if (machine) {
     const shown = { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log };

@@ -1,0 +1,97 @@
+import { createJournalFold, journalPages, JOURNAL_PAGE_SIZE, type JournalFold } from './fold-journal.js';
+import type { JournalEntry, JournalView, LoggedLine, RunStore } from './types.js';
+
+/**
+ * Collects the `log:` lines of a journal read in pieces (pages, in order): `add` each entry,
+ * `lines` at the end. A `log:` step's start comes before its end, so one pass finds both.
+ * `from`: a stored view's log, continued by the entries added.
+ */
+export function logLineCollector(from?: Pick<JournalView, 'logPaths' | 'log'>): {
+  add(entry: JournalEntry): void;
+  lines: LoggedLine[];
+  logPaths: Set<string>;
+} {
+  const logPaths = new Set<string>(from?.logPaths);
+  const lines: LoggedLine[] = from ? [...from.log] : [];
+  return {
+    add(entry) {
+      const { event } = entry;
+      if (event.type === 'step.started' && event.kind === 'log') logPaths.add(event.path);
+      const message = logMessage(entry, logPaths);
+      if (message !== undefined) lines.push({ at: entry.at, path: event.path, message });
+    },
+    lines,
+    logPaths,
+  };
+}
+
+/** The message a `log:` step wrote (its output), or undefined for any other entry. */
+export function logMessage(entry: JournalEntry, logPaths: ReadonlySet<string>): string | undefined {
+  const { event } = entry;
+  if (event.type !== 'step.finished' || !logPaths.has(event.path)) return undefined;
+  const outputs = event.outputs as { message?: unknown } | undefined;
+  return typeof outputs?.message === 'string' ? outputs.message : undefined;
+}
+
+/**
+ * A run's journal folded without values (what the text of `fleetbook runs show` prints: the
+ * step records and the `log:` lines), read in pages as it is folded. `from`, a view of the
+ * journal's start kept by the store, is continued by the entries after it: only those are read.
+ */
+export async function foldJournalView(
+  source: Pick<RunStore, 'journal'>,
+  runId: string,
+  from?: JournalView,
+): Promise<JournalView> {
+  // Made at the first entry after the view: a view with nothing after it is the fold as it is.
+  let fold: JournalFold | undefined;
+  const log = logLineCollector(from);
+  let throughSeq = from?.throughSeq ?? 0;
+  for await (const page of journalPages(source, runId, JOURNAL_PAGE_SIZE, { values: false }, throughSeq)) {
+    fold ??= createJournalFold({ values: false, ...(from ? { records: from.records } : {}) });
+    for (const entry of page) {
+      fold.add(entry);
+      log.add(entry);
+    }
+    throughSeq = page.at(-1)?.seq ?? throughSeq;
+  }
+  if (fold === undefined && from !== undefined) return from;
+  return { throughSeq, records: fold?.records() ?? [], logPaths: [...log.logPaths], log: log.lines };
+}
+
+/**
+ * Journals shorter than this are folded from scratch by `runs show` (about 5 µs an entry): no
+ * view is kept for them. A fleet's run (90 entries per system) keeps one.
+ */
+export const JOURNAL_VIEW_MIN_ENTRIES = 10_000;
+
+/**
+ * Keeps the view of a run's journal in the store (`RunStore.saveJournalView`) when the journal
+ * has at least `minEntries` entries, continuing the view kept before (a resumed run's) with the
+ * entries after it. Returns the seq the kept view goes to, or undefined when none was written.
+ */
+export async function checkpointJournalView(
+  store: Pick<RunStore, 'journal' | 'journalView' | 'saveJournalView'>,
+  runId: string,
+  minEntries = JOURNAL_VIEW_MIN_ENTRIES,
+): Promise<number | undefined> {
+  // Seqs count from 1 without gaps: an entry after `minEntries - 1` means the journal is long enough.
+  const long = await store.journal(runId, Math.max(0, minEntries - 1), 1, { values: false });
+  if (long.length === 0) return undefined;
+  const from = await store.journalView(runId);
+  const view = await foldJournalView(store, runId, from);
+  if (from !== undefined && view.throughSeq === from.throughSeq) return undefined;
+  await store.saveJournalView(runId, view);
+  return view.throughSeq;
+}
+
+/** How every store keeps a view: its seq in a column of its own, the rest as this JSON. */
+export function journalViewJson(view: JournalView): string {
+  return JSON.stringify({ records: view.records, logPaths: view.logPaths, log: view.log });
+}
+
+/** A kept view read back (`journalViewJson`'s text and the seq it goes to). */
+export function viewOfJson(throughSeq: number | string, viewJson: string): JournalView {
+  const { records, logPaths, log } = JSON.parse(viewJson) as Omit<JournalView, 'throughSeq'>;
+  return { throughSeq: Number(throughSeq), records, logPaths, log };
+}
