@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -92,6 +93,16 @@ describe('rate limiter', () => {
     release();
     await blocker;
     await expect(next).resolves.toBe('next');
+  });
+
+  it('starts a request that finds a token and a slot free with one abort listener (for its run), removed when it ends', async () => {
+    // Thousands of waits share one signal, and Node walks all its listeners to add or remove one.
+    const limiter = createRateLimiter();
+    const controller = new AbortController();
+    const added = vi.spyOn(controller.signal, 'addEventListener');
+    await expect(limiter.schedule('a', undefined, async () => 'done', controller.signal)).resolves.toBe('done');
+    expect(added).toHaveBeenCalledTimes(1);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('keeps nothing of a request that has ended while others still wait for a slot', async () => {

@@ -117,13 +117,16 @@ class Slots {
 
   constructor(private free: number) {}
 
-  /** Resolves when the caller holds a slot, which it gives back with `release`. */
-  acquire(signal: AbortSignal | undefined): Promise<void> {
+  /** Takes a free slot if there is one, which the caller gives back with `release`. */
+  take(): boolean {
+    if (this.free === 0) return false;
+    this.free -= 1;
+    return true;
+  }
+
+  /** Resolves when the caller holds a slot (after `take` found none), which it gives back with `release`. */
+  wait(signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    if (this.free > 0) {
-      this.free -= 1;
-      return Promise.resolve();
-    }
     return new Promise((resolve, reject) => {
       const waiter = new SlotWaiter(resolve, reject, signal, this);
       signal?.addEventListener('abort', waiter, { once: true });
@@ -265,6 +268,16 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     bucket.timer = undefined;
   }
 
+  /** Admits a request at once when nobody waits before it and the bucket has an unreserved token. */
+  const admitNow = (bucket: Bucket): boolean => {
+    if (bucket.waiters.length > 0) return false;
+    const now = clock.now();
+    refresh(bucket, now);
+    if (now < bucket.pausedUntil || bucket.tokens - bucket.reserved < 1) return false;
+    bucket.reserved += 1;
+    return true;
+  };
+
   const admit = (bucket: Bucket, signal: AbortSignal | undefined, first: boolean): Promise<void> =>
     new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason as Error);
@@ -311,13 +324,19 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       // a slow group never occupy slots other groups could use. A request turned back at its
       // slot (the group was paused meanwhile) waits again at the head of its group.
       for (let turnedBack = false; ; turnedBack = true) {
-        await admit(bucket, signal, turnedBack);
-        try {
-          await slots.acquire(signal);
-        } catch (error) {
-          bucket.reserved -= 1;
-          pump(bucket);
-          throw error;
+        // Most requests find a token and a slot free: they take them at once, without a promise or
+        // an abort listener (Node walks every listener of the signal, which thousands of waits
+        // share, to add or remove one).
+        if (signal?.aborted) throw signal.reason;
+        if (turnedBack || !admitNow(bucket)) await admit(bucket, signal, turnedBack);
+        if (!slots.take()) {
+          try {
+            await slots.wait(signal);
+          } catch (error) {
+            bucket.reserved -= 1;
+            pump(bucket);
+            throw error;
+          }
         }
         if (!begin(bucket)) {
           slots.release();
