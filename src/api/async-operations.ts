@@ -152,6 +152,9 @@ function templatePattern(path: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
+/** An absolute path that URL parsing would return unchanged: no query, fragment, dot segment or character it escapes. */
+const plainPath = /^(?!\/\/)(?:\/(?!\.)[\w\-.~%]*)+$/;
+
 function locate(executor: Executor, source: string | CallResult, region: string | undefined): Target {
   const pollOperations = executor.catalogue.operations.filter((operation) =>
     operation.id.endsWith('.getAsyncOperation'),
@@ -160,7 +163,9 @@ function locate(executor: Executor, source: string | CallResult, region: string 
   const location = typeof source === 'string' ? source : source.headers.location;
   const regionOf = region ?? fromResult?.region;
   if (location) {
-    const path = new URL(location, 'http://location.invalid').pathname;
+    // A plain path is its own pathname: the wait keeps the header's string, not a URL's href
+    // (a pathname is a slice of it) for each of thousands of waits.
+    const path = plainPath.test(location) ? location : new URL(location, 'http://location.invalid').pathname;
     for (const pollOperation of pollOperations) {
       const match = templatePattern(pollOperation.path).exec(path);
       if (match?.[1]) return { pollOperation, id: decodeURIComponent(match[1]), location: path, region: regionOf };

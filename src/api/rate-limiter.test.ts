@@ -1,3 +1,6 @@
+import { getEventListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createVirtualClock, sleepOn } from '../timers/index.js';
 import { createRateLimiter, type RateLimiterOptions } from './rate-limiter.js';
@@ -75,6 +78,64 @@ describe('rate limiter', () => {
     const reason = new Error('stop');
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
+  });
+
+  it('rejects with the abort reason of a request waiting for a global slot, and the next one takes the slot', async () => {
+    const limiter = createRateLimiter({ maxConcurrency: 1 });
+    let release: () => void = () => undefined;
+    const blocker = limiter.schedule('a', undefined, () => new Promise<void>((resolve) => (release = resolve)));
+    const controller = new AbortController();
+    const aborted = limiter.schedule('a', undefined, async () => 'never', controller.signal);
+    const next = limiter.schedule('b', undefined, async () => 'next');
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(aborted).rejects.toBe(reason);
+    release();
+    await blocker;
+    await expect(next).resolves.toBe('next');
+  });
+
+  it('starts a request that finds a token and a slot free with one abort listener (for its run), removed when it ends', async () => {
+    // Thousands of waits share one signal, and Node walks all its listeners to add or remove one.
+    const limiter = createRateLimiter();
+    const controller = new AbortController();
+    const added = vi.spyOn(controller.signal, 'addEventListener');
+    await expect(limiter.schedule('a', undefined, async () => 'done', controller.signal)).resolves.toBe('done');
+    expect(added).toHaveBeenCalledTimes(1);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('keeps nothing of a request that has ended while others still wait for a slot', async () => {
+    // Thousands of polls wait for a slot at once (benchmark 5): an ended request (its task, and
+    // what the task holds: the request built, its answer) must not stay reachable from the queue.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const limiter = createRateLimiter({ maxConcurrency: 1, defaultPerMinute: Infinity });
+    const gate = () => {
+      let open: () => void = () => undefined;
+      const task = () => new Promise<void>((resolve) => (open = resolve));
+      return { task, open: () => open() };
+    };
+    const [first, second] = [gate(), gate()];
+    const blocker = limiter.schedule('a', undefined, first.task);
+    // The request lives in the task's closure only.
+    const schedule = () => {
+      const request = { body: 'x'.repeat(1000) };
+      return { ended: limiter.schedule('a', undefined, async () => request.body.length), held: new WeakRef(request) };
+    };
+    const { ended, held } = schedule();
+    const blocking = limiter.schedule('a', undefined, second.task);
+    const waiting = Array.from({ length: 300 }, () => limiter.schedule('a', undefined, async () => undefined));
+    const settled = () => new Promise((resolve) => setImmediate(resolve));
+    await settled();
+    first.open();
+    await blocker;
+    await expect(ended).resolves.toBe(1000);
+    await settled();
+    gc();
+    expect(held.deref()).toBeUndefined();
+    second.open();
+    await Promise.all([blocking, ...waiting]);
   });
 
   describe('after a 429', () => {

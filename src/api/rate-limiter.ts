@@ -4,7 +4,6 @@
  * flight. A 429 pauses its bucket until the server's hint and halves the bucket's cap,
  * which then grows back step by step over the windows that pass without a 429.
  */
-import PQueue from 'p-queue';
 import { systemClock, type Clock, type Timer } from '../timers/index.js';
 import { InvalidClientOptionsError } from './errors.js';
 
@@ -69,6 +68,89 @@ interface Waiter {
   resolve: () => void;
 }
 
+/**
+ * A request waiting for a global slot: one object, which is also its abort listener. Thousands
+ * wait at once when thousands of waits poll together (benchmark 5), so each holds this entry and
+ * its promise, and nothing once it has started: p-queue held eight closures, the options and an
+ * abort listener per queued task, and kept the tasks it had started (with their results) in its
+ * queue's consumed prefix until it compacted.
+ */
+class SlotWaiter {
+  constructor(
+    readonly resolve: () => void,
+    readonly reject: (reason: unknown) => void,
+    readonly signal: AbortSignal | undefined,
+    readonly slots: Slots,
+  ) {}
+
+  handleEvent(): void {
+    this.slots.drop(this);
+    this.reject(this.signal?.reason);
+  }
+}
+
+/**
+ * The task's outcome, or the abort's reason as soon as `signal` aborts: an aborted request gives
+ * its slot back at once, whatever its task still does.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}
+
+/** The cap of requests in flight, all groups together: free slots and the requests waiting for one, in order. */
+class Slots {
+  private readonly waiting: SlotWaiter[] = [];
+
+  constructor(private free: number) {}
+
+  /** Takes a free slot if there is one, which the caller gives back with `release`. */
+  take(): boolean {
+    if (this.free === 0) return false;
+    this.free -= 1;
+    return true;
+  }
+
+  /** Resolves when the caller holds a slot (after `take` found none), which it gives back with `release`. */
+  wait(signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise((resolve, reject) => {
+      const waiter = new SlotWaiter(resolve, reject, signal, this);
+      signal?.addEventListener('abort', waiter, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** Hands the slot to the first request waiting, or frees it. */
+  release(): void {
+    const next = this.waiting.shift();
+    if (!next) {
+      this.free += 1;
+      return;
+    }
+    next.signal?.removeEventListener('abort', next);
+    next.resolve();
+  }
+
+  drop(waiter: SlotWaiter): void {
+    const index = this.waiting.indexOf(waiter);
+    if (index >= 0) this.waiting.splice(index, 1);
+  }
+}
+
 interface Bucket {
   /** The configured cap per window: what recovery grows back to. */
   limit: number;
@@ -115,7 +197,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const defaultPerMinute = checkCount('rateLimits.defaultPerMinute', options.defaultPerMinute ?? 600, 1);
   const windowMs = options.windowMs ?? 60_000;
   const clock = options.clock ?? systemClock;
-  const global = new PQueue({ concurrency: checkCount('maxConcurrency', options.maxConcurrency ?? 16, 1) });
+  const slots = new Slots(checkCount('maxConcurrency', options.maxConcurrency ?? 16, 1));
   const buckets = new Map<string, Bucket>();
 
   const bucketOf = (group: string, published: number | undefined): Bucket => {
@@ -186,6 +268,16 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     bucket.timer = undefined;
   }
 
+  /** Admits a request at once when nobody waits before it and the bucket has an unreserved token. */
+  const admitNow = (bucket: Bucket): boolean => {
+    if (bucket.waiters.length > 0) return false;
+    const now = clock.now();
+    refresh(bucket, now);
+    if (now < bucket.pausedUntil || bucket.tokens - bucket.reserved < 1) return false;
+    bucket.reserved += 1;
+    return true;
+  };
+
   const admit = (bucket: Bucket, signal: AbortSignal | undefined, first: boolean): Promise<void> =>
     new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason as Error);
@@ -220,12 +312,6 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
     return allowed;
   };
 
-  const rethrowAbort = (error: unknown, signal: AbortSignal | undefined): never => {
-    // p-queue rejects with its own AbortError; callers expect the reason they aborted with.
-    if (signal?.aborted) throw signal.reason;
-    throw error;
-  };
-
   return {
     async schedule<T>(
       group: string,
@@ -238,25 +324,28 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       // a slow group never occupy slots other groups could use. A request turned back at its
       // slot (the group was paused meanwhile) waits again at the head of its group.
       for (let turnedBack = false; ; turnedBack = true) {
-        await admit(bucket, signal, turnedBack);
-        let begun = false;
-        let started = false;
-        try {
-          const value = await global.add(
-            async () => {
-              begun = true;
-              started = begin(bucket);
-              return started ? task() : undefined;
-            },
-            { signal },
-          );
-          if (started) return value as T;
-        } catch (error) {
-          if (!begun) {
+        // Most requests find a token and a slot free: they take them at once, without a promise or
+        // an abort listener (Node walks every listener of the signal, which thousands of waits
+        // share, to add or remove one).
+        if (signal?.aborted) throw signal.reason;
+        if (turnedBack || !admitNow(bucket)) await admit(bucket, signal, turnedBack);
+        if (!slots.take()) {
+          try {
+            await slots.wait(signal);
+          } catch (error) {
             bucket.reserved -= 1;
             pump(bucket);
+            throw error;
           }
-          return rethrowAbort(error, signal);
+        }
+        if (!begin(bucket)) {
+          slots.release();
+          continue;
+        }
+        try {
+          return await (signal ? untilAborted(task(), signal) : task());
+        } finally {
+          slots.release();
         }
       }
     },
