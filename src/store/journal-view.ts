@@ -3,7 +3,7 @@ import type { JournalEntry, JournalView, LoggedLine, RunStore } from './types.js
 
 /**
  * Collects the `log:` lines of a journal read in pieces (pages, in order): `add` each entry,
- * `lines` at the end. A `log:` step's start comes before its end, so one pass finds both.
+ * `lines` at the end. A `log:` step's kind is on its first entry, so one pass finds its line.
  * `from`: a stored view's log, continued by the entries added.
  */
 export function logLineCollector(from?: Pick<JournalView, 'logPaths' | 'log'>): {
@@ -16,7 +16,9 @@ export function logLineCollector(from?: Pick<JournalView, 'logPaths' | 'log'>): 
   return {
     add(entry) {
       const { event } = entry;
-      if (event.type === 'step.started' && event.kind === 'log') logPaths.add(event.path);
+      // A `log:` step journals one entry, a `step.finished` with its kind (a `step.started` in older journals).
+      if ((event.type === 'step.started' || event.type === 'step.finished') && event.kind === 'log')
+        logPaths.add(event.path);
       const message = logMessage(entry, logPaths);
       if (message !== undefined) lines.push({ at: entry.at, path: event.path, message });
     },
