@@ -567,11 +567,6 @@ function checkSecretInputs(run: RunRecord, given: Record<string, unknown>): void
   }
 }
 
-/**
- * Applies the retention as a run ends, so history does not grow without a `runs prune`: one
- * indexed delete, and a look at the output folders only when runs went. A failure is logged,
- * not the run's: its own outcome is already stored.
- */
 /** The statuses after which no process drives the run until someone resumes or redrives it. */
 const endedStatuses = new Set<string>([RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled]);
 
@@ -596,6 +591,11 @@ async function keepJournalView(
   }
 }
 
+/**
+ * Applies the retention as a run ends, so history does not grow without a `runs prune`: one
+ * indexed delete, and a look at the output folders only when runs went. A failure is logged,
+ * not the run's: its own outcome is already stored.
+ */
 async function pruneOldRuns(
   store: RunStore,
   now: number,
