@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { createSecretRegistry, type Logger } from '../logging/index.js';
+import { untilAborted } from '../timers/index.js';
 import { ApiError, asFinal, createHttpError, InvalidResponseError } from './errors.js';
 import { withRetry, type RetryPolicy } from './retry.js';
 import { readText, sendRequest } from './transport.js';
@@ -50,24 +51,9 @@ export function renewalTime(now: number, expiresInSeconds: number | undefined): 
   return now + lifetimeMs - Math.min(REFRESH_MARGIN_MS, lifetimeMs / 3);
 }
 
+/** The shared fetch goes on for the other callers; only this caller stops waiting. */
 function waitFor<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  // The shared fetch goes on for the other callers; only this caller stops waiting.
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
-    );
-  });
+  return signal ? untilAborted(promise, signal) : promise;
 }
 
 export function createTokenProvider(options: TokenProviderOptions): TokenProvider {

@@ -4,7 +4,7 @@
  * flight. A 429 pauses its bucket until the server's hint and halves the bucket's cap,
  * which then grows back step by step over the windows that pass without a 429.
  */
-import { systemClock, type Clock, type Timer } from '../timers/index.js';
+import { systemClock, untilAborted, type Clock, type Timer } from '../timers/index.js';
 import { InvalidClientOptionsError } from './errors.js';
 
 export interface RateLimiterOptions {
@@ -87,28 +87,6 @@ class SlotWaiter {
     this.slots.drop(this);
     this.reject(this.signal?.reason);
   }
-}
-
-/**
- * The task's outcome, or the abort's reason as soon as `signal` aborts: an aborted request gives
- * its slot back at once, whatever its task still does.
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) onAbort();
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error as Error);
-      },
-    );
-  });
 }
 
 /** The cap of requests in flight, all groups together: free slots and the requests waiting for one, in order. */

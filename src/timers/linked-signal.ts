@@ -40,3 +40,26 @@ export function linkSignal(
     },
   };
 }
+
+/**
+ * `work`'s outcome, or the abort's reason as soon as `signal` aborts: the caller stops waiting,
+ * the work goes on (a fetch shared with other callers, a task that still holds its slot) and is
+ * still observed, so its later failure is never unhandled.
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}

@@ -243,12 +243,12 @@ describe('SQLite run store', () => {
     // One commit writes a few pages to the write-ahead log; 200 commits wrote at least 200.
     expect(walBytes() - before).toBeLessThan(50 * 4096);
     // An append for an unknown run is refused at once, and does not fail the others of its turn.
-    const together = [
+    const [known, unknown] = await Promise.allSettled([
       store.append('r1', { type: 'item.started', path: 'systems', index: 1000 }),
       store.append('nope', { type: 'item.started', path: 'systems', index: 0 }),
-    ];
-    await expect(together[0]).resolves.toBeUndefined();
-    await expect(together[1]).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    ]);
+    expect(known).toEqual({ status: 'fulfilled', value: undefined });
+    expect(unknown).toMatchObject({ status: 'rejected', reason: { code: 'RUN_NOT_FOUND' } });
   });
 
   it('after a SIGKILL with buffered appends, what survives is a prefix holding every unbuffered append', async () => {
