@@ -63,12 +63,29 @@ function redactKeys(value: unknown, seen: Set<object>): unknown {
   return copy ?? value;
 }
 
-/** A shallow copy with the same prototype and own properties, hidden ones included (an error's `message`). */
+/**
+ * A shallow copy with the same prototype and own properties, hidden ones included (an error's
+ * `message`). An accessor is copied as its value: Node 22's error `stack` is an accessor that
+ * reads the original error, and on a copy it would read nothing.
+ */
 function copyOf(value: object): Record<string, unknown> {
-  return Object.create(
-    Object.getPrototypeOf(value) as object | null,
-    Object.getOwnPropertyDescriptors(value),
-  ) as Record<string, unknown>;
+  const copy = Object.create(Object.getPrototypeOf(value) as object | null) as Record<string, unknown>;
+  for (const key of Reflect.ownKeys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key)!;
+    Object.defineProperty(
+      copy,
+      key,
+      descriptor.get || descriptor.set
+        ? {
+            value: (value as Record<string | symbol, unknown>)[key],
+            enumerable: descriptor.enumerable ?? false,
+            writable: true,
+            configurable: true,
+          }
+        : descriptor,
+    );
+  }
+  return copy;
 }
 
 /** The set of secret values a logger scrubs from every string it writes. */
