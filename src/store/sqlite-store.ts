@@ -379,16 +379,15 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   });
 
   /**
-   * Commits the buffered entries and `last` after them, in one transaction. When it fails
+   * Commits the buffered entries in one transaction. When it fails
    * nothing is written: the unbuffered appends it held are told, and the buffered entries are
    * kept for the next commit to try again.
    */
-  function commit(last?: PendingEntry): void {
+  function commit(): void {
     if (flushTimer) {
       clearTimeout(flushTimer);
       flushTimer = undefined;
     }
-    if (last) buffer.push(last);
     if (buffer.length === 0) return;
     try {
       if (buffer.length === 1) insertEntry(buffer[0]!);
