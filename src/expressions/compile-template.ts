@@ -14,11 +14,11 @@ import { taintTrackerOf } from './taint.js';
 import type { ExpressionContext, ReferenceSite, Template } from './types.js';
 
 /**
- * Guardrails of one evaluation: JSONata stops an expression that runs longer or recurses
- * deeper than this (a runaway `$eval` or recursive lambda must not hang a run), and no value
- * it builds may be larger than the allocation limits (an expression must not exhaust memory).
+ * Guardrails of one evaluation: JSONata stops an expression that recurses deeper than this, the
+ * allocation limits one that evaluates too many parts (a runaway `$eval` or recursive lambda must
+ * not hang a run) or builds a value too large (an expression must not exhaust memory).
  */
-export const EXPRESSION_LIMITS = { timeoutMs: 2000, stackDepth: 500, ...ALLOCATION_LIMITS } as const;
+export const EXPRESSION_LIMITS = { stackDepth: 500, ...ALLOCATION_LIMITS } as const;
 
 const OPEN = '${{';
 const CLOSE = '}}';
@@ -182,7 +182,6 @@ function compileExpression(
   }
   try {
     const expression = jsonata(segment.text, {
-      timeout: EXPRESSION_LIMITS.timeoutMs,
       stack: EXPRESSION_LIMITS.stackDepth,
       sequence: EXPRESSION_LIMITS.maxItems,
     });
