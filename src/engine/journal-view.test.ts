@@ -39,7 +39,7 @@ describe('the journal view a run keeps', () => {
     expect(kept?.records.find((record) => record.path === 'loop[2].check')?.status).toBe('failed');
   });
 
-  it('is not written for a journal shorter than the threshold (10,000 entries by default)', async () => {
+  it('is not written for a journal shorter than the threshold (50,000 entries by default)', async () => {
     const run = await fastRun(book);
     expect(await run.store.journalView(run.result.runId)).toBeUndefined();
     const short = await fastRun(book, { journalViewMinEntries: 1_000 });

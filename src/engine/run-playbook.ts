@@ -104,7 +104,7 @@ export interface RunOptions {
   /**
    * A run whose journal has at least this many entries keeps its journal folded without values
    * in the store when it ends (`checkpointJournalView`), so `runs show` reads that, not the journal.
-   * @default JOURNAL_VIEW_MIN_ENTRIES (10,000)
+   * @default JOURNAL_VIEW_MIN_ENTRIES (50,000)
    */
   journalViewMinEntries?: number;
   /**
