@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // The suite's secret scan (test/support/leak-scan.ts): the global setup gives every test
@@ -23,10 +24,14 @@ const integration = { environment: 'node' as const, setupFiles, testTimeout: 60_
 // Projects (CONTRIBUTING.md): unit tests live beside the code, integration tests (against the
 // simulator on port 0) in test/, the tests that need a PostgreSQL server in test/postgres/ (a
 // throwaway cluster started once for them), the web UI's in a real Chromium in test/browser/.
-// Groups run in order: unit and integration together, then the tests of the built CLI, then
-// the browser tests, then the one that rebuilds dist/, then postgres.
+// Groups run in order: unit, integration and the tests of the built CLI together (`npm test`
+// builds dist/ first; none of them writes it), then the browser tests, then the one that
+// rebuilds dist/, then postgres.
 export default defineConfig({
   test: {
+    // Vitest's default is one worker fewer than the cores: one on a 2-core machine, so every file
+    // waited on the one before (simulators, child processes and timers, mostly idle CPU).
+    maxWorkers: Math.max(3, availableParallelism()),
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       { test: { name: 'unit', include: ['src/**/*.test.ts'], environment: 'node', setupFiles } },
@@ -38,7 +43,7 @@ export default defineConfig({
           ...integration,
         },
       },
-      { test: { name: 'built', include: built, ...integration, sequence: { groupOrder: 1 } } },
+      { test: { name: 'built', include: built, ...integration } },
       { test: { name: 'browser', include: browser, ...integration, sequence: { groupOrder: 2 } } },
       { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 3 } } },
       {
@@ -47,6 +52,8 @@ export default defineConfig({
           include: ['test/postgres/**/*.test.ts'],
           ...integration,
           globalSetup: ['test/support/postgres-global-setup.ts'],
+          // One file at a time, as they were written for (one cluster, claims timed in seconds).
+          maxWorkers: 1,
           // Last and alone: its workers are real processes timed by claims of a few seconds, and
           // the simulated world runs 3000 times faster than the wall clock (a busy machine's
           // delays become simulated hours: see test/postgres/fixtures/long-prechecks.world.yaml).

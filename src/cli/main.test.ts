@@ -23,7 +23,8 @@ function runFresh(args: string[]): { stdout: string; packages: string[] } {
   ) as { stdout: string; packages: string[] };
 }
 
-describe('fleetbook start-up', () => {
+// Each case starts fresh processes under tsx (about 2 s each on a busy 2-core machine).
+describe('fleetbook start-up', { timeout: 30_000 }, () => {
   it('answers --version and --help without loading what the commands run on', () => {
     for (const args of [['--version'], ['--help'], ['run', '--help']]) {
       const { stdout, packages } = runFresh(args);
