@@ -92,6 +92,8 @@ interface ChildResult {
   durationMs: number;
   runId: string;
   peakRssBytes: number;
+  /** The peak before the ended run kept its journal view (absent when it kept none). */
+  peakRssBeforeViewBytes?: number;
   /** CPU time of the run's process (user + system), ms. */
   cpuMs: number;
   replayMs?: number;
@@ -108,6 +110,8 @@ interface JournalSize {
 interface StoreProbe {
   size(runId: string): Promise<JournalSize>;
   loopSpanMs(runId: string): Promise<number>;
+  /** The first failed steps' entries (event JSON), so a run that failed says why. */
+  failures(runId: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -120,6 +124,11 @@ const LOOP_SQL = (param: string) => `
     AND (event_json LIKE '{"type":"step.started","path":"systems",%' OR event_json LIKE '{"type":"step.finished","path":"systems",%')
   ORDER BY seq`;
 
+const FAILURES_SQL = (param: string) => `
+  SELECT event_json AS "eventJson" FROM journal WHERE run_id = ${param}
+    AND event_json LIKE '{"type":"step.finished",%' AND event_json LIKE '%"status":"failed"%'
+  ORDER BY seq LIMIT 3`;
+
 function spanOf(rows: Array<{ at: string; eventJson: string }>): number {
   const at = (type: string) => Date.parse(rows.find((row) => row.eventJson.startsWith(`{"type":"${type}"`))?.at ?? '');
   return at('step.finished') - at('step.started');
@@ -129,9 +138,11 @@ function sqliteProbe(file: string): StoreProbe {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   const size = db.prepare<[string], JournalSize>(SIZE_SQL('?'));
   const loop = db.prepare<[string], { at: string; eventJson: string }>(LOOP_SQL('?'));
+  const failed = db.prepare<[string], { eventJson: string }>(FAILURES_SQL('?'));
   return {
     size: async (runId) => size.get(runId) ?? { entries: 0, bytes: 0, items: 0 },
     loopSpanMs: async (runId) => spanOf(loop.all(runId)),
+    failures: async (runId) => failed.all(runId).map((row) => row.eventJson),
     close: async () => void db.close(),
   };
 }
@@ -146,6 +157,9 @@ function postgresProbe(url: string): StoreProbe {
     },
     async loopSpanMs(runId) {
       return spanOf((await pool.query<{ at: string; eventJson: string }>(LOOP_SQL('$1'), [runId])).rows);
+    },
+    async failures(runId) {
+      return (await pool.query<{ eventJson: string }>(FAILURES_SQL('$1'), [runId])).rows.map((row) => row.eventJson);
     },
     close: () => pool.end(),
   };
@@ -309,8 +323,11 @@ async function benchRuns(
     }
   }
   const result = await run.done;
-  if (result.status !== 'succeeded') throw new Error(`the run ${result.status}: ${JSON.stringify(result.error)}`);
   probe ??= target.probe();
+  if (result.status !== 'succeeded')
+    throw new Error(
+      `the run ${result.status}: ${JSON.stringify(result.error)}; its first failed steps: ${(await probe.failures(runId)).join('\n')}`,
+    );
   sizes.push(await probe.size(runId));
   const makespanMs = await probe.loopSpanMs(runId);
   const ratio = makespanMs / (BOUND_SIMULATED_MS / TIME_SCALE);
@@ -319,7 +336,7 @@ async function benchRuns(
 
   const runFigures =
     `${target.name}: makespan ${(makespanMs / 1000).toFixed(1)} s against ${(BOUND_SIMULATED_MS / TIME_SCALE / 1000).toFixed(1)} s, ratio ${ratio.toFixed(3)}; ` +
-    `peak RSS ${rssMB.toFixed(0)} MB; CPU of the run ${(result.cpuMs / count).toFixed(1)} ms per system; journal ${final.entries} entries, ${(final.bytes / 1e6).toFixed(1)} MB`;
+    `peak RSS ${rssMB.toFixed(0)} MB${result.peakRssBeforeViewBytes === undefined ? '' : ` (${(result.peakRssBeforeViewBytes / 1e6).toFixed(0)} MB before the journal view)`}; CPU of the run ${(result.cpuMs / count).toFixed(1)} ms per system; journal ${final.entries} entries, ${(final.bytes / 1e6).toFixed(1)} MB`;
   const runVerdicts: Verdict[] = [
     { label: `${target.name} ratio ${ratio.toFixed(3)} ≤ ${TARGETS.ratio}`, pass: ratio <= TARGETS.ratio },
     { label: `RSS ${rssMB.toFixed(0)} MB < ${TARGETS.rssMB}`, pass: rssMB < TARGETS.rssMB },
@@ -361,7 +378,10 @@ async function benchRuns(
   while (atKill === undefined) {
     await delay(200);
     if (killedEnded)
-      throw new Error(`the second run ended before half its systems: ${JSON.stringify(await killed.done)}`);
+      throw new Error(
+        `the second run ended before half its systems: ${JSON.stringify(await killed.done)}; ` +
+          `its first failed steps: ${(await probe.failures(killedId)).join('\n')}`,
+      );
     const size = await probe.size(killedId).catch(() => undefined);
     if (size && size.items >= count / 2) atKill = size;
   }

@@ -2,7 +2,8 @@
 // `fleetbook run` and `fleetbook resume` use it), so its peak RSS is Fleetbook's alone. Its one
 // argument is a JSON file: { mode: 'run' | 'resume', playbook, runId, inputs?, connection,
 // store: { file } | { url }, outputsDir, resultFile, wait?, rateLimits?, stopAfterReplay? }.
-// It writes { status, durationMs, runId, peakRssBytes, cpuMs, replayMs? } to resultFile.
+// It writes { status, durationMs, runId, peakRssBytes, peakRssBeforeViewBytes?, cpuMs, replayMs? }
+// to resultFile: peakRssBeforeViewBytes is the peak before the run, ended, keeps its journal view.
 //
 // `resume` measures the replay: from the call of `resumeRun` (the store open, the playbook
 // loaded) to the first journal entry the resumed run appends, i.e. the first new thing it does
@@ -78,6 +79,13 @@ const writeAllocations = async () => {
 
 const started = performance.now();
 if (job.mode === 'run') {
+  // The engine reads the kept view only as the ended run keeps its journal view.
+  let peakRssBeforeViewBytes;
+  const journalView = store.journalView.bind(store);
+  store.journalView = (runId) => {
+    peakRssBeforeViewBytes ??= peakRssBytes();
+    return journalView(runId);
+  };
   const result = await runPlaybook(playbook, {
     runId: job.runId,
     inputs: job.inputs,
@@ -87,7 +95,13 @@ if (job.mode === 'run') {
     env: {},
     outputsDir: job.outputsDir,
   });
-  writeResult({ status: result.status, error: result.error, durationMs: result.durationMs, runId: result.runId });
+  writeResult({
+    status: result.status,
+    error: result.error,
+    durationMs: result.durationMs,
+    runId: result.runId,
+    ...(peakRssBeforeViewBytes === undefined ? {} : { peakRssBeforeViewBytes }),
+  });
   await writeAllocations();
 } else {
   // The first append of the resumed run ends the replay.
