@@ -1,5 +1,5 @@
 import { foldJournal, withoutValues } from './fold-journal.js';
-import { journalViewJson, viewOfJson } from './journal-view.js';
+import { journalViewParts, viewOfParts, type StoredViewPart } from './journal-view.js';
 import { normaliseTimestamp } from './payload.js';
 import {
   assertLeaseTtl,
@@ -43,7 +43,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   const runs = new Map<string, RunRow>();
   const journals = new Map<string, JournalRow[]>();
   // As the other stores keep them: JSON text, read back as a copy.
-  const journalViews = new Map<string, { throughSeq: number; viewJson: string }>();
+  const journalViews = new Map<string, StoredViewPart[]>();
   const leases = new Map<string, { owner: string; expiresAtMs: number }>();
   const schedules = new Map<string, string>();
   const rateBuckets = new Map<string, number>();
@@ -250,15 +250,18 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
 
     async journalView(runId) {
       open();
-      const kept = journalViews.get(runId);
-      return kept === undefined ? undefined : viewOfJson(kept.throughSeq, kept.viewJson);
+      return viewOfParts(journalViews.get(runId) ?? []);
     },
 
     async saveJournalView(runId, view) {
       open();
       existing(runId);
-      if ((journalViews.get(runId)?.throughSeq ?? 0) > view.throughSeq) return;
-      journalViews.set(runId, { throughSeq: view.throughSeq, viewJson: journalViewJson(view) });
+      if (Number(journalViews.get(runId)?.[0]?.throughSeq ?? 0) > view.throughSeq) return;
+      const { throughSeq } = view;
+      journalViews.set(
+        runId,
+        Array.from(journalViewParts(view), (viewJson) => ({ throughSeq, viewJson })),
+      );
     },
 
     async acquireLease(key, owner, ttlMs) {

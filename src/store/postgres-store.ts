@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
 import { createJournalFold, journalPages, withoutValues } from './fold-journal.js';
-import { journalViewJson, viewOfJson } from './journal-view.js';
+import { journalViewParts, viewOfParts } from './journal-view.js';
 import { normaliseTimestamp } from './payload.js';
 import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
 import {
@@ -261,15 +261,18 @@ export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "ev
 /** One page of `SQL_JOURNAL`: a journal of any size read by `seq` in pieces. */
 export const SQL_JOURNAL_PAGE = `${SQL_JOURNAL} LIMIT $3`;
 /** The run's kept journal view (journal-view.ts). */
-export const SQL_JOURNAL_VIEW = `SELECT through_seq AS "throughSeq", view_json AS "viewJson" FROM journal_views WHERE run_id = $1`;
+export const SQL_JOURNAL_VIEW = `SELECT through_seq AS "throughSeq", view_json AS "viewJson" FROM journal_views WHERE run_id = $1 ORDER BY part`;
 /**
- * Keeps a run's journal view: no row for a run that does not exist, and the row lock of ON
- * CONFLICT orders two writers, so a view through an earlier seq never replaces a later one.
+ * Keeps a run's journal view, its first part: no row for a run that does not exist, and the row
+ * lock of ON CONFLICT orders two writers (each in a transaction with its other parts), so a view
+ * through an earlier seq never replaces a later one.
  */
 export const SQL_SAVE_JOURNAL_VIEW = `
-  INSERT INTO journal_views (run_id, through_seq, view_json) SELECT id, $2, $3 FROM runs WHERE id = $1
-  ON CONFLICT (run_id) DO UPDATE SET through_seq = excluded.through_seq, view_json = excluded.view_json
+  INSERT INTO journal_views (run_id, part, through_seq, view_json) SELECT id, 0, $2, $3 FROM runs WHERE id = $1
+  ON CONFLICT (run_id, part) DO UPDATE SET through_seq = excluded.through_seq, view_json = excluded.view_json
   WHERE excluded.through_seq >= journal_views.through_seq`;
+export const SQL_DROP_JOURNAL_VIEW_PARTS = `DELETE FROM journal_views WHERE run_id = $1 AND part > 0`;
+export const SQL_ADD_JOURNAL_VIEW_PART = `INSERT INTO journal_views (run_id, part, through_seq, view_json) VALUES ($1, $2, $3, $4)`;
 /**
  * Takes or renews a lease in one upsert: the row lock of ON CONFLICT makes two processes
  * racing for a free or expired lease see each other, so exactly one gets it.
@@ -874,14 +877,28 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
     journalView: (runId) =>
       serial(async () => {
-        const row = (await query<{ throughSeq: number; viewJson: string }>(SQL_JOURNAL_VIEW, [runId])).rows[0];
-        return row === undefined ? undefined : viewOfJson(row.throughSeq, row.viewJson);
+        return viewOfParts((await query<{ throughSeq: number; viewJson: string }>(SQL_JOURNAL_VIEW, [runId])).rows);
       }),
 
     saveJournalView: (runId, view) =>
       serial(async () => {
-        const saved = await query(SQL_SAVE_JOURNAL_VIEW, [runId, view.throughSeq, journalViewJson(view)]);
-        if (saved.rowCount === 0 && (await query(SQL_GET_RUN, [runId])).rowCount === 0) throw runNotFound(runId);
+        const { throughSeq } = view;
+        // Part by part, each text made as it is sent: never the whole view as one string.
+        const saved = await inTransaction(async (client) => {
+          const parts = journalViewParts(view);
+          const first = parts.next();
+          if (
+            first.done ||
+            (await client.query(SQL_SAVE_JOURNAL_VIEW, [runId, throughSeq, first.value])).rowCount === 0
+          )
+            return false;
+          await client.query(SQL_DROP_JOURNAL_VIEW_PARTS, [runId]);
+          let part = 0;
+          for (const viewJson of parts)
+            await client.query(SQL_ADD_JOURNAL_VIEW_PART, [runId, (part += 1), throughSeq, viewJson]);
+          return true;
+        });
+        if (!saved && (await query(SQL_GET_RUN, [runId])).rowCount === 0) throw runNotFound(runId);
       }),
 
     acquireLease: (key, owner, ttlMs) =>

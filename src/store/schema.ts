@@ -112,6 +112,18 @@ export const migrations: readonly string[] = [
     view_json TEXT NOT NULL
   );
   `,
+  // The view in parts of a few hundred KB (journalViewParts), not one text. The views kept before
+  // are dropped: they are checkpoints, and \`runs show\` folds a run without one from its journal.
+  `
+  DROP TABLE journal_views;
+  CREATE TABLE journal_views (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    part INTEGER NOT NULL,
+    through_seq INTEGER NOT NULL,
+    view_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, part)
+  );
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { journalViewJson, viewOfJson } from './journal-view.js';
+import { journalViewParts, viewOfParts } from './journal-view.js';
 import { foldJournal, mapIterable, SMALL_EVENT_BYTES, STEP_EVENT_JSON_START, withoutValues } from './fold-journal.js';
 import { normaliseTimestamp } from './payload.js';
 import {
@@ -25,7 +25,15 @@ import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js
 import { migrations, schemaVersion } from './schema.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
-import type { CancelOutcome, RunFilter, RunStore, RunStoreOptions, RunCount, WebSession } from './types.js';
+import type {
+  CancelOutcome,
+  JournalView,
+  RunFilter,
+  RunStore,
+  RunStoreOptions,
+  RunCount,
+  WebSession,
+} from './types.js';
 import { RunStatus } from './types.js';
 
 export interface SqliteRunStoreOptions extends RunStoreOptions {
@@ -224,13 +232,17 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       `SELECT run_id AS runId, seq, at, ${SQL_EVENT_WITHOUT_VALUES} AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     ),
     journalView: db.prepare<[string], { throughSeq: number; viewJson: string }>(
-      `SELECT through_seq AS throughSeq, view_json AS viewJson FROM journal_views WHERE run_id = ?`,
+      `SELECT through_seq AS throughSeq, view_json AS viewJson FROM journal_views WHERE run_id = ? ORDER BY part`,
     ),
-    // Of a run that exists (no row otherwise), never replacing a view through a later seq.
+    // A view's first part, of a run that exists (no row otherwise), never replacing a view through a later seq.
     saveJournalView: db.prepare<{ runId: string; throughSeq: number; viewJson: string }>(`
-      INSERT INTO journal_views (run_id, through_seq, view_json) SELECT id, @throughSeq, @viewJson FROM runs WHERE id = @runId
-      ON CONFLICT (run_id) DO UPDATE SET through_seq = excluded.through_seq, view_json = excluded.view_json
+      INSERT INTO journal_views (run_id, part, through_seq, view_json) SELECT id, 0, @throughSeq, @viewJson FROM runs WHERE id = @runId
+      ON CONFLICT (run_id, part) DO UPDATE SET through_seq = excluded.through_seq, view_json = excluded.view_json
       WHERE excluded.through_seq >= journal_views.through_seq`),
+    dropJournalViewParts: db.prepare<[string]>(`DELETE FROM journal_views WHERE run_id = ? AND part > 0`),
+    addJournalViewPart: db.prepare<[string, number, number, string]>(
+      `INSERT INTO journal_views (run_id, part, through_seq, view_json) VALUES (?, ?, ?, ?)`,
+    ),
     acquireLease: db.prepare<{ key: string; owner: string; nowMs: number; expiresAtMs: number }>(`
       INSERT INTO leases (key, owner, expires_at_ms) VALUES (@key, @owner, @expiresAtMs)
       ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at_ms = excluded.expires_at_ms
@@ -469,6 +481,19 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     for (const row of rows) statements.addNotification.run(row);
   };
   /** A status change and the notifications it causes, in one transaction: both are recorded or neither. */
+  /** A view's parts in one transaction; false (nothing written) when the run is unknown or its view is later. */
+  const saveViewParts = db.transaction((runId: string, view: JournalView): boolean => {
+    const parts = journalViewParts(view);
+    const first = parts.next();
+    if (first.done) return false;
+    const { throughSeq } = view;
+    if (statements.saveJournalView.run({ runId, throughSeq, viewJson: first.value }).changes === 0) return false;
+    statements.dropJournalViewParts.run(runId);
+    let part = 0;
+    for (const viewJson of parts) statements.addJournalViewPart.run(runId, (part += 1), throughSeq, viewJson);
+    return true;
+  });
+
   const setStatusWithNotifications = db.transaction(
     (runId: string, apply: () => number, notifications: NotificationRow[]): void => {
       changedRun(runId, apply());
@@ -674,18 +699,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
 
     async journalView(runId) {
       open();
-      const row = statements.journalView.get(runId);
-      return row === undefined ? undefined : viewOfJson(row.throughSeq, row.viewJson);
+      return viewOfParts(statements.journalView.iterate(runId));
     },
 
     async saveJournalView(runId, view) {
       open();
-      const { changes } = statements.saveJournalView.run({
-        runId,
-        throughSeq: view.throughSeq,
-        viewJson: journalViewJson(view),
-      });
-      if (changes === 0 && !statements.runExists.get(runId)) throw runNotFound(runId);
+      if (!saveViewParts(runId, view) && !statements.runExists.get(runId)) throw runNotFound(runId);
     },
 
     async acquireLease(key, owner, ttlMs) {

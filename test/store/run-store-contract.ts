@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createJournalFold, journalPages, withoutValues } from '../../src/store/fold-journal.js';
-import { checkpointJournalView, foldJournalView } from '../../src/store/journal-view.js';
+import { checkpointJournalView, foldJournalView, VIEW_PART_RECORDS } from '../../src/store/journal-view.js';
 import type { JournalEvent, NewRun, RunStore, RunStoreOptions } from '../../src/store/types.js';
 
 /** A clock the test moves by hand. */
@@ -403,6 +403,32 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await store.setRunStatus('v1', 'failed');
       expect(await store.prune('2026-03-02T00:00:00.000Z')).toBe(1);
       expect(await store.journalView('v1')).toBeUndefined();
+    });
+
+    it('keeps a view of many records in parts, and a later, shorter view leaves none of the longer one', async () => {
+      await store.createRun(newRun('v1'));
+      const record = (index: number) => ({
+        path: `systems[${index}]`,
+        stepId: 'systems',
+        kind: 'item',
+        status: 'succeeded' as const,
+        attempts: 0,
+        startedAt: '2026-01-01T00:00:00.000Z',
+      });
+      const long = {
+        throughSeq: 10,
+        records: Array.from({ length: 2 * VIEW_PART_RECORDS + 1 }, (_, index) => record(index)),
+        logPaths: ['say'],
+        log: [{ at: '2026-01-01T00:00:00.000Z', path: 'say', message: 'hello' }],
+      };
+      await store.saveJournalView('v1', long);
+      expect(await store.journalView('v1')).toEqual(long);
+      const short = { throughSeq: 12, records: [record(7)], logPaths: [], log: [] };
+      await store.saveJournalView('v1', short);
+      expect(await store.journalView('v1')).toEqual(short);
+      // An earlier view, however long, does not replace it, nor add parts to it.
+      await store.saveJournalView('v1', long);
+      expect(await store.journalView('v1')).toEqual(short);
     });
 
     it('continues a kept journal view with the entries after it: the fold of the whole journal', async () => {
