@@ -299,6 +299,47 @@ describe('foldJournal', () => {
     expect(steps[1]).not.toHaveProperty('error');
     expect(steps[1]).not.toHaveProperty('input');
   });
+
+  it('without values, notes the seqs of the entries holding each step input and outputs, where those would be', () => {
+    const entries = journal(
+      { type: 'step.started', path: 'update', stepId: 'update', kind: 'call', input: { system: 's-1' } },
+      { type: 'request.sending', path: 'update', attempt: 1, operationId: 'sys.update', method: 'POST' },
+      { type: 'step.finished', path: 'update', status: 'interrupted' },
+      // Resumed: started again, answered, finished with outputs.
+      { type: 'step.started', path: 'update', stepId: 'update', kind: 'call', input: { system: 's-1', n: 2 } },
+      { type: 'request.answered', path: 'update', attempt: 1, httpStatus: 202, location },
+      { type: 'step.finished', path: 'update', status: 'succeeded', outputs: { done: true } },
+      { type: 'step.finished', path: 'note', stepId: 'note', kind: 'set', status: 'succeeded', input: { a: 1 } },
+      { type: 'item.started', path: 'loop', index: 0 },
+    );
+    const withValues = foldJournal(entries);
+    const without = foldJournal(entries, { values: false });
+    expect(without.map((record) => [record.path, record.startedSeq, record.finishedSeq])).toEqual([
+      ['update', 4, 6],
+      ['note', 7, 7],
+      ['loop[0]', undefined, undefined],
+    ]);
+    // The seqs sit where the values do: the fold with values, member for member.
+    const named = (key: string) => (key === 'startedSeq' ? 'input' : key === 'finishedSeq' ? 'outputs' : key);
+    expect(without.map((record) => Object.keys(record).map(named))).toEqual([
+      Object.keys(withValues[0] ?? {}),
+      [...Object.keys(withValues[1] ?? {}), 'outputs'],
+      Object.keys(withValues[2] ?? {}),
+    ]);
+    expect(withValues[1]).not.toHaveProperty('outputs');
+  });
+
+  it('without values, a step that ends twice without starting again notes no start: which outputs count is unknown', () => {
+    const entries = journal(
+      { type: 'step.started', path: 'say', stepId: 'say', kind: 'log' },
+      { type: 'step.finished', path: 'say', status: 'succeeded', outputs: { message: 'first' } },
+      { type: 'step.finished', path: 'say', status: 'succeeded' },
+    );
+    expect(foldJournal(entries)[0]?.outputs).toEqual({ message: 'first' });
+    const [record] = foldJournal(entries, { values: false });
+    expect(record).not.toHaveProperty('startedSeq');
+    expect(record?.finishedSeq).toBe(3);
+  });
 });
 
 describe('journalPages', () => {

@@ -59,7 +59,7 @@ export function createJournalFold(options: JournalFoldOptions = {}): JournalFold
   const add = ({ at, seq, event }: JournalEntry): void => {
     switch (event.type) {
       case 'step.started':
-        startStep(records, event, at, values);
+        startStep(records, event, at, values ? undefined : seq);
         break;
       case 'item.started': {
         const path = `${event.path}[${event.index}]`;
@@ -97,7 +97,8 @@ export function createJournalFold(options: JournalFoldOptions = {}): JournalFold
       }
       default: {
         // A quiet step's one entry: its start and its end.
-        if (event.type === 'step.finished' && event.kind !== undefined) startStep(records, event, at, values);
+        if (event.type === 'step.finished' && event.kind !== undefined)
+          startStep(records, event, at, values ? undefined : seq);
         const record = records.get(event.path);
         // Events of a step whose start is missing are journal damage, not a step to invent.
         if (!record) break;
@@ -138,7 +139,11 @@ export function createJournalFold(options: JournalFoldOptions = {}): JournalFold
             record.endedAt = at;
             if (!endsInFlight.has(event.status)) delete record.unansweredRequest;
             if (values && event.outputs !== undefined) record.outputs = event.outputs;
-            if (!values) record.finishedSeq = seq;
+            if (!values) {
+              // Ended before without starting again: which ending's outputs count is not known here.
+              if (record.finishedSeq !== undefined) delete record.startedSeq;
+              record.finishedSeq = seq;
+            }
             if (event.error !== undefined) record.error = event.error;
             break;
         }
@@ -218,12 +223,13 @@ export function withoutValues(entry: JournalEntry): JournalEntry {
 /**
  * A step's (re)start: `step.started`, or the one entry of a quiet step (a `step.finished` with
  * its `stepId` and `kind`). A re-run step keeps what was learned and drops its previous ending.
+ * `seqWithoutValues`: a fold without values, which notes the entry's seq where the input would be.
  */
 function startStep(
   records: Map<StepPath, StepRecord>,
   event: { path: StepPath; stepId?: string; kind?: string; input?: unknown },
   at: string,
-  values: boolean,
+  seqWithoutValues: number | undefined,
 ): void {
   const previous = records.get(event.path);
   records.delete(event.path);
@@ -235,7 +241,8 @@ function startStep(
     attempts: previous?.attempts ?? 0,
     startedAt: at,
   };
-  if (values && event.input !== undefined) record.input = event.input;
+  if (seqWithoutValues !== undefined) record.startedSeq = seqWithoutValues;
+  else if (event.input !== undefined) record.input = event.input;
   if (previous?.location !== undefined) record.location = previous.location;
   if (previous?.operationOutcome !== undefined) record.operationOutcome = previous.operationOutcome;
   if (previous?.unansweredRequest !== undefined) record.unansweredRequest = previous.unansweredRequest;

@@ -243,6 +243,18 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       return options?.values === false ? entries.map(withoutValues) : entries;
     },
 
+    async journalAt(runId, seqs) {
+      open();
+      // Seqs count from 1 without gaps: the row of seq n is the n-th.
+      const rows = journals.get(runId) ?? [];
+      return [...new Set(seqs)]
+        .sort((a, b) => a - b)
+        .flatMap((seq) => {
+          const row = Number.isInteger(seq) && seq >= 1 ? rows[seq - 1] : undefined;
+          return row === undefined ? [] : [rowToEntry(row)];
+        });
+    },
+
     async steps(runId) {
       open();
       return foldJournal((journals.get(runId) ?? []).map(rowToEntry));

@@ -260,6 +260,8 @@ export const SQL_LIST_RUNS = `
 export const SQL_JOURNAL = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq > $2 ORDER BY seq`;
 /** One page of `SQL_JOURNAL`: a journal of any size read by `seq` in pieces. */
 export const SQL_JOURNAL_PAGE = `${SQL_JOURNAL} LIMIT $3`;
+/** The entries at some seqs (the values a fold without values left out), by the primary key. */
+export const SQL_JOURNAL_AT = `SELECT run_id AS "runId", seq, at, event_json AS "eventJson" FROM journal WHERE run_id = $1 AND seq = ANY($2::integer[]) ORDER BY seq`;
 /** The run's kept journal view (journal-view.ts). */
 export const SQL_JOURNAL_VIEW = `SELECT through_seq AS "throughSeq", view_json AS "viewJson" FROM journal_views WHERE run_id = $1 ORDER BY part`;
 /**
@@ -866,6 +868,12 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
             ? await query<JournalRow>(SQL_JOURNAL, [runId, afterSeq])
             : await query<JournalRow>(SQL_JOURNAL_PAGE, [runId, afterSeq, limit]);
         return rows.rows.map(rowToEntry);
+      }),
+
+    journalAt: (runId, seqs) =>
+      serial(async () => {
+        await commit();
+        return (await query<JournalRow>(SQL_JOURNAL_AT, [runId, seqs])).rows.map(rowToEntry);
       }),
 
     async steps(runId) {

@@ -231,6 +231,10 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     journalPageWithoutValues: db.prepare<[string, number, number], JournalRow>(
       `SELECT run_id AS runId, seq, at, ${SQL_EVENT_WITHOUT_VALUES} AS eventJson FROM journal WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     ),
+    // The seqs as one JSON array parameter: one statement for any number of them.
+    journalAt: db.prepare<[string, string], JournalRow>(
+      `SELECT run_id AS runId, seq, at, event_json AS eventJson FROM journal WHERE run_id = ? AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
+    ),
     journalView: db.prepare<[string], { throughSeq: number; viewJson: string }>(
       `SELECT through_seq AS throughSeq, view_json AS viewJson FROM journal_views WHERE run_id = ? ORDER BY part`,
     ),
@@ -688,6 +692,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
           ? statements.journal.all(runId, afterSeq)
           : page.all(runId, afterSeq, limit ?? -1);
       return options?.values === false ? rows.map((row) => withoutValues(rowToEntry(row))) : rows.map(rowToEntry);
+    },
+
+    async journalAt(runId, seqs) {
+      open();
+      commit();
+      return statements.journalAt.all(runId, JSON.stringify(seqs)).map(rowToEntry);
     },
 
     async steps(runId) {

@@ -232,6 +232,13 @@ export interface StepRecord {
    * `step.finished` entry whose outputs it left out, to read them back when they are needed.
    */
   finishedSeq?: number;
+  /**
+   * Set by a fold without values: the seq of the entry that gave the step its input (its
+   * `step.started`, or a quiet step's one `step.finished`), where `input` would be. Removed when
+   * the step finishes a second time without starting again (a journal written by hand or
+   * damaged): its outputs are then the last ones any of its endings had, which no one seq tells.
+   */
+  startedSeq?: number;
   error?: ErrorRecord;
   /** The last async operation Location seen for the step (re-attach point). */
   location?: string;
@@ -540,6 +547,12 @@ export interface RunStore extends NotificationOutbox {
    * values never reads (see `JournalReadOptions`), cut by the database before it is sent.
    */
   journal(runId: string, afterSeq?: number, limit?: number, options?: JournalReadOptions): Promise<JournalEntry[]>;
+  /**
+   * The run's entries at `seqs` (in any order), with their values, in seq order, in one read: the
+   * values a fold without values left out (`StepRecord.startedSeq`, `finishedSeq`), read back a
+   * batch at a time. A seq the journal does not hold is left out.
+   */
+  journalAt(runId: string, seqs: readonly number[]): Promise<JournalEntry[]>;
   steps(runId: string): Promise<StepRecord[]>;
   /** The view of the run's journal kept by `saveJournalView`, if any (a checkpoint: entries may follow it). */
   journalView(runId: string): Promise<JournalView | undefined>;

@@ -171,10 +171,39 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         { path: 'd' },
         { path: 'e' },
       ]);
-      // Without values: the same records, their outputs dropped and where to read them back.
+      // Without values: the same records, their outputs dropped and where to read them and the inputs back.
       expect(fold.records()).toEqual(
-        whole.map(({ outputs: _outputs, ...rest }, index) => ({ ...rest, finishedSeq: 2 * index + 2 })),
+        whole.map(({ outputs: _outputs, ...rest }, index) => ({
+          ...rest,
+          startedSeq: 2 * index + 1,
+          finishedSeq: 2 * index + 2,
+        })),
       );
+    });
+
+    it('reads entries by seq in one read, with their values, in seq order, leaving out seqs it does not hold', async () => {
+      await store.createRun(newRun('r1'));
+      await store.createRun(newRun('r2'));
+      for (const path of ['a', 'b', 'c', 'd']) {
+        await store.append('r1', { type: 'step.started', path, stepId: path, kind: 'set', input: { path } });
+        await store.append('r2', { type: 'step.started', path, stepId: path, kind: 'set' });
+        // Large enough for a SQL store to cut it in a read without values: read by seq, it is whole.
+        await store.append(
+          'r1',
+          { type: 'step.finished', path, status: 'succeeded', outputs: { path, blob: 'x'.repeat(600) } },
+          { buffered: true },
+        );
+      }
+      const whole = await store.journal('r1');
+      const at = await store.journalAt('r1', [8, 2, 3, 2, 42, 0]);
+      expect(at).toEqual([whole[1], whole[2], whole[7]]);
+      expect(at.map((entry) => entry.seq)).toEqual([2, 3, 8]);
+      expect(at[2]?.event).toMatchObject({ outputs: { path: 'd', blob: 'x'.repeat(600) } });
+      expect(await store.journalAt('r1', [])).toEqual([]);
+      expect(await store.journalAt('r2', [2, 5])).toEqual([
+        { runId: 'r2', seq: 2, at: whole[0]?.at, event: { type: 'step.started', path: 'b', stepId: 'b', kind: 'set' } },
+      ]);
+      expect(await store.journalAt('nope', [1])).toEqual([]);
     });
 
     it('reads a journal without step values: no input, no outputs but a string message, the rest as written', async () => {
@@ -460,6 +489,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         status: 'succeeded',
         attempts: 1,
         location: '/ops/7',
+        startedSeq: 7,
         finishedSeq: 9,
       });
       // The next checkpoint starts from the kept one; none is written when nothing followed it.
