@@ -13,6 +13,8 @@ import type { JournalEntry, RunFilter, RunRecord, RunStore, StepNode, StepRecord
 export type RunSource = Pick<RunStore, 'getRun' | 'listRuns' | 'journal' | 'steps'> & {
   /** A store's kept view of a run's journal (a server's runs have none: their journal is read). */
   journalView?: RunStore['journalView'];
+  /** A store's read of entries by seq (a server's runs cannot be read so: `runs show -o json` folds their journal). */
+  journalAt?: RunStore['journalAt'];
   /** The server's address when the source is one (its runs' leases are the server's to judge). */
   remote?: string;
 };

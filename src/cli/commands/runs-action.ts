@@ -9,6 +9,7 @@ import {
   buildStepTree,
   createJournalFold,
   foldJournalView,
+  itemKind,
   logLineCollector,
   journalPages,
   lastHeartbeatMs,
@@ -16,11 +17,13 @@ import {
   withRunStore,
   outputsDirOf,
   resolveFleetbookHome,
+  type JournalEvent,
   type JournalView,
   type LoggedLine,
   type RunRecord,
   type RunStore,
   type StepNode,
+  type StepRecord,
   type WaitRecord,
 } from '../../store/index.js';
 import { describeWait } from '../../engine/index.js';
@@ -305,6 +308,90 @@ async function foldWithoutValues(store: RunSource, runId: string): Promise<Journ
   return foldJournalView(store, runId, kept);
 }
 
+/** Step records whose values `runs show -o json` reads back from the journal in one read (two entries each at most). */
+const VALUE_BATCH_RECORDS = 1000;
+
+/** Whether a fold without values noted where every step's values are (a view an older Fleetbook kept did not). */
+function valuesNoted(records: readonly StepRecord[]): boolean {
+  return records.every((record) => record.kind === itemKind || record.startedSeq !== undefined);
+}
+
+/**
+ * The run's journal folded without values, each step noting the seqs of its values, for
+ * `-o json` to read them back: from the view the store kept when it notes them, else from the
+ * journal. Undefined when the source cannot read by seq (a server) or a step's values are not
+ * at one seq each (it ended twice without starting again: a journal written by hand or damaged).
+ */
+async function foldNotingValues(store: RunSource, runId: string): Promise<JournalView | undefined> {
+  if (store.journalAt === undefined) return undefined;
+  const kept = store.journalView === undefined ? undefined : await store.journalView(runId);
+  const folded = await foldJournalView(
+    store,
+    runId,
+    kept !== undefined && valuesNoted(kept.records) ? kept : undefined,
+  );
+  return valuesNoted(folded.records) ? folded : undefined;
+}
+
+/** The nodes of `tree` whose values are read back, in the order the JSON has them. */
+function nodesWithValues(tree: readonly StepNode[], into: StepNode[] = []): StepNode[] {
+  for (const node of tree) {
+    if (node.startedSeq !== undefined || node.finishedSeq !== undefined) into.push(node);
+    nodesWithValues(node.children, into);
+  }
+  return into;
+}
+
+/**
+ * `node` as the fold with values makes it: its input where it notes `startedSeq`, its outputs
+ * where it notes `finishedSeq` (each left out when the entry has none), the members in the same
+ * order.
+ */
+function withValues(node: StepNode, events: ReadonlyMap<number, JournalEvent>): StepNode {
+  const shown: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(node)) {
+    if (key !== 'startedSeq' && key !== 'finishedSeq') {
+      shown[key] = member;
+      continue;
+    }
+    const event = events.get(member as number);
+    if (key === 'startedSeq') {
+      const input = event?.type === 'step.started' || event?.type === 'step.finished' ? event.input : undefined;
+      if (input !== undefined) shown.input = input;
+    } else {
+      const outputs = event?.type === 'step.finished' ? event.outputs : undefined;
+      if (outputs !== undefined) shown.outputs = outputs;
+    }
+  }
+  return shown as unknown as StepNode;
+}
+
+/**
+ * `runs show -o json`: the steps folded without values, their inputs and outputs read back from
+ * the journal by seq a batch at a time while the JSON is written, so a fleet's values are never
+ * held at once. A source that cannot read by seq folds the journal with its values, as before.
+ */
+async function writeRunJson(io: CliIo, store: RunSource, runId: string): Promise<void> {
+  const found = await findRun(store, runId, io.env);
+  const noted = await foldNotingValues(store, found.id);
+  const { records, log } = noted ?? (await foldWithValues(store, found.id));
+  const run = await shownRun(store, found);
+  const tree = buildStepTree(records);
+  const shown = { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log };
+  // A large run's JSON is written as it is made, never as one string (see json-stream.ts).
+  if (noted === undefined) return writeJsonStreamed(io.stdout, shown);
+  await writeJsonStreamed(io.stdout, shown, '\n', {
+    objects: nodesWithValues(tree),
+    batchSize: VALUE_BATCH_RECORDS,
+    async read(nodes) {
+      const seqs = nodes.flatMap((node) => [node.startedSeq ?? [], node.finishedSeq ?? []].flat());
+      const entries = (await store.journalAt?.(found.id, seqs)) ?? [];
+      const events = new Map(entries.map((entry) => [entry.seq, entry.event]));
+      return nodes.map((node) => withValues(node, events));
+    },
+  });
+}
+
 /** One run with its step tree; a large loop's items summarised in the text view unless `--items`. */
 export async function showRunAction(
   io: CliIo,
@@ -312,6 +399,7 @@ export async function showRunAction(
   options: { items?: boolean } & OutputOptions,
 ): Promise<void> {
   const format = outputFormat(options);
+  if (format === 'json') return withRunSource(io.env, (store) => writeRunJson(io, store, runId));
   const machine = isMachineFormat(format);
   const { run, tree, log } = await withRunSource(io.env, async (store) => {
     const found = await findRun(store, runId, io.env);
@@ -321,10 +409,7 @@ export async function showRunAction(
     return { run: await shownRun(store, found), tree: buildStepTree(shown), log };
   });
   if (machine) {
-    const shown = { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log };
-    // A large run's JSON is written as it is made, never as one string (see json-stream.ts).
-    if (format === 'json') await writeJsonStreamed(io.stdout, shown);
-    else writeMachine(io, format, shown);
+    writeMachine(io, format, { run: { ...run, durationMs: runDurationMs(run) }, steps: tree, log });
     return;
   }
   printRun(io, run, tree, log, options.items === true);
