@@ -49,14 +49,15 @@ interface Reads {
  * `inArray`: `undefined` and functions become `null` there, as JSON.stringify does. An object of
  * `reads` is written as the value read for it, `UNREAD` yielded until that value is there.
  */
-function* pieces(value: unknown, inArray: boolean, reads?: Reads): Generator<string | typeof UNREAD> {
+function* pieces(given: unknown, inArray: boolean, reads?: Reads): Generator<string | typeof UNREAD> {
+  let value = given;
   if (reads !== undefined && typeof value === 'object' && value !== null && reads.wanted.has(value)) {
     while (!reads.read.has(value)) yield UNREAD;
     const shown = reads.read.get(value);
     reads.read.delete(value);
     reads.wanted.delete(value);
-    yield* pieces(shown, inArray, reads);
-    return;
+    // Written here, not by one more generator: every piece passes through each level of `yield*`.
+    value = shown;
   }
   if (value === null || typeof value !== 'object' || !holdsArray(value)) {
     const text = JSON.stringify(value);
