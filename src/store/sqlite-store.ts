@@ -484,7 +484,6 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   const addNotifications = (rows: NotificationRow[]): void => {
     for (const row of rows) statements.addNotification.run(row);
   };
-  /** A status change and the notifications it causes, in one transaction: both are recorded or neither. */
   /** A view's parts in one transaction; false (nothing written) when the run is unknown or its view is later. */
   const saveViewParts = db.transaction((runId: string, view: JournalView): boolean => {
     const parts = journalViewParts(view);
@@ -498,6 +497,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     return true;
   });
 
+  /** A status change and the notifications it causes, in one transaction: both are recorded or neither. */
   const setStatusWithNotifications = db.transaction(
     (runId: string, apply: () => number, notifications: NotificationRow[]): void => {
       changedRun(runId, apply());
