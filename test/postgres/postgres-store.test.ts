@@ -148,6 +148,27 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
     expect((await reader.journal('r1')).map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('commits the appends made while a commit is at the server together, each caller told once its entry is in', async () => {
+    const store = await open();
+    await store.createRun(run('r1'));
+    // Each writing transaction takes a transaction id: their count between two reads is the commits made.
+    const xid = async () => Number((await sql<{ xid: string }>(url, 'SELECT txid_current() AS xid'))[0]?.xid);
+    const before = await xid();
+    const count = 200;
+    await Promise.all(
+      Array.from({ length: count }, (_, index) =>
+        store.append('r1', { type: 'step.started', path: `systems[${index}].update`, stepId: 'update', kind: 'call' }),
+      ),
+    );
+    const commits = (await xid()) - before - 1;
+    expect(commits).toBeGreaterThanOrEqual(1);
+    expect(commits).toBeLessThan(10);
+    const journal = await store.journal('r1');
+    expect(journal.map((entry) => [entry.seq, (entry.event as { path: string }).path])).toEqual(
+      Array.from({ length: count }, (_, index) => [index + 1, `systems[${index}].update`]),
+    );
+  });
+
   it('appends fast enough for the engine (µs per append logged, not asserted)', async () => {
     const store = await open();
     await store.createRun(run('r1'));

@@ -85,6 +85,45 @@ describe.skipIf(!adminUrl)('PostgreSQL queue: claims with fencing tokens', () =>
     expect((await b.getRun('r1'))?.status).toBe('succeeded');
   });
 
+  it("fails only the appends of a run whose claim was taken over, when two runs' appends are made at once", async () => {
+    const [a, b] = [await worker(), await worker()];
+    await a.enqueueRun(newRun('r1'));
+    await a.enqueueRun(newRun('r2'));
+    const first = await a.claimRun('worker-a', 10_000);
+    const other = await a.claimRun('worker-a', 10_000);
+    const stale = a.fenced(first?.run.id ?? '', first?.fence ?? -1);
+    const kept = a.fenced(other?.run.id ?? '', other?.fence ?? -1);
+    clock.advance(20_000);
+    const taken = await b.claimRun('worker-b', 10_000);
+    expect(taken?.run.id).toBe(first?.run.id);
+    // Worker a's appends of both runs, made in one turn, share the commits that follow.
+    const sent = (index: number) =>
+      ({
+        type: 'request.sending',
+        path: `systems[${index}].update`,
+        attempt: 1,
+        operationId: 'x',
+        method: 'POST',
+      }) as const;
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, index) =>
+        index % 4 === 0
+          ? stale.append(first?.run.id ?? '', sent(index))
+          : kept.append(other?.run.id ?? '', sent(index)),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => outcome.reason.code)).toEqual(
+      Array.from({ length: 10 }, () => 'STALE_FENCE'),
+    );
+    const journal = await b.journal(other?.run.id ?? '');
+    expect(journal.map((entry) => [entry.seq, (entry.event as { path: string }).path])).toEqual(
+      Array.from({ length: 40 }, (_, index) => index)
+        .filter((index) => index % 4 !== 0)
+        .map((index, position) => [position + 1, `systems[${index}].update`]),
+    );
+    expect(await b.journal(first?.run.id ?? '')).toEqual([]);
+  });
+
   it('a draining worker puts its run back in the queue for the next claim', async () => {
     const [a, b] = [await worker(), await worker()];
     await a.enqueueRun(newRun('r1'));

@@ -250,6 +250,28 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect((await store.steps('r1'))[0]?.input).toEqual({ id: 's1' });
     });
 
+    it('keeps any text a value holds as it was: quotes, backslashes, escapes, line separators, emoji', async () => {
+      await store.createRun(newRun('r1'));
+      const texts = [
+        'say "hi"',
+        'C:\\fleet\\',
+        '\\u0000 and \\n as written',
+        'a\u2028b\u2029c',
+        'tab\there',
+        '🚀 ünïcödé',
+        '{"json": [1]}',
+      ];
+      await store.append('r1', { type: 'step.started', path: 'a', stepId: 'a', kind: 'set', input: { texts } });
+      await store.append('r1', { type: 'item.started', path: 'b', index: 0 }, { buffered: true });
+      await store.append('r1', { type: 'step.finished', path: 'a', status: 'succeeded', outputs: { texts } });
+      const journal = await store.journal('r1');
+      expect(journal.map((entry) => entry.event)).toEqual([
+        { type: 'step.started', path: 'a', stepId: 'a', kind: 'set', input: { texts } },
+        { type: 'item.started', path: 'b', index: 0 },
+        { type: 'step.finished', path: 'a', status: 'succeeded', outputs: { texts } },
+      ]);
+    });
+
     it('refuses an event or result over the payload limit, naming the way out', async () => {
       await store.close();
       store = await factory.open({ now: clock.now, maxPayloadBytes: 1024 });
