@@ -568,10 +568,10 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
   /**
    * Group commit, as in the SQLite store: an unbuffered append joins the commit queued next on
    * `serial`, so the appends of one turn of the event loop, and every append made while one
-   * commit is at the server, go in one. One
-   * statement and one transaction per append, one after the other, were most of a fleet run's
-   * CPU on this store (the socket writes), and the server's. Every waiting entry has this commit
-   * queued after it; one that failed for another run's entries is tried again without them.
+   * commit is at the server, go in one. A statement and a transaction per append, one after the
+   * other, were the largest part of a fleet run's CPU on this store (the socket writes), and
+   * loaded the server. Every waiting entry has this commit queued after it; one that failed for
+   * another run's entries is tried again without them.
    */
   let groupQueued = false;
   async function commitGroup(): Promise<void> {
