@@ -81,7 +81,7 @@ export const SQL_INSERT_RUN = `
  * waited for; a MAX(seq) read in the same statement would not), so no two entries get one
  * seq. No row updated means no such run. The times and events come as two JSON arrays of
  * strings (`appendValues`): a JavaScript array parameter is written as an array literal, each
- * element escaped character by character, which was a tenth of a fleet run's CPU here.
+ * element escaped character by character (about 5 % of a fleet run's CPU here).
  */
 export const SQL_APPEND = `
   WITH run AS (
@@ -569,7 +569,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
    * Group commit, as in the SQLite store: an unbuffered append joins the commit queued next on
    * `serial`, so the appends of one turn of the event loop, and every append made while one
    * commit is at the server, go in one. A statement and a transaction per append, one after the
-   * other, were the largest part of a fleet run's CPU on this store (the socket writes), and
+   * other, cost a fleet run's process about a sixth of its CPU in socket writes alone, and
    * loaded the server. Every waiting entry has this commit queued after it; one that failed for
    * another run's entries is tried again without them.
    */
