@@ -86,7 +86,7 @@ export async function runLeafAttempts(
       const result = await prepared.attempt(runtime);
       // Set, not spread: one object per attempt, not an empty literal copied into it.
       const outcome: StepOutcome = { status: result.status ?? StepStatus.succeeded, outputs: result.outputs };
-      if (result.repeatable === true) outcome.repeatable = true;
+      if (result.readOnly === true) outcome.readOnly = true;
       return outcome;
     } catch (error) {
       if (frame.signal.aborted)

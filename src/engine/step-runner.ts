@@ -123,10 +123,7 @@ class StepRun implements Execution {
     this.fields = path === step.id ? { stepId: step.id } : { stepId: step.id, path };
     const quiet = isQuiet(definition);
     this.lineLevel = quiet ? 'debug' : 'info';
-    // A container has no effect outside the run of its own: the entry committed before each of
-    // its steps' effects commits the container's with it, and a crash that loses its start or
-    // end only runs it again, its finished steps replayed.
-    this.appendOptions = quiet || isContainer(definition) ? BUFFERED : undefined;
+    this.appendOptions = quiet ? BUFFERED : undefined;
     // A kind that journals its own effects first starts buffered: its first effect's entry commits
     // the start with it.
     this.journalsItsEffects = !isContainer(definition) && definition.journalsItsEffects === true;
@@ -166,8 +163,8 @@ class StepRun implements Execution {
     const { options, record, step } = this;
     // Most outcomes carry neither member the journal and the view leave out: no copy made of those
     // (an object rest is a slow copy, once per step).
-    const { journalOutputs, repeatable } = outcome;
-    const viewed = 'journalOutputs' in outcome || 'repeatable' in outcome ? withoutJournalMembers(outcome) : outcome;
+    const { journalOutputs, readOnly } = outcome;
+    const viewed = 'journalOutputs' in outcome || 'readOnly' in outcome ? withoutJournalMembers(outcome) : outcome;
     const finished: StepOutcome = options.secrets.scrubValue(viewed);
     const journaled = journalOutputs === undefined ? finished.outputs : options.secrets.scrubValue(journalOutputs);
     record.status = finished.status;
@@ -182,7 +179,7 @@ class StepRun implements Execution {
     const input = this.renderedInput === outcome.outputs ? undefined : options.secrets.scrubValue(this.renderedInput);
     await options.journal(
       finishedEvent(this.path, finished, journaled, this.oneEntry ? { step, input } : undefined),
-      this.journalsItsEffects && repeatable === true && finished.status === StepStatus.succeeded
+      this.journalsItsEffects && readOnly === true && finished.status === StepStatus.succeeded
         ? BUFFERED
         : this.appendOptions,
     );
@@ -192,9 +189,9 @@ class StepRun implements Execution {
   }
 }
 
-/** `outcome` without what only the journal (`journalOutputs`) or the step's end (`repeatable`) reads. */
+/** `outcome` without what only the journal (`journalOutputs`) or the step's end (`readOnly`) reads. */
 function withoutJournalMembers(outcome: StepOutcome): StepOutcome {
-  const { journalOutputs: _journalOutputs, repeatable: _repeatable, ...viewed } = outcome;
+  const { journalOutputs: _journalOutputs, readOnly: _readOnly, ...viewed } = outcome;
   return viewed;
 }
 

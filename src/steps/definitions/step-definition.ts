@@ -94,11 +94,8 @@ export interface StepOutcome {
   journalOutputs?: unknown;
   error?: ErrorRecord;
   rescued?: boolean;
-  /**
-   * Losing the step's end in a crash only repeats it, with no new effect outside the run: see
-   * `LeafResult.repeatable` and `LeafDefinition.journalsItsEffects`. Not journaled.
-   */
-  repeatable?: boolean;
+  /** The step changed nothing outside the run (a read): see `LeafDefinition.journalsItsEffects`. Not journaled. */
+  readOnly?: boolean;
 }
 
 /** An item of a loop run by `ContainerContext.runItem`. */
@@ -207,8 +204,8 @@ export interface LeafDefinition<S extends Step = Step> extends DefinitionBase<S>
   quiet?: boolean;
   /**
    * Its executor journals (unbuffered) every effect outside the run before acting: its
-   * `step.started` may then wait for that entry's commit, and a result marked `repeatable` ends
-   * buffered too (a crash that loses them only repeats the step, without a new effect).
+   * `step.started` may then wait for that entry's commit, and a result marked `readOnly` ends
+   * buffered too (a crash that loses them only repeats the step).
    */
   journalsItsEffects?: boolean;
   prepare(context: LeafContext<S>): Promise<PreparedLeaf>;

@@ -53,8 +53,6 @@ const DEFAULT_POLL = { intervalMs: 5_000, timeoutMs: 300_000 } as const;
 const PROGRESS_JOURNAL_STEP = 25;
 /** Kept in order and committed with the next entry that must be durable first. */
 const BUFFERED_ENTRY = { buffered: true } as const;
-/** A result whose end may be lost in a crash (`LeafResult.repeatable`). */
-const REPEATABLE = { repeatable: true } as const;
 /** A write's answer body is journaled up to this size (characters of JSON): an accepted message or a created record. */
 const MAX_JOURNALED_BODY_CHARS = 8 * 1024;
 
@@ -139,7 +137,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   // are committed first.
   const requestAppend = operation.isWrite || args.saveTo !== undefined ? undefined : BUFFERED_ENTRY;
   // Its end too: the step's `step.finished` is committed with the next entry that must be.
-  const repeatableResult = requestAppend === undefined ? {} : REPEATABLE;
+  const readOnlyResult = requestAppend === undefined ? {} : { readOnly: true };
 
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
@@ -223,7 +221,7 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
         headers: {},
         body: { items, count: items.length, total: items.length },
       } satisfies CallOutputs,
-      ...repeatableResult,
+      ...readOnlyResult,
     };
   }
 
@@ -275,18 +273,13 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     } finally {
       await progressJournal;
     }
-    // Buffered: a crash that loses it leaves the journaled answer's Location, and the resume
-    // re-attaches to the operation (one poll finds it ended). A failure's step end commits it.
-    await runtime.journal(
-      {
-        type: 'operation.finished',
-        path,
-        location: waited.location,
-        outcome: waited.outcome,
-        operation: runtime.secrets.scrubValue(waited.operation),
-      },
-      BUFFERED_ENTRY,
-    );
+    await runtime.journal({
+      type: 'operation.finished',
+      path,
+      location: waited.location,
+      outcome: waited.outcome,
+      operation: runtime.secrets.scrubValue(waited.operation),
+    });
     log('info', { outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
     if (waited.outcome === 'succeeded') return waited.operation;
     const deadline = waited.error?.code === 'WAIT_DEADLINE_EXCEEDED';
@@ -318,40 +311,28 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
     };
     return {
       outputs: { status: 202, headers: { location }, body, operation: await follow(accepted) } satisfies CallOutputs,
-      // Lost in a crash, the resume re-attaches again from the same journaled answer.
-      ...REPEATABLE,
     };
   }
 
   const poll = args.poll ?? DEFAULT_POLL;
   const pollStartedAt = runtime.clock.now();
   for (;;) {
-    let answerJournaled = false;
     const result = await journaled(
       () => client.invoke(operation.id, args.input, callOptions),
-      (answer) => {
-        const body = operation.isWrite ? journalableBody(answer.body) : {};
-        answerJournaled = Boolean(answer.headers.location) && (answer.body === undefined || 'body' in body);
-        return {
-          httpStatus: answer.status,
-          ...(answer.headers.location ? { location: answer.headers.location } : {}),
-          ...body,
-        };
-      },
+      (answer) => ({
+        httpStatus: answer.status,
+        ...(answer.headers.location ? { location: answer.headers.location } : {}),
+        ...(operation.isWrite ? journalableBody(answer.body) : {}),
+      }),
     );
-    const followed = args.wait !== undefined && result.status === 202 && operation.async !== undefined;
+    const followable = result.status === 202 && operation.async !== undefined;
     const outputs: CallOutputs = {
       status: result.status,
       headers: result.headers,
       body: result.body,
-      ...(followed ? { operation: await follow(result) } : {}),
+      ...(args.wait && followable ? { operation: await follow(result) } : {}),
     };
-    if (!args.until || (await args.until(outputs))) {
-      // A write followed to its end, its Location and body journaled with its answer: a resume
-      // that lost this end re-attaches to the operation (as `attachTo` above), never sends it again.
-      const reattachable = followed && answerJournaled && !args.until;
-      return { outputs, ...(reattachable ? REPEATABLE : repeatableResult) };
-    }
+    if (!args.until || (await args.until(outputs))) return { outputs, ...readOnlyResult };
     if (runtime.clock.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
       throw new StepError(`${operation.id}: the \`until\` condition did not hold within ${poll.timeoutMs} ms.`, {
         kind: StepFailureKind.timeout,

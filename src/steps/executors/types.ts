@@ -61,12 +61,8 @@ export interface RunWaits {
 /** What one attempt of a leaf step produced. */
 export interface LeafResult {
   outputs: unknown;
-  /**
-   * A crash that loses the attempt's end repeats it with no new effect outside the run, so its
-   * end need not be committed at once: a read is sent again, and a write followed to the end of
-   * its async operation is re-attached to from its journaled answer (one poll), not sent again.
-   */
-  repeatable?: boolean;
+  /** The attempt changed nothing outside the run (a read): its end need not be committed at once. */
+  readOnly?: boolean;
   /** `simulated`: a write a dry run did not send; `skipped`: the step decided not to act. @default 'succeeded' */
   status?: 'succeeded' | 'simulated' | 'skipped';
 }
