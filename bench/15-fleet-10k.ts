@@ -45,7 +45,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { listFleet } from './lib/fleet.js';
-import { createBenchClient, printFigures, quick, rootDir, type Verdict } from './lib/harness.js';
+import { createBenchClient, ms, printFigures, quick, rootDir, type Verdict } from './lib/harness.js';
 import { createTestDatabase } from './lib/postgres.js';
 import { findPostgresBin, installHint, startPostgresCluster } from '../test/support/postgres-cluster.js';
 import { startSimulatorProcess, type SimulatorProcess } from './lib/simulator-process.js';
@@ -106,7 +106,12 @@ interface JournalSize {
   items: number;
 }
 
-/** A second connection to the store that counts, as an operator's query would, while the run writes. */
+/**
+ * A second connection to the store that counts, as an operator's query would, while the run writes.
+ * `size` reads only the entries appended since its last call for that run and adds them up: the
+ * query over the whole journal it made each second before scanned a few hundred MB at 10,000
+ * systems every time, taking CPU from the run it measures (bench/results.md).
+ */
 interface StoreProbe {
   size(runId: string): Promise<JournalSize>;
   loopSpanMs(runId: string): Promise<number>;
@@ -115,10 +120,30 @@ interface StoreProbe {
   close(): Promise<void>;
 }
 
-const SIZE_SQL = (param: string) => `
+/** The entries of a run after a seq: a run's seqs are committed in order, so none is missed. */
+const SIZE_SQL = (runId: string, afterSeq: string) => `
   SELECT COUNT(*) AS entries, COALESCE(SUM(LENGTH(event_json) + LENGTH(at)), 0) AS bytes,
-    COALESCE(SUM(CASE WHEN event_json LIKE '{"type":"item.finished","path":"systems",%' THEN 1 ELSE 0 END), 0) AS items
-  FROM journal WHERE run_id = ${param}`;
+    COALESCE(SUM(CASE WHEN event_json LIKE '{"type":"item.finished","path":"systems",%' THEN 1 ELSE 0 END), 0) AS items,
+    MAX(seq) AS "lastSeq"
+  FROM journal WHERE run_id = ${runId} AND seq > ${afterSeq}`;
+type SizeRow = JournalSize & { lastSeq: number | null };
+
+/** `read(runId, afterSeq)` of the new entries, added to the run's totals so far. */
+function sizeSoFar(read: (runId: string, afterSeq: number) => Promise<SizeRow | undefined>): StoreProbe['size'] {
+  const totals = new Map<string, SizeRow>();
+  return async (runId) => {
+    const total = totals.get(runId) ?? { entries: 0, bytes: 0, items: 0, lastSeq: 0 };
+    const added = await read(runId, total.lastSeq ?? 0);
+    if (added && added.lastSeq !== null) {
+      total.entries += Number(added.entries);
+      total.bytes += Number(added.bytes);
+      total.items += Number(added.items);
+      total.lastSeq = Number(added.lastSeq);
+    }
+    totals.set(runId, total);
+    return { entries: total.entries, bytes: total.bytes, items: total.items };
+  };
+}
 const LOOP_SQL = (param: string) => `
   SELECT at, event_json AS "eventJson" FROM journal WHERE run_id = ${param}
     AND (event_json LIKE '{"type":"step.started","path":"systems",%' OR event_json LIKE '{"type":"step.finished","path":"systems",%')
@@ -136,11 +161,11 @@ function spanOf(rows: Array<{ at: string; eventJson: string }>): number {
 
 function sqliteProbe(file: string): StoreProbe {
   const db = new Database(file, { readonly: true, fileMustExist: true });
-  const size = db.prepare<[string], JournalSize>(SIZE_SQL('?'));
+  const size = db.prepare<[string, number], SizeRow>(SIZE_SQL('?', '?'));
   const loop = db.prepare<[string], { at: string; eventJson: string }>(LOOP_SQL('?'));
   const failed = db.prepare<[string], { eventJson: string }>(FAILURES_SQL('?'));
   return {
-    size: async (runId) => size.get(runId) ?? { entries: 0, bytes: 0, items: 0 },
+    size: sizeSoFar(async (runId, afterSeq) => size.get(runId, afterSeq)),
     loopSpanMs: async (runId) => spanOf(loop.all(runId)),
     failures: async (runId) => failed.all(runId).map((row) => row.eventJson),
     close: async () => void db.close(),
@@ -150,11 +175,9 @@ function sqliteProbe(file: string): StoreProbe {
 function postgresProbe(url: string): StoreProbe {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   return {
-    async size(runId) {
-      const { rows } = await pool.query<Record<keyof JournalSize, string>>(SIZE_SQL('$1'), [runId]);
-      const row = rows[0];
-      return { entries: Number(row?.entries ?? 0), bytes: Number(row?.bytes ?? 0), items: Number(row?.items ?? 0) };
-    },
+    size: sizeSoFar(
+      async (runId, afterSeq) => (await pool.query<SizeRow>(SIZE_SQL('$1', '$2'), [runId, afterSeq])).rows[0],
+    ),
     async loopSpanMs(runId) {
       return spanOf((await pool.query<{ at: string; eventJson: string }>(LOOP_SQL('$1'), [runId])).rows);
     },
@@ -309,11 +332,16 @@ async function benchRuns(
   );
   let probe: StoreProbe | undefined;
   const sizes: JournalSize[] = [];
+  // What the probe costs (wall time of its queries), so a run that measured itself shows it.
+  const probing = { count: 0, ms: 0 };
   while (finished === undefined && sizes.length < CHECKPOINTS.length - 1) {
     await Promise.race([delay(1_000), run.done]);
     try {
       probe ??= target.probe();
+      const probeStarted = performance.now();
       const size = await probe.size(runId);
+      probing.count += 1;
+      probing.ms += performance.now() - probeStarted;
       if (size.items >= CHECKPOINTS[sizes.length]! * count) {
         sizes.push(size);
         progress(`${target.name}: ${size.items} systems finished, ${size.entries} journal entries`);
@@ -322,6 +350,7 @@ async function benchRuns(
       // The store or the run's first rows are not there yet.
     }
   }
+  progress(`${target.name}: ${probing.count} probes of the journal while it ran took ${ms(probing.ms)}`);
   const result = await run.done;
   probe ??= target.probe();
   if (result.status !== 'succeeded')
