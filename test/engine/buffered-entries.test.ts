@@ -27,7 +27,7 @@ afterEach(async () => {
 
 const REFRESH = 'privateCloud.refreshSoftwareVersions';
 
-/** Lists the online systems, then in a block refreshes the first one's versions (followed) and reads it back. */
+/** Lists the online systems, then in a block refreshes the first one's versions (followed) and notes its operation's state. */
 const book = playbook([
   step({
     id: 'systems',
