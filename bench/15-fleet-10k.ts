@@ -130,10 +130,10 @@ type SizeRow = JournalSize & { lastSeq: number | null };
 
 /** `read(runId, afterSeq)` of the new entries, added to the run's totals so far. */
 function sizeSoFar(read: (runId: string, afterSeq: number) => Promise<SizeRow | undefined>): StoreProbe['size'] {
-  const totals = new Map<string, SizeRow>();
+  const totals = new Map<string, JournalSize & { lastSeq: number }>();
   return async (runId) => {
     const total = totals.get(runId) ?? { entries: 0, bytes: 0, items: 0, lastSeq: 0 };
-    const added = await read(runId, total.lastSeq ?? 0);
+    const added = await read(runId, total.lastSeq);
     if (added && added.lastSeq !== null) {
       total.entries += Number(added.entries);
       total.bytes += Number(added.bytes);
