@@ -4,7 +4,7 @@
  * flight. A 429 pauses its bucket until the server's hint and halves the bucket's cap,
  * which then grows back step by step over the windows that pass without a 429.
  */
-import { systemClock, untilAborted, type Clock, type Timer } from '../timers/index.js';
+import { offAbort, onAbort, systemClock, untilAborted, type Clock, type Timer } from '../timers/index.js';
 import { InvalidClientOptionsError } from './errors.js';
 
 export interface RateLimiterOptions {
@@ -107,7 +107,7 @@ class Slots {
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     return new Promise((resolve, reject) => {
       const waiter = new SlotWaiter(resolve, reject, signal, this);
-      signal?.addEventListener('abort', waiter, { once: true });
+      if (signal) onAbort(signal, waiter);
       this.waiting.push(waiter);
     });
   }
@@ -119,7 +119,7 @@ class Slots {
       this.free += 1;
       return;
     }
-    next.signal?.removeEventListener('abort', next);
+    if (next.signal) offAbort(next.signal, next);
     next.resolve();
   }
 
@@ -259,18 +259,18 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   const admit = (bucket: Bucket, signal: AbortSignal | undefined, first: boolean): Promise<void> =>
     new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason as Error);
-      const onAbort = (): void => {
+      const leave = (): void => {
         const index = bucket.waiters.indexOf(waiter);
         if (index >= 0) bucket.waiters.splice(index, 1);
         reject(signal?.reason as Error);
       };
       const waiter: Waiter = {
         resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
+          if (signal) offAbort(signal, leave);
           resolve();
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal) onAbort(signal, leave);
       if (first) bucket.waiters.unshift(waiter);
       else bucket.waiters.push(waiter);
       pump(bucket);
@@ -303,8 +303,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       // slot (the group was paused meanwhile) waits again at the head of its group.
       for (let turnedBack = false; ; turnedBack = true) {
         // Most requests find a token and a slot free: they take them at once, without a promise or
-        // an abort listener (Node walks every listener of the signal, which thousands of waits
-        // share, to add or remove one).
+        // an abort listener.
         if (signal?.aborted) throw signal.reason;
         if (turnedBack || !admitNow(bucket)) await admit(bucket, signal, turnedBack);
         if (!slots.take()) {

@@ -5,6 +5,7 @@
  * per request, kept until a collection finds them: with thousands of waits polling, that
  * garbage is most of the memory peak.
  */
+import { offAbort, onAbort } from './abort-listeners.js';
 import { systemClock, type Clock } from './clock.js';
 
 export interface LinkedSignal {
@@ -23,20 +24,20 @@ export function linkSignal(
 ): LinkedSignal {
   const controller = new AbortController();
   let timedOut = false;
-  const onAbort = (): void => controller.abort(parent?.reason);
+  const forward = (): void => controller.abort(parent?.reason);
   // Chained when longer than one timer allows: a 30-day timeout must not fire at once.
   const timer = clock.setTimer(() => {
     timedOut = true;
     controller.abort(timeoutReason?.());
   }, timeoutMs);
-  if (parent?.aborted) onAbort();
-  else parent?.addEventListener('abort', onAbort, { once: true });
+  if (parent?.aborted) forward();
+  else if (parent) onAbort(parent, forward);
   return {
     signal: controller.signal,
     timedOut: () => timedOut && !parent?.aborted,
     dispose: () => {
       timer.cancel();
-      parent?.removeEventListener('abort', onAbort);
+      if (parent) offAbort(parent, forward);
     },
   };
 }
@@ -48,16 +49,16 @@ export function linkSignal(
  */
 export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) onAbort();
+    const stop = (): void => reject(signal.reason as Error);
+    if (signal.aborted) stop();
+    else onAbort(signal, stop);
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        offAbort(signal, stop);
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        offAbort(signal, stop);
         reject(error as Error);
       },
     );

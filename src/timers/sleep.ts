@@ -1,3 +1,5 @@
+import { offAbort, onAbort } from './abort-listeners.js';
+
 /**
  * The longest delay one timer takes: `setTimeout` stores it in 32 bits and fires at once
  * (with a warning) for anything longer, so a 25-day sleep or timeout would end immediately.
@@ -53,19 +55,19 @@ export function sleep(
     return new Promise((resolve, reject) => {
       const sleeper = new Sleeper(resolve, reject, signal);
       sleeper.timeout = setTimeout(wake, ms > 0 ? ms : 0, sleeper);
-      signal?.addEventListener('abort', sleeper, { once: true });
+      if (signal) onAbort(signal, sleeper);
     });
   }
   return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
+    const abort = (): void => {
       timer.clear();
       reject(signal?.reason as Error);
     };
     const timer = setTimer(() => {
-      signal?.removeEventListener('abort', onAbort);
+      if (signal) offAbort(signal, abort);
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal) onAbort(signal, abort);
   });
 }
 
@@ -90,6 +92,6 @@ class Sleeper {
 }
 
 function wake(sleeper: Sleeper): void {
-  sleeper.signal?.removeEventListener('abort', sleeper);
+  if (sleeper.signal) offAbort(sleeper.signal, sleeper);
   sleeper.resolve();
 }
