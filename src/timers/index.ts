@@ -1,4 +1,4 @@
-/** Timers of any length, linked abort signals and the injectable clock: a leaf every layer may use. */
+/** Timers of any length, linked abort signals, shared abort listeners and the injectable clock: a leaf every layer may use. */
 export { MAX_TIMER_MS, setLongTimeout, sleep, type LongTimer } from './sleep.js';
 export { abortListenerCount, offAbort, onAbort, type AbortListener } from './abort-listeners.js';
 export { linkSignal, untilAborted, type LinkedSignal } from './linked-signal.js';
