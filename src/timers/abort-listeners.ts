@@ -4,9 +4,8 @@
  * Node's `EventTarget` walks all of a signal's listeners on every add (to skip a duplicate) and
  * every remove. Thousands of waits share their run's signal, and each of them listens to it for
  * every sleep, every queued request and every request's timeout: each add and remove walked
- * thousands of listeners, a third of the CPU of 5,000 waits (benchmark 5), and the polls queued
- * behind that work long enough to fill the old generation. A set adds and removes in constant
- * time, and an entry costs a few words where a listener of Node's costs an object of its own.
+ * thousands of listeners: a third of the CPU of 5,000 waits (benchmark 5). A set adds and removes
+ * in constant time, and an entry costs a few words where a listener of Node's costs an object.
  */
 
 /** Called once when the signal aborts: a function, or an object with `handleEvent` (as `EventTarget` takes). */
