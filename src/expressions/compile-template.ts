@@ -7,6 +7,7 @@ import {
   guardAllocations,
   JSONATA_LIMIT_CODES,
 } from './allocation-limits.js';
+import { directEvaluator, NEEDS_JSONATA, type DirectEvaluator } from './direct-evaluation.js';
 import { registerExtraFunctions } from './functions.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
@@ -31,38 +32,8 @@ interface CompiledExpression {
   expression: jsonata.Expression;
   /** Top-level names it reads (with the member under `inputs`/`steps`): what taint tracking looks at. */
   reads?: Array<{ root: string; member?: string }>;
-  /** The names of an expression that is only a dotted path (`system.region`): looked up without JSONata. */
-  path?: readonly string[];
-}
-
-/** A dotted path of plain names, nothing else: `system.region`, `steps.target.outputs.version`. */
-const PLAIN_PATH = /^\s*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\s*$/;
-/** Words JSONata reads as operators or values, never as names. */
-const JSONATA_WORDS: ReadonlySet<string> = new Set(['and', 'or', 'in', 'true', 'false', 'null', 'function']);
-
-function plainPath(text: string): string[] | undefined {
-  if (!PLAIN_PATH.test(text)) return undefined;
-  const names = text.trim().split('.');
-  return names.some((name) => JSONATA_WORDS.has(name)) ? undefined : names;
-}
-
-/** `lookUpPath` met an array on the way: JSONata maps the rest of the path over it. */
-const MAPS_OVER_ARRAY = Symbol('maps over an array');
-
-/**
- * A plain path looked up as JSONata looks up names (own properties only; a name on a value that
- * is not an object gives nothing), or `MAPS_OVER_ARRAY` when JSONata's sequence rules would
- * apply. JSONata evaluates every node of an expression asynchronously: for the path templates
- * most steps are made of (`${{ system.id }}`), that was most of an evaluation's allocations.
- */
-function lookUpPath(path: readonly string[], context: ExpressionContext): unknown {
-  let value: unknown = context;
-  for (const name of path) {
-    if (Array.isArray(value)) return MAPS_OVER_ARRAY;
-    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, name)) return undefined;
-    value = (value as Record<string, unknown>)[name];
-  }
-  return value;
+  /** Evaluates it without JSONata when it is one of the simple forms (`system.region`, `n * 2`): see `directEvaluator`. */
+  direct?: DirectEvaluator;
 }
 
 type Node =
@@ -187,8 +158,8 @@ function compileExpression(
     });
     registerExtraFunctions(expression);
     guardAllocations(expression);
-    const path = plainPath(segment.text);
-    return { text: segment.text, offset: segment.offset, expression, ...(path ? { path } : {}) };
+    const direct = directEvaluator(expression.ast());
+    return { text: segment.text, offset: segment.offset, expression, ...(direct ? { direct } : {}) };
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, segment.text.length);
     errors.push(
@@ -289,9 +260,9 @@ async function evaluateExpression(
   where: ExpressionWhere,
   context: ExpressionContext,
 ): Promise<unknown> {
-  let raw: unknown = compiled.path ? lookUpPath(compiled.path, context) : MAPS_OVER_ARRAY;
+  let raw: unknown = compiled.direct ? compiled.direct(context) : NEEDS_JSONATA;
   try {
-    if (raw === MAPS_OVER_ARRAY) raw = await compiled.expression.evaluate(context);
+    if (raw === NEEDS_JSONATA) raw = await compiled.expression.evaluate(context);
     else checkLookedUpValue(raw);
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, compiled.text.length);
