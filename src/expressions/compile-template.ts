@@ -9,6 +9,7 @@ import {
 } from './allocation-limits.js';
 import { directEvaluator, NEEDS_JSONATA, type DirectEvaluator } from './direct-evaluation.js';
 import { registerExtraFunctions } from './functions.js';
+import { plainPathAst } from './plain-path.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
 import { taintTrackerOf } from './taint.js';
@@ -29,7 +30,10 @@ interface CompiledExpression {
   text: string;
   /** Offset of `text` in the string value. */
   offset: number;
-  expression: jsonata.Expression;
+  /** Its syntax tree, as JSONata's parser makes it. */
+  ast: jsonata.ExprNode;
+  /** Its JSONata expression, made once (on first use for a plain path: see `plainPathAst`). */
+  jsonata(): jsonata.Expression;
   /** Top-level names it reads (with the member under `inputs`/`steps`): what taint tracking looks at. */
   reads?: Array<{ root: string; member?: string }>;
   /** Evaluates it without JSONata when it is one of the simple forms (`system.region`, `n * 2`): see `directEvaluator`. */
@@ -134,6 +138,14 @@ function splitTemplate(value: string, where: ExpressionWhere, errors: Expression
   return parts;
 }
 
+/** JSONata's expression of `text`, with Fleetbook's functions and guardrails. Throws when it does not parse. */
+function jsonataExpression(text: string): jsonata.Expression {
+  const expression = jsonata(text, { stack: EXPRESSION_LIMITS.stackDepth, sequence: EXPRESSION_LIMITS.maxItems });
+  registerExtraFunctions(expression);
+  guardAllocations(expression);
+  return expression;
+}
+
 function compileExpression(
   segment: Segment,
   where: ExpressionWhere,
@@ -151,15 +163,21 @@ function compileExpression(
     );
     return undefined;
   }
+  // A plain path needs no parse by JSONata, which always succeeds on one: its JSONata expression
+  // is made if an evaluation needs it (an array on the path).
+  const pathAst = plainPathAst(segment.text);
   try {
-    const expression = jsonata(segment.text, {
-      stack: EXPRESSION_LIMITS.stackDepth,
-      sequence: EXPRESSION_LIMITS.maxItems,
-    });
-    registerExtraFunctions(expression);
-    guardAllocations(expression);
-    const direct = directEvaluator(expression.ast());
-    return { text: segment.text, offset: segment.offset, expression, ...(direct ? { direct } : {}) };
+    const parsed = pathAst === undefined ? jsonataExpression(segment.text) : undefined;
+    const ast = pathAst ?? (parsed as jsonata.Expression).ast();
+    let expression = parsed;
+    const direct = directEvaluator(ast);
+    return {
+      text: segment.text,
+      offset: segment.offset,
+      ast,
+      jsonata: () => (expression ??= jsonataExpression(segment.text)),
+      ...(direct ? { direct } : {}),
+    };
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, segment.text.length);
     errors.push(
@@ -262,7 +280,7 @@ async function evaluateExpression(
 ): Promise<unknown> {
   let raw: unknown = compiled.direct ? compiled.direct(context) : NEEDS_JSONATA;
   try {
-    if (raw === NEEDS_JSONATA) raw = await compiled.expression.evaluate(context);
+    if (raw === NEEDS_JSONATA) raw = await compiled.jsonata().evaluate(context);
     else checkLookedUpValue(raw);
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, compiled.text.length);
@@ -339,7 +357,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const single = root.kind === 'whole';
   let readsWholeContext = false;
   for (const { compiled, where: at } of expressions) {
-    const found = findReferences(compiled.expression.ast(), compiled.text);
+    const found = findReferences(compiled.ast, compiled.text);
     compiled.reads = found.occurrences.map((occurrence) => ({
       root: occurrence.root,
       ...(occurrence.member === undefined ? {} : { member: occurrence.member }),
