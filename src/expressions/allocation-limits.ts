@@ -144,8 +144,8 @@ function checkValue(value: unknown, what: string): void {
   if (size > ALLOCATION_LIMITS.maxValueChars) refuseLength(`${what} as JSON`, size);
 }
 
-/** Throws when a value an expression looked up without JSONata is over the limits, as JSONata's path would. */
-export function checkLookedUpValue(value: unknown): void {
+/** Throws when a value an expression gave without JSONata (`directEvaluator`) is over the limits, as JSONata's check of each node would. */
+export function checkDirectResult(value: unknown): void {
   checkValue(value, 'the value');
 }
 

@@ -3,7 +3,7 @@ import { ExpressionError, ExpressionErrorCode, type ExpressionWhere } from './ex
 import {
   ALLOCATION_LIMITS,
   AllocationLimitError,
-  checkLookedUpValue,
+  checkDirectResult,
   guardAllocations,
   JSONATA_LIMIT_CODES,
 } from './allocation-limits.js';
@@ -281,7 +281,7 @@ async function evaluateExpression(
   let raw: unknown = compiled.direct ? compiled.direct(context) : NEEDS_JSONATA;
   try {
     if (raw === NEEDS_JSONATA) raw = await compiled.jsonata().evaluate(context);
-    else checkLookedUpValue(raw);
+    else checkDirectResult(raw);
   } catch (error) {
     const { position, code, message } = jsonataPosition(error, compiled.text.length);
     throw evaluationError(compiled, where, message, position, error, code);

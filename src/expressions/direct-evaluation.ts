@@ -39,8 +39,6 @@ interface AstNode {
   else?: AstNode;
 }
 
-type Compiled = DirectEvaluator;
-
 /** Keys a node may have and still be compiled here; any other (`predicate`, `stages`, `group`, `keepArray`...) changes what JSONata does. */
 const PLAIN_KEYS: Readonly<Record<string, ReadonlySet<string>>> = {
   path: new Set(['type', 'steps']),
@@ -57,7 +55,7 @@ function hasOnlyKeys(node: object, kind: string): boolean {
   return allowed !== undefined && Object.keys(node).every((key) => allowed.has(key));
 }
 
-function compileNode(node: AstNode): Compiled | undefined {
+function compileNode(node: AstNode): DirectEvaluator | undefined {
   switch (node.type) {
     case 'path':
       return compilePath(node);
@@ -89,7 +87,7 @@ function compileNode(node: AstNode): Compiled | undefined {
  * value that is not an object. An array before the last name needs JSONata (it maps the rest of
  * the path over the array); one at the end is the value, as JSONata returns it.
  */
-function compilePath(node: AstNode): Compiled | undefined {
+function compilePath(node: AstNode): DirectEvaluator | undefined {
   const steps = node.steps ?? [];
   if (steps.length === 0 || !hasOnlyKeys(node, 'path')) return undefined;
   const names: string[] = [];
@@ -164,7 +162,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
 };
 
-function compileBinary(node: AstNode): Compiled | undefined {
+function compileBinary(node: AstNode): DirectEvaluator | undefined {
   if (!hasOnlyKeys(node, 'binary') || node.rhs === undefined || Array.isArray(node.lhs) || node.lhs === undefined)
     return undefined;
   const lhs = compileNode(node.lhs);
@@ -191,7 +189,7 @@ function compileBinary(node: AstNode): Compiled | undefined {
   };
 }
 
-function compileNegation(node: AstNode): Compiled | undefined {
+function compileNegation(node: AstNode): DirectEvaluator | undefined {
   if (node.value !== '-' || node.expression === undefined || !hasOnlyKeys(node, 'unary')) return undefined;
   const operand = compileNode(node.expression);
   if (operand === undefined) return undefined;
@@ -202,7 +200,7 @@ function compileNegation(node: AstNode): Compiled | undefined {
 }
 
 /** `a ? b : c` on a boolean condition (JSONata casts any other value with its own rules). */
-function compileCondition(node: AstNode): Compiled | undefined {
+function compileCondition(node: AstNode): DirectEvaluator | undefined {
   const { condition, then, else: otherwise } = node;
   if (condition === undefined || then === undefined || !hasOnlyKeys(node, 'condition')) return undefined;
   const test = compileNode(condition);
