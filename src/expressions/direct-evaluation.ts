@@ -13,7 +13,8 @@ export type DirectEvaluator = (context: object) => unknown;
 /**
  * A synchronous evaluator for the expressions most steps are made of, or undefined when the
  * expression is not one of them: paths of plain names (`system.region`), literals, arithmetic,
- * comparisons, `&`, `and`/`or`, a unary minus, `?:` and parentheses around one of these.
+ * comparisons, `&`, `and`/`or`, a unary minus, `?:`, `$exists`, `$not` and `$count`, and
+ * parentheses around one of these.
  *
  * JSONata evaluates every node of an expression as an `async` call (a promise per node, a frame
  * and a sequence builder per evaluation): for `n * 2`, more time than the engine's own work on a
@@ -37,6 +38,9 @@ interface AstNode {
   condition?: AstNode;
   then?: AstNode;
   else?: AstNode;
+  procedure?: AstNode;
+  arguments?: AstNode[];
+  name?: unknown;
 }
 
 /** Keys a node may have and still be compiled here; any other (`predicate`, `stages`, `group`, `keepArray`...) changes what JSONata does. */
@@ -48,6 +52,9 @@ const PLAIN_KEYS: Readonly<Record<string, ReadonlySet<string>>> = {
   unary: new Set(['type', 'value', 'position', 'expression']),
   condition: new Set(['type', 'position', 'condition', 'then', 'else']),
   block: new Set(['type', 'position', 'expressions']),
+  // A call's node has a `name` member, undefined, from JSONata's parser.
+  function: new Set(['type', 'name', 'value', 'position', 'arguments', 'procedure']),
+  variable: new Set(['type', 'value', 'position']),
 };
 
 function hasOnlyKeys(node: object, kind: string): boolean {
@@ -72,6 +79,8 @@ function compileNode(node: AstNode): DirectEvaluator | undefined {
       return compileNegation(node);
     case 'condition':
       return compileCondition(node);
+    case 'function':
+      return compileCall(node);
     case 'block': {
       // Parentheses around one expression; a block of several binds variables in a frame of its own.
       const [only, ...rest] = node.expressions ?? [];
@@ -196,6 +205,34 @@ function compileNegation(node: AstNode): DirectEvaluator | undefined {
   return (context) => {
     const value = operand(context);
     return isFiniteNumber(value) ? -value : NEEDS_JSONATA;
+  };
+}
+
+/**
+ * JSONata's functions that conditions are made of, on one argument: `$exists` of anything, `$not`
+ * of a boolean (JSONata casts any other value), `$count` of anything (an array's length, 0 for
+ * nothing, 1 for one value). Nothing Fleetbook registers replaces them (a test checks).
+ */
+const FUNCTIONS: Readonly<Record<string, (value: unknown) => unknown>> = {
+  exists: (value) => value !== undefined,
+  not: (value) => (value === undefined ? undefined : typeof value === 'boolean' ? !value : NEEDS_JSONATA),
+  count: (value) => (value === undefined ? 0 : Array.isArray(value) ? value.length : 1),
+};
+
+/** The names of the functions `directEvaluator` evaluates itself. */
+export const DIRECT_FUNCTIONS: readonly string[] = Object.keys(FUNCTIONS);
+
+function compileCall(node: AstNode): DirectEvaluator | undefined {
+  const { procedure, arguments: given } = node;
+  if (node.value !== '(' || node.name !== undefined || !hasOnlyKeys(node, 'function') || procedure === undefined)
+    return undefined;
+  if (procedure.type !== 'variable' || !hasOnlyKeys(procedure, 'variable') || given?.length !== 1) return undefined;
+  const apply = Object.hasOwn(FUNCTIONS, procedure.value as string) ? FUNCTIONS[procedure.value as string] : undefined;
+  const argument = given[0] === undefined ? undefined : compileNode(given[0]);
+  if (apply === undefined || argument === undefined) return undefined;
+  return (context) => {
+    const value = argument(context);
+    return value === NEEDS_JSONATA ? NEEDS_JSONATA : apply(value);
   };
 }
 
