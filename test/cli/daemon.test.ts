@@ -53,7 +53,7 @@ function startDaemonProcess(playbooks: string) {
     for (const line of complete.filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
     for (const wake of waiters.splice(0)) wake();
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   /** Resolves with the first line matching `event` (and `where`) once it has been written. */
   const waitFor = async (
     event: string,

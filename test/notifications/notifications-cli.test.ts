@@ -81,7 +81,7 @@ function fleetbook(args: string[], env: NodeJS.ProcessEnv = {}) {
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const done = new Promise<Outcome>((resolve) =>
-    child.on('exit', (code) =>
+    child.on('close', (code) =>
       resolve({
         code,
         stdout,

@@ -99,7 +99,7 @@ export async function startTeam(
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('exit', (code, signal) => resolve({ code, signal })),
+      child.on('close', (code, signal) => resolve({ code, signal })),
     );
     const process_: FleetbookProcess = { child, stdout: () => out, stderr: () => err, exited };
     started.push(process_);

@@ -184,7 +184,7 @@ function fleetbook(args: string[], kill?: KillPoint): Promise<Attempt> {
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve) =>
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       clearInterval(probe);
       resolve({ code, signal, stderr, ...(runId === undefined ? {} : { runId }) });
     }),

@@ -16,7 +16,7 @@ export interface SpawnedCli {
   waitFor(text: string): Promise<void>;
   /** Sends `signal` and resolves to the exit code. */
   signal(signal: NodeJS.Signals): Promise<number | null>;
-  /** Resolves to the exit code once the process has exited. */
+  /** Resolves to the exit code once the process has exited and all its output has been read. */
   exited: Promise<number | null>;
 }
 
@@ -33,7 +33,8 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCl
     stdout += chunk.toString();
     for (const watch of watchers) watch();
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': 'exit' can come while the last of the output is still in the pipe.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const waitFor = (text: string): Promise<void> =>
     new Promise((resolve, reject) => {
       const watch = (): void => {
