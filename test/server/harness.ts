@@ -19,6 +19,25 @@ import { createSqliteRunStore, type RunStore } from '../../src/store/index.js';
 
 const addFormats = formatsModule.default;
 
+/** How long closing one part of the test server may take, well within vitest's hook timeout. */
+const CLOSE_DEADLINE_MS = 20_000;
+
+/** `work`, or a rejection naming the part (`what`, told when the deadline passes) that did not finish. */
+async function within(what: () => string, work: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`closing the test server: ${what()} did not finish within ${CLOSE_DEADLINE_MS / 1000} s`)),
+      CLOSE_DEADLINE_MS,
+    );
+  });
+  try {
+    await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface TestServer {
   url: string;
   server: RunningServer;
@@ -159,9 +178,10 @@ export async function startTestServer(playbooks: Record<string, string>): Promis
       return { status: answer.status, headers: answer.headers, body };
     },
     async close() {
-      await server.close();
-      await store.close();
-      await sim.close();
+      // Each part within a deadline that names it: a bare hook timeout would not say which part hung.
+      await within(() => `the server (driving ${server.launcher.driving()} runs)`, server.close());
+      await within(() => 'the store', store.close());
+      await within(() => 'the simulator', sim.close());
       rmSync(dir, { recursive: true, force: true });
     },
   };
