@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLogger, createSecretRegistry, withoutSecretKeys } from './index.js';
 
@@ -103,5 +104,84 @@ describe('secret registry: encoded forms', () => {
         text,
       ).toBeLessThanOrEqual(16);
     }
+  });
+});
+
+describe('secret registry: values', () => {
+  const secret = 'sim-admin-secret-0123456789abcdef';
+  const short = 'pw42';
+
+  /** What scrubValue is meant to give: every string scrubbed, a fresh copy of every array and object. */
+  function copiedAndScrubbed(value: unknown, scrub: (text: string) => string): unknown {
+    if (typeof value === 'string') return scrub(value);
+    if (Array.isArray(value)) return value.map((item) => copiedAndScrubbed(item, scrub));
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, copiedAndScrubbed(item, scrub)]));
+    return value;
+  }
+
+  /** Pairs of (a value, its copy) whose parts are the same objects exactly where no secret is under them. */
+  function expectSharedOnlyWithoutSecrets(given: unknown, got: unknown): void {
+    if (given === null || typeof given !== 'object') return;
+    const holdsSecret = JSON.stringify(given).includes(secret) || JSON.stringify(given).includes(short);
+    if (holdsSecret) expect(got).not.toBe(given);
+    else expect(got).toBe(given);
+    for (const key of Object.keys(given))
+      expectSharedOnlyWithoutSecrets((given as Record<string, unknown>)[key], (got as Record<string, unknown>)[key]);
+  }
+
+  // Texts that hold a secret (whole, inside longer text, the short one alone) or not.
+  const text = fc.oneof(
+    fc.string({ maxLength: 12 }),
+    fc.constantFrom('step.finished', 'succeeded', 'loop[0].double', secret, short, 'pw4', `Bearer ${secret}`),
+    fc
+      .tuple(fc.string({ maxLength: 6 }), fc.constantFrom(secret, short))
+      .map(([around, hidden]) => around + hidden + around),
+  );
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      tie('array'),
+      tie('object'),
+    ),
+    array: fc.array(tie('value'), { maxLength: 4 }),
+    object: fc.dictionary(fc.constantFrom('a', 'b', 'name', 'outputs', 'password'), tie('value'), { maxKeys: 4 }),
+  })).value;
+
+  it('scrubs every string at any depth as a fresh deep copy would, shares what holds no secret, changes nothing given', () => {
+    const registry = createSecretRegistry();
+    registry.add(secret);
+    registry.add(short);
+    fc.assert(
+      fc.property(json, (value) => {
+        const before = structuredClone(value);
+        const got = registry.scrubValue(value);
+        expect(got).toEqual(copiedAndScrubbed(before, registry.scrub));
+        expect(JSON.stringify(got)).not.toContain(secret);
+        expect(value).toEqual(before);
+        expectSharedOnlyWithoutSecrets(value, got);
+      }),
+      { numRuns: 2_000, seed: 22 },
+    );
+  });
+
+  it('scrubs a secret of four characters, the shortest kept, in a text of its own length', () => {
+    const registry = createSecretRegistry();
+    registry.add(short);
+    expect(registry.scrubValue({ password: [short, 'pw4', `${short}!`] })).toEqual({
+      password: ['[REDACTED]', 'pw4', '[REDACTED]!'],
+    });
+  });
+
+  it('gives back the very value when no secret is registered or none is in it', () => {
+    const event = { type: 'step.finished', path: 'loop[0].double', outputs: { value: 2, at: new Date(0) } };
+    expect(createSecretRegistry().scrubValue(event)).toBe(event);
+    const registry = createSecretRegistry();
+    registry.add(secret);
+    expect(registry.scrubValue(event)).toBe(event);
   });
 });
