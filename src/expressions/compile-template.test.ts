@@ -102,6 +102,30 @@ describe('compileTemplate', () => {
     expect(await template.evaluate(context({ system: { id: 's9' } }))).toEqual({ id: 's9', list: [null, 1] });
   });
 
+  it('gives the same values when every expression is answered directly and when one needs JSONata midway', async () => {
+    const template = compileTemplate(
+      {
+        doubled: '${{ inputs.count * 2 }}',
+        label: 'v${{ inputs.catalogVersion }} of ${{ run.playbook }}',
+        ids: ['${{ steps.catalog.outputs.body.items.id }}', '${{ inputs.count > 2 and $exists(run.id) }}'],
+      },
+      where,
+    );
+    const single = { status: 'succeeded', outputs: { body: { items: { id: 'c7' } } } };
+    expect(await template.evaluate(context({ steps: { catalog: single } }))).toEqual({
+      doubled: 6,
+      label: 'v2.4.0 of p',
+      ids: ['c7', true],
+    });
+    // `items` is an array here: JSONata maps the path over it (and collapses the one result).
+    expect(await template.evaluate(context())).toEqual({ doubled: 6, label: 'v2.4.0 of p', ids: ['c1', true] });
+    const failing = compileTemplate({ fine: '${{ inputs.count }}', n: '${{ -inputs.tags }}' }, where);
+    await expect(failing.evaluate(context())).rejects.toMatchObject({
+      code: 'EXPRESSION_EVALUATION',
+      pointer: '/steps/0/with/n',
+    });
+  });
+
   it('returns plain arrays: `[]` keeps a one-element array, without JSONata sequence flags', async () => {
     const kept = await compileTemplate('${{ steps.catalog.outputs.body.items.systems.id[] }}', where).evaluate(
       context(),
