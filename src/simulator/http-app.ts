@@ -8,7 +8,15 @@ import { MalformedBody } from './errors.js';
  * rate-limit headers) and is refused as 400 at the input check (`refuseMalformedBody`).
  */
 export function createHttpApp(logger: boolean): FastifyInstance {
-  const app = Fastify({ logger, routerOptions: { maxParamLength: 1000 }, bodyLimit: 10 * 1024 * 1024 });
+  const app = Fastify({
+    logger,
+    routerOptions: { maxParamLength: 1000 },
+    bodyLimit: 10 * 1024 * 1024,
+    // Closing drops every connection, a request in flight included: only idle ones are dropped
+    // by default, and one busy at that moment then stayed open as keep-alive (72 s), holding the
+    // close (a test's teardown) that long. A stopping simulator owes its clients no answer.
+    forceCloseConnections: true,
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });

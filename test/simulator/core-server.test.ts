@@ -262,6 +262,23 @@ describe('simulator core: faults, control, determinism', () => {
     expect(log[0]).toMatchObject({ status: 0, dropped: 'before' });
   });
 
+  it('closes at once with a request in flight, dropping its connection instead of waiting for it', async () => {
+    const t = await startTestSimulator({
+      faults: { rules: [{ route: 'privateCloud.listSystems', latencyMs: 30_000, count: 1 }] },
+    });
+    const answer = t.call('GET', SYSTEMS).then(
+      () => 'answered',
+      () => 'dropped',
+    );
+    while (t.sim.control.requests({ operationId: 'privateCloud.listSystems' }).length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    const began = Date.now();
+    await t.sim.close();
+    // Waiting for the request (30 s of injected latency), then for its keep-alive connection, is what it did.
+    expect(Date.now() - began).toBeLessThan(5_000);
+    expect(await answer).toBe('dropped');
+  });
+
   it('applies a write but drops the answer with afterAccept', async () => {
     const t = await start({
       faults: { rules: [{ route: 'privateCloud.createProvisioningPolicy', afterAccept: true, count: 1 }] },
