@@ -31,6 +31,12 @@ export interface ServerOptions extends RunEnvironment {
   /** How often a followed journal is read when no append of this process said it changed. @default 100 */
   pollMs?: number;
   metrics?: ServerMetrics;
+  /**
+   * How long a close lets the requests in flight finish before dropping every connection: one
+   * answered after the close began is kept alive (for 72 s), and a client may stop halfway
+   * through sending. @default 5_000
+   */
+  closeGraceMs?: number;
 }
 
 export interface RunningServer {
@@ -97,7 +103,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // Streams end first, so closing the app does not wait for their clients.
       hub.close();
       await launcher.stop();
-      await app.close();
+      const closing = app.close();
+      const drop = setTimeout(() => app.server.closeAllConnections(), options.closeGraceMs ?? 5_000);
+      try {
+        await closing;
+      } finally {
+        clearTimeout(drop);
+      }
     },
   };
 }

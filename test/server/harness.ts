@@ -13,7 +13,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import { createPlatformClient } from '../../src/api/index.js';
 import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
-import { issueApiToken, readApiDocument, startServer, type RunningServer } from '../../src/server/index.js';
+import {
+  issueApiToken,
+  readApiDocument,
+  startServer,
+  type RunningServer,
+  type ServerOptions,
+} from '../../src/server/index.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createSqliteRunStore, type RunStore } from '../../src/store/index.js';
 
@@ -96,7 +102,11 @@ export function responseValidator() {
   };
 }
 
-export async function startTestServer(playbooks: Record<string, string>): Promise<TestServer> {
+/** `options`: given to `startServer` as they are. */
+export async function startTestServer(
+  playbooks: Record<string, string>,
+  options: Pick<ServerOptions, 'closeGraceMs'> = {},
+): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-server-'));
   const folder = join(dir, 'playbooks');
   mkdirSync(folder);
@@ -144,6 +154,7 @@ export async function startTestServer(playbooks: Record<string, string>): Promis
     host: '127.0.0.1',
     port: 0,
     pollMs: 50,
+    ...options,
   });
   const answers: string[] = [];
   const conforms = responseValidator();
