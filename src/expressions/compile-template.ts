@@ -273,13 +273,19 @@ function evaluationError(
   });
 }
 
-/** A compiled expression's raw result checked, normalised and told to the taint tracker. */
-function finishExpression(
+async function evaluateExpression(
   compiled: CompiledExpression,
   where: ExpressionWhere,
   context: ExpressionContext,
-  raw: unknown,
-): unknown {
+): Promise<unknown> {
+  let raw: unknown = compiled.direct ? compiled.direct(context) : NEEDS_JSONATA;
+  try {
+    if (raw === NEEDS_JSONATA) raw = await compiled.jsonata().evaluate(context);
+    else checkDirectResult(raw);
+  } catch (error) {
+    const { position, code, message } = jsonataPosition(error, compiled.text.length);
+    throw evaluationError(compiled, where, message, position, error, code);
+  }
   let value: unknown;
   try {
     value = normaliseValue(raw);
@@ -290,44 +296,6 @@ function finishExpression(
   const tracker = taintTrackerOf(context);
   if (tracker !== undefined && tracker.readsSecret(compiled.reads ?? [])) tracker.taint(value, where.stepId);
   return value;
-}
-
-/** The error an evaluation failed with (JSONata's, or an allocation guard's), located in the playbook. */
-function failedEvaluation(compiled: CompiledExpression, where: ExpressionWhere, error: unknown): ExpressionError {
-  const { position, code, message } = jsonataPosition(error, compiled.text.length);
-  return evaluationError(compiled, where, message, position, error, code);
-}
-
-/** The expression's value, evaluated directly, or `NEEDS_JSONATA` when only JSONata can tell it. */
-function evaluateExpressionNow(
-  compiled: CompiledExpression,
-  where: ExpressionWhere,
-  context: ExpressionContext,
-): unknown {
-  const raw = compiled.direct ? compiled.direct(context) : NEEDS_JSONATA;
-  if (raw === NEEDS_JSONATA) return raw;
-  try {
-    checkDirectResult(raw);
-  } catch (error) {
-    throw failedEvaluation(compiled, where, error);
-  }
-  return finishExpression(compiled, where, context, raw);
-}
-
-async function evaluateExpression(
-  compiled: CompiledExpression,
-  where: ExpressionWhere,
-  context: ExpressionContext,
-): Promise<unknown> {
-  const now = evaluateExpressionNow(compiled, where, context);
-  if (now !== NEEDS_JSONATA) return now;
-  let raw: unknown;
-  try {
-    raw = await compiled.jsonata().evaluate(context);
-  } catch (error) {
-    throw failedEvaluation(compiled, where, error);
-  }
-  return finishExpression(compiled, where, context, raw);
 }
 
 /** How a value sits inside a string: text as is, nothing for null/undefined, JSON for the rest. */
@@ -371,68 +339,6 @@ async function evaluateNode(node: Node, context: ExpressionContext): Promise<unk
       return result;
     }
   }
-}
-
-/**
- * The template's value at once, or `NEEDS_JSONATA` as soon as one of its expressions needs
- * JSONata (its evaluation is asynchronous): a step's values are mostly plain paths and simple
- * forms, and evaluating them this way makes no promise or frame per node.
- */
-function evaluateNodeNow(node: Node, context: ExpressionContext): unknown {
-  switch (node.kind) {
-    case 'static':
-      return node.value;
-    case 'whole':
-      return evaluateExpressionNow(node.compiled, node.where, context);
-    case 'interpolation': {
-      let text = '';
-      for (const part of node.parts) {
-        if (typeof part === 'string') text += part;
-        else {
-          const value = evaluateExpressionNow(part, node.where, context);
-          if (value === NEEDS_JSONATA) return value;
-          text += stringify(value);
-        }
-      }
-      return text;
-    }
-    case 'array': {
-      const items: unknown[] = [];
-      for (const item of node.items) {
-        const value = evaluateNodeNow(item, context);
-        if (value === NEEDS_JSONATA) return value;
-        items.push(value ?? null);
-      }
-      return items;
-    }
-    case 'object': {
-      const result: Record<string, unknown> = {};
-      for (const [key, item] of node.entries) {
-        const value = evaluateNodeNow(item, context);
-        if (value === NEEDS_JSONATA) return value;
-        if (value !== undefined) result[key] = value;
-      }
-      return result;
-    }
-  }
-}
-
-/**
- * Evaluates `root`: at once when every expression in it has a direct evaluator and each one
- * answers, else (an expression JSONata must evaluate, a value the direct evaluator leaves to it)
- * asynchronously from the start, the same values either way (expressions have no side effects).
- */
-function templateEvaluator(root: Node, allDirect: boolean): Template['evaluate'] {
-  if (!allDirect) return (context) => evaluateNode(root, context);
-  return (context) => {
-    let now: unknown;
-    try {
-      now = evaluateNodeNow(root, context);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
-    return now === NEEDS_JSONATA ? evaluateNode(root, context) : Promise.resolve(now);
-  };
 }
 
 /**
@@ -480,10 +386,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
     rootReferences: [...roots],
     references,
     ...(readsWholeContext ? { readsWholeContext } : {}),
-    evaluate: templateEvaluator(
-      root,
-      expressions.every(({ compiled }) => compiled.direct !== undefined),
-    ),
+    evaluate: (context) => evaluateNode(root, context),
   };
   return { template, errors };
 }
