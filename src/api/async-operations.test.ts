@@ -146,15 +146,16 @@ describe('device and subscription operations (status)', () => {
     const platform = createMockPlatform();
     serve(platform.global, '/subscriptions/v1/async-operations/s-2', [{ status: 'PAUSED' }]);
     serve(platform.global, '/subscriptions/v1/async-operations/s-3', [{ status: 'CANCELLED' }]);
-    const client = platform.client();
-    const startedAt = Date.now();
+    const clock = createVirtualClock(0);
+    const client = platform.client({ clock });
     const timedOut = await client.waitForOperation('/subscriptions/v1/async-operations/s-2', {
       timeoutMs: 50,
       minPollMs: 10,
       maxPollMs: 10,
     });
     expect(timedOut.outcome).toBe('timedOut');
-    expect(Date.now() - startedAt).toBeLessThan(500);
+    // Given up at the deadline (virtual time), not a poll interval later.
+    expect(clock.now()).toBe(50);
     expect((await client.waitForOperation('/subscriptions/v1/async-operations/s-3', fast)).outcome).toBe('cancelled');
   });
 });
