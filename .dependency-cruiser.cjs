@@ -8,6 +8,7 @@
  *   errors, logging, openapi (the platform description), timers, windows: leaves imported by all
  *   cli ──► server ──► scheduler, engine, store (nothing else imports server)
  *   cli, scheduler ──► notifications ──► store, playbook (its types), expressions; the engine never imports it
+ *   cli, server ──► admission ──► scheduler, engine, notifications (every door's run request, admission and drive)
  *
  * Each rule names a folder and the folders it must not import.
  */
@@ -19,7 +20,8 @@ const layer = (name, from, forbidden) => ({
   to: { path: `^src/(${forbidden.join('|')})/` },
 });
 
-const above = ['cli', 'simulator', 'server'];
+/** The layers over the scheduler: admission (every door's one way in), then the server and the CLI. */
+const above = ['cli', 'simulator', 'server', 'admission'];
 
 /** Modules whose imports of other modules go through those modules' `index.ts` (their public surface): all of them. */
 const throughIndex = [
@@ -39,6 +41,7 @@ const throughIndex = [
   'server',
   'windows',
   'notifications',
+  'admission',
 ];
 module.exports = {
   forbidden: [
@@ -179,7 +182,10 @@ module.exports = {
       'expressions',
       'cli',
       'server',
+      'admission',
     ]),
+    // Every door admits its runs here; admission knows no door's own module.
+    layer('admission', 'admission', ['cli', 'server', 'simulator']),
     layer('server', 'server', ['cli', 'simulator']),
   ],
   options: {

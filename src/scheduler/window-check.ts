@@ -82,8 +82,9 @@ export function runnableFires(fireTimes: FireTimes, rules: TimeRules, afterMs: n
 export function startGateOfRun(playbook: Playbook, run: Pick<RunRecord, 'trigger' | 'dryRun'>): StartGate | null {
   const { trigger } = run;
   if (run.dryRun || trigger.ignoredWindow !== undefined) return null;
+  // A schedule's fire, or the schedule run now by hand: its windows too.
   const schedule =
-    trigger.kind === 'schedule'
+    trigger.kind === 'schedule' || trigger.kind === 'trigger'
       ? playbook.schedules.find((candidate) => candidate.key === trigger.scheduleId)
       : undefined;
   const rules = timeRulesOf(playbook, schedule);

@@ -29,6 +29,8 @@ export interface ApiRoute {
   role?: TokenRole;
   /** fastify's `schema` of the route: params, querystring, headers, body. */
   schema: Json;
+  /** The body may be left out (`requestBody.required` false): it is then validated as `{}`. */
+  optionalBody: boolean;
 }
 
 let cached: Json | undefined;
@@ -77,8 +79,8 @@ export function apiRoute(operationId: string, document: Json = readApiDocument()
           required: chosen.filter((parameter) => parameter.required === true).map((parameter) => parameter.name),
         };
       };
-      const body = (inline(document, operation.requestBody) as Json | undefined)?.content as
-        Record<string, { schema: Json }> | undefined;
+      const requestBody = inline(document, operation.requestBody) as Json | undefined;
+      const body = requestBody?.content as Record<string, { schema: Json }> | undefined;
       const schema: Json = {};
       for (const [key, where] of [
         ['params', 'path'],
@@ -94,6 +96,7 @@ export function apiRoute(operationId: string, document: Json = readApiDocument()
         method: method.toUpperCase() as ApiRoute['method'],
         url: path.replace(/\{(\w+)\}/g, ':$1'),
         schema,
+        optionalBody: requestBody !== undefined && requestBody.required !== true,
         ...(role ? { role } : {}),
       };
     }

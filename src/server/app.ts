@@ -27,6 +27,7 @@ import { createScrub, logLines, playbookView, problemView, runView, scheduleView
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actions.js';
 import { ApiError } from './app-error.js';
 import { ServerErrorCode } from './error-codes.js';
+import { Door, type Caller } from '../admission/index.js';
 
 export { ApiError };
 
@@ -56,6 +57,9 @@ declare module 'fastify' {
 
 /** Refusals of the engine and store (exit 2 in the CLI) that are not the request's shape: their HTTP status. */
 const STATUS_OF_REFUSAL: Record<string, number> = {
+  OUTSIDE_WINDOW: 409,
+  ROLE_FORBIDDEN: 403,
+  SCHEDULE_BUSY: 409,
   LOCK_HELD: 409,
   RUN_ACTIVE: 409,
   RUN_NOT_WAITING: 409,
@@ -159,10 +163,24 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       url: described.url,
       schema: described.schema,
       config: described.role === undefined ? {} : { role: described.role },
+      // A body the description makes optional is validated as `{}` when left out.
+      ...(described.optionalBody
+        ? {
+            preValidation: async (request: FastifyRequest) => {
+              request.body ??= {};
+            },
+          }
+        : {}),
       handler,
     });
   };
   const callerName = (request: FastifyRequest): string => request.caller?.name ?? 'unknown';
+  // The route's role was checked before the handler; admission checks what the request asks of it.
+  const apiCaller = (request: FastifyRequest, door: Door): Caller => ({
+    name: callerName(request),
+    role: request.caller?.role ?? 'viewer',
+    door,
+  });
 
   route('health', async () => ({ status: 'ok' }));
 
@@ -194,15 +212,26 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   });
 
   route('startRun', async (request, reply) => {
-    const body = request.body as { playbook: string; inputs?: Record<string, unknown>; dryRun?: boolean };
+    const body = request.body as {
+      playbook: string;
+      inputs?: Record<string, unknown>;
+      dryRun?: boolean;
+      ignoreWindow?: { reason: string };
+    };
     const playbook = catalog.find(body.playbook);
     if (!playbook)
       throw new ApiError(404, ServerErrorCode.notFound, `playbook ${body.playbook} not found`, 'body/playbook');
-    const run = await launcher.start(playbook, {
-      inputs: body.inputs ?? {},
-      dryRun: body.dryRun === true,
-      by: callerName(request),
-    });
+    const { run } = await launcher.start(
+      {
+        playbook,
+        inputs: body.inputs ?? {},
+        trigger: { kind: 'manual' },
+        dryRun: body.dryRun === true,
+        ...(body.ignoreWindow ? { ignoreWindow: body.ignoreWindow } : {}),
+      },
+      apiCaller(request, Door.apiStart),
+    );
+    if (!run) throw new Error('a manual run is never queued behind another');
     metrics.runStarted(playbook.name);
     return reply
       .status(202)
@@ -318,10 +347,12 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   }));
 
   route('triggerSchedule', async (request, reply) => {
+    const body = (request.body ?? {}) as { ignoreWindow?: { reason: string } };
     const triggered = await triggerSchedule(
       { store, catalog, logger, launcher },
       (request.params as { key: string }).key,
-      callerName(request),
+      apiCaller(request, Door.apiTrigger),
+      body.ignoreWindow,
     );
     if (triggered.outcome === 'queued') return reply.status(202).send(triggered);
     metrics.runStarted(triggered.run.playbook);

@@ -6,43 +6,36 @@
  * runs this process drives: they stop at a journaled point, `interrupted` and resumable.
  */
 import { randomUUID } from 'node:crypto';
-import type { PlatformClient } from '../api/index.js';
 import {
-  enqueuePlaybookRun,
-  recordApproval,
-  resolveInputs,
-  runEnvironmentOf,
-  type ApprovalRequest,
-  type RunEnvironment,
-} from '../engine/index.js';
+  admit,
+  deliverNotifications,
+  driveAdmitted,
+  queueAdmitted,
+  resumeStored,
+  type Admission,
+  type Caller,
+  type RunParts,
+  type RunRequest,
+} from '../admission/index.js';
+import { recordApproval, type ApprovalRequest } from '../engine/index.js';
 import { UsageError } from '../errors/index.js';
 import { ServerErrorCode } from './error-codes.js';
-import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
-import { resumeRunWithLock, runPlaybookWithLock } from '../scheduler/index.js';
-import { isQueueStore, RunStatus, type RunRecord, type RunStore } from '../store/index.js';
+import { isQueueStore, RunStatus, type RunRecord } from '../store/index.js';
 
-export interface RunLauncherOptions extends RunEnvironment {
-  /** The store runs are written through (the server's observed store). */
-  store: RunStore;
-  client: PlatformClient;
-  logger: Logger;
-  secrets: SecretRegistry;
-  env: Record<string, string | undefined>;
-}
+/** The process's parts (the CLI's process host): store, client, logger, secrets, notifier, settings. */
+export type RunLauncherOptions = RunParts;
 
-export interface LaunchRequest {
-  inputs: Record<string, unknown>;
-  dryRun: boolean;
-  /** Who asked (the token's name), for the audit line. */
-  by: string;
-  /** What the run records as its trigger, when not a plain manual run (a schedule triggered by hand). */
-  trigger?: { kind: 'manual' | 'trigger'; scheduleId?: string; by?: string };
-}
+/** What a start did: the run recorded (started here, or queued for a worker), or a triggered fire queued behind the schedule's previous run. */
+export type LaunchOutcome = { run: RunRecord; admission: Admission } | { run?: undefined; admission: Admission };
 
 export interface RunLauncher {
-  /** Records a run of `playbook` and starts (or queues) it; a `UsageError` for inputs it refuses. */
-  start(playbook: Playbook, request: LaunchRequest): Promise<RunRecord>;
+  /**
+   * Admits the request (`admit`: role, inputs, secret inputs, windows and freezes, a triggered
+   * schedule's overlap) and records the run: queued for a worker with a shared store, else driven
+   * here. A refusal is a `UsageError` (400, 403 or 409), and nothing is recorded.
+   */
+  start(request: Omit<RunRequest, 'target'>, caller: Caller): Promise<LaunchOutcome>;
   /** Resumes an interrupted run in this process. */
   resume(playbook: Playbook, run: RunRecord, secretInputs: Record<string, unknown>, by: string): Promise<RunRecord>;
   /**
@@ -62,13 +55,6 @@ export interface RunLauncher {
 export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
   const { store, logger } = options;
   const inFlight = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
-  const common = () => ({
-    client: options.client,
-    store,
-    secrets: options.secrets,
-    env: options.env,
-    ...runEnvironmentOf(options),
-  });
 
   /** Drives `work` here; resolves once the run's record exists (or rejects with why it never did). */
   async function drive(runId: string, work: (signal: AbortSignal) => Promise<unknown>): Promise<RunRecord> {
@@ -96,61 +82,39 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
   }
 
   return {
-    async start(playbook, request) {
-      // Checked before anything is recorded: a bad input is the caller's 400, not a failed run.
-      const resolved = resolveInputs(playbook.inputs, request.inputs, playbook.name);
+    async start(asked, caller) {
+      const request: RunRequest = { ...asked, target: isQueueStore(store) ? 'queue' : 'here' };
+      // Checked before anything is recorded: a refusal is the caller's 4xx, not a failed run.
+      const admission = await admit(request, caller, { store, now: Date.now });
+      if (admission.overlap && 'queuedBehind' in admission.overlap) return { admission };
       const runId = randomUUID();
+      const { playbook } = request;
       const audit = {
         event: 'audit.runStarted',
         runId,
         playbook: playbook.name,
-        by: request.by,
+        by: caller.name,
         dryRun: request.dryRun,
-        ...(request.trigger?.scheduleId === undefined ? {} : { scheduleKey: request.trigger.scheduleId }),
+        ...(admission.trigger.scheduleId === undefined ? {} : { scheduleKey: admission.trigger.scheduleId }),
+        ...(admission.trigger.ignoredWindow === undefined ? {} : { ignoredWindow: admission.trigger.ignoredWindow }),
       };
-      // The record keeps `by` too: the engine stores the trigger as given.
-      const trigger = request.trigger === undefined ? {} : { trigger: request.trigger };
-      if (isQueueStore(store)) {
-        const given = resolved.secretNames.filter((name) => request.inputs[name] !== undefined);
-        if (given.length > 0)
-          throw new UsageError(
-            `secret inputs are never stored, so a queued run cannot carry them: give ${given.map((name) => `'${name}'`).join(', ')} to the workers (FLEETBOOK_INPUT_<NAME>)`,
-            ServerErrorCode.secretInputQueued,
-            { field: `body/inputs/${given[0]}` },
-          );
-        const run = await enqueuePlaybookRun(playbook, {
-          store,
-          inputs: request.inputs,
-          dryRun: request.dryRun,
-          runId,
-          env: options.env,
-          ...trigger,
-        });
-        logger.info(audit, `${request.by} queued run ${runId} of ${playbook.name}`);
-        return run;
+      if (request.target === 'queue') {
+        const run = await queueAdmitted(admission, options, runId);
+        logger.info(audit, `${caller.name} queued run ${runId} of ${playbook.name}`);
+        return { run, admission };
       }
-      for (const name of resolved.secretNames) {
-        const value = request.inputs[name];
-        if (typeof value === 'string') options.secrets.add(value);
-      }
-      logger.info(audit, `${request.by} started run ${runId} of ${playbook.name}`);
-      return drive(runId, (signal) =>
-        runPlaybookWithLock(playbook, {
-          ...common(),
-          inputs: request.inputs,
-          dryRun: request.dryRun,
-          runId,
-          signal,
-          logger,
-          ...trigger,
-        }),
-      );
+      logger.info(audit, `${caller.name} started run ${runId} of ${playbook.name}`);
+      const run = await drive(runId, async (signal) => {
+        const result = await driveAdmitted(admission, options, { runId, signal });
+        await deliverNotifications(options, runId);
+        return result;
+      });
+      return { run, admission };
     },
 
     async resume(playbook, run, secretInputs, by) {
       if (inFlight.has(run.id))
         throw new UsageError(`run ${run.id} is already being driven by this server`, ServerErrorCode.runActive);
-      for (const value of Object.values(secretInputs)) if (typeof value === 'string') options.secrets.add(value);
       logger.info(
         { event: 'audit.runResumed', runId: run.id, playbook: run.playbook, by },
         `${by} resumed run ${run.id} of ${run.playbook}`,
@@ -158,12 +122,13 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
       let resolveStarted: () => void = () => undefined;
       const started = new Promise<void>((resolve) => (resolveStarted = resolve));
       const controller = new AbortController();
-      const done = resumeRunWithLock(playbook, {
-        ...common(),
+      const done = resumeStored(playbook, run, options, {
         runId: run.id,
         secretInputs,
         signal: controller.signal,
-        logger,
+      }).then(async (result) => {
+        await deliverNotifications(options, run.id);
+        return result;
       });
       inFlight.set(run.id, { controller, done });
       void done

@@ -5,7 +5,8 @@
  * resumes only the pauses failed runs made).
  */
 import type { Logger } from '../logging/index.js';
-import { decideTrigger, readScheduleState, writeScheduleState } from '../scheduler/index.js';
+import type { Caller } from '../admission/index.js';
+import { readScheduleState, writeScheduleState } from '../scheduler/index.js';
 import type { RunRecord, RunStore } from '../store/index.js';
 import { ApiError } from './app-error.js';
 import { ServerErrorCode } from './error-codes.js';
@@ -70,8 +71,9 @@ export type TriggerOutcome =
   { outcome: 'started'; run: RunRecord; cancelled?: string } | { outcome: 'queued'; behind: string };
 
 /**
- * Runs a schedule now, by hand, as `fleetbook schedules trigger` does: the same overlap decision
- * against its previous run (`decideTrigger`: `skip` refuses with `SCHEDULE_BUSY` while it still
+ * Runs a schedule now, by hand, as `fleetbook schedules trigger` does: the request is admitted
+ * as every run is (the windows and freezes of the playbook and the schedule, the inputs, the
+ * overlap policy against its previous run: `skip` refuses with `SCHEDULE_BUSY` while it still
  * goes, `cancel-running` cancels it, `queue` leaves the fire to the scheduler), then the run with
  * the schedule's inputs under the playbook's lock (the launcher), recording the schedule and who
  * triggered it. A paused schedule may be triggered: that is what a manual trigger is for.
@@ -79,29 +81,37 @@ export type TriggerOutcome =
 export async function triggerSchedule(
   deps: Deps & { launcher: RunLauncher },
   key: string,
-  by: string,
+  caller: Caller,
+  ignoreWindow?: { reason: string },
 ): Promise<TriggerOutcome> {
   const playbook = playbookOf(deps.catalog, key);
   const schedule = playbook.schedules.find((candidate) => candidate.key === key);
   if (!schedule) throw new ApiError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
-  const decision = await decideTrigger(deps.store, schedule, by, Date.now());
-  const audit = { event: 'audit.scheduleTriggered', scheduleKey: key, by };
-  if (decision.action === 'queued') {
-    deps.logger.info(
-      { ...audit, queuedBehind: decision.behind },
-      `${by} triggered schedule ${key}: queued behind run ${decision.behind} (overlap: queue)`,
-    );
-    return { outcome: 'queued', behind: decision.behind };
-  }
-  const run = await deps.launcher.start(playbook, {
-    inputs: schedule.inputs,
-    dryRun: false,
-    by,
-    trigger: { kind: 'trigger', scheduleId: key, by },
-  });
-  deps.logger.info(
-    { ...audit, runId: run.id, ...(decision.cancelled ? { cancelled: decision.cancelled } : {}) },
-    `${by} triggered schedule ${key}: run ${run.id}${decision.cancelled ? ` (run ${decision.cancelled} cancelled, overlap: cancel-running)` : ''}`,
+  const by = caller.name;
+  const { run, admission } = await deps.launcher.start(
+    {
+      playbook,
+      inputs: schedule.inputs,
+      trigger: { kind: 'trigger', schedule },
+      dryRun: false,
+      ...(ignoreWindow ? { ignoreWindow } : {}),
+    },
+    caller,
   );
-  return { outcome: 'started', run, ...(decision.cancelled ? { cancelled: decision.cancelled } : {}) };
+  const audit = { event: 'audit.scheduleTriggered', scheduleKey: key, by };
+  const overlap = admission.overlap;
+  if (!run) {
+    const behind = overlap && 'queuedBehind' in overlap ? overlap.queuedBehind : 'the previous run';
+    deps.logger.info(
+      { ...audit, queuedBehind: behind },
+      `${by} triggered schedule ${key}: queued behind run ${behind} (overlap: queue)`,
+    );
+    return { outcome: 'queued', behind };
+  }
+  const cancelled = overlap && 'cancelled' in overlap ? overlap.cancelled : undefined;
+  deps.logger.info(
+    { ...audit, runId: run.id, ...(cancelled ? { cancelled } : {}) },
+    `${by} triggered schedule ${key}: run ${run.id}${cancelled ? ` (run ${cancelled} cancelled, overlap: cancel-running)` : ''}`,
+  );
+  return { outcome: 'started', run, ...(cancelled ? { cancelled } : {}) };
 }

@@ -4,6 +4,7 @@
  * CLI adds the scheduler and the worker around it and stops them in order.
  */
 import type { PlatformClient } from '../api/index.js';
+import type { RunParts } from '../admission/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { runEnvironmentOf, type RunEnvironment } from '../engine/index.js';
 import type { LoadPlaybookOptions } from '../playbook/index.js';
@@ -31,6 +32,8 @@ export interface ServerOptions extends RunEnvironment {
   /** How often a followed journal is read when no append of this process said it changed. @default 100 */
   pollMs?: number;
   metrics?: ServerMetrics;
+  /** The notifications of the runs this server drives (the process host's notifier). @default none is sent */
+  notifications?: RunParts['notifications'];
   /**
    * How long a close lets the requests in flight finish before dropping every connection: one
    * answered after the close began is kept alive (for 72 s), and a client may stop halfway
@@ -69,6 +72,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger: options.logger,
     secrets: options.secrets,
     env: options.env,
+    ...(options.notifications ? { notifications: options.notifications } : {}),
     ...runEnvironmentOf(options),
   });
   const app = await createServerApp({

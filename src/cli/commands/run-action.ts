@@ -6,21 +6,25 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { enqueuePlaybookRun, parseInputText, resolveInputs } from '../../engine/index.js';
-import { runPlaybookWithLock, windowRefusal } from '../../scheduler/index.js';
+import {
+  admit,
+  deliverNotifications,
+  Door,
+  driveAdmitted,
+  queueAdmitted,
+  type Admission,
+  type RunRequest,
+} from '../../admission/index.js';
+import { parseInputText } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { createSecretRegistry } from '../../logging/index.js';
-import { hasErrors, loadPlaybook, resolvePlaybookRef, timeRulesOf, type Playbook } from '../../playbook/index.js';
-import { isQueueStore, openRunStore, withRunStore } from '../../store/index.js';
-import { checkNotifyRules, createNotifications, readNotificationConfig } from '../../notifications/index.js';
-import { openConnection, profileStore } from '../connection.js';
+import type { Logger } from '../../logging/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type ScheduleSpec } from '../../playbook/index.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
-import { secretInputVariable } from './resume-action.js';
+import { localCaller, withProcessHost, type ProcessHost } from '../process-host.js';
 import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
-import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
-import { runSettingsOf } from '../run-settings.js';
+import { parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -32,7 +36,8 @@ export interface RunCommandOptions {
   faults?: string;
   seed?: string;
   dryRun?: boolean;
-  ignoreWindow?: boolean;
+  /** `--ignore-window [reason]`: true without a reason. */
+  ignoreWindow?: boolean | string;
   queue?: boolean;
   json?: boolean;
   output?: string;
@@ -40,14 +45,10 @@ export interface RunCommandOptions {
   logLevel: string;
 }
 
-/** What `schedules trigger` adds to a run: the schedule's own inputs and the trigger recorded in the run. */
+/** What `schedules trigger` adds to a run: the schedule run now by hand (its inputs under the `-i` ones). */
 export interface ScheduledRun {
-  inputs: Record<string, unknown>;
-  trigger: { kind: 'trigger'; scheduleId: string; by: string };
+  schedule: ScheduleSpec;
 }
-
-/** The trigger a run started here records. */
-type RunTrigger = { kind: 'manual' | 'trigger'; scheduleId?: string; by?: string; ignoredWindow?: string };
 
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
 function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<string, unknown> {
@@ -80,82 +81,6 @@ function gatherInputs(playbook: Playbook, options: RunCommandOptions): Record<st
   return given;
 }
 
-/**
- * `--queue`: records the run `queued` in the shared store and exits 0; a worker runs it.
- * Secret inputs are never stored, so one given here is refused: the workers read it from
- * their own environment (FLEETBOOK_INPUT_<NAME>), as a resume does.
- */
-async function queueRun(
-  io: CliIo,
-  playbook: Playbook,
-  inputs: Record<string, unknown>,
-  options: RunCommandOptions,
-  json: boolean,
-  trigger?: RunTrigger,
-): Promise<void> {
-  const givenSecrets = Object.entries(playbook.inputs)
-    .filter(([name, declared]) => declared.secret && inputs[name] !== undefined)
-    .map(([name]) => name);
-  if (givenSecrets.length > 0) {
-    throw new UsageError(
-      `--queue: the secret input${givenSecrets.length === 1 ? '' : 's'} ${givenSecrets.map((name) => `'${name}'`).join(', ')} would have to be stored; give ${givenSecrets.length === 1 ? 'it' : 'them'} to the workers instead (${givenSecrets.map(secretInputVariable).join(', ')}).`,
-      'SECRET_INPUT_QUEUED',
-    );
-  }
-  if (options.target)
-    throw new UsageError('--queue: a worker chooses the target; leave out --target.', 'INVALID_OPTION');
-  await withRunStore({ env: io.env, store: profileStore(options.profile) }, async (store) => {
-    if (!isQueueStore(store)) {
-      throw new UsageError(
-        "--queue needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).",
-        'NO_SHARED_STORE',
-      );
-    }
-    const run = await enqueuePlaybookRun(playbook, {
-      store,
-      inputs,
-      dryRun: options.dryRun === true,
-      env: io.env,
-      ...(trigger ? { trigger } : {}),
-    });
-    io.stdout.write(
-      json
-        ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n`
-        : `Queued ${playbook.name} (run ${run.id}); a fleetbook worker will run it\n`,
-    );
-  });
-}
-
-/**
- * Why the playbook may not start now (outside its window, inside a freeze), or undefined. A real
- * run is refused then (exit 2, saying when the window opens) unless `--ignore-window`; a dry run
- * is not refused (it says so).
- */
-function windowCheck(playbook: Playbook, options: RunCommandOptions): string | undefined {
-  const refusal = windowRefusal(timeRulesOf(playbook), Date.now());
-  if (!refusal) return undefined;
-  if (!options.ignoreWindow && !options.dryRun)
-    throw new UsageError(
-      `${playbook.name} may not start now: ${refusal.reason}. Run it then, or now with --ignore-window.`,
-      'OUTSIDE_WINDOW',
-    );
-  return refusal.reason;
-}
-
-/**
- * What the run records as its trigger, when not a plain manual run: a schedule triggered by hand,
- * and a window `--ignore-window` overrode (a worker reads it: the run's loop items start whatever the time).
- */
-function runTrigger(
-  scheduled: ScheduledRun['trigger'] | undefined,
-  options: RunCommandOptions,
-  windowClosed: string | undefined,
-): RunTrigger | undefined {
-  const ignoredWindow = options.ignoreWindow && windowClosed && !options.dryRun ? windowClosed : undefined;
-  if (!scheduled && !ignoredWindow) return undefined;
-  return { ...(scheduled ?? { kind: 'manual' as const }), ...(ignoredWindow ? { ignoredWindow } : {}) };
-}
-
 /** `--seed`, an integer. */
 function seedOf(options: RunCommandOptions): number | undefined {
   const seed = options.seed === undefined ? undefined : Number(options.seed);
@@ -180,9 +105,68 @@ export async function runAction(io: CliIo, reference: string, options: RunComman
   await runLoaded(io, playbook, options);
 }
 
+/** The request `fleetbook run` (or `schedules trigger`) makes of its options. */
+function runRequestOf(playbook: Playbook, options: RunCommandOptions, scheduled?: ScheduledRun): RunRequest {
+  if (options.queue && options.target)
+    throw new UsageError('--queue: a worker chooses the target; leave out --target.', 'INVALID_OPTION');
+  const ignoreWindow = options.ignoreWindow;
+  return {
+    playbook,
+    inputs: { ...scheduled?.schedule.inputs, ...gatherInputs(playbook, options) },
+    trigger: scheduled ? { kind: 'trigger', schedule: scheduled.schedule } : { kind: 'manual' },
+    target: options.queue ? 'queue' : 'here',
+    dryRun: options.dryRun === true,
+    ...(ignoreWindow === undefined || ignoreWindow === false
+      ? {}
+      : { ignoreWindow: { reason: ignoreWindow === true ? 'given --ignore-window' : ignoreWindow } }),
+  };
+}
+
+/** The lines that say an admitted run starts though its window is closed (a dry run, an ignored window). */
+function warnWindowClosed(logger: Logger, admission: Admission): void {
+  const closed = admission.windowClosed;
+  if (!closed) return;
+  const { playbook, dryRun } = admission.request;
+  logger.warn(
+    { event: 'run.outsideWindow', reason: closed.reason, ...(dryRun ? { dryRun: true } : { ignoreWindow: true }) },
+    dryRun
+      ? `dry run of ${playbook.name} outside its maintenance window (${closed.reason}); a real run would be refused now`
+      : `${playbook.name} starts outside its maintenance window (${closed.reason}): --ignore-window`,
+  );
+}
+
+/** What admission said of a schedule's previous run (`schedules trigger`); true when no run starts now. */
+function reportOverlap(io: CliIo, admission: Admission): boolean {
+  const overlap = admission.overlap;
+  const key = admission.trigger.scheduleId;
+  if (overlap && 'queuedBehind' in overlap) {
+    io.stdout.write(
+      `schedule ${key}: run ${overlap.queuedBehind} still runs and its overlap policy is queue; the fire is queued behind it for the daemon\n`,
+    );
+    return true;
+  }
+  if (overlap)
+    io.stderr.write(
+      `fleetbook: schedule ${key}: its previous run ${overlap.cancelled} was cancelled (overlap: cancel-running)\n`,
+    );
+  return false;
+}
+
+/** `--queue`: the admitted run recorded `queued` in the shared store; a worker runs it. */
+async function queueRun(io: CliIo, admission: Admission, host: ProcessHost, json: boolean): Promise<void> {
+  const run = await queueAdmitted(admission, host.parts);
+  const { playbook } = admission.request;
+  io.stdout.write(
+    json
+      ? `${JSON.stringify({ event: 'run.queued', runId: run.id, playbook: run.playbook, status: run.status })}\n`
+      : `Queued ${playbook.name} (run ${run.id}); a fleetbook worker will run it\n`,
+  );
+}
+
 /**
  * Runs a loaded playbook with the options of `fleetbook run`; `scheduled`: a schedule triggered
- * by hand (`schedules trigger`), its inputs under the `-i` ones.
+ * by hand (`schedules trigger`). The request is admitted (`admit`: windows and freezes, inputs,
+ * secret inputs, the schedule's overlap) before anything is sent.
  */
 export async function runLoaded(
   io: CliIo,
@@ -192,90 +176,45 @@ export async function runLoaded(
 ): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
   const seed = seedOf(options);
-  const inputs = { ...scheduled?.inputs, ...gatherInputs(playbook, options) };
-  // Checked here too so a missing input costs no simulator start or connection.
-  resolveInputs(playbook.inputs, inputs, playbook.name);
-
-  const windowClosed = windowCheck(playbook, options);
-  const trigger = runTrigger(scheduled?.trigger, options, windowClosed);
+  const request = runRequestOf(playbook, options, scheduled);
   const view = runView(io, options);
-  if (options.queue) return queueRun(io, playbook, inputs, options, view === 'json', trigger);
-  const secrets = createSecretRegistry();
+  const door = scheduled ? Door.cliTrigger : options.queue ? Door.cliQueue : Door.cliRun;
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
-  const live = wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
-  const logger = createCommandLogger(
-    io,
-    options,
-    secrets,
-    undefined,
-    live ? streamTo((text) => live.write(text)) : undefined,
-  );
+  const live =
+    request.target === 'here' && wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
   const runId = randomUUID();
-  if (windowClosed)
-    logger.warn(
-      {
-        event: 'run.outsideWindow',
-        reason: windowClosed,
-        ...(options.dryRun ? { dryRun: true } : { ignoreWindow: true }),
-      },
-      options.dryRun
-        ? `dry run of ${playbook.name} outside its maintenance window (${windowClosed}); a real run would be refused now`
-        : `${playbook.name} starts outside its maintenance window (${windowClosed}): --ignore-window`,
-    );
-
-  // Resolved before anything is stored: a bad FLEETBOOK_RETENTION or notification channel is refused before the run.
-  const settings = runSettingsOf(io.env);
-  const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
-  for (const warning of checkNotifyRules(playbook, notificationConfig))
-    logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
-  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  const store = live ? live.observe(opened) : opened;
-  const notifications = createNotifications(notificationConfig, { store, logger: logger.child({ runId }) });
-  try {
-    // The client's own lines (retries, rate limits) carry the run too.
-    const clientLogger = logger.child({ runId, playbook: playbook.name });
-    const connection = await openConnection({
-      store,
-      target: options.target,
-      profile: options.profile,
-      timeScale,
-      simulator: { world: options.world, faults: options.faults, seed },
-      env: io.env,
-      logger: clientLogger,
-      secrets,
-    });
-    try {
+  await withProcessHost(
+    io,
+    {
+      ...options,
+      ...(live
+        ? { screen: streamTo((text) => live.write(text)), instrument: (opened) => ({ store: live.observe(opened) }) }
+        : {}),
+      runId,
+    },
+    async (host) => {
+      const admission = await admit(request, localCaller(door), { store: host.parts.store, now: Date.now });
+      warnWindowClosed(host.parts.logger, admission);
+      if (reportOverlap(io, admission)) return;
+      if (request.target === 'queue') return queueRun(io, admission, host, view === 'json');
+      host.warnNotifyRules(playbook);
+      // The client's own lines (retries, rate limits) carry the run too.
+      const connection = await host.connect({
+        timeScale,
+        simulator: { world: options.world, faults: options.faults, seed },
+        logger: host.parts.logger.child({ runId, playbook: playbook.name }),
+      });
       if (view === 'text')
         io.stdout.write(
-          `Running ${playbook.name} (run ${runId}) against ${connection.description}${options.dryRun ? ', dry run' : ''}\n`,
+          `Running ${playbook.name} (run ${runId}) against ${connection.description}${request.dryRun ? ', dry run' : ''}\n`,
         );
-      const result = await withInterruption(logger, (signal) =>
-        // A playbook's `lock` keeps a manual run and a scheduled one off the same systems.
-        runPlaybookWithLock(playbook, {
-          inputs,
-          client: connection.client,
-          store,
-          logger,
-          secrets,
-          signal,
-          dryRun: options.dryRun === true,
-          runId,
-          ...(trigger ? { trigger } : {}),
-          ...settings,
-          // A dry run reads what the whole run would do; --ignore-window lets every item start.
-          ...(options.ignoreWindow || options.dryRun ? { startGate: null } : {}),
-          notify: notifications.hookFor(playbook.notify),
-        }),
+      const result = await withInterruption(host.parts.logger, (signal) =>
+        driveAdmitted(admission, host.runParts(connection), { runId, signal }),
       );
       live?.close();
-      reportResult(io, view, secrets, result, { simulatedSteps: result.simulatedSteps });
+      reportResult(io, view, host.parts.secrets, result, { simulatedSteps: result.simulatedSteps });
       // After the result is out: a channel that is slow or down delays the exit, never changes it.
-      await notifications.deliver({ runId, untilSettled: true });
-    } finally {
-      live?.close();
-      await connection.close();
-    }
-  } finally {
-    await store.close();
-  }
+      await deliverNotifications(host.parts, runId, true);
+    },
+  ).finally(() => live?.close());
 }

@@ -30,8 +30,8 @@ export function registerRunCommand(program: Command, io: CliIo): void {
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--dry-run', 'perform reads, print the writes instead of sending them')
     .option(
-      '--ignore-window',
-      "start (and keep starting loop items) outside the playbook's maintenance window or inside a freeze; recorded in the run",
+      '--ignore-window [reason]',
+      "start (and keep starting loop items) outside the playbook's maintenance window or inside a freeze; recorded in the run with the reason",
     )
     .option('--queue', 'queue the run in the shared store (FLEETBOOK_STORE) for a `fleetbook worker` to run, and exit')
     .option(

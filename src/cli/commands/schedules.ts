@@ -33,7 +33,10 @@ export function registerSchedulesCommand(program: Command, io: CliIo): void {
     .description(
       "run a schedule now with its inputs: its overlap policy against its previous run, the playbook's lock; recorded as a trigger of the schedule",
     )
-    .argument('<playbook>', 'playbook file or bundled name')
+    .argument(
+      '<key|playbook>',
+      "the schedule's key (<playbook>#<id>, as `fleetbook schedules` shows it), or a playbook file or bundled name",
+    )
     .option('--schedule <id>', 'the schedule (its id, or its position: 0, 1...) when the playbook has several')
     .option(
       '-i, --input <name=value>',
@@ -45,6 +48,10 @@ export function registerSchedulesCommand(program: Command, io: CliIo): void {
     .option('--time-scale <n>', 'with --target simulator: simulated ms per real ms (default 60)')
     .option('--profile <name>', 'connection profile of fleetbook.yaml')
     .option('--dry-run', 'perform reads, print the writes instead of sending them')
+    .option(
+      '--ignore-window [reason]',
+      'start though the maintenance window is closed or a freeze holds; recorded in the run with the reason',
+    )
     .option('--queue', 'queue the run in the shared store for a `fleetbook worker` to run, and exit')
     .option('-o, --output <format>', 'text, json, yaml or wide: as `fleetbook run`')
     .option('--json', 'shorthand for --output json')

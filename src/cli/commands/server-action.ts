@@ -1,7 +1,7 @@
 /** What `fleetbook server` does (see server.ts), imported when the command runs. */
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { createSecretRegistry } from '../../logging/index.js';
-import { hasErrors } from '../../playbook/index.js';
+import { startOutboxSweep } from '../../notifications/index.js';
+import { hasErrors, type LoadPlaybookOptions, type PlaybookFolder } from '../../playbook/index.js';
 import {
   createEngineExecutor,
   createQueueExecutor,
@@ -10,16 +10,16 @@ import {
   startDaemon,
   type Daemon,
 } from '../../scheduler/index.js';
-import { createServerMetrics, startServer } from '../../server/index.js';
-import { isQueueStore, openRunStore } from '../../store/index.js';
+import { createServerMetrics, startServer, type ServerMetrics } from '../../server/index.js';
+import { isQueueStore } from '../../store/index.js';
 import { countingRateWaits, metricsTee } from '../process-metrics.js';
-import { openConnection, profileStore } from '../connection.js';
+import type { Connection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { outputFormat } from '../output.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale } from '../run-session.js';
-import { runSettingsOf } from '../run-settings.js';
+import { withProcessHost, type ProcessHost } from '../process-host.js';
+import { parseTimeScale } from '../run-session.js';
 import { loadQueuedPlaybook, secretInputsFromEnv } from './worker-action.js';
 
 export interface ServerCommandOptions {
@@ -59,101 +59,106 @@ export async function serverAction(io: CliIo, options: ServerCommandOptions): Pr
     io.exitCode = ExitCode.usage;
     return;
   }
-  const settings = runSettingsOf(io.env);
-  const secrets = createSecretRegistry();
-  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  const metrics = createServerMetrics(opened);
-  const logger = createCommandLogger(io, options, secrets, format === 'text', undefined, {
-    stream: metricsTee(metrics),
-    level: 'debug',
-  });
-  const queue = isQueueStore(opened);
-  if (!options.worker && !queue) {
-    await opened.close();
-    throw new UsageError(
-      '--no-worker needs a shared store (FLEETBOOK_STORE=postgres://...): with the embedded store this server is the only one to drive the runs it starts.',
-      'NO_SHARED_STORE',
-    );
-  }
-  const store = countingRateWaits(opened, metrics);
-  const connection = await openConnection({
-    store,
-    target: options.target,
-    profile: options.profile,
-    timeScale,
-    env: io.env,
-    logger,
-    secrets,
-  }).catch(async (error: unknown) => {
-    await opened.close();
-    throw error;
+  let metrics: ServerMetrics | undefined;
+  await withProcessHost(
+    io,
+    {
+      ...options,
+      readable: format === 'text',
+      instrument(opened) {
+        metrics = createServerMetrics(opened);
+        return { store: countingRateWaits(opened, metrics), tee: { stream: metricsTee(metrics), level: 'debug' } };
+      },
+    },
+    async (host) => {
+      if (!options.worker && !isQueueStore(host.parts.opened))
+        throw new UsageError(
+          '--no-worker needs a shared store (FLEETBOOK_STORE=postgres://...): with the embedded store this server is the only one to drive the runs it starts.',
+          'NO_SHARED_STORE',
+        );
+      const connection = await host.connect({ timeScale });
+      for (const playbook of folder.playbooks) host.warnNotifyRules(playbook);
+      await serve(io, host, connection, options, { folder, loadOptions, port, concurrency, format, metrics });
+    },
+  );
+}
+
+interface Serving {
+  folder: PlaybookFolder;
+  loadOptions: LoadPlaybookOptions;
+  port: number;
+  concurrency: number;
+  format: string;
+  metrics: ServerMetrics | undefined;
+}
+
+/** The server, its scheduler and (with --worker) its worker, on the process host's parts, until SIGTERM or SIGINT. */
+async function serve(
+  io: CliIo,
+  host: ProcessHost,
+  connection: Connection,
+  command: ServerCommandOptions,
+  options: Serving,
+): Promise<void> {
+  const { logger, notifications } = host.parts;
+  const parts = host.runParts(connection);
+  const server = await startServer({
+    ...parts,
+    playbooksDir: options.folder.dir,
+    loadOptions: options.loadOptions,
+    host: command.host,
+    port: options.port,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   let daemon: Daemon | undefined;
   const drain = new AbortController();
   let worker: Promise<unknown> | undefined;
+  // What a process that died mid-send left pending (any run's), and retries coming due.
+  const sweep = startOutboxSweep(notifications, logger);
   try {
-    const server = await startServer({
-      store,
-      client: connection.client,
+    // Every part writes through the server's observed store, so its appends reach the event streams at once.
+    const observed = server.store;
+    daemon = await startDaemon({
+      playbooksDir: options.folder.dir,
+      loadOptions: options.loadOptions,
+      store: observed,
       logger,
-      secrets,
-      playbooksDir: folder.dir,
-      loadOptions,
-      host: options.host,
-      port,
-      metrics,
-      ...settings,
-    });
-    try {
-      const observed = server.store;
-      daemon = await startDaemon({
-        playbooksDir: folder.dir,
-        loadOptions,
-        store: observed,
-        logger,
-        ...(isQueueStore(observed)
-          ? { teamLeadership: observed, execute: createQueueExecutor({ store: observed, logger, env: io.env }) }
-          : {
-              execute: createEngineExecutor({
-                client: connection.client,
-                store: observed,
-                logger,
-                secrets,
-                ...settings,
-                embeddedSimulator: options.target === 'simulator',
-              }),
+      ...(isQueueStore(observed)
+        ? { teamLeadership: observed, execute: createQueueExecutor({ store: observed, logger, env: io.env }) }
+        : {
+            execute: createEngineExecutor({
+              ...parts,
+              store: observed,
+              embeddedSimulator: command.target === 'simulator',
+              notifications,
             }),
+          }),
+    });
+    if (isQueueStore(observed) && command.worker) {
+      worker = runWorker({
+        ...parts,
+        store: observed,
+        concurrency: options.concurrency,
+        signal: drain.signal,
+        loadPlaybook: (run) => loadQueuedPlaybook(run, options.loadOptions),
+        secretInputsOf: secretInputsFromEnv(io.env),
+        notifications,
       });
-      if (isQueueStore(observed) && options.worker) {
-        worker = runWorker({
-          store: observed,
-          client: connection.client,
-          logger,
-          secrets,
-          concurrency,
-          signal: drain.signal,
-          ...settings,
-          loadPlaybook: (run) => loadQueuedPlaybook(run, loadOptions),
-          secretInputsOf: secretInputsFromEnv(io.env),
-        });
-      }
-      io.stdout.write(format === 'text' ? `Fleetbook server on ${server.url}\n` : '');
-      const signal = await new Promise<NodeJS.Signals>((resolve) => {
-        process.once('SIGTERM', () => resolve('SIGTERM'));
-        process.once('SIGINT', () => resolve('SIGINT'));
-      });
-      logger.info({ event: 'server.stopping', signal }, `server: ${signal}: stopping`);
-    } finally {
-      // Requests first (and the runs started through them), then the scheduler, then the worker.
-      await server.close();
-      await daemon?.stop();
-      drain.abort(new Error('the server is stopping'));
-      await worker;
-      logger.info({ event: 'server.stopped' }, 'server: stopped');
     }
-    io.exitCode = ExitCode.success;
+    io.stdout.write(options.format === 'text' ? `Fleetbook server on ${server.url}\n` : '');
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+      process.once('SIGINT', () => resolve('SIGINT'));
+    });
+    logger.info({ event: 'server.stopping', signal }, `server: ${signal}: stopping`);
   } finally {
-    await connection.close();
-    await opened.close();
+    // Requests first (and the runs started through them), then the scheduler, then the worker.
+    await server.close();
+    await daemon?.stop();
+    drain.abort(new Error('the server is stopping'));
+    await worker;
+    await sweep.stop();
+    logger.info({ event: 'server.stopped' }, 'server: stopped');
   }
+  io.exitCode = ExitCode.success;
 }

@@ -1,10 +1,6 @@
 /** What `fleetbook schedules trigger` does (see schedules.ts), imported when the command runs. */
-import { userInfo } from 'node:os';
 import { didYouMean, ExitCode, UsageError } from '../../errors/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type ScheduleSpec } from '../../playbook/index.js';
-import { decideTrigger } from '../../scheduler/index.js';
-import { withRunStore } from '../../store/index.js';
-import { profileStore } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
@@ -36,42 +32,38 @@ function pickSchedule(playbook: Playbook, id: string | undefined): ScheduleSpec 
   );
 }
 
+/** `<playbook>#<id>` (a schedule's key, as the API and `fleetbook schedules` show it), else a playbook. */
+function splitScheduleKey(reference: string, options: TriggerCommandOptions): { playbook: string; schedule?: string } {
+  const at = reference.lastIndexOf('#');
+  if (at <= 0)
+    return { playbook: reference, ...(options.schedule === undefined ? {} : { schedule: options.schedule }) };
+  if (options.schedule !== undefined)
+    throw new UsageError(
+      `'${reference}' names a schedule already; leave out --schedule ${options.schedule}`,
+      'INVALID_OPTION',
+    );
+  return { playbook: reference.slice(0, at), schedule: reference.slice(at + 1) };
+}
+
 /**
- * Runs a schedule now, by hand: its inputs (under any `-i`), its overlap policy against its
- * previous run (`decideTrigger`), the playbook's lock (taken by the run), the run recorded with
- * `trigger: { kind: 'trigger', scheduleId, by }` (`by`: the operating-system user). A disabled or paused schedule may be triggered: that
- * is what a manual trigger is for.
+ * Runs a schedule now, by hand: `<key>` (`<playbook>#<id>`) or a playbook and its schedule
+ * (`--schedule`, or its only one). The run is admitted as every run is (windows and freezes of the
+ * playbook and the schedule, inputs, the schedule's overlap policy against its previous run) and
+ * recorded with `trigger: { kind: 'trigger', scheduleId, by }` (`by`: the operating-system user).
+ * A disabled or paused schedule may be triggered: that is what a manual trigger is for.
  */
 export async function triggerScheduleAction(
   io: CliIo,
   reference: string,
   options: TriggerCommandOptions,
 ): Promise<void> {
-  const loaded = loadPlaybook(resolvePlaybookRef(reference, process.cwd()), playbookLoadOptions(io.env));
+  const named = splitScheduleKey(reference, options);
+  const loaded = loadPlaybook(resolvePlaybookRef(named.playbook, process.cwd()), playbookLoadOptions(io.env));
   if (!loaded.playbook || hasErrors(loaded.problems)) {
     io.stderr.write(`${formatProblems(loaded.problems)}\n`);
     io.exitCode = ExitCode.usage;
     return;
   }
   const playbook = loaded.playbook;
-  const schedule = pickSchedule(playbook, options.schedule);
-  // Who pressed it, as the server records a token's name: the operating-system user here.
-  const by = userInfo().username;
-  const decision = await withRunStore({ env: io.env, store: profileStore(options.profile) }, (store) =>
-    decideTrigger(store, schedule, by, Date.now()),
-  );
-  if (decision.action === 'queued') {
-    io.stdout.write(
-      `schedule ${schedule.key}: run ${decision.behind} still runs and its overlap policy is queue; the fire is queued behind it for the daemon\n`,
-    );
-    return;
-  }
-  if (decision.cancelled)
-    io.stderr.write(
-      `fleetbook: schedule ${schedule.key}: its previous run ${decision.cancelled} was cancelled (overlap: cancel-running)\n`,
-    );
-  await runLoaded(io, playbook, options, {
-    inputs: schedule.inputs,
-    trigger: { kind: 'trigger', scheduleId: schedule.key, by },
-  });
+  await runLoaded(io, playbook, options, { schedule: pickSchedule(playbook, named.schedule) });
 }

@@ -26,6 +26,7 @@ import { isLiveStatus } from '../journal-hub.js';
 import type { ServerMetrics } from '../metrics.js';
 import type { PlaybookCatalog } from '../playbook-catalog.js';
 import type { RunLauncher } from '../run-launcher.js';
+import { Door } from '../../admission/index.js';
 import { streamRunEvents } from '../run-events.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from '../schedule-actions.js';
 import { ApiError } from '../app-error.js';
@@ -849,7 +850,11 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         if (raw.trim() === '') continue;
         inputs[name] = (await import('../../engine/index.js')).parseInputText(spec, raw);
       }
-      const run = await launcher.start(playbook, { inputs, dryRun: body.dryRun === 'true', by: caller.token.name });
+      const { run } = await launcher.start(
+        { playbook, inputs, trigger: { kind: 'manual' }, dryRun: body.dryRun === 'true' },
+        { name: caller.token.name, role: caller.token.role, door: Door.uiStart },
+      );
+      if (!run) throw new Error('a manual run is never queued behind another');
       options.metrics.runStarted(playbook.name);
       return reply.redirect(`/runs/${encodeURIComponent(run.id)}`, 303);
     } catch (error) {
@@ -967,11 +972,11 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
         status,
       );
     try {
-      const triggered = await triggerSchedule(
-        { store, catalog, logger: options.logger, launcher },
-        key,
-        caller.token.name,
-      );
+      const triggered = await triggerSchedule({ store, catalog, logger: options.logger, launcher }, key, {
+        name: caller.token.name,
+        role: caller.token.role,
+        door: Door.uiTrigger,
+      });
       if (triggered.outcome === 'queued')
         return answer(
           202,

@@ -1,0 +1,51 @@
+/**
+ * What every door asks for, in one value: the CLI's `run`, `run --queue` and `schedules trigger`,
+ * the server's API and pages (start, trigger now), the daemon's fires. A door builds a
+ * `RunRequest` from what it was given and hands it to `admit`; nothing else decides whether a
+ * run may start.
+ */
+import type { Playbook, ScheduleSpec } from '../playbook/index.js';
+import type { TokenRole } from '../store/index.js';
+
+/** The doors a run comes in by: the rows of the door × policy matrix (docs/architecture.md). */
+export const Door = {
+  cliRun: 'cli.run',
+  cliQueue: 'cli.queue',
+  cliTrigger: 'cli.trigger',
+  daemonFire: 'daemon.fire',
+  apiStart: 'api.start',
+  apiTrigger: 'api.trigger',
+  uiStart: 'ui.start',
+  uiTrigger: 'ui.trigger',
+} as const;
+export type Door = (typeof Door)[keyof typeof Door];
+
+/** Who asks: a person at the CLI (the operating-system user, with every role), an API token, the scheduler. */
+export interface Caller {
+  name: string;
+  role: TokenRole;
+  door: Door;
+}
+
+/** How the run was asked for, as the run records it. */
+export type RequestTrigger =
+  | { kind: 'manual' }
+  /** A schedule run now, by hand (`schedules trigger`, "Trigger now"). */
+  | { kind: 'trigger'; schedule: ScheduleSpec }
+  /** A schedule's fire, for the time it was due. */
+  | { kind: 'schedule'; schedule: ScheduleSpec; scheduledAtMs: number };
+
+export interface RunRequest {
+  playbook: Playbook;
+  /** The inputs as given (a schedule's own inputs under the caller's); defaults are applied by admission. */
+  inputs: Record<string, unknown>;
+  trigger: RequestTrigger;
+  /** `here`: this process drives the run; `queue`: it is recorded `queued` for a worker (team mode). */
+  target: 'here' | 'queue';
+  dryRun: boolean;
+  /**
+   * Start even though the maintenance window is closed or a freeze holds, for this reason
+   * (recorded in the run). Only a caller with the `admin` role may.
+   */
+  ignoreWindow?: { reason: string };
+}
