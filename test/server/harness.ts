@@ -9,6 +9,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
 import { createPlatformClient } from '../../src/api/index.js';
@@ -196,4 +197,21 @@ export async function startTestServer(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A page session of `token` (through the login form): its cookie header and the CSRF token its pages carry. */
+export async function pageSession(app: FastifyInstance, token: string): Promise<{ cookie: string; csrf: string }> {
+  const form = await app.inject({ method: 'GET', url: '/login' });
+  const nonce = form.cookies.find((cookie) => cookie.name === 'fleetbook_login')?.value ?? '';
+  const field = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
+  const login = await app.inject({
+    method: 'POST',
+    url: '/login',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `fleetbook_login=${nonce}` },
+    payload: new URLSearchParams({ token, _csrf: field }).toString(),
+  });
+  const session = login.cookies.find((cookie) => cookie.name === 'fleetbook_session')?.value ?? '';
+  const cookie = `fleetbook_session=${session}`;
+  const page = await app.inject({ method: 'GET', url: '/schedules', headers: { cookie } });
+  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '' };
 }

@@ -8,8 +8,7 @@
  * token; a refusal shown as a page that says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FastifyInstance } from 'fastify';
-import { startTestServer, type TestServer } from './harness.js';
+import { pageSession, startTestServer, type TestServer } from './harness.js';
 
 function scheduled(overlap: string): string {
   return `name: nightly-${overlap}
@@ -109,23 +108,6 @@ describe('trigger a schedule now through the API', () => {
     expect(await settle(run.id)).toMatchObject({ status: 'succeeded', trigger: { by: 'ops lead' } });
   });
 });
-
-/** A page session of `token` (through the login form): its cookie header and the CSRF token its pages carry. */
-async function pageSession(app: FastifyInstance, token: string): Promise<{ cookie: string; csrf: string }> {
-  const form = await app.inject({ method: 'GET', url: '/login' });
-  const nonce = form.cookies.find((cookie) => cookie.name === 'fleetbook_login')?.value ?? '';
-  const field = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
-  const login = await app.inject({
-    method: 'POST',
-    url: '/login',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `fleetbook_login=${nonce}` },
-    payload: new URLSearchParams({ token, _csrf: field }).toString(),
-  });
-  const session = login.cookies.find((cookie) => cookie.name === 'fleetbook_session')?.value ?? '';
-  const cookie = `fleetbook_session=${session}`;
-  const page = await app.inject({ method: 'GET', url: '/schedules', headers: { cookie } });
-  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '' };
-}
 
 describe('"Trigger now" on the pages', () => {
   it('shows the button to an operator only, starts the run, and says why the overlap policy refused', async () => {

@@ -38,6 +38,7 @@ export function registerSchedulesCommand(program: Command, io: CliIo): void {
       "the schedule's key (<playbook>#<id>, as `fleetbook schedules` shows it), or a playbook file or bundled name",
     )
     .option('--schedule <id>', 'the schedule (its id, or its position: 0, 1...) when the playbook has several')
+    .option('--playbooks <dir>', "folder where a schedule's key is looked for (the daemon's)", 'playbooks')
     .option(
       '-i, --input <name=value>',
       "an input over the schedule's (repeatable); non-string types are read as JSON",
