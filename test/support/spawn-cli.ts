@@ -7,6 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
+/** Resolved here: run elsewhere (`cwd`), `--import tsx` would be looked for there. */
+const TSX = import.meta.resolve('tsx');
 
 export interface SpawnedCli {
   child: ChildProcess;
@@ -20,12 +22,13 @@ export interface SpawnedCli {
   exited: Promise<number | null>;
 }
 
-/** `env`: added to the process's environment. */
-export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCli {
+/** `env`: added to the process's environment; `cwd`: where it runs (its fleetbook.yaml). */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): SpawnedCli {
   // No tsx cache: it would keep compiled sources (the simulator's client secrets among them) under TMPDIR, which the leak scan reads.
-  const child = spawn(process.execPath, ['--import', 'tsx', RUN_CLI, ...args], {
+  const child = spawn(process.execPath, ['--import', TSX, RUN_CLI, ...args], {
     env: { ...process.env, ...env, TSX_DISABLE_CACHE: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd === undefined ? {} : { cwd }),
   });
   let stdout = '';
   const watchers = new Set<() => void>();

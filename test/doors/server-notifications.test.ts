@@ -1,0 +1,72 @@
+/**
+ * Door × policy: notifications, through `fleetbook server` as a process (its own process host,
+ * its fleetbook.yaml). A run started through the API notifies as one started by `fleetbook run`
+ * does: its `notify:` rule's message reaches the webhook, once per key; a failed run's too.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpReceiver, type HttpReceiver } from '../notifications/receivers.js';
+import { jsonLines, runCli } from '../support/cli.js';
+import { spawnCli, type SpawnedCli } from '../support/spawn-cli.js';
+
+let dir: string;
+let receiver: HttpReceiver;
+let server: SpawnedCli;
+let url: string;
+let token: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'fleetbook-server-notify-'));
+  receiver = await startHttpReceiver(() => 200);
+  writeFileSync(
+    join(dir, 'fleetbook.yaml'),
+    `notifications:\n  channels:\n    audit:\n      type: webhook\n      url: ${receiver.url}\n      on: [succeeded, failed]\n`,
+  );
+  const playbooks = join(dir, 'playbooks');
+  mkdirSync(playbooks);
+  writeFileSync(join(playbooks, 'ok.yaml'), 'name: ok\nsteps:\n  - log: all good\n');
+  writeFileSync(join(playbooks, 'broken.yaml'), 'name: broken\nsteps:\n  - id: stop\n    fail: "it broke"\n');
+  const home = join(dir, 'home');
+  const created = await runCli(['tokens', 'create', '--role', 'operator', '--name', 'pipeline', '-o', 'json'], {
+    env: { FLEETBOOK_HOME: home },
+  });
+  token = String(jsonLines(created.stdout)[0]?.token);
+  server = spawnCli(
+    ['server', '--port', '0', '--target', 'simulator', '--playbooks', playbooks],
+    { FLEETBOOK_HOME: home },
+    dir,
+  );
+  await server.waitFor('"event":"server.listening"');
+  url = /"url":"(http:\/\/[^"]+)"/.exec(server.stdout())?.[1] ?? '';
+});
+afterAll(async () => {
+  if (server.child.exitCode === null) await server.signal('SIGTERM');
+  await receiver.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(playbook: string): Promise<string> {
+  const answer = await fetch(`${url}/api/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ playbook }),
+  });
+  expect(answer.status).toBe(202);
+  return ((await answer.json()) as { run: { id: string } }).run.id;
+}
+
+describe('runs started through the server notify', () => {
+  it("api.start: a run's end reaches the webhook once, succeeded or failed", async () => {
+    const ok = await start('ok');
+    const broken = await start('broken');
+    await receiver.arrived(2);
+    expect(await server.signal('SIGTERM')).toBe(0);
+    const byRun = (runId: string) => receiver.arrivals.filter((arrival) => arrival.body.runId === runId);
+    expect(byRun(ok)).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'succeeded' }) })]);
+    expect(byRun(broken)).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'failed' }) })]);
+    expect(receiver.deliveredKeys()).toHaveLength(2);
+    expect(receiver.arrivals).toHaveLength(2);
+  });
+});
