@@ -1,14 +1,8 @@
 /** What `fleetbook daemon` does (see daemon.ts), imported when the command runs. */
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
-import { createSecretRegistry } from '../../logging/index.js';
-import {
-  checkNotifyRules,
-  createNotifications,
-  readNotificationConfig,
-  startOutboxSweep,
-} from '../../notifications/index.js';
-import { hasErrors, type Problem } from '../../playbook/index.js';
+import { startOutboxSweep } from '../../notifications/index.js';
+import { hasErrors, type LoadPlaybookOptions, type PlaybookFolder, type Problem } from '../../playbook/index.js';
 import {
   createEngineExecutor,
   createQueueExecutor,
@@ -16,15 +10,15 @@ import {
   loadPlaybookFolder,
   startDaemon,
 } from '../../scheduler/index.js';
-import { isQueueStore, openRunStore } from '../../store/index.js';
-import { openConnection, profileStore } from '../connection.js';
+import { isQueueStore } from '../../store/index.js';
+import type { Connection } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { outputFormat } from '../output.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale } from '../run-session.js';
+import { parseTimeScale } from '../run-session.js';
 import { processMetricsOf } from '../process-metrics.js';
-import { runSettingsOf } from '../run-settings.js';
+import { withProcessHost, type ProcessHost } from '../process-host.js';
 
 export interface DaemonCommandOptions {
   playbooks: string;
@@ -63,40 +57,39 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
   const folder = loadPlaybookFolder(options.playbooks, loadOptions);
   if (hasErrors(folder.problems)) return refuse(io, folder.problems);
 
-  const secrets = createSecretRegistry();
   // A daemon's output is read by machines: JSON lines, unless a person asks for `-o text`.
   const format = outputFormat(options, 'json');
   if (format !== 'json' && format !== 'text')
     throw new UsageError(`a daemon writes log lines: --output json or text, not '${format}'`, 'INVALID_OPTION');
-  const readable = format === 'text';
-  const logger = createCommandLogger(io, options, secrets, readable, undefined, measured?.tee);
-  // Checked before connecting too: a bad channel, or a playbook naming an unknown one, starts nothing.
-  const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
-  for (const playbook of folder.playbooks)
-    for (const warning of checkNotifyRules(playbook, notificationConfig))
-      logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
+  await withProcessHost(
+    io,
+    {
+      ...options,
+      readable: format === 'text',
+      ...(measured ? { instrument: (opened) => ({ store: measured.instrument(opened), tee: measured.tee }) } : {}),
+    },
+    async (host) => {
+      // Checked before connecting too: a playbook naming an unknown channel is said to send nothing.
+      for (const playbook of folder.playbooks) host.warnNotifyRules(playbook);
+      const connection = await host.connect({ timeScale });
+      const endpoint = await measured?.serve(host.parts.logger);
+      try {
+        await schedule(io, host, connection, { ...options, folder, loadOptions, leaseTtlMs });
+      } finally {
+        await endpoint?.close();
+      }
+    },
+  );
+}
 
-  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  // With --metrics-port: the runs driven here timed, the rate-limit waits counted.
-  const store = measured ? measured.instrument(opened) : opened;
-  const connection = await openConnection({
-    store,
-    target: options.target,
-    profile: options.profile,
-    timeScale,
-    env: io.env,
-    logger,
-    secrets,
-  }).catch(async (error: unknown) => {
-    await opened.close();
-    throw error;
-  });
-  const endpoint = await measured?.serve(logger).catch(async (error: unknown) => {
-    await connection.close();
-    await opened.close();
-    throw error;
-  });
-  const notifications = createNotifications(notificationConfig, { store, logger });
+/** The scheduler on the host's parts, until SIGTERM or SIGINT; SIGHUP reloads the folder. */
+async function schedule(
+  io: CliIo,
+  host: ProcessHost,
+  connection: Connection,
+  options: DaemonCommandOptions & { folder: PlaybookFolder; loadOptions: LoadPlaybookOptions; leaseTtlMs: number },
+): Promise<void> {
+  const { store, logger, notifications } = host.parts;
   // What a process that died mid-send left pending (any run's), and retries coming due.
   const sweep = startOutboxSweep(notifications, logger);
   let stopped: () => void = () => undefined;
@@ -107,21 +100,17 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
       `daemon: runs go to ${connection.description}`,
     );
     const daemon = await startDaemon({
-      playbooksDir: folder.dir,
-      loadOptions,
+      playbooksDir: options.folder.dir,
+      loadOptions: options.loadOptions,
       store,
       logger,
-      leaseTtlMs,
+      leaseTtlMs: options.leaseTtlMs,
       // Team mode (a shared store): one leader among the daemons by the store's lock; it only queues, workers run.
       ...(isQueueStore(store)
         ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
         : {
             execute: createEngineExecutor({
-              client: connection.client,
-              store,
-              logger,
-              secrets,
-              ...runSettingsOf(io.env),
+              ...host.runParts(connection),
               embeddedSimulator: options.target === 'simulator',
               notifications,
             }),
@@ -153,8 +142,5 @@ export async function daemonAction(io: CliIo, options: DaemonCommandOptions): Pr
     io.exitCode = ExitCode.success;
   } finally {
     await sweep.stop();
-    await endpoint?.close();
-    await connection.close();
-    await opened.close();
   }
 }

@@ -1,20 +1,17 @@
 /** What `fleetbook resume` does (see resume.ts), imported when the command runs. */
 import { createInterface } from 'node:readline/promises';
 import { Writable } from 'node:stream';
+import { deliverNotifications, resumeStored, secretInputVariable } from '../../admission/index.js';
 import { platformStateInFlight } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { createSecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook } from '../../playbook/index.js';
-import { resumeRunWithLock, startGateOfRun } from '../../scheduler/index.js';
-import { openRunStore, RunStatus, type JournalEntry, type RunRecord } from '../../store/index.js';
-import { checkNotifyRules, createNotifications, readNotificationConfig } from '../../notifications/index.js';
-import { openConnection, profileStore } from '../connection.js';
+import { RunStatus, type JournalEntry, type RunRecord } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
-import { runSettingsOf } from '../run-settings.js';
+import { withProcessHost } from '../process-host.js';
+import { parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 
 export interface ResumeCommandOptions {
   force?: boolean;
@@ -26,14 +23,6 @@ export interface ResumeCommandOptions {
   output?: string;
   logFile?: string;
   logLevel: string;
-}
-
-/** `FLEETBOOK_INPUT_<NAME>`: the input's name upper-cased, other characters as `_`. */
-export function secretInputVariable(name: string): string {
-  return `FLEETBOOK_INPUT_${name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/[^A-Za-z0-9]/g, '_')
-    .toUpperCase()}`;
 }
 
 /** Asks for a secret on the terminal without echoing what is typed to `output`. */
@@ -102,19 +91,12 @@ function refuseLostSimulatorState(runId: string, journal: readonly JournalEntry[
 /** Resumes the run `named` (its id or a prefix naming one run) with the options of `fleetbook resume`. */
 export async function resumeAction(io: CliIo, named: string, options: ResumeCommandOptions): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
-
-  const store = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  try {
+  await withProcessHost(io, options, async (host) => {
+    const { store, logger, secrets } = host.parts;
     const run = await findRun(store, named, io.env);
     const runId = run.id;
-    const secrets = createSecretRegistry();
-    const logger = createCommandLogger(io, options, secrets);
-    const notifications = createNotifications(readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets }), {
-      store,
-      logger: logger.child({ runId }),
-    });
     // What the process that ended the run recorded and could not send (it was killed mid-send): sent first, once.
-    await notifications.deliver({ runId, untilSettled: true });
+    await deliverNotifications(host.parts, runId, true);
     if (run.status === RunStatus.succeeded) {
       // Killed between the run's end and its exit: the resume an operator (or a script) tries is not an error.
       io.stderr.write(`fleetbook: run ${runId} already succeeded; there is nothing to resume\n`);
@@ -129,45 +111,22 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     const playbook = loaded.playbook;
     if (options.target === 'simulator') refuseLostSimulatorState(runId, await store.journal(runId));
     const secretInputs = await gatherSecretInputs(run, io);
-
-    for (const warning of checkNotifyRules(playbook, notifications.config))
-      logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
+    host.warnNotifyRules(playbook);
     const view = runView(io, options);
-    const connection = await openConnection({
-      store,
-      target: options.target,
-      profile: options.profile,
-      timeScale,
-      env: io.env,
-      logger: logger.child({ runId, playbook: playbook.name }),
-      secrets,
-    });
-    try {
-      if (view === 'text')
-        io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
-      const result = await withInterruption(logger, (signal) =>
-        // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
-        resumeRunWithLock(playbook, {
-          runId,
-          secretInputs,
-          force: options.force === true,
-          confirmUnknown: options.confirmUnknown === true,
-          client: connection.client,
-          store,
-          logger,
-          secrets,
-          signal,
-          ...runSettingsOf(io.env),
-          startGate: startGateOfRun(playbook, run),
-          notify: notifications.hookFor(playbook.notify),
-        }),
-      );
-      reportResult(io, view, secrets, result);
-      await notifications.deliver({ runId, untilSettled: true });
-    } finally {
-      await connection.close();
-    }
-  } finally {
-    await store.close();
-  }
+    const connection = await host.connect({ timeScale, logger: logger.child({ runId, playbook: playbook.name }) });
+    if (view === 'text')
+      io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
+    const result = await withInterruption(logger, (signal) =>
+      // The playbook's `lock`, as `fleetbook run` takes it: a resume must not drive systems another run holds.
+      resumeStored(playbook, run, host.runParts(connection), {
+        runId,
+        secretInputs,
+        signal,
+        force: options.force === true,
+        confirmUnknown: options.confirmUnknown === true,
+      }),
+    );
+    reportResult(io, view, secrets, result);
+    await deliverNotifications(host.parts, runId, true);
+  });
 }

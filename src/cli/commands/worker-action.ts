@@ -1,19 +1,17 @@
 /** What `fleetbook worker` does (see worker.ts), imported when the command runs. */
 import { UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
-import { createSecretRegistry } from '../../logging/index.js';
-import { createNotifications, readNotificationConfig, startOutboxSweep } from '../../notifications/index.js';
+import { startOutboxSweep } from '../../notifications/index.js';
 import { hasErrors, loadPlaybook, type LoadPlaybookOptions } from '../../playbook/index.js';
 import { runWorker } from '../../scheduler/index.js';
-import { isQueueStore, openRunStore, type RunRecord } from '../../store/index.js';
-import { openConnection, profileStore } from '../connection.js';
+import { isQueueStore, type RunRecord } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
-import { createCommandLogger, parseTimeScale } from '../run-session.js';
+import { parseTimeScale } from '../run-session.js';
 import { processMetricsOf } from '../process-metrics.js';
-import { secretInputVariable } from './resume-action.js';
-import { runSettingsOf } from '../run-settings.js';
+import { withProcessHost } from '../process-host.js';
+import { secretInputVariable } from '../../admission/index.js';
 
 export interface WorkerCommandOptions {
   concurrency: string;
@@ -78,80 +76,62 @@ export async function workerAction(io: CliIo, options: WorkerCommandOptions): Pr
   const loadOptions = playbookLoadOptions(io.env);
   const measured = processMetricsOf(options);
 
-  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  try {
-    // With --metrics-port: the runs driven here timed, the rate-limit waits counted.
-    const store = measured ? measured.instrument(opened) : opened;
-    if (!isQueueStore(store)) {
-      throw new UsageError(
-        "fleetbook worker needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).",
-        'NO_SHARED_STORE',
-      );
-    }
-    const secrets = createSecretRegistry();
-    // A worker's output is read by machines: always JSON lines.
-    const logger = createCommandLogger(io, options, secrets, false, undefined, measured?.tee);
-    const notifications = createNotifications(readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets }), {
-      store,
-      logger,
-    });
-    const connection = await openConnection({
-      store,
-      target: options.target,
-      profile: options.profile,
-      timeScale,
-      env: io.env,
-      logger,
-      secrets,
-    });
-    const endpoint = await measured?.serve(logger).catch(async (error: unknown) => {
-      await connection.close();
-      throw error;
-    });
-    const drain = new AbortController();
-    const stop = (signal: NodeJS.Signals): void => {
-      logger.info(
-        { event: 'worker.draining', signal },
-        `worker: ${signal}: no new claims; runs in flight stop at a journaled point and go back to the queue`,
-      );
-      drain.abort(new Error(`worker drained by ${signal}`));
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    // What a worker that died mid-send left pending, and retries coming due, whichever run they are of.
-    const sweep = startOutboxSweep(notifications, logger);
-    try {
-      logger.info(
-        { event: 'worker.started', concurrency, claimTtlMs, target: connection.description },
-        `worker: claiming up to ${concurrency} run(s) at once; runs go to ${connection.description}`,
-      );
-      const summary = await runWorker({
-        store,
-        client: connection.client,
-        logger,
-        secrets,
-        concurrency,
-        claimTtlMs,
-        pollMs,
-        signal: drain.signal,
-        exitWhenIdle: options.exitWhenIdle === true,
-        ...runSettingsOf(io.env),
-        loadPlaybook: (run) => loadQueuedPlaybook(run, loadOptions),
-        secretInputsOf: secretInputsFromEnv(io.env),
-        notifications,
-      });
-      logger.info(
-        { event: 'worker.stopped', ...summary },
-        `worker: stopped (${summary.finished} run(s) ended here, ${summary.requeued} put back in the queue)`,
-      );
-    } finally {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      await sweep.stop();
-      await endpoint?.close();
-      await connection.close();
-    }
-  } finally {
-    await opened.close();
-  }
+  await withProcessHost(
+    io,
+    {
+      ...options,
+      // A worker's output is read by machines: always JSON lines.
+      readable: false,
+      ...(measured ? { instrument: (opened) => ({ store: measured.instrument(opened), tee: measured.tee }) } : {}),
+    },
+    async (host) => {
+      const { store, logger, notifications } = host.parts;
+      if (!isQueueStore(store))
+        throw new UsageError(
+          "fleetbook worker needs a shared store: set FLEETBOOK_STORE=postgres://user:password@host:5432/database (or a profile's `store:`).",
+          'NO_SHARED_STORE',
+        );
+      const connection = await host.connect({ timeScale });
+      const endpoint = await measured?.serve(logger);
+      const drain = new AbortController();
+      const stop = (signal: NodeJS.Signals): void => {
+        logger.info(
+          { event: 'worker.draining', signal },
+          `worker: ${signal}: no new claims; runs in flight stop at a journaled point and go back to the queue`,
+        );
+        drain.abort(new Error(`worker drained by ${signal}`));
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+      // What a worker that died mid-send left pending, and retries coming due, whichever run they are of.
+      const sweep = startOutboxSweep(notifications, logger);
+      try {
+        logger.info(
+          { event: 'worker.started', concurrency, claimTtlMs, target: connection.description },
+          `worker: claiming up to ${concurrency} run(s) at once; runs go to ${connection.description}`,
+        );
+        const summary = await runWorker({
+          ...host.runParts(connection),
+          store,
+          concurrency,
+          claimTtlMs,
+          pollMs,
+          signal: drain.signal,
+          exitWhenIdle: options.exitWhenIdle === true,
+          loadPlaybook: (run) => loadQueuedPlaybook(run, loadOptions),
+          secretInputsOf: secretInputsFromEnv(io.env),
+          notifications,
+        });
+        logger.info(
+          { event: 'worker.stopped', ...summary },
+          `worker: stopped (${summary.finished} run(s) ended here, ${summary.requeued} put back in the queue)`,
+        );
+      } finally {
+        process.off('SIGTERM', stop);
+        process.off('SIGINT', stop);
+        await sweep.stop();
+        await endpoint?.close();
+      }
+    },
+  );
 }
