@@ -117,7 +117,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       assertLeaseTtl(ttlMs);
       const row = outbox.get(key);
       const nowMs = resolved.now().getTime();
-      if (!row || !claimable(row, owner, nowMs, options?.takeOverFrom)) return undefined;
+      if (!row || !claimable(row, nowMs, options?.takeOverFrom)) return undefined;
       Object.assign(row, { claimedBy: owner, claimExpiresAtMs: nowMs + ttlMs, attempts: row.attempts + 1 });
       return rowToNotification(row);
     },

@@ -65,14 +65,19 @@ export function rowToNotification(row: NotificationRow): NotificationRecord {
   return record;
 }
 
-/** Whether `row` may be claimed by `owner` at `nowMs` (the rule every store's claim applies). */
-export function claimable(row: NotificationRow, owner: string, nowMs: number, takeOverFrom?: string): boolean {
+/**
+ * Whether `row` may be claimed at `nowMs` (the rule every store's claim applies): pending (a sent
+ * or given-up row never is), due, and free: never claimed, its claim lapsed, or held by
+ * `takeOverFrom`, a holder the caller knows to be dead. A live claim is never claimed again, not
+ * even by its own holder: two deliveries in one process (a sweep and a run's own) share an
+ * owner, and the second would send the message the first is sending.
+ */
+export function claimable(row: NotificationRow, nowMs: number, takeOverFrom?: string): boolean {
   return (
     row.state === 'pending' &&
     row.nextAttemptAtMs <= nowMs &&
     (row.claimedBy === null ||
       (row.claimExpiresAtMs ?? 0) <= nowMs ||
-      row.claimedBy === owner ||
       (takeOverFrom !== undefined && row.claimedBy === takeOverFrom))
   );
 }

@@ -199,12 +199,13 @@ export const SQL_LIST_NOTIFICATIONS = `
   ORDER BY created_order LIMIT $3`;
 /**
  * One UPDATE: two senders claiming at once queue on the row's lock, and the second re-reads
- * the claim the first wrote, so it finds the row claimed and changes nothing.
+ * the claim the first wrote, so it finds the row claimed and changes nothing. A live claim is
+ * taken by no one, its own owner included (two deliveries of one process share an owner).
  */
 export const SQL_CLAIM_NOTIFICATION = `
   UPDATE notifications SET claimed_by = $2, claim_expires_at_ms = $4, attempts = attempts + 1
   WHERE key = $1 AND state = 'pending' AND next_attempt_at_ms <= $3
-    AND (claimed_by IS NULL OR claim_expires_at_ms <= $3 OR claimed_by = $2 OR claimed_by = $5)
+    AND (claimed_by IS NULL OR claim_expires_at_ms <= $3 OR claimed_by = $5)
   RETURNING ${notificationColumns}`;
 /** By owner: a sender whose claim was taken over (it was presumed dead) settles nothing. */
 export const SQL_SETTLE_NOTIFICATION = `

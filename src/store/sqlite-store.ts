@@ -301,14 +301,15 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       SELECT ${notificationColumns} FROM notifications
       WHERE (@runId IS NULL OR run_id = @runId) AND (@state IS NULL OR state = @state)
       ORDER BY created_at, rowid LIMIT @limit`),
-    // One UPDATE under the write lock: of two processes claiming at once, one changes the row.
+    // One UPDATE under the write lock: of two claims at once (two processes, or two deliveries of
+    // one), one changes the row. A live claim is taken by no one, its own owner included.
     claimNotification: db.prepare<
       { key: string; owner: string; nowMs: number; expiresAtMs: number; takeOverFrom: string | null },
       NotificationRow
     >(`
       UPDATE notifications SET claimed_by = @owner, claim_expires_at_ms = @expiresAtMs, attempts = attempts + 1
       WHERE key = @key AND state = 'pending' AND next_attempt_at_ms <= @nowMs
-        AND (claimed_by IS NULL OR claim_expires_at_ms <= @nowMs OR claimed_by = @owner OR claimed_by = @takeOverFrom)
+        AND (claimed_by IS NULL OR claim_expires_at_ms <= @nowMs OR claimed_by = @takeOverFrom)
       RETURNING ${notificationColumns}`),
     // By owner: a sender whose claim was taken over (it was presumed dead) settles nothing.
     settleNotification: db.prepare<{

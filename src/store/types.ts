@@ -477,8 +477,9 @@ export interface NotificationOutbox {
   listNotifications(filter?: NotificationFilter): Promise<NotificationRecord[]>;
   /**
    * Claims the pending notification `key` for `owner` until `ttlMs` from now, counting an
-   * attempt: undefined when it is not pending, not due yet, or claimed by another owner whose
-   * claim is live (unless that owner is `takeOverFrom`, one the caller knows to be dead).
+   * attempt, in one atomic step: undefined when it is not pending (sent and given up are
+   * final), not due yet, or claimed by anyone whose claim is live, `owner` included (unless
+   * that holder is `takeOverFrom`, one the caller knows to be dead).
    */
   claimNotification(
     key: string,

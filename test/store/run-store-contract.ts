@@ -740,6 +740,29 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.listNotifications()).toEqual([]);
     });
 
+    it('never lets a live claim be claimed again, by its own owner either, nor a sent row by anyone', async () => {
+      await store.createRun(newRun('r1'));
+      const key = 'r1/failed/0/chat';
+      await store.addNotifications([{ key, runId: 'r1', event: 'failed', channel: 'chat', message: {} }]);
+      // Two deliveries of one process (its sweep and a run's own) claim at once: one wins.
+      const claims = await Promise.all([
+        store.claimNotification(key, 'a', 10_000),
+        store.claimNotification(key, 'a', 10_000),
+      ]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      // While the claim is live, its own owner cannot take it again (it would send a second copy).
+      expect(await store.claimNotification(key, 'a', 10_000)).toBeUndefined();
+      expect(await store.settleNotification(key, 'a', { state: 'sent' })).toBe(true);
+      // Sent is final: not after the claim would have lapsed, not by a take-over, not by a retry.
+      clock.advance(60_000);
+      expect(await store.claimNotification(key, 'a', 10_000)).toBeUndefined();
+      expect(await store.claimNotification(key, 'b', 10_000, { takeOverFrom: 'a' })).toBeUndefined();
+      expect(await store.settleNotification(key, 'a', { state: 'pending', retryAtMs: 0, error: 'late' })).toBe(false);
+      // Recording it again (a second process recovering the end) leaves it sent.
+      await store.addNotifications([{ key, runId: 'r1', event: 'failed', channel: 'chat', message: {} }]);
+      expect(await store.listNotifications({ runId: 'r1' })).toMatchObject([{ state: 'sent', attempts: 1 }]);
+    });
+
     it('keeps a waiting run with what it waits for, lists it when due, and ends the wait once', async () => {
       await store.createRun(newRun('w1'));
       const wait = {
