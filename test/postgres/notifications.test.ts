@@ -96,7 +96,14 @@ describe.skipIf(!adminUrl)('notifications with a shared store', () => {
       const key = `${run.id}/succeeded/r0/audit`;
       await manual.setRunStatus(run.id, 'succeeded', {
         notifications: [
-          { key, runId: run.id, event: 'succeeded', channel: 'audit', message: { playbook: 'team-notify' } },
+          {
+            key,
+            runId: run.id,
+            event: 'succeeded',
+            segment: 'r0',
+            channel: 'audit',
+            message: { playbook: 'team-notify' },
+          },
         ],
       });
       // A worker on another machine claimed it (it cannot be judged dead from here) for 1 s.
