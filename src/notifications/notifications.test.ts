@@ -24,7 +24,7 @@ function ending(overrides: Partial<RunEnding> = {}): RunEnding {
     trigger: { kind: 'schedule', scheduleId: 'weekend' },
     status: 'failed',
     startedAt: '2026-03-01T10:00:00.000Z',
-    durationMs: 125_000,
+    endedAt: '2026-03-01T10:02:05.000Z',
     outputs: { clusters: rollingTable, systems: { failed: 1 } },
     error: { message: '1 system(s) failed', code: 'ASSERTION_FAILED' },
     steps: [

@@ -94,7 +94,7 @@ async function failedRun(config: NotificationConfig): Promise<void> {
       trigger: { kind: 'manual' },
       status: 'failed',
       startedAt: new Date().toISOString(),
-      durationMs: 0,
+      endedAt: new Date().toISOString(),
       error: { message: 'sys-b refused the update' },
       steps: [],
       occurrence: 'r0',
