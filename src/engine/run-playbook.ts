@@ -141,8 +141,10 @@ export interface RunEndingReport {
   dryRun: boolean;
   trigger: { kind: string; scheduleId?: string };
   status: RunStatus;
+  /** When the run first started (not this process's resume of it). */
   startedAt: string;
-  durationMs: number;
+  /** Now: this end (or wait). From `startedAt` to here is the run's whole duration, waits included. */
+  endedAt: string;
   outputs?: unknown;
   error?: ErrorRecord;
   steps: readonly StepSummary[];
@@ -870,8 +872,10 @@ async function recordOutcome(
   const { store } = options;
   const { status, outputs, error, leaseLost, wait } = outcome;
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
-  const durationMs = now() - facts.startedMs;
-  const notifications = notificationsOfOutcome(playbook, outcome, steps, facts, options, logger, durationMs);
+  const endedMs = now();
+  // This process's part of the run (since it started or resumed it): what its log line says.
+  const durationMs = endedMs - facts.startedMs;
+  const notifications = notificationsOfOutcome(playbook, outcome, steps, facts, options, logger, endedMs);
   // A run that lost its lease leaves the run's status to whoever drives it now.
   if (!leaseLost && wait) {
     await store.suspendRun(runId, wait);
@@ -920,7 +924,7 @@ function notificationsOfOutcome(
   facts: RunFacts,
   options: RunOptions | ResumeOptions,
   logger: Logger,
-  durationMs: number,
+  endedMs: number,
 ): NewNotification[] | undefined {
   const { status, outputs, error, leaseLost, wait } = outcome;
   if (leaseLost || status === RunStatus.interrupted || status === RunStatus.cancelled) return undefined;
@@ -931,7 +935,7 @@ function notificationsOfOutcome(
     trigger: facts.trigger,
     status,
     startedAt: facts.startedAt,
-    durationMs,
+    endedAt: new Date(endedMs).toISOString(),
     ...(outputs === undefined ? {} : { outputs }),
     ...(error ? { error } : {}),
     steps,

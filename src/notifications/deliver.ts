@@ -4,9 +4,11 @@
  * exponential backoff, up to `retry.maxAttempts` tries, then given up. Every failure is logged
  * as one JSON line; nothing here throws to the run that caused the notification.
  *
- * Exactly once, except for one window: a process killed after the channel took the message and
- * before the row is marked sent leaves it pending, and the next process sends it again, with
- * the same idempotency key (see docs/notifications.md).
+ * Exactly once, by the store's claim: only a pending row whose claim is absent or lapsed (or
+ * held by a dead process) is claimed, by one sender, this process's other deliveries included;
+ * a sent row is never claimed again. One window remains: a process killed after the channel
+ * took the message and before the row is marked sent leaves it pending, and the next process
+ * sends it again, with the same idempotency key (see docs/notifications.md).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../errors/index.js';
@@ -65,9 +67,10 @@ export function createNotifier(options: NotifierOptions): Notifier {
   /** Sends `row` once if this process can claim it; what became of it. */
   async function attempt(row: NotificationRecord): Promise<keyof DeliveryReport | 'notDue'> {
     let takeOverFrom: string | undefined;
-    if (row.claimedBy && row.claimedBy !== owner && Date.parse(row.claimExpiresAt ?? '') > now()) {
-      // A live sender elsewhere has it; a dead one on this host (killed mid-send) is taken over at once.
-      if (!isDeadLeaseOwner(row.claimedBy)) return 'skipped';
+    if (row.claimedBy && Date.parse(row.claimExpiresAt ?? '') > now()) {
+      // A live sender has it (another process, or this one's other delivery: a sweep and a run's
+      // own share this owner); a dead one on this host (killed mid-send) is taken over at once.
+      if (row.claimedBy === owner || !isDeadLeaseOwner(row.claimedBy)) return 'skipped';
       takeOverFrom = row.claimedBy;
     }
     if (Date.parse(row.nextAttemptAt) > now()) return 'notDue';

@@ -15,8 +15,10 @@ export interface RunEnding {
   trigger: { kind: string; scheduleId?: string };
   /** How the run ended (or `waiting`). */
   status: string;
+  /** When the run first started: a resumed run's too (its record's `startedAt`). */
   startedAt: string;
-  durationMs: number;
+  /** When it ended (or began to wait). */
+  endedAt: string;
   /** The playbook's rendered outputs, secrets scrubbed. */
   outputs?: unknown;
   error?: { message: string; code?: string };
@@ -36,6 +38,7 @@ export interface NotificationMessage {
   runId: string;
   status: string;
   startedAt: string;
+  /** The run's whole duration, from its first start to this end: time waiting at a gate and between resumes included. */
   durationMs: number;
   /** `manual`, `schedule <id>`, `resume`. */
   trigger: string;
@@ -108,6 +111,16 @@ function describeTrigger(trigger: RunEnding['trigger']): string {
   return trigger.kind === 'schedule' && trigger.scheduleId ? `schedule ${trigger.scheduleId}` : trigger.kind;
 }
 
+/**
+ * From the run's first start to this end. Not the time of the process that ended it: a run
+ * approved after waiting at a gate, or resumed, is told its whole duration, as `runs show` and
+ * the web UI tell it.
+ */
+function wholeDurationMs(ending: Pick<RunEnding, 'startedAt' | 'endedAt'>): number {
+  const ms = Date.parse(ending.endedAt) - Date.parse(ending.startedAt);
+  return Number.isFinite(ms) ? Math.max(0, ms) : 0;
+}
+
 /** The message of `event` about `ending`. */
 export function composeMessage(
   event: NotificationEvent,
@@ -128,7 +141,7 @@ export function composeMessage(
     runId: ending.runId,
     status: ending.status,
     startedAt: ending.startedAt,
-    durationMs: ending.durationMs,
+    durationMs: wholeDurationMs(ending),
     trigger: describeTrigger(ending.trigger),
     dryRun: ending.dryRun,
     ...(ending.error

@@ -24,7 +24,7 @@ function ending(overrides: Partial<RunEnding> = {}): RunEnding {
     trigger: { kind: 'schedule', scheduleId: 'weekend' },
     status: 'failed',
     startedAt: '2026-03-01T10:00:00.000Z',
-    durationMs: 125_000,
+    endedAt: '2026-03-01T10:02:05.000Z',
     outputs: { clusters: rollingTable, systems: { failed: 1 } },
     error: { message: '1 system(s) failed', code: 'ASSERTION_FAILED' },
     steps: [
@@ -259,6 +259,7 @@ describe('the message', () => {
       key: 'k1',
       runId: 'r',
       event: 'failed',
+      segment: 'r0',
       channel: 'c',
       message: composeMessage('failed', ending()),
     };
@@ -320,7 +321,7 @@ describe('delivery from the outbox', () => {
       if (calls <= 2) throw new Error('HTTP 500');
     });
     await store.addNotifications([
-      { key: 'r1/failed/r0/chat', runId: 'r1', event: 'failed', channel: 'chat', message: {} },
+      { key: 'r1/failed/r0/chat', runId: 'r1', event: 'failed', segment: 'r0', channel: 'chat', message: {} },
     ]);
     const report = await notifier.deliverPending({ runId: 'r1', untilSettled: true });
     expect(report).toMatchObject({ sent: 1, failed: 0, retrying: 0 });
@@ -337,7 +338,9 @@ describe('delivery from the outbox', () => {
     const { store, notifier, lines, waits } = await setup(async () => {
       throw new Error('connection refused');
     });
-    await store.addNotifications([{ key: 'k', runId: 'r1', event: 'failed', channel: 'chat', message: {} }]);
+    await store.addNotifications([
+      { key: 'r1/failed/r0/chat', runId: 'r1', event: 'failed', segment: 'r0', channel: 'chat', message: {} },
+    ]);
     expect(await notifier.deliverPending({ untilSettled: true })).toMatchObject({ sent: 0, failed: 1 });
     expect(waits).toEqual([1000, 2000]);
     expect(lines.find((line) => line.event === 'notification.failed')).toMatchObject({ gaveUp: true, attempt: 3 });
@@ -350,7 +353,9 @@ describe('delivery from the outbox', () => {
       calls += 1;
       if (calls === 1) throw new Error('HTTP 503');
     });
-    await store.addNotifications([{ key: 'k', runId: 'r1', event: 'failed', channel: 'chat', message: {} }]);
+    await store.addNotifications([
+      { key: 'r1/failed/r0/chat', runId: 'r1', event: 'failed', segment: 'r0', channel: 'chat', message: {} },
+    ]);
     expect(await notifier.deliverPending()).toMatchObject({ sent: 0, retrying: 1 });
     expect((await store.listNotifications())[0]).toMatchObject({ state: 'pending', lastError: 'HTTP 503' });
     expect(retryDelayMs({ maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 3000 }, 4)).toBe(3000);
@@ -362,18 +367,18 @@ describe('delivery from the outbox', () => {
       sent.push(key);
     });
     await store.addNotifications([
-      { key: 'claimed', runId: 'r1', event: 'failed', channel: 'chat', message: {} },
-      { key: 'gone', runId: 'r1', event: 'failed', channel: 'removed', message: {} },
+      { key: 'r1/failed/r0/chat', runId: 'r1', event: 'failed', segment: 'r0', channel: 'chat', message: {} },
+      { key: 'r1/failed/r0/removed', runId: 'r1', event: 'failed', segment: 'r0', channel: 'removed', message: {} },
     ]);
     // Claimed by a live owner (this very process, as another notifier would be).
     await store.claimNotification(
-      'claimed',
+      'r1/failed/r0/chat',
       JSON.stringify({ id: 'x', host: 'elsewhere', pid: 1, pidSpace: 'p' }),
       60_000,
     );
     expect(await notifier.deliverPending({ untilSettled: true })).toMatchObject({ sent: 0, skipped: 1, failed: 1 });
     expect(sent).toEqual([]);
-    expect(lines.find((line) => line.key === 'gone')).toMatchObject({ event: 'notification.failed' });
+    expect(lines.find((line) => line.key === 'r1/failed/r0/removed')).toMatchObject({ event: 'notification.failed' });
   });
 });
 

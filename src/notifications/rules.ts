@@ -4,7 +4,7 @@
  */
 import { didYouMean, UsageError } from '../errors/index.js';
 import { NotificationEvent, type NotifyRule, type Playbook, type Problem } from '../playbook/index.js';
-import type { NewNotification } from '../store/index.js';
+import { notificationKeyOf, type NewNotification } from '../store/index.js';
 import type { NotificationConfig } from './config.js';
 import { NotificationErrorCode } from './error-codes.js';
 import { composeMessage, type RunEnding } from './message.js';
@@ -29,9 +29,9 @@ export function endingEvents(ending: Pick<RunEnding, 'status' | 'steps'>): Notif
   }
 }
 
-/** The outbox key, also the idempotency key the channel is sent: one per (run, event occurrence, channel). */
+/** The outbox key, also the idempotency key the channel is sent: one per (run, event, occurrence, channel). */
 export function notificationKey(runId: string, event: string, occurrence: string, channel: string): string {
-  return `${runId}/${event}/${occurrence}/${channel}`;
+  return notificationKeyOf({ runId, event, segment: occurrence, channel });
 }
 
 /**
@@ -60,6 +60,7 @@ export function notificationsFor(
         key: notificationKey(ending.runId, event, ending.occurrence, channel.name),
         runId: ending.runId,
         event,
+        segment: ending.occurrence,
         channel: channel.name,
         message: composeMessage(event, ending, { serverUrl: config.serverUrl }),
       },

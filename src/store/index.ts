@@ -46,3 +46,4 @@ export {
   type LeaseOwner,
 } from './lease-owner.js';
 export { pruneRuns } from './prune.js';
+export { notificationKeyOf } from './notification-row.js';

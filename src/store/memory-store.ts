@@ -26,6 +26,7 @@ import {
   claimable,
   newNotificationToRow,
   rowToNotification,
+  sameNotification,
   settledColumns,
   type NotificationRow,
 } from './notification-row.js';
@@ -51,6 +52,11 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
   const webSessions = new Map<string, WebSession>();
   // Insertion order is the outbox's order (oldest first).
   const outbox = new Map<string, NotificationRow>();
+  /** One row per key and per (run, event, segment, channel), as the SQL stores' constraints keep it: the first stays. */
+  const record = (rows: readonly NotificationRow[]): void => {
+    for (const row of rows)
+      if (![...outbox.values()].some((kept) => sameNotification(kept, row))) outbox.set(row.key, row);
+  };
   let closed = false;
 
   function open(): void {
@@ -89,14 +95,14 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       const change = statusChange(runId, status, result, resolved);
       const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
       Object.assign(row, change);
-      for (const item of notifications) if (!outbox.has(item.key)) outbox.set(item.key, item);
+      record(notifications);
     },
 
     async addNotifications(items) {
       open();
       const rows = items.map((item) => newNotificationToRow(item, resolved));
       for (const item of rows) existing(item.runId);
-      for (const item of rows) if (!outbox.has(item.key)) outbox.set(item.key, item);
+      record(rows);
     },
 
     async listNotifications(filter = {}) {
@@ -117,7 +123,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       assertLeaseTtl(ttlMs);
       const row = outbox.get(key);
       const nowMs = resolved.now().getTime();
-      if (!row || !claimable(row, owner, nowMs, options?.takeOverFrom)) return undefined;
+      if (!row || !claimable(row, nowMs, options?.takeOverFrom)) return undefined;
       Object.assign(row, { claimedBy: owner, claimExpiresAtMs: nowMs + ttlMs, attempts: row.attempts + 1 });
       return rowToNotification(row);
     },

@@ -11,6 +11,7 @@ export interface NotificationRow {
   key: string;
   runId: string;
   event: string;
+  segment: string;
   channel: string;
   messageJson: string;
   state: NotificationState;
@@ -23,14 +24,31 @@ export interface NotificationRow {
   claimExpiresAtMs: number | null;
 }
 
+/** The key of the one notification of (run, event, segment, channel): its idempotency key too. */
+export function notificationKeyOf(parts: Pick<NewNotification, 'runId' | 'event' | 'segment' | 'channel'>): string {
+  return `${parts.runId}/${parts.event}/${parts.segment}/${parts.channel}`;
+}
+
 export function newNotificationToRow(item: NewNotification, options: ResolvedStoreOptions): NotificationRow {
-  if (item.key.length === 0)
-    throw new StoreError('A notification key must not be empty.', StoreErrorCode.invalidArgument);
+  const parts = [item.runId, item.event, item.segment, item.channel];
+  if (parts.some((part) => typeof part !== 'string' || part.length === 0))
+    throw new StoreError(
+      'A notification needs a run, an event, a segment and a channel.',
+      StoreErrorCode.invalidArgument,
+    );
+  // The key is what a receiver dedupes by: one made otherwise could name another notification.
+  const expected = notificationKeyOf(item);
+  if (item.key !== expected)
+    throw new StoreError(
+      `A notification's key is <run>/<event>/<segment>/<channel> ('${expected}'), not '${item.key}'.`,
+      StoreErrorCode.invalidArgument,
+    );
   const now = options.now();
   return {
     key: item.key,
     runId: item.runId,
     event: item.event,
+    segment: item.segment,
     channel: item.channel,
     messageJson: encodePayload(item.message, `the notification ${item.key}`, options.maxPayloadBytes),
     state: 'pending',
@@ -49,6 +67,7 @@ export function rowToNotification(row: NotificationRow): NotificationRecord {
     key: row.key,
     runId: row.runId,
     event: row.event,
+    segment: row.segment,
     channel: row.channel,
     message: decodePayload<unknown>(row.messageJson),
     state: row.state,
@@ -65,15 +84,31 @@ export function rowToNotification(row: NotificationRow): NotificationRecord {
   return record;
 }
 
-/** Whether `row` may be claimed by `owner` at `nowMs` (the rule every store's claim applies). */
-export function claimable(row: NotificationRow, owner: string, nowMs: number, takeOverFrom?: string): boolean {
+/**
+ * Whether `row` may be claimed at `nowMs` (the rule every store's claim applies): pending (a sent
+ * or given-up row never is), due, and free: never claimed, its claim lapsed, or held by
+ * `takeOverFrom`, a holder the caller knows to be dead. A live claim is never claimed again, not
+ * even by its own holder: two deliveries in one process (a sweep and a run's own) share an
+ * owner, and the second would send the message the first is sending.
+ */
+export function claimable(row: NotificationRow, nowMs: number, takeOverFrom?: string): boolean {
   return (
     row.state === 'pending' &&
     row.nextAttemptAtMs <= nowMs &&
     (row.claimedBy === null ||
       (row.claimExpiresAtMs ?? 0) <= nowMs ||
-      row.claimedBy === owner ||
       (takeOverFrom !== undefined && row.claimedBy === takeOverFrom))
+  );
+}
+
+/** Whether `row` is `other`'s notification: the same key, or the same (run, event, segment, channel). */
+export function sameNotification(row: NotificationRow, other: NotificationRow): boolean {
+  return (
+    row.key === other.key ||
+    (row.runId === other.runId &&
+      row.event === other.event &&
+      row.segment === other.segment &&
+      row.channel === other.channel)
   );
 }
 

@@ -147,6 +147,19 @@ export const postgresMigrations: readonly string[] = [
     PRIMARY KEY (run_id, part)
   );
   `,
+  // A notification is one per (run, event, segment, channel): the key is made of them, and the
+  // database holds the rule itself. Rows kept so far take their segment out of their key.
+  `
+  ALTER TABLE notifications ADD COLUMN segment TEXT;
+  UPDATE notifications SET segment = CASE
+    WHEN length(key) > length(run_id) + length(event) + length(channel) + 3
+      AND left(key, length(run_id) + length(event) + 2) = run_id || '/' || event || '/'
+      AND right(key, length(channel) + 1) = '/' || channel
+    THEN substr(key, length(run_id) + length(event) + 3, length(key) - length(run_id) - length(event) - length(channel) - 3)
+    ELSE key END;
+  ALTER TABLE notifications ALTER COLUMN segment SET NOT NULL;
+  ALTER TABLE notifications ADD CONSTRAINT notifications_one_per_end UNIQUE (run_id, event, segment, channel);
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

@@ -180,18 +180,19 @@ export const SQL_GET_WEB_SESSION = `
 export const SQL_DELETE_WEB_SESSION = `DELETE FROM web_sessions WHERE id_hash = $1`;
 export const SQL_SWEEP_WEB_SESSIONS = `DELETE FROM web_sessions WHERE expires_at_ms <= $1`;
 const notificationColumns = `
-  key, run_id AS "runId", event, channel, message_json AS "messageJson", state, attempts, created_at AS "createdAt",
+  key, run_id AS "runId", event, segment, channel, message_json AS "messageJson", state, attempts, created_at AS "createdAt",
   next_attempt_at_ms AS "nextAttemptAtMs", sent_at AS "sentAt", last_error AS "lastError", claimed_by AS "claimedBy",
   claim_expires_at_ms AS "claimExpiresAtMs"`;
 
 /**
- * The key is the idempotency key: a notification recorded twice (two processes ending or
- * recovering one run) stays one row, the first.
+ * One row per key and per (run, event, segment, channel), both constraints: a notification
+ * recorded twice (two processes ending or recovering one run) stays one row, the first,
+ * whatever state it is in (a sent one stays sent).
  */
 export const SQL_ADD_NOTIFICATION = `
-  INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-  ON CONFLICT (key) DO NOTHING`;
+  INSERT INTO notifications (key, run_id, event, segment, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  ON CONFLICT DO NOTHING`;
 /** Oldest first, in one snapshot. */
 export const SQL_LIST_NOTIFICATIONS = `
   SELECT ${notificationColumns} FROM notifications
@@ -199,12 +200,13 @@ export const SQL_LIST_NOTIFICATIONS = `
   ORDER BY created_order LIMIT $3`;
 /**
  * One UPDATE: two senders claiming at once queue on the row's lock, and the second re-reads
- * the claim the first wrote, so it finds the row claimed and changes nothing.
+ * the claim the first wrote, so it finds the row claimed and changes nothing. A live claim is
+ * taken by no one, its own owner included (two deliveries of one process share an owner).
  */
 export const SQL_CLAIM_NOTIFICATION = `
   UPDATE notifications SET claimed_by = $2, claim_expires_at_ms = $4, attempts = attempts + 1
   WHERE key = $1 AND state = 'pending' AND next_attempt_at_ms <= $3
-    AND (claimed_by IS NULL OR claim_expires_at_ms <= $3 OR claimed_by = $2 OR claimed_by = $5)
+    AND (claimed_by IS NULL OR claim_expires_at_ms <= $3 OR claimed_by = $5)
   RETURNING ${notificationColumns}`;
 /** By owner: a sender whose claim was taken over (it was presumed dead) settles nothing. */
 export const SQL_SETTLE_NOTIFICATION = `
@@ -217,6 +219,7 @@ function notificationValues(row: NotificationRow): unknown[] {
     row.key,
     row.runId,
     row.event,
+    row.segment,
     row.channel,
     row.messageJson,
     row.state,

@@ -124,6 +124,18 @@ export const migrations: readonly string[] = [
     PRIMARY KEY (run_id, part)
   );
   `,
+  // A notification is one per (run, event, segment, channel): the key is made of them, and the
+  // store holds the rule itself. Rows kept so far take their segment out of their key.
+  `
+  ALTER TABLE notifications ADD COLUMN segment TEXT NOT NULL DEFAULT '';
+  UPDATE notifications SET segment = CASE
+    WHEN length(key) > length(run_id) + length(event) + length(channel) + 3
+      AND substr(key, 1, length(run_id) + length(event) + 2) = run_id || '/' || event || '/'
+      AND substr(key, length(key) - length(channel)) = '/' || channel
+    THEN substr(key, length(run_id) + length(event) + 3, length(key) - length(run_id) - length(event) - length(channel) - 3)
+    ELSE key END;
+  CREATE UNIQUE INDEX notifications_one_per_end ON notifications (run_id, event, segment, channel);
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */

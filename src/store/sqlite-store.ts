@@ -88,7 +88,7 @@ const runColumns = `
 
 const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt`;
 const notificationColumns = `
-  key, run_id AS runId, event, channel, message_json AS messageJson, state, attempts, created_at AS createdAt,
+  key, run_id AS runId, event, segment, channel, message_json AS messageJson, state, attempts, created_at AS createdAt,
   next_attempt_at_ms AS nextAttemptAtMs, sent_at AS sentAt, last_error AS lastError, claimed_by AS claimedBy,
   claim_expires_at_ms AS claimExpiresAtMs`;
 
@@ -292,23 +292,25 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       FROM web_sessions WHERE id_hash = ? AND expires_at_ms > ?`),
     deleteWebSession: db.prepare<[string]>(`DELETE FROM web_sessions WHERE id_hash = ?`),
     sweepWebSessions: db.prepare<[number]>(`DELETE FROM web_sessions WHERE expires_at_ms <= ?`),
-    // The key is the idempotency key: a notification recorded twice (a retried end) stays one row.
+    // One row per key and per (run, event, segment, channel): a notification recorded twice (a
+    // retried end) stays the first row, whatever state it is in (a sent one stays sent).
     addNotification: db.prepare<NotificationRow>(`
-      INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
-      VALUES (@key, @runId, @event, @channel, @messageJson, @state, @attempts, @createdAt, @nextAttemptAtMs)
-      ON CONFLICT (key) DO NOTHING`),
+      INSERT INTO notifications (key, run_id, event, segment, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+      VALUES (@key, @runId, @event, @segment, @channel, @messageJson, @state, @attempts, @createdAt, @nextAttemptAtMs)
+      ON CONFLICT DO NOTHING`),
     listNotifications: db.prepare<{ runId: string | null; state: string | null; limit: number }, NotificationRow>(`
       SELECT ${notificationColumns} FROM notifications
       WHERE (@runId IS NULL OR run_id = @runId) AND (@state IS NULL OR state = @state)
       ORDER BY created_at, rowid LIMIT @limit`),
-    // One UPDATE under the write lock: of two processes claiming at once, one changes the row.
+    // One UPDATE under the write lock: of two claims at once (two processes, or two deliveries of
+    // one), one changes the row. A live claim is taken by no one, its own owner included.
     claimNotification: db.prepare<
       { key: string; owner: string; nowMs: number; expiresAtMs: number; takeOverFrom: string | null },
       NotificationRow
     >(`
       UPDATE notifications SET claimed_by = @owner, claim_expires_at_ms = @expiresAtMs, attempts = attempts + 1
       WHERE key = @key AND state = 'pending' AND next_attempt_at_ms <= @nowMs
-        AND (claimed_by IS NULL OR claim_expires_at_ms <= @nowMs OR claimed_by = @owner OR claimed_by = @takeOverFrom)
+        AND (claimed_by IS NULL OR claim_expires_at_ms <= @nowMs OR claimed_by = @takeOverFrom)
       RETURNING ${notificationColumns}`),
     // By owner: a sender whose claim was taken over (it was presumed dead) settles nothing.
     settleNotification: db.prepare<{

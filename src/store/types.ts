@@ -423,16 +423,25 @@ export const NotificationState = {
 } as const;
 export type NotificationState = (typeof NotificationState)[keyof typeof NotificationState];
 
-/** One message for one channel about one event of a run: a row of the outbox. */
+/**
+ * One message for one channel about one event of a run: a row of the outbox. There is at most
+ * one per (run, event, segment, channel), a rule every store holds (a unique constraint in SQL):
+ * recording one again keeps the first, whatever state it is in.
+ */
 export interface NewNotification {
   /**
-   * Unique per (run, event occurrence, channel), and the idempotency key the channel is sent
-   * (`Idempotency-Key` header, e-mail Message-ID): recording one twice keeps the first.
+   * `<runId>/<event>/<segment>/<channel>` (`notificationKeyOf`; a store refuses another), and the
+   * idempotency key the channel is sent (`Idempotency-Key` header, e-mail Message-ID).
    */
   key: string;
   runId: string;
   /** `failed`, `succeeded`, `toleranceUsed`, `waiting`. */
   event: string;
+  /**
+   * Which end of the run: `r<resumes>` (a run resumed and ending again is a new event), and
+   * for a wait the gate too (`gate@r0`).
+   */
+  segment: string;
   /** The channel's name in fleetbook.yaml. */
   channel: string;
   /** The composed message, without secrets (they were scrubbed before it was made). */
@@ -477,8 +486,9 @@ export interface NotificationOutbox {
   listNotifications(filter?: NotificationFilter): Promise<NotificationRecord[]>;
   /**
    * Claims the pending notification `key` for `owner` until `ttlMs` from now, counting an
-   * attempt: undefined when it is not pending, not due yet, or claimed by another owner whose
-   * claim is live (unless that owner is `takeOverFrom`, one the caller knows to be dead).
+   * attempt, in one atomic step: undefined when it is not pending (sent and given up are
+   * final), not due yet, or claimed by anyone whose claim is live, `owner` included (unless
+   * that holder is `takeOverFrom`, one the caller knows to be dead).
    */
   claimNotification(
     key: string,

@@ -8,10 +8,11 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteRunStore } from '../../src/store/index.js';
 import { TOKEN_PATTERN } from '../support/leak-scan.js';
-import { startHttpReceiver, startSmtpSink, type HttpReceiver, type SmtpSink } from './receivers.js';
+import { startHttpReceiver, startSmtpSink, type HttpReceiver, type SmtpAnswer, type SmtpSink } from './receivers.js';
 
 const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
 const TSX = import.meta.resolve('tsx');
@@ -109,8 +110,8 @@ async function receiver(answer: (arrival: number) => number | 'hold'): Promise<H
   return started;
 }
 
-async function smtpSink(): Promise<SmtpSink> {
-  const sink = await startSmtpSink('mailer', SMTP_PASSWORD);
+async function smtpSink(answer?: (arrival: number) => SmtpAnswer): Promise<SmtpSink> {
+  const sink = await startSmtpSink('mailer', SMTP_PASSWORD, answer);
   closers.push(() => sink.close());
   return sink;
 }
@@ -380,6 +381,71 @@ describe('a SIGKILL while a notification is being sent', () => {
       // And never again: another process opening the store for the run sends nothing.
       expect((await fleetbook(['resume', runId]).done).code).toBe(0);
       expect(audit.arrivals).toHaveLength(2);
+    },
+    THREE_PROCESSES_MS,
+  );
+});
+
+describe('a SIGKILL after the SMTP server took the message, before the row was marked sent', () => {
+  it(
+    'the next process sends it again with the same Message-ID and key (a mail system can drop it), and no process sends it a third time',
+    async () => {
+      // When the message arrives, the test takes the store's write lock before the server answers
+      // 250: the sender's "sent" cannot be recorded, and it is killed in exactly that window.
+      const storeFile = join(dir, 'home', 'runs.sqlite');
+      let lock: Database.Database | undefined;
+      const sink = await smtpSink((arrival) => {
+        if (arrival === 1) {
+          lock = new Database(storeFile);
+          lock.exec('BEGIN IMMEDIATE');
+        }
+        return 'accept';
+      });
+      configure(
+        [
+          '    ops-mail:',
+          '      type: email',
+          '      host: 127.0.0.1',
+          `      port: ${sink.port}`,
+          '      auth: { userEnv: SMTP_USER, passwordEnv: SMTP_PASSWORD }',
+          '      from: Fleetbook <fleetbook@example.com>',
+          '      to: [ops@example.com]',
+          '      on: [succeeded]',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(join(dir, 'ok.yaml'), succeedingPlaybook.replace(/notify:[\s\S]*?steps:/, 'steps:'));
+      const env = { SMTP_USER: 'mailer' };
+      const first = fleetbook(['run', 'ok.yaml', '--target', 'simulator'], env);
+      await sink.received(1);
+      first.child.kill('SIGKILL');
+      const killed = await first.done;
+      lock?.exec('ROLLBACK');
+      lock?.close();
+      expect(killed.code).toBe(null);
+      const runId = runIdOf(killed);
+      const key = `${runId}/succeeded/r0/ops-mail`;
+      expect(killed.lines.some((line) => line.event === 'notification.sent')).toBe(false);
+      expect(await outbox()).toMatchObject([{ key, state: 'pending', attempts: 1 }]);
+
+      // The next process for the run sends it again at once (its sender is dead): same key, same Message-ID.
+      const resumed = await fleetbook(['resume', runId], env).done;
+      expect(resumed.code).toBe(0);
+      expect(resumed.lines.find((line) => line.event === 'notification.sent')).toMatchObject({ key, attempt: 2 });
+      expect(sink.arrivals.map((arrival) => [arrival.key, arrival.answered])).toEqual([
+        [key, 'accept'],
+        [key, 'accept'],
+      ]);
+      expect(sink.arrivals[1]?.messageId).toBe(sink.arrivals[0]?.messageId);
+      expect(sink.mails.map((mail) => mail.subject)).toEqual([
+        `[fleetbook] notify-ok succeeded (run ${runId.slice(0, 8)})`,
+        `[fleetbook] notify-ok succeeded (run ${runId.slice(0, 8)})`,
+      ]);
+      expect(await outbox()).toMatchObject([{ key, state: 'sent', attempts: 2 }]);
+
+      // Recorded sent: another process for the run sends nothing.
+      expect((await fleetbook(['resume', runId], env).done).code).toBe(0);
+      expect(sink.takenPerKey()).toEqual({ [key]: 2 });
     },
     THREE_PROCESSES_MS,
   );

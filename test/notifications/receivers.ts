@@ -1,26 +1,59 @@
 /**
  * Local receivers for notification tests: an SMTP sink (the `smtp-server` package, each message
  * parsed with `mailparser`) and HTTP receivers on 127.0.0.1 port 0 that answer as a test says
- * (200, an error status, or hold the request unanswered) and count what arrives, by arrival and
- * by idempotency key.
+ * (take it, refuse it, or hold it unanswered) and count what arrives, by arrival and by
+ * idempotency key (the e-mail's `X-Fleetbook-Notification`, the webhook's `Idempotency-Key`).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
+/** What the SMTP sink answers a message's DATA: take it (250), refuse it for now (451), or never answer. */
+export type SmtpAnswer = 'accept' | 'refuse' | 'hold';
+
+export interface SmtpArrival {
+  /** The Message-ID header: the same for every send of one notification key. */
+  messageId: string | undefined;
+  /** The `X-Fleetbook-Notification` header: the notification's key. */
+  key: string | undefined;
+  /** What the sink answered; undefined while held (or when the sender went away first). */
+  answered?: 'accept' | 'refuse';
+}
+
 export interface SmtpSink {
   port: number;
+  /** The messages taken (answered 250), in order. */
   mails: ParsedMail[];
-  /** Resolves once `count` messages have arrived. */
+  /** Every message whose data arrived, taken, refused or held. */
+  arrivals: SmtpArrival[];
+  /** How many copies of each key were taken: a key delivered exactly once counts 1. */
+  takenPerKey(): Record<string, number>;
+  /** Resolves once `count` messages have been taken. */
   received(count: number): Promise<void>;
+  /** Resolves once the data of `count` messages has arrived (taken, refused or held). */
+  arrived(count: number): Promise<void>;
+  /** Answers every held message: 250, as if the sink had been slow. */
+  release(): void;
   close(): Promise<void>;
 }
 
-/** An SMTP server that takes mail only from `user` with `password` (plain auth, no TLS: a local sink). */
-export async function startSmtpSink(user: string, password: string): Promise<SmtpSink> {
+/**
+ * An SMTP server that takes mail only from `user` with `password` (plain auth, no TLS: a local
+ * sink). `answer(n)` says what the n-th message (from 1) is answered: by default every one is taken.
+ */
+export async function startSmtpSink(
+  user: string,
+  password: string,
+  answer: (arrival: number) => SmtpAnswer = () => 'accept',
+): Promise<SmtpSink> {
   const mails: ParsedMail[] = [];
+  const arrivals: SmtpArrival[] = [];
+  const held: Array<() => void> = [];
   const waiters: Array<() => void> = [];
+  const wakeAll = (): void => {
+    for (const wake of waiters.splice(0)) wake();
+  };
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS'],
     allowInsecureAuth: true,
@@ -32,9 +65,26 @@ export async function startSmtpSink(user: string, password: string): Promise<Smt
     onData(stream, _session, callback) {
       simpleParser(stream).then(
         (mail) => {
-          mails.push(mail);
-          for (const wake of waiters.splice(0)) wake();
-          callback();
+          const header = mail.headers.get('x-fleetbook-notification');
+          const arrival: SmtpArrival = {
+            messageId: mail.messageId,
+            key: typeof header === 'string' ? header : undefined,
+          };
+          arrivals.push(arrival);
+          const take = (): void => {
+            arrival.answered = 'accept';
+            mails.push(mail);
+            wakeAll();
+            callback();
+          };
+          const how = answer(arrivals.length);
+          wakeAll();
+          if (how === 'hold') held.push(take);
+          else if (how === 'accept') take();
+          else {
+            arrival.answered = 'refuse';
+            callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
+          }
         },
         (error: Error) => callback(error),
       );
@@ -42,14 +92,26 @@ export async function startSmtpSink(user: string, password: string): Promise<Smt
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
+  const until = (done: () => boolean): Promise<void> =>
+    new Promise((resolve) => {
+      const check = (): void => (done() ? resolve() : void waiters.push(check));
+      check();
+    });
   return {
     port,
     mails,
-    received: (count) =>
-      new Promise((resolve) => {
-        const check = (): void => (mails.length >= count ? resolve() : void waiters.push(check));
-        check();
-      }),
+    arrivals,
+    takenPerKey: () => {
+      const counts: Record<string, number> = {};
+      for (const arrival of arrivals)
+        if (arrival.answered === 'accept') counts[arrival.key ?? ''] = (counts[arrival.key ?? ''] ?? 0) + 1;
+      return counts;
+    },
+    received: (count) => until(() => mails.length >= count),
+    arrived: (count) => until(() => arrivals.length >= count),
+    release: () => {
+      for (const take of held.splice(0)) take();
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -66,6 +128,8 @@ export interface HttpReceiver {
   arrivals: Arrival[];
   /** Idempotency keys of the requests answered 2xx, each once. */
   deliveredKeys(): string[];
+  /** How many copies of each key were answered 2xx: a key delivered exactly once counts 1. */
+  deliveredPerKey(): Record<string, number>;
   /** Resolves once `count` requests have arrived. */
   arrived(count: number): Promise<void>;
   close(): Promise<void>;
@@ -108,6 +172,13 @@ export async function startHttpReceiver(answer: (arrival: number) => number | 'h
           .map((arrival) => arrival.key ?? ''),
       ),
     ],
+    deliveredPerKey: () => {
+      const counts: Record<string, number> = {};
+      for (const arrival of arrivals)
+        if (arrival.answered !== undefined && arrival.answered < 300)
+          counts[arrival.key ?? ''] = (counts[arrival.key ?? ''] ?? 0) + 1;
+      return counts;
+    },
     arrived: (count) =>
       new Promise((resolve) => {
         const check = (): void => (arrivals.length >= count ? resolve() : void waiters.push(check));

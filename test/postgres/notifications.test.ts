@@ -8,12 +8,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { simulatorClient } from '../../src/cli/connection.js';
 import { enqueuePlaybookRun } from '../../src/engine/index.js';
 import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
-import { createNotifications, createNotifier, parseNotificationConfig } from '../../src/notifications/index.js';
+import {
+  createNotifications,
+  createNotifier,
+  parseNotificationConfig,
+  startOutboxSweep,
+} from '../../src/notifications/index.js';
 import { loadPlaybook, type Playbook } from '../../src/playbook/index.js';
 import { runWorker } from '../../src/scheduler/index.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createPostgresRunStore, type QueueStore } from '../../src/store/index.js';
-import { startHttpReceiver, type HttpReceiver } from '../notifications/receivers.js';
+import { startHttpReceiver, startSmtpSink, type HttpReceiver } from '../notifications/receivers.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';
 
 const adminUrl = testPostgresUrl();
@@ -87,6 +92,68 @@ describe.skipIf(!adminUrl)('notifications with a shared store', () => {
     expect(receiver.arrivals).toHaveLength(1);
   });
 
+  it("a worker whose outbox sweep runs while it sends a run's e-mail sends it once (issue 37: twice, 8 ms apart)", async () => {
+    // The e-mail is held unanswered until a sweep of the same worker has looked at the outbox.
+    const sink = await startSmtpSink('mailer', 'smtp-Pa55', (arrival) => (arrival === 1 ? 'hold' : 'accept'));
+    try {
+      const config = parseNotificationConfig(
+        `notifications:\n  channels:\n    ops-mail:\n      type: email\n      host: 127.0.0.1\n      port: ${sink.port}\n      auth: { userEnv: SMTP_USER, passwordEnv: SMTP_PASSWORD }\n      from: Fleetbook <fleetbook@example.com>\n      to: [ops@example.com]\n      on: [succeeded]\n`,
+        'fleetbook.yaml',
+        { SMTP_USER: 'mailer', SMTP_PASSWORD: 'smtp-Pa55' },
+      );
+      // One process's notifications, as worker-action makes them: its sweep and its runs share them.
+      const workerNotifications = createNotifications(config, { store, logger });
+      const run = await enqueuePlaybookRun(playbook, { store });
+      const key = `${run.id}/succeeded/r0/ops-mail`;
+      // The sweep's passes, counted as they are logged: the test waits for them, not for time.
+      let swept = 0;
+      const sweepWaiters: Array<() => void> = [];
+      const sweepLogger = createLogger({
+        level: 'debug',
+        destination: {
+          write: (line: string) => {
+            if ((JSON.parse(line) as { event?: string }).event !== 'notification.swept') return;
+            swept += 1;
+            for (const wake of sweepWaiters.splice(0)) wake();
+          },
+        },
+      });
+      const sweptTimes = (count: number): Promise<void> =>
+        new Promise((resolve) => {
+          const check = (): void => (swept >= count ? resolve() : void sweepWaiters.push(check));
+          check();
+        });
+      const sweep = startOutboxSweep(workerNotifications, sweepLogger, 5);
+      const secrets = createSecretRegistry();
+      const worker = runWorker({
+        store,
+        client: simulatorClient(simulator, { logger, secrets }),
+        logger,
+        secrets,
+        loadPlaybook: () => playbook,
+        secretInputsOf: () => ({}),
+        exitWhenIdle: true,
+        pollMs: 10,
+        notifications: workerNotifications,
+      });
+      await sink.arrived(1);
+      // Whichever did not take the e-mail has looked meanwhile: the run's own delivery has ended the
+      // worker, or (the run's delivery holding it) two sweep passes ran after it arrived.
+      await Promise.race([worker, sweptTimes(swept + 2)]);
+      sink.release();
+      expect((await worker).finished).toBe(1);
+      await sweep.stop();
+      expect(sink.takenPerKey()).toEqual({ [key]: 1 });
+      expect(
+        lines.filter((line) => line.event === 'notification.sent').map((line) => [line.key, line.attempt]),
+      ).toEqual([[key, 1]]);
+      expect(await store.listNotifications({ runId: run.id })).toMatchObject([{ state: 'sent', attempts: 1 }]);
+    } finally {
+      sink.release();
+      await sink.close();
+    }
+  });
+
   it('a claim held by a live sender elsewhere is left alone; once it lapses, the notification is sent once', async () => {
     // This process's view of the shared store, on a clock the test moves.
     let clock = Date.now();
@@ -96,7 +163,14 @@ describe.skipIf(!adminUrl)('notifications with a shared store', () => {
       const key = `${run.id}/succeeded/r0/audit`;
       await manual.setRunStatus(run.id, 'succeeded', {
         notifications: [
-          { key, runId: run.id, event: 'succeeded', channel: 'audit', message: { playbook: 'team-notify' } },
+          {
+            key,
+            runId: run.id,
+            event: 'succeeded',
+            segment: 'r0',
+            channel: 'audit',
+            message: { playbook: 'team-notify' },
+          },
         ],
       });
       // A worker on another machine claimed it (it cannot be judged dead from here) for 1 s.

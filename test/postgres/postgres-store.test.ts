@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRunStore } from '../../src/store/open-run-store.js';
-import { postgresSchemaVersion } from '../../src/store/postgres-schema.js';
+import { postgresMigrations, postgresSchemaVersion } from '../../src/store/postgres-schema.js';
 import { createPostgresRunStore } from '../../src/store/postgres-store.js';
 import type { NewRun, RunStore } from '../../src/store/types.js';
 import { runCli } from '../support/cli.js';
@@ -63,6 +63,40 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
     expect(tables.map((table) => table.name)).toEqual(
       expect.arrayContaining(['fleetbook_schema', 'journal', 'leases', 'runs', 'schedule_state']),
     );
+  });
+
+  it('migrates an outbox without segments: each row takes its segment from its key, one row per (run, event, segment, channel)', async () => {
+    await sql(
+      url,
+      [
+        ...postgresMigrations.slice(0, -1),
+        'CREATE TABLE fleetbook_schema (only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row), version INTEGER NOT NULL)',
+        `INSERT INTO fleetbook_schema (version) VALUES (${postgresSchemaVersion - 1})`,
+        `INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run, trigger_json, started_at, status)
+         VALUES ('old', 'p', 'p.yaml', 'h', '{}', '[]', 0, '{"kind":"manual"}', '2026-03-01T10:00:00.000Z', 'failed')`,
+        `INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+         VALUES ('old/failed/r0/ops-mail', 'old', 'failed', 'ops-mail', '{}', 'sent', 1, '2026-03-01T10:00:00.000Z', 0),
+                ('old/waiting/deploy/gate@r1/chat', 'old', 'waiting', 'chat', '{}', 'pending', 0, '2026-03-01T10:00:00.000Z', 0)`,
+      ].join(';\n'),
+    );
+    const store = await open();
+    expect((await store.listNotifications()).map((row) => [row.key, row.segment, row.state])).toEqual([
+      ['old/failed/r0/ops-mail', 'r0', 'sent'],
+      ['old/waiting/deploy/gate@r1/chat', 'deploy/gate@r1', 'pending'],
+    ]);
+    // Recorded again after the upgrade (a process recovering the end): the sent row stays as it is.
+    await store.addNotifications([
+      { key: 'old/failed/r0/ops-mail', runId: 'old', event: 'failed', segment: 'r0', channel: 'ops-mail', message: {} },
+    ]);
+    expect(await store.listNotifications({ state: 'sent' })).toMatchObject([{ attempts: 1 }]);
+    // The database itself holds the rule: a second row for the same end is refused, whatever its key.
+    await expect(
+      sql(
+        url,
+        `INSERT INTO notifications (key, run_id, event, segment, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+         VALUES ('another-key', 'old', 'failed', 'r0', 'ops-mail', '{}', 'pending', 0, '2026-03-01T10:00:00.000Z', 0)`,
+      ),
+    ).rejects.toThrow(/notifications_one_per_end/);
   });
 
   it('refuses a database a newer Fleetbook migrated: exit 2 and what to do, before anything is written', async () => {

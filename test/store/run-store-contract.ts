@@ -670,6 +670,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         key: `r1/failed/0/${channel}`,
         runId: 'r1',
         event: 'failed',
+        segment: '0',
         channel,
         message: { playbook: 'rolling-cluster-update', status: 'failed' },
       });
@@ -690,7 +691,9 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await store.setRunStatus('r1', 'failed', { notifications: [notification('third')] });
       expect((await store.getRun('r1'))?.error).toEqual({ message: 'boom' });
       expect(await store.listNotifications({ state: 'pending', limit: 1 })).toHaveLength(1);
-      await expect(store.addNotifications([{ ...notification('x'), runId: 'nope' }])).rejects.toMatchObject({
+      await expect(
+        store.addNotifications([{ ...notification('x'), runId: 'nope', key: 'nope/failed/0/x' }]),
+      ).rejects.toMatchObject({
         code: 'RUN_NOT_FOUND',
       });
     });
@@ -698,7 +701,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
     it('lets one sender claim a notification at a time, and settles it by its owner only', async () => {
       await store.createRun(newRun('r1'));
       const key = 'r1/failed/0/chat';
-      await store.addNotifications([{ key, runId: 'r1', event: 'failed', channel: 'chat', message: {} }]);
+      await store.addNotifications([{ key, runId: 'r1', event: 'failed', segment: '0', channel: 'chat', message: {} }]);
       const first = await store.claimNotification(key, 'a', 10_000);
       expect(first).toMatchObject({ attempts: 1, claimedBy: 'a', claimExpiresAt: '2026-03-01T10:00:10.000Z' });
       expect(await store.claimNotification(key, 'b', 10_000)).toBeUndefined();
@@ -729,7 +732,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.claimNotification(key, 'd', 10_000)).toBeUndefined();
       // Given up is final too, and the outbox goes with its run when it is pruned.
       await store.addNotifications([
-        { key: 'r1/failed/0/mail', runId: 'r1', event: 'failed', channel: 'mail', message: {} },
+        { key: 'r1/failed/0/mail', runId: 'r1', event: 'failed', segment: '0', channel: 'mail', message: {} },
       ]);
       await store.claimNotification('r1/failed/0/mail', 'e', 10_000);
       await store.settleNotification('r1/failed/0/mail', 'e', { state: 'failed', error: 'no such channel' });
@@ -738,6 +741,47 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       clock.advance(1000);
       await store.prune(clock.now().toISOString());
       expect(await store.listNotifications()).toEqual([]);
+    });
+
+    it('keys a notification by its run, event, segment and channel, and refuses a key made otherwise', async () => {
+      await store.createRun(newRun('r1'));
+      const item = { runId: 'r1', event: 'failed', segment: 'r0', channel: 'chat', message: {} };
+      await store.addNotifications([{ ...item, key: 'r1/failed/r0/chat' }]);
+      expect(await store.listNotifications()).toMatchObject([{ key: 'r1/failed/r0/chat', segment: 'r0' }]);
+      // A key that is not <run>/<event>/<segment>/<channel> could name another notification.
+      for (const key of ['r1/failed/r1/chat', 'another-key', 'r1/failed/r0/chat/'])
+        await expect(store.addNotifications([{ ...item, key }])).rejects.toMatchObject({
+          code: 'STORE_INVALID_ARGUMENT',
+        });
+      await expect(store.addNotifications([{ ...item, segment: '', key: 'r1/failed//chat' }])).rejects.toMatchObject({
+        code: 'STORE_INVALID_ARGUMENT',
+      });
+      // Each segment of the run is an event of its own.
+      await store.addNotifications([{ ...item, segment: 'r1', key: 'r1/failed/r1/chat' }]);
+      expect((await store.listNotifications()).map((row) => row.segment)).toEqual(['r0', 'r1']);
+    });
+
+    it('never lets a live claim be claimed again, by its own owner either, nor a sent row by anyone', async () => {
+      await store.createRun(newRun('r1'));
+      const key = 'r1/failed/0/chat';
+      await store.addNotifications([{ key, runId: 'r1', event: 'failed', segment: '0', channel: 'chat', message: {} }]);
+      // Two deliveries of one process (its sweep and a run's own) claim at once: one wins.
+      const claims = await Promise.all([
+        store.claimNotification(key, 'a', 10_000),
+        store.claimNotification(key, 'a', 10_000),
+      ]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      // While the claim is live, its own owner cannot take it again (it would send a second copy).
+      expect(await store.claimNotification(key, 'a', 10_000)).toBeUndefined();
+      expect(await store.settleNotification(key, 'a', { state: 'sent' })).toBe(true);
+      // Sent is final: not after the claim would have lapsed, not by a take-over, not by a retry.
+      clock.advance(60_000);
+      expect(await store.claimNotification(key, 'a', 10_000)).toBeUndefined();
+      expect(await store.claimNotification(key, 'b', 10_000, { takeOverFrom: 'a' })).toBeUndefined();
+      expect(await store.settleNotification(key, 'a', { state: 'pending', retryAtMs: 0, error: 'late' })).toBe(false);
+      // Recording it again (a second process recovering the end) leaves it sent.
+      await store.addNotifications([{ key, runId: 'r1', event: 'failed', segment: '0', channel: 'chat', message: {} }]);
+      expect(await store.listNotifications({ runId: 'r1' })).toMatchObject([{ state: 'sent', attempts: 1 }]);
     });
 
     it('keeps a waiting run with what it waits for, lists it when due, and ends the wait once', async () => {

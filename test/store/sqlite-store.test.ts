@@ -118,6 +118,50 @@ describe('SQLite run store', () => {
     await store.close();
   });
 
+  it('migrates an outbox without segments: each row takes its segment from its key, one row per (run, event, segment, channel)', async () => {
+    const raw = new Database(file);
+    for (const migration of migrations.slice(0, -1)) raw.exec(migration);
+    raw.pragma(`user_version = ${schemaVersion - 1}`);
+    raw
+      .prepare(
+        `INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run, trigger_json, started_at, status)
+      VALUES ('old', 'p', 'p.yaml', 'h', '{}', '[]', 0, '{"kind":"manual"}', '2026-03-01T10:00:00.000Z', 'failed')`,
+      )
+      .run();
+    const insert = raw.prepare(
+      `INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+      VALUES (?, 'old', ?, ?, '{}', ?, 1, '2026-03-01T10:00:00.000Z', 0)`,
+    );
+    insert.run('old/failed/r0/ops-mail', 'failed', 'ops-mail', 'sent');
+    insert.run('old/waiting/deploy/gate@r1/chat', 'waiting', 'chat', 'pending');
+    raw.close();
+
+    const store = open();
+    expect((await store.listNotifications()).map((row) => [row.key, row.segment, row.state])).toEqual([
+      ['old/failed/r0/ops-mail', 'r0', 'sent'],
+      ['old/waiting/deploy/gate@r1/chat', 'deploy/gate@r1', 'pending'],
+    ]);
+    // Recorded again after the upgrade (a process recovering the end): the sent row stays as it is.
+    await store.addNotifications([
+      { key: 'old/failed/r0/ops-mail', runId: 'old', event: 'failed', segment: 'r0', channel: 'ops-mail', message: {} },
+    ]);
+    expect(await store.listNotifications({ state: 'sent' })).toMatchObject([{ attempts: 1 }]);
+    await store.close();
+    // The file itself holds the rule: a second row for the same end is refused, whatever its key.
+    const check = new Database(file);
+    expect(() =>
+      check
+        .prepare(
+          `INSERT INTO notifications (key, run_id, event, segment, channel, message_json, state, attempts, created_at, next_attempt_at_ms)
+          VALUES ('another-key', 'old', 'failed', 'r0', 'ops-mail', '{}', 'pending', 0, '2026-03-01T10:00:00.000Z', 0)`,
+        )
+        .run(),
+    ).toThrow(
+      /UNIQUE constraint failed: notifications.run_id, notifications.event, notifications.segment, notifications.channel/,
+    );
+    check.close();
+  });
+
   it('refuses a file that is not a store, with exit code 2', () => {
     writeFileSync(file, 'id,name\n1,not a database\n'.repeat(200));
     expect(() => open()).toThrow(expect.objectContaining({ code: 'STORE_UNREADABLE', exitCode: 2 }));
