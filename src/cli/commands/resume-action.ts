@@ -15,6 +15,7 @@ import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
 import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 import { runSettingsOf } from '../run-settings.js';
+import { connectionForResume, keepWorld, takeSavedWorld } from '../saved-world.js';
 
 export interface ResumeCommandOptions {
   force?: boolean;
@@ -85,7 +86,7 @@ async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<str
  * new one, which knows nothing of it. Refused before anything is sent, so the run's failure
  * handling (a rescue, a webhook) is not set off by a platform that simply forgot.
  */
-function refuseLostSimulatorState(runId: string, journal: readonly JournalEntry[]): void {
+export function refuseLostSimulatorState(runId: string, journal: readonly JournalEntry[]): void {
   const inFlight = platformStateInFlight(journal);
   if (inFlight.length === 0) return;
   const named = inFlight
@@ -127,7 +128,9 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       return;
     }
     const playbook = loaded.playbook;
-    if (options.target === 'simulator') refuseLostSimulatorState(runId, await store.journal(runId));
+    // A run rehearsed on the embedded simulator continues on its saved world, which knows what is in flight.
+    const target = connectionForResume(io.env, runId, options.target);
+    if (target.target === 'simulator' && !target.restore) refuseLostSimulatorState(runId, await store.journal(runId));
     const secretInputs = await gatherSecretInputs(run, io);
 
     for (const warning of checkNotifyRules(playbook, notifications.config))
@@ -135,13 +138,15 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     const view = runView(io, options);
     const connection = await openConnection({
       store,
-      target: options.target,
+      target: target.target,
       profile: options.profile,
       timeScale,
+      simulator: { restore: target.restore },
       env: io.env,
       logger: logger.child({ runId, playbook: playbook.name }),
       secrets,
     });
+    if (target.restore) takeSavedWorld(io.env, runId);
     try {
       if (view === 'text')
         io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
@@ -165,6 +170,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       reportResult(io, view, secrets, result);
       await notifications.deliver({ runId, untilSettled: true });
     } finally {
+      keepWorld(io.env, runId, connection, secrets, logger);
       await connection.close();
     }
   } finally {

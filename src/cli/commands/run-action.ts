@@ -21,6 +21,7 @@ import { secretInputVariable } from './resume-action.js';
 import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
 import { createCommandLogger, parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 import { runSettingsOf } from '../run-settings.js';
+import { keepWorld } from '../saved-world.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -273,6 +274,8 @@ export async function runLoaded(
       await notifications.deliver({ runId, untilSettled: true });
     } finally {
       live?.close();
+      // A rehearsal's world outlives its process: approve, deny and resume of the run continue on it.
+      keepWorld(io.env, runId, connection, secrets, logger);
       await connection.close();
     }
   } finally {
