@@ -93,8 +93,8 @@ type Setting = keyof typeof settings;
 /** Simulated ms per real ms of the embedded simulator when `--time-scale` is not given. */
 export const DEFAULT_TIME_SCALE = 60;
 
-/** Region of regional calls against the embedded simulator when FLEETBOOK_REGION names none. */
-const SIMULATOR_REGION = 'us-west';
+/** Region of regional calls against the embedded simulator when FLEETBOOK_REGION names none, and the one `fleetbook simulate` prints. */
+export const SIMULATOR_REGION = 'us-west';
 
 type RateLimits = NonNullable<PlatformClientOptions['rateLimits']>;
 
