@@ -3,8 +3,9 @@
 // schema's validator as standalone code (see src/openapi/platform-document.ts and
 // src/playbook/precompiled-validator.ts). Each is keyed by a digest of its source, so a
 // file that no longer matches is never used. It also copies the web UI's stylesheet and
-// scripts (src/server/ui/static/), which tsc does not, beside the compiled pages.
-import { cpSync } from 'node:fs';
+// scripts (src/server/ui/static/), which tsc does not, beside the compiled pages. Last, the
+// stamp of a finished build that `npm start` compares with the sources (build-if-stale.js).
+import { cpSync, writeFileSync } from 'node:fs';
 import { writePlatformDocumentJson } from '../dist/openapi/platform-document.js';
 import { defaultPlaybookSchema } from '../dist/playbook/load-playbook.js';
 import { writePrecompiledValidator } from '../dist/playbook/precompiled-validator.js';
@@ -12,3 +13,4 @@ import { writePrecompiledValidator } from '../dist/playbook/precompiled-validato
 writePlatformDocumentJson();
 writePrecompiledValidator(defaultPlaybookSchema());
 cpSync('src/server/ui/static', 'dist/server/ui/static', { recursive: true });
+writeFileSync('dist/.build-stamp', `${new Date().toISOString()}\n`);

@@ -19,7 +19,7 @@ import {
 } from '../api/index.js';
 import { didYouMean, UsageError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import { startSimulator, type Simulator } from '../simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorSnapshot } from '../simulator/index.js';
 import type { RunStore } from '../store/index.js';
 
 export interface ConnectionOptions {
@@ -30,7 +30,13 @@ export interface ConnectionOptions {
   /** Simulated ms per real ms of the embedded simulator; refused against a real platform. @default 60 */
   timeScale?: number | undefined;
   /** The embedded simulator's world file, fault file and seed (`run --world/--faults/--seed`); refused against a real platform. */
-  simulator?: { world?: string | undefined; faults?: string | undefined; seed?: number | undefined };
+  simulator?: {
+    world?: string | undefined;
+    faults?: string | undefined;
+    seed?: number | undefined;
+    /** A saved world to continue (saved-world.ts), instead of a new one; `timeScale` defaults to its own. */
+    restore?: SimulatorSnapshot | undefined;
+  };
   env: NodeJS.ProcessEnv;
   /** Where `fleetbook.yaml` is looked for. @default process.cwd() */
   cwd?: string;
@@ -68,6 +74,8 @@ export interface Connection {
   client: PlatformClient;
   /** What the run talks to, for the first lines of output. */
   description: string;
+  /** The embedded simulator's world as it is now, to save beside the run (saved-world.ts); absent for a platform. */
+  snapshot?: () => SimulatorSnapshot;
   close(): Promise<void>;
 }
 
@@ -85,8 +93,8 @@ type Setting = keyof typeof settings;
 /** Simulated ms per real ms of the embedded simulator when `--time-scale` is not given. */
 export const DEFAULT_TIME_SCALE = 60;
 
-/** Region of regional calls against the embedded simulator when FLEETBOOK_REGION names none. */
-const SIMULATOR_REGION = 'us-west';
+/** Region of regional calls against the embedded simulator when FLEETBOOK_REGION names none, and the one `fleetbook simulate` prints. */
+export const SIMULATOR_REGION = 'us-west';
 
 type RateLimits = NonNullable<PlatformClientOptions['rateLimits']>;
 
@@ -187,6 +195,32 @@ export function simulatorClient(
   });
 }
 
+type PlatformSettings = Partial<Record<Setting, string>> & { rateLimits?: RateLimits };
+
+/**
+ * The platform's settings from the profile and the FLEETBOOK_* variables (these win), or the
+ * `NO_CONNECTION` error naming the ones missing. Reads no network: a command checks with it
+ * that it can connect before it records anything (`approve`).
+ */
+export function platformSettings(options: Pick<ConnectionOptions, 'env' | 'profile' | 'cwd'>): PlatformSettings {
+  const values: PlatformSettings = options.profile ? readProfile(options.profile, options.cwd ?? process.cwd()) : {};
+  for (const [key, variable] of Object.entries(settings) as Array<[Setting, string]>) {
+    if (options.env[variable]) values[key] = options.env[variable];
+  }
+  const required: Setting[] = ['clientId', 'clientSecret', 'authUrl', 'baseUrl', 'regionalUrl'];
+  const missing = required.filter((key) => !values[key]).map((key) => settings[key]);
+  if (missing.length > 0) {
+    throw new UsageError(
+      `No platform to connect to: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set. ` +
+        'Set the FLEETBOOK_* variables (or pick a profile of fleetbook.yaml with --profile), ' +
+        'or rehearse against the embedded simulator with --target simulator.',
+      'NO_CONNECTION',
+      { missing },
+    );
+  }
+  return values;
+}
+
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
   const { env, logger, secrets } = options;
   if (options.target !== undefined && options.target !== 'simulator') {
@@ -195,8 +229,8 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
       'INVALID_OPTION',
     );
   }
-  const timeScale = options.timeScale ?? DEFAULT_TIME_SCALE;
-  const { world, faults, seed } = options.simulator ?? {};
+  const { world, faults, seed, restore } = options.simulator ?? {};
+  const timeScale = options.timeScale ?? restore?.timeScale ?? DEFAULT_TIME_SCALE;
   if (options.target === 'simulator') {
     const simulator = await startSimulator({
       port: 0,
@@ -204,9 +238,11 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
       ...(world === undefined ? {} : { world }),
       ...(faults === undefined ? {} : { faults }),
       ...(seed === undefined ? {} : { seed }),
+      ...(restore === undefined ? {} : { restore }),
     });
     const client = simulatorClient(simulator, { logger, secrets, region: env.FLEETBOOK_REGION || SIMULATOR_REGION });
     const rehearsal = [
+      restore === undefined ? '' : 'the saved world of the run',
       world === undefined ? '' : `world ${world}`,
       faults === undefined ? '' : `faults ${faults}`,
       `seed ${simulator.control.world().seed}`,
@@ -216,6 +252,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     return {
       client,
       description: `the embedded simulator at ${simulator.url} (time scale ${timeScale}, ${rehearsal})`,
+      snapshot: () => simulator.control.snapshot(),
       close: () => simulator.close(),
     };
   }
@@ -233,23 +270,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     );
   }
 
-  const values: Partial<Record<Setting, string>> & { rateLimits?: RateLimits } = options.profile
-    ? readProfile(options.profile, options.cwd ?? process.cwd())
-    : {};
-  for (const [key, variable] of Object.entries(settings) as Array<[Setting, string]>) {
-    if (env[variable]) values[key] = env[variable];
-  }
-  const required: Setting[] = ['clientId', 'clientSecret', 'authUrl', 'baseUrl', 'regionalUrl'];
-  const missing = required.filter((key) => !values[key]).map((key) => settings[key]);
-  if (missing.length > 0) {
-    throw new UsageError(
-      `No platform to connect to: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set. ` +
-        'Set the FLEETBOOK_* variables (or pick a profile of fleetbook.yaml with --profile), ' +
-        'or rehearse against the embedded simulator with --target simulator.',
-      'NO_CONNECTION',
-      { missing },
-    );
-  }
+  const values = platformSettings(options);
   secrets.add(values.clientSecret);
   const client = createPlatformClient({
     credentials: { clientId: values.clientId as string, clientSecret: values.clientSecret as string },

@@ -26,5 +26,6 @@ export const CliErrorCode = {
   unknownToken: 'UNKNOWN_TOKEN',
   outsideWindow: 'OUTSIDE_WINDOW',
   runEnded: 'RUN_ENDED',
+  invalidSavedWorld: 'INVALID_SAVED_WORLD',
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];

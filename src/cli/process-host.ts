@@ -26,6 +26,7 @@ import type { CliIo } from './io.js';
 import { LOG_LEVELS } from './log-levels.js';
 import { createCommandLogger, type LoggingOptions } from './run-session.js';
 import { runSettingsOf, type RunSettings } from './run-settings.js';
+import { keepWorld } from './saved-world.js';
 
 export interface HostOptions extends LoggingOptions {
   profile?: string | undefined;
@@ -61,7 +62,12 @@ export interface ProcessHost {
    * platform; closed with the host.
    */
   connect(
-    options?: Pick<ConnectionOptions, 'timeScale' | 'simulator'> & { logger?: Logger; target?: string | undefined },
+    options?: Pick<ConnectionOptions, 'timeScale' | 'simulator'> & {
+      logger?: Logger;
+      target?: string | undefined;
+      /** The run whose embedded simulator's world is kept beside it when the host closes (`saved-world.ts`). */
+      keepWorldOf?: string;
+    },
   ): Promise<Connection>;
   /** What a run driven here needs: the parts and a connection's client. */
   runParts(connection: Connection): RunParts;
@@ -91,7 +97,8 @@ export async function withProcessHost<T>(
   const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
   checkLogLevel(options.logLevel);
   const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  const connections: Connection[] = [];
+  const connections: Array<{ connection: Connection; keepWorldOf?: string }> = [];
+  const secretsLogger: { logger?: Logger } = {};
   try {
     const instrumented = options.instrument?.(opened) ?? {};
     const store = instrumented.store ?? opened;
@@ -100,6 +107,7 @@ export async function withProcessHost<T>(
       store,
       logger: options.runId ? logger.child({ runId: options.runId }) : logger,
     });
+    secretsLogger.logger = logger;
     const parts: HostParts = { ...settings, store, opened, logger, secrets, notifications };
     return await work({
       parts,
@@ -114,7 +122,7 @@ export async function withProcessHost<T>(
           logger: connect.logger ?? logger,
           secrets,
         });
-        connections.push(connection);
+        connections.push({ connection, ...(connect.keepWorldOf ? { keepWorldOf: connect.keepWorldOf } : {}) });
         return connection;
       },
       runParts: (connection) => ({ ...parts, client: connection.client }),
@@ -124,7 +132,12 @@ export async function withProcessHost<T>(
       },
     });
   } finally {
-    for (const connection of connections.reverse()) await connection.close();
+    for (const { connection, keepWorldOf } of connections.reverse()) {
+      // A rehearsal's world outlives its process: approve, deny and resume of the run continue on it.
+      if (keepWorldOf && secretsLogger.logger)
+        keepWorld(io.env, keepWorldOf, connection, secrets, secretsLogger.logger);
+      await connection.close();
+    }
     await opened.close();
   }
 }

@@ -6,6 +6,7 @@ import { loadFaultSettings, type FaultSettings } from './faults.js';
 import type { RequestLogEntry } from './request-log.js';
 import type { ResponseViolation } from './response-check.js';
 import type { Simulation } from './simulation.js';
+import { takeSnapshot, type SimulatorSnapshot } from './world-snapshot.js';
 
 /** What `/_sim/` exposes, also handed to in-process callers as `simulator.control`. */
 export interface SimulatorControl {
@@ -25,6 +26,8 @@ export interface SimulatorControl {
   /** Whether answers are checked against the description (`validateResponses`, `--check-responses`). */
   checksResponses(): boolean;
   revokeTokens(): void;
+  /** The world as it is now (plain JSON), for `startSimulator({ restore })` in another process. */
+  snapshot(): SimulatorSnapshot;
 }
 
 /** The control of a simulation, as `/_sim/` and in-process callers use it. */
@@ -42,6 +45,7 @@ export function createControl(sim: Simulation): SimulatorControl {
     revokeTokens: () => {
       sim.auth.revokeAll();
     },
+    snapshot: () => takeSnapshot(sim),
   };
 }
 

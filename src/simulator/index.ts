@@ -7,3 +7,4 @@ export type { ResponseViolation } from './response-check.js';
 export type { FaultRule, AsyncFaultRule, FaultSettings } from './faults.js';
 export type { ApiClient, Role, WorldFile } from './world-file.js';
 export type { RequestLogEntry } from './request-log.js';
+export { snapshotProblem, SNAPSHOT_FORMAT, type SimulatorSnapshot } from './world-snapshot.js';

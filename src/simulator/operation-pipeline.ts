@@ -156,6 +156,8 @@ async function answerPlatformRequest(sim: Simulation, checkInput: InputCheck, ar
     origin: originOf(request),
     ...(op.paging ? { paging: op.paging } : {}),
   };
+  // A write is what a saved world serves again on restore (world-snapshot.ts); a read changes nothing.
+  if (op.isWrite) sim.history.record(simRequest, sim.clock.now());
   return handler(simRequest);
 }
 

@@ -8,6 +8,7 @@ import { registerExtraRoutes, registerFallbacks, registerOperationRoutes } from 
 import { createSchemaValidator } from './schema-validator.js';
 import { createSimulation, type SimulatorOptions } from './simulation.js';
 import type { ApiClient } from './world-file.js';
+import { replaySnapshot } from './world-snapshot.js';
 
 export interface Simulator {
   /** Origin, e.g. `http://127.0.0.1:43121`. */
@@ -43,6 +44,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   registerControlRoutes(app, control);
   registerFallbacks(app, sim);
   const { url, port } = await listen(app, options.host ?? '127.0.0.1', options.port ?? 0);
+  // After listening: links the replayed writes put in the world name this simulator's origin.
+  if (options.restore) {
+    try {
+      await replaySnapshot(sim, options.restore, url);
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+  }
   return {
     url,
     baseUrl: url,

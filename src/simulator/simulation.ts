@@ -1,3 +1,4 @@
+import { UsageError } from '../errors/index.js';
 import { loadPlatformDescription, type PlatformDescription } from '../openapi/index.js';
 import { areaModules } from './areas/index.js';
 import { createAsyncViews } from './async-views.js';
@@ -9,7 +10,15 @@ import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { createRequestLog, type RequestLog } from './request-log.js';
 import type { ResponseViolation } from './response-check.js';
 import { buildWorld, type World } from './world.js';
-import { loadWorldFile, type ApiClient } from './world-file.js';
+import { loadWorldFile, type ApiClient, type WorldFile } from './world-file.js';
+import {
+  createReplayClock,
+  createWriteHistory,
+  snapshotProblem,
+  type ReplayClock,
+  type SimulatorSnapshot,
+  type WriteHistory,
+} from './world-snapshot.js';
 
 export interface SimulatorOptions {
   /** 0 picks a free port. @default 0 */
@@ -34,6 +43,12 @@ export interface SimulatorOptions {
   tokenLifetimeSeconds?: number;
   /** Fastify's own request logging. @default false */
   logger?: boolean;
+  /**
+   * A saved world (`simulator.control.snapshot()`) to continue: its seed, world file, faults,
+   * writes and request log; `seed`, `world` and `faults` are not taken with it. `timeScale`
+   * defaults to the snapshot's.
+   */
+  restore?: SimulatorSnapshot;
 }
 
 export const DEFAULT_CLIENTS: readonly ApiClient[] = [
@@ -61,7 +76,11 @@ export interface Simulation {
   description: PlatformDescription;
   seed: number;
   clients: ApiClient[];
-  clock: SimClock;
+  clock: ReplayClock;
+  /** The world file the world was built from, parsed (a snapshot keeps it). */
+  worldFile: WorldFile | undefined;
+  /** The writes served since the world was built, for a snapshot. */
+  history: WriteHistory;
   auth: Auth;
   faults: Faults;
   rateLimits: RateLimits;
@@ -72,12 +91,13 @@ export interface Simulation {
   validateResponses: boolean;
 }
 
-function createWorlds(build: () => World, clock: SimClock): Worlds {
+function createWorlds(build: () => World, clock: SimClock, history: WriteHistory): Worlds {
   let world = build();
   const asyncViews = createAsyncViews(() => world.services.asyncOps, clock);
   return {
     current: () => world,
     rebuild() {
+      history.clear();
       world = build();
     },
     handlerOf: (operationId) => asyncViews[operationId] ?? world.handlers.get(operationId),
@@ -90,10 +110,22 @@ export function createSimulation(options: SimulatorOptions): Simulation {
   const rateLimitGroups = [
     ...new Set(description.operations.flatMap((op) => (op.rateLimit ? [op.rateLimit.group] : []))),
   ];
-  const worldFile = options.world === undefined ? {} : loadWorldFile(options.world, areas, rateLimitGroups);
-  const seed = options.seed ?? worldFile.seed ?? 1;
+  const { restore } = options;
+  const problem = restore === undefined ? undefined : snapshotProblem(restore);
+  if (problem) throw new UsageError(`The saved world cannot be restored: ${problem}.`, 'INVALID_SAVED_WORLD');
+  const worldSource = restore ? restore.world : options.world;
+  const loadedWorld = worldSource === undefined ? undefined : loadWorldFile(worldSource, areas, rateLimitGroups);
+  const worldFile = loadedWorld ?? {};
+  const seed = restore?.seed ?? options.seed ?? worldFile.seed ?? 1;
   const clients = mergeClients(worldFile.clients ?? []);
-  const clock: SimClock = createSimClock({ timeScale: options.timeScale ?? 1 });
+  // A restored world's time goes on from its save (its writes are served again at their own times first).
+  const clock = createReplayClock(
+    createSimClock({
+      timeScale: options.timeScale ?? restore?.timeScale ?? 1,
+      ...(restore ? { startMs: restore.nowMs } : {}),
+    }),
+  );
+  const history = createWriteHistory();
   // Workspace API credentials live in the world, which is built below (and rebuilt on reset).
   const auth: Auth = createAuth(
     clients,
@@ -102,17 +134,25 @@ export function createSimulation(options: SimulatorOptions): Simulation {
     (clientId) => worlds.current().apiClientOf(clientId),
   );
   const faults = createFaults(seed, () => auth.revokeAll());
-  if (options.faults !== undefined) faults.set(loadFaultSettings(options.faults));
+  const faultSettings = restore ? restore.faults : options.faults;
+  if (faultSettings !== undefined) faults.set(loadFaultSettings(faultSettings));
   const rateLimits = createRateLimits({
     scale: options.rateLimitScale ?? worldFile.rateLimitScale ?? 1,
     overrides: { ...worldFile.rateLimits, ...options.rateLimits },
   });
-  const worlds = createWorlds(() => buildWorld(areas, { seed, clock, faults, sections: worldFile }), clock);
+  const asyncFaults = history.asyncFaults(faults);
+  const worlds = createWorlds(
+    () => buildWorld(areas, { seed, clock, faults: asyncFaults, sections: worldFile }),
+    clock,
+    history,
+  );
   return {
     description,
     seed,
     clients,
     clock,
+    worldFile: loadedWorld,
+    history,
     auth,
     faults,
     rateLimits,

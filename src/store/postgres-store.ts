@@ -709,14 +709,21 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
           return undefined;
         }
         leaderships.add(client);
+        // A daemon checks on a timer and before each fire: checks that overlap share the one in
+        // flight, since a second query on this client while one runs is what pg warns against.
+        let checking: Promise<boolean> | undefined;
+        const check = async (): Promise<boolean> => {
+          if (lost) return false;
+          try {
+            return (await client.query<{ held: boolean }>(SQL_STILL_LEADER, [name])).rows[0]?.held === true;
+          } catch {
+            return false;
+          }
+        };
         return {
-          async stillHeld() {
-            if (lost) return false;
-            try {
-              return (await client.query<{ held: boolean }>(SQL_STILL_LEADER, [name])).rows[0]?.held === true;
-            } catch {
-              return false;
-            }
+          stillHeld() {
+            checking ??= check().finally(() => (checking = undefined));
+            return checking;
           },
           async release() {
             leaderships.delete(client);

@@ -58,10 +58,12 @@ describe('fleetbook simulate (child process)', () => {
         authUrl: string;
         baseUrl: string;
         regionalUrl: string;
+        region: string;
         clients: Array<{ clientId: string; clientSecret: string; role: string }>;
       };
       expect(connection.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(connection.regionalUrl).toBe(`${connection.url}/regions/{region}`);
+      expect(connection.region).toBe('us-west');
       expect(connection.clients.map((client) => `${client.clientId}:${client.role}`)).toEqual([
         'sim-admin:Administrator',
         'sim-operator:Operator',
@@ -119,6 +121,8 @@ describe('fleetbook simulate (child process)', () => {
       const lines = text.split('\n');
       expect(lines).toContain(`  export FLEETBOOK_AUTH_URL=${url}`);
       expect(lines).toContain(`  export FLEETBOOK_REGIONAL_URL='${url}/regions/{region}'`);
+      // Without it, regional calls that name no region have no address (a team's workers included).
+      expect(lines).toContain(`  export FLEETBOOK_REGION=us-west`);
       expect(lines).toContain(`  export FLEETBOOK_CLIENT_ID=sim-admin`);
       expect(lines.filter((line) => line.includes('secret: ')).map((line) => line.trim().split(/\s+/))).toEqual([
         ['sim-admin', 'Administrator', 'secret:', 'sim-admin-secret'],

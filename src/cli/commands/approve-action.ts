@@ -1,14 +1,15 @@
 /** What `fleetbook approve` and `deny` do (see approve.ts), imported when the command runs. */
 import { userInfo } from 'node:os';
 import { recordApproval } from '../../engine/index.js';
-import { UsageError } from '../../errors/index.js';
-import { openRunStore, RunStatus, type RunRecord } from '../../store/index.js';
+import { isFleetbookError, UsageError } from '../../errors/index.js';
+import { isQueueStore, openRunStore, RunStatus, type RunRecord, type RunStore } from '../../store/index.js';
 import { postToServer, remoteRunSource, serverSettings, type ServerSettings } from '../remote-runs.js';
-import { profileStore } from '../connection.js';
+import { platformSettings, profileStore } from '../connection.js';
+import { connectionForResume, savedWorldPath } from '../saved-world.js';
 import type { CliIo } from '../io.js';
 import { findRun } from '../find-run.js';
 import { isMachineFormat, outputFormat, writeMachine } from '../output.js';
-import { resumeAction, type ResumeCommandOptions } from './resume-action.js';
+import { refuseLostSimulatorState, resumeAction, type ResumeCommandOptions } from './resume-action.js';
 
 export interface DecideCommandOptions extends Omit<ResumeCommandOptions, 'force' | 'confirmUnknown'> {
   step?: string;
@@ -57,6 +58,33 @@ async function decideOnServer(
   else io.stdout.write(`run ${run.id}: ${decision} on ${server.url}; the run is ${answer.run.status}\n`);
 }
 
+/**
+ * Refuses (exit 2, nothing recorded) a decision this process could not act on: with the local
+ * store the deciding process continues the run, so it needs what the run runs against (its
+ * saved world, `--target simulator`, or a platform's settings) before the decision is written.
+ * With a shared store a worker continues the run: nothing to check here.
+ */
+async function checkCanContinue(io: CliIo, store: RunStore, run: RunRecord, options: DecideCommandOptions) {
+  // A run that does not wait is refused by recordApproval, with its own reason.
+  if (isQueueStore(store) || run.status !== RunStatus.waiting) return;
+  const target = connectionForResume(io.env, run.id, options.target);
+  if (target.restore) return;
+  if (target.target === 'simulator') return refuseLostSimulatorState(run.id, await store.journal(run.id));
+  try {
+    platformSettings({ env: io.env, profile: options.profile });
+  } catch (error) {
+    if (!isFleetbookError(error) || error.code !== 'NO_CONNECTION') throw error;
+    const missing = (error.details?.missing as string[] | undefined) ?? [];
+    throw new UsageError(
+      `run ${run.id}: nothing was recorded, the gate still waits. Deciding continues the run in this process, and it has nothing to continue it against: ` +
+        `no saved simulator world of the run (${savedWorldPath(io.env, run.id)}) and no platform (${missing.join(', ')} not set). ` +
+        'Set the FLEETBOOK_* variables of the platform the run ran against (or --profile), or give --target simulator to continue it on a new embedded simulator; then decide again.',
+      'NO_CONNECTION',
+      error.details,
+    );
+  }
+}
+
 export async function decideAction(
   io: CliIo,
   named: string,
@@ -71,6 +99,7 @@ export async function decideAction(
   let recorded: Awaited<ReturnType<typeof recordApproval>>;
   try {
     const run = await findRun(store, named, io.env);
+    await checkCanContinue(io, store, run, options);
     recorded = await recordApproval(
       store,
       {

@@ -11,6 +11,7 @@ import { playbookLoadOptions } from '../playbook-load-options.js';
 import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
 import { withProcessHost } from '../process-host.js';
+import { connectionForResume, takeSavedWorld } from '../saved-world.js';
 import { parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
 
 export interface ResumeCommandOptions {
@@ -74,7 +75,7 @@ async function gatherSecretInputs(run: RunRecord, io: CliIo): Promise<Record<str
  * new one, which knows nothing of it. Refused before anything is sent, so the run's failure
  * handling (a rescue, a webhook) is not set off by a platform that simply forgot.
  */
-function refuseLostSimulatorState(runId: string, journal: readonly JournalEntry[]): void {
+export function refuseLostSimulatorState(runId: string, journal: readonly JournalEntry[]): void {
   const inFlight = platformStateInFlight(journal);
   if (inFlight.length === 0) return;
   const named = inFlight
@@ -109,11 +110,20 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
       return;
     }
     const playbook = loaded.playbook;
-    if (options.target === 'simulator') refuseLostSimulatorState(runId, await store.journal(runId));
+    // A run rehearsed on the embedded simulator continues on its saved world, which knows what is in flight.
+    const target = connectionForResume(io.env, runId, options.target);
+    if (target.target === 'simulator' && !target.restore) refuseLostSimulatorState(runId, await store.journal(runId));
     const secretInputs = await gatherSecretInputs(run, io);
     host.warnNotifyRules(playbook);
     const view = runView(io, options);
-    const connection = await host.connect({ timeScale, logger: logger.child({ runId, playbook: playbook.name }) });
+    const connection = await host.connect({
+      target: target.target,
+      timeScale,
+      simulator: { restore: target.restore },
+      logger: logger.child({ runId, playbook: playbook.name }),
+      keepWorldOf: runId,
+    });
+    if (target.restore) takeSavedWorld(io.env, runId);
     if (view === 'text')
       io.stdout.write(`Resuming ${playbook.name} (run ${runId}) against ${connection.description}\n`);
     const result = await withInterruption(logger, (signal) =>

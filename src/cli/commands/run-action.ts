@@ -203,6 +203,7 @@ export async function runLoaded(
         timeScale,
         simulator: { world: options.world, faults: options.faults, seed },
         logger: host.parts.logger.child({ runId, playbook: playbook.name }),
+        keepWorldOf: runId,
       });
       if (view === 'text')
         io.stdout.write(

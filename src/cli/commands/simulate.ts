@@ -53,6 +53,7 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
     const timeScale = parseNumberOption('time-scale', options.timeScale, (v) => v > 0, 'a positive number');
     // Imported here, not above: `--help` and the other commands do not load the simulator.
     const { startSimulator } = await import('../../simulator/index.js');
+    const { SIMULATOR_REGION } = await import('../connection.js');
     const simulator = await startSimulator({
       port,
       host: options.host,
@@ -67,6 +68,8 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
       authUrl: simulator.authUrl,
       baseUrl: simulator.baseUrl,
       regionalUrl: simulator.regionalUrl,
+      // Regional calls that name no region go to this one: without it a playbook's regional steps have no address.
+      region: SIMULATOR_REGION,
       clients: simulator.clients,
     };
     if (isMachineFormat(format)) {
@@ -80,6 +83,7 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
           `  export FLEETBOOK_AUTH_URL=${simulator.authUrl}`,
           `  export FLEETBOOK_BASE_URL=${simulator.baseUrl}`,
           `  export FLEETBOOK_REGIONAL_URL='${simulator.regionalUrl}'`,
+          `  export FLEETBOOK_REGION=${SIMULATOR_REGION}`,
           `  export FLEETBOOK_CLIENT_ID=${simulator.clients[0]?.clientId ?? 'sim-admin'}`,
           `  export FLEETBOOK_CLIENT_SECRET=${simulator.clients[0]?.clientSecret ?? 'sim-admin-secret'}`,
           '',
