@@ -21,6 +21,7 @@ import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Playbook } from '../playbook/index.js';
 import { resumeRunWithLock, runPlaybookWithLock } from '../scheduler/index.js';
 import { isQueueStore, RunStatus, type RunRecord, type RunStore } from '../store/index.js';
+import { systemClock, type Clock } from '../timers/index.js';
 
 export interface RunLauncherOptions extends RunEnvironment {
   /** The store runs are written through (the server's observed store). */
@@ -29,6 +30,8 @@ export interface RunLauncherOptions extends RunEnvironment {
   logger: Logger;
   secrets: SecretRegistry;
   env: Record<string, string | undefined>;
+  /** The time of approval decisions, compared with a gate's timeout. @default systemClock */
+  clock?: Clock;
 }
 
 export interface LaunchRequest {
@@ -193,21 +196,29 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
     },
 
     async decide(playbook, request) {
-      const recorded = await recordApproval(store, request, Date.now);
+      const recorded = await recordApproval(store, request, (options.clock ?? systemClock).now);
+      const gate = recorded.wait.path;
       logger.info(
         {
-          event: request.decision === 'approved' ? 'audit.approved' : 'audit.denied',
+          event: recorded.refused ? 'audit.decisionTooLate' : `audit.${request.decision}`,
           runId: request.runId,
-          gate: recorded.wait.path,
+          gate,
           by: request.by,
           ...(request.comment ? { comment: request.comment } : {}),
         },
-        `${request.by} ${request.decision} ${recorded.wait.path} of run ${request.runId}`,
+        recorded.refused
+          ? `${request.by}'s ${request.decision === 'approved' ? 'approval' : 'denial'} of ${gate} in run ${request.runId} came after its timeout: refused; its onTimeout applies`
+          : `${request.by} ${request.decision} ${gate} of run ${request.runId}`,
       );
       const after = (await store.getRun(request.runId)) ?? recorded.run;
       // A shared store queued the run for a worker; a local one left it interrupted for us to resume.
-      if (recorded.status !== RunStatus.interrupted || !playbook) return after;
-      return this.resume(playbook, after, {}, request.by);
+      const continued =
+        recorded.status !== RunStatus.interrupted || !playbook
+          ? after
+          : await this.resume(playbook, after, {}, request.by);
+      // Too late: the gate's onTimeout applies (the run goes on with it), and the decider gets a 409.
+      if (recorded.refused) throw recorded.refused;
+      return continued;
     },
 
     async cancel(runId, by) {

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
-import { createPlatformClient } from '../../src/api/index.js';
-import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
+import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
+import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../src/logging/index.js';
 import {
   issueApiToken,
   readApiDocument,
@@ -48,6 +48,10 @@ export interface TestServer {
   url: string;
   server: RunningServer;
   sim: Simulator;
+  /** The simulator's client the server calls the platform with (a worker of a test may share it). */
+  client: PlatformClient;
+  logger: Logger;
+  secrets: SecretRegistry;
   store: RunStore;
   dir: string;
   tokens: { viewer: string; operator: string; admin: string };
@@ -102,10 +106,13 @@ export function responseValidator() {
   };
 }
 
-/** `options`: given to `startServer` as they are. */
+/** `options`: given to `startServer` as they are; `store`: the store to serve (a SQLite one in the temp folder when absent). */
 export async function startTestServer(
   playbooks: Record<string, string>,
-  options: Pick<ServerOptions, 'closeGraceMs'> = {},
+  {
+    store: given,
+    ...options
+  }: Pick<ServerOptions, 'closeGraceMs' | 'clock' | 'waitSweepMs'> & { store?: RunStore } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-server-'));
   const folder = join(dir, 'playbooks');
@@ -137,7 +144,7 @@ export async function startTestServer(
     rateLimits: { defaultPerMinute: 600_000 },
     logger,
   });
-  const store = createSqliteRunStore({ file: join(dir, 'runs.sqlite') });
+  const store = given ?? createSqliteRunStore({ file: join(dir, 'runs.sqlite') });
   const tokens = {
     viewer: (await issueApiToken(store, { name: 'wall screen', role: 'viewer' })).secret,
     operator: (await issueApiToken(store, { name: 'on-call operator', role: 'operator' })).secret,
@@ -162,6 +169,9 @@ export async function startTestServer(
     url: server.url,
     server,
     sim,
+    client,
+    logger,
+    secrets,
     store,
     dir,
     tokens,
