@@ -153,6 +153,35 @@ describe('approval gates', () => {
     else expect(record?.outputs).toMatchObject({ approved: false, timedOut: true });
   });
 
+  it('a decision at or after the timeout is refused, and the same transaction records the timeout', async () => {
+    const steps = [gate({ onTimeout: 'fail', timeoutMs: 60_000, inputs: { size: { type: 'integer' } } }), after];
+    const run = await fastRun(book(steps));
+    const runId = run.result.runId;
+    // The form is not read once the gate timed out: the refusal is the timeout's.
+    const late = await recordApproval(
+      run.store,
+      { runId, decision: 'approved', by: 'alice', inputs: { size: 'three' } },
+      () => Date.parse('2026-01-01T00:01:00Z'),
+    );
+    expect(late.status).toBe('interrupted');
+    expect(late.decision).toEqual({ decision: 'timedOut', by: 'timeout', at: '2026-01-01T00:01:00.000Z' });
+    expect(late.refused).toMatchObject({
+      code: 'APPROVAL_TIMED_OUT',
+      exitCode: 2,
+      message: `run ${runId}: the gate gate timed out at 2026-01-01T00:01:00.000Z, before this decision (2026-01-01T00:01:00.000Z); a decision after the timeout is refused, and the gate's onTimeout (fail) applies`,
+    });
+    // Another decider, later still: refused with the same code, nothing more journaled.
+    await expect(
+      recordApproval(run.store, { runId, decision: 'denied', by: 'bob', comment: 'no' }, () =>
+        Date.parse('2026-01-01T00:02:00Z'),
+      ),
+    ).rejects.toMatchObject({ code: 'APPROVAL_TIMED_OUT' });
+    const decided = (await run.store.journal(runId)).filter((entry) => entry.event.type === 'approval.decided');
+    expect(decided).toHaveLength(1);
+    const resumed = await resume(book(steps), run.store, runId);
+    expect(resumed).toMatchObject({ status: 'failed', error: { code: 'APPROVAL_TIMED_OUT' } });
+  });
+
   it('resume before the timeout refuses (still waiting); after it, applies onTimeout', async () => {
     const steps = [gate({ onTimeout: 'continue', timeoutMs: 60_000 }), after];
     const run = await fastRun(book(steps));
@@ -179,7 +208,7 @@ describe('approval gates', () => {
     const approve = (extra: Partial<Parameters<typeof recordApproval>[1]>) =>
       recordApproval(
         run.store,
-        { runId, decision: 'approved', by: 'alice', inputs: { batchSize: '2' }, ...extra },
+        { runId, decision: 'approved', by: 'alice', inputs: { batchSize: 2 }, ...extra },
         () => 0,
       );
     await expect(approve({ runId: 'nope' })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND', exitCode: 2 });
@@ -188,7 +217,12 @@ describe('approval gates', () => {
       code: 'NOT_AN_APPROVER',
       message: 'mallory is not an approver of gate in run ' + runId + ' (approvers: alice)',
     });
-    await expect(approve({ inputs: { batchSize: '0' } })).rejects.toMatchObject({ code: 'INVALID_APPROVAL_INPUTS' });
+    await expect(approve({ inputs: { batchSize: 0 } })).rejects.toMatchObject({ code: 'INVALID_APPROVAL_INPUTS' });
+    // Typed values, as a run's inputs: text is not read as a number (the CLI reads `-i` text first).
+    await expect(approve({ inputs: { batchSize: '2' } })).rejects.toMatchObject({
+      code: 'INVALID_APPROVAL_INPUTS',
+      details: { input: 'batchSize' },
+    });
     await expect(approve({ inputs: {} })).rejects.toMatchObject({
       code: 'INVALID_APPROVAL_INPUTS',
       message: expect.stringContaining("input 'batchSize' (integer) is required"),

@@ -18,5 +18,6 @@ export const EngineErrorCode = {
   notTheWaitingGate: 'NOT_THE_WAITING_GATE',
   notAnApprover: 'NOT_AN_APPROVER',
   invalidApprovalInputs: 'INVALID_APPROVAL_INPUTS',
+  approvalTimedOut: 'APPROVAL_TIMED_OUT',
 } as const;
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

@@ -17,6 +17,7 @@ export { exposedEnvironment } from './scope.js';
 export { EngineErrorCode } from './error-codes.js';
 export {
   recordApproval,
+  formInputs,
   endDueWaits,
   describeWait,
   statusAfterWait,

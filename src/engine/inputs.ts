@@ -30,11 +30,18 @@ export function resolveInputs(
   playbookName: string,
 ): ResolvedInputs {
   const problems: string[] = [];
+  // The first input named in a problem: where the server locates its 400 (`body/inputs/<name>`).
+  let first: string | undefined;
+  const problem = (name: string, text: string): void => {
+    first ??= name;
+    problems.push(text);
+  };
   const declared = Object.keys(specs);
   for (const name of Object.keys(given)) {
     if (!Object.hasOwn(specs, name)) {
       const suggestion = didYouMean(name, declared, { prefixes: true }).trim().replace(/^Did/, 'did');
-      problems.push(
+      problem(
+        name,
         `unknown input '${name}'${suggestion ? `: ${suggestion}` : ''} (${declared.length > 0 ? `it takes: ${declared.join(', ')}` : 'it takes no inputs'})`,
       );
     }
@@ -44,7 +51,7 @@ export function resolveInputs(
   for (const [name, spec] of Object.entries(specs)) {
     const value = Object.hasOwn(given, name) && given[name] !== undefined ? given[name] : structuredClone(spec.default);
     if (value === undefined) {
-      if (spec.required) problems.push(`input '${name}' (${spec.type}) is required`);
+      if (spec.required) problem(name, `input '${name}' (${spec.type}) is required`);
       continue;
     }
     const validate = compileSchema(spec.schema);
@@ -58,7 +65,8 @@ export function resolveInputs(
         spec.type === 'array' && typeof given === 'string' && !spec.secret
           ? `; a list is written as JSON: -i '${name}=${JSON.stringify(given.split(',').map((item) => item.trim()))}'`
           : '';
-      problems.push(
+      problem(
+        name,
         `input '${name}' ${why} (declared ${spec.type}, got ${spec.secret ? 'a secret value' : JSON.stringify(value)})${listHint}`,
       );
       continue;
@@ -67,7 +75,10 @@ export function resolveInputs(
     if (spec.secret) secretNames.push(name);
   }
   if (problems.length > 0) {
-    throw new UsageError(`Playbook '${playbookName}': ${problems.join('; ')}.`, 'INVALID_INPUTS', { problems });
+    throw new UsageError(`Playbook '${playbookName}': ${problems.join('; ')}.`, 'INVALID_INPUTS', {
+      problems,
+      input: first,
+    });
   }
   return { values, secretNames };
 }

@@ -19,6 +19,7 @@ import {
   type StepPath,
   type WaitRecord,
 } from '../store/index.js';
+import { EngineErrorCode } from './error-codes.js';
 import { parseInputText, resolveInputs } from './inputs.js';
 
 /** The last `approval.decided` of each gate in the journal. */
@@ -96,16 +97,43 @@ export interface ApprovalRequest {
   comment?: string;
   /** The gate's step id or path (`--step`); the waiting gate when absent. */
   step?: string;
-  /** The approver's form values as text (`-i name=value`), read by the gate's declared types. */
-  inputs?: Record<string, string>;
+  /**
+   * The approver's form values, typed as the gate declares them and checked as a run's inputs are
+   * (`resolveInputs`); the CLI reads its `-i name=value` text by those types first (`formInputs`).
+   */
+  inputs?: Record<string, unknown>;
 }
 
 export interface ApprovalRecorded {
   run: RunRecord;
   wait: WaitRecord;
+  /** What the journal holds for the gate: the approver's decision, or `timedOut` when the deadline came first. */
   decision: ApprovalDecision;
   /** The status the run took: `queued` (a worker resumes it) or `interrupted` (resume it here). */
   status: RunStatus;
+  /**
+   * Set when the gate's timeout passed before the decision: the same transaction recorded the
+   * timeout instead (the gate's `onTimeout` applies). The caller continues the run as after a
+   * decision, then gives the decider this refusal (`APPROVAL_TIMED_OUT`, exit 2 / HTTP 409).
+   */
+  refused?: UsageError;
+}
+
+/**
+ * The approver's `-i name=value` text read by the types the waiting gate declares, as `fleetbook
+ * run -i` reads a playbook's inputs: a string stays text, any other type is read as JSON.
+ */
+export function formInputs(
+  wait: WaitRecord | undefined,
+  text: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  const specs = inputSpecs(wait?.inputs ?? {});
+  return Object.fromEntries(
+    Object.entries(text).map(([name, value]) => [
+      name,
+      parseInputText(Object.hasOwn(specs, name) ? specs[name] : undefined, value),
+    ]),
+  );
 }
 
 /** A decision already journaled for the last wait of the run, if any. */
@@ -121,36 +149,41 @@ function lastDecision(journal: readonly JournalEntry[]): (ApprovalDecision & { p
   return undefined;
 }
 
-/**
- * Records an approver's decision on the gate a run waits at, after every check (`UsageError`,
- * exit 2, for each refusal): a known run, waiting for an approval, at that gate, by one of its
- * approvers, with form values that fit the gate's declarations. The decision and the run's next
- * status are written in one transaction, so of two deciders at once one wins and the other is
- * refused. The caller then resumes the run (local store) or leaves it to a worker (shared store).
- */
-export async function recordApproval(
-  store: RunStore,
-  request: ApprovalRequest,
-  now: () => number,
-): Promise<ApprovalRecorded> {
-  const { runId } = request;
-  const run = await store.getRun(runId);
-  if (!run)
-    throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
-  const refuseDecided = (journal: readonly JournalEntry[]): never => {
-    const decided = lastDecision(journal);
-    if (decided)
-      throw new UsageError(
-        `run ${runId}: the gate ${decided.path} was already ${decided.decision === 'timedOut' ? 'timed out' : decided.decision} by ${decided.by} at ${decided.at}; a gate is decided once`,
-        'APPROVAL_ALREADY_DECIDED',
-      );
+/** The refusal of a decision that came after the gate's timeout (whoever recorded the timeout). */
+function timedOutRefusal(runId: string, wait: Pick<WaitRecord, 'path' | 'timeoutAt' | 'onTimeout'>, at: string) {
+  return new UsageError(
+    `run ${runId}: the gate ${wait.path} timed out at ${wait.timeoutAt ?? 'its deadline'}, before this decision (${at}); a decision after the timeout is refused, and the gate's onTimeout (${wait.onTimeout ?? 'fail'}) applies`,
+    EngineErrorCode.approvalTimedOut,
+    { gate: wait.path, onTimeout: wait.onTimeout ?? 'fail', ...(wait.timeoutAt ? { timeoutAt: wait.timeoutAt } : {}) },
+  );
+}
+
+/** The refusal of a decision on a run that no longer waits at a gate: decided, timed out, or not waiting. */
+async function refuseDecided(store: RunStore, run: RunRecord, at: string): Promise<never> {
+  const journal = await store.journal(run.id);
+  const decided = lastDecision(journal);
+  if (decided?.decision === 'timedOut') {
+    const waiting = journal.findLast((entry) => entry.event.type === 'run.waiting')?.event;
+    const wait = waiting?.type === 'run.waiting' ? waiting.wait : { path: decided.path };
+    throw timedOutRefusal(run.id, wait, at);
+  }
+  if (decided)
     throw new UsageError(
-      `run ${runId} is not waiting for an approval (it is ${run.status}); \`fleetbook runs list --status waiting\` shows the runs that are`,
-      'RUN_NOT_WAITING',
+      `run ${run.id}: the gate ${decided.path} was already ${decided.decision} by ${decided.by} at ${decided.at}; a gate is decided once`,
+      EngineErrorCode.approvalAlreadyDecided,
     );
-  };
+  const now = (await store.getRun(run.id)) ?? run;
+  throw new UsageError(
+    `run ${run.id} is not waiting for an approval (it is ${now.status}); \`fleetbook runs list --status waiting\` shows the runs that are`,
+    EngineErrorCode.runNotWaiting,
+  );
+}
+
+/** The waiting gate `request` may decide, after the checks that need no store write (`UsageError` for each). */
+function gateToDecide(run: RunRecord, request: ApprovalRequest): WaitRecord | undefined {
   const wait = run.wait;
-  if (run.status !== RunStatus.waiting || !wait) return refuseDecided(await store.journal(runId));
+  if (run.status !== RunStatus.waiting || !wait) return undefined;
+  const { runId } = request;
   if (wait.reason !== 'approval')
     throw new UsageError(`run ${runId} waits for ${describeWait(wait)}, not for an approval`, 'RUN_NOT_WAITING');
   if (request.step !== undefined && request.step !== wait.path && !wait.path.endsWith(`.${request.step}`))
@@ -163,32 +196,70 @@ export async function recordApproval(
       `${request.by} is not an approver of ${wait.path} in run ${runId} (approvers: ${wait.approvers.join(', ')})`,
       'NOT_AN_APPROVER',
     );
-  let inputs: Record<string, unknown> | undefined;
-  if (request.decision === 'approved') {
-    const specs = inputSpecs(wait.inputs ?? {});
-    const given = Object.fromEntries(
-      Object.entries(request.inputs ?? {}).map(([name, text]) => [name, parseInputText(specs[name], text)]),
-    );
-    try {
-      inputs = resolveInputs(specs, given, `${run.playbook} (approval ${wait.path})`).values;
-    } catch (error) {
-      if (error instanceof UsageError) throw new UsageError(error.message, 'INVALID_APPROVAL_INPUTS', error.details);
-      throw error;
-    }
-  } else if (request.inputs && Object.keys(request.inputs).length > 0) {
-    throw new UsageError('a denial takes no inputs (-i); give the reason with --comment', 'INVALID_APPROVAL_INPUTS');
+  return wait;
+}
+
+/** The approver's form values checked against the gate's form (defaults applied), or none for a denial. */
+function checkedForm(run: RunRecord, wait: WaitRecord, request: ApprovalRequest): Record<string, unknown> | undefined {
+  if (request.decision === 'denied') {
+    if (request.inputs && Object.keys(request.inputs).length > 0)
+      throw new UsageError('a denial takes no inputs (-i); give the reason with --comment', 'INVALID_APPROVAL_INPUTS');
+    return undefined;
   }
+  try {
+    return resolveInputs(inputSpecs(wait.inputs ?? {}), request.inputs ?? {}, `${run.playbook} (approval ${wait.path})`)
+      .values;
+  } catch (error) {
+    if (error instanceof UsageError) throw new UsageError(error.message, 'INVALID_APPROVAL_INPUTS', error.details);
+    throw error;
+  }
+}
+
+/**
+ * Records an approver's decision on the gate a run waits at, after every check (`UsageError`,
+ * exit 2, for each refusal): a known run, waiting for an approval, at that gate, by one of its
+ * approvers, with form values that fit the gate's declarations. One store transaction compares
+ * the decision's time (`now`) with the gate's timeout and writes the decision, or after the
+ * timeout the timeout itself (then `refused` is set), with the run's next status: of two
+ * deciders, the sweep and a resume at once, one wins and the others are refused. The caller then
+ * resumes the run (local store) or leaves it to a worker (shared store).
+ */
+export async function recordApproval(
+  store: RunStore,
+  request: ApprovalRequest,
+  now: () => number,
+): Promise<ApprovalRecorded> {
+  const { runId } = request;
+  const run = await store.getRun(runId);
+  if (!run)
+    throw new UsageError(`no run ${runId} in the store (\`fleetbook runs list\` shows the runs)`, 'RUN_NOT_FOUND');
+  const atMs = now();
+  const at = new Date(atMs).toISOString();
+  const wait = gateToDecide(run, request);
+  if (!wait) return refuseDecided(store, run, at);
+  // After the timeout the form is not read: the store records the timeout whatever it holds.
+  const late = wait.timeoutAt !== undefined && Date.parse(wait.timeoutAt) <= atMs;
+  const inputs = late ? undefined : checkedForm(run, wait, request);
   const decision: ApprovalDecision = {
     decision: request.decision,
     by: request.by,
-    at: new Date(now()).toISOString(),
+    at,
     ...(request.comment === undefined ? {} : { comment: request.comment }),
     ...(inputs && Object.keys(inputs).length > 0 ? { inputs } : {}),
   };
   const status = statusAfterWait(store);
-  if (!(await store.endWait(runId, { type: 'approval.decided', path: wait.path, ...decision }, status)))
-    return refuseDecided(await store.journal(runId));
-  return { run, wait, decision, status };
+  const due = dueEvent(wait, at);
+  const outcome = await store.endWait(runId, {
+    path: wait.path,
+    at,
+    decision: { type: 'approval.decided', path: wait.path, ...decision },
+    due,
+    next: status,
+  });
+  if (outcome === 'decided') return { run, wait, decision, status };
+  if (outcome !== 'due') return refuseDecided(store, run, at);
+  const { type: _type, path: _path, ...timedOut } = due as Extract<JournalEvent, { type: 'approval.decided' }>;
+  return { run, wait, decision: timedOut, status, refused: timedOutRefusal(runId, wait, at) };
 }
 
 /** What `endDueWaits` did to one run. */
@@ -203,33 +274,31 @@ export interface WaitEnded {
  * The sweep of a daemon, worker or server: ends every wait whose time came (an approval's
  * timeout: `approval.decided` `timedOut`, which the gate turns into its `onTimeout`; a window's
  * end: `wait.ended`). In a shared store the runs go back to the queue; in a local one the caller
- * resumes the runs returned. A wait another process ended meanwhile is skipped.
+ * resumes the runs returned. A wait another process ended meanwhile is skipped, and so is a run
+ * `take` leaves to another process (one that continues the run once its wait ended).
  */
-export async function endDueWaits(store: RunStore, now: () => number): Promise<WaitEnded[]> {
+export async function endDueWaits(
+  store: RunStore,
+  now: () => number,
+  take: (run: RunRecord) => boolean = () => true,
+): Promise<WaitEnded[]> {
   const at = new Date(now()).toISOString();
   const ended: WaitEnded[] = [];
   for (const run of await store.listDueWaits(at)) {
     const wait = run.wait;
-    if (!wait) continue;
-    const result = await endWaitNow(store, run, wait, at);
-    if (result) ended.push(result);
+    if (!wait || !take(run)) continue;
+    const status = statusAfterWait(store);
+    if ((await store.endWait(run.id, { path: wait.path, at, due: dueEvent(wait, at), next: status })) === 'due')
+      ended.push({ run, wait, status });
   }
   return ended;
 }
 
-/** Ends `run`'s wait as its due time does (see `endDueWaits`); undefined when another ended it first. */
-async function endWaitNow(
-  store: RunStore,
-  run: RunRecord,
-  wait: WaitRecord,
-  at: string,
-): Promise<WaitEnded | undefined> {
-  const event: JournalEvent =
-    wait.reason === 'approval'
-      ? { type: 'approval.decided', path: wait.path, decision: 'timedOut', by: 'timeout', at }
-      : { type: 'wait.ended', path: wait.path, reason: wait.reason, at };
-  const status = statusAfterWait(store);
-  return (await store.endWait(run.id, event, status)) ? { run, wait, status } : undefined;
+/** What ends `wait` once it is due: an approval's timeout, a window's end. */
+function dueEvent(wait: WaitRecord, at: string): JournalEvent {
+  return wait.reason === 'approval'
+    ? { type: 'approval.decided', path: wait.path, decision: 'timedOut', by: 'timeout', at }
+    : { type: 'wait.ended', path: wait.path, reason: wait.reason, at };
 }
 
 /**
@@ -239,14 +308,18 @@ async function endWaitNow(
 export async function endWaitForResume(store: RunStore, run: RunRecord, now: () => number): Promise<void> {
   const wait = run.wait;
   if (run.status !== RunStatus.waiting || !wait) return;
-  const due = wait.timeoutAt ?? wait.until;
   const at = new Date(now()).toISOString();
-  if (due === undefined || due > at) {
-    const how =
-      wait.reason === 'approval'
-        ? `\`fleetbook approve ${run.id}\` or \`fleetbook deny ${run.id} --comment <why>\`${due ? `, or resume after its timeout (${due})` : ''}`
-        : `its window opens at ${due ?? 'a time not known'}`;
-    throw new UsageError(`run ${run.id} is still waiting for ${describeWait(wait)}: ${how}`, 'RUN_WAITING');
-  }
-  await endWaitNow(store, run, wait, at);
+  const outcome = await store.endWait(run.id, {
+    path: wait.path,
+    at,
+    due: dueEvent(wait, at),
+    next: statusAfterWait(store),
+  });
+  if (outcome !== 'notDue') return;
+  const due = wait.timeoutAt ?? wait.until;
+  const how =
+    wait.reason === 'approval'
+      ? `\`fleetbook approve ${run.id}\` or \`fleetbook deny ${run.id} --comment <why>\`${due ? `, or resume after its timeout (${due})` : ''}`
+      : `its window opens at ${due ?? 'a time not known'}`;
+  throw new UsageError(`run ${run.id} is still waiting for ${describeWait(wait)}: ${how}`, 'RUN_WAITING');
 }

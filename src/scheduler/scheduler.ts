@@ -8,6 +8,7 @@
  */
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { describeWait, endDueWaits } from '../engine/index.js';
+import { isQueueStore } from '../store/index.js';
 import { systemClock, type Timer } from './clock.js';
 import { recover } from './recover-runs.js';
 import { tick } from './fire-due.js';
@@ -49,9 +50,9 @@ export interface Scheduler {
   /** Run ids the scheduler started that have not ended. */
   runningRunIds(): string[];
   /**
-   * Ends the waits whose time came (approval timeouts) and resumes the runs of this scheduler's
-   * schedules among them (a local store; in team mode they go back to the queue for the
-   * workers). Also done every `waitSweepMs` (when given) while the scheduler runs. Resolves to the runs ended.
+   * Ends the waits whose time came (approval timeouts) of this scheduler's schedules' runs and
+   * resumes them (a local store: another run's wait is left to whoever continues it); in team
+   * mode ends every due wait, and the runs go back to the queue for the workers. Also done every `waitSweepMs` (when given) while the scheduler runs. Resolves to the runs ended.
    */
   sweepWaits(): Promise<string[]>;
 }
@@ -84,7 +85,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   };
   const sweepWaits = async (): Promise<string[]> => {
-    const ended = await endDueWaits(context.store, context.clock.now);
+    // In a local store whoever ends a wait continues the run: this scheduler ends only its
+    // schedules' waits, and leaves the others to the process that resumes them (the server, a
+    // `fleetbook resume`). In team mode every run ended goes back to the queue for the workers.
+    const queue = isQueueStore(context.store);
+    const ended = await endDueWaits(
+      context.store,
+      context.clock.now,
+      (run) => queue || (run.trigger.scheduleId !== undefined && context.entries.has(run.trigger.scheduleId)),
+    );
     for (const { run, wait } of ended) {
       context.logger.info(
         { event: 'wait.ended', runId: run.id, wait },

@@ -64,6 +64,7 @@ const STATUS_OF_REFUSAL: Record<string, number> = {
   RUN_ACTIVE: 409,
   RUN_NOT_WAITING: 409,
   APPROVAL_ALREADY_DECIDED: 409,
+  APPROVAL_TIMED_OUT: 409,
   NOT_THE_WAITING_GATE: 409,
   NOT_AN_APPROVER: 403,
   RUN_NOT_FOUND: 404,
@@ -113,7 +114,9 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       );
     }
     if (isFleetbookError(error)) {
-      const field = typeof error.details?.field === 'string' ? error.details.field : undefined;
+      // An input refused by its declared type is located in the body, as a field of the schema is.
+      const input = typeof error.details?.input === 'string' ? `body/inputs/${error.details.input}` : undefined;
+      const field = typeof error.details?.field === 'string' ? error.details.field : input;
       const status = error.exitCode === 2 ? (STATUS_OF_REFUSAL[error.code] ?? 400) : 409;
       return answer(status, error.code ?? ServerErrorCode.refused, scrub(error.message), field);
     }
@@ -286,7 +289,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   ] as const) {
     route(operationId, async (request, reply) => {
       const run = await findRun(store, (request.params as { runId: string }).runId);
-      const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, string> };
+      const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, unknown> };
       const after = await launcher.decide(catalog.find(run.playbook), {
         runId: run.id,
         decision,

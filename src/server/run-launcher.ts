@@ -22,9 +22,13 @@ import { UsageError } from '../errors/index.js';
 import { ServerErrorCode } from './error-codes.js';
 import type { Playbook } from '../playbook/index.js';
 import { isQueueStore, RunStatus, type RunRecord } from '../store/index.js';
+import { systemClock, type Clock } from '../timers/index.js';
 
 /** The process's parts (the CLI's process host): store, client, logger, secrets, notifier, settings. */
-export type RunLauncherOptions = RunParts;
+export interface RunLauncherOptions extends RunParts {
+  /** The time of approval decisions, compared with a gate's timeout. @default systemClock */
+  decisionClock?: Clock;
+}
 
 /** What a start did: the run recorded (started here, or queued for a worker), or a triggered fire queued behind the schedule's previous run. */
 export type LaunchOutcome = { run: RunRecord; admission: Admission } | { run?: undefined; admission: Admission };
@@ -158,21 +162,29 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
     },
 
     async decide(playbook, request) {
-      const recorded = await recordApproval(store, request, Date.now);
+      const recorded = await recordApproval(store, request, (options.decisionClock ?? systemClock).now);
+      const gate = recorded.wait.path;
       logger.info(
         {
-          event: request.decision === 'approved' ? 'audit.approved' : 'audit.denied',
+          event: recorded.refused ? 'audit.decisionTooLate' : `audit.${request.decision}`,
           runId: request.runId,
-          gate: recorded.wait.path,
+          gate,
           by: request.by,
           ...(request.comment ? { comment: request.comment } : {}),
         },
-        `${request.by} ${request.decision} ${recorded.wait.path} of run ${request.runId}`,
+        recorded.refused
+          ? `${request.by}'s ${request.decision === 'approved' ? 'approval' : 'denial'} of ${gate} in run ${request.runId} came after its timeout: refused; its onTimeout applies`
+          : `${request.by} ${request.decision} ${gate} of run ${request.runId}`,
       );
       const after = (await store.getRun(request.runId)) ?? recorded.run;
       // A shared store queued the run for a worker; a local one left it interrupted for us to resume.
-      if (recorded.status !== RunStatus.interrupted || !playbook) return after;
-      return this.resume(playbook, after, {}, request.by);
+      const continued =
+        recorded.status !== RunStatus.interrupted || !playbook
+          ? after
+          : await this.resume(playbook, after, {}, request.by);
+      // Too late: the gate's onTimeout applies (the run goes on with it), and the decider gets a 409.
+      if (recorded.refused) throw recorded.refused;
+      return continued;
     },
 
     async cancel(runId, by) {

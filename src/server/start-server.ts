@@ -17,6 +17,8 @@ import { createServerMetrics, type ServerMetrics } from './metrics.js';
 import { observeStore } from './observed-store.js';
 import { createPlaybookCatalog } from './playbook-catalog.js';
 import { createRunLauncher, type RunLauncher } from './run-launcher.js';
+import { systemClock, type Clock } from '../timers/index.js';
+import { startWaitSweep } from './wait-sweep.js';
 
 export interface ServerOptions extends RunEnvironment {
   store: RunStore;
@@ -40,6 +42,10 @@ export interface ServerOptions extends RunEnvironment {
    * through sending. @default 5_000
    */
   closeGraceMs?: number;
+  /** The time of approval decisions and of the sweep of due waits (the runs keep their own). @default systemClock */
+  clock?: Clock;
+  /** How often waits whose time came are ended and their runs continued (`wait-sweep.ts`). @default 15_000 */
+  waitSweepMs?: number;
 }
 
 export interface RunningServer {
@@ -73,6 +79,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     secrets: options.secrets,
     env: options.env,
     ...(options.notifications ? { notifications: options.notifications } : {}),
+    ...(options.clock ? { decisionClock: options.clock } : {}),
     ...runEnvironmentOf(options),
   });
   const app = await createServerApp({
@@ -96,6 +103,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         : options.host;
   const url = `http://${urlHost}:${port}`;
   options.logger.info({ event: 'server.listening', url }, `server: listening on ${url}`);
+  const waits = startWaitSweep({
+    store,
+    launcher,
+    catalog,
+    logger: options.logger,
+    clock: options.clock ?? systemClock,
+    everyMs: options.waitSweepMs ?? 15_000,
+  });
   return {
     url,
     app,
@@ -106,6 +121,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     async close() {
       // Streams end first, so closing the app does not wait for their clients.
       hub.close();
+      await waits.stop();
       await launcher.stop();
       const closing = app.close();
       const drop = setTimeout(() => app.server.closeAllConnections(), options.closeGraceMs ?? 5_000);

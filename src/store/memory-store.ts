@@ -17,6 +17,7 @@ import {
   runExists,
   runNotFound,
   statusChange,
+  waitEndingOf,
   type JournalRow,
   type RunRow,
 } from './run-row.js';
@@ -158,15 +159,16 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       Object.assign(row, { status: RunStatus.waiting, endedAt: null }, waitColumns(runId, wait, resolved));
     },
 
-    async endWait(runId, event, next, result) {
+    async endWait(runId, ending) {
       open();
       const row = existing(runId);
-      if (row.status !== RunStatus.waiting) return false;
-      const change = statusChange(runId, next, result ?? {}, resolved);
+      const { outcome, event } = waitEndingOf(row, ending);
+      if (!event) return outcome;
+      const change = statusChange(runId, ending.next, {}, resolved);
       const eventJson = encodeEvent(runId, event, resolved);
       Object.assign(row, change, { waitJson: null, waitDueAt: null });
       push(runId, eventJson);
-      return true;
+      return outcome;
     },
 
     async listDueWaits(now, limit = defaultListLimit) {

@@ -25,6 +25,7 @@ import {
   runExists,
   runNotFound,
   statusChange,
+  waitEndingOf,
   type JournalRow,
   type RunRow,
 } from './run-row.js';
@@ -864,22 +865,25 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         await changedRun(runId, info.rowCount, fenceOptions?.fence);
       }),
 
-    endWait: (runId, event, next, result) =>
+    endWait: (runId, ending) =>
       serial(async () => {
-        const change = statusChange(runId, next, result ?? {}, resolved);
-        const eventJson = encodeEvent(runId, event, resolved);
+        const change = statusChange(runId, ending.next, {}, resolved);
         await commit();
         return inTransaction(async (client) => {
-          const ended = await client.query(SQL_END_WAIT, [
+          // FOR UPDATE: the wait is read under the row's lock, so of two deciders one finds it waiting.
+          const row = (await client.query<RunRow>(`${SQL_GET_RUN} FOR UPDATE`, [runId])).rows[0];
+          const { outcome, event } = waitEndingOf(row, ending);
+          if (!event) return outcome;
+          await client.query(SQL_END_WAIT, [
             runId,
             change.status,
             change.endedAt,
             change.outputsJson ?? null,
             change.errorJson ?? null,
           ]);
-          if (ended.rowCount !== 1) return false;
+          const eventJson = encodeEvent(runId, event, resolved);
           await client.query(SQL_APPEND, appendValues(runId, [resolved.now().toISOString()], [eventJson], undefined));
-          return true;
+          return outcome;
         });
       }),
 

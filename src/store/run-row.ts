@@ -8,6 +8,8 @@ import type {
   NewRun,
   RunRecord,
   RunStoreOptions,
+  WaitEnding,
+  WaitOutcome,
   WaitRecord,
 } from './types.js';
 import { RunStatus, waitDueAt } from './types.js';
@@ -213,6 +215,22 @@ export function waitColumns(
     waitJson: encodePayload(wait, `the wait of run ${runId}`, options.maxPayloadBytes),
     waitDueAt: due === undefined ? null : normaliseTimestamp(due, `the due time of the wait of run ${runId}`),
   };
+}
+
+/**
+ * What `RunStore.endWait` writes for the run `row` as its transaction read it: every store
+ * decides here, so a decision, the sweep and a resume compare one due time the same way.
+ */
+export function waitEndingOf(
+  row: Pick<RunRow, 'status' | 'waitJson' | 'waitDueAt'> | undefined,
+  ending: WaitEnding,
+): { outcome: WaitOutcome; event?: JournalEvent } {
+  const wait = row?.status === RunStatus.waiting ? decodePayload<WaitRecord>(row.waitJson) : undefined;
+  if (!row || wait?.path !== ending.path) return { outcome: 'notWaiting' };
+  // Due at its due time itself, as `listDueWaits` counts it.
+  if (row.waitDueAt !== null && row.waitDueAt <= normaliseTimestamp(ending.at, 'the time the wait ends'))
+    return { outcome: 'due', event: ending.due };
+  return ending.decision ? { outcome: 'decided', event: ending.decision } : { outcome: 'notDue' };
 }
 
 /** Statuses `cancelRun` ends at once: no process drives the run. */

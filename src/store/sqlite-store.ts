@@ -18,6 +18,7 @@ import {
   runExists,
   runNotFound,
   statusChange,
+  waitEndingOf,
   type JournalRow,
   type RunRow,
 } from './run-row.js';
@@ -604,24 +605,24 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       changedRun(runId, statements.suspend.run({ id: runId, ...waitColumns(runId, wait, resolved) }).changes);
     },
 
-    async endWait(runId, event, next, result) {
+    async endWait(runId, ending) {
       open();
       commit();
-      const change = statusChange(runId, next, result ?? {}, resolved);
-      const eventJson = encodeEvent(runId, event, resolved);
-      // IMMEDIATE: the status is read under the write lock, so of two deciders one finds it waiting.
+      const change = statusChange(runId, ending.next, {}, resolved);
+      // IMMEDIATE: the wait is read under the write lock, so of two deciders one finds it waiting.
       return db
         .transaction(() => {
-          const ended = statements.endWait.run({
+          const { outcome, event } = waitEndingOf(statements.getRun.get(runId), ending);
+          if (!event) return outcome;
+          statements.endWait.run({
             id: runId,
             status: change.status,
             endedAt: change.endedAt,
             outputsJson: change.outputsJson ?? null,
             errorJson: change.errorJson ?? null,
           });
-          if (ended.changes === 0) return false;
-          insertEntry({ runId, at: resolved.now().toISOString(), eventJson });
-          return true;
+          insertEntry({ runId, at: resolved.now().toISOString(), eventJson: encodeEvent(runId, event, resolved) });
+          return outcome;
         })
         .immediate();
     },

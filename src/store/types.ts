@@ -500,6 +500,22 @@ export interface NotificationOutbox {
   settleNotification(key: string, owner: string, outcome: NotificationOutcome): Promise<boolean>;
 }
 
+/** How `RunStore.endWait` ends a wait. */
+export interface WaitEnding {
+  /** The gate or loop the run waits at: a run that went on to wait elsewhere is left alone. */
+  path: StepPath;
+  /** ISO time the ending is made at, by the caller's clock: compared with the wait's due time. */
+  at: string;
+  /** An approver's decision (`approval.decided`); absent, only the due time ends the wait (a sweep, a resume). */
+  decision?: JournalEvent;
+  /** What ends the wait once it is due: written instead of `decision` from the due time on. */
+  due: JournalEvent;
+  next: RunStatus;
+}
+
+/** What `RunStore.endWait` wrote: the decision, the due event, or nothing (see there). */
+export type WaitOutcome = 'decided' | 'due' | 'notDue' | 'notWaiting';
+
 /** What `setRunStatus` records with the status. */
 export interface RunResultRecord {
   outputs?: unknown;
@@ -527,17 +543,15 @@ export interface RunStore extends NotificationOutbox {
    */
   suspendRun(runId: string, wait: WaitRecord, options?: FenceOptions): Promise<void>;
   /**
-   * Ends a wait: if the run is `waiting`, appends `event` (a decision) and sets `next` in one
-   * transaction (`queued` for a worker to resume it, `interrupted` for this process to resume it,
-   * `failed`/`cancelled` to end it). False (nothing written) when the run was not waiting: two
-   * deciders at once, one wins.
+   * Ends the wait at `ending.path`, in one transaction that reads the run's wait and compares
+   * its due time (`waitDueAt`) with `ending.at`: from its due time on, `ending.due` is written
+   * (an approval's `timedOut`, a window's `wait.ended`) whatever decision came with it; before,
+   * `ending.decision` is. The run takes `ending.next` (`queued` for a worker to resume it,
+   * `interrupted` for this process to). Nothing is written when the run no longer waits there
+   * (`notWaiting`: another decider, the sweep or a resume came first; one wins) or when nothing
+   * ends the wait yet (`notDue`: no decision and not due).
    */
-  endWait(
-    runId: string,
-    event: JournalEvent,
-    next: RunStatus,
-    result?: { outputs?: unknown; error?: ErrorRecord },
-  ): Promise<boolean>;
+  endWait(runId: string, ending: WaitEnding): Promise<WaitOutcome>;
   /** Waiting runs whose timeout or end (`waitDueAt`) is at or before `now` (ISO), oldest first. */
   listDueWaits(now: string, limit?: number): Promise<RunRecord[]>;
   /**

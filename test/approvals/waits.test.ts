@@ -85,6 +85,46 @@ describe('timeouts', () => {
   });
 });
 
+describe('a decision after the deadline', () => {
+  it('`fleetbook approve` after the gate timed out: exit 2 APPROVAL_TIMED_OUT, and the run ends as onTimeout says', async () => {
+    const file = join(dir, 'gate-short.yaml');
+    writeFileSync(
+      file,
+      `name: gate-short
+steps:
+  - id: gate
+    approval: { message: go?, timeout: 1s, onTimeout: fail }
+  - id: systems
+    call: privateCloud.listSystems
+    region: eu-central
+`,
+    );
+    const started = await bench.cli(['run', file]);
+    expect(started.code).toBe(75);
+    const runId = started.result?.runId ?? '';
+    // The gate's 1 s runs on the wall clock (the approving process's): approve once it passed.
+    const store = await openRunStore({ home: bench.home });
+    const timeoutAt = Date.parse((await store.getRun(runId).finally(() => store.close()))?.wait?.timeoutAt ?? '');
+    while (Date.now() <= timeoutAt) await new Promise((resolve) => setTimeout(resolve, timeoutAt + 1 - Date.now()));
+    const late = await bench.cli(['approve', runId, '--comment', 'looks good']);
+    expect(late.code).toBe(2);
+    expect(late.stderr).toContain(`run ${runId}: gate timed out before this approval, so its onTimeout (fail) applies`);
+    expect(late.stderr).toMatch(
+      new RegExp(`fleetbook: run ${runId}: the gate gate timed out at .*; a decision after the timeout is refused`),
+    );
+    // The same process continued the run with the timeout: the gate failed, nothing after it ran.
+    expect(late.result).toMatchObject({ runId, status: 'failed', error: { code: 'APPROVAL_TIMED_OUT' } });
+    expect(bench.sim.control.requests({ operationId: 'privateCloud.listSystems' })).toEqual([]);
+    const decided = (await bench.journal(runId)).filter((entry) => entry.event.type === 'approval.decided');
+    expect(decided.map((entry) => entry.event)).toEqual([
+      expect.objectContaining({ decision: 'timedOut', by: 'timeout' }),
+    ]);
+    const again = await bench.cli(['deny', runId, '--comment', 'no']);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('a decision after the timeout is refused');
+  });
+});
+
 describe('crashes', () => {
   it('SIGKILL of the approving process during the resumed run’s first write: nothing lost, no write repeated', async () => {
     // Simulated time runs 6000 times faster than the wall clock: a precheck's 4 simulated hours of

@@ -1,7 +1,7 @@
 // The leader's sweep of due waits, in manual time: a scheduled run that ended waiting at an
 // approval gate counts as still going (overlap skip holds the next fire), and once its timeout
 // passed the sweep ends the wait (`approval.decided` timedOut) and resumes the run through
-// `execute`, with no wall-clock wait.
+// `execute`, with no wall-clock wait. A run no schedule of it owns is left waiting (local store).
 import { describe, expect, it } from 'vitest';
 import { RunStatus } from '../../src/store/index.js';
 import { createSchedulerHarness, schedule, scheduledPlaybook } from './harness.js';
@@ -36,6 +36,19 @@ describe('the scheduler sweeps due waits', () => {
     await h.store.append(runId, { type: 'run.waiting', path: 'gate', wait });
     await h.store.suspendRun(runId, wait);
     first.end(RunStatus.waiting);
+    // A run started by hand on this local store, due at the same time: not this scheduler's to continue.
+    await h.store.createRun({
+      id: 'by-hand',
+      playbook: 'nightly',
+      playbookSource: '/tmp/nightly.yaml',
+      playbookHash: 'hash-1',
+      inputs: {},
+      secretInputNames: [],
+      dryRun: false,
+      trigger: { kind: 'manual' },
+      startedAt: '2025-01-01T06:00:00.000Z',
+    });
+    await h.store.suspendRun('by-hand', wait);
 
     // The next day's fire: the previous run still waits, so overlap skip skips it; the sweep ends nothing.
     await h.advanceTo('2025-01-02T06:00:00Z');
@@ -59,5 +72,9 @@ describe('the scheduler sweeps due waits', () => {
       { type: 'approval.decided', path: 'gate', decision: 'timedOut', by: 'timeout', at: '2025-01-02T12:00:00.000Z' },
     ]);
     expect(h.events('wait.ended')).toHaveLength(1);
+    // Its wait is left to whoever resumes it (the server, `fleetbook resume`): ending it here would
+    // leave it interrupted with no one to continue it.
+    expect(await h.store.getRun('by-hand')).toMatchObject({ status: 'waiting' });
+    expect(await h.store.journal('by-hand')).toEqual([]);
   });
 });

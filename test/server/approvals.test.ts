@@ -5,6 +5,7 @@
  * line), fails once denied, and a waiting run is cancelled at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/scheduler/testing.js';
 import { runCli } from '../support/cli.js';
 import { startTestServer, type TestServer } from './harness.js';
 
@@ -20,28 +21,43 @@ steps:
     log: "rest updated by \${{ steps.gate.outputs.approvedBy }}"
 `;
 
+const FORM = `name: form
+steps:
+  - id: gate
+    approval:
+      message: "how many at a time?"
+      inputs:
+        batchSize: { type: integer, minimum: 1 }
+        hosts: { type: array, items: { type: string }, default: [] }
+        ticket: { type: string, default: none }
+outputs:
+  batchSize: \${{ steps.gate.outputs.inputs.batchSize }}
+  hosts: \${{ steps.gate.outputs.inputs.hosts }}
+  ticket: \${{ steps.gate.outputs.inputs.ticket }}
+`;
+
 let t: TestServer;
 beforeAll(async () => {
-  t = await startTestServer({ 'gated.yaml': GATED });
+  t = await startTestServer({ 'gated.yaml': GATED, 'form.yaml': FORM });
 });
 afterAll(async () => {
   await t.close();
 });
 
-async function startWaiting(): Promise<string> {
-  const started = await t.api('POST', '/api/v1/runs', { token: t.tokens.operator, body: { playbook: 'gated' } });
+async function startWaiting(playbook = 'gated', on: TestServer = t): Promise<string> {
+  const started = await on.api('POST', '/api/v1/runs', { token: on.tokens.operator, body: { playbook } });
   const runId = (started.body as { run: { id: string } }).run.id;
   for (;;) {
-    const run = await t.store.getRun(runId);
+    const run = await on.store.getRun(runId);
     if (run?.status === 'waiting') return runId;
     if (run && run.status !== 'running') throw new Error(`run ended ${run.status}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
-async function settle(runId: string): Promise<string> {
+async function settle(runId: string, on: TestServer = t): Promise<string> {
   for (;;) {
-    const run = await t.store.getRun(runId);
+    const run = await on.store.getRun(runId);
     if (run && !['running', 'queued', 'interrupted'].includes(run.status)) return run.status;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -76,6 +92,40 @@ describe('approvals and cancellation through the API', () => {
     const again = await t.api('POST', `/api/v1/runs/${runId}/approve`, { token: t.tokens.operator, body: {} });
     expect(again).toMatchObject({ status: 409, body: { error: { code: 'APPROVAL_ALREADY_DECIDED' } } });
     expect(t.logText()).toMatch(/"event":"audit.approved"[^\n]*"by":"on-call operator"/);
+  });
+
+  it('reads the form values as typed JSON by the gate’s declared types, as a run’s inputs are read', async () => {
+    const runId = await startWaiting('form');
+    const approve = (inputs: Record<string, unknown>) =>
+      t.api('POST', `/api/v1/runs/${runId}/approve`, { token: t.tokens.operator, body: { inputs } });
+    // Text is not a number, as starting a run refuses it; each refusal names the input in the body.
+    for (const [inputs, field] of [
+      [{ batchSize: 'three' }, 'body/inputs/batchSize'],
+      [{ batchSize: '3' }, 'body/inputs/batchSize'],
+      [{ batchSize: 3, ticket: 42 }, 'body/inputs/ticket'],
+      [{ batchSize: 3, bogus: 1 }, 'body/inputs/bogus'],
+    ] as const) {
+      const refused = await approve(inputs);
+      expect(refused, JSON.stringify(inputs)).toMatchObject({
+        status: 400,
+        body: { error: { code: 'INVALID_APPROVAL_INPUTS', field } },
+      });
+      expect((refused.body as { error: { message: string } }).error.message).toContain(`input '${field.slice(12)}'`);
+    }
+    expect((await t.store.getRun(runId))?.status).toBe('waiting');
+    expect((await approve({ batchSize: 3, hosts: ['hci-1', 'hci-2'] })).status).toBe(202);
+    expect(await settle(runId)).toBe('succeeded');
+    expect((await t.store.getRun(runId))?.outputs).toEqual({ batchSize: 3, hosts: ['hci-1', 'hci-2'], ticket: 'none' });
+
+    // The CLI through the server reads its `-i` text by the same types before sending typed values.
+    const other = await startWaiting('form');
+    const env = { FLEETBOOK_SERVER: t.url, FLEETBOOK_TOKEN: t.tokens.operator };
+    const approved = await runCli(['approve', other, '-i', 'batchSize=2', '-i', 'hosts=["hci-3"]', '-i', 'ticket=7'], {
+      env,
+    });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(await settle(other)).toBe('succeeded');
+    expect((await t.store.getRun(other))?.outputs).toEqual({ batchSize: 2, hosts: ['hci-3'], ticket: '7' });
   });
 
   it('streams the wait as an event, and fails the gate once denied (a comment is required)', async () => {
@@ -127,5 +177,69 @@ describe('approvals and cancellation through the API', () => {
     // A refusal the server names keeps its code and exit 2.
     const late = await runCli(['deny', other, '--comment', 'too late'], { env });
     expect(late).toMatchObject({ code: 2, stderr: expect.stringContaining('not waiting') });
+  });
+});
+
+const TIMED = `name: timed
+steps:
+  - id: gate
+    approval: { message: "go?", timeout: 1h, onTimeout: fail }
+  - id: rest
+    log: "rest updated"
+`;
+
+describe("a gate's deadline on the server (its clock moved by hand)", () => {
+  const HOUR = 3_600_000;
+  let d: TestServer;
+  let clock: ReturnType<typeof createManualClock>;
+  beforeAll(async () => {
+    // The sweep every 2 h of the server's clock: a decision at the 1 h deadline comes before it.
+    clock = createManualClock(Date.now());
+    d = await startTestServer({ 'timed.yaml': TIMED }, { clock, waitSweepMs: 2 * HOUR });
+  });
+  afterAll(async () => {
+    await d.close();
+  });
+
+  const timeoutAt = async (runId: string) => Date.parse((await d.store.getRun(runId))?.wait?.timeoutAt ?? '');
+  const decisions = async (runId: string) =>
+    (await d.store.journal(runId)).map((entry) => entry.event).filter((event) => event.type === 'approval.decided');
+
+  it('refuses an approval at its deadline (409 APPROVAL_TIMED_OUT) and ends the run as onTimeout says', async () => {
+    const runId = await startWaiting('timed', d);
+    await clock.advanceTo(await timeoutAt(runId));
+    const late = await d.api('POST', `/api/v1/runs/${runId}/approve`, {
+      token: d.tokens.operator,
+      body: { comment: 'sorry, late' },
+    });
+    expect(late).toMatchObject({ status: 409, body: { error: { code: 'APPROVAL_TIMED_OUT' } } });
+    expect((late.body as { error: { message: string } }).error.message).toContain(
+      "a decision after the timeout is refused, and the gate's onTimeout (fail) applies",
+    );
+    expect(await settle(runId, d)).toBe('failed');
+    expect(await d.store.getRun(runId)).toMatchObject({ error: { code: 'APPROVAL_TIMED_OUT' } });
+    expect(await decisions(runId)).toEqual([
+      expect.objectContaining({ decision: 'timedOut', by: 'timeout', at: new Date(clock.now()).toISOString() }),
+    ]);
+    // Later deciders are told the same, whoever recorded the timeout.
+    const denied = await d.api('POST', `/api/v1/runs/${runId}/deny`, {
+      token: d.tokens.operator,
+      body: { comment: 'no' },
+    });
+    expect(denied).toMatchObject({ status: 409, body: { error: { code: 'APPROVAL_TIMED_OUT' } } });
+  });
+
+  it('a gate that times out with onTimeout fail ends its run failed with nobody resuming it', async () => {
+    const runId = await startWaiting('timed', d);
+    // Past the deadline and the sweep after it: the server ends the wait and resumes the run itself.
+    await clock.advanceTo((await timeoutAt(runId)) + 2 * HOUR);
+    expect(await settle(runId, d)).toBe('failed');
+    expect(await d.store.getRun(runId)).toMatchObject({
+      status: 'failed',
+      resumes: 1,
+      error: { code: 'APPROVAL_TIMED_OUT' },
+    });
+    expect(await decisions(runId)).toEqual([expect.objectContaining({ decision: 'timedOut', by: 'timeout' })]);
+    expect(d.logText()).toMatch(new RegExp(`"event":"wait.ended"[^\\n]*"runId":"${runId}"`));
   });
 });

@@ -12,8 +12,8 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formatsModule from 'ajv-formats';
-import { createPlatformClient } from '../../src/api/index.js';
-import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
+import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
+import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../src/logging/index.js';
 import {
   issueApiToken,
   readApiDocument,
@@ -49,6 +49,10 @@ export interface TestServer {
   url: string;
   server: RunningServer;
   sim: Simulator;
+  /** The simulator's client the server calls the platform with (a worker of a test may share it). */
+  client: PlatformClient;
+  logger: Logger;
+  secrets: SecretRegistry;
   store: RunStore;
   dir: string;
   tokens: { viewer: string; operator: string; admin: string };
@@ -103,10 +107,13 @@ export function responseValidator() {
   };
 }
 
-/** `options`: given to `startServer` as they are. */
+/** `options`: given to `startServer` as they are; `store`: the store to serve (a SQLite one in the temp folder when absent). */
 export async function startTestServer(
   playbooks: Record<string, string>,
-  options: Pick<ServerOptions, 'closeGraceMs'> = {},
+  {
+    store: given,
+    ...options
+  }: Pick<ServerOptions, 'closeGraceMs' | 'clock' | 'waitSweepMs'> & { store?: RunStore } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-server-'));
   const folder = join(dir, 'playbooks');
@@ -138,7 +145,7 @@ export async function startTestServer(
     rateLimits: { defaultPerMinute: 600_000 },
     logger,
   });
-  const store = createSqliteRunStore({ file: join(dir, 'runs.sqlite') });
+  const store = given ?? createSqliteRunStore({ file: join(dir, 'runs.sqlite') });
   const tokens = {
     viewer: (await issueApiToken(store, { name: 'wall screen', role: 'viewer' })).secret,
     operator: (await issueApiToken(store, { name: 'on-call operator', role: 'operator' })).secret,
@@ -163,6 +170,9 @@ export async function startTestServer(
     url: server.url,
     server,
     sim,
+    client,
+    logger,
+    secrets,
     store,
     dir,
     tokens,

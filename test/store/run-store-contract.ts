@@ -811,11 +811,13 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         by: 'alice',
         at: '2026-03-01T10:30:00.000Z',
       };
+      const timedOut = { ...decision, decision: 'timedOut' as const, by: 'timeout' };
+      const ending = { path: 'gate', at: decision.at, decision, due: timedOut, next: 'queued' as const };
       const [first, second] = await Promise.all([
-        store.endWait('w1', decision, 'queued'),
-        store.endWait('w1', { ...decision, by: 'bob' }, 'queued'),
+        store.endWait('w1', ending),
+        store.endWait('w1', { ...ending, decision: { ...decision, by: 'bob' } }),
       ]);
-      expect([first, second].sort()).toEqual([false, true]);
+      expect([first, second].sort()).toEqual(['decided', 'notWaiting']);
       const decided = await store.getRun('w1');
       expect(decided?.status).toBe('queued');
       expect(decided?.wait).toBeUndefined();
@@ -825,6 +827,41 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       // Resumed: running again, nothing of the wait left.
       await store.markResumed('w1');
       expect(await store.getRun('w1')).toMatchObject({ status: 'running', resumes: 1 });
+    });
+
+    it('ends a wait by its due time, in the transaction that would record a decision', async () => {
+      await store.createRun(newRun('d1'));
+      const wait = {
+        reason: 'approval' as const,
+        path: 'gate',
+        since: '2026-03-01T10:00:00.000Z',
+        timeoutAt: '2026-03-01T11:00:00.000Z',
+        onTimeout: 'fail' as const,
+      };
+      await store.suspendRun('d1', wait);
+      const decision = {
+        type: 'approval.decided' as const,
+        path: 'gate',
+        decision: 'approved' as const,
+        by: 'alice',
+        at: '2026-03-01T11:00:00.000Z',
+      };
+      const due = { ...decision, decision: 'timedOut' as const, by: 'timeout' };
+      // Before the due time: a sweep or a resume ends nothing; a wait at another step is not this one.
+      expect(await store.endWait('d1', { path: 'gate', at: '2026-03-01T10:59:59.999Z', due, next: 'queued' })).toBe(
+        'notDue',
+      );
+      expect(await store.endWait('d1', { path: 'other', at: decision.at, decision, due, next: 'queued' })).toBe(
+        'notWaiting',
+      );
+      expect((await store.getRun('d1'))?.status).toBe('waiting');
+      // A decision at the due time itself comes too late: the timeout is recorded instead.
+      expect(await store.endWait('d1', { path: 'gate', at: decision.at, decision, due, next: 'interrupted' })).toBe(
+        'due',
+      );
+      expect(await store.getRun('d1')).toMatchObject({ status: 'interrupted' });
+      expect((await store.journal('d1')).map((entry) => entry.event)).toEqual([due]);
+      expect(await store.endWait('d1', { path: 'gate', at: decision.at, due, next: 'queued' })).toBe('notWaiting');
     });
 
     it('cancels a waiting run at once, asks a running one to stop, and leaves an ended one', async () => {
@@ -842,12 +879,14 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(cancelled?.wait).toBeUndefined();
       // No longer waiting: a decision arriving late changes nothing.
       expect(
-        await store.endWait(
-          'c1',
-          { type: 'approval.decided', path: 'g', decision: 'approved', by: 'x', at: 'now' },
-          'queued',
-        ),
-      ).toBe(false);
+        await store.endWait('c1', {
+          path: 'systems',
+          at: '2026-03-01T10:00:00.000Z',
+          decision: { type: 'approval.decided', path: 'systems', decision: 'approved', by: 'x', at: 'now' },
+          due: { type: 'wait.ended', path: 'systems', reason: 'window', at: 'now' },
+          next: 'queued',
+        }),
+      ).toBe('notWaiting');
 
       await store.createRun(newRun('c2'));
       expect(await store.cancelRun('c2', 'bob')).toEqual({ outcome: 'requested' });

@@ -1,6 +1,6 @@
 /** What `fleetbook approve` and `deny` do (see approve.ts), imported when the command runs. */
 import { userInfo } from 'node:os';
-import { recordApproval } from '../../engine/index.js';
+import { formInputs, recordApproval } from '../../engine/index.js';
 import { isFleetbookError, UsageError } from '../../errors/index.js';
 import { isQueueStore, openRunStore, RunStatus, type RunRecord, type RunStore } from '../../store/index.js';
 import { postToServer, remoteRunSource, serverSettings, type ServerSettings } from '../remote-runs.js';
@@ -17,7 +17,7 @@ export interface DecideCommandOptions extends Omit<ResumeCommandOptions, 'force'
   input?: string[];
 }
 
-/** `-i name=value` pairs as text: the gate's declared types read them (`recordApproval`). */
+/** `-i name=value` pairs as text: the gate's declared types read them (`formInputs`). */
 function formValues(pairs: readonly string[] = []): Record<string, string> {
   // No prototype: `-i __proto__=x` is a name like any other, refused as unknown by the form.
   const values = Object.create(null) as Record<string, string>;
@@ -43,7 +43,8 @@ async function decideOnServer(
   options: DecideCommandOptions,
 ): Promise<void> {
   const run = await findRun(remoteRunSource(server), named, io.env);
-  const inputs = formValues(options.input);
+  // The API takes typed values, as for a run's inputs: the text is read by the gate's types here.
+  const inputs = formInputs(run.wait, formValues(options.input));
   const answer = await postToServer<{ run: RunRecord }>(
     server,
     `/api/v1/runs/${encodeURIComponent(run.id)}/${decision === 'approved' ? 'approve' : 'deny'}`,
@@ -108,23 +109,28 @@ export async function decideAction(
         by: currentUser(),
         ...(options.comment === undefined ? {} : { comment: options.comment }),
         ...(options.step === undefined ? {} : { step: options.step }),
-        ...(decision === 'approved' ? { inputs: formValues(options.input) } : {}),
+        ...(decision === 'approved' ? { inputs: formInputs(run.wait, formValues(options.input)) } : {}),
       },
       Date.now,
     );
   } finally {
     await store.close();
   }
-  const { run, wait } = recorded;
-  const said = `run ${run.id}: ${wait.path} ${decision} by ${recorded.decision.by}${recorded.decision.comment ? ` (${recorded.decision.comment})` : ''}`;
+  const { run, wait, refused } = recorded;
+  const said = refused
+    ? `run ${run.id}: ${wait.path} timed out before this ${decision === 'approved' ? 'approval' : 'denial'}, so its onTimeout (${wait.onTimeout ?? 'fail'}) applies`
+    : `run ${run.id}: ${wait.path} ${decision} by ${recorded.decision.by}${recorded.decision.comment ? ` (${recorded.decision.comment})` : ''}`;
   if (recorded.status === RunStatus.queued) {
     // Team mode: a worker claims the run and resumes it from the gate.
     const format = outputFormat(options);
-    if (isMachineFormat(format))
+    if (refused) io.stderr.write(`fleetbook: ${said}; queued for a worker to continue it\n`);
+    else if (isMachineFormat(format))
       writeMachine(io, format, { runId: run.id, gate: wait.path, decision: recorded.decision, status: 'queued' });
     else io.stdout.write(`${said}; queued for a worker to continue it\n`);
-    return;
+  } else {
+    io.stderr.write(`fleetbook: ${said}; continuing the run\n`);
+    await resumeAction(io, run.id, options);
   }
-  io.stderr.write(`fleetbook: ${said}; continuing the run\n`);
-  await resumeAction(io, run.id, options);
+  // Too late: the run went on as its gate's onTimeout says, and the decider is told (exit 2).
+  if (refused) throw refused;
 }
