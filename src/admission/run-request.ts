@@ -7,16 +7,27 @@
 import type { Playbook, ScheduleSpec } from '../playbook/index.js';
 import type { TokenRole } from '../store/index.js';
 
-/** The doors a run comes in by: the rows of the door × policy matrix (docs/architecture.md). */
+/**
+ * The doors a run comes in or goes on by: the rows of the door × policy matrix
+ * (docs/architecture.md; test/doors/matrix.test.ts fails for a door without its row). The doors
+ * that start a run are admitted (`admit`); those that continue one (resume, a decision, a
+ * worker's claim) go on from what was admitted when it started.
+ */
 export const Door = {
   cliRun: 'cli.run',
   cliQueue: 'cli.queue',
   cliTrigger: 'cli.trigger',
+  cliResume: 'cli.resume',
+  cliDecide: 'cli.approve',
   daemonFire: 'daemon.fire',
+  workerClaim: 'worker.claim',
   apiStart: 'api.start',
   apiTrigger: 'api.trigger',
+  apiResume: 'api.resume',
+  apiDecide: 'api.approve',
   uiStart: 'ui.start',
   uiTrigger: 'ui.trigger',
+  uiDecide: 'ui.approve',
 } as const;
 export type Door = (typeof Door)[keyof typeof Door];
 
