@@ -868,21 +868,12 @@ async function recordOutcome(
 ): Promise<RunResult> {
   const { runId, dryRun, now } = facts;
   const { store } = options;
-  const { status, outputs, error, leaseLost, wait } = outcome;
+  const { outputs, leaseLost } = outcome;
   const simulatedSteps = steps.filter((step) => step.status === StepStatus.simulated).map((step) => step.path);
   const durationMs = now() - facts.startedMs;
   const notifications = notificationsOfOutcome(playbook, outcome, steps, facts, options, logger, durationMs);
   // A run that lost its lease leaves the run's status to whoever drives it now.
-  if (!leaseLost && wait) {
-    await store.suspendRun(runId, wait);
-    // Right after the wait is recorded and before any send (suspendRun takes no notifications).
-    if (notifications) await store.addNotifications(notifications);
-  } else if (!leaseLost)
-    await store.setRunStatus(runId, status, {
-      ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }),
-      ...(error ? { error } : {}),
-      ...(notifications ? { notifications } : {}),
-    });
+  const { status, error, wait } = leaseLost ? outcome : await writeEnd(outcome, runId, store, notifications, spill);
   if (!leaseLost && endedStatuses.has(status))
     await keepJournalView(store, runId, options.journalViewMinEntries, logger);
   if (facts.retentionMs !== undefined && !leaseLost)
@@ -906,6 +897,40 @@ async function recordOutcome(
     steps,
     simulatedSteps,
     durationMs,
+  };
+}
+
+/**
+ * Writes the run's end: its wait, or its status with its outputs and notifications. The store
+ * may write `cancelled` instead (a cancellation asked before the end, not yet seen by the
+ * run's driver, wins: see `RunStore.setRunStatus`); what was written is what the run ended as.
+ */
+async function writeEnd(
+  outcome: RunOutcome,
+  runId: string,
+  store: RunStore,
+  notifications: NewNotification[] | undefined,
+  spill: SpillOptions,
+): Promise<Pick<RunOutcome, 'status' | 'error' | 'wait'>> {
+  const { status, outputs, error, wait } = outcome;
+  let written: RunStatus;
+  if (wait) {
+    written = await store.suspendRun(runId, wait);
+    // Right after the wait is recorded and before any send (suspendRun takes no notifications).
+    if (written === RunStatus.waiting && notifications) await store.addNotifications(notifications);
+  } else {
+    written = await store.setRunStatus(runId, status, {
+      ...(outputs === undefined ? {} : { outputs: await spillLargeValue(outputs, 'run.outputs', spill) }),
+      ...(error ? { error } : {}),
+      ...(notifications ? { notifications } : {}),
+    });
+  }
+  if (written === status) return { status, error, wait };
+  const stored = (await store.getRun(runId))?.error;
+  return {
+    status: written,
+    error: stored ?? { message: `run ${runId} was cancelled`, code: 'RUN_CANCELLED' },
+    wait: undefined,
   };
 }
 

@@ -6,6 +6,7 @@ import {
   cancelEvent,
   cancellableAtOnce,
   cancelledError,
+  drivenEnd,
   defaultListLimit,
   waitColumns,
   encodeEvent,
@@ -86,10 +87,12 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async setRunStatus(runId, status, result) {
       open();
       const row = existing(runId);
-      const change = statusChange(runId, status, result, resolved);
-      const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+      const ended = drivenEnd(row, runId, status, result);
+      const change = statusChange(runId, ended.status, ended.result, resolved);
+      const notifications = (ended.result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
       Object.assign(row, change);
       for (const item of notifications) if (!outbox.has(item.key)) outbox.set(item.key, item);
+      return ended.status;
     },
 
     async addNotifications(items) {
@@ -149,7 +152,13 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async suspendRun(runId, wait) {
       open();
       const row = existing(runId);
+      const ended = drivenEnd(row, runId, RunStatus.waiting, undefined);
+      if (ended.status !== RunStatus.waiting) {
+        Object.assign(row, statusChange(runId, ended.status, ended.result, resolved));
+        return ended.status;
+      }
       Object.assign(row, { status: RunStatus.waiting, endedAt: null }, waitColumns(runId, wait, resolved));
+      return RunStatus.waiting;
     },
 
     async endWait(runId, event, next, result) {

@@ -14,6 +14,7 @@ import {
   assertLeaseTtl,
   cancelEvent,
   cancelledError,
+  drivenEnd,
   defaultListLimit,
   waitColumns,
   encodeEvent,
@@ -31,7 +32,16 @@ import {
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
 import { fencedView } from './fenced-view.js';
-import type { CancelOutcome, NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions, WebSession } from './types.js';
+import type {
+  CancelOutcome,
+  NewRun,
+  QueueStore,
+  RunClaim,
+  RunFilter,
+  RunResultRecord,
+  RunStoreOptions,
+  WebSession,
+} from './types.js';
 import { RunStatus } from './types.js';
 
 export interface PostgresRunStoreOptions extends RunStoreOptions {
@@ -112,6 +122,11 @@ export function appendValues(
 export const SQL_SET_STATUS = `UPDATE runs SET status = $2, ended_at = $3 WHERE id = $1 AND ($4::bigint IS NULL OR fence = $4)`;
 export const SQL_SET_STATUS_AND_RESULT = `
   UPDATE runs SET status = $2, ended_at = $3, outputs_json = $4, error_json = $5 WHERE id = $1 AND ($6::bigint IS NULL OR fence = $6)`;
+/**
+ * A driver's end reads the run's status and cancellation under the row's lock: `cancelRun` locks
+ * the row too, so a cancel is either committed before the end (and wins) or sees the run ended.
+ */
+export const SQL_LOCK_RUN_STATUS = `SELECT status, cancel_json AS "cancelJson" FROM runs WHERE id = $1 FOR UPDATE`;
 /** `resumes + 1` in the statement: two resumes counted at once both count. Fenced as above. */
 export const SQL_MARK_RESUMED = `
   UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1,
@@ -631,6 +646,39 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     if (!rowCount) throw await refusedWrite(pool, runId, fence);
   }
 
+  /** The run's status and cancellation, its row locked until the transaction ends (a cancel waits for it). */
+  async function lockedRun(client: pg.PoolClient, runId: string): Promise<Pick<RunRow, 'status' | 'cancelJson'>> {
+    const row = (await client.query<Pick<RunRow, 'status' | 'cancelJson'>>(SQL_LOCK_RUN_STATUS, [runId])).rows[0];
+    if (!row) throw runNotFound(runId);
+    return row;
+  }
+
+  /** Writes a status, its result and the notifications it causes in `client`'s transaction; fenced. */
+  async function writeEnd(
+    client: pg.PoolClient,
+    runId: string,
+    status: RunStatus,
+    result: RunResultRecord | undefined,
+    fence: number | undefined,
+  ): Promise<RunStatus> {
+    const change = statusChange(runId, status, result, resolved);
+    const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+    const info =
+      change.outputsJson === undefined
+        ? await client.query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence ?? null])
+        : await client.query(SQL_SET_STATUS_AND_RESULT, [
+            runId,
+            change.status,
+            change.endedAt,
+            change.outputsJson,
+            change.errorJson ?? null,
+            fence ?? null,
+          ]);
+    if (!info.rowCount) throw await refusedWrite(client, runId, fence);
+    for (const row of notifications) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
+    return status;
+  }
+
   const insertRun = (run: NewRun, status: RunStatus) =>
     serial(async () => {
       const row = { ...newRunToRow(run, resolved), status };
@@ -742,39 +790,12 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
     setRunStatus: (runId, status, result, fenceOptions) =>
       serial(async () => {
-        const change = statusChange(runId, status, result, resolved);
-        const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
-        const fence = fenceOptions?.fence ?? null;
+        statusChange(runId, status, result, resolved);
         await commit();
-        const apply = (client: pg.Pool | pg.PoolClient) =>
-          change.outputsJson === undefined
-            ? client.query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence])
-            : client.query(SQL_SET_STATUS_AND_RESULT, [
-                runId,
-                change.status,
-                change.endedAt,
-                change.outputsJson,
-                change.errorJson ?? null,
-                fence,
-              ]);
-        if (notifications.length === 0) {
-          await changedRun(runId, (await apply(pool)).rowCount, fenceOptions?.fence);
-          return;
-        }
-        // The status and the notifications it causes in one transaction: both are recorded or neither.
-        const client = await pool.connect();
-        try {
-          await client.query('BEGIN');
-          const info = await apply(client);
-          if (!info.rowCount) throw await refusedWrite(client, runId, fenceOptions?.fence);
-          for (const row of notifications) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw error;
-        } finally {
-          client.release();
-        }
+        return inTransaction(async (client) => {
+          const ended = drivenEnd(await lockedRun(client, runId), runId, status, result);
+          return writeEnd(client, runId, ended.status, ended.result, fenceOptions?.fence);
+        });
       }),
 
     addNotifications: (items) =>
@@ -850,8 +871,14 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         const columns = waitColumns(runId, wait, resolved);
         const fence = fenceOptions?.fence ?? null;
         await commit();
-        const info = await query(SQL_SUSPEND, [runId, columns.waitJson, columns.waitDueAt, fence]);
-        await changedRun(runId, info.rowCount, fenceOptions?.fence);
+        return inTransaction(async (client) => {
+          const ended = drivenEnd(await lockedRun(client, runId), runId, RunStatus.waiting, undefined);
+          if (ended.status !== RunStatus.waiting)
+            return writeEnd(client, runId, ended.status, ended.result, fenceOptions?.fence);
+          const info = await client.query(SQL_SUSPEND, [runId, columns.waitJson, columns.waitDueAt, fence]);
+          if (!info.rowCount) throw await refusedWrite(client, runId, fenceOptions?.fence);
+          return RunStatus.waiting;
+        });
       }),
 
     endWait: (runId, event, next, result) =>

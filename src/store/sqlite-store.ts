@@ -7,6 +7,7 @@ import {
   cancelEvent,
   cancellableAtOnce,
   cancelledError,
+  drivenEnd,
   defaultListLimit,
   waitColumns,
   encodeEvent,
@@ -29,6 +30,7 @@ import type {
   CancelOutcome,
   JournalView,
   RunFilter,
+  RunResultRecord,
   RunStore,
   RunStoreOptions,
   RunCount,
@@ -497,11 +499,35 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     return true;
   });
 
-  /** A status change and the notifications it causes, in one transaction: both are recorded or neither. */
-  const setStatusWithNotifications = db.transaction(
-    (runId: string, apply: () => number, notifications: NotificationRow[]): void => {
-      changedRun(runId, apply());
-      addNotifications(notifications);
+  /** Writes a status, its result and the notifications it causes (inside a transaction). */
+  function writeEnd(runId: string, status: RunStatus, result: RunResultRecord | undefined): RunStatus {
+    const change = statusChange(runId, status, result, resolved);
+    const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+    const { changes } =
+      change.outputsJson === undefined
+        ? statements.setStatus.run({ id: runId, status: change.status, endedAt: change.endedAt })
+        : statements.setStatusAndResult.run({
+            id: runId,
+            status: change.status,
+            endedAt: change.endedAt,
+            outputsJson: change.outputsJson,
+            errorJson: change.errorJson ?? null,
+          });
+    changedRun(runId, changes);
+    addNotifications(notifications);
+    return status;
+  }
+
+  /**
+   * A driver's end, the status and the notifications it causes in one transaction (both are
+   * recorded or neither), decided on the row as it is then (`drivenEnd`: a cancellation wins).
+   */
+  const endDrive = db.transaction(
+    (runId: string, status: RunStatus, result: RunResultRecord | undefined): RunStatus => {
+      const row = statements.getRun.get(runId);
+      if (!row) throw runNotFound(runId);
+      const ended = drivenEnd(row, runId, status, result);
+      return writeEnd(runId, ended.status, ended.result);
     },
   );
 
@@ -536,20 +562,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async setRunStatus(runId, status, result) {
       open();
       commit();
-      const change = statusChange(runId, status, result, resolved);
-      const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
-      const apply = (): number =>
-        (change.outputsJson === undefined
-          ? statements.setStatus.run({ id: runId, status: change.status, endedAt: change.endedAt })
-          : statements.setStatusAndResult.run({
-              id: runId,
-              status: change.status,
-              endedAt: change.endedAt,
-              outputsJson: change.outputsJson,
-              errorJson: change.errorJson ?? null,
-            })
-        ).changes;
-      setStatusWithNotifications(runId, apply, notifications);
+      statusChange(runId, status, result, resolved);
+      // IMMEDIATE: the row is read under the write lock, so a cancel is either before the end or refused after it.
+      return endDrive.immediate(runId, status, result);
     },
 
     async addNotifications(items) {
@@ -599,7 +614,17 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async suspendRun(runId, wait) {
       open();
       commit();
-      changedRun(runId, statements.suspend.run({ id: runId, ...waitColumns(runId, wait, resolved) }).changes);
+      const columns = waitColumns(runId, wait, resolved);
+      return db
+        .transaction((): RunStatus => {
+          const row = statements.getRun.get(runId);
+          if (!row) throw runNotFound(runId);
+          const ended = drivenEnd(row, runId, RunStatus.waiting, undefined);
+          if (ended.status !== RunStatus.waiting) return writeEnd(runId, ended.status, ended.result);
+          changedRun(runId, statements.suspend.run({ id: runId, ...columns }).changes);
+          return RunStatus.waiting;
+        })
+        .immediate();
     },
 
     async endWait(runId, event, next, result) {

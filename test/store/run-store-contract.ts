@@ -821,6 +821,39 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await expect(store.cancelRun('nope', 'bob')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
     });
 
+    it('ends a run cancelled when its cancel was recorded before its driver wrote its end, and refuses one after', async () => {
+      const mail = (runId: string) => ({
+        key: `${runId}/succeeded/r0/ops`,
+        runId,
+        event: 'succeeded',
+        channel: 'ops',
+        message: {},
+      });
+      // The driver's last step finished; the cancel comes before it writes the end: the cancel wins.
+      await store.createRun(newRun('late'));
+      expect(await store.cancelRun('late', 'alice')).toEqual({ outcome: 'requested' });
+      expect(await store.setRunStatus('late', 'succeeded', { outputs: { n: 1 }, notifications: [mail('late')] })).toBe(
+        'cancelled',
+      );
+      expect(await store.getRun('late')).toMatchObject({
+        status: 'cancelled',
+        outputs: { n: 1 },
+        error: { code: 'RUN_CANCELLED', message: 'run late was cancelled by alice' },
+      });
+      expect(await store.listNotifications({ runId: 'late' })).toEqual([]);
+      // A driver going to wait: the same.
+      await store.createRun(newRun('late-wait'));
+      await store.cancelRun('late-wait', 'alice');
+      expect(await store.suspendRun('late-wait', { reason: 'approval', path: 'gate', since: 'now' })).toBe('cancelled');
+      expect(await store.getRun('late-wait')).toMatchObject({ status: 'cancelled', error: { code: 'RUN_CANCELLED' } });
+      // The end written first: the cancel is refused, and journals nothing.
+      await store.createRun(newRun('early'));
+      expect(await store.setRunStatus('early', 'succeeded', { notifications: [mail('early')] })).toBe('succeeded');
+      expect(await store.cancelRun('early', 'alice')).toEqual({ outcome: 'ended', status: 'succeeded' });
+      expect(await store.journal('early')).toEqual([]);
+      expect(await store.listNotifications({ runId: 'early' })).toHaveLength(1);
+    });
+
     it('refuses calls once closed', async () => {
       await store.close();
       await expect(store.getRun('r1')).rejects.toMatchObject({ code: 'STORE_CLOSED' });
