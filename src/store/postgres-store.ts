@@ -263,7 +263,14 @@ export const SQL_CLAIM_RUN = `
   FROM candidate WHERE runs.id = candidate.candidate_id
   RETURNING ${runColumns}, runs.fence, candidate.previous`;
 /** By token: a renewal by a worker whose claim was taken over extends nothing. */
-export const SQL_RENEW_CLAIM = `UPDATE runs SET claim_expires_at_ms = $3 WHERE id = $1 AND fence = $2 AND status = '${RunStatus.running}'`;
+/**
+ * By token: the claim is the holder's as long as no other claim replaced it (a new token). A run
+ * its holder already ended or suspended is still its own, not taken over (a renewal in flight
+ * while the holder writes the end); only a running run's claim is extended.
+ */
+export const SQL_RENEW_CLAIM = `
+  UPDATE runs SET claim_expires_at_ms = CASE WHEN status = '${RunStatus.running}' THEN $3 ELSE claim_expires_at_ms END
+  WHERE id = $1 AND fence = $2`;
 /** By token, as a renewal: a draining worker cannot requeue a run another worker now drives. */
 export const SQL_REQUEUE_RUN = `
   UPDATE runs SET status = '${RunStatus.queued}', claimed_by = NULL, claim_expires_at_ms = NULL, ended_at = NULL

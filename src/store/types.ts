@@ -342,7 +342,11 @@ export interface RunQueue {
    * candidates (`FOR UPDATE SKIP LOCKED`).
    */
   claimRun(owner: string, ttlMs: number): Promise<RunClaim | undefined>;
-  /** Extends the claim `fence` of `runId`; false when it is no longer the current one. */
+  /**
+   * Extends the claim `fence` of `runId` while the run is running; false only when it is no
+   * longer the current claim (another worker took the run over). A run its holder ended or
+   * suspended meanwhile answers true: nothing was taken from it.
+   */
   renewClaim(runId: string, fence: number, ttlMs: number): Promise<boolean>;
   /** Puts a claimed run back in the queue (a draining worker); false when the claim is stale. */
   requeueRun(runId: string, fence: number): Promise<boolean>;
