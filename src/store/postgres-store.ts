@@ -13,6 +13,7 @@ import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js'
 import {
   assertLeaseTtl,
   cancelEvent,
+  cancellableAtOnce,
   cancelledError,
   drivenEnd,
   defaultListLimit,
@@ -142,11 +143,6 @@ export const SQL_END_WAIT = `
   WHERE id = $1 AND status = '${RunStatus.waiting}'`;
 export const SQL_DUE_WAITS = `
   SELECT ${runColumns} FROM runs WHERE status = '${RunStatus.waiting}' AND wait_due_at <= $1 ORDER BY wait_due_at LIMIT $2`;
-/** No process drives a waiting, queued or interrupted run: it ends at once. */
-export const SQL_CANCEL_NOW = `
-  UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = $2, error_json = $3, wait_json = NULL, wait_due_at = NULL,
-    claimed_by = NULL, claim_expires_at_ms = NULL
-  WHERE id = $1 AND status IN ('${RunStatus.waiting}', '${RunStatus.queued}', '${RunStatus.interrupted}')`;
 /** A running run's driver (any worker) sees the request at its next heartbeat. */
 export const SQL_REQUEST_CANCEL = `UPDATE runs SET cancel_json = $2 WHERE id = $1 AND status = '${RunStatus.running}'`;
 /** The UNIQUE (schedule, fire time) key makes the second record of one fire insert nothing. */
@@ -185,8 +181,10 @@ export const SQL_LIST_API_TOKENS = `SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDE
 /** A token revoked twice keeps its first revocation time. */
 export const SQL_REVOKE_API_TOKEN = `
   UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 OR name = $2 RETURNING ${TOKEN_COLUMNS}`;
+/** By the status readers see ($1: now). */
 export const SQL_COUNT_RUNS = `
-  SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`;
+  SELECT playbook, shown AS status, COUNT(*) AS count
+  FROM (SELECT playbook, ${shownStatus(1)} AS shown FROM runs) AS shown_runs GROUP BY playbook, shown ORDER BY playbook, shown`;
 export const SQL_CREATE_WEB_SESSION = `
   INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES ($1, $2, $3, $4)`;
 export const SQL_GET_WEB_SESSION = `
@@ -278,12 +276,36 @@ export const SQL_REQUEUE_RUN = `
 /** One row, read in one statement: a concurrent status change is seen wholly or not at all. */
 export const SQL_GET_RUN = `SELECT ${runColumns} FROM runs WHERE id = $1`;
 /**
+ * The status readers see (`runs list`, `runs show`, the server's views; `$<param>` is now in
+ * epoch ms): a `running` run whose driver's lease (`run:<id>`) lapsed or is gone, and that no
+ * worker's live claim holds (a worker holds the claim before its engine takes the lease), is
+ * `interrupted`: the process that drove it died, and nothing drives it until it is resumed.
+ */
+function shownStatus(param: number): string {
+  return `CASE WHEN runs.status = '${RunStatus.running}'
+    AND NOT EXISTS (SELECT 1 FROM leases WHERE leases.key = 'run:' || runs.id AND leases.expires_at_ms > $${param}::bigint)
+    AND NOT (runs.claim_expires_at_ms IS NOT NULL AND runs.claim_expires_at_ms > $${param}::bigint)
+  THEN '${RunStatus.interrupted}' ELSE runs.status END`;
+}
+/** `runColumns` with the status readers see. */
+const shownRunColumns = (param: number): string => runColumns.replace(/\bstatus,/, `${shownStatus(param)} AS status,`);
+/** `SQL_GET_RUN` as readers see the run ($2: now). */
+export const SQL_SHOWN_RUN = `SELECT ${shownRunColumns(2)} FROM runs WHERE id = $1`;
+/**
+ * No process drives a waiting, queued or interrupted run (read as readers see it: its row may say
+ * `running` if its driver died): it ends at once, its row locked by that read.
+ */
+export const SQL_CANCEL_LOCKED = `
+  UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = $2, error_json = $3, wait_json = NULL, wait_due_at = NULL,
+    claimed_by = NULL, claim_expires_at_ms = NULL
+  WHERE id = $1`;
+/**
  * `left(id, n) = prefix`, not LIKE: an id prefix is text, never a pattern. One snapshot, so a run
  * claimed or ended meanwhile is listed once, in one state.
  */
 export const SQL_LIST_RUNS = `
-  SELECT ${runColumns} FROM runs
-  WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR status = $2)
+  SELECT ${shownRunColumns(7)} FROM runs
+  WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR ${shownStatus(7)} = $2)
     AND ($3::text IS NULL OR started_at >= $3)
     AND ($4::text IS NULL OR left(id, length($4)) = $4)
     AND ($6::text IS NULL OR started_at <= $6)
@@ -919,16 +941,18 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         await commit();
         const at = resolved.now().toISOString();
         return inTransaction(async (client): Promise<CancelOutcome> => {
-          const row = (await client.query<RunRow>(`${SQL_GET_RUN} FOR UPDATE`, [runId])).rows[0];
+          // As readers see it: a running run whose driver died is driven by no one, so it ends at once.
+          const row = (
+            await client.query<RunRow>(`${SQL_SHOWN_RUN} FOR UPDATE OF runs`, [runId, resolved.now().getTime()])
+          ).rows[0];
           if (!row) throw runNotFound(runId);
           const journalIt = (requested: boolean) =>
             client.query(
               SQL_APPEND,
               appendValues(runId, [at], [encodeEvent(runId, cancelEvent(by, requested), resolved)], undefined),
             );
-          if (
-            (await client.query(SQL_CANCEL_NOW, [runId, at, JSON.stringify(cancelledError(runId, by))])).rowCount === 1
-          ) {
+          if (cancellableAtOnce.has(row.status)) {
+            await client.query(SQL_CANCEL_LOCKED, [runId, at, JSON.stringify(cancelledError(runId, by))]);
             await journalIt(false);
             return { outcome: 'cancelled' };
           }
@@ -943,14 +967,16 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     getRun: (runId) =>
       serial(async () => {
         await commit();
-        const row = (await query<RunRow>(SQL_GET_RUN, [runId])).rows[0];
+        const row = (await query<RunRow>(SQL_SHOWN_RUN, [runId, resolved.now().getTime()])).rows[0];
         return row && rowToRun(row);
       }),
 
     countRuns: () =>
       serial(async () => {
         await commit();
-        const rows = await query<{ playbook: string; status: RunStatus; count: string }>(SQL_COUNT_RUNS);
+        const rows = await query<{ playbook: string; status: RunStatus; count: string }>(SQL_COUNT_RUNS, [
+          resolved.now().getTime(),
+        ]);
         return rows.rows.map((row) => ({ playbook: row.playbook, status: row.status, count: Number(row.count) }));
       }),
 
@@ -965,6 +991,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
           filter.idPrefix ?? null,
           limit,
           until ?? null,
+          resolved.now().getTime(),
         ]);
         return rows.rows.map(rowToRun);
       }),

@@ -88,6 +88,17 @@ const runColumns = `
   outputs_json AS outputsJson, error_json AS errorJson, resumes,
   wait_json AS waitJson, wait_due_at AS waitDueAt, cancel_json AS cancelJson`;
 
+/**
+ * The status readers see (`runs list`, `runs show`, the server's views): a `running` run whose
+ * driver's lease (`run:<id>`) lapsed or is gone is `interrupted`, since the process that drove it
+ * died (a SIGKILL, a lost machine) and nothing drives it until someone resumes it. `@nowMs`.
+ */
+const SQL_SHOWN_STATUS = `CASE WHEN runs.status = '${RunStatus.running}' AND NOT EXISTS (
+    SELECT 1 FROM leases WHERE leases.key = 'run:' || runs.id AND leases.expires_at_ms > @nowMs
+  ) THEN '${RunStatus.interrupted}' ELSE runs.status END`;
+/** `runColumns` with the status readers see. */
+const shownRunColumns = runColumns.replace(/\bstatus,/, `${SQL_SHOWN_STATUS} AS status,`);
+
 const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt`;
 const notificationColumns = `
   key, run_id AS runId, event, channel, message_json AS messageJson, state, attempts, created_at AS createdAt,
@@ -199,6 +210,11 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       `UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = @endedAt, error_json = @errorJson, wait_json = NULL, wait_due_at = NULL
         WHERE id = @id AND status IN ('${RunStatus.waiting}', '${RunStatus.queued}', '${RunStatus.interrupted}')`,
     ),
+    /** `cancelNow` of a run read as `interrupted` (its row may say `running`), under the same write lock. */
+    cancelShown: db.prepare<{ id: string; endedAt: string; errorJson: string }>(
+      `UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = @endedAt, error_json = @errorJson, wait_json = NULL, wait_due_at = NULL
+        WHERE id = @id`,
+    ),
     requestCancel: db.prepare<{ id: string; cancelJson: string }>(
       `UPDATE runs SET cancel_json = @cancelJson WHERE id = @id AND status = '${RunStatus.running}'`,
     ),
@@ -208,6 +224,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       `INSERT INTO journal (run_id, seq, at, event_json) VALUES (?, ?, ?, ?)`,
     ),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
+    shownRun: db.prepare<{ id: string; nowMs: number }, RunRow>(`SELECT ${shownRunColumns} FROM runs WHERE id = @id`),
     listRuns: db.prepare<
       {
         playbook: string | null;
@@ -216,11 +233,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         until: string | null;
         idPrefix: string | null;
         limit: number;
+        nowMs: number;
       },
       RunRow
     >(`
-      SELECT ${runColumns} FROM runs
-      WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR status = @status)
+      SELECT ${shownRunColumns} FROM runs
+      WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR ${SQL_SHOWN_STATUS} = @status)
         AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at <= @until)
         AND (@idPrefix IS NULL OR substr(id, 1, length(@idPrefix)) = @idPrefix)
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
@@ -284,8 +302,8 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
     revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`
       UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR name = ? RETURNING ${tokenColumns}`),
-    countRuns: db.prepare<[], RunCount>(
-      `SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`,
+    countRuns: db.prepare<{ nowMs: number }, RunCount>(
+      `SELECT playbook, ${SQL_SHOWN_STATUS} AS status, COUNT(*) AS count FROM runs GROUP BY 1, 2 ORDER BY 1, 2`,
     ),
     createWebSession: db.prepare<WebSession>(`
       INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES (@idHash, @tokenId, @createdAt, @expiresAtMs)`),
@@ -661,12 +679,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       const at = resolved.now().toISOString();
       return db
         .transaction((): CancelOutcome => {
-          const row = statements.getRun.get(runId);
+          // As readers see it: a running run whose driver died is driven by no one, so it ends at once.
+          const row = statements.shownRun.get({ id: runId, nowMs: resolved.nowMs() });
           if (!row) throw runNotFound(runId);
           if (!cancellableAtOnce.has(row.status) && row.status !== RunStatus.running)
             return { outcome: 'ended', status: row.status };
           const error = cancelledError(runId, by);
-          if (statements.cancelNow.run({ id: runId, endedAt: at, errorJson: JSON.stringify(error) }).changes === 1) {
+          const cancelNow = cancellableAtOnce.has(row.status) ? statements.cancelShown : statements.cancelNow;
+          if (cancelNow.run({ id: runId, endedAt: at, errorJson: JSON.stringify(error) }).changes === 1) {
             insertEntry({ runId, at, eventJson: encodeEvent(runId, cancelEvent(by, false), resolved) });
             return { outcome: 'cancelled' };
           }
@@ -682,14 +702,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async getRun(runId) {
       open();
       commit();
-      const row = statements.getRun.get(runId);
+      const row = statements.shownRun.get({ id: runId, nowMs: resolved.nowMs() });
       return row && rowToRun(row);
     },
 
     async countRuns() {
       open();
       commit();
-      return statements.countRuns.all();
+      return statements.countRuns.all({ nowMs: resolved.nowMs() });
     },
 
     async listRuns(filter: RunFilter = {}) {
@@ -704,6 +724,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
           until: until ?? null,
           idPrefix: filter.idPrefix ?? null,
           limit,
+          nowMs: resolved.nowMs(),
         })
         .map(rowToRun);
     },

@@ -28,6 +28,22 @@ export function newRun(id: string, overrides: Partial<NewRun> = {}): NewRun {
   };
 }
 
+/** Longer than any clock move of the suite. */
+const DRIVER_TTL_MS = 30 * 86_400_000;
+
+/**
+ * `store` whose `createRun` first takes the run's lease, as the engine does: a running run whose
+ * lease lapsed or is absent reads `interrupted` (its driver died).
+ */
+function driven(store: RunStore): RunStore {
+  const wrapper = Object.create(store) as RunStore;
+  wrapper.createRun = async (run) => {
+    await store.acquireLease(`run:${run.id}`, 'contract-driver', DRIVER_TTL_MS);
+    return store.createRun(run);
+  };
+  return wrapper;
+}
+
 export interface StoreFactory {
   name: string;
   open(options: RunStoreOptions): Promise<RunStore>;
@@ -41,7 +57,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
 
     beforeEach(async () => {
       clock = manualClock();
-      store = await factory.open({ now: clock.now });
+      store = driven(await factory.open({ now: clock.now }));
     });
     afterEach(async () => {
       await store.close();
@@ -77,6 +93,38 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         { playbook: 'alpha', status: 'succeeded', count: 2 },
         { playbook: 'beta', status: 'running', count: 1 },
       ]);
+    });
+
+    it('reads a running run whose lease lapsed or is absent as interrupted, everywhere, and cancels it at once', async () => {
+      const raw = Object.getPrototypeOf(store) as RunStore;
+      await store.createRun(newRun('live'));
+      await raw.acquireLease('run:dying', 'driver-b', 60_000);
+      await raw.createRun(newRun('dying'));
+      await raw.createRun(newRun('orphan'));
+      expect((await store.getRun('orphan'))?.status).toBe('interrupted');
+      expect((await store.getRun('dying'))?.status).toBe('running');
+      // Its driver was killed: its lease is not renewed, and lapses.
+      clock.advance(60_000);
+      expect((await store.getRun('dying'))?.status).toBe('interrupted');
+      expect((await store.getRun('live'))?.status).toBe('running');
+      expect((await store.listRuns()).map((run) => [run.id, run.status])).toEqual([
+        ['orphan', 'interrupted'],
+        ['dying', 'interrupted'],
+        ['live', 'running'],
+      ]);
+      expect((await store.listRuns({ status: 'running' })).map((run) => run.id)).toEqual(['live']);
+      expect((await store.listRuns({ status: 'interrupted' })).map((run) => run.id)).toEqual(['orphan', 'dying']);
+      expect(await store.countRuns()).toEqual([
+        { playbook: 'rolling-cluster-update', status: 'interrupted', count: 2 },
+        { playbook: 'rolling-cluster-update', status: 'running', count: 1 },
+      ]);
+      // Nothing drives it: a cancel ends it at once, as for any interrupted run.
+      expect(await store.cancelRun('dying', 'alice')).toEqual({ outcome: 'cancelled' });
+      expect((await store.getRun('dying'))?.status).toBe('cancelled');
+      // A resume takes the lease again: running once more.
+      await raw.acquireLease('run:orphan', 'resumer', 60_000);
+      await store.markResumed('orphan');
+      expect((await store.getRun('orphan'))?.status).toBe('running');
     });
 
     it('refuses a second run with the same id', async () => {
@@ -274,7 +322,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
 
     it('refuses an event or result over the payload limit, naming the way out', async () => {
       await store.close();
-      store = await factory.open({ now: clock.now, maxPayloadBytes: 1024 });
+      store = driven(await factory.open({ now: clock.now, maxPayloadBytes: 1024 }));
       await store.createRun(newRun('r1'));
       const big = { csv: 'x'.repeat(2000) };
       await expect(
