@@ -10,7 +10,7 @@ import type { Playbook, Step } from '../playbook/index.js';
 import { createMemoryRunStore, runLeaseKey, type RunStore } from '../store/index.js';
 import { createVirtualClock } from '../timers/index.js';
 import { fakeClient, fastRun, playbook, step, summary, t } from './engine.test-kit.js';
-import { resumeRun } from './run-playbook.js';
+import { resumeRun } from './resume-run.js';
 import { endDueWaits, recordApproval } from './run-waits.js';
 
 const gate = (extra: Record<string, unknown> = {}): Step =>
