@@ -10,7 +10,7 @@ import type { Playbook, Step } from '../playbook/index.js';
 import { createMemoryRunStore, runLeaseKey, type RunStore } from '../store/index.js';
 import { createVirtualClock } from '../timers/index.js';
 import { fakeClient, fastRun, playbook, step, summary, t } from './engine.test-kit.js';
-import { resumeRun } from './run-playbook.js';
+import { resumeRun } from './resume-run.js';
 import { endDueWaits, recordApproval } from './run-waits.js';
 
 const gate = (extra: Record<string, unknown> = {}): Step =>
@@ -295,7 +295,9 @@ describe('a crash while reaching the gate', () => {
     };
     const steps = [gate(), after];
     await expect(fastRun(book(steps), { store: dying, runId: 'crashed' })).rejects.toThrow('killed');
-    expect((await store.getRun('crashed'))?.status).toBe('running');
+    // Recorded running, but no driver holds its lease: read as interrupted (crashed), with no end.
+    const crashed = await store.getRun('crashed');
+    expect([crashed?.status, crashed?.endedAt]).toEqual(['interrupted', undefined]);
     expect((await store.journal('crashed')).some((entry) => entry.event.type === 'run.waiting')).toBe(true);
     // `fleetbook resume`: the gate runs again, finds no decision, and the run waits (properly now).
     const again = await resume(book(steps), store, 'crashed');

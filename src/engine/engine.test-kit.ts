@@ -10,7 +10,8 @@ import { loadPlatformDescription } from '../openapi/description.js';
 import type { Playbook, RetryPolicy, Step } from '../playbook/types.js';
 import { createMemoryRunStore, type JournalEvent, type RunStore } from '../store/index.js';
 import { createVirtualClock, type VirtualClock } from '../timers/index.js';
-import { runPlaybook, type RunOptions, type RunResult } from './run-playbook.js';
+import type { RunOptions, RunResult } from './run-options.js';
+import { runPlaybook } from './run-playbook.js';
 
 /** A compiled template of a value as a loaded playbook holds it. */
 export const t = (value: unknown) => compileTemplate(value, { pointer: '/test' });

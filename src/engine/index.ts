@@ -1,13 +1,7 @@
 /** The engine: runs a loaded playbook (see ARCHITECTURE.md). */
-export {
-  runPlaybook,
-  resumeRun,
-  enqueuePlaybookRun,
-  type RunOptions,
-  type ResumeOptions,
-  type RunResult,
-  type RunEndingReport,
-} from './run-playbook.js';
+export { runPlaybook, enqueuePlaybookRun } from './run-playbook.js';
+export { resumeRun } from './resume-run.js';
+export type { RunOptions, ResumeOptions, RunResult, RunEndingReport } from './run-options.js';
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
 export { readSpilledInputs } from './large-values.js';

@@ -10,7 +10,7 @@ import { createVirtualClock } from '../timers/index.js';
 import { createLogger } from '../logging/index.js';
 import { Writable } from 'node:stream';
 import { fakeClient, fastRun, noRetry, playbook, step, t } from './engine.test-kit.js';
-import { resumeRun } from './run-playbook.js';
+import { resumeRun } from './resume-run.js';
 
 const double = step({ id: 'double', kind: 'set', values: t({ value: '${{ n * 2 }}' }) });
 const loopOf = (steps = [double], items = [1, 2]) =>

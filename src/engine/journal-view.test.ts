@@ -8,7 +8,7 @@ import { createLogger } from '../logging/index.js';
 import { foldJournalView } from '../store/index.js';
 import { createVirtualClock } from '../timers/index.js';
 import { fakeClient, fastRun, playbook, step, t } from './engine.test-kit.js';
-import { resumeRun } from './run-playbook.js';
+import { resumeRun } from './resume-run.js';
 
 const quietLogger = () =>
   createLogger({ level: 'debug', destination: new Writable({ write: (_chunk, _encoding, done) => done() }) });

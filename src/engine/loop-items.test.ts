@@ -15,7 +15,7 @@ import { builtinStepDefinitions, createStepRegistry, defineLeaf } from '../steps
 import { createMemoryRunStore, type JournalEvent, type RunStore } from '../store/index.js';
 import { createVirtualClock } from '../timers/index.js';
 import { fakeClient, fastRun } from './engine.test-kit.js';
-import { resumeRun } from './run-playbook.js';
+import { resumeRun } from './resume-run.js';
 
 /** What the `probe` step saw of `steps` (none of its fields is an expression: it reads nothing the loader sees). */
 let seen: Record<string, unknown> | undefined;

@@ -4,7 +4,7 @@
  * The CLI resolves them from the environment; the scheduler, the worker and the server pass
  * them on to every run they drive, unchanged.
  */
-import type { RunOptions } from './run-playbook.js';
+import type { RunOptions } from './run-options.js';
 
 export type RunEnvironment = Pick<RunOptions, 'outputsDir' | 'retentionMs' | 'reconcileSettleMs'>;
 

@@ -10,7 +10,7 @@ import { StepStatus } from '../store/index.js';
 import { createVirtualClock } from '../timers/index.js';
 import type { WindowSpec } from '../windows/index.js';
 import { fakeClient, fastRun, playbook, step, t, type FastRun } from './engine.test-kit.js';
-import { resumeRun } from './run-playbook.js';
+import { resumeRun } from './resume-run.js';
 
 // Sundays 01:00–03:30 Berlin. On 2026-10-25 the clocks go back at 03:00 CEST: the window is
 // open from 23:00Z (Oct 24) to 02:30Z, three and a half hours; on 2026-11-01, 00:00Z to 02:30Z.

@@ -101,7 +101,8 @@ async function decide(
   }
   // Driven by another process (a manual resume, a daemon that has not let go yet): looked at again later.
   if (run?.status === RunStatus.running && (await hasLiveDriver(context.store, fire.runId))) return 'driven';
-  if (run?.status === RunStatus.running) {
+  // The store reads a running run whose driver's lease lapsed `interrupted`, without an end time.
+  if (run?.status === RunStatus.running || (run?.status === RunStatus.interrupted && run.endedAt === undefined)) {
     // Its driver died while it ran. Counted in the store before resuming, so a run that brings
     // down the process resuming it is not resumed forever.
     fire.crashes = (fire.crashes ?? 0) + 1;

@@ -308,6 +308,13 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   route('cancelRun', async (request, reply) => {
     const run = await findRun(store, (request.params as { runId: string }).runId);
     const { outcome, run: after } = await launcher.cancel(run.id, callerName(request));
+    // Too late: the run's end was written first, and the journal says nothing of this cancel.
+    if (outcome === 'ended')
+      throw new ApiError(
+        409,
+        ServerErrorCode.runEnded,
+        `run ${run.id} already ended ${after.status}; there is nothing to cancel`,
+      );
     return reply.status(202).send({ outcome, run: scrub(runView(after)) });
   });
 

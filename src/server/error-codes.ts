@@ -7,6 +7,8 @@ export const ServerErrorCode = {
   notResumable: 'NOT_RESUMABLE',
   playbookGone: 'PLAYBOOK_GONE',
   runActive: 'RUN_ACTIVE',
+  /** A cancel of a run whose end was already written. */
+  runEnded: 'RUN_ENDED',
   secretInputQueued: 'SECRET_INPUT_QUEUED',
   badRequest: 'BAD_REQUEST',
   refused: 'REFUSED',

@@ -29,8 +29,10 @@ export function observeStore<S extends RunStore>(store: S, listener: StoreListen
           };
         case 'setRunStatus':
           return async (...args: Parameters<RunStore['setRunStatus']>) => {
-            await target.setRunStatus(...args);
-            listener.statusChanged(args[0], args[1]);
+            // The status written, not the one asked: a cancellation may have won.
+            const written = await target.setRunStatus(...args);
+            listener.statusChanged(args[0], written);
+            return written;
           };
         case 'fenced':
           if (!isQueueStore(target)) return undefined;

@@ -1,4 +1,5 @@
 import { foldJournal, withoutValues } from './fold-journal.js';
+import { runLeaseKey } from './lease-owner.js';
 import { journalViewParts, viewOfParts, type StoredViewPart } from './journal-view.js';
 import { normaliseTimestamp } from './payload.js';
 import {
@@ -6,6 +7,7 @@ import {
   cancelEvent,
   cancellableAtOnce,
   cancelledError,
+  drivenEnd,
   defaultListLimit,
   waitColumns,
   encodeEvent,
@@ -68,6 +70,12 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     journal.push({ runId, seq: journal.length + 1, at: resolved.now().toISOString(), eventJson });
     journals.set(runId, journal);
   }
+  /** The row as readers see it (`shownStatus`): running only while its driver's lease is live. */
+  function shown(row: RunRow): RunRow {
+    if (row.status !== RunStatus.running) return row;
+    const lease = leases.get(runLeaseKey(row.id));
+    return lease && lease.expiresAtMs > resolved.now().getTime() ? row : { ...row, status: RunStatus.interrupted };
+  }
   function existing(runId: string): RunRow {
     const row = runs.get(runId);
     if (!row) throw runNotFound(runId);
@@ -93,10 +101,12 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async setRunStatus(runId, status, result) {
       open();
       const row = existing(runId);
-      const change = statusChange(runId, status, result, resolved);
-      const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+      const ended = drivenEnd(row, runId, status, result);
+      const change = statusChange(runId, ended.status, ended.result, resolved);
+      const notifications = (ended.result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
       Object.assign(row, change);
       record(notifications);
+      return ended.status;
     },
 
     async addNotifications(items) {
@@ -156,7 +166,13 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async suspendRun(runId, wait) {
       open();
       const row = existing(runId);
+      const ended = drivenEnd(row, runId, RunStatus.waiting, undefined);
+      if (ended.status !== RunStatus.waiting) {
+        Object.assign(row, statusChange(runId, ended.status, ended.result, resolved));
+        return ended.status;
+      }
       Object.assign(row, { status: RunStatus.waiting, endedAt: null }, waitColumns(runId, wait, resolved));
+      return RunStatus.waiting;
     },
 
     async endWait(runId, ending) {
@@ -185,7 +201,8 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       open();
       const row = existing(runId);
       const at = resolved.now().toISOString();
-      if (cancellableAtOnce.has(row.status)) {
+      // A running run whose driver died (its lease lapsed) is driven by no one: cancelled at once.
+      if (cancellableAtOnce.has(shown(row).status)) {
         Object.assign(row, {
           status: RunStatus.cancelled,
           endedAt: at,
@@ -207,13 +224,13 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     async getRun(runId) {
       open();
       const row = runs.get(runId);
-      return row && rowToRun(row);
+      return row && rowToRun(shown(row));
     },
 
     async countRuns() {
       open();
       const counts = new Map<string, RunCount>();
-      for (const run of runs.values()) {
+      for (const run of [...runs.values()].map(shown)) {
         const key = `${run.playbook}\u0000${run.status}`;
         const entry = counts.get(key) ?? { playbook: run.playbook, status: run.status, count: 0 };
         entry.count += 1;
@@ -229,6 +246,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
       return (
         [...runs.values()]
           .reverse()
+          .map(shown)
           .filter(
             (row) =>
               (filter.playbook === undefined || row.playbook === filter.playbook) &&

@@ -13,7 +13,9 @@ import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js'
 import {
   assertLeaseTtl,
   cancelEvent,
+  cancellableAtOnce,
   cancelledError,
+  drivenEnd,
   defaultListLimit,
   waitColumns,
   encodeEvent,
@@ -32,7 +34,16 @@ import {
 import { StoreError, StoreErrorCode } from './store-error.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
 import { fencedView } from './fenced-view.js';
-import type { CancelOutcome, NewRun, QueueStore, RunClaim, RunFilter, RunStoreOptions, WebSession } from './types.js';
+import type {
+  CancelOutcome,
+  NewRun,
+  QueueStore,
+  RunClaim,
+  RunFilter,
+  RunResultRecord,
+  RunStoreOptions,
+  WebSession,
+} from './types.js';
 import { RunStatus } from './types.js';
 
 export interface PostgresRunStoreOptions extends RunStoreOptions {
@@ -113,6 +124,11 @@ export function appendValues(
 export const SQL_SET_STATUS = `UPDATE runs SET status = $2, ended_at = $3 WHERE id = $1 AND ($4::bigint IS NULL OR fence = $4)`;
 export const SQL_SET_STATUS_AND_RESULT = `
   UPDATE runs SET status = $2, ended_at = $3, outputs_json = $4, error_json = $5 WHERE id = $1 AND ($6::bigint IS NULL OR fence = $6)`;
+/**
+ * A driver's end reads the run's status and cancellation under the row's lock: `cancelRun` locks
+ * the row too, so a cancel is either committed before the end (and wins) or sees the run ended.
+ */
+export const SQL_LOCK_RUN_STATUS = `SELECT status, cancel_json AS "cancelJson" FROM runs WHERE id = $1 FOR UPDATE`;
 /** `resumes + 1` in the statement: two resumes counted at once both count. Fenced as above. */
 export const SQL_MARK_RESUMED = `
   UPDATE runs SET status = '${RunStatus.running}', ended_at = NULL, outputs_json = NULL, error_json = NULL, resumes = resumes + 1,
@@ -128,11 +144,6 @@ export const SQL_END_WAIT = `
   WHERE id = $1 AND status = '${RunStatus.waiting}'`;
 export const SQL_DUE_WAITS = `
   SELECT ${runColumns} FROM runs WHERE status = '${RunStatus.waiting}' AND wait_due_at <= $1 ORDER BY wait_due_at LIMIT $2`;
-/** No process drives a waiting, queued or interrupted run: it ends at once. */
-export const SQL_CANCEL_NOW = `
-  UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = $2, error_json = $3, wait_json = NULL, wait_due_at = NULL,
-    claimed_by = NULL, claim_expires_at_ms = NULL
-  WHERE id = $1 AND status IN ('${RunStatus.waiting}', '${RunStatus.queued}', '${RunStatus.interrupted}')`;
 /** A running run's driver (any worker) sees the request at its next heartbeat. */
 export const SQL_REQUEST_CANCEL = `UPDATE runs SET cancel_json = $2 WHERE id = $1 AND status = '${RunStatus.running}'`;
 /** The UNIQUE (schedule, fire time) key makes the second record of one fire insert nothing. */
@@ -171,8 +182,10 @@ export const SQL_LIST_API_TOKENS = `SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDE
 /** A token revoked twice keeps its first revocation time. */
 export const SQL_REVOKE_API_TOKEN = `
   UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2 OR name = $2 RETURNING ${TOKEN_COLUMNS}`;
+/** By the status readers see ($1: now). */
 export const SQL_COUNT_RUNS = `
-  SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`;
+  SELECT playbook, shown AS status, COUNT(*) AS count
+  FROM (SELECT playbook, ${shownStatus(1)} AS shown FROM runs) AS shown_runs GROUP BY playbook, shown ORDER BY playbook, shown`;
 export const SQL_CREATE_WEB_SESSION = `
   INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES ($1, $2, $3, $4)`;
 export const SQL_GET_WEB_SESSION = `
@@ -252,7 +265,14 @@ export const SQL_CLAIM_RUN = `
   FROM candidate WHERE runs.id = candidate.candidate_id
   RETURNING ${runColumns}, runs.fence, candidate.previous`;
 /** By token: a renewal by a worker whose claim was taken over extends nothing. */
-export const SQL_RENEW_CLAIM = `UPDATE runs SET claim_expires_at_ms = $3 WHERE id = $1 AND fence = $2 AND status = '${RunStatus.running}'`;
+/**
+ * By token: the claim is the holder's as long as no other claim replaced it (a new token). A run
+ * its holder already ended or suspended is still its own, not taken over (a renewal in flight
+ * while the holder writes the end); only a running run's claim is extended.
+ */
+export const SQL_RENEW_CLAIM = `
+  UPDATE runs SET claim_expires_at_ms = CASE WHEN status = '${RunStatus.running}' THEN $3 ELSE claim_expires_at_ms END
+  WHERE id = $1 AND fence = $2`;
 /** By token, as a renewal: a draining worker cannot requeue a run another worker now drives. */
 export const SQL_REQUEUE_RUN = `
   UPDATE runs SET status = '${RunStatus.queued}', claimed_by = NULL, claim_expires_at_ms = NULL, ended_at = NULL
@@ -260,12 +280,36 @@ export const SQL_REQUEUE_RUN = `
 /** One row, read in one statement: a concurrent status change is seen wholly or not at all. */
 export const SQL_GET_RUN = `SELECT ${runColumns} FROM runs WHERE id = $1`;
 /**
+ * The status readers see (`runs list`, `runs show`, the server's views; `$<param>` is now in
+ * epoch ms): a `running` run whose driver's lease (`run:<id>`) lapsed or is gone, and that no
+ * worker's live claim holds (a worker holds the claim before its engine takes the lease), is
+ * `interrupted`: the process that drove it died, and nothing drives it until it is resumed.
+ */
+function shownStatus(param: number): string {
+  return `CASE WHEN runs.status = '${RunStatus.running}'
+    AND NOT EXISTS (SELECT 1 FROM leases WHERE leases.key = 'run:' || runs.id AND leases.expires_at_ms > $${param}::bigint)
+    AND NOT (runs.claim_expires_at_ms IS NOT NULL AND runs.claim_expires_at_ms > $${param}::bigint)
+  THEN '${RunStatus.interrupted}' ELSE runs.status END`;
+}
+/** `runColumns` with the status readers see. */
+const shownRunColumns = (param: number): string => runColumns.replace(/\bstatus,/, `${shownStatus(param)} AS status,`);
+/** `SQL_GET_RUN` as readers see the run ($2: now). */
+export const SQL_SHOWN_RUN = `SELECT ${shownRunColumns(2)} FROM runs WHERE id = $1`;
+/**
+ * No process drives a waiting, queued or interrupted run (read as readers see it: its row may say
+ * `running` if its driver died): it ends at once, its row locked by that read.
+ */
+export const SQL_CANCEL_LOCKED = `
+  UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = $2, error_json = $3, wait_json = NULL, wait_due_at = NULL,
+    claimed_by = NULL, claim_expires_at_ms = NULL
+  WHERE id = $1`;
+/**
  * `left(id, n) = prefix`, not LIKE: an id prefix is text, never a pattern. One snapshot, so a run
  * claimed or ended meanwhile is listed once, in one state.
  */
 export const SQL_LIST_RUNS = `
-  SELECT ${runColumns} FROM runs
-  WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR status = $2)
+  SELECT ${shownRunColumns(7)} FROM runs
+  WHERE ($1::text IS NULL OR playbook = $1) AND ($2::text IS NULL OR ${shownStatus(7)} = $2)
     AND ($3::text IS NULL OR started_at >= $3)
     AND ($4::text IS NULL OR left(id, length($4)) = $4)
     AND ($6::text IS NULL OR started_at <= $6)
@@ -635,6 +679,39 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     if (!rowCount) throw await refusedWrite(pool, runId, fence);
   }
 
+  /** The run's status and cancellation, its row locked until the transaction ends (a cancel waits for it). */
+  async function lockedRun(client: pg.PoolClient, runId: string): Promise<Pick<RunRow, 'status' | 'cancelJson'>> {
+    const row = (await client.query<Pick<RunRow, 'status' | 'cancelJson'>>(SQL_LOCK_RUN_STATUS, [runId])).rows[0];
+    if (!row) throw runNotFound(runId);
+    return row;
+  }
+
+  /** Writes a status, its result and the notifications it causes in `client`'s transaction; fenced. */
+  async function writeEnd(
+    client: pg.PoolClient,
+    runId: string,
+    status: RunStatus,
+    result: RunResultRecord | undefined,
+    fence: number | undefined,
+  ): Promise<RunStatus> {
+    const change = statusChange(runId, status, result, resolved);
+    const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+    const info =
+      change.outputsJson === undefined
+        ? await client.query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence ?? null])
+        : await client.query(SQL_SET_STATUS_AND_RESULT, [
+            runId,
+            change.status,
+            change.endedAt,
+            change.outputsJson,
+            change.errorJson ?? null,
+            fence ?? null,
+          ]);
+    if (!info.rowCount) throw await refusedWrite(client, runId, fence);
+    for (const row of notifications) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
+    return status;
+  }
+
   const insertRun = (run: NewRun, status: RunStatus) =>
     serial(async () => {
       const row = { ...newRunToRow(run, resolved), status };
@@ -753,39 +830,12 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
 
     setRunStatus: (runId, status, result, fenceOptions) =>
       serial(async () => {
-        const change = statusChange(runId, status, result, resolved);
-        const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
-        const fence = fenceOptions?.fence ?? null;
+        statusChange(runId, status, result, resolved);
         await commit();
-        const apply = (client: pg.Pool | pg.PoolClient) =>
-          change.outputsJson === undefined
-            ? client.query(SQL_SET_STATUS, [runId, change.status, change.endedAt, fence])
-            : client.query(SQL_SET_STATUS_AND_RESULT, [
-                runId,
-                change.status,
-                change.endedAt,
-                change.outputsJson,
-                change.errorJson ?? null,
-                fence,
-              ]);
-        if (notifications.length === 0) {
-          await changedRun(runId, (await apply(pool)).rowCount, fenceOptions?.fence);
-          return;
-        }
-        // The status and the notifications it causes in one transaction: both are recorded or neither.
-        const client = await pool.connect();
-        try {
-          await client.query('BEGIN');
-          const info = await apply(client);
-          if (!info.rowCount) throw await refusedWrite(client, runId, fenceOptions?.fence);
-          for (const row of notifications) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw error;
-        } finally {
-          client.release();
-        }
+        return inTransaction(async (client) => {
+          const ended = drivenEnd(await lockedRun(client, runId), runId, status, result);
+          return writeEnd(client, runId, ended.status, ended.result, fenceOptions?.fence);
+        });
       }),
 
     addNotifications: (items) =>
@@ -861,8 +911,14 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         const columns = waitColumns(runId, wait, resolved);
         const fence = fenceOptions?.fence ?? null;
         await commit();
-        const info = await query(SQL_SUSPEND, [runId, columns.waitJson, columns.waitDueAt, fence]);
-        await changedRun(runId, info.rowCount, fenceOptions?.fence);
+        return inTransaction(async (client) => {
+          const ended = drivenEnd(await lockedRun(client, runId), runId, RunStatus.waiting, undefined);
+          if (ended.status !== RunStatus.waiting)
+            return writeEnd(client, runId, ended.status, ended.result, fenceOptions?.fence);
+          const info = await client.query(SQL_SUSPEND, [runId, columns.waitJson, columns.waitDueAt, fence]);
+          if (!info.rowCount) throw await refusedWrite(client, runId, fenceOptions?.fence);
+          return RunStatus.waiting;
+        });
       }),
 
     endWait: (runId, ending) =>
@@ -899,16 +955,18 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
         await commit();
         const at = resolved.now().toISOString();
         return inTransaction(async (client): Promise<CancelOutcome> => {
-          const row = (await client.query<RunRow>(`${SQL_GET_RUN} FOR UPDATE`, [runId])).rows[0];
+          // As readers see it: a running run whose driver died is driven by no one, so it ends at once.
+          const row = (
+            await client.query<RunRow>(`${SQL_SHOWN_RUN} FOR UPDATE OF runs`, [runId, resolved.now().getTime()])
+          ).rows[0];
           if (!row) throw runNotFound(runId);
           const journalIt = (requested: boolean) =>
             client.query(
               SQL_APPEND,
               appendValues(runId, [at], [encodeEvent(runId, cancelEvent(by, requested), resolved)], undefined),
             );
-          if (
-            (await client.query(SQL_CANCEL_NOW, [runId, at, JSON.stringify(cancelledError(runId, by))])).rowCount === 1
-          ) {
+          if (cancellableAtOnce.has(row.status)) {
+            await client.query(SQL_CANCEL_LOCKED, [runId, at, JSON.stringify(cancelledError(runId, by))]);
             await journalIt(false);
             return { outcome: 'cancelled' };
           }
@@ -923,14 +981,16 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     getRun: (runId) =>
       serial(async () => {
         await commit();
-        const row = (await query<RunRow>(SQL_GET_RUN, [runId])).rows[0];
+        const row = (await query<RunRow>(SQL_SHOWN_RUN, [runId, resolved.now().getTime()])).rows[0];
         return row && rowToRun(row);
       }),
 
     countRuns: () =>
       serial(async () => {
         await commit();
-        const rows = await query<{ playbook: string; status: RunStatus; count: string }>(SQL_COUNT_RUNS);
+        const rows = await query<{ playbook: string; status: RunStatus; count: string }>(SQL_COUNT_RUNS, [
+          resolved.now().getTime(),
+        ]);
         return rows.rows.map((row) => ({ playbook: row.playbook, status: row.status, count: Number(row.count) }));
       }),
 
@@ -945,6 +1005,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
           filter.idPrefix ?? null,
           limit,
           until ?? null,
+          resolved.now().getTime(),
         ]);
         return rows.rows.map(rowToRun);
       }),

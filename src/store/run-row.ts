@@ -7,6 +7,7 @@ import type {
   JournalEvent,
   NewRun,
   RunRecord,
+  RunResultRecord,
   RunStoreOptions,
   WaitEnding,
   WaitOutcome,
@@ -255,4 +256,30 @@ export function cancelledError(runId: string, by: string): ErrorRecord {
 /** `run.cancelled`, journaled by `cancelRun`. */
 export function cancelEvent(by: string, requested: boolean): JournalEvent {
   return { type: 'run.cancelled', path: '', by, requested };
+}
+
+/**
+ * The end a driver writes (`setRunStatus`, `suspendRun`), decided on the run's row as it is in
+ * the same transaction: a cancellation asked of the running run (`cancelRun` journaled
+ * `run.cancelled` for it) wins over whatever end its driver reached meanwhile, a cancel in the
+ * run's last seconds included, so the journal and the status never say two things. The driver's
+ * notifications were made for the end it reached, so they go with it; its outputs are kept.
+ */
+export function drivenEnd(
+  row: { status: RunStatus; cancelJson: string | null },
+  runId: string,
+  status: RunStatus,
+  result: RunResultRecord | undefined,
+): { status: RunStatus; result: RunResultRecord | undefined } {
+  const cancel = decodePayload<CancelRequest>(row.cancelJson);
+  if (row.status !== RunStatus.running || cancel === undefined) return { status, result };
+  if (status === RunStatus.running || status === RunStatus.queued || status === RunStatus.cancelled)
+    return { status, result };
+  return {
+    status: RunStatus.cancelled,
+    result: {
+      ...(result && 'outputs' in result ? { outputs: result.outputs } : {}),
+      error: cancelledError(runId, cancel.by),
+    },
+  };
 }

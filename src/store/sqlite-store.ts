@@ -7,6 +7,7 @@ import {
   cancelEvent,
   cancellableAtOnce,
   cancelledError,
+  drivenEnd,
   defaultListLimit,
   waitColumns,
   encodeEvent,
@@ -30,6 +31,7 @@ import type {
   CancelOutcome,
   JournalView,
   RunFilter,
+  RunResultRecord,
   RunStore,
   RunStoreOptions,
   RunCount,
@@ -86,6 +88,17 @@ const runColumns = `
   trigger_json AS triggerJson, started_at AS startedAt, status, ended_at AS endedAt,
   outputs_json AS outputsJson, error_json AS errorJson, resumes,
   wait_json AS waitJson, wait_due_at AS waitDueAt, cancel_json AS cancelJson`;
+
+/**
+ * The status readers see (`runs list`, `runs show`, the server's views): a `running` run whose
+ * driver's lease (`run:<id>`) lapsed or is gone is `interrupted`, since the process that drove it
+ * died (a SIGKILL, a lost machine) and nothing drives it until someone resumes it. `@nowMs`.
+ */
+const SQL_SHOWN_STATUS = `CASE WHEN runs.status = '${RunStatus.running}' AND NOT EXISTS (
+    SELECT 1 FROM leases WHERE leases.key = 'run:' || runs.id AND leases.expires_at_ms > @nowMs
+  ) THEN '${RunStatus.interrupted}' ELSE runs.status END`;
+/** `runColumns` with the status readers see. */
+const shownRunColumns = runColumns.replace(/\bstatus,/, `${SQL_SHOWN_STATUS} AS status,`);
 
 const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt`;
 const notificationColumns = `
@@ -198,6 +211,11 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       `UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = @endedAt, error_json = @errorJson, wait_json = NULL, wait_due_at = NULL
         WHERE id = @id AND status IN ('${RunStatus.waiting}', '${RunStatus.queued}', '${RunStatus.interrupted}')`,
     ),
+    /** `cancelNow` of a run read as `interrupted` (its row may say `running`), under the same write lock. */
+    cancelShown: db.prepare<{ id: string; endedAt: string; errorJson: string }>(
+      `UPDATE runs SET status = '${RunStatus.cancelled}', ended_at = @endedAt, error_json = @errorJson, wait_json = NULL, wait_due_at = NULL
+        WHERE id = @id`,
+    ),
     requestCancel: db.prepare<{ id: string; cancelJson: string }>(
       `UPDATE runs SET cancel_json = @cancelJson WHERE id = @id AND status = '${RunStatus.running}'`,
     ),
@@ -207,6 +225,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       `INSERT INTO journal (run_id, seq, at, event_json) VALUES (?, ?, ?, ?)`,
     ),
     getRun: db.prepare<[string], RunRow>(`SELECT ${runColumns} FROM runs WHERE id = ?`),
+    shownRun: db.prepare<{ id: string; nowMs: number }, RunRow>(`SELECT ${shownRunColumns} FROM runs WHERE id = @id`),
     listRuns: db.prepare<
       {
         playbook: string | null;
@@ -215,11 +234,12 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
         until: string | null;
         idPrefix: string | null;
         limit: number;
+        nowMs: number;
       },
       RunRow
     >(`
-      SELECT ${runColumns} FROM runs
-      WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR status = @status)
+      SELECT ${shownRunColumns} FROM runs
+      WHERE (@playbook IS NULL OR playbook = @playbook) AND (@status IS NULL OR ${SQL_SHOWN_STATUS} = @status)
         AND (@since IS NULL OR started_at >= @since) AND (@until IS NULL OR started_at <= @until)
         AND (@idPrefix IS NULL OR substr(id, 1, length(@idPrefix)) = @idPrefix)
       ORDER BY started_at DESC, rowid DESC LIMIT @limit`),
@@ -283,8 +303,8 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
     revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`
       UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR name = ? RETURNING ${tokenColumns}`),
-    countRuns: db.prepare<[], RunCount>(
-      `SELECT playbook, status, COUNT(*) AS count FROM runs GROUP BY playbook, status ORDER BY playbook, status`,
+    countRuns: db.prepare<{ nowMs: number }, RunCount>(
+      `SELECT playbook, ${SQL_SHOWN_STATUS} AS status, COUNT(*) AS count FROM runs GROUP BY 1, 2 ORDER BY 1, 2`,
     ),
     createWebSession: db.prepare<WebSession>(`
       INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES (@idHash, @tokenId, @createdAt, @expiresAtMs)`),
@@ -500,11 +520,35 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     return true;
   });
 
-  /** A status change and the notifications it causes, in one transaction: both are recorded or neither. */
-  const setStatusWithNotifications = db.transaction(
-    (runId: string, apply: () => number, notifications: NotificationRow[]): void => {
-      changedRun(runId, apply());
-      addNotifications(notifications);
+  /** Writes a status, its result and the notifications it causes (inside a transaction). */
+  function writeEnd(runId: string, status: RunStatus, result: RunResultRecord | undefined): RunStatus {
+    const change = statusChange(runId, status, result, resolved);
+    const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
+    const { changes } =
+      change.outputsJson === undefined
+        ? statements.setStatus.run({ id: runId, status: change.status, endedAt: change.endedAt })
+        : statements.setStatusAndResult.run({
+            id: runId,
+            status: change.status,
+            endedAt: change.endedAt,
+            outputsJson: change.outputsJson,
+            errorJson: change.errorJson ?? null,
+          });
+    changedRun(runId, changes);
+    addNotifications(notifications);
+    return status;
+  }
+
+  /**
+   * A driver's end, the status and the notifications it causes in one transaction (both are
+   * recorded or neither), decided on the row as it is then (`drivenEnd`: a cancellation wins).
+   */
+  const endDrive = db.transaction(
+    (runId: string, status: RunStatus, result: RunResultRecord | undefined): RunStatus => {
+      const row = statements.getRun.get(runId);
+      if (!row) throw runNotFound(runId);
+      const ended = drivenEnd(row, runId, status, result);
+      return writeEnd(runId, ended.status, ended.result);
     },
   );
 
@@ -539,20 +583,9 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async setRunStatus(runId, status, result) {
       open();
       commit();
-      const change = statusChange(runId, status, result, resolved);
-      const notifications = (result?.notifications ?? []).map((item) => newNotificationToRow(item, resolved));
-      const apply = (): number =>
-        (change.outputsJson === undefined
-          ? statements.setStatus.run({ id: runId, status: change.status, endedAt: change.endedAt })
-          : statements.setStatusAndResult.run({
-              id: runId,
-              status: change.status,
-              endedAt: change.endedAt,
-              outputsJson: change.outputsJson,
-              errorJson: change.errorJson ?? null,
-            })
-        ).changes;
-      setStatusWithNotifications(runId, apply, notifications);
+      statusChange(runId, status, result, resolved);
+      // IMMEDIATE: the row is read under the write lock, so a cancel is either before the end or refused after it.
+      return endDrive.immediate(runId, status, result);
     },
 
     async addNotifications(items) {
@@ -602,7 +635,17 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async suspendRun(runId, wait) {
       open();
       commit();
-      changedRun(runId, statements.suspend.run({ id: runId, ...waitColumns(runId, wait, resolved) }).changes);
+      const columns = waitColumns(runId, wait, resolved);
+      return db
+        .transaction((): RunStatus => {
+          const row = statements.getRun.get(runId);
+          if (!row) throw runNotFound(runId);
+          const ended = drivenEnd(row, runId, RunStatus.waiting, undefined);
+          if (ended.status !== RunStatus.waiting) return writeEnd(runId, ended.status, ended.result);
+          changedRun(runId, statements.suspend.run({ id: runId, ...columns }).changes);
+          return RunStatus.waiting;
+        })
+        .immediate();
     },
 
     async endWait(runId, ending) {
@@ -639,12 +682,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
       const at = resolved.now().toISOString();
       return db
         .transaction((): CancelOutcome => {
-          const row = statements.getRun.get(runId);
+          // As readers see it: a running run whose driver died is driven by no one, so it ends at once.
+          const row = statements.shownRun.get({ id: runId, nowMs: resolved.nowMs() });
           if (!row) throw runNotFound(runId);
           if (!cancellableAtOnce.has(row.status) && row.status !== RunStatus.running)
             return { outcome: 'ended', status: row.status };
           const error = cancelledError(runId, by);
-          if (statements.cancelNow.run({ id: runId, endedAt: at, errorJson: JSON.stringify(error) }).changes === 1) {
+          const cancelNow = cancellableAtOnce.has(row.status) ? statements.cancelShown : statements.cancelNow;
+          if (cancelNow.run({ id: runId, endedAt: at, errorJson: JSON.stringify(error) }).changes === 1) {
             insertEntry({ runId, at, eventJson: encodeEvent(runId, cancelEvent(by, false), resolved) });
             return { outcome: 'cancelled' };
           }
@@ -660,14 +705,14 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     async getRun(runId) {
       open();
       commit();
-      const row = statements.getRun.get(runId);
+      const row = statements.shownRun.get({ id: runId, nowMs: resolved.nowMs() });
       return row && rowToRun(row);
     },
 
     async countRuns() {
       open();
       commit();
-      return statements.countRuns.all();
+      return statements.countRuns.all({ nowMs: resolved.nowMs() });
     },
 
     async listRuns(filter: RunFilter = {}) {
@@ -682,6 +727,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
           until: until ?? null,
           idPrefix: filter.idPrefix ?? null,
           limit,
+          nowMs: resolved.nowMs(),
         })
         .map(rowToRun);
     },

@@ -342,7 +342,11 @@ export interface RunQueue {
    * candidates (`FOR UPDATE SKIP LOCKED`).
    */
   claimRun(owner: string, ttlMs: number): Promise<RunClaim | undefined>;
-  /** Extends the claim `fence` of `runId`; false when it is no longer the current one. */
+  /**
+   * Extends the claim `fence` of `runId` while the run is running; false only when it is no
+   * longer the current claim (another worker took the run over). A run its holder ended or
+   * suspended meanwhile answers true: nothing was taken from it.
+   */
   renewClaim(runId: string, fence: number, ttlMs: number): Promise<boolean>;
   /** Puts a claimed run back in the queue (a draining worker); false when the claim is stale. */
   requeueRun(runId: string, fence: number): Promise<boolean>;
@@ -534,14 +538,21 @@ export interface RunStore extends NotificationOutbox {
    * short timer: a crash may lose it. For events that precede no effect outside the run.
    */
   append(runId: string, event: JournalEvent, options?: AppendOptions): Promise<void>;
-  setRunStatus(runId: string, status: RunStatus, result?: RunResultRecord, options?: FenceOptions): Promise<void>;
+  /**
+   * Writes the run's status (its driver's end), checking in the same transaction whether a
+   * cancellation was asked of the running run (`cancelRun`): if so the run ends `cancelled`
+   * instead, without `result.notifications` (see `drivenEnd`). Resolves to the status written.
+   */
+  setRunStatus(runId: string, status: RunStatus, result?: RunResultRecord, options?: FenceOptions): Promise<RunStatus>;
   /** Marks a run resumed (counts resumes, status back to running, its wait forgotten). */
   markResumed(runId: string, options?: FenceOptions): Promise<void>;
   /**
    * Ends the run's drive as `waiting` for `wait` (after the engine journaled `run.waiting`): no
-   * end time, and in a queue store no claim kept, so nothing holds the run while it waits.
+   * end time, and in a queue store no claim kept, so nothing holds the run while it waits. A
+   * cancellation asked of the running run wins, as in `setRunStatus`: the run ends `cancelled`.
+   * Resolves to the status written.
    */
-  suspendRun(runId: string, wait: WaitRecord, options?: FenceOptions): Promise<void>;
+  suspendRun(runId: string, wait: WaitRecord, options?: FenceOptions): Promise<RunStatus>;
   /**
    * Ends the wait at `ending.path`, in one transaction that reads the run's wait and compares
    * its due time (`waitDueAt`) with `ending.at`: from its due time on, `ending.due` is written
@@ -556,8 +567,9 @@ export interface RunStore extends NotificationOutbox {
   listDueWaits(now: string, limit?: number): Promise<RunRecord[]>;
   /**
    * Cancels a run on behalf of `by`, in one transaction: a waiting, queued or interrupted run
-   * ends `cancelled` at once; a running one gets `cancelRequested` (its driver stops); both
-   * journal `run.cancelled`.
+   * ends `cancelled` at once; a running one gets `cancelRequested` (its driver stops, and its
+   * end is written `cancelled` whatever it reached meanwhile: see `setRunStatus`); both journal
+   * `run.cancelled`. A run that already ended is not touched (`ended`): the cancel came too late.
    */
   cancelRun(runId: string, by: string): Promise<CancelOutcome>;
   getRun(runId: string): Promise<RunRecord | undefined>;

@@ -83,7 +83,9 @@ describe('resume against a new embedded simulator', () => {
     );
     expect(stderr).toContain("Nothing was sent. Start it again with 'fleetbook run'");
     const store = await openRunStore({ env });
-    expect((await store.getRun('run-sim-1'))?.status).toBe('running');
+    // As it was: crashed (recorded running, no driver's lease), which readers see as interrupted, with no end.
+    const run = await store.getRun('run-sim-1');
+    expect([run?.status, run?.endedAt, run?.resumes]).toEqual(['interrupted', undefined, 0]);
     expect(await store.journal('run-sim-1')).toHaveLength(inFlightUpdate.length);
     await store.close();
   });

@@ -158,8 +158,14 @@ describe('approvals and cancellation through the API', () => {
     expect((await t.api('POST', `/api/v1/runs/${runId}/cancel`, { token: t.tokens.viewer })).status).toBe(403);
     const cancelled = await t.api('POST', `/api/v1/runs/${runId}/cancel`, { token: t.tokens.operator });
     expect(cancelled.body).toMatchObject({ outcome: 'cancelled', run: { status: 'cancelled' } });
+    // Too late: refused, as the CLI refuses it (exit 2), and nothing more journaled.
     const ended = await t.api('POST', `/api/v1/runs/${runId}/cancel`, { token: t.tokens.operator });
-    expect(ended.body).toMatchObject({ outcome: 'ended' });
+    expect(ended.status).toBe(409);
+    expect(ended.body).toMatchObject({
+      error: { code: 'RUN_ENDED', message: `run ${runId} already ended cancelled; there is nothing to cancel` },
+    });
+    const journal = (await t.store.journal(runId)).map((entry) => entry.event.type);
+    expect(journal.filter((type) => type === 'run.cancelled')).toHaveLength(1);
     expect(t.logText()).toMatch(/"event":"audit.cancelled"[^\n]*"by":"on-call operator"/);
   });
 
@@ -177,6 +183,9 @@ describe('approvals and cancellation through the API', () => {
     // A refusal the server names keeps its code and exit 2.
     const late = await runCli(['deny', other, '--comment', 'too late'], { env });
     expect(late).toMatchObject({ code: 2, stderr: expect.stringContaining('not waiting') });
+    const lateCancel = await runCli(['runs', 'cancel', other], { env });
+    expect(lateCancel).toMatchObject({ code: 2, stderr: expect.stringContaining('409: run') });
+    expect(lateCancel.stderr).toContain('already ended cancelled; there is nothing to cancel');
   });
 });
 

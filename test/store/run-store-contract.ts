@@ -28,6 +28,22 @@ export function newRun(id: string, overrides: Partial<NewRun> = {}): NewRun {
   };
 }
 
+/** Longer than any clock move of the suite. */
+const DRIVER_TTL_MS = 30 * 86_400_000;
+
+/**
+ * `store` whose `createRun` first takes the run's lease, as the engine does: a running run whose
+ * lease lapsed or is absent reads `interrupted` (its driver died).
+ */
+function driven(store: RunStore): RunStore {
+  const wrapper = Object.create(store) as RunStore;
+  wrapper.createRun = async (run) => {
+    await store.acquireLease(`run:${run.id}`, 'contract-driver', DRIVER_TTL_MS);
+    return store.createRun(run);
+  };
+  return wrapper;
+}
+
 export interface StoreFactory {
   name: string;
   open(options: RunStoreOptions): Promise<RunStore>;
@@ -41,7 +57,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
 
     beforeEach(async () => {
       clock = manualClock();
-      store = await factory.open({ now: clock.now });
+      store = driven(await factory.open({ now: clock.now }));
     });
     afterEach(async () => {
       await store.close();
@@ -77,6 +93,38 @@ export function describeRunStoreContract(factory: StoreFactory): void {
         { playbook: 'alpha', status: 'succeeded', count: 2 },
         { playbook: 'beta', status: 'running', count: 1 },
       ]);
+    });
+
+    it('reads a running run whose lease lapsed or is absent as interrupted, everywhere, and cancels it at once', async () => {
+      const raw = Object.getPrototypeOf(store) as RunStore;
+      await store.createRun(newRun('live'));
+      await raw.acquireLease('run:dying', 'driver-b', 60_000);
+      await raw.createRun(newRun('dying'));
+      await raw.createRun(newRun('orphan'));
+      expect((await store.getRun('orphan'))?.status).toBe('interrupted');
+      expect((await store.getRun('dying'))?.status).toBe('running');
+      // Its driver was killed: its lease is not renewed, and lapses.
+      clock.advance(60_000);
+      expect((await store.getRun('dying'))?.status).toBe('interrupted');
+      expect((await store.getRun('live'))?.status).toBe('running');
+      expect((await store.listRuns()).map((run) => [run.id, run.status])).toEqual([
+        ['orphan', 'interrupted'],
+        ['dying', 'interrupted'],
+        ['live', 'running'],
+      ]);
+      expect((await store.listRuns({ status: 'running' })).map((run) => run.id)).toEqual(['live']);
+      expect((await store.listRuns({ status: 'interrupted' })).map((run) => run.id)).toEqual(['orphan', 'dying']);
+      expect(await store.countRuns()).toEqual([
+        { playbook: 'rolling-cluster-update', status: 'interrupted', count: 2 },
+        { playbook: 'rolling-cluster-update', status: 'running', count: 1 },
+      ]);
+      // Nothing drives it: a cancel ends it at once, as for any interrupted run.
+      expect(await store.cancelRun('dying', 'alice')).toEqual({ outcome: 'cancelled' });
+      expect((await store.getRun('dying'))?.status).toBe('cancelled');
+      // A resume takes the lease again: running once more.
+      await raw.acquireLease('run:orphan', 'resumer', 60_000);
+      await store.markResumed('orphan');
+      expect((await store.getRun('orphan'))?.status).toBe('running');
     });
 
     it('refuses a second run with the same id', async () => {
@@ -274,7 +322,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
 
     it('refuses an event or result over the payload limit, naming the way out', async () => {
       await store.close();
-      store = await factory.open({ now: clock.now, maxPayloadBytes: 1024 });
+      store = driven(await factory.open({ now: clock.now, maxPayloadBytes: 1024 }));
       await store.createRun(newRun('r1'));
       const big = { csv: 'x'.repeat(2000) };
       await expect(
@@ -902,6 +950,40 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await store.setRunStatus('c3', 'succeeded');
       expect(await store.cancelRun('c3', 'bob')).toEqual({ outcome: 'ended', status: 'succeeded' });
       await expect(store.cancelRun('nope', 'bob')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    });
+
+    it('ends a run cancelled when its cancel was recorded before its driver wrote its end, and refuses one after', async () => {
+      const mail = (runId: string) => ({
+        key: `${runId}/succeeded/r0/ops`,
+        runId,
+        event: 'succeeded',
+        segment: 'r0',
+        channel: 'ops',
+        message: {},
+      });
+      // The driver's last step finished; the cancel comes before it writes the end: the cancel wins.
+      await store.createRun(newRun('late'));
+      expect(await store.cancelRun('late', 'alice')).toEqual({ outcome: 'requested' });
+      expect(await store.setRunStatus('late', 'succeeded', { outputs: { n: 1 }, notifications: [mail('late')] })).toBe(
+        'cancelled',
+      );
+      expect(await store.getRun('late')).toMatchObject({
+        status: 'cancelled',
+        outputs: { n: 1 },
+        error: { code: 'RUN_CANCELLED', message: 'run late was cancelled by alice' },
+      });
+      expect(await store.listNotifications({ runId: 'late' })).toEqual([]);
+      // A driver going to wait: the same.
+      await store.createRun(newRun('late-wait'));
+      await store.cancelRun('late-wait', 'alice');
+      expect(await store.suspendRun('late-wait', { reason: 'approval', path: 'gate', since: 'now' })).toBe('cancelled');
+      expect(await store.getRun('late-wait')).toMatchObject({ status: 'cancelled', error: { code: 'RUN_CANCELLED' } });
+      // The end written first: the cancel is refused, and journals nothing.
+      await store.createRun(newRun('early'));
+      expect(await store.setRunStatus('early', 'succeeded', { notifications: [mail('early')] })).toBe('succeeded');
+      expect(await store.cancelRun('early', 'alice')).toEqual({ outcome: 'ended', status: 'succeeded' });
+      expect(await store.journal('early')).toEqual([]);
+      expect(await store.listNotifications({ runId: 'early' })).toHaveLength(1);
     });
 
     it('refuses calls once closed', async () => {

@@ -54,6 +54,8 @@ afterEach(async () => {
 describe('SQLite run store', () => {
   it('keeps runs and journals across close and reopen, in WAL mode', async () => {
     const first = open();
+    // Its driver's lease outlives the reopen: the run reads running (without one, interrupted).
+    await first.acquireLease('run:r1', 'driver', 60_000);
     await first.createRun(run('r1'));
     await first.append('r1', { type: 'step.started', path: 'update', stepId: 'update', kind: 'call' });
     await first.append('r1', {

@@ -111,8 +111,11 @@ async function withRunSource<T>(env: NodeJS.ProcessEnv, work: (source: RunSource
 }
 
 async function shownRun(store: RunSource, run: RunRecord): Promise<ShownRun> {
-  // A server's run: the server's store is the one to ask about leases, and it says `running`.
-  if (run.status !== RunStatus.running || store.remote !== undefined) return run;
+  // A server's run: the server's store is the one to ask about leases (it reads a dead driver's run `interrupted`).
+  if (store.remote !== undefined) return run;
+  // The store reads a running run whose lease lapsed `interrupted` (`RunStore.getRun`); one that never got its end written crashed.
+  if (run.status === RunStatus.interrupted && run.endedAt === undefined) return { ...run, status: CRASHED };
+  if (run.status !== RunStatus.running) return run;
   if (!isStore(store)) return run;
   const heartbeatMs = await lastHeartbeatMs(store, run.id);
   return heartbeatMs === undefined
@@ -268,12 +271,16 @@ export async function listRunsAction(
   };
   const status = parseStatus(options.status);
   const found = await withRunSource(io.env, async (store) => {
-    // A crashed run is `running` in the store: asked for either, the store lists running runs and the lease tells them apart.
-    const stored = await store.listRuns(
-      status === undefined ? filter : { ...filter, status: status === CRASHED ? RunStatus.running : status },
-    );
+    // A crashed run reads `interrupted` (lease lapsed) or `running` (its process verifiably gone, its lease not yet lapsed).
+    const stored =
+      status === CRASHED
+        ? [
+            ...(await store.listRuns({ ...filter, status: RunStatus.interrupted })),
+            ...(await store.listRuns({ ...filter, status: RunStatus.running })),
+          ].sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0))
+        : await store.listRuns(status === undefined ? filter : { ...filter, status });
     const shown = await Promise.all(stored.map((run) => shownRun(store, run)));
-    return status === undefined ? shown : shown.filter((run) => run.status === status);
+    return status === undefined ? shown : shown.filter((run) => run.status === status).slice(0, filter.limit);
   });
   if (isMachineFormat(format)) {
     for (const run of found) writeMachine(io, format, { ...run, durationMs: runDurationMs(run) });
