@@ -24,7 +24,6 @@ export const CliErrorCode = {
   serverUnreachable: 'SERVER_UNREACHABLE',
   serverRefused: 'SERVER_REFUSED',
   unknownToken: 'UNKNOWN_TOKEN',
-  outsideWindow: 'OUTSIDE_WINDOW',
   runEnded: 'RUN_ENDED',
   invalidSavedWorld: 'INVALID_SAVED_WORLD',
 } as const;

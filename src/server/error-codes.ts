@@ -9,7 +9,6 @@ export const ServerErrorCode = {
   runActive: 'RUN_ACTIVE',
   /** A cancel of a run whose end was already written. */
   runEnded: 'RUN_ENDED',
-  secretInputQueued: 'SECRET_INPUT_QUEUED',
   badRequest: 'BAD_REQUEST',
   refused: 'REFUSED',
   internal: 'INTERNAL',

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { AdmissionErrorCode } from '../../src/admission/index.js';
 import { ApiErrorCode } from '../../src/api/error-codes.js';
 import { CliErrorCode } from '../../src/cli/error-codes.js';
 import { EngineErrorCode } from '../../src/engine/error-codes.js';
@@ -22,6 +23,7 @@ import { StoreErrorCode } from '../../src/store/index.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tables = {
+  AdmissionErrorCode,
   ApiErrorCode,
   CliErrorCode,
   CommonErrorCode,
