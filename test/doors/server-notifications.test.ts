@@ -28,6 +28,10 @@ beforeAll(async () => {
   mkdirSync(playbooks);
   writeFileSync(join(playbooks, 'ok.yaml'), 'name: ok\nsteps:\n  - log: all good\n');
   writeFileSync(join(playbooks, 'broken.yaml'), 'name: broken\nsteps:\n  - id: stop\n    fail: "it broke"\n');
+  writeFileSync(
+    join(playbooks, 'nightly.yaml'),
+    'name: nightly\nschedules:\n  - id: nightly-export\n    cron: "0 2 * * *"\nsteps:\n  - log: exported\n',
+  );
   const home = join(dir, 'home');
   const created = await runCli(['tokens', 'create', '--role', 'operator', '--name', 'pipeline', '-o', 'json'], {
     env: { FLEETBOOK_HOME: home },
@@ -47,26 +51,35 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(playbook: string): Promise<string> {
-  const answer = await fetch(`${url}/api/v1/runs`, {
+async function post(path: string, body?: unknown): Promise<string> {
+  const answer = await fetch(`${url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ playbook }),
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   expect(answer.status).toBe(202);
   return ((await answer.json()) as { run: { id: string } }).run.id;
 }
 
+const start = (playbook: string) => post('/api/v1/runs', { playbook });
+
 describe('runs started through the server notify', () => {
-  it("api.start: a run's end reaches the webhook once, succeeded or failed", async () => {
+  it("api.start, api.trigger: a run's end reaches the webhook once, succeeded or failed", async () => {
     const ok = await start('ok');
     const broken = await start('broken');
-    await receiver.arrived(2);
+    const triggered = await post('/api/v1/schedules/nightly-export/trigger');
+    await receiver.arrived(3);
     expect(await server.signal('SIGTERM')).toBe(0);
     const byRun = (runId: string) => receiver.arrivals.filter((arrival) => arrival.body.runId === runId);
     expect(byRun(ok)).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'succeeded' }) })]);
     expect(byRun(broken)).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'failed' }) })]);
-    expect(receiver.deliveredKeys()).toHaveLength(2);
-    expect(receiver.arrivals).toHaveLength(2);
+    expect(byRun(triggered)).toEqual([
+      expect.objectContaining({ body: expect.objectContaining({ status: 'succeeded' }) }),
+    ]);
+    expect(receiver.deliveredKeys()).toHaveLength(3);
+    expect(receiver.arrivals).toHaveLength(3);
   });
 });
