@@ -19,12 +19,23 @@ export default tseslint.config(
     },
   },
   {
-    // The engine, the scheduler and the simulator's server are small pieces (CONTRIBUTING.md,
-    // src/simulator/ARCHITECTURE.md): a function that outgrows 80 lines is split, not grown.
-    // The simulator areas' handler tables (src/simulator/areas/) are not split yet, hence
-    // only the server's own files.
-    files: ['src/engine/**/*.ts', 'src/scheduler/**/*.ts', 'src/simulator/*.ts'],
-    ignores: ['**/*.test.ts', '**/*.test-kit.ts'],
+    // A function that outgrows 80 lines is split into named pieces, not grown (CONTRIBUTING.md).
+    files: ['src/**/*.ts'],
+    ignores: [
+      '**/*.test.ts',
+      '**/*.test-kit.ts',
+      // The simulator areas' handler tables (one entry per operation): exempt by decision.
+      'src/simulator/areas/**',
+      '!src/simulator/areas/private-cloud/view-cache.ts',
+      // Still over the limit, still to be split (each is being changed elsewhere):
+      'src/server/app.ts',
+      'src/server/run-launcher.ts',
+      'src/server/ui/pages.ts',
+      'src/store/fold-journal.ts',
+      'src/store/memory-store.ts',
+      'src/store/postgres-store.ts',
+      'src/store/sqlite-store.ts',
+    ],
     rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
   },
 );

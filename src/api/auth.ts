@@ -4,7 +4,7 @@
  * token never enter a log line or an error message.
  */
 import type { Dispatcher } from 'undici';
-import { createSecretRegistry, type Logger } from '../logging/index.js';
+import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import { untilAborted } from '../timers/index.js';
 import { ApiError, asFinal, createHttpError, InvalidResponseError } from './errors.js';
 import { withRetry, type RetryPolicy } from './retry.js';
@@ -56,6 +56,85 @@ function waitFor<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promi
   return signal ? untilAborted(promise, signal) : promise;
 }
 
+/** One request to the token endpoint; its answer as a cached token, or the error it makes. */
+async function requestToken(
+  options: TokenProviderOptions,
+  url: string,
+  secretScrubber: SecretRegistry,
+): Promise<CachedToken> {
+  const { credentials, logger } = options;
+  const form = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: credentials.clientId,
+    client_secret: credentials.clientSecret,
+  }).toString();
+  const startedAt = Date.now();
+  const response = await sendRequest({
+    operationId: TOKEN_OPERATION,
+    // Asking for a token twice is harmless: its failures are retried like a read's.
+    write: false,
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: form,
+    dispatcher: options.dispatcher,
+    timeoutMs: options.requestTimeoutMs,
+  });
+  const text = await readText(
+    response.body,
+    { operationId: TOKEN_OPERATION, write: false },
+    response.status >= 400 ? 16_384 : Infinity,
+  );
+  logger?.debug(
+    { operationId: TOKEN_OPERATION, httpStatus: response.status, durationMs: Date.now() - startedAt },
+    'token request answered',
+  );
+  if (response.status >= 400) {
+    const refused = response.status === 400 || response.status === 401;
+    throw createHttpError({
+      operationId: TOKEN_OPERATION,
+      status: response.status,
+      // An endpoint echoing the form back must not carry the secret into the error.
+      bodyText: secretScrubber.scrub(text),
+      headers: response.headers,
+      write: false,
+      ...(refused
+        ? {
+            advice: `The token endpoint refused the credentials of API client '${credentials.clientId}': check the client id and secret (FLEETBOOK_CLIENT_ID, FLEETBOOK_CLIENT_SECRET) and that the client is not revoked.`,
+          }
+        : {}),
+    });
+  }
+  return tokenFromAnswer(response.status, text);
+}
+
+/** The token and its renewal time from a successful answer's body. */
+function tokenFromAnswer(status: number, text: string): CachedToken {
+  let parsed: { access_token?: unknown; expires_in?: unknown };
+  try {
+    parsed = JSON.parse(text) as typeof parsed;
+  } catch {
+    parsed = {};
+  }
+  // Never quote the body here: it holds the token.
+  if (typeof parsed.access_token !== 'string' || parsed.access_token.length === 0) {
+    throw new InvalidResponseError(
+      `The token endpoint answered HTTP ${status} without an access_token; check FLEETBOOK_AUTH_URL.`,
+      'INVALID_TOKEN_RESPONSE',
+      {
+        operationId: TOKEN_OPERATION,
+        status,
+        retryable: false,
+      },
+    );
+  }
+  const expiresIn = typeof parsed.expires_in === 'number' ? parsed.expires_in : Number(parsed.expires_in);
+  return {
+    value: parsed.access_token,
+    renewAt: renewalTime(Date.now(), Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined),
+  };
+}
+
 export function createTokenProvider(options: TokenProviderOptions): TokenProvider {
   const { credentials, logger } = options;
   const url = new URL(
@@ -67,73 +146,7 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
   let cached: CachedToken | undefined;
   let inflight: Promise<CachedToken> | undefined;
 
-  const requestOnce = async (): Promise<CachedToken> => {
-    const form = new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: credentials.clientId,
-      client_secret: credentials.clientSecret,
-    }).toString();
-    const startedAt = Date.now();
-    const response = await sendRequest({
-      operationId: TOKEN_OPERATION,
-      // Asking for a token twice is harmless: its failures are retried like a read's.
-      write: false,
-      url,
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form,
-      dispatcher: options.dispatcher,
-      timeoutMs: options.requestTimeoutMs,
-    });
-    const text = await readText(
-      response.body,
-      { operationId: TOKEN_OPERATION, write: false },
-      response.status >= 400 ? 16_384 : Infinity,
-    );
-    logger?.debug(
-      { operationId: TOKEN_OPERATION, httpStatus: response.status, durationMs: Date.now() - startedAt },
-      'token request answered',
-    );
-    if (response.status >= 400) {
-      const refused = response.status === 400 || response.status === 401;
-      throw createHttpError({
-        operationId: TOKEN_OPERATION,
-        status: response.status,
-        // An endpoint echoing the form back must not carry the secret into the error.
-        bodyText: secretScrubber.scrub(text),
-        headers: response.headers,
-        write: false,
-        ...(refused
-          ? {
-              advice: `The token endpoint refused the credentials of API client '${credentials.clientId}': check the client id and secret (FLEETBOOK_CLIENT_ID, FLEETBOOK_CLIENT_SECRET) and that the client is not revoked.`,
-            }
-          : {}),
-      });
-    }
-    let parsed: { access_token?: unknown; expires_in?: unknown };
-    try {
-      parsed = JSON.parse(text) as typeof parsed;
-    } catch {
-      parsed = {};
-    }
-    // Never quote the body here: it holds the token.
-    if (typeof parsed.access_token !== 'string' || parsed.access_token.length === 0) {
-      throw new InvalidResponseError(
-        `The token endpoint answered HTTP ${response.status} without an access_token; check FLEETBOOK_AUTH_URL.`,
-        'INVALID_TOKEN_RESPONSE',
-        {
-          operationId: TOKEN_OPERATION,
-          status: response.status,
-          retryable: false,
-        },
-      );
-    }
-    const expiresIn = typeof parsed.expires_in === 'number' ? parsed.expires_in : Number(parsed.expires_in);
-    return {
-      value: parsed.access_token,
-      renewAt: renewalTime(Date.now(), Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined),
-    };
-  };
+  const requestOnce = (): Promise<CachedToken> => requestToken(options, url, secretScrubber);
 
   const fetchToken = (): Promise<CachedToken> =>
     withRetry(() => requestOnce(), {

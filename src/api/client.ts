@@ -114,6 +114,22 @@ function checkUrl(name: string, value: string | undefined): string {
   return value as string;
 }
 
+type AreaMethod = (input?: CallInput, callOptions?: CallOptions) => Promise<CallResult>;
+
+/** `client.<area>.<verbNoun>` for every callable operation of the catalogue. */
+function areaMethods(
+  catalogue: OperationCatalogue,
+  invoke: (operationId: string, input?: CallInput, callOptions?: CallOptions) => Promise<CallResult>,
+): Record<string, Record<string, AreaMethod>> {
+  const areas: Record<string, Record<string, AreaMethod>> = {};
+  for (const operation of catalogue.operations) {
+    if (operation.base === 'auth') continue;
+    const method = operation.id.slice(operation.area.length + 1);
+    (areas[operation.area] ??= {})[method] = (input, callOptions) => invoke(operation.id, input, callOptions);
+  }
+  return areas;
+}
+
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
   const { credentials } = options;
   if (!credentials?.clientId || !credentials.clientSecret) {
@@ -159,16 +175,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const invoke = (operationId: string, input: CallInput = {}, callOptions: CallOptions = {}): Promise<CallResult> =>
     executor.call(operationId, input, callOptions);
 
-  // `client.<area>.<verbNoun>` for every callable operation of the catalogue.
-  const areas: Record<
-    string,
-    Record<string, (input?: CallInput, callOptions?: CallOptions) => Promise<CallResult>>
-  > = {};
-  for (const operation of catalogue.operations) {
-    if (operation.base === 'auth') continue;
-    const method = operation.id.slice(operation.area.length + 1);
-    (areas[operation.area] ??= {})[method] = (input, callOptions) => invoke(operation.id, input, callOptions);
-  }
+  const areas = areaMethods(catalogue, invoke);
 
   const addresses = { baseUrl: options.baseUrl, regionalUrl: options.regionalUrl };
   const describeRequest = (

@@ -207,107 +207,11 @@ function csvSummary(
   operationId: string,
   columns: readonly string[],
 ): { summary: Transform; result: () => Pick<DownloadResult, 'rows' | 'sums' | 'nonNumeric'> } {
-  const sums: Record<string, number> = Object.fromEntries(columns.map((column) => [column, 0]));
-  const nonNumeric: Record<string, number> = {};
-  let header: string[] | undefined;
-  const headerCells: string[] = [];
-  /** Summed columns by their position, once the header is read. */
-  let summed = new Map<number, string>();
-  let rows = 0;
-  /** The bytes of the cell being read, when it is kept (a header cell, or a summed column's). */
-  const cell = new CellBytes();
-  let index = 0;
-  let keepCell = true;
-  let inQuotes = false;
-  /** Inside quotes, a quote was just read: the next byte says whether it was `""` or the closing one. */
-  let quoteSeen = false;
-  let recordHasText = false;
-
-  /** Adds a summed column's cell: a plain decimal read from its bytes, else its text as `Number` reads it (empty adds nothing). */
-  const addCell = (column: string): void => {
-    const plain = cell.plainDecimal();
-    if (plain !== undefined) {
-      sums[column] = (sums[column] ?? 0) + plain;
-      return;
-    }
-    const text = cell.text().trim();
-    if (text === '') return;
-    const value = Number(text);
-    if (Number.isFinite(value)) sums[column] = (sums[column] ?? 0) + value;
-    else nonNumeric[column] = (nonNumeric[column] ?? 0) + 1;
-  };
-  const endCell = (): void => {
-    if (keepCell) {
-      if (header === undefined) headerCells[index] = cell.text().trim();
-      else {
-        const column = summed.get(index);
-        if (column !== undefined) addCell(column);
-      }
-      cell.length = 0;
-    }
-    index += 1;
-    keepCell = header === undefined || summed.has(index);
-  };
-  const endRecord = (): void => {
-    endCell();
-    // A blank line is no record (its one cell is empty, so it added to no sum).
-    if (recordHasText) {
-      if (header === undefined) {
-        const names = headerCells.map((name) => name ?? '');
-        header = names;
-        const missing = columns.filter((column) => !names.includes(column));
-        if (missing.length > 0) {
-          throw new ApiError(
-            `${operationId}: the CSV has no column ${missing.map((column) => `'${column}'`).join(', ')} to sum (its columns: ${names.join(', ')}).`,
-            'CSV_COLUMN_NOT_FOUND',
-            { operationId, retryable: false },
-          );
-        }
-        summed = new Map(columns.map((column) => [names.indexOf(column), column]));
-      } else {
-        rows += 1;
-      }
-    } else if (header === undefined) {
-      headerCells.length = 0;
-    }
-    index = 0;
-    keepCell = header === undefined || summed.has(0);
-    recordHasText = false;
-  };
-  const read = (bytes: Buffer): void => {
-    for (let at = 0; at < bytes.length; at += 1) {
-      const byte = bytes[at]!;
-      if (quoteSeen) {
-        quoteSeen = false;
-        if (byte === QUOTE) {
-          if (keepCell) cell.push(QUOTE);
-          continue;
-        }
-        inQuotes = false;
-      }
-      if (inQuotes) {
-        if (byte === QUOTE) quoteSeen = true;
-        else if (keepCell) cell.push(byte);
-        continue;
-      }
-      if (byte === QUOTE) {
-        inQuotes = true;
-        recordHasText = true;
-      } else if (byte === COMMA) {
-        recordHasText = true;
-        endCell();
-      } else if (byte === NEWLINE) {
-        endRecord();
-      } else if (byte !== CARRIAGE_RETURN) {
-        recordHasText = true;
-        if (keepCell) cell.push(byte);
-      }
-    }
-  };
+  const parser = new CsvSummaryParser(operationId, columns);
   const summary = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       try {
-        read(chunk);
+        parser.read(chunk);
         done(null, chunk);
       } catch (error) {
         done(error as Error);
@@ -315,22 +219,140 @@ function csvSummary(
     },
     flush(done) {
       try {
-        // A last record without a line break.
-        if (recordHasText || index > 0) endRecord();
+        parser.finish();
         done();
       } catch (error) {
         done(error as Error);
       }
     },
   });
-  return {
-    summary,
-    result: () => ({
-      rows,
-      sums: { ...sums },
-      ...(Object.keys(nonNumeric).length > 0 ? { nonNumeric: { ...nonNumeric } } : {}),
-    }),
-  };
+  return { summary, result: () => parser.result() };
+}
+
+/** The state of `csvSummary`'s parse: the byte reader's (quotes, the cell) and the tally's (header, sums). */
+class CsvSummaryParser {
+  private readonly sums: Record<string, number>;
+  private readonly nonNumeric: Record<string, number> = {};
+  private header: string[] | undefined;
+  private readonly headerCells: string[] = [];
+  /** Summed columns by their position, once the header is read. */
+  private summed = new Map<number, string>();
+  private rows = 0;
+  /** The bytes of the cell being read, when it is kept (a header cell, or a summed column's). */
+  private readonly cell = new CellBytes();
+  private index = 0;
+  private keepCell = true;
+  private inQuotes = false;
+  /** Inside quotes, a quote was just read: the next byte says whether it was `""` or the closing one. */
+  private quoteSeen = false;
+  private recordHasText = false;
+
+  constructor(
+    private readonly operationId: string,
+    private readonly columns: readonly string[],
+  ) {
+    this.sums = Object.fromEntries(columns.map((column) => [column, 0]));
+  }
+
+  read(bytes: Buffer): void {
+    for (let at = 0; at < bytes.length; at += 1) {
+      const byte = bytes[at]!;
+      if (this.quoteSeen) {
+        this.quoteSeen = false;
+        if (byte === QUOTE) {
+          if (this.keepCell) this.cell.push(QUOTE);
+          continue;
+        }
+        this.inQuotes = false;
+      }
+      if (this.inQuotes) {
+        if (byte === QUOTE) this.quoteSeen = true;
+        else if (this.keepCell) this.cell.push(byte);
+        continue;
+      }
+      if (byte === QUOTE) {
+        this.inQuotes = true;
+        this.recordHasText = true;
+      } else if (byte === COMMA) {
+        this.recordHasText = true;
+        this.endCell();
+      } else if (byte === NEWLINE) {
+        this.endRecord();
+      } else if (byte !== CARRIAGE_RETURN) {
+        this.recordHasText = true;
+        if (this.keepCell) this.cell.push(byte);
+      }
+    }
+  }
+
+  /** The end of the body: a last record without a line break still counts. */
+  finish(): void {
+    if (this.recordHasText || this.index > 0) this.endRecord();
+  }
+
+  result(): Pick<DownloadResult, 'rows' | 'sums' | 'nonNumeric'> {
+    return {
+      rows: this.rows,
+      sums: { ...this.sums },
+      ...(Object.keys(this.nonNumeric).length > 0 ? { nonNumeric: { ...this.nonNumeric } } : {}),
+    };
+  }
+
+  /** Adds a summed column's cell: a plain decimal read from its bytes, else its text as `Number` reads it (empty adds nothing). */
+  private addCell(column: string): void {
+    const plain = this.cell.plainDecimal();
+    if (plain !== undefined) {
+      this.sums[column] = (this.sums[column] ?? 0) + plain;
+      return;
+    }
+    const text = this.cell.text().trim();
+    if (text === '') return;
+    const value = Number(text);
+    if (Number.isFinite(value)) this.sums[column] = (this.sums[column] ?? 0) + value;
+    else this.nonNumeric[column] = (this.nonNumeric[column] ?? 0) + 1;
+  }
+
+  private endCell(): void {
+    if (this.keepCell) {
+      if (this.header === undefined) this.headerCells[this.index] = this.cell.text().trim();
+      else {
+        const column = this.summed.get(this.index);
+        if (column !== undefined) this.addCell(column);
+      }
+      this.cell.length = 0;
+    }
+    this.index += 1;
+    this.keepCell = this.header === undefined || this.summed.has(this.index);
+  }
+
+  private endRecord(): void {
+    this.endCell();
+    // A blank line is no record (its one cell is empty, so it added to no sum).
+    if (this.recordHasText) {
+      if (this.header === undefined) this.readHeader();
+      else this.rows += 1;
+    } else if (this.header === undefined) {
+      this.headerCells.length = 0;
+    }
+    this.index = 0;
+    this.keepCell = this.header === undefined || this.summed.has(0);
+    this.recordHasText = false;
+  }
+
+  /** The first record names the columns: the summed ones must be among them. */
+  private readHeader(): void {
+    const names = this.headerCells.map((name) => name ?? '');
+    this.header = names;
+    const missing = this.columns.filter((column) => !names.includes(column));
+    if (missing.length > 0) {
+      throw new ApiError(
+        `${this.operationId}: the CSV has no column ${missing.map((column) => `'${column}'`).join(', ')} to sum (its columns: ${names.join(', ')}).`,
+        'CSV_COLUMN_NOT_FOUND',
+        { operationId: this.operationId, retryable: false },
+      );
+    }
+    this.summed = new Map(this.columns.map((column) => [names.indexOf(column), column]));
+  }
 }
 
 /**

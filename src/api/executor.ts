@@ -128,28 +128,25 @@ function parseBody(operationId: string, status: number, contentType: string | un
   }
 }
 
+/** One exchange's fixed parts: what every attempt of it sends and where it counts. */
+interface Exchange {
+  options: ExecutorOptions;
+  clock: Clock;
+  op: OperationDescriptor;
+  operationId: string;
+  built: ReturnType<typeof buildRequest>;
+  write: boolean;
+  /** The rate-limit group the call is paced in. */
+  group: string;
+  signal: AbortSignal | undefined;
+}
+
 export function createExecutor(options: ExecutorOptions): Executor {
-  const { catalogue, tokens, limiter, logger } = options;
+  const { catalogue, limiter, logger } = options;
   const clock = options.clock ?? systemClock;
-  const callable = catalogue.operations
-    .filter((operation) => operation.base !== 'auth')
-    .map((operation) => operation.id);
+  const operation = operationLookup(catalogue);
 
-  const operation = (operationId: string): OperationDescriptor => {
-    const found = catalogue.byId.get(operationId);
-    if (!found) {
-      throw new UnknownOperationError(
-        `Unknown operation '${operationId}'.${didYouMean(operationId, callable)} Run \`fleetbook actions\` for the list.`,
-      );
-    }
-    if (found.base === 'auth') {
-      throw new UnknownOperationError(
-        `${operationId} is not callable: the client obtains and renews tokens itself, and a token must never become a step output.`,
-      );
-    }
-    return found;
-  };
-
+  // Async so that an unknown operation is a rejected promise, as every other failure is.
   async function exchange<T>(
     operationId: string,
     input: CallInput,
@@ -163,53 +160,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const write = op.isWrite && !callOptions.idempotent;
     const group = op.rateLimit?.group ?? op.area;
     const signal = callOptions.signal;
-
-    const send = (token: string): Promise<IncomingResponse> =>
-      sendRequest({
-        operationId,
-        write,
-        url: built.url,
-        method: op.method,
-        headers: { ...built.headers, authorization: `Bearer ${token}` },
-        ...(built.body === undefined ? {} : { body: built.body }),
-        dispatcher: options.dispatcher,
-        timeoutMs: options.requestTimeoutMs,
-        signal,
-      });
-
-    const shared = options.sharedBudget;
-    /** The group's pace in force here (its cap, lowered by 429s), for the shared bucket. */
-    const pace = (): { perMinute: number; burst: number } => {
-      const perMinute = limiter.currentCap(group) ?? op.rateLimit?.perMinute ?? 600;
-      return { perMinute, burst: burstOf(perMinute) };
-    };
-    const pushShared = (ms: number): void => {
-      if (!shared) return;
-      const { perMinute, burst } = pace();
-      // A failure to push is the other processes' loss of a hint, not this call's failure.
-      shared
-        .push(group, ms, perMinute, burst)
-        .catch((error: unknown) => logger?.warn({ operationId, err: error }, 'could not share a rate-limit pause'));
-    };
+    const call: Exchange = { options, clock, op, operationId, built, write, group, signal };
 
     const attemptOnce = async (attempt: number): Promise<T> => {
-      if (shared) {
-        const { perMinute, burst } = pace();
-        if (Number.isFinite(perMinute)) {
-          const waitMs = await shared.take(group, perMinute, burst);
-          if (waitMs > 0) await sleepOn(clock, waitMs, signal);
-        }
-      }
+      await takeSharedBudget(call);
       const startedAt = clock.now();
-      let token = await tokens.getToken(signal);
-      let response = await send(token);
-      if (response.status === 401) {
-        // The token may have been revoked or expired early: renew it once and repeat.
-        await response.body.dump();
-        tokens.invalidate(token);
-        token = await tokens.getToken(signal);
-        response = await send(token);
-      }
+      const response = await sendAuthorised(call);
       logger?.debug(
         { operationId, attempt, httpStatus: response.status, durationMs: clock.now() - startedAt },
         'platform answered',
@@ -217,32 +173,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // The server's own statement of the group's limit is the pace to keep, whatever was published or configured.
       const stated = serverLimitPerMinute(response.headers);
       if (stated !== undefined) limiter.adoptServerLimit(group, stated, quotaRemaining(response.headers));
-      if (response.status < 200 || response.status >= 300) {
-        const error = createHttpError({
-          operationId,
-          status: response.status,
-          bodyText: await readText(response.body, { operationId, write }, MAX_ERROR_BODY_CHARS),
-          headers: response.headers,
-          write,
-          ...(op.permission ? { permission: op.permission } : {}),
-        });
-        if (response.status === 429) {
-          // The pause honours the server's hint. The group slows down (its cap halved) only when
-          // the answer reports the quota spent: a 429 without that (an overloaded front end, an
-          // injected fault) says nothing about the pace, and halving on each of those would
-          // sink the cap of a busy group however fast the platform recovers.
-          limiter.pauseGroup(group, error.retryAfterMs ?? options.retry.initialDelayMs, {
-            sentAt: startedAt,
-            slowDown: reportsQuotaSpent(response.headers),
-          });
-          pushShared(error.retryAfterMs ?? options.retry.initialDelayMs);
-        }
-        throw error;
-      }
+      if (response.status < 200 || response.status >= 300) throw await refusal(call, response, startedAt);
       // A success that spent the quota: every process holds off the group until the window resets.
-      if (shared && reportsQuotaSpent(response.headers)) {
+      if (options.sharedBudget && reportsQuotaSpent(response.headers)) {
         const resetMs = retryAfterMsOf(undefined, response.headers, clock.now());
-        if (resetMs !== undefined && resetMs > 0) pushShared(resetMs);
+        if (resetMs !== undefined && resetMs > 0) pushShared(call, resetMs);
       }
       return consume(response, { operation: op, region: built.region, attempt, write });
     };
@@ -283,4 +218,107 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }));
 
   return { catalogue, clock, operation, exchange, call };
+}
+
+/** The callable operation by id; an unknown id (or the token endpoint's) is an error naming close matches. */
+function operationLookup(catalogue: OperationCatalogue): (operationId: string) => OperationDescriptor {
+  const callable = catalogue.operations
+    .filter((operation) => operation.base !== 'auth')
+    .map((operation) => operation.id);
+  return (operationId) => {
+    const found = catalogue.byId.get(operationId);
+    if (!found) {
+      throw new UnknownOperationError(
+        `Unknown operation '${operationId}'.${didYouMean(operationId, callable)} Run \`fleetbook actions\` for the list.`,
+      );
+    }
+    if (found.base === 'auth') {
+      throw new UnknownOperationError(
+        `${operationId} is not callable: the client obtains and renews tokens itself, and a token must never become a step output.`,
+      );
+    }
+    return found;
+  };
+}
+
+/** The request sent with `token`. */
+function send(call: Exchange, token: string): Promise<IncomingResponse> {
+  const { options, built } = call;
+  return sendRequest({
+    operationId: call.operationId,
+    write: call.write,
+    url: built.url,
+    method: call.op.method,
+    headers: { ...built.headers, authorization: `Bearer ${token}` },
+    ...(built.body === undefined ? {} : { body: built.body }),
+    dispatcher: options.dispatcher,
+    timeoutMs: options.requestTimeoutMs,
+    signal: call.signal,
+  });
+}
+
+/** Sends the request with the cached token, and once more with a new one after a 401. */
+async function sendAuthorised(call: Exchange): Promise<IncomingResponse> {
+  const { tokens } = call.options;
+  const token = await tokens.getToken(call.signal);
+  const response = await send(call, token);
+  if (response.status !== 401) return response;
+  // The token may have been revoked or expired early: renew it once and repeat.
+  await response.body.dump();
+  tokens.invalidate(token);
+  return send(call, await tokens.getToken(call.signal));
+}
+
+/** The group's pace in force here (its cap, lowered by 429s), for the shared bucket. */
+function pace(call: Exchange): { perMinute: number; burst: number } {
+  const perMinute = call.options.limiter.currentCap(call.group) ?? call.op.rateLimit?.perMinute ?? 600;
+  return { perMinute, burst: burstOf(perMinute) };
+}
+
+/** Waits for the budget shared with other processes, when there is one and the group is capped. */
+async function takeSharedBudget(call: Exchange): Promise<void> {
+  const shared = call.options.sharedBudget;
+  if (!shared) return;
+  const { perMinute, burst } = pace(call);
+  if (!Number.isFinite(perMinute)) return;
+  const waitMs = await shared.take(call.group, perMinute, burst);
+  if (waitMs > 0) await sleepOn(call.clock, waitMs, call.signal);
+}
+
+/** Tells the other processes to hold off the group for `ms`. */
+function pushShared(call: Exchange, ms: number): void {
+  const shared = call.options.sharedBudget;
+  if (!shared) return;
+  const { perMinute, burst } = pace(call);
+  // A failure to push is the other processes' loss of a hint, not this call's failure.
+  shared
+    .push(call.group, ms, perMinute, burst)
+    .catch((error: unknown) =>
+      call.options.logger?.warn({ operationId: call.operationId, err: error }, 'could not share a rate-limit pause'),
+    );
+}
+
+/** The error a non-2xx answer makes; a 429 also pauses the group, here and in the other processes. */
+async function refusal(call: Exchange, response: IncomingResponse, startedAt: number): Promise<ApiError> {
+  const { options, operationId, write, op } = call;
+  const error = createHttpError({
+    operationId,
+    status: response.status,
+    bodyText: await readText(response.body, { operationId, write }, MAX_ERROR_BODY_CHARS),
+    headers: response.headers,
+    write,
+    ...(op.permission ? { permission: op.permission } : {}),
+  });
+  if (response.status === 429) {
+    // The pause honours the server's hint. The group slows down (its cap halved) only when
+    // the answer reports the quota spent: a 429 without that (an overloaded front end, an
+    // injected fault) says nothing about the pace, and halving on each of those would
+    // sink the cap of a busy group however fast the platform recovers.
+    options.limiter.pauseGroup(call.group, error.retryAfterMs ?? options.retry.initialDelayMs, {
+      sentAt: startedAt,
+      slowDown: reportsQuotaSpent(response.headers),
+    });
+    pushShared(call, error.retryAfterMs ?? options.retry.initialDelayMs);
+  }
+  return error;
 }

@@ -169,20 +169,22 @@ function recoveryStep(limit: number): number {
   return Math.max(1, Math.ceil(limit / 10));
 }
 
-export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
-  const overrides = options.perMinute ?? {};
-  for (const [group, value] of Object.entries(overrides)) checkCount(`rateLimits.perMinute['${group}']`, value, 1);
-  const defaultPerMinute = checkCount('rateLimits.defaultPerMinute', options.defaultPerMinute ?? 600, 1);
-  const windowMs = options.windowMs ?? 60_000;
-  const clock = options.clock ?? systemClock;
-  const slots = new Slots(checkCount('maxConcurrency', options.maxConcurrency ?? 16, 1));
-  const buckets = new Map<string, Bucket>();
+/** The groups' token buckets: their pacing, their queues of waiting requests, their slowdowns. */
+class Buckets {
+  readonly byGroup = new Map<string, Bucket>();
 
-  const bucketOf = (group: string, published: number | undefined): Bucket => {
-    let bucket = buckets.get(group);
+  constructor(
+    private readonly overrides: Record<string, number>,
+    private readonly defaultPerMinute: number,
+    private readonly windowMs: number,
+    private readonly clock: Clock,
+  ) {}
+
+  of(group: string, published: number | undefined): Bucket {
+    let bucket = this.byGroup.get(group);
     if (!bucket) {
-      const limit = overrides[group] ?? published ?? defaultPerMinute;
-      const now = clock.now();
+      const limit = this.overrides[group] ?? published ?? this.defaultPerMinute;
+      const now = this.clock.now();
       bucket = {
         limit,
         cap: limit,
@@ -195,13 +197,14 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         waiters: [],
         timer: undefined,
       };
-      buckets.set(group, bucket);
+      this.byGroup.set(group, bucket);
     }
     return bucket;
-  };
+  }
 
   /** Brings the cap (recovery) and the tokens (refill) up to `now`. */
-  const refresh = (bucket: Bucket, now: number): void => {
+  refresh(bucket: Bucket, now: number): void {
+    const { windowMs } = this;
     if (bucket.cap < bucket.limit) {
       const calmWindows = Math.floor((now - bucket.calmSince) / windowMs);
       if (calmWindows > 0) {
@@ -214,30 +217,30 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       ? Math.min(burst, bucket.tokens + ((now - bucket.refilledAt) * bucket.cap) / windowMs)
       : Infinity;
     bucket.refilledAt = now;
-  };
+  }
 
-  const arm = (bucket: Bucket, ms: number): void => {
+  private arm(bucket: Bucket, ms: number): void {
     bucket.timer?.cancel();
-    bucket.timer = clock.setTimer(
+    bucket.timer = this.clock.setTimer(
       () => {
         bucket.timer = undefined;
-        pump(bucket);
+        this.pump(bucket);
       },
       Math.max(1, Math.ceil(ms)),
     );
-  };
+  }
 
   /** Admits waiters, first come first served, while the bucket has unreserved tokens. */
-  function pump(bucket: Bucket): void {
-    const now = clock.now();
-    refresh(bucket, now);
+  pump(bucket: Bucket): void {
+    const now = this.clock.now();
+    this.refresh(bucket, now);
     while (bucket.waiters.length > 0) {
-      if (now < bucket.pausedUntil) return arm(bucket, bucket.pausedUntil - now);
+      if (now < bucket.pausedUntil) return this.arm(bucket, bucket.pausedUntil - now);
       const free = bucket.tokens - bucket.reserved;
       if (free < 1) {
         // Requests admitted earlier still wait for a global slot; the next start calls pump.
         if (bucket.reserved >= burstOf(bucket.cap)) return;
-        return arm(bucket, ((1 - free) * windowMs) / bucket.cap);
+        return this.arm(bucket, ((1 - free) * this.windowMs) / bucket.cap);
       }
       bucket.reserved += 1;
       bucket.waiters.shift()?.resolve();
@@ -247,17 +250,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   }
 
   /** Admits a request at once when nobody waits before it and the bucket has an unreserved token. */
-  const admitNow = (bucket: Bucket): boolean => {
+  admitNow(bucket: Bucket): boolean {
     if (bucket.waiters.length > 0) return false;
-    const now = clock.now();
-    refresh(bucket, now);
+    const now = this.clock.now();
+    this.refresh(bucket, now);
     if (now < bucket.pausedUntil || bucket.tokens - bucket.reserved < 1) return false;
     bucket.reserved += 1;
     return true;
-  };
+  }
 
-  const admit = (bucket: Bucket, signal: AbortSignal | undefined, first: boolean): Promise<void> =>
-    new Promise((resolve, reject) => {
+  admit(bucket: Bucket, signal: AbortSignal | undefined, first: boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason as Error);
       const leave = (): void => {
         const index = bucket.waiters.indexOf(waiter);
@@ -273,22 +276,64 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       if (signal) onAbort(signal, leave);
       if (first) bucket.waiters.unshift(waiter);
       else bucket.waiters.push(waiter);
-      pump(bucket);
+      this.pump(bucket);
     });
+  }
 
   /**
    * Called when an admitted request gets its global slot. A 429 may have paused the bucket
    * (or used up its tokens) while the request waited for the slot: then it must not start.
    */
-  const begin = (bucket: Bucket): boolean => {
-    const now = clock.now();
-    refresh(bucket, now);
+  begin(bucket: Bucket): boolean {
+    const now = this.clock.now();
+    this.refresh(bucket, now);
     bucket.reserved -= 1;
     const allowed = now >= bucket.pausedUntil && bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
-    pump(bucket);
+    this.pump(bucket);
     return allowed;
-  };
+  }
+
+  pause(group: string, ms: number, sentAt: number, slowDown: boolean): void {
+    const bucket = this.of(group, undefined);
+    const now = this.clock.now();
+    this.refresh(bucket, now);
+    // Requests sent at the old rate answer 429 together; one halving per slowdown.
+    if (slowDown && sentAt >= bucket.decreasedAt && Number.isFinite(bucket.cap)) {
+      bucket.cap = Math.max(1, Math.floor(bucket.cap / 2));
+      bucket.decreasedAt = now;
+    }
+    bucket.calmSince = now;
+    bucket.pausedUntil = Math.max(bucket.pausedUntil, now + ms);
+    // The server counts this group as spent: one start when the pause ends, then the new pace.
+    if (Number.isFinite(bucket.cap))
+      bucket.tokens = Math.min(bucket.tokens, 1 - ((bucket.pausedUntil - now) * bucket.cap) / this.windowMs);
+    this.pump(bucket);
+  }
+
+  adoptServerLimit(group: string, perWindow: number, remaining: number | undefined): void {
+    if (!(Number.isInteger(perWindow) && perWindow >= 1)) return;
+    const bucket = this.byGroup.get(group);
+    if (!bucket) return;
+    this.refresh(bucket, this.clock.now());
+    if (bucket.limit !== perWindow) {
+      const slowed = bucket.cap < bucket.limit;
+      bucket.limit = perWindow;
+      bucket.cap = slowed ? Math.min(bucket.cap, perWindow) : perWindow;
+      bucket.tokens = Math.min(bucket.tokens, burstOf(bucket.cap));
+    }
+    if (remaining !== undefined && remaining >= 0) bucket.tokens = Math.min(bucket.tokens, remaining);
+    this.pump(bucket);
+  }
+}
+
+export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
+  const overrides = options.perMinute ?? {};
+  for (const [group, value] of Object.entries(overrides)) checkCount(`rateLimits.perMinute['${group}']`, value, 1);
+  const defaultPerMinute = checkCount('rateLimits.defaultPerMinute', options.defaultPerMinute ?? 600, 1);
+  const clock = options.clock ?? systemClock;
+  const slots = new Slots(checkCount('maxConcurrency', options.maxConcurrency ?? 16, 1));
+  const buckets = new Buckets(overrides, defaultPerMinute, options.windowMs ?? 60_000, clock);
 
   return {
     async schedule<T>(
@@ -297,7 +342,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       task: () => Promise<T>,
       signal?: AbortSignal,
     ): Promise<T> {
-      const bucket = bucketOf(group, publishedPerMinute);
+      const bucket = buckets.of(group, publishedPerMinute);
       // The rate gate comes first and the concurrency slot second, so requests held back by
       // a slow group never occupy slots other groups could use. A request turned back at its
       // slot (the group was paused meanwhile) waits again at the head of its group.
@@ -305,17 +350,17 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
         // Most requests find a token and a slot free: they take them at once, without a promise or
         // an abort listener.
         if (signal?.aborted) throw signal.reason;
-        if (turnedBack || !admitNow(bucket)) await admit(bucket, signal, turnedBack);
+        if (turnedBack || !buckets.admitNow(bucket)) await buckets.admit(bucket, signal, turnedBack);
         if (!slots.take()) {
           try {
             await slots.wait(signal);
           } catch (error) {
             bucket.reserved -= 1;
-            pump(bucket);
+            buckets.pump(bucket);
             throw error;
           }
         }
-        if (!begin(bucket)) {
+        if (!buckets.begin(bucket)) {
           slots.release();
           continue;
         }
@@ -327,44 +372,20 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       }
     },
     pauseGroup(group, ms, { sentAt = clock.now(), slowDown = true } = {}) {
-      const bucket = bucketOf(group, undefined);
-      const now = clock.now();
-      refresh(bucket, now);
-      // Requests sent at the old rate answer 429 together; one halving per slowdown.
-      if (slowDown && sentAt >= bucket.decreasedAt && Number.isFinite(bucket.cap)) {
-        bucket.cap = Math.max(1, Math.floor(bucket.cap / 2));
-        bucket.decreasedAt = now;
-      }
-      bucket.calmSince = now;
-      bucket.pausedUntil = Math.max(bucket.pausedUntil, now + ms);
-      // The server counts this group as spent: one start when the pause ends, then the new pace.
-      if (Number.isFinite(bucket.cap))
-        bucket.tokens = Math.min(bucket.tokens, 1 - ((bucket.pausedUntil - now) * bucket.cap) / windowMs);
-      pump(bucket);
+      buckets.pause(group, ms, sentAt, slowDown);
     },
     adoptServerLimit(group, perWindow, remaining) {
-      if (!(Number.isInteger(perWindow) && perWindow >= 1)) return;
-      const bucket = buckets.get(group);
-      if (!bucket) return;
-      refresh(bucket, clock.now());
-      if (bucket.limit !== perWindow) {
-        const slowed = bucket.cap < bucket.limit;
-        bucket.limit = perWindow;
-        bucket.cap = slowed ? Math.min(bucket.cap, perWindow) : perWindow;
-        bucket.tokens = Math.min(bucket.tokens, burstOf(bucket.cap));
-      }
-      if (remaining !== undefined && remaining >= 0) bucket.tokens = Math.min(bucket.tokens, remaining);
-      pump(bucket);
+      buckets.adoptServerLimit(group, perWindow, remaining);
     },
     currentCap(group) {
-      const bucket = buckets.get(group);
+      const bucket = buckets.byGroup.get(group);
       if (!bucket) return undefined;
-      refresh(bucket, clock.now());
+      buckets.refresh(bucket, clock.now());
       return bucket.cap;
     },
     pending() {
       return Object.fromEntries(
-        [...buckets].map(([group, bucket]) => [group, bucket.waiters.length + bucket.reserved]),
+        [...buckets.byGroup].map(([group, bucket]) => [group, bucket.waiters.length + bucket.reserved]),
       );
     },
   };

@@ -162,6 +162,41 @@ function describeOperation(
   const params = [...asArray(pathItem.parameters), ...asArray(op.parameters)].map((raw) =>
     describeParam(resolver.resolve(raw, `${at}: parameter`), at),
   );
+  const responses = describeResponses(op, at, resolver);
+  const successes = Object.keys(responses)
+    .map(Number)
+    .filter((status) => status >= 200 && status < 300)
+    .sort((a, b) => a - b);
+  const successStatus = successes[0];
+  if (successStatus === undefined) throw new PlatformDescriptionError(`${at}: no 2xx response`);
+
+  const requestBody = describeRequestBody(op, at, resolver);
+  const httpMethod = method.toUpperCase() as HttpMethod;
+  const explicitWrite = op['x-fleetbook-write'];
+  return {
+    id,
+    area: id.slice(0, id.indexOf('.')),
+    method: httpMethod,
+    path,
+    base,
+    ...platformExtensions(op, at),
+    deprecated: op.deprecated === true,
+    isWrite: typeof explicitWrite === 'boolean' ? explicitWrite : httpMethod !== 'GET',
+    summary: typeof op.summary === 'string' ? op.summary : id,
+    ...(typeof op.description === 'string' ? { description: op.description.trim() } : {}),
+    pathParams: params.filter((p) => p.in === 'path'),
+    queryParams: params.filter((p) => p.in === 'query'),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+    successStatus,
+  };
+}
+
+function describeResponses(
+  op: Record<string, unknown>,
+  at: string,
+  resolver: Resolver,
+): OperationDescriptor['responses'] {
   const responses: OperationDescriptor['responses'] = {};
   for (const [status, rawResponse] of Object.entries(isObject(op.responses) ? op.responses : {})) {
     const response = resolver.resolve(rawResponse, `${at}: response ${status}`);
@@ -172,33 +207,31 @@ function describeOperation(
       headers: Object.keys(isObject(response.headers) ? response.headers : {}),
     };
   }
-  const successes = Object.keys(responses)
-    .map(Number)
-    .filter((status) => status >= 200 && status < 300)
-    .sort((a, b) => a - b);
-  const successStatus = successes[0];
-  if (successStatus === undefined) throw new PlatformDescriptionError(`${at}: no 2xx response`);
+  return responses;
+}
 
-  let requestBody: OperationDescriptor['requestBody'];
-  if (op.requestBody !== undefined) {
-    const body = resolver.resolve(op.requestBody, `${at}: requestBody`);
-    const media = firstMedia(body.content);
-    if (!media?.schema) throw new PlatformDescriptionError(`${at}: requestBody without a schema`);
-    requestBody = { contentType: media.contentType, required: body.required === true, schema: media.schema };
-  }
+function describeRequestBody(
+  op: Record<string, unknown>,
+  at: string,
+  resolver: Resolver,
+): OperationDescriptor['requestBody'] {
+  if (op.requestBody === undefined) return undefined;
+  const body = resolver.resolve(op.requestBody, `${at}: requestBody`);
+  const media = firstMedia(body.content);
+  if (!media?.schema) throw new PlatformDescriptionError(`${at}: requestBody without a schema`);
+  return { contentType: media.contentType, required: body.required === true, schema: media.schema };
+}
 
+/** The platform's own `x-fleetbook-*` facts of an operation, each only when the description gives it. */
+function platformExtensions(
+  op: Record<string, unknown>,
+  at: string,
+): Pick<OperationDescriptor, 'regions' | 'rateLimit' | 'async' | 'paging' | 'permission'> {
   const rateLimit = op['x-fleetbook-rate-limit'];
   const paging = op['x-fleetbook-paging'];
   const permission = op['x-fleetbook-permission'];
   const regions = op['x-fleetbook-regions'];
-  const httpMethod = method.toUpperCase() as HttpMethod;
-  const explicitWrite = op['x-fleetbook-write'];
   return {
-    id,
-    area: id.slice(0, id.indexOf('.')),
-    method: httpMethod,
-    path,
-    base,
     ...(Array.isArray(regions) ? { regions: regions.map(String) } : {}),
     ...(isObject(rateLimit)
       ? {
@@ -229,15 +262,6 @@ function describeOperation(
           },
         }
       : {}),
-    deprecated: op.deprecated === true,
-    isWrite: typeof explicitWrite === 'boolean' ? explicitWrite : httpMethod !== 'GET',
-    summary: typeof op.summary === 'string' ? op.summary : id,
-    ...(typeof op.description === 'string' ? { description: op.description.trim() } : {}),
-    pathParams: params.filter((p) => p.in === 'path'),
-    queryParams: params.filter((p) => p.in === 'query'),
-    ...(requestBody ? { requestBody } : {}),
-    responses,
-    successStatus,
   };
 }
 

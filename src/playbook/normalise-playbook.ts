@@ -123,14 +123,12 @@ function echo(error: ExpressionError): string {
   return `unclosed: '${start}'`;
 }
 
-function createNormaliser(context: NormaliseContext) {
-  const location = (pointer: string): SourceLocation => ({ file: context.file, pointer, ...context.locate(pointer) });
-
-  /**
-   * A duration the schema let through may still be longer than a timer can wait; said here,
-   * where every duration is converted, so no field is forgotten. Malformed ones are the schema's.
-   */
-  const ms: DurationAt = (value, pointer) => {
+/**
+ * A duration the schema let through may still be longer than a timer can wait; said here,
+ * where every duration is converted, so no field is forgotten. Malformed ones are the schema's.
+ */
+function durationReader(context: NormaliseContext): DurationAt {
+  return (value, pointer) => {
     if (value === undefined) return undefined;
     if (isTooLongDuration(value)) {
       context.findings.push({
@@ -141,6 +139,22 @@ function createNormaliser(context: NormaliseContext) {
     }
     return parseDuration(value);
   };
+}
+
+/** The id of a step written without one: its kind and its position (1-based, nested with dots). */
+function generatedId(raw: RawStep, kind: string): string {
+  // Not an identifier on purpose: it can never collide with (or be read as) an id written by hand.
+  const indexes = raw.pointer
+    .split('/')
+    .filter((token) => /^\d+$/.test(token))
+    .map((token) => Number(token) + 1);
+  return `${kind}#${indexes.join('.')}`;
+}
+
+function createNormaliser(context: NormaliseContext) {
+  const location = (pointer: string): SourceLocation => ({ file: context.file, pointer, ...context.locate(pointer) });
+
+  const ms = durationReader(context);
 
   function template(value: unknown, pointer: string, stepId?: string): Template {
     const { template: compiled, errors } = tryCompileTemplate(value, {
@@ -164,15 +178,6 @@ function createNormaliser(context: NormaliseContext) {
       const step = normaliseStep(raw, retry);
       return step === undefined ? [] : [step];
     });
-  }
-
-  function generatedId(raw: RawStep, kind: string): string {
-    // Not an identifier on purpose: it can never collide with (or be read as) an id written by hand.
-    const indexes = raw.pointer
-      .split('/')
-      .filter((token) => /^\d+$/.test(token))
-      .map((token) => Number(token) + 1);
-    return `${kind}#${indexes.join('.')}`;
   }
 
   function normaliseStep(raw: RawStep, inherited: Retry): Step | undefined {

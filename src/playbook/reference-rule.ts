@@ -135,75 +135,107 @@ export function expressionReferenceRule(
   registry: StepRegistry,
   description: PlatformDescription,
 ): ReferenceFinding[] {
-  const types = new PathTypes(playbook, registry, description);
-  const all = new Set<string>();
-  // Every loop variable of the playbook, and the loop that sets it: for "used outside its loop".
-  const loops = new Map<string, string>();
-  const collect = (steps: Step[]): void => {
-    for (const step of steps) {
-      all.add(step.id);
-      const children = registry.childStepsOf(step);
-      if (children.loopVariable !== undefined && !loops.has(children.loopVariable))
-        loops.set(children.loopVariable, step.location.pointer);
-      [...children.sequences, children.rescue, children.always].forEach(collect);
-    }
-  };
-  collect(playbook.steps);
-  const inputs = Object.keys(playbook.inputs);
-  const findings: ReferenceFinding[] = [];
+  return new ReferenceChecker(playbook, registry, description).run();
+}
 
+/** Where a reference's problem is: at `offset` in the value, else at the reference's root. */
+function siteAt(site: ReferenceSite, offset: number | undefined): { pointer: string; offsetInValue: number } {
+  return { pointer: site.pointer, offsetInValue: offset ?? site.rootOffset };
+}
+
+function fieldsText(miss: PathMiss): string {
+  const { fields, what } = miss.lookup;
+  if (fields.length === 0) return `it is ${what}.`;
+  const shown = fields.slice(0, 12).join(', ');
+  return `its fields are ${shown}${fields.length > 12 ? `, … (${fields.length} in all)` : ''}.`;
+}
+
+/** One pass of `expressionReferenceRule` over a playbook: what it knows of the playbook, and the findings so far. */
+class ReferenceChecker {
+  private readonly types: PathTypes;
+  /** Every step id of the playbook. */
+  private readonly all = new Set<string>();
+  /** Every loop variable of the playbook, and the loop that sets it: for "used outside its loop". */
+  private readonly loops = new Map<string, string>();
   /** The loops (innermost first) each step runs in, for "read it through the loop's items". */
-  const enclosingLoops = new Map<string, Step[]>();
-  const loopsOf = (steps: Step[], around: Step[]): void => {
+  private readonly enclosingLoops = new Map<string, Step[]>();
+  private readonly inputs: string[];
+  private readonly findings: ReferenceFinding[] = [];
+
+  constructor(
+    private readonly playbook: Playbook,
+    private readonly registry: StepRegistry,
+    description: PlatformDescription,
+  ) {
+    this.types = new PathTypes(playbook, registry, description);
+    this.collect(playbook.steps);
+    this.inputs = Object.keys(playbook.inputs);
+    this.loopsOf(playbook.steps, []);
+  }
+
+  run(): ReferenceFinding[] {
+    const { playbook, registry } = this;
+    this.walk(playbook.steps, { visible: new RanSteps(), loops: new Map() });
+    const everything = new RanSteps();
+    for (const step of playbook.steps) finishedWithin(registry, step, everything);
+    this.check(playbook.outputs, { visible: everything, loops: new Map() });
+    // The lock is rendered before the run starts: no step has run.
+    this.check(playbook.lock, { visible: new RanSteps(), loops: new Map() });
+    return this.findings;
+  }
+
+  private collect(steps: Step[]): void {
     for (const step of steps) {
-      if (!enclosingLoops.has(step.id)) enclosingLoops.set(step.id, around);
-      const children = registry.childStepsOf(step);
-      const inner = children.scope === 'loop' ? [step, ...around] : around;
-      for (const sequence of children.sequences) loopsOf(sequence, inner);
-      loopsOf(children.rescue, around);
-      loopsOf(children.always, around);
+      this.all.add(step.id);
+      const children = this.registry.childStepsOf(step);
+      if (children.loopVariable !== undefined && !this.loops.has(children.loopVariable))
+        this.loops.set(children.loopVariable, step.location.pointer);
+      [...children.sequences, children.rescue, children.always].forEach((sequence) => this.collect(sequence));
     }
-  };
-  loopsOf(playbook.steps, []);
+  }
+
+  private loopsOf(steps: Step[], around: Step[]): void {
+    for (const step of steps) {
+      if (!this.enclosingLoops.has(step.id)) this.enclosingLoops.set(step.id, around);
+      const children = this.registry.childStepsOf(step);
+      const inner = children.scope === 'loop' ? [step, ...around] : around;
+      for (const sequence of children.sequences) this.loopsOf(sequence, inner);
+      this.loopsOf(children.rescue, around);
+      this.loopsOf(children.always, around);
+    }
+  }
 
   /** How to read a step of a loop's items once the loop has run, or where the step runs. */
-  const notYetRunHint = (id: string, site: ReferenceSite, scope: Scope): string => {
-    const loop = (enclosingLoops.get(id) ?? []).find((candidate) => scope.visible.has(candidate.id));
+  private notYetRunHint(id: string, site: ReferenceSite, scope: Scope): string {
+    const loop = (this.enclosingLoops.get(id) ?? []).find((candidate) => scope.visible.has(candidate.id));
     const rest = written('', site.path.slice(1));
     if (loop !== undefined)
       return ` It runs inside the loop '${loop.id}', once per item: read it after the loop as \`steps.${loop.id}.outputs.items.steps.${id}${rest}\` (one per item; \`items[0]\` for the first).`;
-    const step = types.byId.get(id);
+    const step = this.types.byId.get(id);
     return step === undefined
       ? ''
       : ` It is the step at ${describePointer(step.location.pointer)}: read it in a step that runs after that one has ended.`;
-  };
+  }
 
   /** A path read from `type` after its first `from` segments: each field must be one the type can have. */
-  const checkPath = (site: ReferenceSite, type: JsonSchema, from: number, scope: Scope): void => {
+  private checkPath(site: ReferenceSite, type: JsonSchema, from: number, scope: Scope): void {
     const walked = walkPath(type, site.path.slice(from));
     if (!isMiss(walked)) return;
     const index = from + walked.at;
     const segment = site.path[index];
     if (segment === undefined) return;
     const parentText = written(site.root, site.path.slice(0, index));
-    findings.push({
+    this.findings.push({
       code: 'UNKNOWN_PATH_FIELD',
-      message: `\`${parentText}\` has no field '${segment.name}': ${fieldsText(walked)}${suggestion(site, index, walked, scope)}`,
+      message: `\`${parentText}\` has no field '${segment.name}': ${fieldsText(walked)}${this.suggestion(site, index, walked, scope)}`,
       pointer: site.pointer,
       offsetInValue: segment.offset,
       lengthInValue: segment.length,
     });
-  };
-
-  const fieldsText = (miss: PathMiss): string => {
-    const { fields, what } = miss.lookup;
-    if (fields.length === 0) return `it is ${what}.`;
-    const shown = fields.slice(0, 12).join(', ');
-    return `its fields are ${shown}${fields.length > 12 ? `, … (${fields.length} in all)` : ''}.`;
-  };
+  }
 
   /** A field spelt nearly so, else the same name a few levels down, else the same path read from another step. */
-  const suggestion = (site: ReferenceSite, index: number, miss: PathMiss, scope: Scope): string => {
+  private suggestion(site: ReferenceSite, index: number, miss: PathMiss, scope: Scope): string {
     const segment = site.path[index];
     if (segment === undefined) return '';
     const [close] = closestMatches(segment.name, miss.lookup.fields);
@@ -214,96 +246,107 @@ export function expressionReferenceRule(
     if (deeper !== undefined) return ` Did you mean \`${before}.${deeper.join('.')}.${segment.name}${after}\`?`;
     if (site.root !== 'steps' || site.member === undefined) return '';
     const rest = site.path.slice(1);
-    const other = [...types.byId.keys()].find(
-      (id) => id !== site.member && scope.visible.has(id) && !isMiss(walkPath(types.record(id), rest)),
+    const other = [...this.types.byId.keys()].find(
+      (id) => id !== site.member && scope.visible.has(id) && !isMiss(walkPath(this.types.record(id), rest)),
     );
     return other === undefined
       ? ''
       : ` Did you mean \`${written(`steps.${other}`, rest)}\`? That field is in what step '${other}' returns.`;
-  };
+  }
 
-  const check = (template: Template | undefined, scope: Scope, self?: string): void => {
-    for (const site of template?.references ?? []) {
-      const at = (offset: number | undefined): { pointer: string; offsetInValue: number } => ({
-        pointer: site.pointer,
-        offsetInValue: offset ?? site.rootOffset,
+  private check(template: Template | undefined, scope: Scope, self?: string): void {
+    for (const site of template?.references ?? []) this.checkSite(site, scope, self);
+  }
+
+  /** One reference, by the name it starts with. */
+  private checkSite(site: ReferenceSite, scope: Scope, self: string | undefined): void {
+    const { types } = this;
+    if (site.root === 'steps' && !scope.loops.has('steps')) {
+      this.checkStepReference(site, scope, self);
+    } else if (site.root === 'inputs' && !scope.loops.has('inputs')) {
+      this.checkInputReference(site, scope);
+    } else if ((CONTEXT_NAMES as readonly string[]).includes(site.root) || scope.loops.has(site.root)) {
+      this.checkPath(site, types.root(site.root, scope.loops) ?? {}, 0, scope);
+    } else if (site.root === 'loop' && scope.loops.size > 0) {
+      this.checkPath(site, types.root('loop', scope.loops) ?? {}, 0, scope);
+    } else if (site.root === 'loop' || this.loops.has(site.root)) {
+      const where =
+        site.root === 'loop' ? 'a forEach' : `the forEach at ${describePointer(this.loops.get(site.root) ?? '')}`;
+      const what = site.root === 'loop' ? "'loop'" : `the loop variable '${site.root}'`;
+      this.findings.push({
+        code: 'LOOP_NAME_OUTSIDE_LOOP',
+        message: `${what} is read outside its loop: it exists only in the steps of ${where}`,
+        ...siteAt(site, site.rootOffset),
       });
-      if (site.root === 'steps' && !scope.loops.has('steps')) {
-        const id = site.member;
-        if (id === undefined) continue;
-        if (scope.visible.has(id) || id === self) {
-          checkPath(site, types.record(id), 1, scope);
-          continue;
-        }
-        const hint = didYouMean(id, all);
-        findings.push(
-          all.has(id)
-            ? {
-                code: 'STEP_NOT_YET_RUN',
-                message: `step '${id}' has not run at this point: a step reads only steps that ran before it.${notYetRunHint(id, site, scope)}`,
-                ...at(site.memberOffset),
-                lengthInValue: id.length,
-              }
-            : {
-                code: 'UNKNOWN_STEP_REFERENCE',
-                message: `there is no step with id '${id}'${hint === '' ? '' : `.${hint}`}`,
-                ...at(site.memberOffset),
-              },
-        );
-      } else if (site.root === 'inputs' && !scope.loops.has('inputs')) {
-        const name = site.member;
-        if (name === undefined) continue;
-        if (inputs.includes(name)) {
-          checkPath(site, types.root('inputs', scope.loops) ?? {}, 0, scope);
-          continue;
-        }
-        const takes = inputs.length > 0 ? `it takes ${inputs.join(', ')}` : 'it takes none';
-        findings.push({
-          code: 'UNKNOWN_INPUT',
-          message: `the playbook declares no input '${name}': ${takes}.${didYouMean(name, inputs)}`,
-          ...at(site.memberOffset),
-        });
-      } else if ((CONTEXT_NAMES as readonly string[]).includes(site.root) || scope.loops.has(site.root)) {
-        checkPath(site, types.root(site.root, scope.loops) ?? {}, 0, scope);
-      } else if (site.root === 'loop' && scope.loops.size > 0) {
-        checkPath(site, types.root('loop', scope.loops) ?? {}, 0, scope);
-      } else if (site.root === 'loop' || loops.has(site.root)) {
-        const where =
-          site.root === 'loop' ? 'a forEach' : `the forEach at ${describePointer(loops.get(site.root) ?? '')}`;
-        const what = site.root === 'loop' ? "'loop'" : `the loop variable '${site.root}'`;
-        findings.push({
-          code: 'LOOP_NAME_OUTSIDE_LOOP',
-          message: `${what} is read outside its loop: it exists only in the steps of ${where}`,
-          ...at(site.rootOffset),
-        });
-      } else {
-        const known = [...CONTEXT_NAMES, ...scope.loops.keys(), ...(scope.loops.size > 0 ? ['loop'] : [])];
-        findings.push({
-          code: 'UNKNOWN_NAME',
-          message: `unknown name '${site.root}': an expression here reads ${known.join(', ')}.${didYouMean(site.root, known)}`,
-          ...at(site.rootOffset),
-        });
-      }
+    } else {
+      const known = [...CONTEXT_NAMES, ...scope.loops.keys(), ...(scope.loops.size > 0 ? ['loop'] : [])];
+      this.findings.push({
+        code: 'UNKNOWN_NAME',
+        message: `unknown name '${site.root}': an expression here reads ${known.join(', ')}.${didYouMean(site.root, known)}`,
+        ...siteAt(site, site.rootOffset),
+      });
     }
-  };
+  }
 
-  const reservedLoopName = (step: Step, name: string, field: string): void => {
+  /** `steps.<id>…`: a step that has run here (or the step itself, for the fields it reads of itself). */
+  private checkStepReference(site: ReferenceSite, scope: Scope, self: string | undefined): void {
+    const id = site.member;
+    if (id === undefined) return;
+    if (scope.visible.has(id) || id === self) {
+      this.checkPath(site, this.types.record(id), 1, scope);
+      return;
+    }
+    const hint = didYouMean(id, this.all);
+    this.findings.push(
+      this.all.has(id)
+        ? {
+            code: 'STEP_NOT_YET_RUN',
+            message: `step '${id}' has not run at this point: a step reads only steps that ran before it.${this.notYetRunHint(id, site, scope)}`,
+            ...siteAt(site, site.memberOffset),
+            lengthInValue: id.length,
+          }
+        : {
+            code: 'UNKNOWN_STEP_REFERENCE',
+            message: `there is no step with id '${id}'${hint === '' ? '' : `.${hint}`}`,
+            ...siteAt(site, site.memberOffset),
+          },
+    );
+  }
+
+  /** `inputs.<name>…`: a declared input. */
+  private checkInputReference(site: ReferenceSite, scope: Scope): void {
+    const { inputs } = this;
+    const name = site.member;
+    if (name === undefined) return;
+    if (inputs.includes(name)) {
+      this.checkPath(site, this.types.root('inputs', scope.loops) ?? {}, 0, scope);
+      return;
+    }
+    const takes = inputs.length > 0 ? `it takes ${inputs.join(', ')}` : 'it takes none';
+    this.findings.push({
+      code: 'UNKNOWN_INPUT',
+      message: `the playbook declares no input '${name}': ${takes}.${didYouMean(name, inputs)}`,
+      ...siteAt(site, site.memberOffset),
+    });
+  }
+
+  private reservedLoopName(step: Step, name: string, field: string): void {
     if (!RESERVED_NAMES.has(name)) return;
-    findings.push({
+    this.findings.push({
       code: 'RESERVED_LOOP_NAME',
       message: `a loop variable cannot be named '${name}': it would hide ${name === 'loop' ? "the loop's own 'loop'" : `the run's '${name}'`}; choose another name such as 'item'`,
       pointer: `${step.location.pointer}/${field}`,
     });
-  };
+  }
 
   /** A setting fixed when the run starts reads the inputs and nothing else: no step has run then. */
-  const checkInputSettings = (step: Step): void => {
+  private checkInputSettings(step: Step): void {
     for (const { template } of step.inputSettings ?? []) {
       const others = template.references.filter((site) => site.root !== 'inputs');
       // What they name is beside the point: nothing but inputs exists when the value is fixed.
-      if (others.length === 0) check(template, { visible: new RanSteps(), loops: new Map() });
+      if (others.length === 0) this.check(template, { visible: new RanSteps(), loops: new Map() });
       for (const site of others) {
-        findings.push({
+        this.findings.push({
           code: 'SETTING_NOT_OVER_INPUTS',
           message: `this value is fixed when the run starts, before any step: its expression reads only \`inputs\`, not '${site.root}'`,
           pointer: site.pointer,
@@ -312,37 +355,30 @@ export function expressionReferenceRule(
         });
       }
     }
-  };
+  }
 
-  const walk = (steps: Step[], outer: Scope): void => {
+  private walk(steps: Step[], outer: Scope): void {
+    const { registry } = this;
     const visible = new RanSteps(outer.visible);
     for (const step of steps) {
-      checkInputSettings(step);
+      this.checkInputSettings(step);
       const scope: Scope = { visible, loops: outer.loops };
       const readsItself = new Set(registry.get(step.kind).readsItself ?? []);
-      for (const template of templatesOf(step, readsItself)) check(template, scope);
-      for (const field of readsItself) check(step[field as keyof Step] as Template | undefined, scope, step.id);
+      for (const template of templatesOf(step, readsItself)) this.check(template, scope);
+      for (const field of readsItself) this.check(step[field as keyof Step] as Template | undefined, scope, step.id);
       const children = registry.childStepsOf(step);
       if (children.loopVariable !== undefined) {
-        reservedLoopName(step, children.loopVariable, children.loopVariableField ?? 'as');
+        this.reservedLoopName(step, children.loopVariable, children.loopVariableField ?? 'as');
         const inLoop: Scope = { visible, loops: new Map([...outer.loops, [children.loopVariable, step]]) };
-        for (const sequence of children.sequences) walk(sequence, inLoop);
+        for (const sequence of children.sequences) this.walk(sequence, inLoop);
       } else {
-        for (const sequence of children.sequences) walk(sequence, scope);
+        for (const sequence of children.sequences) this.walk(sequence, scope);
       }
       const afterStep = new RanSteps(visible);
       finishedWithin(registry, step, afterStep, false);
-      walk(children.rescue, { visible: afterStep, loops: outer.loops });
-      walk(children.always, { visible: afterStep, loops: outer.loops });
+      this.walk(children.rescue, { visible: afterStep, loops: outer.loops });
+      this.walk(children.always, { visible: afterStep, loops: outer.loops });
       finishedWithin(registry, step, visible);
     }
-  };
-  walk(playbook.steps, { visible: new RanSteps(), loops: new Map() });
-
-  const everything = new RanSteps();
-  for (const step of playbook.steps) finishedWithin(registry, step, everything);
-  check(playbook.outputs, { visible: everything, loops: new Map() });
-  // The lock is rendered before the run starts: no step has run.
-  check(playbook.lock, { visible: new RanSteps(), loops: new Map() });
-  return findings;
+  }
 }

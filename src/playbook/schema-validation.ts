@@ -158,120 +158,120 @@ interface FindingOptions {
   takesExpression: ReadonlySet<string>;
 }
 
+/** One ajv error as its finding is written: where, what was given, whether an expression was refused. */
+interface ErrorView {
+  error: ErrorObject;
+  params: Record<string, unknown>;
+  where: string;
+  given: string;
+  /** An expression where none is taken: said so rather than quoted as a wrong string. */
+  refusesExpression: boolean;
+  hideValues: boolean;
+}
+
+/** A finding at the value (not its key). */
+function atValue(view: ErrorView, message: string, code: SchemaFinding['code'] = 'SCHEMA'): SchemaFinding {
+  return { code, message, pointer: view.error.instancePath, atKey: false };
+}
+
+/** `expected` where an expression was given and none is taken. */
+function refused(view: ErrorView, expected: string, code: SchemaFinding['code'] = 'SCHEMA'): SchemaFinding {
+  return atValue(view, `${view.where} must be ${expected}; ${NO_EXPRESSION}`, code);
+}
+
 function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding | undefined {
-  const where = describePointer(error.instancePath);
-  const params = error.params as Record<string, unknown>;
-  const given = typeName(error.data, options.hideValues);
-  // An expression where none is taken: say so rather than quote it as a wrong string.
-  const refusesExpression = isExpressionText(error.data) && !options.takesExpression.has(error.instancePath);
-  const refused = (expected: string, code: SchemaFinding['code'] = 'SCHEMA'): SchemaFinding => ({
-    code,
-    message: `${where} must be ${expected}; ${NO_EXPRESSION}`,
-    pointer: error.instancePath,
-    atKey: false,
-  });
+  const view: ErrorView = {
+    error,
+    params: error.params as Record<string, unknown>,
+    where: describePointer(error.instancePath),
+    given: typeName(error.data, options.hideValues),
+    refusesExpression: isExpressionText(error.data) && !options.takesExpression.has(error.instancePath),
+    hideValues: options.hideValues,
+  };
+  const { where, params, given } = view;
   switch (error.keyword) {
-    case 'required': {
-      const missing = String(params.missingProperty);
-      if (missing === 'type' && /^\/inputs\/[^/]+$/.test(error.instancePath)) {
-        return {
-          code: 'INPUT_WITHOUT_TYPE',
-          message: `input '${splitPointer(error.instancePath)[1]}' has no type: add one of string, integer, number, boolean, array, object`,
-          pointer: error.instancePath,
-          atKey: true,
-        };
-      }
-      return {
-        code: 'MISSING_FIELD',
-        message: `${where} is missing the required field '${missing}'`,
-        pointer: error.instancePath,
-        atKey: false,
-      };
-    }
+    case 'required':
+      return missingFieldFinding(view);
     case 'additionalProperties':
-    case 'unevaluatedProperties': {
-      const field = String(params.additionalProperty ?? params.unevaluatedProperty);
-      const pointer = `${error.instancePath}/${field.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-      const known = knownFields(error);
-      // A field of the step's kind is "unevaluated" only because a sibling of it is wrong (reported).
-      if (known.includes(field)) return undefined;
-      return {
-        code: 'UNKNOWN_FIELD',
-        message: `unknown field '${field}' in ${where}.${didYouMean(field, known)}`,
-        pointer,
-        atKey: true,
-      };
-    }
+    case 'unevaluatedProperties':
+      return unknownFieldFinding(view);
     case 'type': {
       const expected = String(params.type).replaceAll(',', ' or ');
-      if (refusesExpression) return refused(expected);
-      return {
-        code: 'SCHEMA',
-        message: `${where} must be ${expected}, not ${given}`,
-        pointer: error.instancePath,
-        atKey: false,
-      };
+      if (view.refusesExpression) return refused(view, expected);
+      return atValue(view, `${where} must be ${expected}, not ${given}`);
     }
-    case 'enum': {
-      const allowed = params.allowedValues as unknown[];
-      const expected = `one of ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
-      if (refusesExpression) return refused(expected);
-      const guess =
-        typeof error.data === 'string' && !options.hideValues
-          ? didYouMean(
-              error.data,
-              allowed.filter((value): value is string => typeof value === 'string'),
-            )
-          : '';
-      return {
-        code: 'SCHEMA',
-        message: `${where} must be ${expected}, not ${given}.${guess}`.replace(/\.$/, ''),
-        pointer: error.instancePath,
-        atKey: false,
-      };
-    }
+    case 'enum':
+      return enumFinding(view);
     case 'anyOf':
     case 'oneOf': {
       const { expected } = alternativesOf(error);
-      if (expected === undefined)
-        return {
-          code: 'SCHEMA',
-          message: `${where} ${error.message ?? error.keyword}`,
-          pointer: error.instancePath,
-          atKey: false,
-        };
-      if (refusesExpression) return refused(expected);
-      return {
-        code: 'SCHEMA',
-        message: `${where} must be ${expected}, not ${given}`,
-        pointer: error.instancePath,
-        atKey: false,
-      };
+      if (expected === undefined) return atValue(view, `${where} ${error.message ?? error.keyword}`);
+      if (view.refusesExpression) return refused(view, expected);
+      return atValue(view, `${where} must be ${expected}, not ${given}`);
     }
     case 'pattern':
-      if (params.pattern === DURATION_PATTERN_SOURCE) {
-        if (refusesExpression) return refused('a duration such as 500ms, 30s, 5m, 2h or 1h30m', 'INVALID_DURATION');
-        return {
-          code: 'INVALID_DURATION',
-          message: `${where}: '${String(error.data)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`,
-          pointer: error.instancePath,
-          atKey: false,
-        };
-      }
-      return {
-        code: 'SCHEMA',
-        message: `${where} ${error.message ?? 'does not match its pattern'}`,
-        pointer: error.instancePath,
-        atKey: false,
-      };
+      return patternFinding(view);
     default:
-      return {
-        code: 'SCHEMA',
-        message: `${where} ${error.message ?? error.keyword}`,
-        pointer: error.instancePath,
-        atKey: false,
-      };
+      return atValue(view, `${where} ${error.message ?? error.keyword}`);
   }
+}
+
+function missingFieldFinding(view: ErrorView): SchemaFinding {
+  const { error } = view;
+  const missing = String(view.params.missingProperty);
+  if (missing === 'type' && /^\/inputs\/[^/]+$/.test(error.instancePath)) {
+    return {
+      code: 'INPUT_WITHOUT_TYPE',
+      message: `input '${splitPointer(error.instancePath)[1]}' has no type: add one of string, integer, number, boolean, array, object`,
+      pointer: error.instancePath,
+      atKey: true,
+    };
+  }
+  return atValue(view, `${view.where} is missing the required field '${missing}'`, 'MISSING_FIELD');
+}
+
+function unknownFieldFinding(view: ErrorView): SchemaFinding | undefined {
+  const { error, params } = view;
+  const field = String(params.additionalProperty ?? params.unevaluatedProperty);
+  const pointer = `${error.instancePath}/${field.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  const known = knownFields(error);
+  // A field of the step's kind is "unevaluated" only because a sibling of it is wrong (reported).
+  if (known.includes(field)) return undefined;
+  return {
+    code: 'UNKNOWN_FIELD',
+    message: `unknown field '${field}' in ${view.where}.${didYouMean(field, known)}`,
+    pointer,
+    atKey: true,
+  };
+}
+
+function enumFinding(view: ErrorView): SchemaFinding {
+  const { error } = view;
+  const allowed = view.params.allowedValues as unknown[];
+  const expected = `one of ${allowed.map((value) => JSON.stringify(value)).join(', ')}`;
+  if (view.refusesExpression) return refused(view, expected);
+  const guess =
+    typeof error.data === 'string' && !view.hideValues
+      ? didYouMean(
+          error.data,
+          allowed.filter((value): value is string => typeof value === 'string'),
+        )
+      : '';
+  return atValue(view, `${view.where} must be ${expected}, not ${view.given}.${guess}`.replace(/\.$/, ''));
+}
+
+/** A duration's pattern gets its own code and example; any other pattern ajv's message. */
+function patternFinding(view: ErrorView): SchemaFinding {
+  const { error, where } = view;
+  if (view.params.pattern !== DURATION_PATTERN_SOURCE)
+    return atValue(view, `${where} ${error.message ?? 'does not match its pattern'}`);
+  if (view.refusesExpression)
+    return refused(view, 'a duration such as 500ms, 30s, 5m, 2h or 1h30m', 'INVALID_DURATION');
+  return atValue(
+    view,
+    `${where}: '${String(error.data)}' is not a duration such as 500ms, 30s, 5m, 2h or 1h30m`,
+    'INVALID_DURATION',
+  );
 }
 
 /**

@@ -353,26 +353,7 @@ function tooDeepFlowOffset(text: string): number | undefined {
 
 export function parseSourceDocument(file: string, text: string): SourceDocument {
   const tooDeepAt = tooDeepFlowOffset(text);
-  if (tooDeepAt !== undefined) {
-    const lines = text.slice(0, tooDeepAt).split('\n');
-    const problem: Problem = {
-      code: 'NESTING_TOO_DEEP',
-      message: `lists and mappings written in brackets are nested more than ${MAX_NESTING_DEPTH} deep here; a playbook may nest at most ${MAX_NESTING_DEPTH}`,
-      severity: 'error',
-      file,
-      line: lines.length,
-      column: (lines.at(-1)?.length ?? 0) + 1,
-      pointer: '',
-    };
-    return {
-      file,
-      text,
-      data: undefined,
-      problems: [problem],
-      locate: () => ({ line: problem.line, column: problem.column }),
-      span: () => ({ start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } }),
-    };
-  }
+  if (tooDeepAt !== undefined) return tooDeepDocument(file, text, tooDeepAt);
   const lineCounter = new LineCounter();
   // Duplicate keys are found by duplicateKeys, which says where the first one is.
   const document: Document = parseDocument(text, { lineCounter, uniqueKeys: false, prettyErrors: false, strict: true });
@@ -380,7 +361,62 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
-  const problems: Problem[] = duplicateKeys(document, file, position);
+  const problems: Problem[] = [
+    ...duplicateKeys(document, file, position),
+    ...yamlProblems(document, file, text, position),
+  ];
+  let data: unknown;
+  if (document.errors.every((error) => RECOVERABLE_YAML_ERRORS.has(error.code))) {
+    const structural = structureProblems(document, file, position);
+    problems.push(...structural);
+    if (structural.length === 0) {
+      try {
+        data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      } catch {
+        // yaml's alias-count error: the only one toJS throws once the structure is checked.
+        problems.push(aliasLimitProblem(document, file, position));
+      }
+    }
+  }
+  const span = (pointer: string, options: LocateOptions = {}): { start: Place; end: Place } =>
+    spanOf(document, text, position, pointer, options);
+  const locate = (pointer: string, options: LocateOptions = {}): Position => {
+    const { line, column } = span(pointer, options).start;
+    return { line, column };
+  };
+  return { file, text, data, problems, locate, span };
+}
+
+/** A text nested too deep to parse: one problem where the nesting goes over, and no data. */
+function tooDeepDocument(file: string, text: string, tooDeepAt: number): SourceDocument {
+  const lines = text.slice(0, tooDeepAt).split('\n');
+  const problem: Problem = {
+    code: 'NESTING_TOO_DEEP',
+    message: `lists and mappings written in brackets are nested more than ${MAX_NESTING_DEPTH} deep here; a playbook may nest at most ${MAX_NESTING_DEPTH}`,
+    severity: 'error',
+    file,
+    line: lines.length,
+    column: (lines.at(-1)?.length ?? 0) + 1,
+    pointer: '',
+  };
+  return {
+    file,
+    text,
+    data: undefined,
+    problems: [problem],
+    locate: () => ({ line: problem.line, column: problem.column }),
+    span: () => ({ start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } }),
+  };
+}
+
+/** The YAML parser's errors (explained) and warnings, as problems. */
+function yamlProblems(
+  document: Document,
+  file: string,
+  text: string,
+  position: (offset: number) => Position,
+): Problem[] {
+  const problems: Problem[] = [];
   for (const [severity, list] of [
     ['error', document.errors],
     ['warning', document.warnings],
@@ -402,69 +438,61 @@ export function parseSourceDocument(file: string, text: string): SourceDocument 
       });
     }
   }
-  let data: unknown;
-  if (document.errors.every((error) => RECOVERABLE_YAML_ERRORS.has(error.code))) {
-    const structural = structureProblems(document, file, position);
-    problems.push(...structural);
-    if (structural.length === 0) {
-      try {
-        data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-      } catch {
-        // yaml's alias-count error: the only one toJS throws once the structure is checked.
-        const anchor = mostUsedAnchor(document);
-        const named = anchor === undefined ? '' : `: the anchor &${anchor.name} is used ${anchor.uses} times`;
-        problems.push({
-          code: 'YAML_ALIAS_LIMIT',
-          message: `aliases expand too far${named}; a document may expand at most ${MAX_ALIAS_COUNT} aliases (a document that grows without bound is refused)`,
-          severity: 'error',
-          file,
-          ...(anchor?.node.range ? position(anchor.node.range[0]) : { line: 1, column: 1 }),
-          pointer: '',
-        });
-      }
-    }
-  }
+  return problems;
+}
 
+/** Aliases that expand too far, located at the anchor used most. */
+function aliasLimitProblem(document: Document, file: string, position: (offset: number) => Position): Problem {
+  const anchor = mostUsedAnchor(document);
+  const named = anchor === undefined ? '' : `: the anchor &${anchor.name} is used ${anchor.uses} times`;
+  return {
+    code: 'YAML_ALIAS_LIMIT',
+    message: `aliases expand too far${named}; a document may expand at most ${MAX_ALIAS_COUNT} aliases (a document that grows without bound is refused)`,
+    severity: 'error',
+    file,
+    ...(anchor?.node.range ? position(anchor.node.range[0]) : { line: 1, column: 1 }),
+    pointer: '',
+  };
+}
+
+/** Where the value (or key) at `pointer` is written; the document's start when it is not there. */
+function spanOf(
+  document: Document,
+  text: string,
+  position: (offset: number) => Position,
+  pointer: string,
+  options: LocateOptions,
+): { start: Place; end: Place } {
   const place = (offset: number): Place => ({ ...position(offset), offset });
-
-  function span(pointer: string, options: LocateOptions = {}): { start: Place; end: Place } {
-    let node: unknown = document.contents;
-    let keyNode: Node | undefined;
-    for (const token of splitPointer(pointer)) {
-      if (isMap(node)) {
-        // The last of duplicate keys: its value is the one the data holds.
-        const pair = node.items.findLast(
-          (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === token,
-        );
-        if (pair === undefined) break;
-        keyNode = pair.key as Node;
-        node = pair.value;
-      } else if (isSeq(node)) {
-        const item = node.items[Number(token)];
-        if (item === undefined) break;
-        keyNode = undefined;
-        node = item;
-      } else break;
-    }
-    const target = (options.key && keyNode ? keyNode : node) as Node | null | undefined;
-    const range = target?.range;
-    if (!range) return { start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
-    if (options.offsetInValue !== undefined && isScalar(target) && typeof target.value === 'string') {
-      // Exact only when the value is written on one line without escapes; else the scalar's start.
-      const written = text.slice(range[0], range[1]);
-      const quote = target.type === 'QUOTE_DOUBLE' || target.type === 'QUOTE_SINGLE' ? 1 : 0;
-      if (written.slice(quote, quote + target.value.length) === target.value) {
-        const start = range[0] + quote + options.offsetInValue;
-        return { start: place(start), end: place(start + (options.lengthInValue ?? 0)) };
-      }
-    }
-    return { start: place(range[0]), end: place(range[1]) };
+  let node: unknown = document.contents;
+  let keyNode: Node | undefined;
+  for (const token of splitPointer(pointer)) {
+    if (isMap(node)) {
+      // The last of duplicate keys: its value is the one the data holds.
+      const pair = node.items.findLast(
+        (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === token,
+      );
+      if (pair === undefined) break;
+      keyNode = pair.key as Node;
+      node = pair.value;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(token)];
+      if (item === undefined) break;
+      keyNode = undefined;
+      node = item;
+    } else break;
   }
-
-  function locate(pointer: string, options: LocateOptions = {}): Position {
-    const { line, column } = span(pointer, options).start;
-    return { line, column };
+  const target = (options.key && keyNode ? keyNode : node) as Node | null | undefined;
+  const range = target?.range;
+  if (!range) return { start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
+  if (options.offsetInValue !== undefined && isScalar(target) && typeof target.value === 'string') {
+    // Exact only when the value is written on one line without escapes; else the scalar's start.
+    const written = text.slice(range[0], range[1]);
+    const quote = target.type === 'QUOTE_DOUBLE' || target.type === 'QUOTE_SINGLE' ? 1 : 0;
+    if (written.slice(quote, quote + target.value.length) === target.value) {
+      const start = range[0] + quote + options.offsetInValue;
+      return { start: place(start), end: place(start + (options.lengthInValue ?? 0)) };
+    }
   }
-
-  return { file, text, data, problems, locate, span };
+  return { start: place(range[0]), end: place(range[1]) };
 }

@@ -58,12 +58,6 @@ export function createJournalHub(store: RunStore, options: { pollMs?: number } =
     }, delayMs);
   };
 
-  const wakeAll = (reader: Reader): void => {
-    const waiting = [...reader.waiters];
-    reader.waiters.clear();
-    for (const wake of waiting) wake();
-  };
-
   async function read(runId: string, reader: Reader): Promise<void> {
     if (reader.reading) {
       reader.again = true;
@@ -73,16 +67,7 @@ export function createJournalHub(store: RunStore, options: { pollMs?: number } =
     try {
       do {
         reader.again = false;
-        const fresh = await store.journal(runId, reader.entries.length);
-        if (fresh.length > 0) reader.entries.push(...fresh);
-        else if (!reader.ended) {
-          const run = await store.getRun(runId);
-          // Ended: what was journaled between the read above and the status change comes first.
-          if (run && !isLiveStatus(run.status)) {
-            reader.entries.push(...(await store.journal(runId, reader.entries.length)));
-            reader.ended = run;
-          }
-        }
+        await readNew(store, runId, reader);
         // Waiters are woken after each read, not once the appends pause: a busy run streams as it goes.
         wakeAll(reader);
       } while (reader.again);
@@ -110,16 +95,7 @@ export function createJournalHub(store: RunStore, options: { pollMs?: number } =
           if (signal.aborted || closed) return { entries: [] };
           if (current.entries.length > afterSeq) return { entries: current.entries.slice(afterSeq) };
           if (current.ended) return { entries: [], ended: current.ended };
-          await new Promise<void>((resolve) => {
-            const done = (): void => {
-              signal.removeEventListener('abort', done);
-              current.waiters.delete(done);
-              resolve();
-            };
-            current.waiters.add(done);
-            signal.addEventListener('abort', done, { once: true });
-            if (!current.reading && !current.timer) void read(runId, current);
-          });
+          await nextChange(current, signal, () => read(runId, current));
         }
       } finally {
         current.users -= 1;
@@ -152,4 +128,40 @@ export function createJournalHub(store: RunStore, options: { pollMs?: number } =
       readers.clear();
     },
   };
+}
+
+function wakeAll(reader: Reader): void {
+  const waiting = [...reader.waiters];
+  reader.waiters.clear();
+  for (const wake of waiting) wake();
+}
+
+/** Appends the run's entries after those read so far; when there are none and the run is over, marks it ended. */
+async function readNew(store: RunStore, runId: string, reader: Reader): Promise<void> {
+  const fresh = await store.journal(runId, reader.entries.length);
+  if (fresh.length > 0) {
+    reader.entries.push(...fresh);
+    return;
+  }
+  if (reader.ended) return;
+  const run = await store.getRun(runId);
+  // Ended: what was journaled between the read above and the status change comes first.
+  if (run && !isLiveStatus(run.status)) {
+    reader.entries.push(...(await store.journal(runId, reader.entries.length)));
+    reader.ended = run;
+  }
+}
+
+/** Resolves at the reader's next read, or when `signal` aborts; starts a read unless one is under way or due. */
+function nextChange(reader: Reader, signal: AbortSignal, read: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      reader.waiters.delete(done);
+      resolve();
+    };
+    reader.waiters.add(done);
+    signal.addEventListener('abort', done, { once: true });
+    if (!reader.reading && !reader.timer) void read();
+  });
 }

@@ -3,6 +3,7 @@
  * SIGINT. It prints the addresses and API clients an operator points Fleetbook at.
  */
 import type { Command } from 'commander';
+import type { Simulator } from '../../simulator/index.js';
 import { UsageError } from '../../errors/index.js';
 import type { CliIo } from '../io.js';
 import { addOutputOptions, type OutputOptions } from '../output-option.js';
@@ -72,44 +73,49 @@ export function registerSimulateCommand(program: Command, io: CliIo): void {
       region: SIMULATOR_REGION,
       clients: simulator.clients,
     };
-    if (isMachineFormat(format)) {
-      writeMachine(io, format, connection);
-    } else {
-      io.stdout.write(
-        [
-          `Simulator listening on ${simulator.url} (seed ${simulator.control.world().seed}, time scale ${timeScale})`,
-          '',
-          'Point Fleetbook at it:',
-          `  export FLEETBOOK_AUTH_URL=${simulator.authUrl}`,
-          `  export FLEETBOOK_BASE_URL=${simulator.baseUrl}`,
-          `  export FLEETBOOK_REGIONAL_URL='${simulator.regionalUrl}'`,
-          `  export FLEETBOOK_REGION=${SIMULATOR_REGION}`,
-          `  export FLEETBOOK_CLIENT_ID=${simulator.clients[0]?.clientId ?? 'sim-admin'}`,
-          `  export FLEETBOOK_CLIENT_SECRET=${simulator.clients[0]?.clientSecret ?? 'sim-admin-secret'}`,
-          '',
-          'API clients:',
-          ...simulator.clients.map(
-            (client) => `  ${client.clientId.padEnd(16)} ${client.role.padEnd(14)} secret: ${client.clientSecret}`,
-          ),
-          '',
-          `Control surface: ${simulator.url}/_sim/ (requests, outbox, faults, clock, reset, world, violations)`,
-          ...(options.checkResponses
-            ? ['Answers are checked against the API description: a mismatch is a 500, listed at /_sim/violations.']
-            : []),
-          'Press Ctrl-C to stop.',
-          '',
-        ].join('\n'),
-      );
-    }
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    if (isMachineFormat(format)) writeMachine(io, format, connection);
+    else io.stdout.write(banner(simulator, SIMULATOR_REGION, timeScale, options.checkResponses === true));
+    await untilStopSignal();
     await simulator.close();
+  });
+}
+
+/** What an operator reads: where the simulator listens, the settings to point Fleetbook at it, its API clients. */
+function banner(simulator: Simulator, region: string, timeScale: number, checkResponses: boolean): string {
+  return [
+    `Simulator listening on ${simulator.url} (seed ${simulator.control.world().seed}, time scale ${timeScale})`,
+    '',
+    'Point Fleetbook at it:',
+    `  export FLEETBOOK_AUTH_URL=${simulator.authUrl}`,
+    `  export FLEETBOOK_BASE_URL=${simulator.baseUrl}`,
+    `  export FLEETBOOK_REGIONAL_URL='${simulator.regionalUrl}'`,
+    `  export FLEETBOOK_REGION=${region}`,
+    `  export FLEETBOOK_CLIENT_ID=${simulator.clients[0]?.clientId ?? 'sim-admin'}`,
+    `  export FLEETBOOK_CLIENT_SECRET=${simulator.clients[0]?.clientSecret ?? 'sim-admin-secret'}`,
+    '',
+    'API clients:',
+    ...simulator.clients.map(
+      (client) => `  ${client.clientId.padEnd(16)} ${client.role.padEnd(14)} secret: ${client.clientSecret}`,
+    ),
+    '',
+    `Control surface: ${simulator.url}/_sim/ (requests, outbox, faults, clock, reset, world, violations)`,
+    ...(checkResponses
+      ? ['Answers are checked against the API description: a mismatch is a 500, listed at /_sim/violations.']
+      : []),
+    'Press Ctrl-C to stop.',
+    '',
+  ].join('\n');
+}
+
+/** Resolves at the first SIGINT or SIGTERM; the listeners go with it. */
+function untilStopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 }

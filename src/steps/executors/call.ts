@@ -119,8 +119,21 @@ export function saveToTarget(value: unknown): DownloadTarget {
   );
 }
 
+/** What every piece of one call needs: the operation resolved, how to log, how to journal its requests. */
+interface CallContext {
+  args: CallArgs;
+  runtime: ExecutorRuntime;
+  operation: OperationDescriptor;
+  callOptions: { region: string | undefined; signal: AbortSignal; retries: boolean };
+  log: (level: 'info' | 'debug', fields: Record<string, unknown>, message: string) => void;
+  /** How request entries are appended: buffered for a read, committed first otherwise. */
+  requestAppend: typeof BUFFERED_ENTRY | undefined;
+  /** Marks a read's result so its `step.finished` may be buffered too. */
+  readOnlyResult: { readOnly?: true };
+}
+
 export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Promise<LeafResult> {
-  const { client, signal, path, attempt } = runtime;
+  const { client, signal } = runtime;
   const operation = client.catalogue.byId.get(args.operationId);
   // The loader refuses unknown ids before a run; a hand-built playbook gets the same message.
   if (!operation)
@@ -137,188 +150,140 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
   // are committed first.
   const requestAppend = operation.isWrite || args.saveTo !== undefined ? undefined : BUFFERED_ENTRY;
   // Its end too: the step's `step.finished` is committed with the next entry that must be.
-  const readOnlyResult = requestAppend === undefined ? {} : { readOnly: true };
+  const readOnlyResult: { readOnly?: true } = requestAppend === undefined ? {} : { readOnly: true };
+  const context: CallContext = { args, runtime, operation, callOptions, log, requestAppend, readOnlyResult };
 
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
     log('info', { dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
     return { status: 'simulated', outputs: { simulated: true, request } };
   }
+  if (args.saveTo !== undefined) return saveAnswer(context, args.saveTo);
+  if (args.paginate === 'all') return gatherAllPages(context);
+  if (args.attachTo !== undefined) return reattach(context, args.attachTo);
+  return invokeUntil(context);
+}
 
-  /** Journals the request, sends it with `send`, journals the answer or the failure. */
-  const journaled = async <T>(
-    send: () => Promise<T>,
-    answer: (value: T) => { httpStatus: number; location?: string; body?: unknown },
-  ): Promise<T> => {
-    await runtime.journal(
-      {
-        type: 'request.sending',
-        path,
-        attempt,
-        operationId: operation.id,
-        method: operation.method,
-        ...(operation.isWrite ? { idempotency: runtime.secrets.scrubValue(idempotencyOf(operation, args.input)) } : {}),
-      },
-      requestAppend,
-    );
-    const startedAt = runtime.clock.now();
-    let value: T;
-    try {
-      value = await send();
-    } catch (error) {
-      if (!signal.aborted) {
-        await runtime.journal(
-          {
-            type: 'request.failed',
-            path,
-            attempt,
-            error: runtime.secrets.scrubValue(toErrorRecord(error)),
-            outcomeUnknown: isOutcomeUnknown(operation, error),
-          },
-          requestAppend,
-        );
-      }
-      throw error;
-    }
-    const { httpStatus, location, body } = answer(value);
-    await runtime.journal(
-      {
-        type: 'request.answered',
-        path,
-        attempt,
-        httpStatus,
-        ...(location ? { location } : {}),
-        ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }),
-      },
-      requestAppend,
-    );
-    log('info', { httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
-    return value;
-  };
-
-  if (args.saveTo !== undefined) {
-    const saveTo = saveToTarget(args.saveTo);
-    const result = await journaled(
-      () => client.download(operation.id as never, args.input as never, saveTo, callOptions),
-      () => ({ httpStatus: operation.successStatus }),
-    );
-    return { outputs: { status: operation.successStatus, headers: {}, body: result } satisfies CallOutputs };
-  }
-
-  if (args.paginate === 'all') {
-    const items = await journaled(
-      async () => {
-        const gathered: unknown[] = [];
-        for await (const item of client.paginate(operation.id as never, args.input as never, callOptions))
-          gathered.push(item);
-        return gathered;
-      },
-      () => ({ httpStatus: operation.successStatus }),
-    );
-    return {
-      outputs: {
-        status: operation.successStatus,
-        headers: {},
-        body: { items, count: items.length, total: items.length },
-      } satisfies CallOutputs,
-      ...readOnlyResult,
-    };
-  }
-
-  const follow = async (result: CallResult): Promise<unknown> => {
-    let journaledPercent = -PROGRESS_JOURNAL_STEP;
-    let progressJournal: Promise<void> = Promise.resolve();
-    const waiting = client.waitForOperation(result, {
-      signal,
-      ...(args.wait?.timeoutMs === undefined ? {} : { timeoutMs: args.wait.timeoutMs }),
-      ...(args.wait?.minPollMs === undefined ? {} : { minPollMs: args.wait.minPollMs }),
-      ...(args.wait?.maxPollMs === undefined ? {} : { maxPollMs: args.wait.maxPollMs }),
-      ...(result.region === undefined ? {} : { region: result.region }),
-      onProgress: (progressPercent, record) => {
-        log('info', { progressPercent, state: record.state ?? record.status }, `${operation.id}: ${progressPercent}%`);
-        if (progressPercent - journaledPercent < PROGRESS_JOURNAL_STEP && progressPercent < 100) return;
-        journaledPercent = progressPercent;
-        const location = result.headers.location ?? '';
-        const state = record.state ?? record.status;
-        progressJournal = progressJournal.then(() =>
-          runtime.journal(
-            {
-              type: 'operation.progress',
-              path,
-              location,
-              progressPercent,
-              ...(typeof state === 'string' ? { state } : {}),
-            },
-            BUFFERED_ENTRY,
-          ),
-        );
-        // A failed append (the store gone) is reported by the `await progressJournal` when the
-        // wait ends; until then it must not count as an unhandled rejection, which ends the process.
-        progressJournal.catch(() => undefined);
-      },
-    });
-    let waited;
-    try {
-      waited = await waiting;
-    } catch (error) {
-      if (signal.aborted) throw error;
-      // The write was accepted: a transient retry of the step would send it again.
-      throw new StepError(`${operation.id}: following its async operation failed: ${errorMessage(error)}`, {
-        kind: StepFailureKind.waitFailed,
-        code: 'WAIT_FAILED',
-        operationId: operation.id,
-        details: { location: result.headers.location },
-        cause: error,
-      });
-    } finally {
-      await progressJournal;
-    }
-    await runtime.journal({
-      type: 'operation.finished',
+/** Journals the request, sends it with `send`, journals the answer or the failure. */
+async function journaled<T>(
+  context: CallContext,
+  send: () => Promise<T>,
+  answer: (value: T) => { httpStatus: number; location?: string; body?: unknown },
+): Promise<T> {
+  const { args, runtime, operation, requestAppend, log } = context;
+  const { path, attempt, signal } = runtime;
+  await runtime.journal(
+    {
+      type: 'request.sending',
       path,
-      location: waited.location,
-      outcome: waited.outcome,
-      operation: runtime.secrets.scrubValue(waited.operation),
-    });
-    log('info', { outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
-    if (waited.outcome === 'succeeded') return waited.operation;
-    const deadline = waited.error?.code === 'WAIT_DEADLINE_EXCEEDED';
-    throw new StepError(
-      `${operation.id}: the async operation ${deadline ? 'did not end in time' : `ended ${waited.outcome}`}: ${waited.error?.message ?? 'no reason given'}`,
-      {
-        kind: deadline ? StepFailureKind.timeout : StepFailureKind.operationFailed,
-        code: deadline ? 'WAIT_TIMEOUT' : 'OPERATION_FAILED',
-        operationId: operation.id,
-        details: {
-          location: waited.location,
-          outcome: waited.outcome,
-          operation: waited.operation,
-          ...(waited.error?.code ? { errorCode: waited.error.code } : {}),
+      attempt,
+      operationId: operation.id,
+      method: operation.method,
+      ...(operation.isWrite ? { idempotency: runtime.secrets.scrubValue(idempotencyOf(operation, args.input)) } : {}),
+    },
+    requestAppend,
+  );
+  const startedAt = runtime.clock.now();
+  let value: T;
+  try {
+    value = await send();
+  } catch (error) {
+    if (!signal.aborted) {
+      await runtime.journal(
+        {
+          type: 'request.failed',
+          path,
+          attempt,
+          error: runtime.secrets.scrubValue(toErrorRecord(error)),
+          outcomeUnknown: isOutcomeUnknown(operation, error),
         },
-      },
-    );
-  };
+        requestAppend,
+      );
+    }
+    throw error;
+  }
+  const { httpStatus, location, body } = answer(value);
+  await runtime.journal(
+    {
+      type: 'request.answered',
+      path,
+      attempt,
+      httpStatus,
+      ...(location ? { location } : {}),
+      ...(body === undefined ? {} : { body: runtime.secrets.scrubValue(body) }),
+    },
+    requestAppend,
+  );
+  log('info', { httpStatus, durationMs: runtime.clock.now() - startedAt }, `${operation.id} answered ${httpStatus}`);
+  return value;
+}
 
-  if (args.attachTo !== undefined) {
-    const { location, body = null } = args.attachTo;
-    log('info', { location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
-    const accepted: CallResult = {
+/** `saveTo`: the answer streams to a file; the step's body is the download's summary. */
+async function saveAnswer(context: CallContext, rendered: unknown): Promise<LeafResult> {
+  const { args, runtime, operation, callOptions } = context;
+  const saveTo = saveToTarget(rendered);
+  const result = await journaled(
+    context,
+    () => runtime.client.download(operation.id as never, args.input as never, saveTo, callOptions),
+    () => ({ httpStatus: operation.successStatus }),
+  );
+  return { outputs: { status: operation.successStatus, headers: {}, body: result } satisfies CallOutputs };
+}
+
+/** `paginate: all`: every page's items gathered, journaled as one request. */
+async function gatherAllPages(context: CallContext): Promise<LeafResult> {
+  const { args, runtime, operation, callOptions } = context;
+  const items = await journaled(
+    context,
+    async () => {
+      const gathered: unknown[] = [];
+      for await (const item of runtime.client.paginate(operation.id as never, args.input as never, callOptions))
+        gathered.push(item);
+      return gathered;
+    },
+    () => ({ httpStatus: operation.successStatus }),
+  );
+  return {
+    outputs: {
+      status: operation.successStatus,
+      headers: {},
+      body: { items, count: items.length, total: items.length },
+    } satisfies CallOutputs,
+    ...context.readOnlyResult,
+  };
+}
+
+/** Resume: follow the Location of a write accepted before instead of sending it again. */
+async function reattach(context: CallContext, attachTo: NonNullable<CallArgs['attachTo']>): Promise<LeafResult> {
+  const { args, operation, log } = context;
+  const { location, body = null } = attachTo;
+  log('info', { location }, `${operation.id}: re-attaching to its async operation instead of sending it again`);
+  const accepted: CallResult = {
+    status: 202,
+    headers: { location },
+    body,
+    operation,
+    ...(args.region === undefined ? {} : { region: args.region }),
+  };
+  return {
+    outputs: {
       status: 202,
       headers: { location },
       body,
-      operation,
-      ...(args.region === undefined ? {} : { region: args.region }),
-    };
-    return {
-      outputs: { status: 202, headers: { location }, body, operation: await follow(accepted) } satisfies CallOutputs,
-    };
-  }
+      operation: await follow(context, accepted),
+    } satisfies CallOutputs,
+  };
+}
 
+/** The plain call: sent (and followed with `wait`), then sent again every `poll` interval until `until` holds. */
+async function invokeUntil(context: CallContext): Promise<LeafResult> {
+  const { args, runtime, operation, callOptions, log } = context;
   const poll = args.poll ?? DEFAULT_POLL;
   const pollStartedAt = runtime.clock.now();
   for (;;) {
     const result = await journaled(
-      () => client.invoke(operation.id, args.input, callOptions),
+      context,
+      () => runtime.client.invoke(operation.id, args.input, callOptions),
       (answer) => ({
         httpStatus: answer.status,
         ...(answer.headers.location ? { location: answer.headers.location } : {}),
@@ -330,9 +295,9 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       status: result.status,
       headers: result.headers,
       body: result.body,
-      ...(args.wait && followable ? { operation: await follow(result) } : {}),
+      ...(args.wait && followable ? { operation: await follow(context, result) } : {}),
     };
-    if (!args.until || (await args.until(outputs))) return { outputs, ...readOnlyResult };
+    if (!args.until || (await args.until(outputs))) return { outputs, ...context.readOnlyResult };
     if (runtime.clock.now() - pollStartedAt + poll.intervalMs > poll.timeoutMs) {
       throw new StepError(`${operation.id}: the \`until\` condition did not hold within ${poll.timeoutMs} ms.`, {
         kind: StepFailureKind.timeout,
@@ -341,6 +306,99 @@ export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Pro
       });
     }
     log('debug', { intervalMs: poll.intervalMs }, 'until condition not met; polling again');
-    await sleepOn(runtime.clock, poll.intervalMs, signal);
+    await sleepOn(runtime.clock, poll.intervalMs, runtime.signal);
   }
+}
+
+/** Follows an accepted write's async operation to its end; its final record, or a step error. */
+async function follow(context: CallContext, result: CallResult): Promise<unknown> {
+  const { args, runtime, operation, log } = context;
+  const { signal, path } = runtime;
+  const progress = progressJournaller(context, result.headers.location ?? '');
+  const waiting = runtime.client.waitForOperation(result, {
+    signal,
+    ...(args.wait?.timeoutMs === undefined ? {} : { timeoutMs: args.wait.timeoutMs }),
+    ...(args.wait?.minPollMs === undefined ? {} : { minPollMs: args.wait.minPollMs }),
+    ...(args.wait?.maxPollMs === undefined ? {} : { maxPollMs: args.wait.maxPollMs }),
+    ...(result.region === undefined ? {} : { region: result.region }),
+    onProgress: progress.onProgress,
+  });
+  let waited;
+  try {
+    waited = await waiting;
+  } catch (error) {
+    if (signal.aborted) throw error;
+    // The write was accepted: a transient retry of the step would send it again.
+    throw new StepError(`${operation.id}: following its async operation failed: ${errorMessage(error)}`, {
+      kind: StepFailureKind.waitFailed,
+      code: 'WAIT_FAILED',
+      operationId: operation.id,
+      details: { location: result.headers.location },
+      cause: error,
+    });
+  } finally {
+    await progress.settled();
+  }
+  await runtime.journal({
+    type: 'operation.finished',
+    path,
+    location: waited.location,
+    outcome: waited.outcome,
+    operation: runtime.secrets.scrubValue(waited.operation),
+  });
+  log('info', { outcome: waited.outcome, polls: waited.polls }, `${operation.id}: async operation ${waited.outcome}`);
+  if (waited.outcome === 'succeeded') return waited.operation;
+  const deadline = waited.error?.code === 'WAIT_DEADLINE_EXCEEDED';
+  throw new StepError(
+    `${operation.id}: the async operation ${deadline ? 'did not end in time' : `ended ${waited.outcome}`}: ${waited.error?.message ?? 'no reason given'}`,
+    {
+      kind: deadline ? StepFailureKind.timeout : StepFailureKind.operationFailed,
+      code: deadline ? 'WAIT_TIMEOUT' : 'OPERATION_FAILED',
+      operationId: operation.id,
+      details: {
+        location: waited.location,
+        outcome: waited.outcome,
+        operation: waited.operation,
+        ...(waited.error?.code ? { errorCode: waited.error.code } : {}),
+      },
+    },
+  );
+}
+
+/**
+ * Logs every progress report and journals one every PROGRESS_JOURNAL_STEP percent (and at 100),
+ * chained so the entries keep their order; `settled` waits for the last of them.
+ */
+function progressJournaller(
+  context: CallContext,
+  location: string,
+): {
+  onProgress: (progressPercent: number, record: { state?: unknown; status?: unknown }) => void;
+  settled: () => Promise<void>;
+} {
+  const { runtime, operation, log } = context;
+  let journaledPercent = -PROGRESS_JOURNAL_STEP;
+  let progressJournal: Promise<void> = Promise.resolve();
+  const onProgress = (progressPercent: number, record: { state?: unknown; status?: unknown }): void => {
+    log('info', { progressPercent, state: record.state ?? record.status }, `${operation.id}: ${progressPercent}%`);
+    if (progressPercent - journaledPercent < PROGRESS_JOURNAL_STEP && progressPercent < 100) return;
+    journaledPercent = progressPercent;
+    const state = record.state ?? record.status;
+    progressJournal = progressJournal.then(() =>
+      runtime.journal(
+        {
+          type: 'operation.progress',
+          path: runtime.path,
+          location,
+          progressPercent,
+          ...(typeof state === 'string' ? { state } : {}),
+        },
+        BUFFERED_ENTRY,
+      ),
+    );
+    // A failed append (the store gone) is reported by `settled` when the wait ends; until then
+    // it must not count as an unhandled rejection, which ends the process.
+    progressJournal.catch(() => undefined);
+  };
+  return { onProgress, settled: () => progressJournal };
 }

@@ -31,16 +31,41 @@ function checkArgs(value: unknown): HttpArgs {
   return args as HttpArgs;
 }
 
+/**
+ * The body as sent and the headers to send it with: a non-string body goes as JSON, labelled so
+ * unless the playbook chose its own content type.
+ */
+function encodeBody(args: HttpArgs): { headers: Record<string, string>; body: string | undefined } {
+  const headers: Record<string, string> = { ...args.headers };
+  if (args.body === undefined) return { headers, body: undefined };
+  if (typeof args.body === 'string') return { headers, body: args.body };
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type'))
+    headers['content-type'] = 'application/json';
+  return { headers, body: JSON.stringify(args.body) };
+}
+
+/** A JSON answer parsed (its text kept when it does not parse), any other kept as text; empty is undefined. */
+function parseAnswerBody(text: string, contentType: string | string[] | undefined): unknown {
+  if (text.length === 0) return undefined;
+  if (!/[/+]json\b/i.test(String(contentType ?? ''))) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Repeated headers joined as HTTP allows, so the step's outputs hold one string per name. */
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, header]) => [name, Array.isArray(header) ? header.join(', ') : String(header)]),
+  );
+}
+
 export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Promise<LeafResult> {
   const args = checkArgs(value);
   const method = (args.method ?? 'POST').toUpperCase();
-  const headers: Record<string, string> = { ...args.headers };
-  let body: string | undefined;
-  if (args.body !== undefined) {
-    body = typeof args.body === 'string' ? args.body : JSON.stringify(args.body);
-    if (typeof args.body !== 'string' && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type'))
-      headers['content-type'] = 'application/json';
-  }
+  const { headers, body } = encodeBody(args);
   const described = runtime.secrets.scrubValue({
     method,
     url: args.url,
@@ -79,22 +104,8 @@ export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Pro
     });
     throw failure;
   }
-  const text = await response.body.text();
-  const contentType = String(response.headers['content-type'] ?? '');
-  let parsed: unknown = text.length === 0 ? undefined : text;
-  if (/[/+]json\b/i.test(contentType) && text.length > 0) {
-    try {
-      parsed = JSON.parse(text) as unknown;
-    } catch {
-      parsed = text;
-    }
-  }
-  const responseHeaders = Object.fromEntries(
-    Object.entries(response.headers).map(([name, header]) => [
-      name,
-      Array.isArray(header) ? header.join(', ') : String(header),
-    ]),
-  );
+  const parsed = parseAnswerBody(await response.body.text(), response.headers['content-type']);
+  const responseHeaders = flattenHeaders(response.headers);
   await runtime.journal({ type: 'request.answered', path, attempt, httpStatus: response.statusCode });
   runtime.logger.info(
     { operationId: HTTP_OPERATION, httpStatus: response.statusCode, durationMs: runtime.clock.now() - startedAt },

@@ -48,6 +48,43 @@ interface Rendered<T> {
  */
 export const PAGE_CACHE_BYTES = 64 * 1024 * 1024;
 
+/** One system's place in a page: its kept view's bytes, or its view just rendered to text. */
+interface PagePart {
+  system: System;
+  kept: Buffer | undefined;
+  text: string;
+  /** The view's length in UTF-8 bytes. */
+  bytes: number;
+  stableUntilMs: number;
+}
+
+/**
+ * The page in the list envelope (`listPage`'s shape, in its key order), written into one Buffer
+ * of the exact size; `rendered` gets each newly rendered view as its slice of it.
+ */
+function writePage(
+  parts: readonly PagePart[],
+  envelope: PageEnvelope,
+  rendered: (part: PagePart, bytes: Buffer) => void,
+): Buffer {
+  const head = '{"items":[';
+  const tail = `],"count":${envelope.count},"offset":${envelope.offset},"total":${envelope.total}}`;
+  const size =
+    head.length + parts.reduce((sum, part) => sum + part.bytes, 0) + Math.max(parts.length - 1, 0) + tail.length;
+  const value = Buffer.allocUnsafe(size);
+  let at = value.write(head, 0, 'latin1');
+  parts.forEach((part, index) => {
+    if (index > 0) at += value.write(',', at, 'latin1');
+    if (part.kept) at += part.kept.copy(value, at);
+    else {
+      at += value.write(part.text, at, 'utf8');
+      rendered(part, value.subarray(at - part.bytes, at));
+    }
+  });
+  value.write(tail, at, 'latin1');
+  return value;
+}
+
 /** `render` is `systemView` but in tests, which count the renderings. */
 export function createSystemViewCache(
   state: PrivateCloudState,
@@ -90,7 +127,7 @@ export function createSystemViewCache(
    */
   const renderPage = (systems: readonly System[], envelope: PageEnvelope, nowMs: number) => {
     let stableUntilMs = Infinity;
-    const parts = systems.map((system) => {
+    const parts = systems.map((system): PagePart => {
       const kept = views.get(system);
       if (current(kept, nowMs)) {
         stableUntilMs = Math.min(stableUntilMs, kept.stableUntilMs);
@@ -101,22 +138,7 @@ export function createSystemViewCache(
       stableUntilMs = Math.min(stableUntilMs, viewStableUntilMs);
       return { system, kept: undefined, text, bytes: Buffer.byteLength(text), stableUntilMs: viewStableUntilMs };
     });
-    // The list envelope: `listPage`'s shape, in its key order.
-    const head = '{"items":[';
-    const tail = `],"count":${envelope.count},"offset":${envelope.offset},"total":${envelope.total}}`;
-    const size =
-      head.length + parts.reduce((sum, part) => sum + part.bytes, 0) + Math.max(parts.length - 1, 0) + tail.length;
-    const value = Buffer.allocUnsafe(size);
-    let at = value.write(head, 0, 'latin1');
-    parts.forEach((part, index) => {
-      if (index > 0) at += value.write(',', at, 'latin1');
-      if (part.kept) at += part.kept.copy(value, at);
-      else {
-        at += value.write(part.text, at, 'utf8');
-        keep(part.system, value.subarray(at - part.bytes, at), nowMs, part.stableUntilMs);
-      }
-    });
-    value.write(tail, at, 'latin1');
+    const value = writePage(parts, envelope, (part, bytes) => keep(part.system, bytes, nowMs, part.stableUntilMs));
     return { value, stableUntilMs };
   };
 
