@@ -183,7 +183,7 @@ describe.skipIf(!adminUrl)('fleetbook run --queue and fleetbook worker', () => {
       'hookUrl=http://127.0.0.1:9/hook',
     ]);
     expect(secret.code).toBe(2);
-    expect(secret.stderr).toContain('give it to the workers instead');
+    expect(secret.stderr).toContain('give it to the workers (FLEETBOOK_INPUT_TOKEN)');
     expect(secret.stderr).not.toContain('s3cr3t-value');
   });
 });
