@@ -57,11 +57,28 @@ export interface RunLauncher {
 }
 
 export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
-  const { store, logger } = options;
-  const inFlight = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
+  return new Launcher(options);
+}
+
+/** The runs this process drives, each with the controller that stops it and its end. */
+type InFlight = Map<string, { controller: AbortController; done: Promise<unknown> }>;
+
+class Launcher implements RunLauncher {
+  private readonly inFlight: InFlight = new Map();
+
+  constructor(private readonly options: RunLauncherOptions) {}
+
+  private get store() {
+    return this.options.store;
+  }
+
+  private get logger() {
+    return this.options.logger;
+  }
 
   /** Drives `work` here; resolves once the run's record exists (or rejects with why it never did). */
-  async function drive(runId: string, work: (signal: AbortSignal) => Promise<unknown>): Promise<RunRecord> {
+  private async drive(runId: string, work: (signal: AbortSignal) => Promise<unknown>): Promise<RunRecord> {
+    const { store, logger, inFlight } = this;
     const controller = new AbortController();
     const done = work(controller.signal);
     inFlight.set(runId, { controller, done });
@@ -85,124 +102,133 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
     }
   }
 
-  return {
-    async start(asked, caller) {
-      const request: RunRequest = { ...asked, target: isQueueStore(store) ? 'queue' : 'here' };
-      // Checked before anything is recorded: a refusal is the caller's 4xx, not a failed run.
-      const admission = await admit(request, caller, { store, now: Date.now });
-      if (admission.overlap && 'queuedBehind' in admission.overlap) return { admission };
-      const runId = randomUUID();
-      const { playbook } = request;
-      const audit = {
-        event: 'audit.runStarted',
-        runId,
-        playbook: playbook.name,
-        by: caller.name,
-        dryRun: request.dryRun,
-        ...(admission.trigger.scheduleId === undefined ? {} : { scheduleKey: admission.trigger.scheduleId }),
-        ...(admission.trigger.ignoredWindow === undefined ? {} : { ignoredWindow: admission.trigger.ignoredWindow }),
-      };
-      if (request.target === 'queue') {
-        const run = await queueAdmitted(admission, options, runId);
-        logger.info(audit, `${caller.name} queued run ${runId} of ${playbook.name}`);
-        return { run, admission };
-      }
-      logger.info(audit, `${caller.name} started run ${runId} of ${playbook.name}`);
-      const run = await drive(runId, async (signal) => {
-        const result = await driveAdmitted(admission, options, { runId, signal });
-        await deliverNotifications(options, runId);
-        return result;
-      });
+  async start(asked: Omit<RunRequest, 'target'>, caller: Caller): Promise<LaunchOutcome> {
+    const { store, logger, options } = this;
+    const request: RunRequest = { ...asked, target: isQueueStore(store) ? 'queue' : 'here' };
+    // Checked before anything is recorded: a refusal is the caller's 4xx, not a failed run.
+    const admission = await admit(request, caller, { store, now: Date.now });
+    if (admission.overlap && 'queuedBehind' in admission.overlap) return { admission };
+    const runId = randomUUID();
+    const { playbook } = request;
+    const audit = {
+      event: 'audit.runStarted',
+      runId,
+      playbook: playbook.name,
+      by: caller.name,
+      dryRun: request.dryRun,
+      ...(admission.trigger.scheduleId === undefined ? {} : { scheduleKey: admission.trigger.scheduleId }),
+      ...(admission.trigger.ignoredWindow === undefined ? {} : { ignoredWindow: admission.trigger.ignoredWindow }),
+    };
+    if (request.target === 'queue') {
+      const run = await queueAdmitted(admission, options, runId);
+      logger.info(audit, `${caller.name} queued run ${runId} of ${playbook.name}`);
       return { run, admission };
-    },
+    }
+    logger.info(audit, `${caller.name} started run ${runId} of ${playbook.name}`);
+    const run = await this.drive(runId, async (signal) => {
+      const result = await driveAdmitted(admission, options, { runId, signal });
+      await deliverNotifications(options, runId);
+      return result;
+    });
+    return { run, admission };
+  }
 
-    async resume(playbook, run, secretInputs, by) {
-      if (inFlight.has(run.id))
-        throw new UsageError(`run ${run.id} is already being driven by this server`, ServerErrorCode.runActive);
-      logger.info(
-        { event: 'audit.runResumed', runId: run.id, playbook: run.playbook, by },
-        `${by} resumed run ${run.id} of ${run.playbook}`,
-      );
-      let resolveStarted: () => void = () => undefined;
-      const started = new Promise<void>((resolve) => (resolveStarted = resolve));
-      const controller = new AbortController();
-      const done = resumeStored(playbook, run, options, {
-        runId: run.id,
-        secretInputs,
-        signal: controller.signal,
-      }).then(async (result) => {
-        await deliverNotifications(options, run.id);
-        return result;
+  async resume(
+    playbook: Playbook,
+    run: RunRecord,
+    secretInputs: Record<string, unknown>,
+    by: string,
+  ): Promise<RunRecord> {
+    const { store, logger, options, inFlight } = this;
+    if (inFlight.has(run.id))
+      throw new UsageError(`run ${run.id} is already being driven by this server`, ServerErrorCode.runActive);
+    logger.info(
+      { event: 'audit.runResumed', runId: run.id, playbook: run.playbook, by },
+      `${by} resumed run ${run.id} of ${run.playbook}`,
+    );
+    let resolveStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (resolveStarted = resolve));
+    const controller = new AbortController();
+    const done = resumeStored(playbook, run, options, {
+      runId: run.id,
+      secretInputs,
+      signal: controller.signal,
+    }).then(async (result) => {
+      await deliverNotifications(options, run.id);
+      return result;
+    });
+    inFlight.set(run.id, { controller, done });
+    void done
+      .catch((error: unknown) =>
+        logger.error({ event: 'run.error', runId: run.id, err: error }, `run ${run.id}: ${String(error)}`),
+      )
+      .finally(() => {
+        inFlight.delete(run.id);
+        resolveStarted();
       });
-      inFlight.set(run.id, { controller, done });
-      void done
-        .catch((error: unknown) =>
-          logger.error({ event: 'run.error', runId: run.id, err: error }, `run ${run.id}: ${String(error)}`),
-        )
-        .finally(() => {
-          inFlight.delete(run.id);
-          resolveStarted();
-        });
-      // The resume marks the run running before its first step; a refusal (changed playbook) comes first.
-      for (;;) {
-        const current = await store.getRun(run.id);
-        if (current && current.resumes > run.resumes) return current;
-        const outcome = await Promise.race([
-          done.then(
-            () => 'ended' as const,
-            (error: unknown) => {
-              throw error;
-            },
-          ),
-          new Promise<'poll'>((resolve) => setTimeout(() => resolve('poll'), 10)),
-          started.then(() => 'ended' as const),
-        ]);
-        if (outcome === 'ended') return (await store.getRun(run.id)) ?? run;
-      }
-    },
+    // The resume marks the run running before its first step; a refusal (changed playbook) comes first.
+    for (;;) {
+      const current = await store.getRun(run.id);
+      if (current && current.resumes > run.resumes) return current;
+      const outcome = await Promise.race([
+        done.then(
+          () => 'ended' as const,
+          (error: unknown) => {
+            throw error;
+          },
+        ),
+        new Promise<'poll'>((resolve) => setTimeout(() => resolve('poll'), 10)),
+        started.then(() => 'ended' as const),
+      ]);
+      if (outcome === 'ended') return (await store.getRun(run.id)) ?? run;
+    }
+  }
 
-    async decide(playbook, request) {
-      const recorded = await recordApproval(store, request, (options.decisionClock ?? systemClock).now);
-      const gate = recorded.wait.path;
-      logger.info(
-        {
-          event: recorded.refused ? 'audit.decisionTooLate' : `audit.${request.decision}`,
-          runId: request.runId,
-          gate,
-          by: request.by,
-          ...(request.comment ? { comment: request.comment } : {}),
-        },
-        recorded.refused
-          ? `${request.by}'s ${request.decision === 'approved' ? 'approval' : 'denial'} of ${gate} in run ${request.runId} came after its timeout: refused; its onTimeout applies`
-          : `${request.by} ${request.decision} ${gate} of run ${request.runId}`,
-      );
-      const after = (await store.getRun(request.runId)) ?? recorded.run;
-      // A shared store queued the run for a worker; a local one left it interrupted for us to resume.
-      const continued =
-        recorded.status !== RunStatus.interrupted || !playbook
-          ? after
-          : await this.resume(playbook, after, {}, request.by);
-      // Too late: the gate's onTimeout applies (the run goes on with it), and the decider gets a 409.
-      if (recorded.refused) throw recorded.refused;
-      return continued;
-    },
+  async decide(playbook: Playbook | undefined, request: ApprovalRequest): Promise<RunRecord> {
+    const { store, logger, options } = this;
+    const recorded = await recordApproval(store, request, (options.decisionClock ?? systemClock).now);
+    const gate = recorded.wait.path;
+    logger.info(
+      {
+        event: recorded.refused ? 'audit.decisionTooLate' : `audit.${request.decision}`,
+        runId: request.runId,
+        gate,
+        by: request.by,
+        ...(request.comment ? { comment: request.comment } : {}),
+      },
+      recorded.refused
+        ? `${request.by}'s ${request.decision === 'approved' ? 'approval' : 'denial'} of ${gate} in run ${request.runId} came after its timeout: refused; its onTimeout applies`
+        : `${request.by} ${request.decision} ${gate} of run ${request.runId}`,
+    );
+    const after = (await store.getRun(request.runId)) ?? recorded.run;
+    // A shared store queued the run for a worker; a local one left it interrupted for us to resume.
+    const continued =
+      recorded.status !== RunStatus.interrupted || !playbook
+        ? after
+        : await this.resume(playbook, after, {}, request.by);
+    // Too late: the gate's onTimeout applies (the run goes on with it), and the decider gets a 409.
+    if (recorded.refused) throw recorded.refused;
+    return continued;
+  }
 
-    async cancel(runId, by) {
-      const outcome = await store.cancelRun(runId, by);
-      logger.info(
-        { event: 'audit.cancelled', runId, by, outcome: outcome.outcome },
-        `${by} cancelled run ${runId} (${outcome.outcome})`,
-      );
-      const run = await store.getRun(runId);
-      if (!run) throw new Error(`run ${runId} disappeared`);
-      return { outcome: outcome.outcome, run };
-    },
+  async cancel(runId: string, by: string): Promise<{ outcome: string; run: RunRecord }> {
+    const { store, logger } = this;
+    const outcome = await store.cancelRun(runId, by);
+    logger.info(
+      { event: 'audit.cancelled', runId, by, outcome: outcome.outcome },
+      `${by} cancelled run ${runId} (${outcome.outcome})`,
+    );
+    const run = await store.getRun(runId);
+    if (!run) throw new Error(`run ${runId} disappeared`);
+    return { outcome: outcome.outcome, run };
+  }
 
-    driving: () => inFlight.size,
+  driving(): number {
+    return this.inFlight.size;
+  }
 
-    async stop() {
-      for (const { controller } of inFlight.values()) controller.abort(new Error('the server is stopping'));
-      await Promise.allSettled([...inFlight.values()].map((entry) => entry.done));
-    },
-  };
+  async stop(): Promise<void> {
+    for (const { controller } of this.inFlight.values()) controller.abort(new Error('the server is stopping'));
+    await Promise.allSettled([...this.inFlight.values()].map((entry) => entry.done));
+  }
 }
