@@ -86,14 +86,39 @@ async function bearerCaller(store: RunStore, request: FastifyRequest): Promise<A
 }
 
 export async function createServerApp(options: ServerAppOptions): Promise<FastifyInstance> {
-  const { store, catalog, launcher, hub, metrics, logger } = options;
   const scrub: Scrub = createScrub(options.secrets);
   const app = Fastify({
     logger: false,
     // An unknown body field is refused (400 naming it), never silently dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   });
+  answerErrors(app, options.logger, scrub);
+  checkRoles(app, options.store, options.metrics);
+  const context: RouteContext = { ...options, scrub, route: routeOf(app) };
+  registerRunReads(context);
+  registerRunActions(context);
+  registerCatalogRoutes(app, context);
+  await registerUi(app, { ...options, scrub, sessionTtlMs: options.sessionTtlMs ?? 12 * 3600_000 });
+  return app;
+}
 
+/** What the API's route groups share: the server's parts, the scrubber, and `route` (a described operation). */
+interface RouteContext extends ServerAppOptions {
+  scrub: Scrub;
+  route: (operationId: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => void;
+}
+
+const callerName = (request: FastifyRequest): string => request.caller?.name ?? 'unknown';
+
+// The route's role was checked before the handler; admission checks what the request asks of it.
+const apiCaller = (request: FastifyRequest, door: Door): Caller => ({
+  name: callerName(request),
+  role: request.caller?.role ?? 'viewer',
+  door,
+});
+
+/** Every error as the API's answer: `{ error: { code, message, field? } }` with its status; a stack trace only in the log. */
+function answerErrors(app: FastifyInstance, logger: Logger, scrub: Scrub): void {
   app.setErrorHandler((error: unknown, request, reply) => {
     const answer = (status: number, code: string, message: string, field?: string) =>
       reply.status(status).send({ error: { code, message, ...(field === undefined ? {} : { field }) } });
@@ -126,7 +151,10 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     logger.error({ event: 'server.error', err: error, url: request.url }, 'server: internal error');
     return answer(500, ServerErrorCode.internal, 'internal error; see the server log');
   });
+}
 
+/** Roles: a route's `config.role`, checked before its handler (401/403 as JSON); each answer counted. */
+function checkRoles(app: FastifyInstance, store: RunStore, metrics: ServerMetrics): void {
   // Roles: a route's `config.role`. The API answers 401/403 as JSON; the pages have their own check.
   app.addHook('onRequest', async (request, reply) => {
     const role = request.routeOptions.config.role;
@@ -158,8 +186,11 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode);
   });
+}
 
-  const route = (operationId: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => {
+/** Registers the described operation `operationId` (its method, URL, request schemas and role) with `handler`. */
+function routeOf(app: FastifyInstance): RouteContext['route'] {
+  return (operationId, handler) => {
     const described = apiRoute(operationId);
     app.route({
       method: described.method,
@@ -177,14 +208,11 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       handler,
     });
   };
-  const callerName = (request: FastifyRequest): string => request.caller?.name ?? 'unknown';
-  // The route's role was checked before the handler; admission checks what the request asks of it.
-  const apiCaller = (request: FastifyRequest, door: Door): Caller => ({
-    name: callerName(request),
-    role: request.caller?.role ?? 'viewer',
-    door,
-  });
+}
 
+/** Reading runs: the list, one run, its journal, its log lines, its event stream. */
+function registerRunReads(context: RouteContext): void {
+  const { store, hub, metrics, scrub, route } = context;
   route('health', async () => ({ status: 'ok' }));
 
   route('listRuns', async (request) => {
@@ -214,6 +242,32 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     };
   });
 
+  route('getRun', async (request) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    return { run: scrub(runView(run)), steps: scrub(buildStepTree(await store.steps(run.id))) };
+  });
+
+  route('getRunJournal', async (request) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const { afterSeq } = request.query as { afterSeq: number };
+    return { entries: scrub(await store.journal(run.id, afterSeq)) };
+  });
+
+  route('getRunLogs', async (request) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    return { lines: scrub(logLines(await store.journal(run.id))) };
+  });
+
+  route('streamRunEvents', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const lastEventId = (request.headers as Record<string, string | undefined>)['last-event-id'];
+    await streamRunEvents(reply, { hub, scrub, metrics }, run.id, lastEventId === undefined ? 0 : Number(lastEventId));
+  });
+}
+
+/** Acting on runs: start, resume, approve and deny, cancel. */
+function registerRunActions(context: RouteContext): void {
+  const { store, catalog, launcher, metrics, scrub, route } = context;
   route('startRun', async (request, reply) => {
     const body = request.body as {
       playbook: string;
@@ -240,28 +294,6 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       .status(202)
       .header('location', `/api/v1/runs/${run.id}`)
       .send({ run: scrub(runView(run)) });
-  });
-
-  route('getRun', async (request) => {
-    const run = await findRun(store, (request.params as { runId: string }).runId);
-    return { run: scrub(runView(run)), steps: scrub(buildStepTree(await store.steps(run.id))) };
-  });
-
-  route('getRunJournal', async (request) => {
-    const run = await findRun(store, (request.params as { runId: string }).runId);
-    const { afterSeq } = request.query as { afterSeq: number };
-    return { entries: scrub(await store.journal(run.id, afterSeq)) };
-  });
-
-  route('getRunLogs', async (request) => {
-    const run = await findRun(store, (request.params as { runId: string }).runId);
-    return { lines: scrub(logLines(await store.journal(run.id))) };
-  });
-
-  route('streamRunEvents', async (request, reply) => {
-    const run = await findRun(store, (request.params as { runId: string }).runId);
-    const lastEventId = (request.headers as Record<string, string | undefined>)['last-event-id'];
-    await streamRunEvents(reply, { hub, scrub, metrics }, run.id, lastEventId === undefined ? 0 : Number(lastEventId));
   });
 
   route('resumeRun', async (request, reply) => {
@@ -317,7 +349,12 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       );
     return reply.status(202).send({ outcome, run: scrub(runView(after)) });
   });
+}
 
+/** Playbooks, schedules, tokens and the metrics. */
+function registerCatalogRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { store, catalog, launcher, metrics, logger, scrub, route } = context;
+  const options = context;
   route('listPlaybooks', async () => {
     const folder = catalog.current();
     return {
@@ -377,9 +414,6 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   app.get('/metrics', { config: { role: 'viewer' } }, async (_request, reply) =>
     reply.header('content-type', metrics.contentType).send(await metrics.render()),
   );
-
-  await registerUi(app, { ...options, scrub, sessionTtlMs: options.sessionTtlMs ?? 12 * 3600_000 });
-  return app;
 }
 
 /**
