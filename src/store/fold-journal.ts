@@ -1,4 +1,4 @@
-import type { JournalEntry, JournalReadOptions, RunStore, StepPath, StepRecord } from './types.js';
+import type { JournalEntry, JournalEvent, JournalReadOptions, RunStore, StepPath, StepRecord } from './types.js';
 import { StepStatus } from './types.js';
 
 /** The kind of the records `foldJournal` makes for loop items (`systems[3]`). */
@@ -61,96 +61,110 @@ export function createJournalFold(options: JournalFoldOptions = {}): JournalFold
       case 'step.started':
         startStep(records, event, at, values ? undefined : seq);
         break;
-      case 'item.started': {
-        const path = `${event.path}[${event.index}]`;
-        records.delete(path);
-        records.set(path, {
-          path,
-          stepId: records.get(event.path)?.stepId ?? '',
-          kind: itemKind,
-          status: StepStatus.running,
-          attempts: 0,
-          startedAt: at,
-        });
+      case 'item.started':
+        itemStarted(records, event, at);
         break;
-      }
-      case 'item.finished': {
-        const path = `${event.path}[${event.index}]`;
-        const record = records.get(path);
-        if (record) {
-          record.status = event.status;
-          record.endedAt = at;
-        } else {
-          // An item whose steps each journal one entry journals no start either (see the loop's items in
-          // ARCHITECTURE.md): its end is its only entry, after its steps'.
-          records.set(path, {
-            path,
-            stepId: records.get(event.path)?.stepId ?? '',
-            kind: itemKind,
-            status: event.status,
-            attempts: 0,
-            startedAt: at,
-            endedAt: at,
-          });
-        }
+      case 'item.finished':
+        itemFinished(records, event, at);
         break;
-      }
       default: {
         // A quiet step's one entry: its start and its end.
         if (event.type === 'step.finished' && event.kind !== undefined)
           startStep(records, event, at, values ? undefined : seq);
         const record = records.get(event.path);
         // Events of a step whose start is missing are journal damage, not a step to invent.
-        if (!record) break;
-        switch (event.type) {
-          case 'request.sending':
-            record.attempts = Math.max(record.attempts, event.attempt);
-            delete record.location;
-            delete record.operationOutcome;
-            record.unansweredRequest = {
-              attempt: event.attempt,
-              operationId: event.operationId,
-              method: event.method,
-              ...(event.idempotency === undefined ? {} : { idempotency: event.idempotency }),
-            };
-            break;
-          case 'request.answered':
-            delete record.unansweredRequest;
-            if (event.location !== undefined) record.location = event.location;
-            break;
-          case 'request.failed':
-            if (event.outcomeUnknown && record.unansweredRequest) record.unansweredRequest.error = event.error;
-            else delete record.unansweredRequest;
-            break;
-          // An operation seen means the write took effect: nothing left to reconcile.
-          case 'operation.progress':
-            delete record.unansweredRequest;
-            record.location = event.location;
-            break;
-          case 'operation.finished':
-            delete record.unansweredRequest;
-            record.location = event.location;
-            record.operationOutcome = event.outcome;
-            break;
-          case 'retry.scheduled':
-            break;
-          case 'step.finished':
-            record.status = event.status;
-            record.endedAt = at;
-            if (!endsInFlight.has(event.status)) delete record.unansweredRequest;
-            if (values && event.outputs !== undefined) record.outputs = event.outputs;
-            if (!values) {
-              // Ended before without starting again: which ending's outputs count is not known here.
-              if (record.finishedSeq !== undefined) delete record.startedSeq;
-              record.finishedSeq = seq;
-            }
-            if (event.error !== undefined) record.error = event.error;
-            break;
-        }
+        if (record) foldStepEvent(record, event, at, values ? undefined : seq);
       }
     }
   };
   return { add, records: () => [...records.values()] };
+}
+
+type EventOf<T extends JournalEvent['type']> = Extract<JournalEvent, { type: T }>;
+
+function itemStarted(records: Map<StepPath, StepRecord>, event: EventOf<'item.started'>, at: string): void {
+  const path = `${event.path}[${event.index}]`;
+  records.delete(path);
+  records.set(path, {
+    path,
+    stepId: records.get(event.path)?.stepId ?? '',
+    kind: itemKind,
+    status: StepStatus.running,
+    attempts: 0,
+    startedAt: at,
+  });
+}
+
+function itemFinished(records: Map<StepPath, StepRecord>, event: EventOf<'item.finished'>, at: string): void {
+  const path = `${event.path}[${event.index}]`;
+  const record = records.get(path);
+  if (record) {
+    record.status = event.status;
+    record.endedAt = at;
+    return;
+  }
+  // An item whose steps each journal one entry journals no start either (see the loop's items in
+  // ARCHITECTURE.md): its end is its only entry, after its steps'.
+  records.set(path, {
+    path,
+    stepId: records.get(event.path)?.stepId ?? '',
+    kind: itemKind,
+    status: event.status,
+    attempts: 0,
+    startedAt: at,
+    endedAt: at,
+  });
+}
+
+/** An event of a started step into its record; `seq` given when the fold keeps seqs instead of values. */
+function foldStepEvent(record: StepRecord, event: JournalEvent, at: string, seq: number | undefined): void {
+  switch (event.type) {
+    case 'request.sending':
+      record.attempts = Math.max(record.attempts, event.attempt);
+      delete record.location;
+      delete record.operationOutcome;
+      record.unansweredRequest = {
+        attempt: event.attempt,
+        operationId: event.operationId,
+        method: event.method,
+        ...(event.idempotency === undefined ? {} : { idempotency: event.idempotency }),
+      };
+      break;
+    case 'request.answered':
+      delete record.unansweredRequest;
+      if (event.location !== undefined) record.location = event.location;
+      break;
+    case 'request.failed':
+      if (event.outcomeUnknown && record.unansweredRequest) record.unansweredRequest.error = event.error;
+      else delete record.unansweredRequest;
+      break;
+    // An operation seen means the write took effect: nothing left to reconcile.
+    case 'operation.progress':
+      delete record.unansweredRequest;
+      record.location = event.location;
+      break;
+    case 'operation.finished':
+      delete record.unansweredRequest;
+      record.location = event.location;
+      record.operationOutcome = event.outcome;
+      break;
+    case 'step.finished':
+      stepFinished(record, event, at, seq);
+      break;
+  }
+}
+
+function stepFinished(record: StepRecord, event: EventOf<'step.finished'>, at: string, seq: number | undefined): void {
+  record.status = event.status;
+  record.endedAt = at;
+  if (!endsInFlight.has(event.status)) delete record.unansweredRequest;
+  if (seq === undefined && event.outputs !== undefined) record.outputs = event.outputs;
+  if (seq !== undefined) {
+    // Ended before without starting again: which ending's outputs count is not known here.
+    if (record.finishedSeq !== undefined) delete record.startedSeq;
+    record.finishedSeq = seq;
+  }
+  if (event.error !== undefined) record.error = event.error;
 }
 
 /** `values` mapped one at a time as they are iterated (a store's rows parsed as the fold reads them). */
