@@ -97,8 +97,8 @@ export async function withProcessHost<T>(
   const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
   checkLogLevel(options.logLevel);
   const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
-  const connections: Array<{ connection: Connection; keepWorldOf?: string }> = [];
-  const secretsLogger: { logger?: Logger } = {};
+  /** Each connection, and what saves its world before it closes (a rehearsal's). */
+  const connections: Array<{ connection: Connection; keep?: () => void }> = [];
   try {
     const instrumented = options.instrument?.(opened) ?? {};
     const store = instrumented.store ?? opened;
@@ -107,7 +107,6 @@ export async function withProcessHost<T>(
       store,
       logger: options.runId ? logger.child({ runId: options.runId }) : logger,
     });
-    secretsLogger.logger = logger;
     const parts: HostParts = { ...settings, store, opened, logger, secrets, notifications };
     return await work({
       parts,
@@ -122,7 +121,11 @@ export async function withProcessHost<T>(
           logger: connect.logger ?? logger,
           secrets,
         });
-        connections.push({ connection, ...(connect.keepWorldOf ? { keepWorldOf: connect.keepWorldOf } : {}) });
+        const runId = connect.keepWorldOf;
+        connections.push({
+          connection,
+          ...(runId ? { keep: () => keepWorld(io.env, runId, connection, secrets, logger) } : {}),
+        });
         return connection;
       },
       runParts: (connection) => ({ ...parts, client: connection.client }),
@@ -132,10 +135,9 @@ export async function withProcessHost<T>(
       },
     });
   } finally {
-    for (const { connection, keepWorldOf } of connections.reverse()) {
+    for (const { connection, keep } of connections.reverse()) {
       // A rehearsal's world outlives its process: approve, deny and resume of the run continue on it.
-      if (keepWorldOf && secretsLogger.logger)
-        keepWorld(io.env, keepWorldOf, connection, secrets, secretsLogger.logger);
+      keep?.();
       await connection.close();
     }
     await opened.close();

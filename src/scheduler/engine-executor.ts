@@ -7,11 +7,10 @@ import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import type { Notifications } from '../notifications/index.js';
 import { platformStateInFlight, runEnvironmentOf, type RunEnvironment } from '../engine/index.js';
-import { hasTimeRules, timeRulesOf } from '../playbook/index.js';
 import { RunStatus, type RunStore } from '../store/index.js';
-import { startGateOf } from '../windows/index.js';
 import type { Clock } from './clock.js';
 import { resumeRunWithLock, runPlaybookWithLock } from './run-with-lock.js';
+import { startGateOfRun } from './window-check.js';
 import type { SchedulerOptions } from './scheduler.js';
 
 export interface EngineExecutorOptions extends RunEnvironment {
@@ -40,7 +39,6 @@ export interface EngineExecutorOptions extends RunEnvironment {
 export function createEngineExecutor(options: EngineExecutorOptions): SchedulerOptions['execute'] {
   return async (request) => {
     // The playbook's window and the schedule's: a loop starts no item while either is closed.
-    const rules = timeRulesOf(request.playbook, request.schedule);
     const common = {
       client: options.client,
       store: options.store,
@@ -52,7 +50,10 @@ export function createEngineExecutor(options: EngineExecutorOptions): SchedulerO
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.env ? { env: options.env } : {}),
       ...runEnvironmentOf(options),
-      ...(hasTimeRules(rules) ? { startGate: startGateOf(rules) } : {}),
+      startGate: startGateOfRun(request.playbook, {
+        trigger: { kind: 'schedule', scheduleId: request.schedule.key },
+        dryRun: false,
+      }),
       ...(options.notifications ? { notify: options.notifications.hookFor(request.playbook.notify) } : {}),
     };
     const deliver = async (): Promise<void> => void (await options.notifications?.deliver({ runId: request.runId }));
