@@ -38,6 +38,8 @@ export interface ConnectionOptions {
     restore?: SimulatorSnapshot | undefined;
   };
   env: NodeJS.ProcessEnv;
+  /** The embedded simulator's region of regional calls, whatever FLEETBOOK_REGION says (the demo's). */
+  region?: string;
   /** Where `fleetbook.yaml` is looked for. @default process.cwd() */
   cwd?: string;
   logger: Logger;
@@ -76,6 +78,8 @@ export interface Connection {
   description: string;
   /** The embedded simulator's world as it is now, to save beside the run (saved-world.ts); absent for a platform. */
   snapshot?: () => SimulatorSnapshot;
+  /** The embedded simulator itself (its URL, its outbox); absent for a platform. */
+  simulator?: Simulator;
   close(): Promise<void>;
 }
 
@@ -240,7 +244,11 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
       ...(seed === undefined ? {} : { seed }),
       ...(restore === undefined ? {} : { restore }),
     });
-    const client = simulatorClient(simulator, { logger, secrets, region: env.FLEETBOOK_REGION || SIMULATOR_REGION });
+    const client = simulatorClient(simulator, {
+      logger,
+      secrets,
+      region: options.region ?? (env.FLEETBOOK_REGION || SIMULATOR_REGION),
+    });
     const rehearsal = [
       restore === undefined ? '' : 'the saved world of the run',
       world === undefined ? '' : `world ${world}`,
@@ -253,6 +261,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
       client,
       description: `the embedded simulator at ${simulator.url} (time scale ${timeScale}, ${rehearsal})`,
       snapshot: () => simulator.control.snapshot(),
+      simulator,
       close: () => simulator.close(),
     };
   }

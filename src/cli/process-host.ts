@@ -43,6 +43,11 @@ export interface HostOptions extends LoggingOptions {
   instrument?: (opened: RunStore) => { store?: RunStore; tee?: { stream: Writable; level: pino.Level } };
   /** The notifier's log lines carry this run. */
   runId?: string;
+  /**
+   * A store of the command's own instead of the configured one (the demo's runs stay out of the
+   * operator's history); closed with the host all the same.
+   */
+  store?: RunStore;
 }
 
 /** The parts of the process, before a connection (a run that is refused opens none). */
@@ -62,7 +67,7 @@ export interface ProcessHost {
    * platform; closed with the host.
    */
   connect(
-    options?: Pick<ConnectionOptions, 'timeScale' | 'simulator'> & {
+    options?: Pick<ConnectionOptions, 'timeScale' | 'simulator' | 'region'> & {
       logger?: Logger;
       target?: string | undefined;
       /** The run whose embedded simulator's world is kept beside it when the host closes (`saved-world.ts`). */
@@ -96,7 +101,7 @@ export async function withProcessHost<T>(
   const secrets = createSecretRegistry();
   const notificationConfig = readNotificationConfig({ cwd: process.cwd(), env: io.env, secrets });
   checkLogLevel(options.logLevel);
-  const opened = await openRunStore({ env: io.env, store: profileStore(options.profile) });
+  const opened = options.store ?? (await openRunStore({ env: io.env, store: profileStore(options.profile) }));
   /** Each connection, and what saves its world before it closes (a rehearsal's). */
   const connections: Array<{ connection: Connection; keep?: () => void }> = [];
   try {
@@ -116,6 +121,7 @@ export async function withProcessHost<T>(
           target: connect.target ?? options.target,
           profile: options.profile,
           timeScale: connect.timeScale,
+          ...(connect.region ? { region: connect.region } : {}),
           ...(connect.simulator ? { simulator: connect.simulator } : {}),
           env: io.env,
           logger: connect.logger ?? logger,

@@ -1,18 +1,17 @@
 /** What `fleetbook demo` does (see demo.ts), imported when the command runs. */
+import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { PlatformClient } from '../../api/index.js';
-import { runPlaybook, type RunResult } from '../../engine/index.js';
+import { admit, Door, driveAdmitted, type RunParts } from '../../admission/index.js';
+import type { RunResult } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
-import { createLogger, createSecretRegistry, type Logger, type SecretRegistry } from '../../logging/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../playbook/index.js';
-import { startSimulator, type Simulator } from '../../simulator/index.js';
-import { createMemoryRunStore, RunStatus, type RunStore } from '../../store/index.js';
-import { simulatorClient } from '../connection.js';
+import type { Simulator } from '../../simulator/index.js';
+import { createMemoryRunStore, RunStatus } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { createLiveProgress, wantsLiveProgress } from '../live-progress.js';
 import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
-import { runSettingsOf } from '../run-settings.js';
+import { localCaller, withProcessHost } from '../process-host.js';
 
 export interface DemoOptions extends OutputOptions {
   timeScale: string;
@@ -71,12 +70,8 @@ type DemoEvent =
     }
   | { event: 'finished'; status: 'succeeded' | 'failed'; durationMs: number; logFile: string };
 
-interface DemoContext {
-  client: PlatformClient;
-  store: RunStore;
-  logger: Logger;
-  secrets: SecretRegistry;
-}
+/** The process's parts (the host's), which every run of the tour shares. */
+type DemoContext = RunParts;
 
 function loadBundled(name: string): Playbook {
   const loaded = loadPlaybook(resolvePlaybookRef(name, process.cwd()));
@@ -89,15 +84,12 @@ function loadBundled(name: string): Playbook {
   return { ...playbook, defaults: { ...playbook.defaults, wait: { ...playbook.defaults.wait, ...DEMO_WAIT } } };
 }
 
+/** One bundled playbook, asked for as `fleetbook run` asks (the same admission), driven here. */
 async function run(context: DemoContext, name: string, inputs: Record<string, unknown>): Promise<RunResult> {
-  return runPlaybook(loadBundled(name), {
-    inputs,
-    client: context.client,
-    store: context.store,
-    logger: context.logger,
-    secrets: context.secrets,
-    ...runSettingsOf({}),
-  });
+  const playbook = loadBundled(name);
+  const request = { playbook, inputs, trigger: { kind: 'manual' }, target: 'here', dryRun: false } as const;
+  const admission = await admit(request, localCaller(Door.cliRun), { store: context.store, now: Date.now });
+  return driveAdmitted(admission, context, { runId: randomUUID(), signal: new AbortController().signal });
 }
 
 const errorOf = (result: RunResult): { error?: string } => (result.error ? { error: result.error.message } : {});
@@ -223,31 +215,41 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
   };
 
   const startedMs = Date.now();
-  const sim = await startSimulator({ port: 0, timeScale });
   const logStream = createWriteStream(logFile, { flags: 'w' });
   try {
-    const secrets = createSecretRegistry();
-    const logger = createLogger({ level: 'info', secrets, destination: logStream });
-    const client = simulatorClient(sim, { logger, secrets, region: 'us-west' });
+    // The tour's runs go to a store of its own: the operator's history keeps only their own runs.
     const store = createMemoryRunStore();
-    const context: DemoContext = { client, store: live ? live.observe(store) : store, logger, secrets };
-    emit({ event: 'started', simulator: sim.url, timeScale, outputDir });
-    const events: DemoEvent[] = [];
-    for (const step of [
-      () => rollingUpdate(context),
-      () => reportExport(context, sim),
-      () => consumptionCsv(context, outputDir),
-    ]) {
-      const event = await step();
-      events.push(event);
-      emit(event);
-    }
-    const failed = events.some((event) => 'status' in event && event.status !== RunStatus.succeeded);
-    emit({ event: 'finished', status: failed ? 'failed' : 'succeeded', durationMs: Date.now() - startedMs, logFile });
-    if (failed) io.exitCode = ExitCode.runFailed;
+    const hostOptions = { logLevel: 'info', screen: logStream, readable: false, store };
+    await withProcessHost(
+      io,
+      live ? { ...hostOptions, instrument: () => ({ store: live.observe(store) }) } : hostOptions,
+      async (host) => {
+        const connection = await host.connect({ target: 'simulator', timeScale, region: 'us-west' });
+        const sim = connection.simulator as Simulator;
+        const context = host.runParts(connection);
+        emit({ event: 'started', simulator: sim.url, timeScale, outputDir });
+        const events: DemoEvent[] = [];
+        for (const step of [
+          () => rollingUpdate(context),
+          () => reportExport(context, sim),
+          () => consumptionCsv(context, outputDir),
+        ]) {
+          const event = await step();
+          events.push(event);
+          emit(event);
+        }
+        const failed = events.some((event) => 'status' in event && event.status !== RunStatus.succeeded);
+        emit({
+          event: 'finished',
+          status: failed ? 'failed' : 'succeeded',
+          durationMs: Date.now() - startedMs,
+          logFile,
+        });
+        if (failed) io.exitCode = ExitCode.runFailed;
+      },
+    );
   } finally {
     live?.close();
-    await sim.close();
     await new Promise((done) => logStream.end(done));
   }
 }
