@@ -16,3 +16,4 @@ export {
   type RunParts,
 } from './drive.js';
 export { AdmissionErrorCode } from './error-codes.js';
+export { createFireExecutor, type FireExecutorOptions } from './fire.js';

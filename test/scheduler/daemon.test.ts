@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { captureLogs } from '../../src/api/testing.js';
 import { createPlatformClient } from '../../src/api/index.js';
 import { SCHEDULER_LEASE_KEY, startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
-import { createEngineExecutor } from '../../src/scheduler/engine-executor.js';
+import { createFireExecutor } from '../../src/admission/index.js';
 import { readScheduleState } from '../../src/scheduler/schedule-state.js';
 import { isSchedulerError } from '../../src/scheduler/scheduler-error.js';
 import type { FireRequest } from '../../src/scheduler/scheduler.js';
@@ -359,7 +359,7 @@ describe('daemon against the simulator', () => {
       logger: logs.logger,
       clock,
       watch: false,
-      execute: createEngineExecutor({ client, store, logger: logs.logger, clock }),
+      execute: createFireExecutor({ client, store, logger: logs.logger, clock }),
     });
     cleanups.push(() => daemon.stop());
     const key = 'nightly-subscription-report';
@@ -428,7 +428,7 @@ describe('daemon against the simulator', () => {
         clock,
         owner,
         watch: false,
-        execute: createEngineExecutor({ client, store, logger: logs.logger, clock }),
+        execute: createFireExecutor({ client, store, logger: logs.logger, clock }),
       });
     const events = (name: string) => logs.lines().filter((line) => line.event === name);
     const exportPosts = () =>

@@ -1,15 +1,10 @@
 /** What `fleetbook daemon` does (see daemon.ts), imported when the command runs. */
+import { createFireExecutor } from '../../admission/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { startOutboxSweep } from '../../notifications/index.js';
 import { hasErrors, type LoadPlaybookOptions, type PlaybookFolder, type Problem } from '../../playbook/index.js';
-import {
-  createEngineExecutor,
-  createQueueExecutor,
-  isSchedulerError,
-  loadPlaybookFolder,
-  startDaemon,
-} from '../../scheduler/index.js';
+import { createQueueExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
 import { isQueueStore } from '../../store/index.js';
 import type { Connection } from '../connection.js';
 import type { CliIo } from '../io.js';
@@ -109,7 +104,7 @@ async function schedule(
       ...(isQueueStore(store)
         ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
         : {
-            execute: createEngineExecutor({
+            execute: createFireExecutor({
               ...host.runParts(connection),
               embeddedSimulator: options.target === 'simulator',
               notifications,

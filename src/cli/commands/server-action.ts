@@ -1,15 +1,9 @@
 /** What `fleetbook server` does (see server.ts), imported when the command runs. */
+import { createFireExecutor } from '../../admission/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { startOutboxSweep } from '../../notifications/index.js';
 import { hasErrors, type LoadPlaybookOptions, type PlaybookFolder } from '../../playbook/index.js';
-import {
-  createEngineExecutor,
-  createQueueExecutor,
-  loadPlaybookFolder,
-  runWorker,
-  startDaemon,
-  type Daemon,
-} from '../../scheduler/index.js';
+import { createQueueExecutor, loadPlaybookFolder, runWorker, startDaemon, type Daemon } from '../../scheduler/index.js';
 import { createServerMetrics, startServer, type ServerMetrics } from '../../server/index.js';
 import { isQueueStore } from '../../store/index.js';
 import { countingRateWaits, metricsTee } from '../process-metrics.js';
@@ -126,7 +120,7 @@ async function serve(
       ...(isQueueStore(observed)
         ? { teamLeadership: observed, execute: createQueueExecutor({ store: observed, logger, env: io.env }) }
         : {
-            execute: createEngineExecutor({
+            execute: createFireExecutor({
               ...parts,
               store: observed,
               embeddedSimulator: command.target === 'simulator',
