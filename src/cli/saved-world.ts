@@ -10,12 +10,7 @@ import { join } from 'node:path';
 import { UsageError } from '../errors/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { snapshotProblem, type SimulatorSnapshot } from '../simulator/index.js';
-import { resolveFleetbookHome } from '../store/index.js';
-
-/** The folder of saved worlds in a Fleetbook home. */
-export function worldsDirOf(home: string): string {
-  return join(home, 'worlds');
-}
+import { resolveFleetbookHome, worldsDirOf } from '../store/index.js';
 
 /** Where the world of run `runId` is kept: `<FLEETBOOK_HOME>/worlds/<runId>.json`. */
 export function savedWorldPath(env: NodeJS.ProcessEnv, runId: string): string {

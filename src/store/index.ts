@@ -27,6 +27,7 @@ export {
   withRunStore,
   resolveStoreUrl,
   outputsDirOf,
+  worldsDirOf,
   resolveFleetbookHome,
   defaultFleetbookHome,
   runStoreFileName,

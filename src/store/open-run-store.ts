@@ -53,6 +53,11 @@ export function outputsDirOf(home: string): string {
   return join(home, 'outputs');
 }
 
+/** The folder of rehearsals' saved worlds in a Fleetbook home (`<runId>.json`: the CLI's saved-world.ts). */
+export function worldsDirOf(home: string): string {
+  return join(home, 'worlds');
+}
+
 /** The state directory in use: `home`, else `FLEETBOOK_HOME`, else `.fleetbook/`, as an absolute path. */
 export function resolveFleetbookHome(options: Pick<OpenRunStoreOptions, 'home' | 'env'> = {}): string {
   const env = options.env ?? process.env;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -669,15 +669,19 @@ describe('a running run whose driver went quiet', () => {
 
 describe('fleetbook runs prune', () => {
   it('deletes runs that ended before the cutoff and keeps the rest', async () => {
-    // Large step outputs live beside the store, one folder per run: they go with their run.
+    // Large step outputs and a rehearsal's saved world live beside the store: they go with their run.
+    mkdirSync(join(home, 'worlds'), { recursive: true });
     for (const id of ['run-export-old', 'run-rolling-1']) {
       mkdirSync(join(home, 'outputs', id), { recursive: true });
       writeFileSync(join(home, 'outputs', id, 'systems.json'), '[]');
+      writeFileSync(join(home, 'worlds', `${id}.json`), '{}');
     }
+    writeFileSync(join(home, 'worlds', 'run-export-old.in-use.json'), '{}');
     const { code, stdout } = await fleetbook('runs', 'prune', '--older-than', '30d');
     expect(code).toBe(0);
     expect(existsSync(join(home, 'outputs', 'run-export-old'))).toBe(false);
     expect(existsSync(join(home, 'outputs', 'run-rolling-1', 'systems.json'))).toBe(true);
+    expect(readdirSync(join(home, 'worlds'))).toEqual(['run-rolling-1.json']);
     expect(stdout).toMatch(/^Pruned 1 run that ended before \d{4}-\d{2}-\d{2} /);
     const left = await fleetbook('runs', 'list', '--json');
     expect(

@@ -16,6 +16,7 @@ import {
   pruneRuns,
   withRunStore,
   outputsDirOf,
+  worldsDirOf,
   resolveFleetbookHome,
   type JournalEvent,
   type JournalView,
@@ -475,8 +476,9 @@ export async function pruneRunsAction(io: CliIo, options: { olderThan?: string }
     );
   }
   const before = parseInstant('older-than', age, new Date());
+  const home = resolveFleetbookHome({ env: io.env });
   const pruned = await withRunStore({ env: io.env }, (store) =>
-    pruneRuns(store, before, outputsDirOf(resolveFleetbookHome({ env: io.env }))),
+    pruneRuns(store, before, [outputsDirOf(home), worldsDirOf(home)]),
   );
   if (isMachineFormat(format)) writeMachine(io, format, { pruned, endedBefore: before });
   else io.stdout.write(`Pruned ${pruned} run${pruned === 1 ? '' : 's'} that ended before ${formatTime(before)}.\n`);
