@@ -730,7 +730,8 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       >${input.name}${input.required ? html` <span class="required">(required)</span>` : ''}</label
     >`;
     const help = input.description ? html`<p class="help" id="${id}-help">${input.description}</p>` : '';
-    const described = input.description ? trusted(` aria-describedby="${id}-help"`) : '';
+    // Through `html`: the id holds the input's name, playbook text that must stay inside its quotes.
+    const described = input.description ? html` aria-describedby="${id}-help"` : '';
     let field: Html;
     if (input.secret) field = html`<input id="${id}" name="${name}" type="password" autocomplete="off" ${described} />`;
     else if (input.enum) {
