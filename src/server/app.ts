@@ -16,13 +16,10 @@ import {
   type TokenRole,
 } from '../store/index.js';
 import { apiRoute } from './api-document.js';
-import type { JournalHub } from './journal-hub.js';
 import type { ServerMetrics } from './metrics.js';
-import type { PlaybookCatalog } from './playbook-catalog.js';
-import type { RunLauncher } from './run-launcher.js';
 import { streamRunEvents } from './run-events.js';
 import { roleAllows, verifyApiToken } from './tokens.js';
-import { registerUi } from './ui/pages.js';
+import { registerUi, type UiOptions } from './ui/pages.js';
 import { createScrub, logLines, playbookView, problemView, runView, scheduleViews, type Scrub } from './views.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actions.js';
 import { ApiError } from './app-error.js';
@@ -31,16 +28,9 @@ import { Door, type Caller } from '../admission/index.js';
 
 export { ApiError };
 
-export interface ServerAppOptions {
-  store: RunStore;
-  catalog: PlaybookCatalog;
-  launcher: RunLauncher;
-  hub: JournalHub;
-  metrics: ServerMetrics;
-  logger: Logger;
+/** The parts the API and the web UI share, the secrets to scrub, and the web UI's session lifetime. */
+export interface ServerAppOptions extends Omit<UiOptions, 'scrub' | 'sessionTtlMs'> {
   secrets: SecretRegistry;
-  /** Folder shown paths are relative to (the playbooks' parent). */
-  root: string;
   /** Session lifetime of the web UI. @default 12 h */
   sessionTtlMs?: number;
 }

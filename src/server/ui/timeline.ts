@@ -30,7 +30,8 @@ export interface TimelineRow {
   counts?: Record<string, number>;
 }
 
-const isItem = (node: StepNode): boolean => /^\[\d+\]$/.test(node.label);
+/** Whether `node` is one item of a loop (`[3]`), not a step. */
+export const isItem = (node: StepNode): boolean => /^\[\d+\]$/.test(node.label);
 
 /** The last progress % journaled for each step path still running an operation. */
 export function progressByPath(entries: readonly JournalEntry[]): Map<string, number> {

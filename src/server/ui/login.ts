@@ -1,0 +1,88 @@
+/**
+ * Logging in and out: the login form (with its own CSRF pair, there being no session yet), a
+ * token turned into a session cookie, and logout ending the session.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { verifyApiToken } from '../tokens.js';
+import { html } from './html.js';
+import { page, send } from './layout.js';
+import { createLoginCsrf, LOGIN_COOKIE, type LoginCsrf } from './login-csrf.js';
+import { SESSION_COOKIE } from './sessions.js';
+import type { UiContext } from './ui-context.js';
+
+/** Where to go after the login: a path of this server, never another host (`//host`). */
+const safeNext = (next: unknown): string =>
+  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') ? next : '/runs';
+
+/** The login page with a fresh CSRF pair: its nonce set as a cookie on `reply`, its signature in the form. */
+function loginPage(loginCsrf: LoginCsrf, request: FastifyRequest, reply: FastifyReply, next: string, message?: string) {
+  const { nonce, field } = loginCsrf.issue();
+  void reply.setCookie(LOGIN_COOKIE, nonce, {
+    httpOnly: true,
+    sameSite: 'strict',
+    path: '/login',
+    secure: request.protocol === 'https',
+    maxAge: 3600,
+  });
+  return page(
+    undefined,
+    'Log in',
+    html`<section class="login">
+      <h1>Log in</h1>
+      <p>Paste an API token (<code>fleetbook tokens create --role viewer --name you</code>).</p>
+      ${message ? html`<p class="error" role="alert">${message}</p>` : ''}
+      <form method="post" action="/login">
+        <input type="hidden" name="_csrf" value="${field}" />
+        <input type="hidden" name="next" value="${next}" />
+        <label for="token">Token</label>
+        <input id="token" name="token" type="password" autocomplete="off" required autofocus />
+        <button type="submit">Log in</button>
+      </form>
+    </section>`,
+  );
+}
+
+export function registerLogin(context: UiContext): void {
+  const { app, sessions, formCaller } = context;
+  const loginCsrf = createLoginCsrf();
+  app.get('/', async (_request, reply) => reply.redirect('/runs'));
+  app.get('/login', async (request, reply) =>
+    send(reply, loginPage(loginCsrf, request, reply, safeNext((request.query as { next?: string }).next))),
+  );
+  app.post('/login', async (request, reply) => logIn(context, loginCsrf, request, reply));
+  app.post('/logout', async (request, reply) => {
+    const caller = await formCaller(request, reply, 'viewer');
+    if (!caller) return reply;
+    await sessions.end(caller.session.id);
+    void reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.redirect('/login', 303);
+  });
+}
+
+async function logIn(context: UiContext, loginCsrf: LoginCsrf, request: FastifyRequest, reply: FastifyReply) {
+  const body = (request.body ?? {}) as { token?: unknown; next?: unknown; _csrf?: unknown };
+  const again = (message: string, status: number) =>
+    send(reply, loginPage(loginCsrf, request, reply, safeNext(body.next), message), status);
+  // Checked before the token: a forged login (another site logging a browser in as its own token) is refused.
+  if (!loginCsrf.matches(request.cookies[LOGIN_COOKIE], body._csrf))
+    return again(
+      'Refused: this login was not sent from this server’s login form (its CSRF check failed, or the form is from before a restart). Paste the token again.',
+      403,
+    );
+  const token = typeof body.token === 'string' ? await verifyApiToken(context.store, body.token.trim()) : undefined;
+  if (!token) return again('That token is not valid (unknown, revoked or mistyped).', 401);
+  const session = await context.sessions.create(token);
+  context.logger.info(
+    { event: 'audit.login', by: token.name, role: token.role },
+    `${token.name} logged in to the web UI`,
+  );
+  void reply.setCookie(SESSION_COOKIE, session.id, {
+    httpOnly: true,
+    sameSite: 'strict',
+    path: '/',
+    secure: request.protocol === 'https',
+    maxAge: Math.floor(context.sessionTtlMs / 1000),
+  });
+  void reply.clearCookie(LOGIN_COOKIE, { path: '/login' });
+  return reply.redirect(safeNext(body.next), 303);
+}

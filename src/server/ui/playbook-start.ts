@@ -1,0 +1,126 @@
+/**
+ * A playbook's page: its description, the start form made from its inputs (operator), and its
+ * schedules' next fires; and the form's POST, which starts the run or shows the form again,
+ * with what was given and why it was refused.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Door } from '../../admission/index.js';
+import { isFleetbookError } from '../../errors/index.js';
+import type { Playbook } from '../../playbook/index.js';
+import { roleAllows } from '../tokens.js';
+import { playbookView, scheduleViews, type PlaybookView, type ScheduleView } from '../views.js';
+import { formatTime } from './format.js';
+import { html, type Html } from './html.js';
+import { csrfField, page, send, sendNotFound, type Caller } from './layout.js';
+import { triggerForm } from './schedule-forms.js';
+import { inputField } from './start-form.js';
+import type { UiContext } from './ui-context.js';
+
+export function registerPlaybookStart(context: UiContext): void {
+  const { app, catalog, pageCaller, formCaller } = context;
+  app.get('/playbooks/:name', async (request, reply) => {
+    const caller = await pageCaller(request, reply);
+    if (!caller) return reply;
+    return playbookPage(context, request, reply, caller);
+  });
+
+  app.post('/playbooks/:name/run', async (request, reply) => {
+    const caller = await formCaller(request, reply, 'operator');
+    if (!caller) return reply;
+    const playbook = catalog.find((request.params as { name: string }).name);
+    if (!playbook) return sendNotFound(reply, caller, 'No such playbook');
+    const given: Record<string, string> = {};
+    try {
+      const runId = await startRun(context, playbook, caller, (request.body ?? {}) as Record<string, unknown>, given);
+      return reply.redirect(`/runs/${encodeURIComponent(runId)}`, 303);
+    } catch (error) {
+      if (!isFleetbookError(error)) throw error;
+      return playbookPage(context, request, reply, caller, context.scrub(error.message), given);
+    }
+  });
+}
+
+/** Starts a run with the form's inputs (an empty field takes the default); fills `given` with what to show again. */
+async function startRun(
+  { launcher, metrics }: UiContext,
+  playbook: Playbook,
+  caller: Caller,
+  body: Record<string, unknown>,
+  given: Record<string, string>,
+): Promise<string> {
+  const inputs: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const [key, raw] of Object.entries(body)) {
+    if (!key.startsWith('input.') || typeof raw !== 'string') continue;
+    const name = key.slice('input.'.length);
+    const spec = Object.hasOwn(playbook.inputs, name) ? playbook.inputs[name] : undefined;
+    if (!spec?.secret) given[name] = raw;
+    // An empty field takes the default.
+    if (raw.trim() === '') continue;
+    inputs[name] = (await import('../../engine/index.js')).parseInputText(spec, raw);
+  }
+  const { run } = await launcher.start(
+    { playbook, inputs, trigger: { kind: 'manual' }, dryRun: body.dryRun === 'true' },
+    { name: caller.token.name, role: caller.token.role, door: Door.uiStart },
+  );
+  if (!run) throw new Error('a manual run is never queued behind another');
+  metrics.runStarted(playbook.name);
+  return run.id;
+}
+
+async function playbookPage(
+  context: UiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  caller: Caller,
+  message?: string,
+  given: Record<string, string> = {},
+) {
+  const { name } = request.params as { name: string };
+  const playbook = context.catalog.find(name);
+  if (!playbook) return sendNotFound(reply, caller, 'No such playbook');
+  const view = context.scrub(playbookView(playbook, context.root));
+  const schedules = await scheduleViews(context.store, [playbook], 3, Date.now());
+  const body = html`<h1>${view.name}</h1>
+    <p class="description">${view.description ?? ''}</p>
+    <p class="meta"><code>${view.file}</code></p>
+    <div class="columns">
+      <section>
+        <h2>Start a run</h2>
+        ${message ? html`<p class="error" role="alert">${message}</p>` : ''} ${startForm(view, caller, given)}
+      </section>
+      <section>
+        <h2>Schedules</h2>
+        ${scheduleList(schedules, caller)}
+      </section>
+    </div>`;
+  return send(reply, page(caller, view.name, body), message ? 400 : 200);
+}
+
+function startForm(view: PlaybookView, caller: Caller, given: Record<string, string>): Html {
+  if (!roleAllows(caller.token.role, 'operator')) return html`<p>Starting runs needs the operator role.</p>`;
+  return html`<form method="post" action="/playbooks/${encodeURIComponent(view.name)}/run" class="start">
+    ${csrfField(caller)} ${view.inputs.map((input) => inputField(input, given))}
+    <div class="field">
+      <label><input type="checkbox" name="dryRun" value="true" /> Dry run (reads only; writes are not sent)</label>
+    </div>
+    <button type="submit">Start run</button>
+  </form>`;
+}
+
+/** The playbook's schedules, each with its next fires and "Trigger now". */
+function scheduleList(schedules: readonly ScheduleView[], caller: Caller): Html {
+  if (schedules.length === 0) return html`<p class="empty">No schedules.</p>`;
+  return html`<ul class="schedules">
+    ${schedules.map(
+      (schedule) =>
+        html`<li>
+          <strong>${schedule.key}</strong> <code>${schedule.cron}</code> ${schedule.timezone}
+          ${schedule.paused ? html`<span class="badge status-interrupted">paused</span>` : ''}
+          ${triggerForm(caller, schedule.key)}
+          <ul>
+            ${schedule.next.map((at) => html`<li>next <time datetime="${at}">${formatTime(at)}</time></li>`)}
+          </ul>
+        </li>`,
+    )}
+  </ul>`;
+}
