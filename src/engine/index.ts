@@ -12,6 +12,7 @@ export { EngineErrorCode } from './error-codes.js';
 export {
   recordApproval,
   formInputs,
+  continuedByScheduler,
   endDueWaits,
   describeWait,
   statusAfterWait,

@@ -271,6 +271,17 @@ export interface WaitEnded {
 }
 
 /**
+ * Whether a run's waits are its schedule's scheduler's to end on a local store (the one process
+ * that continues it): a fire's run (`trigger.kind` `schedule`), resumed by the daemon as a fire.
+ * A run of `schedules trigger` or "Trigger now" names its schedule too (`scheduleId`), but it was
+ * started by hand: like any other run, the server ends its waits and resumes it. One rule for
+ * both sweeps, so no wait is ended by a process that then leaves its run `interrupted`.
+ */
+export function continuedByScheduler(run: Pick<RunRecord, 'trigger'>): boolean {
+  return run.trigger.kind === 'schedule' && run.trigger.scheduleId !== undefined;
+}
+
+/**
  * The sweep of a daemon, worker or server: ends every wait whose time came (an approval's
  * timeout: `approval.decided` `timedOut`, which the gate turns into its `onTimeout`; a window's
  * end: `wait.ended`). In a shared store the runs go back to the queue; in a local one the caller

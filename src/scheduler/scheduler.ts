@@ -7,7 +7,7 @@
  * fire-run.ts (overlap, a run's start and end), recover-runs.ts (runs left unfinished).
  */
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
-import { describeWait, endDueWaits } from '../engine/index.js';
+import { continuedByScheduler, describeWait, endDueWaits } from '../engine/index.js';
 import { isQueueStore } from '../store/index.js';
 import { systemClock, type Timer } from './clock.js';
 import { recover } from './recover-runs.js';
@@ -85,14 +85,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     }
   };
   const sweepWaits = async (): Promise<string[]> => {
-    // In a local store whoever ends a wait continues the run: this scheduler ends only its
-    // schedules' waits, and leaves the others to the process that resumes them (the server, a
-    // `fleetbook resume`). In team mode every run ended goes back to the queue for the workers.
+    // In a local store whoever ends a wait continues the run: this scheduler ends only the waits
+    // of its schedules' fires (`continuedByScheduler`), and leaves the others, a triggered run
+    // among them, to the process that resumes them (the server, a `fleetbook resume`). In team
+    // mode every run ended goes back to the queue for the workers.
     const queue = isQueueStore(context.store);
     const ended = await endDueWaits(
       context.store,
       context.clock.now,
-      (run) => queue || (run.trigger.scheduleId !== undefined && context.entries.has(run.trigger.scheduleId)),
+      (run) => queue || (continuedByScheduler(run) && context.entries.has(run.trigger.scheduleId ?? '')),
     );
     for (const { run, wait } of ended) {
       context.logger.info(

@@ -63,10 +63,29 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
 /** The runs this process drives, each with the controller that stops it and its end. */
 type InFlight = Map<string, { controller: AbortController; done: Promise<unknown> }>;
 
+/** The secret inputs given with `admission` (those left to their default are taken again by the engine). */
+function secretInputsGiven(admission: Admission): Record<string, unknown> {
+  const given = admission.inputs.secretNames.filter((name) => admission.request.inputs[name] !== undefined);
+  return Object.fromEntries(given.map((name) => [name, admission.request.inputs[name]]));
+}
+
 class Launcher implements RunLauncher {
   private readonly inFlight: InFlight = new Map();
+  /**
+   * The secret inputs given to this server for the runs it drives, kept in memory (never stored)
+   * until the run ends: a decision or the sweep continues a run waiting at a gate with them, as
+   * `fleetbook approve` reads them again. A server restarted has forgotten them (a resume gives them).
+   */
+  private readonly secretInputs = new Map<string, Record<string, unknown>>();
 
   constructor(private readonly options: RunLauncherOptions) {}
+
+  /** Keeps a run's secret inputs while it may go on (waiting, interrupted), forgets them at its end. */
+  private keepSecrets(runId: string, secretInputs: Record<string, unknown>, status?: RunStatus): void {
+    const goesOn = status === undefined || status === RunStatus.waiting || status === RunStatus.interrupted;
+    if (goesOn && Object.keys(secretInputs).length > 0) this.secretInputs.set(runId, secretInputs);
+    else this.secretInputs.delete(runId);
+  }
 
   private get store() {
     return this.options.store;
@@ -125,8 +144,14 @@ class Launcher implements RunLauncher {
       return { run, admission };
     }
     logger.info(audit, `${caller.name} started run ${runId} of ${playbook.name}`);
+    const secretInputs = secretInputsGiven(admission);
+    this.keepSecrets(runId, secretInputs);
     const run = await this.drive(runId, async (signal) => {
-      const result = await driveAdmitted(admission, options, { runId, signal });
+      const result = await driveAdmitted(admission, options, { runId, signal }).catch((error: unknown) => {
+        this.keepSecrets(runId, {});
+        throw error;
+      });
+      this.keepSecrets(runId, secretInputs, result.status);
       await deliverNotifications(options, runId);
       return result;
     });
@@ -149,11 +174,14 @@ class Launcher implements RunLauncher {
     let resolveStarted: () => void = () => undefined;
     const started = new Promise<void>((resolve) => (resolveStarted = resolve));
     const controller = new AbortController();
+    // Given now (the API's resume), else as given to this server when the run started.
+    const given = { ...this.secretInputs.get(run.id), ...secretInputs };
     const done = resumeStored(playbook, run, options, {
       runId: run.id,
-      secretInputs,
+      secretInputs: given,
       signal: controller.signal,
     }).then(async (result) => {
+      this.keepSecrets(run.id, given, result.status);
       await deliverNotifications(options, run.id);
       return result;
     });
@@ -201,6 +229,9 @@ class Launcher implements RunLauncher {
         : `${request.by} ${request.decision} ${gate} of run ${request.runId}`,
     );
     const after = (await store.getRun(request.runId)) ?? recorded.run;
+    // The drive that left the run waiting may still be finishing here (sending its `waiting`
+    // notification): the decision is recorded, so the run is continued once that drive is over.
+    await this.inFlight.get(request.runId)?.done.catch(() => undefined);
     // A shared store queued the run for a worker; a local one left it interrupted for us to resume.
     const continued =
       recorded.status !== RunStatus.interrupted || !playbook

@@ -3,10 +3,11 @@
  * approval's timeout, a window's end) and continues their runs, so a gate that times out ends
  * its run as its `onTimeout` says without anyone resuming it. With a local store the runs are
  * resumed here, through the launcher (as a decision's are); with a shared one they are queued
- * for the workers. Runs of a schedule are left to the daemon's scheduler, which ends their waits
- * and resumes them itself: of two sweeps only the one that continues a run may end its wait.
+ * for the workers. The runs of a schedule's fires are left to the daemon's scheduler, which ends
+ * their waits and resumes them itself; a schedule's run triggered by hand is this server's (see
+ * `continuedByScheduler`). Of two sweeps only the one that continues a run may end its wait.
  */
-import { describeWait, endDueWaits, type WaitEnded } from '../engine/index.js';
+import { continuedByScheduler, describeWait, endDueWaits, type WaitEnded } from '../engine/index.js';
 import type { Logger } from '../logging/index.js';
 import { RunStatus, type RunStore } from '../store/index.js';
 import type { Clock, Timer } from '../timers/index.js';
@@ -55,8 +56,8 @@ export function startWaitSweep(options: WaitSweepOptions): WaitSweep {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   const sweep = async (): Promise<void> => {
-    // Runs of a schedule are the daemon's (see above); every other run is this server's to continue.
-    const ended = await endDueWaits(store, clock.now, (run) => run.trigger.scheduleId === undefined);
+    // A schedule's fires are the daemon's (see above); every other run, a triggered one too, is this server's to continue.
+    const ended = await endDueWaits(store, clock.now, (run) => !continuedByScheduler(run));
     for (const entry of ended)
       await continueRun(options, entry).catch((error: unknown) =>
         logger.error({ event: 'run.error', runId: entry.run.id, err: error }, `run ${entry.run.id}: ${String(error)}`),

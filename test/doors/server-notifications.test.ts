@@ -1,7 +1,8 @@
 /**
  * Door × policy: notifications, through `fleetbook server` as a process (its own process host,
  * its fleetbook.yaml). A run started through the API notifies as one started by `fleetbook run`
- * does: its `notify:` rule's message reaches the webhook, once per key; a failed run's too.
+ * does: its `notify:` rule's message reaches the webhook, once per key; a failed run's too. So
+ * does a run of `fleetbook schedules trigger` (a process of its own, in the same folder).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpReceiver, type HttpReceiver } from '../notifications/receivers.js';
 import { jsonLines, runCli } from '../support/cli.js';
 import { spawnCli, type SpawnedCli } from '../support/spawn-cli.js';
+
+/** The nightly schedule's secret input (in its playbook, so not in the suite's scan list). */
+const SCHEDULE_SECRET = 'exp-5ecret-schedule-6612';
 
 let dir: string;
 let receiver: HttpReceiver;
@@ -30,7 +34,7 @@ beforeAll(async () => {
   writeFileSync(join(playbooks, 'broken.yaml'), 'name: broken\nsteps:\n  - id: stop\n    fail: "it broke"\n');
   writeFileSync(
     join(playbooks, 'nightly.yaml'),
-    'name: nightly\nschedules:\n  - id: nightly-export\n    cron: "0 2 * * *"\nsteps:\n  - log: exported\n',
+    `name: nightly\ninputs:\n  token: { type: string, secret: true }\nschedules:\n  - id: nightly-export\n    cron: "0 2 * * *"\n    inputs: { token: ${SCHEDULE_SECRET} }\nsteps:\n  - log: "exported with \${{ inputs.token }}"\n`,
   );
   const home = join(dir, 'home');
   const created = await runCli(['tokens', 'create', '--role', 'operator', '--name', 'pipeline', '-o', 'json'], {
@@ -81,5 +85,34 @@ describe('runs started through the server notify', () => {
     ]);
     expect(receiver.deliveredKeys()).toHaveLength(3);
     expect(receiver.arrivals).toHaveLength(3);
+  });
+
+  it("cli.trigger: `schedules trigger` notifies the run's end once, the schedule's secret input redacted in its output", async () => {
+    const before = receiver.arrivals.length;
+    // `main` in this folder (its fleetbook.yaml, read from the working directory, as a user runs it).
+    const cwd = process.cwd();
+    process.chdir(dir);
+    const args = [
+      'schedules',
+      'trigger',
+      'nightly-export',
+      '--playbooks',
+      join(dir, 'playbooks'),
+      '--target',
+      'simulator',
+    ];
+    const cli = await runCli([...args, '--json'], { env: { FLEETBOOK_HOME: join(dir, 'home') } }).finally(() =>
+      process.chdir(cwd),
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    const lines = jsonLines(cli.stdout);
+    // The result, then the notification's delivery (sent once the result is out).
+    const runId = String((lines.find((line) => line.result)?.result as { runId: string }).runId);
+    expect(lines.some((line) => line.msg === 'exported with [REDACTED]')).toBe(true);
+    expect(cli.stdout).not.toContain(SCHEDULE_SECRET);
+    await receiver.arrived(before + 1);
+    const arrivals = receiver.arrivals.filter((arrival) => arrival.body.runId === runId);
+    expect(arrivals).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'succeeded' }) })]);
+    expect(receiver.deliveredPerKey()[arrivals[0]?.key ?? '']).toBe(1);
   });
 });

@@ -3,7 +3,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
 import { captureLogs } from '../../src/api/testing.js';
+import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
 import { createPlatformClient } from '../../src/api/index.js';
 import { SCHEDULER_LEASE_KEY, startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
 import { createFireExecutor } from '../../src/admission/index.js';
@@ -395,6 +397,62 @@ describe('daemon against the simulator', () => {
     const mails = sim.control.outbox().filter((mail) => mail.subject.includes('Nightly subscriptions'));
     expect(mails).toHaveLength(2);
     for (const mail of mails) expect(mail.to).toEqual(['ops@example.com', 'finance@example.com']);
+  });
+
+  it("daemon.fire: a fire's secret input, given by its schedule, is redacted in the log, the journal and the outputs", async () => {
+    const secret = 'tok-5ecret-fire-5524';
+    const sim = await startSimulator({ port: 0, timeScale: 6000 });
+    cleanups.push(() => sim.close());
+    const admin = sim.clients.find((client) => client.clientId === 'sim-admin');
+    if (!admin) throw new Error('no admin client');
+    // The daemon's parts as the process host makes them: one secrets registry, the logger's.
+    const secrets = createSecretRegistry();
+    const chunks: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        chunks.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger({ level: 'info', secrets, destination });
+    const client = createPlatformClient({
+      credentials: admin,
+      authUrl: sim.authUrl,
+      baseUrl: sim.baseUrl,
+      regionalUrl: sim.regionalUrl,
+      region: 'us-west',
+      logger,
+    });
+    const clock = createManualClock(Date.parse('2025-06-02T02:00:00Z'));
+    const store = createMemoryRunStore({ now: () => new Date(clock.now()) });
+    const dir = tempDir();
+    mkdirSync(join(dir, 'playbooks'));
+    writeFileSync(
+      join(dir, 'playbooks', 'rotate.yaml'),
+      `name: rotate\ninputs:\n  token: { type: string, secret: true }\nschedules:\n  - id: rotate-nightly\n    cron: "0 3 * * *"\n    inputs: { token: ${secret} }\nsteps:\n  - id: use\n    log: "rotating with \${{ inputs.token }}"\noutputs:\n  used: "\${{ inputs.token }}"\n`,
+    );
+    const daemon = await startDaemon({
+      playbooksDir: join(dir, 'playbooks'),
+      store,
+      logger,
+      clock,
+      watch: false,
+      execute: createEngineExecutor({ client, store, logger, secrets, clock }),
+    });
+    cleanups.push(() => daemon.stop());
+    await clock.advanceTo(Date.parse('2025-06-02T03:00:00Z'));
+    await vi.waitFor(
+      async () =>
+        expect((await store.listRuns({ playbook: 'rotate' })).map((run) => run.status)).toEqual(['succeeded']),
+      { timeout: 30_000, interval: 50 },
+    );
+    const [run] = await store.listRuns({ playbook: 'rotate' });
+    expect(run?.trigger).toMatchObject({ kind: 'schedule', scheduleId: 'rotate-nightly' });
+    expect((await store.getRun(run?.id ?? ''))?.outputs).toEqual({ used: '[REDACTED]' });
+    expect(JSON.stringify(await store.journal(run?.id ?? ''))).not.toContain(secret);
+    const log = chunks.join('');
+    expect(log).toContain('rotating with [REDACTED]');
+    expect(log).not.toContain(secret);
   });
 
   it('a daemon stopped with a scheduled run in flight: the next daemon resumes that run, which succeeds with the export posted once', async () => {

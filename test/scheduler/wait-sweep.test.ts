@@ -1,7 +1,8 @@
 // The leader's sweep of due waits, in manual time: a scheduled run that ended waiting at an
 // approval gate counts as still going (overlap skip holds the next fire), and once its timeout
 // passed the sweep ends the wait (`approval.decided` timedOut) and resumes the run through
-// `execute`, with no wall-clock wait. A run no schedule of it owns is left waiting (local store).
+// `execute`, with no wall-clock wait. A run no schedule of it owns is left waiting (local store),
+// and so is a schedule's run triggered by hand: the server continues those.
 import { describe, expect, it } from 'vitest';
 import { RunStatus } from '../../src/store/index.js';
 import { createSchedulerHarness, schedule, scheduledPlaybook } from './harness.js';
@@ -36,19 +37,25 @@ describe('the scheduler sweeps due waits', () => {
     await h.store.append(runId, { type: 'run.waiting', path: 'gate', wait });
     await h.store.suspendRun(runId, wait);
     first.end(RunStatus.waiting);
-    // A run started by hand on this local store, due at the same time: not this scheduler's to continue.
-    await h.store.createRun({
-      id: 'by-hand',
-      playbook: 'nightly',
-      playbookSource: '/tmp/nightly.yaml',
-      playbookHash: 'hash-1',
-      inputs: {},
-      secretInputNames: [],
-      dryRun: false,
-      trigger: { kind: 'manual' },
-      startedAt: '2025-01-01T06:00:00.000Z',
-    });
-    await h.store.suspendRun('by-hand', wait);
+    // Runs started by hand on this local store, due at the same time: not this scheduler's to
+    // continue, the schedule's own run triggered by hand (`schedules trigger`, "Trigger now") neither.
+    for (const [id, trigger] of [
+      ['by-hand', { kind: 'manual' }],
+      ['triggered', { kind: 'trigger', scheduleId: 'nightly#0', by: 'on-call operator' }],
+    ] as const) {
+      await h.store.createRun({
+        id,
+        playbook: 'nightly',
+        playbookSource: '/tmp/nightly.yaml',
+        playbookHash: 'hash-1',
+        inputs: {},
+        secretInputNames: [],
+        dryRun: false,
+        trigger,
+        startedAt: '2025-01-01T06:00:00.000Z',
+      });
+      await h.store.suspendRun(id, wait);
+    }
 
     // The next day's fire: the previous run still waits, so overlap skip skips it; the sweep ends nothing.
     await h.advanceTo('2025-01-02T06:00:00Z');
@@ -74,7 +81,9 @@ describe('the scheduler sweeps due waits', () => {
     expect(h.events('wait.ended')).toHaveLength(1);
     // Its wait is left to whoever resumes it (the server, `fleetbook resume`): ending it here would
     // leave it interrupted with no one to continue it.
-    expect(await h.store.getRun('by-hand')).toMatchObject({ status: 'waiting' });
-    expect(await h.store.journal('by-hand')).toEqual([]);
+    for (const id of ['by-hand', 'triggered']) {
+      expect(await h.store.getRun(id), id).toMatchObject({ status: 'waiting' });
+      expect(await h.store.journal(id), id).toEqual([]);
+    }
   });
 });

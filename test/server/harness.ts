@@ -21,6 +21,7 @@ import {
   type RunningServer,
   type ServerOptions,
 } from '../../src/server/index.js';
+import { createNotifications, readNotificationConfig } from '../../src/notifications/index.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createSqliteRunStore, type RunStore } from '../../src/store/index.js';
 
@@ -107,13 +108,35 @@ export function responseValidator() {
   };
 }
 
-/** `options`: given to `startServer` as they are; `store`: the store to serve (a SQLite one in the temp folder when absent). */
+/** A fleetbook.yaml in `dir` whose one channel posts `on` of every run to the webhook `url`, read as the process host reads it. */
+function webhookNotifications(
+  dir: string,
+  url: string,
+  on: string[],
+  parts: { store: RunStore; logger: Logger; secrets: SecretRegistry },
+) {
+  writeFileSync(
+    join(dir, 'fleetbook.yaml'),
+    `notifications:\n  channels:\n    audit:\n      type: webhook\n      url: ${url}\n      on: [${on.join(', ')}]\n`,
+  );
+  const config = readNotificationConfig({ cwd: dir, env: {}, secrets: parts.secrets });
+  return createNotifications(config, parts);
+}
+
+/**
+ * `options`: given to `startServer` as they are; `store`: the store to serve (a SQLite one in the
+ * temp folder when absent); `webhook`: the runs' `on` events are posted to its `url`.
+ */
 export async function startTestServer(
   playbooks: Record<string, string>,
   {
     store: given,
+    webhook,
     ...options
-  }: Pick<ServerOptions, 'closeGraceMs' | 'clock' | 'waitSweepMs'> & { store?: RunStore } = {},
+  }: Pick<ServerOptions, 'closeGraceMs' | 'clock' | 'waitSweepMs'> & {
+    store?: RunStore;
+    webhook?: { url: string; on: string[] };
+  } = {},
 ): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'fleetbook-server-'));
   const folder = join(dir, 'playbooks');
@@ -151,9 +174,11 @@ export async function startTestServer(
     operator: (await issueApiToken(store, { name: 'on-call operator', role: 'operator' })).secret,
     admin: (await issueApiToken(store, { name: 'ops lead', role: 'admin' })).secret,
   };
+  const notifications = webhook && webhookNotifications(dir, webhook.url, webhook.on, { store, logger, secrets });
   const server = await startServer({
     store,
     client,
+    ...(notifications ? { notifications } : {}),
     logger,
     secrets,
     playbooksDir: folder,

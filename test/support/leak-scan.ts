@@ -32,6 +32,7 @@ export const SUITE_SECRETS: readonly string[] = [
   'hook-Reliab1lity-5ecret-9083',
   'tok-5ecret-value-981',
   'hook-token-3f9a1c77',
+  'tok-5ecret-door-7731',
 ];
 
 /**
