@@ -437,7 +437,7 @@ describe('daemon against the simulator', () => {
       logger,
       clock,
       watch: false,
-      execute: createEngineExecutor({ client, store, logger, secrets, clock }),
+      execute: createFireExecutor({ client, store, logger, secrets, clock }),
     });
     cleanups.push(() => daemon.stop());
     await clock.advanceTo(Date.parse('2025-06-02T03:00:00Z'));
