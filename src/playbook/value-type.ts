@@ -35,6 +35,12 @@ function isNode(value: unknown): value is AstNode {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
 }
 
+/** A literal or a constructor: a value that is never undefined. */
+function isAlwaysDefined(node: AstNode): boolean {
+  if (node.type === 'string' || node.type === 'number' || node.type === 'value') return true;
+  return node.type === 'unary' && (node.value === '{' || node.value === '[');
+}
+
 function isKnown(type: JsonSchema): boolean {
   return Object.keys(type).length > 0;
 }
@@ -118,14 +124,17 @@ class ConstructorTypes {
   private object(node: AstNode, atRoot: boolean): JsonSchema {
     const pairs = Array.isArray(node.lhs) ? (node.lhs as unknown[][]) : [];
     const properties: Record<string, JsonSchema> = {};
+    const always: string[] = [];
     for (const [key, value] of pairs) {
       if (!isNode(key) || key.type !== 'string' || !isNode(value)) return { type: 'object' };
       properties[String(key.value)] = this.of(value, atRoot);
+      // A key whose value is undefined is left out: only a literal or a constructor is always there.
+      if (isAlwaysDefined(value)) always.push(String(key.value));
     }
     return {
       type: 'object',
       properties,
-      required: Object.keys(properties),
+      required: always,
       additionalProperties: false,
       [BUILT_AT]: this.offset + Math.max(0, (node.position ?? 1) - 1),
     };
@@ -147,12 +156,7 @@ class ConstructorTypes {
     const [first] = items;
     const same = first !== undefined && items.every((item) => JSON.stringify(item) === JSON.stringify(first));
     // A literal or a constructor is always one item; any other value may be undefined (dropped) or spliced.
-    const certain = elements.filter(
-      (element) =>
-        element.type === 'string' ||
-        element.type === 'number' ||
-        (element.type === 'unary' && (element.value === '{' || element.value === '[')),
-    ).length;
+    const certain = elements.filter(isAlwaysDefined).length;
     return {
       type: 'array',
       items: same && first !== undefined ? first : UNKNOWN,

@@ -89,6 +89,32 @@ describe('fleetbook validate: requests typed against the operation', () => {
   });
 });
 
+describe('fleetbook validate: silent where the value may fit', () => {
+  it('accepts a constructor key whose value may be undefined (left out when it is)', async () => {
+    const file = join(dir, 'maybe-undefined.yaml');
+    writeFileSync(
+      file,
+      `name: maybe-undefined
+inputs:
+  devices:
+    type: array
+    items: { type: object, properties: { serialNumber: { type: string }, partNumber: { type: string }, macAddress: { type: string } } }
+steps:
+  - call: devices.addDevices
+    with:
+      body:
+        network: []
+        storage: []
+        # Devices without a MAC address: 'macAddress' is undefined, so the key is left out.
+        compute: "\${{ [inputs.devices[$not($exists(macAddress))].{ 'serialNumber': serialNumber, 'partNumber': partNumber, 'macAddress': macAddress }] }}"
+`,
+    );
+    const result = await runCli(['validate', file]);
+    expect(result.stdout).toContain('1 playbook(s) valid');
+    expect(result.code).toBe(0);
+  });
+});
+
 describe('fleetbook run: the same refusal before any request', () => {
   it('adds no device when the storage devices lack partNumber', async () => {
     const sim = await startSimulator({ port: 0, timeScale: 6000 });
