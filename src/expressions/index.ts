@@ -18,4 +18,5 @@ export {
 } from './duration.js';
 export { normaliseValue, FORBIDDEN_KEYS } from './normalise.js';
 export { extraFunctions } from './functions.js';
+export { wholeExpressionOf, type WholeExpression } from './expression-ast.js';
 export { trackTaint, taintTrackerOf, type TaintTracker } from './taint.js';

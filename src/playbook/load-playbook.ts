@@ -13,6 +13,8 @@ import { normalisePlaybook } from './normalise-playbook.js';
 import { createPlaybookSchema } from './playbook-schema.js';
 import type { Problem } from './problem.js';
 import { hasErrors } from './problem.js';
+import { withCallInputHelp } from './call-input-help.js';
+import { callInputRule } from './call-input-rule.js';
 import { expressionReferenceRule } from './reference-rule.js';
 import { isRawObject } from './raw-steps.js';
 import { runDocumentRules, type Finding } from './rules.js';
@@ -243,6 +245,34 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   return { ...result, problems: result.problems.map((one) => withRange(one, file, text)) };
 }
 
+/**
+ * The schema's findings of `data`, but those of a step the rules already explain (no known kind,
+ * an unknown operation: reported once, by its rule, not again field by field); a `call` missing
+ * its input says what to write.
+ */
+function schemaFindingsOf(
+  data: unknown,
+  ruleFindings: readonly Finding[],
+  options: Required<LoadPlaybookOptions>,
+): Finding[] {
+  const explained = ruleFindings
+    .filter(
+      (finding) =>
+        finding.code === 'UNKNOWN_STEP_KIND' ||
+        finding.code === 'MULTIPLE_STEP_KINDS' ||
+        finding.code === 'UNKNOWN_OPERATION',
+    )
+    .map((finding) =>
+      finding.code === 'UNKNOWN_OPERATION' ? finding.pointer.replace(/\/call$/, '') : finding.pointer,
+    );
+  return validateAgainstSchema(schemaFor(options.registry, options.description), data)
+    .filter(
+      (finding) =>
+        !explained.some((pointer) => finding.pointer === pointer || finding.pointer.startsWith(`${pointer}/`)),
+    )
+    .map((finding) => withCallInputHelp(finding, data, options.description));
+}
+
 function check(
   file: string,
   text: string,
@@ -262,20 +292,7 @@ function check(
   const data = source.data;
 
   const ruleFindings = runDocumentRules(data, options.registry, options.description);
-  // A step of no known kind or an unknown operation is reported once, by its rule, not again field by field.
-  const explained = ruleFindings
-    .filter(
-      (finding) =>
-        finding.code === 'UNKNOWN_STEP_KIND' ||
-        finding.code === 'MULTIPLE_STEP_KINDS' ||
-        finding.code === 'UNKNOWN_OPERATION',
-    )
-    .map((finding) =>
-      finding.code === 'UNKNOWN_OPERATION' ? finding.pointer.replace(/\/call$/, '') : finding.pointer,
-    );
-  const schemaFindings = validateAgainstSchema(schemaFor(options.registry, options.description), data).filter(
-    (finding) => !explained.some((pointer) => finding.pointer === pointer || finding.pointer.startsWith(`${pointer}/`)),
-  );
+  const schemaFindings = schemaFindingsOf(data, ruleFindings, options);
   const findings: Array<Finding & { offsetInValue?: number }> = [...schemaFindings, ...ruleFindings];
 
   const usesProblems: Problem[] = [];
@@ -318,7 +335,11 @@ function check(
   const unparsed = new Set(expressionFindings.map((finding) => finding.pointer));
   const fromSchema = new Set<Finding>(schemaFindings);
   const said = findings.filter((finding) => !(fromSchema.has(finding) && unparsed.has(finding.pointer)));
-  said.push(...expressionFindings, ...expressionReferenceRule(playbook, options.registry, options.description));
+  said.push(
+    ...expressionFindings,
+    ...expressionReferenceRule(playbook, options.registry, options.description),
+    ...callInputRule(playbook, options.registry, options.description),
+  );
 
   problems.push(...locateFindings(source, said), ...usesProblems);
   problems.sort(byPosition);

@@ -86,6 +86,7 @@ describe('the precompiled playbook validator', () => {
       'cron-fields.yaml',
       'input-defaults.yaml',
       'reference-order.yaml',
+      'requests-device-onboarding.yaml',
       'schedule-inputs.yaml',
       'too-long-durations.yaml',
       'typed-loop-item-path.yaml',

@@ -43,6 +43,8 @@ export const ProblemCode = {
   unknownName: 'UNKNOWN_NAME',
   loopNameOutsideLoop: 'LOOP_NAME_OUTSIDE_LOOP',
   reservedLoopName: 'RESERVED_LOOP_NAME',
+  /** A `call`'s computed `with` that its operation refuses, whatever the run's values. */
+  invalidCallInput: 'INVALID_CALL_INPUT',
   /** The daemon's playbook folder: */
   folderUnreadable: 'FOLDER_UNREADABLE',
   duplicateScheduleId: 'DUPLICATE_SCHEDULE_ID',

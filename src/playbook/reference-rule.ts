@@ -167,7 +167,7 @@ class ReferenceChecker {
     private readonly registry: StepRegistry,
     description: PlatformDescription,
   ) {
-    this.types = new PathTypes(playbook, registry, description);
+    this.types = PathTypes.of(playbook, registry, description);
     this.collect(playbook.steps);
     this.inputs = Object.keys(playbook.inputs);
     this.loopsOf(playbook.steps, []);

@@ -211,6 +211,11 @@ function toFinding(error: ErrorObject, options: FindingOptions): SchemaFinding |
     }
     case 'pattern':
       return patternFinding(view);
+    case 'maxItems':
+      return atValue(
+        view,
+        `${where} takes at most ${String(params.limit)} items, and this list has ${Array.isArray(error.data) ? error.data.length : 'more'}`,
+      );
     default:
       return atValue(view, `${where} ${error.message ?? error.keyword}`);
   }

@@ -4877,8 +4877,11 @@ export interface operations {
     "reporting.listReportExportsMetadata": {
         parameters: {
             query: {
+                /** @description Which metadata entries, e.g. all the export metadata. */
                 filter: string;
+                /** @description Comma-separated fields of each entry (id, kind, type, name, columns, filterCriteria). */
                 select: string;
+                /** @description A field and asc or desc. */
                 sort: string;
                 limit?: number;
                 offset?: number;
@@ -5074,8 +5077,11 @@ export interface operations {
     "reportingV1alpha1.listReportExportsMetadata": {
         parameters: {
             query: {
+                /** @description Which metadata entries, e.g. all the export metadata. */
                 filter: string;
+                /** @description Comma-separated fields of each entry (id, kind, type, name, columns, filterCriteria). */
                 select: string;
+                /** @description A field and asc or desc. */
                 sort: string;
                 limit?: number;
                 offset?: number;
