@@ -36,6 +36,16 @@ import {
 } from './notification-row.js';
 import type { RunFilter, RunStore, RunStoreOptions, RunCount, WebSession } from './types.js';
 import { RunStatus } from './types.js';
+import type {
+  JournalReads,
+  LeaseAndScheduleMethods,
+  OutboxMethods,
+  RateAndTokenMethods,
+  RunReads,
+  RunWrites,
+  WaitMethods,
+  WebSessionMethods,
+} from './method-groups.js';
 
 /**
  * A run store in this process's memory, with the SQLite store's semantics (values are kept
@@ -133,9 +143,7 @@ function createMemoryTables(options: RunStoreOptions): MemoryTables {
 }
 
 /** A run's life as its driver writes it: created, journaled, ended, resumed, cancelled. */
-function runMethods(
-  tables: MemoryTables,
-): Pick<RunStore, 'createRun' | 'append' | 'setRunStatus' | 'markResumed' | 'cancelRun'> {
+function runMethods(tables: MemoryTables): RunWrites {
   const { resolved, runs, journals, open, existing, push, record, shown } = tables;
   return {
     async createRun(run) {
@@ -200,7 +208,7 @@ function runMethods(
   };
 }
 
-function waitMethods(tables: MemoryTables): Pick<RunStore, 'suspendRun' | 'endWait' | 'listDueWaits'> {
+function waitMethods(tables: MemoryTables): WaitMethods {
   const { resolved, runs, open, existing, push } = tables;
   return {
     async suspendRun(runId, wait) {
@@ -240,7 +248,7 @@ function waitMethods(tables: MemoryTables): Pick<RunStore, 'suspendRun' | 'endWa
 }
 
 /** Runs as readers see them (`shown`), and their pruning. */
-function runReads(tables: MemoryTables): Pick<RunStore, 'getRun' | 'countRuns' | 'listRuns' | 'prune'> {
+function runReads(tables: MemoryTables): RunReads {
   const { runs, journals, journalViews, outbox, open, shown } = tables;
   return {
     async getRun(runId) {
@@ -302,9 +310,7 @@ function runReads(tables: MemoryTables): Pick<RunStore, 'getRun' | 'countRuns' |
   };
 }
 
-function journalMethods(
-  tables: MemoryTables,
-): Pick<RunStore, 'journal' | 'journalAt' | 'steps' | 'journalView' | 'saveJournalView'> {
+function journalMethods(tables: MemoryTables): JournalReads {
   const { journals, journalViews, open, existing } = tables;
   return {
     async journal(runId, afterSeq = 0, limit, options) {
@@ -349,9 +355,7 @@ function journalMethods(
   };
 }
 
-function outboxMethods(
-  tables: MemoryTables,
-): Pick<RunStore, 'addNotifications' | 'listNotifications' | 'claimNotification' | 'settleNotification'> {
+function outboxMethods(tables: MemoryTables): OutboxMethods {
   const { resolved, outbox, open, existing, record } = tables;
   return {
     async addNotifications(items) {
@@ -400,18 +404,7 @@ function outboxMethods(
   };
 }
 
-function leaseAndScheduleMethods(
-  tables: MemoryTables,
-): Pick<
-  RunStore,
-  | 'acquireLease'
-  | 'renewLease'
-  | 'releaseLease'
-  | 'leaseHolder'
-  | 'getScheduleState'
-  | 'setScheduleState'
-  | 'patchScheduleState'
-> {
+function leaseAndScheduleMethods(tables: MemoryTables): LeaseAndScheduleMethods {
   const { resolved, leases, schedules, open } = tables;
   return {
     async acquireLease(key, owner, ttlMs) {
@@ -470,9 +463,7 @@ function leaseAndScheduleMethods(
   };
 }
 
-function rateAndTokenMethods(
-  tables: MemoryTables,
-): Pick<RunStore, 'takeRate' | 'pushRate' | 'createApiToken' | 'getApiToken' | 'listApiTokens' | 'revokeApiToken'> {
+function rateAndTokenMethods(tables: MemoryTables): RateAndTokenMethods {
   const { resolved, rateBuckets, apiTokens, open } = tables;
   return {
     async takeRate(key, intervalMs, toleranceMs) {
@@ -518,9 +509,7 @@ function rateAndTokenMethods(
   };
 }
 
-function webSessionMethods(
-  tables: MemoryTables,
-): Pick<RunStore, 'createWebSession' | 'getWebSession' | 'deleteWebSession' | 'sweepWebSessions'> {
+function webSessionMethods(tables: MemoryTables): WebSessionMethods {
   const { resolved, webSessions, open } = tables;
   return {
     async createWebSession(session) {

@@ -96,20 +96,7 @@ function linkOf(driver: typeof pg, pool: pg.Pool, url: string): PostgresLink {
       return result;
     },
     query: <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => pool.query<R>(text, values),
-    async inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
+    inTransaction: (work) => inTransaction(pool, work),
     get closed() {
       return closed;
     },
@@ -179,9 +166,7 @@ export function unavailable(error: unknown, url: string): StoreError {
 }
 
 async function migrate(pool: pg.Pool, url: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, async (client) => {
     await client.query(SQL_LOCK_MIGRATIONS);
     await client.query(SQL_CREATE_VERSION_TABLE);
     const found = (await client.query<{ version: number }>(SQL_SCHEMA_VERSION)).rows[0]?.version ?? 0;
@@ -197,7 +182,17 @@ async function migrate(pool: pg.Pool, url: string): Promise<void> {
     for (let version = found; version < postgresSchemaVersion; version += 1)
       await client.query(postgresMigrations[version] ?? '');
     if (found < postgresSchemaVersion) await client.query(SQL_SET_SCHEMA_VERSION, [postgresSchemaVersion]);
+  });
+}
+
+/** `work` in one transaction on one connection of `pool`: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
     await client.query('COMMIT');
+    return result;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

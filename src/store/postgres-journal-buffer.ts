@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { FlushTimer } from './flush-timer.js';
 import { refusedWrite, unavailable, type PostgresLink } from './postgres-connection.js';
 import { appendValues, SQL_APPEND, SQL_GET_RUN } from './postgres-sql.js';
 import { runNotFound } from './run-row.js';
@@ -50,14 +51,16 @@ export class PostgresJournalBuffer {
   /** Runs known to exist, so a buffered append is refused for an unknown run when it is made (cleared by prune). */
   readonly knownRuns = new Set<string>();
   private readonly buffer: PendingEntry[] = [];
-  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly flushTimer: FlushTimer;
   private groupQueued = false;
 
   constructor(
     private readonly link: PostgresLink,
-    private readonly flushAfterMs: number,
+    flushAfterMs: number,
     private readonly maxBufferedEntries: number,
-  ) {}
+  ) {
+    this.flushTimer = new FlushTimer(flushAfterMs);
+  }
 
   /**
    * Commits the buffer in one transaction and tells the callers waiting for their entries. When
@@ -69,10 +72,7 @@ export class PostgresJournalBuffer {
    */
   async commit(): Promise<void> {
     const { buffer } = this;
-    if (this.flushTimer) {
-      clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-    }
+    this.flushTimer.stop();
     if (buffer.length === 0) return;
     try {
       await this.insertEntries(buffer);
@@ -114,14 +114,10 @@ export class PostgresJournalBuffer {
       await this.commit();
       return;
     }
-    if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => {
-        this.flushTimer = undefined;
-        // A failure keeps the entries buffered: the next commit tries again and reports it.
-        this.link.serial(() => this.commit()).catch(() => undefined);
-      }, this.flushAfterMs);
-      this.flushTimer.unref();
-    }
+    this.flushTimer.start(() => {
+      // A failure keeps the entries buffered: the next commit tries again and reports it.
+      this.link.serial(() => this.commit()).catch(() => undefined);
+    });
   }
 
   /**
@@ -165,16 +161,8 @@ export class PostgresJournalBuffer {
       await insertRunEntries(pool, only[1]);
       return;
     }
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await this.link.inTransaction(async (client) => {
       for (const [, runEntries] of byRun) await insertRunEntries(client, runEntries);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

@@ -49,17 +49,14 @@ import {
   type JournalRow,
   type RunRow,
 } from './run-row.js';
-import type { CancelOutcome, QueueStore, RunClaim, RunFilter } from './types.js';
+import type { CancelOutcome, RunClaim, RunFilter, RunQueue } from './types.js';
 import { RunStatus } from './types.js';
+import type { JournalReads, RunReads, RunWrites, WaitMethods } from './method-groups.js';
 
-/** The queue of team mode: runs created or queued, claimed by workers, and schedule fires. */
-export function postgresQueue(
-  context: PostgresContext,
-): Pick<QueueStore, 'createRun' | 'enqueueRun' | 'claimRun' | 'renewClaim' | 'requeueRun' | 'fenced' | 'recordFire'> {
+/** The queue of team mode: runs queued, claimed by workers, and schedule fires. */
+export function postgresQueue(context: PostgresContext): Omit<RunQueue, 'tryLeadership'> {
   const { resolved, serial, query, commit, insertRun, self } = context;
   return {
-    createRun: (run) => insertRun(run, RunStatus.running),
-
     enqueueRun: (run) => insertRun(run, RunStatus.queued),
 
     claimRun: (owner, ttlMs) =>
@@ -104,12 +101,13 @@ export function postgresQueue(
   };
 }
 
-/** A run's life as its driver writes it: journaled, ended, resumed, cancelled. */
-export function postgresRunWrites(
-  context: PostgresContext,
-): Pick<QueueStore, 'append' | 'setRunStatus' | 'markResumed' | 'cancelRun'> {
-  const { resolved, serial, query, inTransaction, journal, commit, changedRun, lockedRun, writeEnd } = context;
+/** A run's life as its driver writes it: created, journaled, ended, resumed, cancelled. */
+export function postgresRunWrites(context: PostgresContext): RunWrites {
+  const { resolved, serial, query, inTransaction, journal, commit, changedRun, lockedRun, writeEnd, insertRun } =
+    context;
   return {
+    createRun: (run) => insertRun(run, RunStatus.running),
+
     append: (runId, event, appendOptions) => {
       // Encoded now, so an oversized event is refused to its caller, not to a later commit.
       let entry: PendingEntry;
@@ -178,7 +176,7 @@ export function postgresRunWrites(
   };
 }
 
-export function postgresWaits(context: PostgresContext): Pick<QueueStore, 'suspendRun' | 'endWait' | 'listDueWaits'> {
+export function postgresWaits(context: PostgresContext): WaitMethods {
   const { resolved, serial, query, inTransaction, commit, lockedRun, writeEnd } = context;
   return {
     suspendRun: (runId, wait, fenceOptions) =>
@@ -228,9 +226,7 @@ export function postgresWaits(context: PostgresContext): Pick<QueueStore, 'suspe
 }
 
 /** Runs as readers see them (`shownStatus`), and their pruning. */
-export function postgresRunReads(
-  context: PostgresContext,
-): Pick<QueueStore, 'getRun' | 'countRuns' | 'listRuns' | 'prune'> {
+export function postgresRunReads(context: PostgresContext): RunReads {
   const { resolved, serial, query, commit, knownRuns } = context;
   return {
     getRun: (runId) =>
@@ -275,9 +271,7 @@ export function postgresRunReads(
   };
 }
 
-export function postgresJournalReads(
-  context: PostgresContext,
-): Pick<QueueStore, 'journal' | 'journalAt' | 'steps' | 'journalView' | 'saveJournalView'> {
+export function postgresJournalReads(context: PostgresContext): JournalReads {
   const { serial, query, inTransaction, commit, self } = context;
   return {
     journal: (runId, afterSeq = 0, limit, options) =>

@@ -44,7 +44,13 @@ import {
 } from './postgres-sql.js';
 import { assertLeaseTtl, normaliseFilter, runNotFound } from './run-row.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
-import type { QueueStore, WebSession } from './types.js';
+import type { QueueStore, RunQueue, WebSession } from './types.js';
+import type {
+  LeaseAndScheduleMethods,
+  OutboxMethods,
+  RateAndTokenMethods,
+  WebSessionMethods,
+} from './method-groups.js';
 
 export { redactStoreUrl, type PostgresRunStoreOptions } from './postgres-connection.js';
 
@@ -81,7 +87,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
   return store;
 }
 
-function leadershipMethods(context: PostgresContext): Pick<QueueStore, 'tryLeadership'> {
+function leadershipMethods(context: PostgresContext): Pick<RunQueue, 'tryLeadership'> {
   const { serial, driver, url, options, leaderships } = context;
   return {
     tryLeadership: (name) =>
@@ -126,25 +132,19 @@ function leadershipMethods(context: PostgresContext): Pick<QueueStore, 'tryLeade
   };
 }
 
-function outboxMethods(
-  context: PostgresContext,
-): Pick<QueueStore, 'addNotifications' | 'listNotifications' | 'claimNotification' | 'settleNotification'> {
-  const { resolved, serial, query, pool } = context;
+function outboxMethods(context: PostgresContext): OutboxMethods {
+  const { resolved, serial, query, inTransaction } = context;
   return {
     addNotifications: (items) =>
       serial(async () => {
         const rows = items.map((item) => newNotificationToRow(item, resolved));
-        const client = await pool.connect();
         try {
-          await client.query('BEGIN');
-          for (const row of rows) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
-          await client.query('COMMIT');
+          await inTransaction(async (client) => {
+            for (const row of rows) await client.query(SQL_ADD_NOTIFICATION, notificationValues(row));
+          });
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
           if (pgCode(error) === '23503') throw runNotFound(rows[0]?.runId ?? '');
           throw error;
-        } finally {
-          client.release();
         }
       }),
 
@@ -191,18 +191,7 @@ function outboxMethods(
   };
 }
 
-function leaseAndScheduleMethods(
-  context: PostgresContext,
-): Pick<
-  QueueStore,
-  | 'acquireLease'
-  | 'renewLease'
-  | 'releaseLease'
-  | 'leaseHolder'
-  | 'getScheduleState'
-  | 'setScheduleState'
-  | 'patchScheduleState'
-> {
+function leaseAndScheduleMethods(context: PostgresContext): LeaseAndScheduleMethods {
   const { resolved, serial, query } = context;
   return {
     acquireLease: (key, owner, ttlMs) =>
@@ -252,9 +241,7 @@ function leaseAndScheduleMethods(
   };
 }
 
-function rateAndTokenMethods(
-  context: PostgresContext,
-): Pick<QueueStore, 'takeRate' | 'pushRate' | 'createApiToken' | 'getApiToken' | 'listApiTokens' | 'revokeApiToken'> {
+function rateAndTokenMethods(context: PostgresContext): RateAndTokenMethods {
   const { resolved, serial, query } = context;
   return {
     takeRate: (key, intervalMs, toleranceMs) =>
@@ -302,9 +289,7 @@ function rateAndTokenMethods(
   };
 }
 
-function webSessionMethods(
-  context: PostgresContext,
-): Pick<QueueStore, 'createWebSession' | 'getWebSession' | 'deleteWebSession' | 'sweepWebSessions'> {
+function webSessionMethods(context: PostgresContext): WebSessionMethods {
   const { resolved, serial, query } = context;
   return {
     createWebSession: (session) =>

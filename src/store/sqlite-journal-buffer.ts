@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { FlushTimer } from './flush-timer.js';
 import { runNotFound, type ResolvedStoreOptions } from './run-row.js';
 import { isSqliteError, type SqliteStatements } from './sqlite-statements.js';
 
@@ -25,7 +26,7 @@ export class SqliteJournalBuffer {
   /** What every append that succeeded resolves to: one promise, not one per append. */
   readonly appended = Promise.resolve();
   private readonly buffer: PendingEntry[] = [];
-  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly flushTimer: FlushTimer;
   private commitScheduled = false;
   // Runs known to exist, so a buffered append is refused for an unknown run when it is made,
   // not later in a commit that has no caller to tell (cleared by prune).
@@ -46,9 +47,10 @@ export class SqliteJournalBuffer {
     private readonly db: Database.Database,
     private readonly statements: SqliteStatements,
     private readonly resolved: ResolvedStoreOptions,
-    private readonly flushAfterMs: number,
+    flushAfterMs: number,
     private readonly maxBufferedEntries: number,
   ) {
+    this.flushTimer = new FlushTimer(flushAfterMs);
     this.insertEntries = db.transaction((entries: PendingEntry[]) => this.insertBatch(entries));
   }
 
@@ -82,10 +84,7 @@ export class SqliteJournalBuffer {
    */
   commit(): void {
     const { buffer } = this;
-    if (this.flushTimer) {
-      clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-    }
+    this.flushTimer.stop();
     if (buffer.length === 0) return;
     try {
       if (buffer.length === 1) this.insertEntry(buffer[0]!);
@@ -129,19 +128,14 @@ export class SqliteJournalBuffer {
       this.commit();
       return;
     }
-    if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => {
-        this.flushTimer = undefined;
-        try {
-          this.commit();
-        } catch {
-          // Nothing was written and the entries are still buffered: the next commit (the next
-          // unbuffered append, read, status change or close) tries again and reports the failure.
-        }
-      }, this.flushAfterMs);
-      // A pending commit does not keep the process alive: an exit without close is a crash.
-      this.flushTimer.unref();
-    }
+    this.flushTimer.start(() => {
+      try {
+        this.commit();
+      } catch {
+        // Nothing was written and the entries are still buffered: the next commit (the next
+        // unbuffered append, read, status change or close) tries again and reports the failure.
+      }
+    });
   }
 
   private readonly commitAtTurnEnd = (): void => {

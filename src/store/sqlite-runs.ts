@@ -20,13 +20,12 @@ import {
 } from './run-row.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { isSqliteError } from './sqlite-statements.js';
-import type { CancelOutcome, RunFilter, RunStore } from './types.js';
+import type { CancelOutcome, RunFilter } from './types.js';
 import { RunStatus } from './types.js';
+import type { JournalReads, RunReads, RunWrites, WaitMethods } from './method-groups.js';
 
 /** A run's life as its driver writes it: created, journaled, ended, resumed, cancelled. */
-export function sqliteRunWrites(
-  context: SqliteContext,
-): Pick<RunStore, 'createRun' | 'append' | 'setRunStatus' | 'markResumed' | 'cancelRun'> {
+export function sqliteRunWrites(context: SqliteContext): RunWrites {
   const { resolved, db, statements, journal, open, commit, changedRun, endDrive } = context;
   return {
     async createRun(run) {
@@ -98,7 +97,7 @@ export function sqliteRunWrites(
   };
 }
 
-export function sqliteWaits(context: SqliteContext): Pick<RunStore, 'suspendRun' | 'endWait' | 'listDueWaits'> {
+export function sqliteWaits(context: SqliteContext): WaitMethods {
   const { resolved, db, statements, journal, open, commit, changedRun, writeEnd } = context;
   return {
     async suspendRun(runId, wait) {
@@ -152,7 +151,7 @@ export function sqliteWaits(context: SqliteContext): Pick<RunStore, 'suspendRun'
 }
 
 /** Runs as readers see them (`SQL_SHOWN_STATUS`), and their pruning. */
-export function sqliteRunReads(context: SqliteContext): Pick<RunStore, 'getRun' | 'countRuns' | 'listRuns' | 'prune'> {
+export function sqliteRunReads(context: SqliteContext): RunReads {
   const { resolved, statements, journal, open, commit } = context;
   return {
     async getRun(runId) {
@@ -195,9 +194,7 @@ export function sqliteRunReads(context: SqliteContext): Pick<RunStore, 'getRun' 
   };
 }
 
-export function sqliteJournalReads(
-  context: SqliteContext,
-): Pick<RunStore, 'journal' | 'journalAt' | 'steps' | 'journalView' | 'saveJournalView'> {
+export function sqliteJournalReads(context: SqliteContext): JournalReads {
   const { statements, open, commit, saveViewParts } = context;
   return {
     async journal(runId, afterSeq = 0, limit, options) {

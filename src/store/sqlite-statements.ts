@@ -94,6 +94,15 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
   };
 }
 
+/** A run's end as `setStatusAndResult` and `endWait` write it. */
+interface EndColumns {
+  id: string;
+  status: string;
+  endedAt: string | null;
+  outputsJson: string | null;
+  errorJson: string | null;
+}
+
 /** A run's rows as its driver and its cancellers write them. */
 function runWriteStatements(db: Preparer) {
   return {
@@ -105,13 +114,7 @@ function runWriteStatements(db: Preparer) {
     setStatus: db.prepare<{ id: string; status: string; endedAt: string | null }>(
       `UPDATE runs SET status = @status, ended_at = @endedAt WHERE id = @id`,
     ),
-    setStatusAndResult: db.prepare<{
-      id: string;
-      status: string;
-      endedAt: string | null;
-      outputsJson: string | null;
-      errorJson: string | null;
-    }>(
+    setStatusAndResult: db.prepare<EndColumns>(
       `UPDATE runs SET status = @status, ended_at = @endedAt, outputs_json = @outputsJson, error_json = @errorJson WHERE id = @id`,
     ),
     markResumed: db.prepare<[string]>(
@@ -121,13 +124,7 @@ function runWriteStatements(db: Preparer) {
     suspend: db.prepare<{ id: string; waitJson: string; waitDueAt: string | null }>(
       `UPDATE runs SET status = '${RunStatus.waiting}', ended_at = NULL, wait_json = @waitJson, wait_due_at = @waitDueAt WHERE id = @id`,
     ),
-    endWait: db.prepare<{
-      id: string;
-      status: string;
-      endedAt: string | null;
-      outputsJson: string | null;
-      errorJson: string | null;
-    }>(
+    endWait: db.prepare<EndColumns>(
       `UPDATE runs SET status = @status, ended_at = @endedAt, outputs_json = @outputsJson, error_json = @errorJson,
         wait_json = NULL, wait_due_at = NULL WHERE id = @id AND status = '${RunStatus.waiting}'`,
     ),

@@ -5,6 +5,12 @@ import { openSqliteContext, type SqliteContext, type SqliteRunStoreOptions } fro
 import { sqliteJournalReads, sqliteRunReads, sqliteRunWrites, sqliteWaits } from './sqlite-runs.js';
 import { isSqliteError } from './sqlite-statements.js';
 import type { RunStore } from './types.js';
+import type {
+  LeaseAndScheduleMethods,
+  OutboxMethods,
+  RateAndTokenMethods,
+  WebSessionMethods,
+} from './method-groups.js';
 
 export type { SqliteRunStoreOptions } from './sqlite-context.js';
 
@@ -38,9 +44,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
   };
 }
 
-function outboxMethods(
-  context: SqliteContext,
-): Pick<RunStore, 'addNotifications' | 'listNotifications' | 'claimNotification' | 'settleNotification'> {
+function outboxMethods(context: SqliteContext): OutboxMethods {
   const { resolved, db, statements, open, addNotifications } = context;
   return {
     async addNotifications(items) {
@@ -83,18 +87,7 @@ function outboxMethods(
   };
 }
 
-function leaseAndScheduleMethods(
-  context: SqliteContext,
-): Pick<
-  RunStore,
-  | 'acquireLease'
-  | 'renewLease'
-  | 'releaseLease'
-  | 'leaseHolder'
-  | 'getScheduleState'
-  | 'setScheduleState'
-  | 'patchScheduleState'
-> {
+function leaseAndScheduleMethods(context: SqliteContext): LeaseAndScheduleMethods {
   const { resolved, db, statements, open } = context;
   return {
     async acquireLease(key, owner, ttlMs) {
@@ -150,9 +143,7 @@ function leaseAndScheduleMethods(
   };
 }
 
-function rateAndTokenMethods(
-  context: SqliteContext,
-): Pick<RunStore, 'takeRate' | 'pushRate' | 'createApiToken' | 'getApiToken' | 'listApiTokens' | 'revokeApiToken'> {
+function rateAndTokenMethods(context: SqliteContext): RateAndTokenMethods {
   const { resolved, statements, open } = context;
   return {
     async takeRate(key, intervalMs, toleranceMs) {
@@ -202,9 +193,7 @@ function rateAndTokenMethods(
   };
 }
 
-function webSessionMethods(
-  context: SqliteContext,
-): Pick<RunStore, 'createWebSession' | 'getWebSession' | 'deleteWebSession' | 'sweepWebSessions'> {
+function webSessionMethods(context: SqliteContext): WebSessionMethods {
   const { resolved, statements, open } = context;
   return {
     async createWebSession(session) {
