@@ -1,0 +1,234 @@
+import { foldJournal, mapIterable, withoutValues } from './fold-journal.js';
+import { viewOfParts } from './journal-view.js';
+import { normaliseTimestamp } from './payload.js';
+import {
+  cancelEvent,
+  cancellableAtOnce,
+  cancelledError,
+  drivenEnd,
+  defaultListLimit,
+  waitColumns,
+  encodeEvent,
+  newRunToRow,
+  normaliseFilter,
+  rowToEntry,
+  rowToRun,
+  runExists,
+  runNotFound,
+  statusChange,
+  waitEndingOf,
+} from './run-row.js';
+import type { SqliteContext } from './sqlite-context.js';
+import { isSqliteError } from './sqlite-statements.js';
+import type { CancelOutcome, RunFilter } from './types.js';
+import { RunStatus } from './types.js';
+import type { JournalReads, RunReads, RunWrites, WaitMethods } from './method-groups.js';
+
+/** A run's life as its driver writes it: created, journaled, ended, resumed, cancelled. */
+export function sqliteRunWrites(context: SqliteContext): RunWrites {
+  const { resolved, db, statements, journal, open, commit, changedRun, endDrive } = context;
+  return {
+    async createRun(run) {
+      open();
+      const row = newRunToRow(run, resolved);
+      try {
+        statements.insertRun.run(row);
+      } catch (error) {
+        if (isSqliteError(error, 'SQLITE_CONSTRAINT_PRIMARYKEY')) throw runExists(row.id);
+        throw error;
+      }
+      journal.knowRun(row.id);
+      return rowToRun(row);
+    },
+
+    // Not async: an append is hot (two per loop item), and a buffered one needs no promise of its
+    // own. A failure is a rejection, as from the other methods.
+    append(runId, event, appendOptions) {
+      try {
+        open();
+        const entry = { runId, at: journal.appendedAt(), eventJson: encodeEvent(runId, event, resolved) };
+        if (!appendOptions?.buffered) return journal.commitSoon(entry);
+        journal.keepBuffered(entry);
+        return journal.appended;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    async setRunStatus(runId, status, result) {
+      open();
+      commit();
+      statusChange(runId, status, result, resolved);
+      // IMMEDIATE: the row is read under the write lock, so a cancel is either before the end or refused after it.
+      return endDrive.immediate(runId, status, result);
+    },
+
+    async markResumed(runId) {
+      open();
+      commit();
+      changedRun(runId, statements.markResumed.run(runId).changes);
+    },
+
+    async cancelRun(runId, by) {
+      open();
+      commit();
+      const at = resolved.now().toISOString();
+      return db
+        .transaction((): CancelOutcome => {
+          // As readers see it: a running run whose driver died is driven by no one, so it ends at once.
+          const row = statements.shownRun.get({ id: runId, nowMs: resolved.nowMs() });
+          if (!row) throw runNotFound(runId);
+          if (!cancellableAtOnce.has(row.status) && row.status !== RunStatus.running)
+            return { outcome: 'ended', status: row.status };
+          const error = cancelledError(runId, by);
+          const cancelNow = cancellableAtOnce.has(row.status) ? statements.cancelShown : statements.cancelNow;
+          if (cancelNow.run({ id: runId, endedAt: at, errorJson: JSON.stringify(error) }).changes === 1) {
+            journal.insertEntry({ runId, at, eventJson: encodeEvent(runId, cancelEvent(by, false), resolved) });
+            return { outcome: 'cancelled' };
+          }
+          if (statements.requestCancel.run({ id: runId, cancelJson: JSON.stringify({ by, at }) }).changes === 1) {
+            journal.insertEntry({ runId, at, eventJson: encodeEvent(runId, cancelEvent(by, true), resolved) });
+            return { outcome: 'requested' };
+          }
+          return { outcome: 'ended', status: row.status };
+        })
+        .immediate();
+    },
+  };
+}
+
+export function sqliteWaits(context: SqliteContext): WaitMethods {
+  const { resolved, db, statements, journal, open, commit, changedRun, writeEnd } = context;
+  return {
+    async suspendRun(runId, wait) {
+      open();
+      commit();
+      const columns = waitColumns(runId, wait, resolved);
+      return db
+        .transaction((): RunStatus => {
+          const row = statements.getRun.get(runId);
+          if (!row) throw runNotFound(runId);
+          const ended = drivenEnd(row, runId, RunStatus.waiting, undefined);
+          if (ended.status !== RunStatus.waiting) return writeEnd(runId, ended.status, ended.result);
+          changedRun(runId, statements.suspend.run({ id: runId, ...columns }).changes);
+          return RunStatus.waiting;
+        })
+        .immediate();
+    },
+
+    async endWait(runId, ending) {
+      open();
+      commit();
+      const change = statusChange(runId, ending.next, {}, resolved);
+      // IMMEDIATE: the wait is read under the write lock, so of two deciders one finds it waiting.
+      return db
+        .transaction(() => {
+          const { outcome, event } = waitEndingOf(statements.getRun.get(runId), ending);
+          if (!event) return outcome;
+          statements.endWait.run({
+            id: runId,
+            status: change.status,
+            endedAt: change.endedAt,
+            outputsJson: change.outputsJson ?? null,
+            errorJson: change.errorJson ?? null,
+          });
+          journal.insertEntry({
+            runId,
+            at: resolved.now().toISOString(),
+            eventJson: encodeEvent(runId, event, resolved),
+          });
+          return outcome;
+        })
+        .immediate();
+    },
+
+    async listDueWaits(now, limit = defaultListLimit) {
+      open();
+      commit();
+      return statements.dueWaits.all(normaliseTimestamp(now, 'now'), limit).map(rowToRun);
+    },
+  };
+}
+
+/** Runs as readers see them (`SQL_SHOWN_STATUS`), and their pruning. */
+export function sqliteRunReads(context: SqliteContext): RunReads {
+  const { resolved, statements, journal, open, commit } = context;
+  return {
+    async getRun(runId) {
+      open();
+      commit();
+      const row = statements.shownRun.get({ id: runId, nowMs: resolved.nowMs() });
+      return row && rowToRun(row);
+    },
+
+    async countRuns() {
+      open();
+      commit();
+      return statements.countRuns.all({ nowMs: resolved.nowMs() });
+    },
+
+    async listRuns(filter: RunFilter = {}) {
+      open();
+      const { since, until, limit } = normaliseFilter(filter);
+      commit();
+      return statements.listRuns
+        .all({
+          playbook: filter.playbook ?? null,
+          status: filter.status ?? null,
+          since: since ?? null,
+          until: until ?? null,
+          idPrefix: filter.idPrefix ?? null,
+          limit,
+          nowMs: resolved.nowMs(),
+        })
+        .map(rowToRun);
+    },
+
+    async prune(before) {
+      open();
+      const cutoff = normaliseTimestamp(before, 'before');
+      commit();
+      journal.forgetRuns();
+      return statements.prune.run(cutoff).changes;
+    },
+  };
+}
+
+export function sqliteJournalReads(context: SqliteContext): JournalReads {
+  const { statements, open, commit, saveViewParts } = context;
+  return {
+    async journal(runId, afterSeq = 0, limit, options) {
+      open();
+      commit();
+      const page = options?.values === false ? statements.journalPageWithoutValues : statements.journalPage;
+      const rows =
+        limit === undefined && options?.values !== false
+          ? statements.journal.all(runId, afterSeq)
+          : page.all(runId, afterSeq, limit ?? -1);
+      return options?.values === false ? rows.map((row) => withoutValues(rowToEntry(row))) : rows.map(rowToEntry);
+    },
+
+    async journalAt(runId, seqs) {
+      open();
+      commit();
+      return statements.journalAt.all(runId, JSON.stringify(seqs)).map(rowToEntry);
+    },
+
+    async steps(runId) {
+      open();
+      commit();
+      // One row parsed at a time (`iterate`): the fold keeps the records, never the whole journal.
+      return foldJournal(mapIterable(statements.journal.iterate(runId, 0), rowToEntry));
+    },
+
+    async journalView(runId) {
+      open();
+      return viewOfParts(statements.journalView.iterate(runId));
+    },
+
+    async saveJournalView(runId, view) {
+      open();
+      if (!saveViewParts(runId, view) && !statements.runExists.get(runId)) throw runNotFound(runId);
+    },
+  };
+}
