@@ -5,7 +5,7 @@
  * Run alone: npx tsx bench/11-two-leaders.ts
  */
 import { loadPlaybook } from '../src/playbook/index.js';
-import { createQueueExecutor } from '../src/scheduler/queue-executor.js';
+import { createFireQueuer } from '../src/scheduler/fire-queuer.js';
 import type { FireRequest } from '../src/scheduler/scheduler.js';
 import { createPostgresRunStore } from '../src/store/postgres-store.js';
 import { createQuietLogger, printFigures, rootDir } from './lib/harness.js';
@@ -20,7 +20,7 @@ try {
   if (!playbook || !schedule) throw new Error('the scheduler fixture did not load');
   const stores = [await createPostgresRunStore({ url }), await createPostgresRunStore({ url })];
   const logger = createQuietLogger();
-  const leaders = stores.map((store) => createQueueExecutor({ store, logger, env: {} }));
+  const leaders = stores.map((store) => createFireQueuer({ store, logger, env: {} }));
   const started = performance.now();
   await Promise.all(
     Array.from(

@@ -12,7 +12,7 @@ import { admit } from './admit.js';
 import { deliverNotifications, driveAdmitted, resumeStored, type RunParts } from './drive.js';
 import { Door, type Caller } from './run-request.js';
 
-export type FireExecutorOptions = Omit<RunParts, 'secrets' | 'env'> &
+export type FireDriverOptions = Omit<RunParts, 'secrets' | 'env'> &
   Partial<Pick<RunParts, 'secrets' | 'env'>> & {
     /**
      * The client reaches an embedded simulator started by this process: a run left with platform
@@ -51,7 +51,7 @@ async function resumeFire(parts: RunParts, request: FireRequest): Promise<{ stat
   return { status: (await resumeStored(request.playbook, run, parts, options)).status };
 }
 
-export function createFireExecutor(options: FireExecutorOptions): SchedulerOptions['execute'] {
+export function createFireDriver(options: FireDriverOptions): SchedulerOptions['execute'] {
   const { embeddedSimulator, ...given } = options;
   return async (request) => {
     const parts: RunParts = {

@@ -16,4 +16,4 @@ export {
   type RunParts,
 } from './drive.js';
 export { AdmissionErrorCode } from './error-codes.js';
-export { createFireExecutor, type FireExecutorOptions } from './fire.js';
+export { createFireDriver, type FireDriverOptions } from './fire.js';

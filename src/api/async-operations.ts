@@ -6,7 +6,7 @@
  */
 import type { OperationDescriptor } from '../openapi/index.js';
 import { UnfollowableOperationError } from './errors.js';
-import type { CallOptions, CallResult, Executor } from './executor.js';
+import type { CallOptions, CallResult, RequestExecutor } from './request-executor.js';
 import { sleepOn } from '../timers/index.js';
 
 export type AsyncFlavour = 'dataServices' | 'devices' | 'subscriptions' | 'reporting';
@@ -155,7 +155,7 @@ function templatePattern(path: string): RegExp {
 /** An absolute path that URL parsing would return unchanged: no query, fragment, dot segment or character it escapes. */
 const plainPath = /^(?!\/\/)(?:\/(?!\.)[\w\-.~%]*)+$/;
 
-function locate(executor: Executor, source: string | CallResult, region: string | undefined): Target {
+function locate(executor: RequestExecutor, source: string | CallResult, region: string | undefined): Target {
   const pollOperations = executor.catalogue.operations.filter((operation) =>
     operation.id.endsWith('.getAsyncOperation'),
   );
@@ -199,7 +199,7 @@ function locate(executor: Executor, source: string | CallResult, region: string 
  * ends, the deadline passes, or `signal` aborts.
  */
 export async function waitForOperation(
-  executor: Executor,
+  executor: RequestExecutor,
   source: string | CallResult,
   options: WaitOptions = {},
 ): Promise<AsyncOperationResult> {
@@ -268,7 +268,7 @@ function progressPacedMs(state: PollState, now: number, suggestedMs: number): nu
 
 /** One poll: the wait's result when it ends, else the interval the record suggests before the next (ms). */
 async function pollOnce(
-  executor: Executor,
+  executor: RequestExecutor,
   target: Target,
   flavour: AsyncFlavour,
   callOptions: CallOptions,

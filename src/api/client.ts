@@ -10,7 +10,7 @@ import { createTokenProvider, type ClientCredentials } from './auth.js';
 import { buildRequest, type CallInput } from './build-request.js';
 import { download, type DownloadDestination, type DownloadResult } from './download.js';
 import { InvalidClientOptionsError } from './errors.js';
-import { createExecutor, type CallOptions, type CallResult, type OperationCatalogue } from './executor.js';
+import { createRequestExecutor, type CallOptions, type CallResult, type OperationCatalogue } from './request-executor.js';
 import type {
   AreaMethodsOf,
   InputArgs,
@@ -144,7 +144,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     );
   const retry = resolveRetryPolicy(options.retry);
   const catalogue = options.catalogue ?? loadPlatformDescription();
-  const executor = createExecutor({
+  const executor = createRequestExecutor({
     catalogue,
     addresses: {
       baseUrl: checkUrl('baseUrl', options.baseUrl),

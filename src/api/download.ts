@@ -14,7 +14,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { CallInput } from './build-request.js';
 import { ApiError, createTransportError, DownloadInterruptedError } from './errors.js';
-import type { CallOptions, Executor } from './executor.js';
+import type { CallOptions, RequestExecutor } from './request-executor.js';
 
 const FILE_BUFFER_BYTES = 1 << 20;
 
@@ -363,7 +363,7 @@ class CsvSummaryParser {
  * nothing reached the stream yet.
  */
 export async function download(
-  executor: Executor,
+  executor: RequestExecutor,
   operationId: string,
   input: CallInput,
   target: DownloadDestination,

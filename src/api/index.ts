@@ -6,7 +6,7 @@ export {
   type TypedCallResult,
   type DescribedRequest,
 } from './client.js';
-export type { CallOptions, CallResult, OperationCatalogue } from './executor.js';
+export type { CallOptions, CallResult, OperationCatalogue } from './request-executor.js';
 export type { CallInput } from './build-request.js';
 export type { ClientCredentials } from './auth.js';
 export { defaultRetryPolicy, type RetryPolicy } from './retry.js';

@@ -4,7 +4,7 @@
  */
 import type { CallInput } from './build-request.js';
 import { InvalidResponseError } from './errors.js';
-import type { CallOptions, Executor } from './executor.js';
+import type { CallOptions, RequestExecutor } from './request-executor.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -17,7 +17,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * bare array, or an operation without `offset`, is one request.
  */
 export async function* paginate(
-  executor: Executor,
+  executor: RequestExecutor,
   operationId: string,
   input: CallInput = {},
   options: CallOptions = {},

@@ -34,16 +34,16 @@ export function parseTimeScale(text: string | undefined): number | undefined {
  * on standard error. Unasked, JSON lines when standard output is not a terminal (a log
  * collector reads them), the readable view on one; `-o text` gives it anywhere.
  */
-export type RunView = 'text' | 'json' | 'yaml';
+export type RunOutputMode = 'text' | 'json' | 'yaml';
 
-export function runView(io: CliIo, options: LoggingOptions): RunView {
+export function runOutputMode(io: CliIo, options: LoggingOptions): RunOutputMode {
   const format = outputFormat(options, io.stdout.isTTY === true ? 'text' : 'json');
   return format === 'wide' ? 'text' : format;
 }
 
 /** JSON lines on standard output: asked, or the default off a terminal. */
 export function wantsJson(io: CliIo, options: LoggingOptions): boolean {
-  return runView(io, options) === 'json';
+  return runOutputMode(io, options) === 'json';
 }
 
 /**
@@ -67,7 +67,7 @@ export function createCommandLogger(
   }
   const level = options.logLevel as pino.Level;
   // With `-o yaml` standard output carries the result alone; the log goes to standard error.
-  const out = screen ?? (runView(io, options) === 'yaml' ? io.stderr : io.stdout);
+  const out = screen ?? (runOutputMode(io, options) === 'yaml' ? io.stderr : io.stdout);
   const streams: pino.StreamEntry[] = [
     { stream: (readable ? createReadableLogStream(out) : out) as DestinationStream, level },
   ];
@@ -164,7 +164,7 @@ export function howToEndWait(runId: string, wait: WaitRecord): string {
 
 export function reportResult(
   io: CliIo,
-  view: RunView,
+  view: RunOutputMode,
   secrets: SecretRegistry,
   result: RunResult,
   extra: Record<string, unknown> = {},

@@ -6,7 +6,7 @@ import type { Logger } from '../logging/index.js';
 import { stepLabel, type RetryPolicy, type Step } from '../playbook/index.js';
 import type { ContainerDefinition, PreparedLeaf, StepOutcome } from '../steps/index.js';
 import { toErrorRecord } from '../steps/index.js';
-import type { ExecutorRuntime } from '../steps/index.js';
+import type { StepRuntime } from '../steps/index.js';
 import { StepStatus, type ErrorRecord } from '../store/index.js';
 import { sleepOn } from '../timers/index.js';
 import type { Frame, RunnerState, StepFields, StepLog, StepSummary } from './runner-state.js';
@@ -32,14 +32,14 @@ export interface StepExecution {
  * What one attempt works with. A class, not an object literal: a literal with a getter is made
  * in dictionary mode (~830 bytes instead of ~100), once per attempt, held by every wait in flight.
  */
-class AttemptRuntime implements ExecutorRuntime {
-  readonly client: ExecutorRuntime['client'];
-  readonly secrets: ExecutorRuntime['secrets'];
+class AttemptRuntime implements StepRuntime {
+  readonly client: StepRuntime['client'];
+  readonly secrets: StepRuntime['secrets'];
   readonly dryRun: boolean;
   readonly path: string;
-  readonly clock: ExecutorRuntime['clock'];
-  readonly journal: ExecutorRuntime['journal'];
-  readonly waits: ExecutorRuntime['waits'];
+  readonly clock: StepRuntime['clock'];
+  readonly journal: StepRuntime['journal'];
+  readonly waits: StepRuntime['waits'];
   private readonly runLogger: Logger;
   private attemptLog: Logger | undefined;
 

@@ -11,7 +11,7 @@ import { errorMessage } from '../errors/index.js';
 import type { PreparedLeaf } from '../steps/index.js';
 import { isConflict, isOutcomeUnknown } from '../steps/index.js';
 import { StepError, StepFailureKind } from '../steps/index.js';
-import type { ExecutorRuntime, LeafResult } from '../steps/index.js';
+import type { StepRuntime, LeafResult } from '../steps/index.js';
 import { reconcileWrite, type ReconcileDecision } from '../steps/index.js';
 import type { OperationDescriptor } from '../openapi/index.js';
 import { sleepOn } from '../timers/index.js';
@@ -39,7 +39,7 @@ interface Reconciler {
 function accepted(
   r: Reconciler,
   location: string | undefined,
-  runtime: ExecutorRuntime,
+  runtime: StepRuntime,
   httpStatus = 202,
   body: unknown = null,
 ): Promise<LeafResult> {
@@ -50,7 +50,7 @@ function accepted(
 }
 
 /** Waits what is left of the settle time of a write sent at `sentAtMs`. */
-async function settle(r: Reconciler, runtime: ExecutorRuntime, sentAtMs: number): Promise<void> {
+async function settle(r: Reconciler, runtime: StepRuntime, sentAtMs: number): Promise<void> {
   const { clock, reconcileSettleMs } = r.state.options;
   const leftMs = sentAtMs + reconcileSettleMs - clock.now();
   if (!(leftMs > 0)) return;
@@ -67,7 +67,7 @@ async function settle(r: Reconciler, runtime: ExecutorRuntime, sentAtMs: number)
  * then let go). The state is read once more, and the step attaches to or takes as done what it
  * finds; nothing found again leaves the conflict as the step's failure.
  */
-async function sendAgain(r: Reconciler, runtime: ExecutorRuntime, cause: unknown): Promise<LeafResult> {
+async function sendAgain(r: Reconciler, runtime: StepRuntime, cause: unknown): Promise<LeafResult> {
   try {
     return await r.prepared.attempt(runtime);
   } catch (error) {
@@ -86,7 +86,7 @@ async function sendAgain(r: Reconciler, runtime: ExecutorRuntime, cause: unknown
  */
 async function reconcile(
   r: Reconciler,
-  runtime: ExecutorRuntime,
+  runtime: StepRuntime,
   sentAtMs: number,
   cause?: unknown,
   conflict?: unknown,

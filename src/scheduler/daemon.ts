@@ -34,7 +34,7 @@ export interface DaemonOptions {
   loadOptions?: LoadPlaybookOptions;
   store: RunStore;
   logger: Logger;
-  /** Starts a scheduled run; `createFireExecutor` (src/admission) admits and drives it. */
+  /** Starts a scheduled run; `createFireDriver` (src/admission) admits and drives it. */
   execute: SchedulerOptions['execute'];
   /** @default systemClock */
   clock?: Clock;

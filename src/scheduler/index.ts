@@ -17,6 +17,6 @@ export { startDaemon, SCHEDULER_LEASE_KEY, type Daemon, type DaemonOptions } fro
 export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from '../playbook/index.js';
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
-export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';
+export { createFireQueuer, type FireQueuerOptions } from './fire-queuer.js';
 export { fireRefusal, runnableFires, startGateOfRun, windowRefusal, type WindowRefusal } from './window-check.js';
 export { decideTrigger, type TriggerDecision } from './trigger.js';

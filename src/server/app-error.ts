@@ -1,5 +1,5 @@
 /** An API error answer: `{ error: { code, message, field? } }` with its HTTP status. */
-export class ApiError extends Error {
+export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     readonly code: string,
@@ -7,6 +7,6 @@ export class ApiError extends Error {
     readonly field?: string,
   ) {
     super(message);
-    this.name = 'ApiError';
+    this.name = 'HttpError';
   }
 }

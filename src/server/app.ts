@@ -22,11 +22,11 @@ import { roleAllows, verifyApiToken } from './tokens.js';
 import { registerUi, type UiOptions } from './ui/pages.js';
 import { createScrub, logLines, playbookView, problemView, runView, scheduleViews, type Scrub } from './views.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actions.js';
-import { ApiError } from './app-error.js';
+import { HttpError } from './app-error.js';
 import { ServerErrorCode } from './error-codes.js';
 import { Door, type Caller } from '../admission/index.js';
 
-export { ApiError };
+export { HttpError };
 
 /** The parts the API and the web UI share, the secrets to scrub, and the web UI's session lifetime. */
 export interface ServerAppOptions extends Omit<UiOptions, 'scrub' | 'sessionTtlMs'> {
@@ -60,7 +60,7 @@ const STATUS_OF_REFUSAL: Record<string, number> = {
   RUN_NOT_FOUND: 404,
 };
 
-const notFound = (what: string): ApiError => new ApiError(404, ServerErrorCode.notFound, `${what} not found`);
+const notFound = (what: string): HttpError => new HttpError(404, ServerErrorCode.notFound, `${what} not found`);
 
 export async function findRun(store: RunStore, runId: string): Promise<RunRecord> {
   const run = await store.getRun(runId);
@@ -112,7 +112,7 @@ function answerErrors(app: FastifyInstance, logger: Logger, scrub: Scrub): void 
   app.setErrorHandler((error: unknown, request, reply) => {
     const answer = (status: number, code: string, message: string, field?: string) =>
       reply.status(status).send({ error: { code, message, ...(field === undefined ? {} : { field }) } });
-    if (error instanceof ApiError) return answer(error.statusCode, error.code, error.message, error.field);
+    if (error instanceof HttpError) return answer(error.statusCode, error.code, error.message, error.field);
     const validation = (error as { validation?: Array<{ instancePath: string; params: Record<string, unknown> }> })
       .validation;
     if (validation) {
@@ -267,7 +267,7 @@ function registerRunActions(context: RouteContext): void {
     };
     const playbook = catalog.find(body.playbook);
     if (!playbook)
-      throw new ApiError(404, ServerErrorCode.notFound, `playbook ${body.playbook} not found`, 'body/playbook');
+      throw new HttpError(404, ServerErrorCode.notFound, `playbook ${body.playbook} not found`, 'body/playbook');
     const { run } = await launcher.start(
       {
         playbook,
@@ -289,14 +289,14 @@ function registerRunActions(context: RouteContext): void {
   route('resumeRun', async (request, reply) => {
     const run = await findRun(store, (request.params as { runId: string }).runId);
     if (run.status !== 'interrupted' && run.status !== 'running')
-      throw new ApiError(
+      throw new HttpError(
         409,
         ServerErrorCode.notResumable,
         `run ${run.id} is ${run.status}; only an interrupted run is resumed`,
       );
     const playbook = catalog.find(run.playbook);
     if (!playbook)
-      throw new ApiError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
+      throw new HttpError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
     const body = (request.body ?? {}) as { secretInputs?: Record<string, string> };
     const resumed = await launcher.resume(playbook, run, body.secretInputs ?? {}, callerName(request));
     return reply
@@ -332,7 +332,7 @@ function registerRunActions(context: RouteContext): void {
     const { outcome, run: after } = await launcher.cancel(run.id, callerName(request));
     // Too late: the run's end was written first, and the journal says nothing of this cancel.
     if (outcome === 'ended')
-      throw new ApiError(
+      throw new HttpError(
         409,
         ServerErrorCode.runEnded,
         `run ${run.id} already ended ${after.status}; there is nothing to cancel`,
@@ -427,7 +427,7 @@ function parseCursor(cursor: string | undefined): { until?: string; skip: number
   } catch {
     // Refused below.
   }
-  throw new ApiError(
+  throw new HttpError(
     400,
     ServerErrorCode.invalidRequest,
     'querystring/cursor: not a cursor this server made',

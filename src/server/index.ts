@@ -1,6 +1,6 @@
 /** `fleetbook server`: the HTTP API, the run event streams, `/metrics` and the web UI (see docs/server.md). */
 export { createServerApp, type ServerAppOptions } from './app.js';
-export { ApiError } from './app-error.js';
+export { HttpError } from './app-error.js';
 export { API_DOCUMENT_PATH, apiRoute, readApiDocument } from './api-document.js';
 export { createJournalHub, isLiveStatus, type JournalHub } from './journal-hub.js';
 export {

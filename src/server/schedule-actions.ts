@@ -8,7 +8,7 @@ import type { Logger } from '../logging/index.js';
 import type { Caller } from '../admission/index.js';
 import { readScheduleState, writeScheduleState } from '../scheduler/index.js';
 import type { RunRecord, RunStore } from '../store/index.js';
-import { ApiError } from './app-error.js';
+import { HttpError } from './app-error.js';
 import { ServerErrorCode } from './error-codes.js';
 import type { PlaybookCatalog } from './playbook-catalog.js';
 import type { RunLauncher } from './run-launcher.js';
@@ -22,14 +22,14 @@ interface Deps {
 
 function playbookOf(catalog: PlaybookCatalog, key: string) {
   const playbook = catalog.current().playbooks.find((candidate) => candidate.schedules.some((s) => s.key === key));
-  if (!playbook) throw new ApiError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
+  if (!playbook) throw new HttpError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   return playbook;
 }
 
 async function viewOf(deps: Deps, key: string): Promise<ScheduleView> {
   const views = await scheduleViews(deps.store, [playbookOf(deps.catalog, key)], 3, Date.now());
   const view = views.find((candidate) => candidate.key === key);
-  if (!view) throw new ApiError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
+  if (!view) throw new HttpError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   return view;
 }
 
@@ -86,7 +86,7 @@ export async function triggerSchedule(
 ): Promise<TriggerOutcome> {
   const playbook = playbookOf(deps.catalog, key);
   const schedule = playbook.schedules.find((candidate) => candidate.key === key);
-  if (!schedule) throw new ApiError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
+  if (!schedule) throw new HttpError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   const by = caller.name;
   const { run, admission } = await deps.launcher.start(
     {

@@ -32,7 +32,7 @@ export {
   type JsonSchema,
 } from './definitions/schema-parts.js';
 export { StepError, StepFailureKind, isStepError } from './executors/step-error.js';
-export type { ExecutorRuntime, LeafResult, RunWaits, WaitRequest } from './executors/types.js';
+export type { StepRuntime, LeafResult, RunWaits, WaitRequest } from './executors/types.js';
 export { StepErrorCode } from './error-codes.js';
 export { toErrorRecord } from './executors/error-record.js';
 export { isConflict, isOutcomeUnknown } from './executors/call.js';

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/index.js';
 import { loadPlaybook } from '../../src/playbook/index.js';
-import { createQueueExecutor } from '../../src/scheduler/queue-executor.js';
+import { createFireQueuer } from '../../src/scheduler/fire-queuer.js';
 import type { FireRequest } from '../../src/scheduler/scheduler.js';
 import { createPostgresRunStore } from '../../src/store/postgres-store.js';
 import type { QueueStore } from '../../src/store/types.js';
@@ -65,7 +65,7 @@ describe.skipIf(!adminUrl)('one scheduler among many candidates', () => {
     const logger = createLogger({ level: 'silent' });
     const leaders = [await open(), await open()].map((store) => ({
       store,
-      execute: createQueueExecutor({ store, logger, env: {} }),
+      execute: createFireQueuer({ store, logger, env: {} }),
     }));
     const fires = Array.from(
       { length: 100 },

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { captureLogs } from '../../src/api/testing.js';
 import { startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
-import { createQueueExecutor } from '../../src/scheduler/queue-executor.js';
+import { createFireQueuer } from '../../src/scheduler/fire-queuer.js';
 import { createManualClock, type ManualClock } from '../../src/scheduler/testing.js';
 import { createPostgresRunStore } from '../../src/store/postgres-store.js';
 import type { QueueStore } from '../../src/store/types.js';
@@ -54,7 +54,7 @@ describe.skipIf(!adminUrl)('daemons in team mode', () => {
           watch: false,
           leaseTtlMs: 15_000,
           teamLeadership: store,
-          execute: createQueueExecutor({ store, logger, env: {} }),
+          execute: createFireQueuer({ store, logger, env: {} }),
         }),
       );
     }

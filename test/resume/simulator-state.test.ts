@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlatformClient } from '../../src/api/index.js';
 import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
 import { hasErrors, loadPlaybook } from '../../src/playbook/index.js';
-import { createFireExecutor } from '../../src/admission/index.js';
+import { createFireDriver } from '../../src/admission/index.js';
 import { openRunStore, type JournalEvent } from '../../src/store/index.js';
 import { captureStream, runCli } from '../support/cli.js';
 
@@ -111,7 +111,7 @@ describe('resume against a new embedded simulator', () => {
     ) as PlatformClient;
     const out = captureStream();
     const logger = createLogger({ level: 'info', secrets: createSecretRegistry(), destination: out });
-    const execute = createFireExecutor({ client, store, logger, embeddedSimulator: true });
+    const execute = createFireDriver({ client, store, logger, embeddedSimulator: true });
     const schedule = loaded.playbook.schedules[0];
     if (!schedule) throw new Error('fixture has no schedule');
     const outcome = await execute({

@@ -8,7 +8,7 @@ import { captureLogs } from '../../src/api/testing.js';
 import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
 import { createPlatformClient } from '../../src/api/index.js';
 import { SCHEDULER_LEASE_KEY, startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
-import { createFireExecutor } from '../../src/admission/index.js';
+import { createFireDriver } from '../../src/admission/index.js';
 import { readScheduleState } from '../../src/scheduler/schedule-state.js';
 import { isSchedulerError } from '../../src/scheduler/scheduler-error.js';
 import type { FireRequest } from '../../src/scheduler/scheduler.js';
@@ -361,7 +361,7 @@ describe('daemon against the simulator', () => {
       logger: logs.logger,
       clock,
       watch: false,
-      execute: createFireExecutor({ client, store, logger: logs.logger, clock }),
+      execute: createFireDriver({ client, store, logger: logs.logger, clock }),
     });
     cleanups.push(() => daemon.stop());
     const key = 'nightly-subscription-report';
@@ -437,7 +437,7 @@ describe('daemon against the simulator', () => {
       logger,
       clock,
       watch: false,
-      execute: createFireExecutor({ client, store, logger, secrets, clock }),
+      execute: createFireDriver({ client, store, logger, secrets, clock }),
     });
     cleanups.push(() => daemon.stop());
     await clock.advanceTo(Date.parse('2025-06-02T03:00:00Z'));
@@ -486,7 +486,7 @@ describe('daemon against the simulator', () => {
         clock,
         owner,
         watch: false,
-        execute: createFireExecutor({ client, store, logger: logs.logger, clock }),
+        execute: createFireDriver({ client, store, logger: logs.logger, clock }),
       });
     const events = (name: string) => logs.lines().filter((line) => line.event === name);
     const exportPosts = () =>

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { captureLogs } from '../../src/api/testing.js';
 import { fakeClient, playbook as enginePlaybook, step, t } from '../../src/engine/engine.test-kit.js';
-import { createFireExecutor } from '../../src/admission/index.js';
+import { createFireDriver } from '../../src/admission/index.js';
 import { RunStatus, type RunStore } from '../../src/store/index.js';
 import { createSchedulerHarness, schedule } from './harness.js';
 
@@ -47,7 +47,7 @@ describe('scheduler: a window closing mid-loop', () => {
     const h = createSchedulerHarness('2026-10-24T22:00:00Z', {
       scheduler: {
         execute: (request) =>
-          createFireExecutor({
+          createFireDriver({
             client: fakeClient({}),
             store: h.store,
             logger: logs.logger,

@@ -1,10 +1,10 @@
 /** What `fleetbook daemon` does (see daemon.ts), imported when the command runs. */
-import { createFireExecutor } from '../../admission/index.js';
+import { createFireDriver } from '../../admission/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { parseDuration } from '../../expressions/index.js';
 import { startOutboxSweep } from '../../notifications/index.js';
 import { hasErrors, type LoadPlaybookOptions, type PlaybookFolder, type Problem } from '../../playbook/index.js';
-import { createQueueExecutor, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
+import { createFireQueuer, isSchedulerError, loadPlaybookFolder, startDaemon } from '../../scheduler/index.js';
 import { isQueueStore } from '../../store/index.js';
 import type { Connection } from '../connection.js';
 import type { CliIo } from '../io.js';
@@ -102,9 +102,9 @@ async function schedule(
       leaseTtlMs: options.leaseTtlMs,
       // Team mode (a shared store): one leader among the daemons by the store's lock; it only queues, workers run.
       ...(isQueueStore(store)
-        ? { teamLeadership: store, execute: createQueueExecutor({ store, logger, env: io.env }) }
+        ? { teamLeadership: store, execute: createFireQueuer({ store, logger, env: io.env }) }
         : {
-            execute: createFireExecutor({
+            execute: createFireDriver({
               ...host.runParts(connection),
               embeddedSimulator: options.target === 'simulator',
               notifications,

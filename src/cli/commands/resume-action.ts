@@ -12,7 +12,7 @@ import { findRun } from '../find-run.js';
 import { formatProblems } from '../problems.js';
 import { withProcessHost } from '../process-host.js';
 import { connectionForResume, takeSavedWorld } from '../saved-world.js';
-import { parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
+import { parseTimeScale, reportResult, runOutputMode, withInterruption } from '../run-session.js';
 
 export interface ResumeCommandOptions {
   force?: boolean;
@@ -115,7 +115,7 @@ export async function resumeAction(io: CliIo, named: string, options: ResumeComm
     if (target.target === 'simulator' && !target.restore) refuseLostSimulatorState(runId, await store.journal(runId));
     const secretInputs = await gatherSecretInputs(run, io);
     host.warnNotifyRules(playbook);
-    const view = runView(io, options);
+    const view = runOutputMode(io, options);
     const connection = await host.connect({
       target: target.target,
       timeScale,

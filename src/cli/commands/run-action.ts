@@ -24,7 +24,7 @@ import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
 import { localCaller, withProcessHost, type ProcessHost } from '../process-host.js';
 import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
-import { parseTimeScale, reportResult, runView, withInterruption } from '../run-session.js';
+import { parseTimeScale, reportResult, runOutputMode, withInterruption } from '../run-session.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -177,7 +177,7 @@ export async function runLoaded(
   const timeScale = parseTimeScale(options.timeScale);
   const seed = seedOf(options);
   const request = runRequestOf(playbook, options, scheduled);
-  const view = runView(io, options);
+  const view = runOutputMode(io, options);
   const door = scheduled ? Door.cliTrigger : options.queue ? Door.cliQueue : Door.cliRun;
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
   const live =

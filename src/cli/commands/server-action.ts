@@ -1,9 +1,9 @@
 /** What `fleetbook server` does (see server.ts), imported when the command runs. */
-import { createFireExecutor } from '../../admission/index.js';
+import { createFireDriver } from '../../admission/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import { startOutboxSweep } from '../../notifications/index.js';
 import { hasErrors, type LoadPlaybookOptions, type PlaybookFolder } from '../../playbook/index.js';
-import { createQueueExecutor, loadPlaybookFolder, runWorker, startDaemon, type Daemon } from '../../scheduler/index.js';
+import { createFireQueuer, loadPlaybookFolder, runWorker, startDaemon, type Daemon } from '../../scheduler/index.js';
 import { createServerMetrics, startServer, type ServerMetrics } from '../../server/index.js';
 import { isQueueStore } from '../../store/index.js';
 import { countingRateWaits, metricsTee } from '../process-metrics.js';
@@ -118,9 +118,9 @@ async function serve(
       store: observed,
       logger,
       ...(isQueueStore(observed)
-        ? { teamLeadership: observed, execute: createQueueExecutor({ store: observed, logger, env: io.env }) }
+        ? { teamLeadership: observed, execute: createFireQueuer({ store: observed, logger, env: io.env }) }
         : {
-            execute: createFireExecutor({
+            execute: createFireDriver({
               ...parts,
               store: observed,
               embeddedSimulator: command.target === 'simulator',

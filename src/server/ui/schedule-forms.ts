@@ -4,7 +4,7 @@
  */
 import { Door } from '../../admission/index.js';
 import { isFleetbookError } from '../../errors/index.js';
-import { ApiError } from '../app-error.js';
+import { HttpError } from '../app-error.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from '../schedule-actions.js';
 import { roleAllows } from '../tokens.js';
 import type { ScheduleView } from '../views.js';
@@ -79,7 +79,7 @@ function registerTrigger(context: UiContext): void {
       metrics.runStarted(triggered.run.playbook);
       return reply.redirect(`/runs/${encodeURIComponent(triggered.run.id)}`, 303);
     } catch (error) {
-      if (error instanceof ApiError) return answer(error.statusCode, 'Not triggered', error.message);
+      if (error instanceof HttpError) return answer(error.statusCode, 'Not triggered', error.message);
       if (isFleetbookError(error)) return answer(409, 'Not triggered', error.message);
       throw error;
     }

@@ -1,6 +1,6 @@
 import type { ApprovalStep } from '../../playbook/index.js';
 import { StepError, StepFailureKind } from '../executors/step-error.js';
-import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
+import type { StepRuntime, LeafResult } from '../executors/types.js';
 import { duration, inputDeclaration } from './schema-parts.js';
 import { defineLeaf } from './step-definition.js';
 import { closedObject, described } from './value-types.js';
@@ -27,7 +27,7 @@ function defaultsOf(inputs: GateInput['inputs']): Record<string, unknown> {
  * One attempt at the gate: the decision journaled for its path decides it; without one the run
  * stops to wait (`runtime.waits.waitFor`), and this step runs again when the wait ends.
  */
-async function passGate(gate: GateInput, runtime: ExecutorRuntime): Promise<LeafResult> {
+async function passGate(gate: GateInput, runtime: StepRuntime): Promise<LeafResult> {
   if (runtime.dryRun) {
     runtime.logger.info({ event: 'approval.dryRun' }, `dry run: approval gate ${runtime.path} passed as approved`);
     return { outputs: { approved: true, dryRun: true, approvedBy: 'dry-run', inputs: defaultsOf(gate.inputs) } };

@@ -12,7 +12,7 @@ import type { Logger } from '../../logging/index.js';
 import type { PlatformDescription } from '../../openapi/index.js';
 import type { Playbook, Step } from '../../playbook/index.js';
 import type { ErrorRecord, StepStatus } from '../../store/index.js';
-import type { ExecutorRuntime, LeafResult } from '../executors/types.js';
+import type { StepRuntime, LeafResult } from '../executors/types.js';
 import type { JsonSchema } from './schema-parts.js';
 
 /** A YAML playbook showing one use of a step kind; the tests load every example. */
@@ -62,7 +62,7 @@ export interface StepChildren {
 export interface PreparedLeaf {
   input?: unknown;
   /** `attachTo`: follow this operation instead of sending (reconciliation of a write). */
-  attempt(runtime: ExecutorRuntime, attachTo?: { location: string; body: unknown }): Promise<LeafResult>;
+  attempt(runtime: StepRuntime, attachTo?: { location: string; body: unknown }): Promise<LeafResult>;
   /**
    * A platform write whose outcome may be unknown after a failure: the engine reconciles it
    * before sending anything again (`src/steps/reconcile/`). Its `input` is then `{ with, region }`.

@@ -5,7 +5,7 @@
 import { durationProblem, parseDuration } from '../../expressions/index.js';
 import { sleepOn } from '../../timers/index.js';
 import { StepError, StepFailureKind } from './step-error.js';
-import type { ExecutorRuntime, LeafResult } from './types.js';
+import type { StepRuntime, LeafResult } from './types.js';
 
 /** `set`: its values become its outputs (`steps.<id>.outputs.<name>`). */
 export function executeSet(values: unknown): LeafResult {
@@ -19,7 +19,7 @@ export function executeSet(values: unknown): LeafResult {
 export function executeLog(
   message: unknown,
   level: 'debug' | 'info' | 'warn' | 'error',
-  runtime: ExecutorRuntime,
+  runtime: StepRuntime,
 ): LeafResult {
   const text = typeof message === 'string' ? message : (JSON.stringify(message) ?? 'null');
   runtime.logger[level]({ playbookLog: true }, runtime.secrets.scrub(text));
@@ -45,7 +45,7 @@ export function executeFail(message: unknown): never {
 }
 
 /** `sleep`: a duration string or milliseconds; aborted by cancellation and the step's timeout. */
-export async function executeSleep(duration: unknown, runtime: ExecutorRuntime): Promise<LeafResult> {
+export async function executeSleep(duration: unknown, runtime: StepRuntime): Promise<LeafResult> {
   const ms = parseDuration(duration);
   if (ms === undefined) {
     // Also a duration longer than a timer can wait: such a sleep would otherwise end at once.

@@ -10,7 +10,7 @@ import { sleepOn } from '../../timers/index.js';
 import { checkCallInput } from './call-input.js';
 import { toErrorRecord } from './error-record.js';
 import { StepError, StepFailureKind } from './step-error.js';
-import type { ExecutorRuntime, LeafResult } from './types.js';
+import type { StepRuntime, LeafResult } from './types.js';
 import { errorMessage } from '../../errors/index.js';
 
 export interface CallArgs {
@@ -122,7 +122,7 @@ export function saveToTarget(value: unknown): DownloadTarget {
 /** What every piece of one call needs: the operation resolved, how to log, how to journal its requests. */
 interface CallContext {
   args: CallArgs;
-  runtime: ExecutorRuntime;
+  runtime: StepRuntime;
   operation: OperationDescriptor;
   callOptions: { region: string | undefined; signal: AbortSignal; retries: boolean };
   log: (level: 'info' | 'debug', fields: Record<string, unknown>, message: string) => void;
@@ -132,7 +132,7 @@ interface CallContext {
   readOnlyResult: { readOnly?: true };
 }
 
-export async function executeCall(args: CallArgs, runtime: ExecutorRuntime): Promise<LeafResult> {
+export async function executeCall(args: CallArgs, runtime: StepRuntime): Promise<LeafResult> {
   const { client, signal } = runtime;
   const operation = client.catalogue.byId.get(args.operationId);
   // The loader refuses unknown ids before a run; a hand-built playbook gets the same message.

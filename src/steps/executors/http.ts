@@ -6,7 +6,7 @@
 import { request } from 'undici';
 import { toErrorRecord } from './error-record.js';
 import { StepError, StepFailureKind } from './step-error.js';
-import type { ExecutorRuntime, LeafResult } from './types.js';
+import type { StepRuntime, LeafResult } from './types.js';
 import { errorMessage } from '../../errors/index.js';
 
 export interface HttpArgs {
@@ -62,7 +62,7 @@ function flattenHeaders(headers: Record<string, string | string[] | undefined>):
   );
 }
 
-export async function executeHttp(value: unknown, runtime: ExecutorRuntime): Promise<LeafResult> {
+export async function executeHttp(value: unknown, runtime: StepRuntime): Promise<LeafResult> {
   const args = checkArgs(value);
   const method = (args.method ?? 'POST').toUpperCase();
   const { headers, body } = encodeBody(args);

@@ -8,7 +8,7 @@ import type { Logger, SecretRegistry } from '../../logging/index.js';
 import type { AppendOptions, ApprovalDecision, JournalEvent, StepPath, WaitRecord } from '../../store/index.js';
 import type { Clock } from '../../timers/index.js';
 
-export interface ExecutorRuntime {
+export interface StepRuntime {
   client: PlatformClient;
   /** Aborts on run cancellation and on the step's timeout. */
   signal: AbortSignal;

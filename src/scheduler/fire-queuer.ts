@@ -9,14 +9,14 @@ import type { Logger } from '../logging/index.js';
 import { RunStatus, type QueueStore } from '../store/index.js';
 import type { SchedulerOptions } from './scheduler.js';
 
-export interface QueueExecutorOptions {
+export interface FireQueuerOptions {
   store: QueueStore;
   logger: Logger;
   /** What `env` shows to expressions. @default process.env */
   env?: Record<string, string | undefined>;
 }
 
-export function createQueueExecutor(options: QueueExecutorOptions): SchedulerOptions['execute'] {
+export function createFireQueuer(options: FireQueuerOptions): SchedulerOptions['execute'] {
   return async (request) => {
     const logger = options.logger.child({ scheduleKey: request.schedule.key, runId: request.runId });
     // A fire a stopped leader left unfinished is already in the store: the workers take it over.

@@ -66,7 +66,7 @@ export interface OperationCatalogue {
   byId: ReadonlyMap<string, OperationDescriptor>;
 }
 
-export interface ExecutorOptions {
+export interface RequestExecutorOptions {
   catalogue: OperationCatalogue;
   addresses: Addresses;
   defaultRegion: string | undefined;
@@ -82,7 +82,7 @@ export interface ExecutorOptions {
   clock?: Clock | undefined;
 }
 
-export interface Executor {
+export interface RequestExecutor {
   readonly catalogue: OperationCatalogue;
   /** The client's time: what paging and async-operation waits wait on too. */
   readonly clock: Clock;
@@ -130,7 +130,7 @@ function parseBody(operationId: string, status: number, contentType: string | un
 
 /** One exchange's fixed parts: what every attempt of it sends and where it counts. */
 interface Exchange {
-  options: ExecutorOptions;
+  options: RequestExecutorOptions;
   clock: Clock;
   op: OperationDescriptor;
   operationId: string;
@@ -141,7 +141,7 @@ interface Exchange {
   signal: AbortSignal | undefined;
 }
 
-export function createExecutor(options: ExecutorOptions): Executor {
+export function createRequestExecutor(options: RequestExecutorOptions): RequestExecutor {
   const { catalogue, limiter, logger } = options;
   const clock = options.clock ?? systemClock;
   const operation = operationLookup(catalogue);
@@ -203,7 +203,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     );
   }
 
-  const call: Executor['call'] = (operationId, input, callOptions) =>
+  const call: RequestExecutor['call'] = (operationId, input, callOptions) =>
     exchange(operationId, input, callOptions, async (response, context) => ({
       status: response.status,
       headers: response.headers,
