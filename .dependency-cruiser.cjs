@@ -4,7 +4,7 @@
  *   cli ──► scheduler ──► engine            cli ──► simulator (nothing else imports it)
  *   cli ──► engine ──► steps ──► api ──► undici
  *           engine ──► playbook ──► steps;  engine ──► expressions, store;  scheduler ──► store
- *   steps ──► playbook for its types only (a step definition builds and runs loaded steps)
+ *   model (the loaded playbook as data): a leaf every module may import, importing nothing
  *   errors, logging, openapi (the platform description), timers, windows: leaves imported by all
  *   cli ──► server ──► scheduler, engine, store (nothing else imports server)
  *   cli, scheduler ──► notifications ──► store, playbook (its types), expressions; the engine never imports it
@@ -42,6 +42,7 @@ const throughIndex = [
   'windows',
   'notifications',
   'admission',
+  'model',
 ];
 module.exports = {
   forbidden: [
@@ -58,6 +59,14 @@ module.exports = {
       comment: 'another module is imported through its index.ts, not its files (docs/architecture.md)',
       from: { path: `^src/(${throughIndex.join('|')})/`, pathNot: '\\.test(-kit)?\\.ts$' },
       to: { path: '^src/([^/]+)/.+', pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$'] },
+    },
+    // The loaded playbook as data: a leaf below every module, importing none of them.
+    {
+      name: 'model-leaf',
+      severity: 'error',
+      comment: 'model imports nothing of Fleetbook (docs/architecture.md)',
+      from: { path: '^src/model/' },
+      to: { path: '^src/', pathNot: '^src/model/' },
     },
     layer('leaves-errors', 'errors', [
       'api',
@@ -139,12 +148,8 @@ module.exports = {
       ...above,
       'notifications',
     ]),
-    layer('steps', 'steps', ['engine', 'scheduler', ...above, 'notifications']),
-    // Step definitions build and run loaded steps: they know the playbook's types, never its code (the loader calls them).
-    {
-      ...layer('steps-playbook', 'steps', ['playbook']),
-      to: { path: '^src/playbook/', dependencyTypesNot: ['type-only'] },
-    },
+    // Step definitions build and run loaded steps: they read the model's types; the loader calls them, never the reverse.
+    layer('steps', 'steps', ['playbook', 'engine', 'scheduler', ...above, 'notifications']),
     // Step executors describe their results in the journal's terms (types only); they never write to the store.
     { ...layer('steps-store', 'steps', ['store']), to: { path: '^src/store/', dependencyTypesNot: ['type-only'] } },
     layer('playbook', 'playbook', ['engine', 'scheduler', 'store', 'api', ...above, 'notifications']),

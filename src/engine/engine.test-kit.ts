@@ -7,7 +7,7 @@ import { ApiError, type CallInput, type CallResult, type PlatformClient } from '
 import { compileTemplate } from '../expressions/index.js';
 import { createLogger } from '../logging/index.js';
 import { loadPlatformDescription } from '../openapi/description.js';
-import type { Playbook, RetryPolicy, Step } from '../playbook/types.js';
+import type { Playbook, RetryPolicy, Step } from '../playbook/index.js';
 import { createMemoryRunStore, type JournalEvent, type RunStore } from '../store/index.js';
 import { createVirtualClock, type VirtualClock } from '../timers/index.js';
 import type { RunOptions, RunResult } from './run-options.js';

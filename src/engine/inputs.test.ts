@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InputSpec } from '../playbook/types.js';
+import type { InputSpec } from '../playbook/index.js';
 import { parseInputText, resolveInputs } from './inputs.js';
 
 const spec = (type: InputSpec['type'], extra: Partial<InputSpec> = {}): InputSpec => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectionError, ServerError } from '../api/index.js';
-import type { RetryPolicy } from '../playbook/types.js';
+import type { RetryPolicy } from '../playbook/index.js';
 import { StepError } from '../steps/executors/step-error.js';
 import { decideRetry, retryCondition, retryFactsOf, retryFactsOfRecord, stepRetryDelayMs } from './step-retry.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileTemplate } from './compile-template.js';
 import { ExpressionError } from './expression-error.js';
-import type { ExpressionContext } from './types.js';
+import type { ExpressionContext } from '../model/index.js';
 
 const run = { id: 'r1', playbook: 'p', dryRun: false, startedAt: '2024-01-01T00:00:00Z' };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { compileTemplate, tryCompileTemplate } from './compile-template.js';
 import { ExpressionError } from './expression-error.js';
-import type { ExpressionContext } from './types.js';
+import type { ExpressionContext } from '../model/index.js';
 
 const where = { pointer: '/steps/0/with', stepId: 'precheck' };
 

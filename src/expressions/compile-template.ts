@@ -13,7 +13,7 @@ import { plainPathAst } from './plain-path.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
 import { taintTrackerOf } from './taint.js';
-import type { ExpressionContext, ReferenceSite, Template } from './types.js';
+import type { ExpressionContext, ReferenceSite, Template } from '../model/index.js';
 
 /**
  * Guardrails of one evaluation: JSONata stops an expression that recurses deeper than this, the

@@ -1,5 +1,4 @@
-export type { ExpressionContext, ReferenceSite, Template } from './types.js';
-export type { PathSegment } from './references.js';
+export type { ExpressionContext, PathSegment, ReferenceSite, Template } from '../model/index.js';
 export {
   compileTemplate,
   tryCompileTemplate,

@@ -1,4 +1,5 @@
 import type jsonata from 'jsonata';
+import type { PathSegment } from '../model/index.js';
 
 /** One read of a top-level name, where it is written in the expression. */
 export interface ReferenceOccurrence {
@@ -17,24 +18,6 @@ export interface ReferenceOccurrence {
   path: PathSegment[];
   /** The expression is this path and nothing else (its value is the value read). */
   entire: boolean;
-}
-
-/** One name of a plain path, where it is written. */
-export interface PathSegment {
-  name: string;
-  /** 0-based offset of the name (its opening back-quote when quoted) in the expression text. */
-  offset: number;
-  /** Characters the name takes in the text, quotes included. */
-  length: number;
-  /** `[n]`: one item of an array (a number); `[...]` any other filter keeps the items' type. */
-  filter?: 'index' | 'predicate';
-  /** The number of an `index` filter, for messages that write the path back. */
-  index?: number;
-  /**
-   * Of a `predicate` filter: every name written in it (a superset of the item fields it reads),
-   * or absent when it may read the item whole (`$`, a wildcard, `**`).
-   */
-  predicateNames?: string[];
 }
 
 /** What an expression reads from its context. */

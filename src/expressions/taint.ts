@@ -6,7 +6,7 @@
  * `${{ $base64encode(inputs.token) }}` or `${{ $substring(inputs.token, 2) }}` is scrubbed from
  * logs, the store and the CLI's output like the token itself.
  */
-import type { ReferenceSite } from './types.js';
+import type { ReferenceSite } from '../model/index.js';
 
 export interface TaintTracker {
   /** Whether an expression with these reads computes from a secret. */

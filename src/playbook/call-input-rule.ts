@@ -12,7 +12,8 @@ import { PathTypes } from './path-types.js';
 import type { ReferenceFinding } from './reference-rule.js';
 import { fitProblems } from './request-fit.js';
 import { describePointer } from './schema-validation.js';
-import type { CallStep, Playbook } from './types.js';
+import type { Playbook } from '../model/index.js';
+import type { CallStep } from '../steps/index.js';
 import { valueTypeOf, type ValueScope } from './value-type.js';
 
 function isSchema(value: unknown): value is JsonSchema {

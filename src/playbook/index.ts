@@ -1,5 +1,5 @@
-export type * from './types.js';
-export { NotificationEvent, OverlapPolicy } from './types.js';
+export type * from '../model/index.js';
+export { NotificationEvent, OverlapPolicy } from '../model/index.js';
 export {
   loadPlaybook,
   readPlaybookText,

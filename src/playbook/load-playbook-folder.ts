@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { loadPlaybook, type LoadPlaybookOptions } from './load-playbook.js';
 import { hasErrors, type Problem } from './problem.js';
 import { ProblemCode } from './problem-codes.js';
-import type { Playbook, ScheduleSpec } from './types.js';
+import type { Playbook, ScheduleSpec } from '../model/index.js';
 
 export interface PlaybookFolder {
   /** Absolute path of the folder. */

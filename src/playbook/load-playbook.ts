@@ -20,7 +20,7 @@ import { isRawObject } from './raw-steps.js';
 import { runDocumentRules, type Finding } from './rules.js';
 import { validateAgainstSchema } from './schema-validation.js';
 import { parseSourceDocument, type SourceDocument } from './source-document.js';
-import type { Playbook } from './types.js';
+import type { Playbook } from '../model/index.js';
 
 /** Files larger than this are refused before parsing. @default 1 MiB */
 export const DEFAULT_MAX_PLAYBOOK_BYTES = 1024 * 1024;

@@ -7,7 +7,7 @@
  */
 import type { PathSegment, ReferenceSite, Template } from '../expressions/index.js';
 import type { StepRegistry } from '../steps/index.js';
-import type { Playbook, Step } from './types.js';
+import type { Playbook, Step } from '../model/index.js';
 
 /** Every step view of an item may be read, or only those of these step ids. */
 export type ItemStepReads = 'all' | ReadonlySet<string>;

@@ -26,7 +26,7 @@ import type {
   Step,
   WaitOptions,
   InputSetting,
-} from './types.js';
+} from '../model/index.js';
 
 /** The retry policy when neither the playbook nor the step says otherwise: one attempt. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {

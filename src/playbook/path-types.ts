@@ -17,7 +17,7 @@ import {
   type OutputTypeTools,
   type StepRegistry,
 } from '../steps/index.js';
-import type { Playbook, Step } from './types.js';
+import type { Playbook, Step } from '../model/index.js';
 
 /** Loop variables in scope at a place, by name, and the `forEach` that sets each. */
 export type LoopScope = ReadonlyMap<string, Step>;

@@ -15,7 +15,7 @@ import {
 } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { DAY_NAMES } from '../windows/index.js';
-import { NotificationEvent } from './types.js';
+import { NotificationEvent } from '../model/index.js';
 
 export const PLAYBOOK_SCHEMA_ID = 'https://fleetbook.dev/schemas/playbook.schema.json';
 

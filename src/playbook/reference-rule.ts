@@ -16,7 +16,7 @@ import { isMiss, PathTypes, walkPath, type LoopScope, type PathMiss } from './pa
 import type { Finding } from './rules.js';
 import { describePointer } from './schema-validation.js';
 import type { StepRegistry } from '../steps/index.js';
-import type { Playbook, Step } from './types.js';
+import type { Playbook, Step } from '../model/index.js';
 
 /** What every expression reads, whatever the step. */
 const CONTEXT_NAMES = ['inputs', 'steps', 'run', 'env'] as const;

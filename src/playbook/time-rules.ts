@@ -1,5 +1,5 @@
 import type { TimeRules } from '../windows/index.js';
-import type { Playbook, ScheduleSpec } from './types.js';
+import type { Playbook, ScheduleSpec } from '../model/index.js';
 
 /**
  * The windows and freezes a run of `playbook` (fired by `schedule`) starts under: the

@@ -49,3 +49,16 @@ export {
   type FieldLookup,
 } from './definitions/value-types.js';
 export { callAnswerType } from './definitions/call.js';
+// The built-in kinds' loaded shapes, each beside its definition.
+export type { ApprovalStep } from './definitions/approval.js';
+export type { AssertStep } from './definitions/assert.js';
+export type { BlockStep } from './definitions/block.js';
+export type { CallStep } from './definitions/call.js';
+export type { FailStep } from './definitions/fail.js';
+export type { ForEachStep } from './definitions/for-each.js';
+export type { HttpStep } from './definitions/http.js';
+export type { LogStep } from './definitions/log.js';
+export type { ParallelStep } from './definitions/parallel.js';
+export type { SetStep } from './definitions/set.js';
+export type { SleepStep } from './definitions/sleep.js';
+export type { UsesStep } from './definitions/uses.js';

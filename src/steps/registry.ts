@@ -1,7 +1,7 @@
 import { didYouMean } from '../errors/index.js';
 import { FleetbookError, ExitCode } from '../errors/index.js';
 import { builtinStepDefinitions } from './definitions/index.js';
-import type { Step } from '../playbook/index.js';
+import type { Step } from '../model/index.js';
 import { isContainer, type StepChildren, type StepDefinition } from './definitions/step-definition.js';
 
 /** A step kind asked for that the registry does not hold, or declared twice. */

@@ -8,7 +8,7 @@
  * Pure functions of an instant: the caller's clock says what "now" is.
  */
 import { instantOf, wallTimeAt } from '../timers/index.js';
-import { WEEKDAYS, type FreezeSpec, type OnWindowClose, type TimeRules, type WindowSpec } from './types.js';
+import { WEEKDAYS, type FreezeSpec, type OnWindowClose, type TimeRules, type WindowSpec } from '../model/index.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

@@ -24,4 +24,4 @@ export {
   type Weekday,
   type WeeklyRange,
   type WindowSpec,
-} from './types.js';
+} from '../model/index.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadPlaybook } from '../../src/playbook/index.js';
-import type { Playbook } from '../../src/playbook/types.js';
+import type { Playbook } from '../../src/playbook/index.js';
 import { noRetry, playbook, startHarness, step, t, type Harness } from './harness.js';
 
 let harness: Harness | undefined;

@@ -9,7 +9,7 @@ import { createPlatformClient, type PlatformClient } from '../../src/api/index.j
 import { runPlaybook, type RunOptions, type RunResult } from '../../src/engine/index.js';
 import { compileTemplate } from '../../src/expressions/index.js';
 import { createLogger, createSecretRegistry, type SecretRegistry } from '../../src/logging/index.js';
-import type { InputSpec, Playbook, RetryPolicy, Step } from '../../src/playbook/types.js';
+import type { InputSpec, Playbook, RetryPolicy, Step } from '../../src/playbook/index.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { createMemoryRunStore, type RunStore } from '../../src/store/index.js';
 

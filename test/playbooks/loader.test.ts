@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadPlatformDescription } from '../../src/openapi/description.js';
 import { loadPlaybook } from '../../src/playbook/index.js';
-import type { ForEachStep } from '../../src/playbook/types.js';
+import type { ForEachStep } from '../../src/steps/index.js';
 import { playbookSchemaText } from '../../src/playbook/playbook-schema.js';
 import { createStepRegistry } from '../../src/steps/registry.js';
 

@@ -4,7 +4,7 @@
  * built the way the loader normalises them, and an `execute` whose runs the test ends.
  */
 import { captureLogs } from '../../src/api/testing.js';
-import type { Playbook, ScheduleSpec } from '../../src/playbook/types.js';
+import type { Playbook, ScheduleSpec } from '../../src/playbook/index.js';
 import {
   createScheduler,
   type FireRequest,

@@ -3,7 +3,7 @@
  * starting once failures exceed the tolerance (in-flight items finish). See the engine's
  * ARCHITECTURE.md, "forEach".
  */
-import type { ForEachStep } from '../../playbook/index.js';
+import type { ForEachStep } from '../definitions/for-each.js';
 // Statuses as the journal names them (the type only: steps never load the store).
 import type { StepStatus } from '../../store/index.js';
 import type { ContainerContext, StepOutcome } from '../definitions/step-definition.js';

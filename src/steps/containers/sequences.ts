@@ -1,5 +1,6 @@
 /** The containers that run step lists in their own scope: `block` and `parallel`. */
-import type { BlockStep, ParallelStep } from '../../playbook/index.js';
+import type { BlockStep } from '../definitions/block.js';
+import type { ParallelStep } from '../definitions/parallel.js';
 import type { ContainerContext, Ending, StepOutcome } from '../definitions/step-definition.js';
 
 /** A sequence's ending as a step's outcome; `failure` is the message of a failed one. */

@@ -1,5 +1,5 @@
 /** `uses`: another playbook run with inputs, its outputs the step's. */
-import type { UsesStep } from '../../playbook/index.js';
+import type { UsesStep } from '../definitions/uses.js';
 import type { ContainerContext, StepOutcome } from '../definitions/step-definition.js';
 import { endingOutcome } from './sequences.js';
 

@@ -1,9 +1,21 @@
-import type { ApprovalStep } from '../../playbook/index.js';
+import type { StepBase, Template } from '../../model/index.js';
 import { StepError, StepFailureKind } from '../executors/step-error.js';
 import type { StepRuntime, LeafResult } from '../executors/types.js';
 import { duration, inputDeclaration } from './schema-parts.js';
 import { defineLeaf } from './step-definition.js';
 import { closedObject, described } from './value-types.js';
+
+export interface ApprovalStep extends StepBase {
+  kind: 'approval';
+  message: Template;
+  /** Who may decide (OS users or token names); absent: anyone. */
+  approvers?: string[];
+  /** How long the gate waits before `onTimeout` applies. */
+  timeoutMs?: number;
+  onTimeout: 'fail' | 'continue' | 'skip';
+  /** The form the approver fills in: input declarations, as the playbook's `inputs` are written. */
+  inputs?: Record<string, Record<string, unknown>>;
+}
 
 /** What `step.started` records of a gate: what the approver is asked. */
 interface GateInput {

@@ -1,7 +1,13 @@
 import { closedObject, described } from './value-types.js';
-import type { AssertStep } from '../../playbook/index.js';
+import type { StepBase, Template } from '../../model/index.js';
 import { executeAssert } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
+
+export interface AssertStep extends StepBase {
+  kind: 'assert';
+  condition: Template;
+  message?: Template;
+}
 
 export const assertStep = defineLeaf<AssertStep>({
   kind: 'assert',

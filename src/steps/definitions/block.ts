@@ -1,8 +1,13 @@
 import { closedObject } from './value-types.js';
 import { stepList } from './schema-parts.js';
-import type { BlockStep } from '../../playbook/index.js';
+import type { Step, StepBase } from '../../model/index.js';
 import { runBlock } from '../containers/sequences.js';
 import { defineContainer } from './step-definition.js';
+
+export interface BlockStep extends StepBase {
+  kind: 'block';
+  steps: Step[];
+}
 
 export const blockStep = defineContainer<BlockStep>({
   kind: 'block',

@@ -6,9 +6,25 @@ import {
 } from '../../openapi/index.js';
 import { closedObject, described, fieldOf, httpAnswerType, itemOf } from './value-types.js';
 import { anyTemplate, duration, orExpression, type JsonSchema } from './schema-parts.js';
-import type { CallStep, RetryPolicy } from '../../playbook/index.js';
+import type { RetryPolicy, StepBase, Template, WaitOptions } from '../../model/index.js';
 import { executeCall, type CallOutputs } from '../executors/call.js';
 import { defineLeaf, type LeafContext, type NormaliseTools, type PreparedLeaf } from './step-definition.js';
+
+export interface CallStep extends StepBase {
+  kind: 'call';
+  operationId: string;
+  /** Path and query parameters by name, plus `body`. */
+  with: Template;
+  region?: Template;
+  /** Follow a 202 to its end. */
+  wait?: WaitOptions;
+  /** Repeat the call until this holds (condition polling). */
+  until?: Template;
+  poll?: { intervalMs: number; timeoutMs: number };
+  paginate?: 'all';
+  /** Stream the response body to this file. */
+  saveTo?: Template;
+}
 
 /**
  * Whether the step's own retries repeat the transient failures the client would (network

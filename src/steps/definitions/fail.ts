@@ -1,7 +1,12 @@
 import { closedObject } from './value-types.js';
-import type { FailStep } from '../../playbook/index.js';
+import type { StepBase, Template } from '../../model/index.js';
 import { executeFail } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
+
+export interface FailStep extends StepBase {
+  kind: 'fail';
+  message: Template;
+}
 
 export const failStep = defineLeaf<FailStep>({
   kind: 'fail',

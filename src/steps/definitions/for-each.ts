@@ -1,8 +1,22 @@
 import { closedObject, described, itemOf, STEP_STATUS_TYPE } from './value-types.js';
 import { STEP_ID_PATTERN, anyTemplate, orExpression, stepList } from './schema-parts.js';
-import type { ForEachStep } from '../../playbook/index.js';
+import type { Step, StepBase, Template } from '../../model/index.js';
 import { runForEach } from '../containers/for-each.js';
 import { defineContainer } from './step-definition.js';
+
+export interface ForEachStep extends StepBase {
+  kind: 'forEach';
+  items: Template;
+  /** Name of the loop variable. @default 'item' */
+  as: string;
+  /** @default 1 */
+  concurrency: Template;
+  /** Rolling batches: sizes as counts or percentages of the items; the last repeats. */
+  batches?: Array<number | string>;
+  /** Failures allowed before no new item starts: a count, or a percentage string like `"10%"`. */
+  tolerate?: { failures: Template };
+  steps: Step[];
+}
 
 /** A list or string holding `${{` anywhere. */
 const holdsExpression = (value: unknown): boolean =>

@@ -1,8 +1,14 @@
 import { described, httpAnswerType } from './value-types.js';
 import { anyTemplate, orExpression } from './schema-parts.js';
-import type { HttpStep } from '../../playbook/index.js';
+import type { StepBase, Template } from '../../model/index.js';
 import { executeHttp } from '../executors/http.js';
 import { defineLeaf } from './step-definition.js';
+
+export interface HttpStep extends StepBase {
+  kind: 'http';
+  /** `{ method, url, headers, body }`. */
+  request: Template;
+}
 
 export const httpStep = defineLeaf<HttpStep>({
   kind: 'http',

@@ -1,7 +1,13 @@
 import { closedObject, described } from './value-types.js';
-import type { LogStep } from '../../playbook/index.js';
+import type { StepBase, Template } from '../../model/index.js';
 import { executeLog } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
+
+export interface LogStep extends StepBase {
+  kind: 'log';
+  message: Template;
+  level: 'debug' | 'info' | 'warn' | 'error';
+}
 
 export const logStep = defineLeaf<LogStep>({
   kind: 'log',

@@ -1,8 +1,14 @@
 import { closedObject, described } from './value-types.js';
 import { stepList } from './schema-parts.js';
-import type { ParallelStep } from '../../playbook/index.js';
+import type { Step, StepBase } from '../../model/index.js';
 import { runParallel } from '../containers/sequences.js';
 import { defineContainer } from './step-definition.js';
+
+export interface ParallelStep extends StepBase {
+  kind: 'parallel';
+  /** Each branch runs its steps in order; branches run at once. */
+  branches: Step[][];
+}
 
 export const parallelStep = defineContainer<ParallelStep>({
   kind: 'parallel',

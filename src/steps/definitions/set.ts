@@ -1,8 +1,13 @@
 import { described } from './value-types.js';
-import type { SetStep } from '../../playbook/index.js';
+import type { StepBase, Template } from '../../model/index.js';
 import { executeSet } from '../executors/basic.js';
 import type { LeafResult } from '../executors/types.js';
 import { defineLeaf } from './step-definition.js';
+
+export interface SetStep extends StepBase {
+  kind: 'set';
+  values: Template;
+}
 
 const attemptSet = async (values: unknown): Promise<LeafResult> => executeSet(values);
 

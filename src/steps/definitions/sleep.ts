@@ -1,8 +1,14 @@
 import { closedObject, described } from './value-types.js';
 import { duration, orExpression } from './schema-parts.js';
-import type { SleepStep } from '../../playbook/index.js';
+import type { StepBase, Template } from '../../model/index.js';
 import { executeSleep } from '../executors/basic.js';
 import { defineLeaf } from './step-definition.js';
+
+export interface SleepStep extends StepBase {
+  kind: 'sleep';
+  /** Milliseconds, or a template yielding a duration string or milliseconds. */
+  duration: Template;
+}
 
 export const sleepStep = defineLeaf<SleepStep>({
   kind: 'sleep',

@@ -4,13 +4,13 @@
  * registry and calls its definition; it knows no kind by name. A step names its kind by the
  * key it carries (`call: ...`, `forEach: ...`).
  *
- * The loaded playbook's types come from `src/playbook/types.ts` (types only: the loader
- * builds steps with these definitions, so the definitions cannot import its code).
+ * The loaded playbook's types come from the model (`src/model/`, a leaf): the loader builds
+ * steps with these definitions, so the definitions never import the loader.
  */
 import type { ExpressionContext, Template } from '../../expressions/index.js';
 import type { Logger } from '../../logging/index.js';
 import type { PlatformDescription } from '../../openapi/index.js';
-import type { Playbook, Step } from '../../playbook/index.js';
+import type { Playbook, Step } from '../../model/index.js';
 import type { ErrorRecord, StepStatus } from '../../store/index.js';
 import type { StepRuntime, LeafResult } from '../executors/types.js';
 import type { JsonSchema } from './schema-parts.js';

@@ -1,8 +1,17 @@
 import { described } from './value-types.js';
 import { orExpression } from './schema-parts.js';
-import type { UsesStep } from '../../playbook/index.js';
+import type { Playbook, StepBase, Template } from '../../model/index.js';
 import { runUses } from '../containers/uses.js';
 import { defineContainer } from './step-definition.js';
+
+export interface UsesStep extends StepBase {
+  kind: 'uses';
+  /** As written: a bundled name or a path relative to the using playbook. */
+  playbookRef: string;
+  with: Template;
+  /** Loaded and validated with the parent. */
+  playbook: Playbook;
+}
 
 export const usesStep = defineContainer<UsesStep>({
   kind: 'uses',

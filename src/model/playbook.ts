@@ -3,8 +3,8 @@
  * The engine runs only this form; nothing here refers to YAML anymore, except `location`
  * for messages.
  */
-import type { Template } from '../expressions/index.js';
-import type { FreezeSpec, WindowSpec } from '../windows/index.js';
+import type { Template } from './template.js';
+import type { FreezeSpec, WindowSpec } from './time-rules.js';
 
 /** Where a thing was written: for messages that point at the playbook. */
 export interface SourceLocation {
@@ -71,102 +71,6 @@ export interface StepBase {
   rescue?: Step[];
   /** Runs after the step (and rescue) whatever happened. */
   always?: Step[];
-}
-
-export interface CallStep extends StepBase {
-  kind: 'call';
-  operationId: string;
-  /** Path and query parameters by name, plus `body`. */
-  with: Template;
-  region?: Template;
-  /** Follow a 202 to its end. */
-  wait?: WaitOptions;
-  /** Repeat the call until this holds (condition polling). */
-  until?: Template;
-  poll?: { intervalMs: number; timeoutMs: number };
-  paginate?: 'all';
-  /** Stream the response body to this file. */
-  saveTo?: Template;
-}
-
-export interface SetStep extends StepBase {
-  kind: 'set';
-  values: Template;
-}
-
-export interface LogStep extends StepBase {
-  kind: 'log';
-  message: Template;
-  level: 'debug' | 'info' | 'warn' | 'error';
-}
-
-export interface AssertStep extends StepBase {
-  kind: 'assert';
-  condition: Template;
-  message?: Template;
-}
-
-export interface FailStep extends StepBase {
-  kind: 'fail';
-  message: Template;
-}
-
-export interface ApprovalStep extends StepBase {
-  kind: 'approval';
-  message: Template;
-  /** Who may decide (OS users or token names); absent: anyone. */
-  approvers?: string[];
-  /** How long the gate waits before `onTimeout` applies. */
-  timeoutMs?: number;
-  onTimeout: 'fail' | 'continue' | 'skip';
-  /** The form the approver fills in: input declarations, as the playbook's `inputs` are written. */
-  inputs?: Record<string, Record<string, unknown>>;
-}
-
-export interface SleepStep extends StepBase {
-  kind: 'sleep';
-  /** Milliseconds, or a template yielding a duration string or milliseconds. */
-  duration: Template;
-}
-
-export interface ForEachStep extends StepBase {
-  kind: 'forEach';
-  items: Template;
-  /** Name of the loop variable. @default 'item' */
-  as: string;
-  /** @default 1 */
-  concurrency: Template;
-  /** Rolling batches: sizes as counts or percentages of the items; the last repeats. */
-  batches?: Array<number | string>;
-  /** Failures allowed before no new item starts: a count, or a percentage string like `"10%"`. */
-  tolerate?: { failures: Template };
-  steps: Step[];
-}
-
-export interface ParallelStep extends StepBase {
-  kind: 'parallel';
-  /** Each branch runs its steps in order; branches run at once. */
-  branches: Step[][];
-}
-
-export interface BlockStep extends StepBase {
-  kind: 'block';
-  steps: Step[];
-}
-
-export interface UsesStep extends StepBase {
-  kind: 'uses';
-  /** As written: a bundled name or a path relative to the using playbook. */
-  playbookRef: string;
-  with: Template;
-  /** Loaded and validated with the parent. */
-  playbook: Playbook;
-}
-
-export interface HttpStep extends StepBase {
-  kind: 'http';
-  /** `{ method, url, headers, body }`. */
-  request: Template;
 }
 
 /**

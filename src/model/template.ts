@@ -1,5 +1,3 @@
-import type { PathSegment } from './references.js';
-
 /**
  * A value from a playbook that may hold `${{ }}` expressions, compiled once when the
  * playbook loads. A string that is exactly one expression keeps the expression's type;
@@ -52,4 +50,22 @@ export interface ExpressionContext {
   loop?: { index: number; first: boolean; last: boolean };
   /** Loop variables by their `as` name, and other scoped names. */
   [name: string]: unknown;
+}
+
+/** One name of a plain path, where it is written. */
+export interface PathSegment {
+  name: string;
+  /** 0-based offset of the name (its opening back-quote when quoted) in the expression text. */
+  offset: number;
+  /** Characters the name takes in the text, quotes included. */
+  length: number;
+  /** `[n]`: one item of an array (a number); `[...]` any other filter keeps the items' type. */
+  filter?: 'index' | 'predicate';
+  /** The number of an `index` filter, for messages that write the path back. */
+  index?: number;
+  /**
+   * Of a `predicate` filter: every name written in it (a superset of the item fields it reads),
+   * or absent when it may read the item whole (`$`, a wildcard, `**`).
+   */
+  predicateNames?: string[];
 }
