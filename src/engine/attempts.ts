@@ -40,6 +40,7 @@ class AttemptRuntime implements ExecutorRuntime {
   readonly clock: ExecutorRuntime['clock'];
   readonly journal: ExecutorRuntime['journal'];
   readonly waits: ExecutorRuntime['waits'];
+  readonly mail: ExecutorRuntime['mail'];
   private readonly runLogger: Logger;
   private attemptLog: Logger | undefined;
 
@@ -57,6 +58,7 @@ class AttemptRuntime implements ExecutorRuntime {
     this.clock = options.clock;
     this.journal = state.journal;
     this.waits = options.waits;
+    this.mail = options.mail;
     this.runLogger = options.logger;
   }
 

@@ -43,6 +43,10 @@ export const ProblemCode = {
   unknownName: 'UNKNOWN_NAME',
   loopNameOutsideLoop: 'LOOP_NAME_OUTSIDE_LOOP',
   reservedLoopName: 'RESERVED_LOOP_NAME',
+  invalidEmailAddress: 'INVALID_EMAIL_ADDRESS',
+  invalidAttachment: 'INVALID_ATTACHMENT',
+  /** An `email` step's `via:` against fleetbook.yaml's channels (`fleetbook validate`, before a run): */
+  emailChannel: 'EMAIL_CHANNEL',
   /** The daemon's playbook folder: */
   folderUnreadable: 'FOLDER_UNREADABLE',
   duplicateScheduleId: 'DUPLICATE_SCHEDULE_ID',

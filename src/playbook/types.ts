@@ -169,6 +169,23 @@ export interface HttpStep extends StepBase {
   request: Template;
 }
 
+export interface EmailStep extends StepBase {
+  kind: 'email';
+  /** The e-mail channel of fleetbook.yaml; unset: the only one. */
+  via?: string;
+  to: Template;
+  cc?: Template;
+  bcc?: Template;
+  subject: Template;
+  /** Markdown; sent as HTML and as plain text. */
+  body: Template;
+  attach?: Template;
+  /** Bytes; a larger attachment is gzipped, then linked or refused. */
+  maxAttachmentBytes: number;
+  /** What a resume does with a send whose answer was not recorded. */
+  onUnknown: 'resend' | 'skip' | 'fail';
+}
+
 /**
  * A loaded step of any kind. The engine and the loader reach a kind's own fields only through
  * its definition (the registry), so a kind registered from outside needs no change here; the
