@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -413,6 +413,8 @@ export async function download(
       // Made afresh for each attempt, like the counter: a retried download starts over.
       const csv = sumColumns === undefined ? undefined : csvSummary(operationId, sumColumns);
       try {
+        // The run's own folder (`run.outputsDir`) exists only once something is written to it.
+        await mkdir(dirname(path), { recursive: true });
         // A 1 MiB write buffer: with the default 16 KiB the file side lags the socket and
         // undici's reads pile up in memory on large downloads (measured in bench 6).
         const file = createWriteStream(temporary, { highWaterMark: FILE_BUFFER_BYTES });

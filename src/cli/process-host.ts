@@ -15,7 +15,10 @@ import { UsageError } from '../errors/index.js';
 import { createSecretRegistry, type Logger, type SecretRegistry } from '../logging/index.js';
 import {
   checkNotifyRules,
+  createChannelMailer,
+  emailChannelProblems,
   createNotifications,
+  emailChannels,
   readNotificationConfig,
   type Notifications,
 } from '../notifications/index.js';
@@ -27,6 +30,8 @@ import { LOG_LEVELS } from './log-levels.js';
 import { createCommandLogger, type LoggingOptions } from './run-session.js';
 import { runSettingsOf, type RunSettings } from './run-settings.js';
 import { keepWorld } from './saved-world.js';
+import { rehearsalMailer } from './rehearsal-mailer.js';
+import { emailStepUses } from './email-uses.js';
 
 export interface HostOptions extends LoggingOptions {
   profile?: string | undefined;
@@ -76,8 +81,11 @@ export interface ProcessHost {
   ): Promise<Connection>;
   /** What a run driven here needs: the parts and a connection's client. */
   runParts(connection: Connection): RunParts;
-  /** Warns of `notify:` rules that name no configured channel (nothing would be sent). */
-  warnNotifyRules(playbook: Pick<Playbook, 'name' | 'notify'>): void;
+  /**
+   * Warns of `notify:` rules that name no configured channel (nothing would be sent); refuses
+   * (exit 2) an `email` step whose channel fleetbook.yaml does not settle.
+   */
+  warnNotifyRules(playbook: Pick<Playbook, 'name' | 'notify' | 'steps'>): void;
 }
 
 /** A person at this machine: the operating-system user, with every role (they hold the store itself). */
@@ -134,10 +142,25 @@ export async function withProcessHost<T>(
         });
         return connection;
       },
-      runParts: (connection) => ({ ...parts, client: connection.client }),
+      runParts: (connection) => {
+        // A rehearsal mails no one: the embedded simulator's outbox takes what `email` steps send.
+        const channels = [...emailChannels(notificationConfig).keys()];
+        const mailer = connection.simulator
+          ? rehearsalMailer(connection.simulator, channels, notificationConfig.serverUrl)
+          : channels.length > 0
+            ? createChannelMailer(notificationConfig)
+            : undefined;
+        return { ...parts, client: connection.client, ...(mailer ? { mailer } : {}) };
+      },
       warnNotifyRules(playbook) {
         for (const warning of checkNotifyRules(playbook, notificationConfig))
           logger.warn({ event: 'notification.noChannels', playbook: playbook.name }, warning);
+        for (const problem of emailChannelProblems(emailStepUses(playbook), notificationConfig)) {
+          const where = `${problem.file}:${problem.line}:${problem.column}`;
+          if (problem.severity === 'error')
+            throw new UsageError(`${where}: ${problem.message}`, problem.code, { pointer: problem.pointer });
+          logger.warn({ event: 'email.noChannel', playbook: playbook.name }, `${where}: ${problem.message}`);
+        }
       },
     });
   } finally {

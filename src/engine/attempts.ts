@@ -40,6 +40,7 @@ class AttemptRuntime implements StepRuntime {
   readonly clock: StepRuntime['clock'];
   readonly journal: StepRuntime['journal'];
   readonly waits: StepRuntime['waits'];
+  readonly mail: StepRuntime['mail'];
   private readonly runLogger: Logger;
   private attemptLog: Logger | undefined;
 
@@ -57,6 +58,7 @@ class AttemptRuntime implements StepRuntime {
     this.clock = options.clock;
     this.journal = state.journal;
     this.waits = options.waits;
+    this.mail = options.mail;
     this.runLogger = options.logger;
   }
 

@@ -155,6 +155,20 @@ export function reconciling(
   execution: Pick<StepExecution, 'log'>,
   inFlight?: InFlightRequest,
 ): PreparedLeaf {
+  const resumeInFlight = prepared.resumeInFlight?.bind(prepared);
+  if (resumeInFlight !== undefined) {
+    let pending = inFlight;
+    return {
+      ...prepared,
+      attempt: (runtime) => {
+        const resumed = pending;
+        pending = undefined;
+        return resumed
+          ? resumeInFlight(resumed, runtime, state.options.resume?.confirmUnknown ?? false)
+          : prepared.attempt(runtime);
+      },
+    };
+  }
   const write = prepared.reconcilable;
   const operation = write === undefined ? undefined : state.options.client.catalogue.byId.get(write.operationId);
   // A read is simply sent again; so is a request of another operation (the playbook changed under --force).

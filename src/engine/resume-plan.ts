@@ -130,10 +130,11 @@ export function platformStateInFlight(
 ): Array<{ path: StepPath; operationId: string; location?: string }> {
   return (
     [...createResumePlan(entries).inFlight.entries()]
-      // A webhook (`http`) reaches another service, and a read is simply sent again.
+      // A webhook (`http`) or an e-mail reaches another service, and a read is simply sent again.
       .filter(
         ([, request]) =>
           request.operationId !== 'http' &&
+          request.operationId !== 'email' &&
           (request.location !== undefined ||
             request.state === 'operation' ||
             (request.state === 'unknown' && request.method !== 'GET')),

@@ -28,6 +28,8 @@ function changedSteps(playbook: Playbook, plan: ResumePlan): string[] {
 
 /** The operation id `http` steps journal their requests under (steps/executors/http.ts). */
 const WEBHOOK = 'http';
+/** The operation id `email` steps journal their sends under: the step decides by its `onUnknown`. */
+const EMAIL = 'email';
 
 /**
  * Why a request of unknown outcome cannot be reconciled, or undefined when it can (or needs
@@ -35,6 +37,7 @@ const WEBHOOK = 'http';
  * back; nothing on the platform tells, so only the operator can say whether to send it again.
  */
 function cannotReconcile(request: InFlightRequest, client: PlatformClient): string | undefined {
+  if (request.operationId === EMAIL) return undefined;
   if (request.operationId === WEBHOOK) {
     // A journal from before methods were kept: the executor's default is POST.
     const method = (request.method ?? 'POST').toUpperCase();

@@ -7,7 +7,7 @@ import { type StartGate } from '../windows/index.js';
 import type { RunStatus, WaitRecord, ErrorRecord, NewNotification, RunStore } from '../store/index.js';
 import { defaultMaxInlineOutputBytes, type SpillOptions } from './large-values.js';
 import { type StepSummary } from './step-runner.js';
-import { createStepRegistry, type StepRegistry } from '../steps/index.js';
+import { createStepRegistry, type Mailer, type StepRegistry } from '../steps/index.js';
 import { type Clock } from '../timers/index.js';
 
 /** @default of `RunOptions.cancelCheckMs`. */
@@ -84,6 +84,11 @@ export interface RunOptions {
    * for one whose lease was lost. A hook that throws is logged; the run's result stays as it is.
    */
   notify?: (ending: RunEndingReport) => readonly NewNotification[];
+  /**
+   * Where `email` steps send (the CLI passes the e-mail channels of fleetbook.yaml, or the
+   * embedded simulator's outbox for a rehearsal). @default none: an `email` step fails saying so
+   */
+  mailer?: Mailer;
 }
 
 /** A run's end as the `notify` hook sees it. */

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { join } from 'node:path';
 import { createSecretRegistry, type SecretRegistry } from '../logging/index.js';
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { startGateOf, type StartGate } from '../windows/index.js';
@@ -227,13 +228,14 @@ async function executeSteps(
     random: options.random ?? Math.random,
     journal,
     waits,
+    mail: { mailer: options.mailer, runId, outputsDir: join(spill.dir, runId) },
     ...(facts.resume ? { resume: facts.resume } : {}),
     ...startGateOption(playbook, options.startGate),
   });
   const scope = new Scope({
     playbook,
     inputs: facts.values,
-    run: { id: runId, playbook: playbook.name, dryRun, startedAt },
+    run: { id: runId, playbook: playbook.name, dryRun, startedAt, outputsDir: join(spill.dir, runId) },
     env: exposedEnvironment(options.env ?? {}, secrets),
     taint: createTaintTracker(playbook, secrets, registry),
   });

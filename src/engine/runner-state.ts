@@ -5,7 +5,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { loopItemReads, type ItemStepReads, type Playbook, type Step } from '../playbook/index.js';
-import type { Ending, RunWaits } from '../steps/index.js';
+import type { Ending, RunMail, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
@@ -49,6 +49,8 @@ export interface RunnerOptions {
   startGate?: StartGate;
   /** Approval decisions of the run, and stopping it to wait. */
   waits: RunWaits;
+  /** What `email` steps send with. */
+  mail: RunMail;
 }
 
 /** Where a sequence of steps runs. */

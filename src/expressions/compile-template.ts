@@ -8,7 +8,7 @@ import {
   JSONATA_LIMIT_CODES,
 } from './allocation-limits.js';
 import { directEvaluator, NEEDS_JSONATA, type DirectEvaluator } from './direct-evaluation.js';
-import { registerExtraFunctions } from './functions.js';
+import { isTableValue, registerExtraFunctions, tableText } from './functions.js';
 import { plainPathAst } from './plain-path.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
@@ -299,11 +299,36 @@ async function evaluateExpression(
 }
 
 /** How a value sits inside a string: text as is, nothing for null/undefined, JSON for the rest. */
-function stringify(value: unknown): string {
+export function stringify(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  // `$table()` inside text reads as aligned columns, not as the JSON that marks it.
+  if (isTableValue(value)) return tableText(value);
   return JSON.stringify(value);
+}
+
+/**
+ * A string template as text, each expression's value written by `format` (the `email` step
+ * escapes values for Markdown, and renders a `$table()` once per part of the message).
+ */
+async function renderNode(node: Node, context: ExpressionContext, format: (value: unknown) => string): Promise<string> {
+  switch (node.kind) {
+    case 'static':
+      return typeof node.value === 'string' ? node.value : format(node.value);
+    case 'whole':
+      return format(await evaluateExpression(node.compiled, node.where, context));
+    case 'interpolation': {
+      const texts = await Promise.all(
+        node.parts.map(async (part) =>
+          typeof part === 'string' ? part : format(await evaluateExpression(part, node.where, context)),
+        ),
+      );
+      return texts.join('');
+    }
+    default:
+      return format(await evaluateNode(node, context));
+  }
 }
 
 async function evaluateNode(node: Node, context: ExpressionContext): Promise<unknown> {
@@ -387,6 +412,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
     references,
     ...(readsWholeContext ? { readsWholeContext } : {}),
     evaluate: (context) => evaluateNode(root, context),
+    render: (context, format) => renderNode(root, context, format),
   };
   return { template, errors };
 }

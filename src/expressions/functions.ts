@@ -61,7 +61,56 @@ export const extraFunctions = [
       return asList(values).filter((value) => !drop.has(value));
     },
   },
+  {
+    name: 'table',
+    signature: '<x?:o>',
+    description:
+      'A list of flat objects as a table (columns: the keys, in the order they first appear). Inside text it reads as aligned columns; in an `email` body it is an HTML table in the HTML part and aligned columns in the text part.',
+    implementation(rows: unknown): TableValue {
+      return tableOf(asList(rows));
+    },
+  },
 ] as const;
+
+/** What `$table()` makes: the key marks it, so text and the `email` step can each render it their way. */
+export interface TableValue {
+  fleetbookTable: { columns: string[]; rows: string[][] };
+}
+
+export function isTableValue(value: unknown): value is TableValue {
+  return typeof value === 'object' && value !== null && 'fleetbookTable' in value;
+}
+
+/** A cell as text: nothing is empty, objects are JSON. */
+function cellText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+function tableOf(records: unknown[]): TableValue {
+  const columns: string[] = [];
+  const objects = records.map((record) => {
+    if (record === null || typeof record !== 'object' || Array.isArray(record))
+      throw new Error(`$table: each row must be an object, got ${JSON.stringify(record)}`);
+    for (const key of Object.keys(record)) if (!columns.includes(key)) columns.push(key);
+    return record as Record<string, unknown>;
+  });
+  return { fleetbookTable: { columns, rows: objects.map((row) => columns.map((column) => cellText(row[column]))) } };
+}
+
+/** A table as aligned text columns: a header, a rule of dashes, a line per row (code points counted). */
+export function tableText(table: TableValue): string {
+  const { columns, rows } = table.fleetbookTable;
+  const lines = [columns, ...rows].map((cells) => cells.map((cell) => cell.replace(/\s+/g, ' ')));
+  const widths = columns.map((_, index) => Math.max(...lines.map((cells) => [...(cells[index] ?? '')].length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, index) => cell + ' '.repeat((widths[index] ?? 0) - [...cell].length))
+      .join('  ')
+      .trimEnd();
+  const [header = [], ...body] = lines;
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...body.map(line)].join('\n');
+}
 
 /** JSONata's values as a list: nothing is an empty one, a single value a list of one. */
 function asList(value: unknown): unknown[] {

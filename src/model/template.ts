@@ -21,6 +21,8 @@ export interface Template {
   readonly readsWholeContext?: boolean;
   /** Plain JSON (arrays and objects normalised, no JSONata sequence artefacts). */
   evaluate(context: ExpressionContext): Promise<unknown>;
+  /** The value as text, each expression's value written by `format` (literal text as it is). */
+  render(context: ExpressionContext, format: (value: unknown) => string): Promise<string>;
 }
 
 /** One read of a top-level context name in a template: `inputs.x`, `steps.a`, a loop variable... */
@@ -44,7 +46,14 @@ export interface ReferenceSite {
 export interface ExpressionContext {
   inputs: Record<string, unknown>;
   steps: Record<string, { status: string; outputs?: unknown; error?: unknown }>;
-  run: { id: string; playbook: string; dryRun: boolean; startedAt: string };
+  run: {
+    id: string;
+    playbook: string;
+    dryRun: boolean;
+    startedAt: string;
+    /** The run's own folder of files (`FLEETBOOK_HOME/outputs/<run id>`): a file an `email` step may attach. */
+    outputsDir?: string;
+  };
   env: Record<string, string | undefined>;
   /** Inside a forEach: `{ index, first, last }`. */
   loop?: { index: number; first: boolean; last: boolean };

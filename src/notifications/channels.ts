@@ -129,8 +129,46 @@ export function emailMessageId(channel: EmailChannel, key: string): string {
   return `<${createHash('sha256').update(key).digest('hex').slice(0, 40)}.fleetbook@${domain}>`;
 }
 
-async function sendEmail(channel: EmailChannel, notification: NewNotification): Promise<void> {
-  const message = notification.message as NotificationMessage;
+/** One e-mail as a channel sends it: a notification's, or an `email` step's. */
+export interface OutgoingMail {
+  to: string[];
+  cc?: string[];
+  bcc?: string[];
+  subject: string;
+  text: string;
+  html: string;
+  messageId: string;
+  headers?: Record<string, string>;
+  attachments?: Array<{ filename: string; content: Buffer; contentType?: string }>;
+}
+
+/** What the SMTP server said when it took a message. */
+export interface MailReceipt {
+  accepted: string[];
+  rejected: string[];
+  /** The server's last reply, e.g. `250 2.0.0 OK queued`. */
+  response: string;
+}
+
+/** A message the SMTP server did not take; `permanent` when it said so with a 5xx reply. */
+export class MailNotSentError extends Error {
+  constructor(
+    message: string,
+    readonly responseCode: number | undefined,
+    /** The server's words (its reply line), when it answered. */
+    readonly response: string | undefined,
+  ) {
+    super(message);
+    this.name = 'MailNotSentError';
+  }
+
+  get permanent(): boolean {
+    return this.responseCode !== undefined && this.responseCode >= 500;
+  }
+}
+
+/** Sends `mail` through `channel`'s SMTP server, from its sender: the one place Fleetbook speaks SMTP. */
+export async function sendMail(channel: EmailChannel, mail: OutgoingMail): Promise<MailReceipt> {
   const transport = nodemailer.createTransport({
     host: channel.host,
     port: channel.port,
@@ -142,23 +180,32 @@ async function sendEmail(channel: EmailChannel, notification: NewNotification): 
     socketTimeout: SEND_TIMEOUT_MS,
   });
   try {
-    await transport.sendMail({
-      from: channel.from,
-      to: channel.to,
-      subject: `[fleetbook] ${messageTitle(message)}`,
-      text: renderText(message),
-      html: renderHtml(message),
-      messageId: emailMessageId(channel, notification.key),
-      headers: { 'X-Fleetbook-Notification': notification.key },
-    });
+    const info = await transport.sendMail({ from: channel.from, ...mail });
+    const addresses = (list: unknown): string[] =>
+      (Array.isArray(list) ? list : []).map((entry) => (typeof entry === 'string' ? entry : String(entry)));
+    return { accepted: addresses(info.accepted), rejected: addresses(info.rejected), response: String(info.response) };
   } catch (error) {
-    const { code, responseCode } = error as { code?: string; responseCode?: number };
-    throw new Error(
+    const { code, responseCode, response } = error as { code?: string; responseCode?: number; response?: string };
+    throw new MailNotSentError(
       `the SMTP server ${channel.host}:${channel.port} did not take the message (${[code, responseCode].filter(Boolean).join(' ') || (error as Error).message})`,
+      responseCode,
+      response,
     );
   } finally {
     transport.close();
   }
+}
+
+async function sendEmail(channel: EmailChannel, notification: NewNotification): Promise<void> {
+  const message = notification.message as NotificationMessage;
+  await sendMail(channel, {
+    to: channel.to,
+    subject: `[fleetbook] ${messageTitle(message)}`,
+    text: renderText(message),
+    html: renderHtml(message),
+    messageId: emailMessageId(channel, notification.key),
+    headers: { 'X-Fleetbook-Notification': notification.key },
+  });
 }
 
 /** Sends `notification` to `channel`; throws when it was not delivered. */

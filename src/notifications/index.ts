@@ -36,8 +36,27 @@ export {
   type NotificationMessage,
   type RunEnding,
 } from './message.js';
-export { checkNotifyRules, endingEvents, notificationKey, notificationsFor, unknownChannelProblems } from './rules.js';
-export { emailMessageId, sendNotification, slackPayload, teamsPayload, webhookPayload } from './channels.js';
+export {
+  checkNotifyRules,
+  emailChannelProblems,
+  endingEvents,
+  notificationKey,
+  notificationsFor,
+  unknownChannelProblems,
+  type EmailStepUse,
+} from './rules.js';
+export {
+  emailMessageId,
+  MailNotSentError,
+  sendMail,
+  sendNotification,
+  slackPayload,
+  teamsPayload,
+  webhookPayload,
+  type MailReceipt,
+  type OutgoingMail,
+} from './channels.js';
+export { createChannelMailer, emailChannels, type ChannelMailer } from './mailer.js';
 export { createNotifier, retryDelayMs, type DeliveryReport, type Notifier, type NotifierOptions } from './deliver.js';
 
 /** The notifications of one process: its settings and the notifier that delivers from its store. */

@@ -3,9 +3,17 @@
  * and the playbook's `notify:` rules, applied to the events of a run's end.
  */
 import { didYouMean, UsageError } from '../errors/index.js';
-import { NotificationEvent, type NotifyRule, type Playbook, type Problem } from '../playbook/index.js';
+import {
+  NotificationEvent,
+  ProblemCode,
+  type NotifyRule,
+  type Playbook,
+  type Problem,
+  type SourceLocation,
+} from '../playbook/index.js';
 import { notificationKeyOf, type NewNotification } from '../store/index.js';
 import type { NotificationConfig } from './config.js';
+import { emailChannels } from './mailer.js';
 import { NotificationErrorCode } from './error-codes.js';
 import { composeMessage, type RunEnding } from './message.js';
 
@@ -111,4 +119,44 @@ export function checkNotifyRules(playbook: Pick<Playbook, 'name' | 'notify'>, co
       pointer: first.pointer,
     });
   return [];
+}
+
+/** An `email` step as the channel check sees it: the channel it names, and where it is written. */
+export interface EmailStepUse {
+  via?: string;
+  location: SourceLocation;
+}
+
+/** The problem of one `email` step's channel, or undefined: `via:` must name an e-mail channel; without it there must be exactly one. */
+function emailChannelProblem(
+  use: EmailStepUse,
+  config: NotificationConfig,
+): Omit<Problem, 'file' | 'line' | 'column' | 'pointer'> | undefined {
+  const channels = [...emailChannels(config).keys()];
+  const file = config.file ?? 'fleetbook.yaml';
+  if (use.via !== undefined && channels.includes(use.via)) return undefined;
+  if (use.via === undefined && channels.length === 1) return undefined;
+  const listed = channels.length === 0 ? 'it configures none' : `e-mail channels: ${channels.join(', ')}`;
+  // Nothing configured at all: a rehearsal still puts the message in the simulator's outbox.
+  const severity = config.channels.size === 0 ? 'warning' : 'error';
+  const consequence = severity === 'warning' ? ' Only a rehearsal (--target simulator) can run it.' : '';
+  return {
+    code: ProblemCode.emailChannel,
+    severity,
+    message:
+      use.via === undefined
+        ? `email: no \`via:\` and not exactly one e-mail channel in ${file} (${listed}).${consequence}`
+        : `email via: '${use.via}' is not an e-mail channel of ${file} (${listed}).${didYouMean(use.via, channels)}${consequence}`,
+  };
+}
+
+/** The `email` steps whose channel fleetbook.yaml does not settle, as located problems (`fleetbook validate`, before a run). */
+export function emailChannelProblems(uses: readonly EmailStepUse[], config: NotificationConfig): Problem[] {
+  return uses.flatMap((use): Problem[] => {
+    const problem = emailChannelProblem(use, config);
+    if (problem === undefined) return [];
+    const { file, line, column } = use.location;
+    const pointer = `${use.location.pointer}/email${use.via === undefined ? '' : '/via'}`;
+    return [{ ...problem, file, line, column, pointer } as Problem];
+  });
 }

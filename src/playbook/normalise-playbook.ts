@@ -208,6 +208,7 @@ function createNormaliser(context: NormaliseContext) {
     const tools: NormaliseTools = {
       id,
       data,
+      file: context.file,
       at,
       field,
       template: (value, pointer) => template(value, pointer, id),
@@ -221,6 +222,7 @@ function createNormaliser(context: NormaliseContext) {
           context.findings.push(...usesInputsFindings(ref, playbook, given, raw.pointer));
         return playbook;
       },
+      problem: (pointer, code, message) => context.findings.push({ code, message, pointer }),
     };
     const fields = context.registry.get(kind).normalise(tools);
     if (fields === undefined) return undefined;

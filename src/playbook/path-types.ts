@@ -37,6 +37,7 @@ const RUN_TYPE = closedObject({
   playbook: { type: 'string' },
   dryRun: { type: 'boolean' },
   startedAt: { type: 'string' },
+  outputsDir: { type: 'string' },
 });
 const ENV_TYPE: JsonSchema = { type: 'object', additionalProperties: { type: 'string' } };
 

@@ -45,6 +45,10 @@ export const ProblemCode = {
   reservedLoopName: 'RESERVED_LOOP_NAME',
   /** A `call`'s computed `with` that its operation refuses, whatever the run's values. */
   invalidCallInput: 'INVALID_CALL_INPUT',
+  invalidEmailAddress: 'INVALID_EMAIL_ADDRESS',
+  invalidAttachment: 'INVALID_ATTACHMENT',
+  /** An `email` step's `via:` against fleetbook.yaml's channels (`fleetbook validate`, before a run): */
+  emailChannel: 'EMAIL_CHANNEL',
   /** The daemon's playbook folder: */
   folderUnreadable: 'FOLDER_UNREADABLE',
   duplicateScheduleId: 'DUPLICATE_SCHEDULE_ID',

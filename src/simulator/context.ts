@@ -114,6 +114,12 @@ export interface OutboxMessage {
   links: string[];
   sentAt: string;
   kind: string;
+  /** A playbook's `email` step rehearsed against the simulator: the rest of the message. */
+  cc?: string[];
+  bcc?: string[];
+  html?: string;
+  messageId?: string;
+  attachments?: Array<{ filename: string; bytes: number }>;
 }
 
 export interface SimRequest {

@@ -13,6 +13,8 @@ export interface SimulatorControl {
   requests(filter?: { operationId?: string }): RequestLogEntry[];
   clearRequests(): void;
   outbox(): readonly OutboxMessage[];
+  /** Puts a message in the outbox: an `email` step rehearsed here mails no one. */
+  postMail(message: Omit<OutboxMessage, 'id' | 'sentAt'>): OutboxMessage;
   faults: {
     get(): FaultSettings;
     /** Replaces the fault settings (checked; a `UsageError` when invalid). */
@@ -36,6 +38,7 @@ export function createControl(sim: Simulation): SimulatorControl {
     requests: (filter) => sim.requestLog.list(filter),
     clearRequests: () => sim.requestLog.clear(),
     outbox: () => sim.worlds.current().services.outbox.messages,
+    postMail: (message) => sim.worlds.current().services.outbox.sendMail(message),
     faults: { get: () => sim.faults.current(), set: (settings) => sim.faults.set(loadFaultSettings(settings)) },
     clock: sim.clock,
     reset: () => sim.worlds.rebuild(),
@@ -60,6 +63,15 @@ export function registerControlRoutes(app: FastifyInstance, control: SimulatorCo
     return reply.code(204).send();
   });
   app.get('/_sim/outbox', () => ({ items: control.outbox() }));
+  app.post('/_sim/outbox', (request, reply) => {
+    refuseMalformedBody(request.body);
+    const body = (request.body ?? {}) as Partial<OutboxMessage>;
+    if (!Array.isArray(body.to) || typeof body.subject !== 'string' || typeof body.body !== 'string')
+      throw badRequest('an outbox message needs to (a list), subject and body');
+    return reply
+      .code(201)
+      .send(control.postMail({ links: [], kind: 'posted', ...body } as Omit<OutboxMessage, 'id' | 'sentAt'>));
+  });
   app.get('/_sim/faults', () => control.faults.get());
   app.put('/_sim/faults', (request) => {
     refuseMalformedBody(request.body);

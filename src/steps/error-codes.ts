@@ -22,6 +22,12 @@ export const StepErrorCode = {
   windowClosed: 'WINDOW_CLOSED',
   unknownStepKind: 'UNKNOWN_STEP_KIND',
   duplicateStepKind: 'DUPLICATE_STEP_KIND',
+  invalidEmailAddress: 'INVALID_EMAIL_ADDRESS',
+  invalidAttachment: 'INVALID_ATTACHMENT',
+  attachmentTooLarge: 'ATTACHMENT_TOO_LARGE',
+  noEmailChannel: 'EMAIL_CHANNEL',
+  emailRefused: 'EMAIL_REFUSED',
+  emailNotSent: 'EMAIL_NOT_SENT',
   approvalDenied: 'APPROVAL_DENIED',
   approvalTimedOut: 'APPROVAL_TIMED_OUT',
   /** Something thrown that is no Fleetbook error (a bug, or a library's plain `Error`). */

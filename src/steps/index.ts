@@ -1,5 +1,5 @@
 /** Step kinds: the registry the loader and the engine look kinds up in, and how to define one. */
-export { createStepRegistry, StepRegistryError, type ChildSteps, type StepRegistry } from './registry.js';
+export { createStepRegistry, stepsOfKind, StepRegistryError, type ChildSteps, type StepRegistry } from './registry.js';
 export { builtinStepDefinitions, commonStepFields, retryPolicy } from './definitions/index.js';
 export {
   defineContainer,
@@ -32,7 +32,16 @@ export {
   type JsonSchema,
 } from './definitions/schema-parts.js';
 export { StepError, StepFailureKind, isStepError } from './executors/step-error.js';
-export type { StepRuntime, LeafResult, RunWaits, WaitRequest } from './executors/types.js';
+export type {
+  StepRuntime,
+  LeafResult,
+  Mailer,
+  MailReceipt,
+  MailToSend,
+  RunMail,
+  RunWaits,
+  WaitRequest,
+} from './executors/types.js';
 export { StepErrorCode } from './error-codes.js';
 export { toErrorRecord } from './executors/error-record.js';
 export { isConflict, isOutcomeUnknown } from './executors/call.js';
@@ -54,6 +63,7 @@ export type { ApprovalStep } from './definitions/approval.js';
 export type { AssertStep } from './definitions/assert.js';
 export type { BlockStep } from './definitions/block.js';
 export type { CallStep } from './definitions/call.js';
+export type { EmailStep } from './definitions/email.js';
 export type { FailStep } from './definitions/fail.js';
 export type { ForEachStep } from './definitions/for-each.js';
 export type { HttpStep } from './definitions/http.js';

@@ -16,6 +16,7 @@ describe('createStepRegistry', () => {
       'block',
       'uses',
       'http',
+      'email',
       'approval',
     ]);
   });

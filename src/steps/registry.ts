@@ -62,3 +62,14 @@ export function createStepRegistry(definitions: readonly StepDefinition[] = buil
   };
   return registry;
 }
+
+/** The steps of `kind` among `steps` and every step nested in them (rescue and always included). */
+export function stepsOfKind(registry: StepRegistry, steps: readonly Step[], kind: string): Step[] {
+  return steps.flatMap((step) => {
+    const children = registry.childStepsOf(step);
+    const nested = [...children.sequences, children.rescue, children.always].flatMap((list) =>
+      stepsOfKind(registry, list, kind),
+    );
+    return step.kind === kind ? [step, ...nested] : nested;
+  });
+}

@@ -19,6 +19,7 @@ const NAMES = [
   'msp-tenant-provisioning',
   'provisioning-policy-sync',
   'canary-rolling-update',
+  'weekly-fleet-report',
 ];
 
 /** Inputs a dry run needs (the required ones, and enough to reach every write). */
@@ -41,7 +42,7 @@ const DRY_RUN_INPUTS: Record<string, Record<string, unknown>> = {
   'provisioning-policy-sync': { policies: [{ name: 'dry-run-policy', description: 'd' }], prune: true },
 };
 
-it('the bundled playbooks are these ten, each valid, schema-linked and with every input described', () => {
+it('the bundled playbooks are these eleven, each valid, schema-linked and with every input described', () => {
   expect(
     readdirSync(DIR)
       .filter((file) => file.endsWith('.yaml'))
@@ -80,6 +81,6 @@ it.each(NAMES)('%s dry-runs against the default world without sending a write', 
     .filter((entry) => entry.method !== 'GET' && !entry.path.startsWith('/as/'));
   expect(writes).toEqual([]);
   expect(harness.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' })).toEqual([]);
-  if (name !== 'software-version-refresh' && name !== 'consumption-report-download')
+  if (!['software-version-refresh', 'consumption-report-download', 'weekly-fleet-report'].includes(name))
     expect(result.simulatedSteps.length, name).toBeGreaterThan(0);
 });

@@ -34,16 +34,24 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
       { formatProblems, shownPath },
       { outputFormat, writeMachine },
       { statSync, readdirSync },
-      { loadNotificationConfig, unknownChannelProblems },
+      { emailChannelProblems, loadNotificationConfig, unknownChannelProblems },
+      { emailStepUses },
     ] = await Promise.all([
       import('../../playbook/index.js'),
       import('../problems.js'),
       import('../output.js'),
       import('node:fs'),
       import('../../notifications/index.js'),
+      import('../email-uses.js'),
     ]);
-    // The channels `notify:` rules name are checked against fleetbook.yaml here, when it configures some.
+    // The channels `notify:` rules and `email` steps name are checked against fleetbook.yaml here.
     const notifications = loadNotificationConfig(process.cwd(), io.env, { checkEnv: false });
+    const channelProblems = (
+      playbook: Parameters<typeof unknownChannelProblems>[0] & Parameters<typeof emailStepUses>[0],
+    ) => [
+      ...unknownChannelProblems(playbook, notifications),
+      ...emailChannelProblems(emailStepUses(playbook), notifications),
+    ];
     const loadOptions = playbookLoadOptions(io.env);
     const asked =
       options.output === undefined && options.format !== undefined
@@ -55,14 +63,11 @@ export function registerValidateCommand(program: Command, io: CliIo): void {
       if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
         files += readdirSync(path).filter(isPlaybookFile).length;
         const folder = loadPlaybookFolder(path, loadOptions);
-        return [
-          ...folder.problems,
-          ...folder.playbooks.flatMap((playbook) => unknownChannelProblems(playbook, notifications)),
-        ];
+        return [...folder.problems, ...folder.playbooks.flatMap(channelProblems)];
       }
       files += 1;
       const loaded = loadPlaybook(path, loadOptions);
-      return [...loaded.problems, ...(loaded.playbook ? unknownChannelProblems(loaded.playbook, notifications) : [])];
+      return [...loaded.problems, ...(loaded.playbook ? channelProblems(loaded.playbook) : [])];
     });
     const shown = problems.map((problem) => ({ ...problem, file: shownPath(problem.file) }));
     if (format === 'json') {

@@ -2,6 +2,7 @@ import { approvalStep } from './approval.js';
 import { assertStep } from './assert.js';
 import { blockStep } from './block.js';
 import { callStep } from './call.js';
+import { emailStep } from './email.js';
 import { failStep } from './fail.js';
 import { forEachStep } from './for-each.js';
 import { httpStep } from './http.js';
@@ -24,6 +25,7 @@ export const builtinStepDefinitions = [
   blockStep,
   usesStep,
   httpStep,
+  emailStep,
   approvalStep,
 ] as const;
 

@@ -28,6 +28,8 @@ export interface NormaliseTools {
   id: string;
   /** The step as written (checked against the schema already). */
   data: Record<string, unknown>;
+  /** The playbook file the step is written in. */
+  file: string;
   /** JSON pointer of a field of the step. */
   at(field: string): string;
   /** The field compiled as a template (its expression errors reported at their place). */
@@ -42,6 +44,8 @@ export interface NormaliseTools {
   branches(field: string): Step[][];
   /** The playbook `ref` names, loaded and its literal `with` checked; undefined when it has problems (reported). */
   usePlaybook(ref: string, given: unknown): Playbook | undefined;
+  /** Reports a problem of a field's literal value (a code of `ProblemCode`), located at `pointer`. */
+  problem(pointer: string, code: string, message: string): void;
 }
 
 /** The steps a step runs inside itself, for every traversal (the runner, the reference rules). */
@@ -68,6 +72,17 @@ export interface PreparedLeaf {
    * before sending anything again (`src/steps/reconcile/`). Its `input` is then `{ with, region }`.
    */
   reconcilable?: { operationId: string; wait: boolean };
+  /**
+   * A send that nothing outside can be asked about (an e-mail): on resume, the first attempt of
+   * a step whose request the journal shows in flight is this instead, told what the journal
+   * knows (`answered`: the other side took it; `unknown`: sent, no answer recorded) and whether
+   * the operator confirmed sending again (`--confirm-unknown`).
+   */
+  resumeInFlight?(
+    inFlight: { state: 'unknown' | 'answered' | 'operation'; body?: unknown },
+    runtime: StepRuntime,
+    confirmUnknown: boolean,
+  ): Promise<LeafResult>;
 }
 
 /** What a leaf kind renders its step in. */

@@ -35,6 +35,61 @@ export interface StepRuntime {
   journal(event: JournalEvent, options?: Pick<AppendOptions, 'buffered'>): Promise<void>;
   /** Decisions recorded for the run and the way to stop it to wait for one (approval gates). */
   waits: RunWaits;
+  /** What an `email` step sends with: the run's mailer and folders. */
+  mail: RunMail;
+}
+
+/** An e-mail as an `email` step hands it to the mailer (the sender is the channel's). */
+export interface MailToSend {
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  subject: string;
+  text: string;
+  html: string;
+  messageId: string;
+  headers: Record<string, string>;
+  attachments: Array<{ filename: string; content: Buffer; contentType: string }>;
+}
+
+/** What the SMTP server (or the rehearsal's outbox) said when it took a message. */
+export interface MailReceipt {
+  accepted: string[];
+  rejected: string[];
+  response: string;
+}
+
+/**
+ * Where the `email` steps of a run send: the e-mail channels of fleetbook.yaml (the
+ * notifications' SMTP code, with their retry policy), or a rehearsal's outbox. Given by the
+ * process that runs the run; the engine only passes it on.
+ */
+export interface Mailer {
+  /** The e-mail channels a step may name in `via:`. */
+  channels: readonly string[];
+  /** What messages go to instead of a channel (`the simulator's outbox`); unset when they are sent. */
+  rehearsal?: string;
+  /** `server.url` of fleetbook.yaml: where a run's page is, for a link instead of a too-large attachment. */
+  serverUrl?: string;
+  /** The Message-ID of the message with `key` sent through `channel`: the same for every send. */
+  messageId(channel: string, key: string): string;
+  /**
+   * Sends, retrying a failure the server calls temporary as the channel's policy says (on
+   * `clock`); throws an error with `responseCode` and `response` (the server's words) otherwise.
+   */
+  send(
+    channel: string,
+    mail: MailToSend,
+    options: { clock: Clock; signal: AbortSignal; onRetry?(attempt: number, delayMs: number, reason: string): void },
+  ): Promise<MailReceipt>;
+}
+
+export interface RunMail {
+  /** None: the process configured no e-mail channel (an `email` step fails saying so). */
+  mailer: Mailer | undefined;
+  runId: string;
+  /** The run's own outputs folder (`<outputsDir>/<runId>`): attachments may come from it. */
+  outputsDir: string;
 }
 
 /** What a wait asks for: the `WaitRecord` less what the engine fills in (path, since). */
