@@ -15,7 +15,12 @@ export { readScheduleState, writeScheduleState, type ScheduleState, type Schedul
 export { runPlaybookWithLock, resumeRunWithLock, renderLockKey, type LockOptions } from './run-with-lock.js';
 export { startDaemon, SCHEDULER_LEASE_KEY, type Daemon, type DaemonOptions } from './daemon.js';
 export { createEngineExecutor, type EngineExecutorOptions } from './engine-executor.js';
-export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from '../playbook/index.js';
+export {
+  isPlaybookFile,
+  loadPlaybookFolder,
+  loadPlaybookFolderOffThread,
+  type PlaybookFolder,
+} from '../playbook/index.js';
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { createQueueExecutor, type QueueExecutorOptions } from './queue-executor.js';

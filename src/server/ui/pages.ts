@@ -319,7 +319,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
     const status = STATUS_FILTERS.find((candidate) => candidate === query.status);
     const playbook = query.playbook?.trim() || undefined;
     const runs = await store.listRuns({ limit: 100, ...(status ? { status } : {}), ...(playbook ? { playbook } : {}) });
-    const names = catalog.current().playbooks.map((book) => book.name);
+    const names = (await catalog.current()).playbooks.map((book) => book.name);
     const rows = runs.map((run) => {
       const view = runView(run);
       return html`<tr>
@@ -625,7 +625,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
       if (!run) return send(reply, page(caller, 'Not found', html`<h1>No such run</h1>`), 404);
       const comment = String((request.body as Record<string, unknown>).comment ?? '').trim();
       try {
-        await launcher.decide(catalog.find(run.playbook), {
+        await launcher.decide(await catalog.find(run.playbook), {
           runId: run.id,
           decision,
           by: caller.token.name,
@@ -662,7 +662,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
     const caller = await formCaller(request, reply, 'operator');
     if (!caller) return reply;
     const run = await store.getRun((request.params as { runId: string }).runId);
-    const playbook = run && catalog.find(run.playbook);
+    const playbook = run && (await catalog.find(run.playbook));
     if (!run || !playbook) return send(reply, page(caller, 'Not found', html`<h1>No such run or playbook</h1>`), 404);
     try {
       await launcher.resume(playbook, run, {}, caller.token.name);
@@ -684,7 +684,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   app.get('/playbooks', async (request, reply) => {
     const caller = await pageCaller(request, reply);
     if (!caller) return reply;
-    const folder = catalog.current();
+    const folder = await catalog.current();
     const problems = folder.problems.map((problem) => problemView(problem, options.root));
     return send(
       reply,
@@ -767,7 +767,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
     given: Record<string, string> = {},
   ) {
     const { name } = request.params as { name: string };
-    const playbook = catalog.find(name);
+    const playbook = await catalog.find(name);
     if (!playbook) return send(reply, page(caller, 'Not found', html`<h1>No such playbook</h1>`), 404);
     const view = scrub(playbookView(playbook, options.root));
     const schedules = await scheduleViews(store, [playbook], 3, Date.now());
@@ -835,7 +835,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   app.post('/playbooks/:name/run', async (request, reply) => {
     const caller = await formCaller(request, reply, 'operator');
     if (!caller) return reply;
-    const playbook = catalog.find((request.params as { name: string }).name);
+    const playbook = await catalog.find((request.params as { name: string }).name);
     if (!playbook) return send(reply, page(caller, 'Not found', html`<h1>No such playbook</h1>`), 404);
     const body = (request.body ?? {}) as Record<string, unknown>;
     const given: Record<string, string> = {};
@@ -866,7 +866,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   app.get('/schedules', async (request, reply) => {
     const caller = await pageCaller(request, reply);
     if (!caller) return reply;
-    const schedules = await scheduleViews(store, catalog.current().playbooks, 3, Date.now());
+    const schedules = await scheduleViews(store, (await catalog.current()).playbooks, 3, Date.now());
     const canManage = roleAllows(caller.token.role, 'admin');
     const canTrigger = roleAllows(caller.token.role, 'operator');
     return send(
