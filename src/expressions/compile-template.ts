@@ -298,6 +298,37 @@ async function evaluateExpression(
   return value;
 }
 
+/** The secret registry redacts no value shorter than this (logging's `SecretRegistry.add`): such parts are spelled out. */
+const SHORTEST_REDACTED = 4;
+
+/**
+ * The span of a text from its first part computed from a secret to its last is secret whole
+ * when one of those parts is too short to be redacted by value:
+ * `${{ $substring(inputs.token, 0, 1) }} ${{ $substring(inputs.token, 1, 1) }} ...` spelled the
+ * secret out one character a part, joined with spaces. Parts long enough are redacted each
+ * (`b64 [REDACTED], upper [REDACTED]` keeps its words).
+ */
+function taintInterpolation(
+  parts: ReadonlyArray<string | CompiledExpression>,
+  texts: readonly string[],
+  where: ExpressionWhere,
+  context: ExpressionContext,
+): void {
+  const tracker = taintTrackerOf(context);
+  if (tracker === undefined) return;
+  const tainted = parts.flatMap((part, index) =>
+    typeof part !== 'string' && tracker.readsSecret(part.reads ?? []) ? [index] : [],
+  );
+  const short = tainted.some((index) => {
+    const length = texts[index]?.length ?? 0;
+    return length > 0 && length < SHORTEST_REDACTED;
+  });
+  const [first] = tainted;
+  const last = tainted.at(-1);
+  if (short && first !== undefined && last !== undefined)
+    tracker.taint(texts.slice(first, last + 1).join(''), where.stepId);
+}
+
 /** How a value sits inside a string: text as is, nothing for null/undefined, JSON for the rest. */
 export function stringify(value: unknown): string {
   if (value === undefined || value === null) return '';
@@ -343,6 +374,7 @@ async function evaluateNode(node: Node, context: ExpressionContext): Promise<unk
           typeof part === 'string' ? part : stringify(await evaluateExpression(part, node.where, context)),
         ),
       );
+      taintInterpolation(node.parts, texts, node.where, context);
       return texts.join('');
     }
     case 'array': {

@@ -16,5 +16,6 @@ export { DEFAULT_RETRY_POLICY, inputSpecs } from './normalise-playbook.js';
 export { ProblemCode } from './problem-codes.js';
 export { hasTimeRules, timeRulesOf } from './time-rules.js';
 export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from './load-playbook-folder.js';
+export { loadPlaybookFolderOffThread } from './load-folder-off-thread.js';
 export { isGeneratedStepId, ordinal, stepLabel } from './step-label.js';
 export { loopItemReads, type ItemStepReads } from './loop-item-reads.js';

@@ -6,7 +6,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadPlaybook, type LoadPlaybookOptions } from './load-playbook.js';
+import { loadPlaybook, type LoadPlaybookOptions, type LoadPlaybookResult } from './load-playbook.js';
 import { hasErrors, type Problem } from './problem.js';
 import { ProblemCode } from './problem-codes.js';
 import type { Playbook, ScheduleSpec } from '../model/index.js';
@@ -22,37 +22,51 @@ export interface PlaybookFolder {
 
 export const isPlaybookFile = (name: string): boolean => /\.ya?ml$/.test(name);
 
-/** `options` apply to every playbook of the folder (the folders `uses:` may also read, say). */
-export function loadPlaybookFolder(folder: string, options: LoadPlaybookOptions = {}): PlaybookFolder {
-  const dir = resolve(folder);
-  let names: string[];
+/** The playbook files of a folder (sorted), or the problem of a folder that cannot be read. */
+export function listPlaybookFiles(dir: string): { names: string[] } | { problem: Problem } {
   try {
-    names = readdirSync(dir).filter(isPlaybookFile).sort();
+    return { names: readdirSync(dir).filter(isPlaybookFile).sort() };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     return {
-      dir,
-      playbooks: [],
-      problems: [
-        {
-          code: ProblemCode.folderUnreadable,
-          message: `the playbook folder cannot be read (${code})`,
-          severity: 'error',
-          file: dir,
-          line: 1,
-          column: 1,
-          pointer: '',
-        },
-      ],
+      problem: {
+        code: ProblemCode.folderUnreadable,
+        message: `the playbook folder cannot be read (${code})`,
+        severity: 'error',
+        file: dir,
+        line: 1,
+        column: 1,
+        pointer: '',
+      },
     };
   }
+}
+
+/** `options` apply to every playbook of the folder (the folders `uses:` may also read, say). */
+export function loadPlaybookFolder(folder: string, options: LoadPlaybookOptions = {}): PlaybookFolder {
+  const dir = resolve(folder);
+  const listed = listPlaybookFiles(dir);
+  if ('problem' in listed) return { dir, playbooks: [], problems: [listed.problem] };
+  return folderOf(
+    dir,
+    listed.names.map((name) => loadPlaybook(join(dir, name), options)),
+  );
+}
+
+/** The folder of these loads (in file order): its valid playbooks, every problem, and schedule ids used twice. */
+export function folderOf(dir: string, loads: readonly LoadPlaybookResult[]): PlaybookFolder {
   const playbooks: Playbook[] = [];
   const problems: Problem[] = [];
-  for (const name of names) {
-    const loaded = loadPlaybook(join(dir, name), options);
+  for (const loaded of loads) {
     problems.push(...loaded.problems);
     if (loaded.playbook && !hasErrors(loaded.problems)) playbooks.push(loaded.playbook);
   }
+  problems.push(...duplicateScheduleProblems(playbooks));
+  return { dir, playbooks, problems };
+}
+
+function duplicateScheduleProblems(playbooks: readonly Playbook[]): Problem[] {
+  const problems: Problem[] = [];
   const firstUse = new Map<string, Playbook>();
   const problem = (schedule: ScheduleSpec, code: string, message: string): Problem => {
     const { file, line, column, pointer } = schedule.location;
@@ -74,5 +88,5 @@ export function loadPlaybookFolder(folder: string, options: LoadPlaybookOptions 
       );
     }
   }
-  return { dir, playbooks, problems };
+  return problems;
 }

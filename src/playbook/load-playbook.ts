@@ -282,14 +282,9 @@ function check(
   const source = parseSourceDocument(file, text);
   const problems = [...source.problems];
   if (source.data === undefined && hasErrors(problems)) return { problems: problems.sort(byPosition) };
-  if (!isRawObject(source.data))
-    return {
-      problems: [
-        ...problems,
-        fileProblem(file, 'NOT_A_PLAYBOOK', 'a playbook is a YAML mapping with `name` and `steps`'),
-      ].sort(byPosition),
-    };
-  const data = source.data;
+  const refusal = notAPlaybook(file, source.data, problems, options);
+  if (refusal) return { problems: refusal };
+  const data = source.data as Record<string, unknown>;
 
   const ruleFindings = runDocumentRules(data, options.registry, options.description);
   const schemaFindings = schemaFindingsOf(data, ruleFindings, options);
@@ -344,6 +339,38 @@ function check(
   problems.push(...locateFindings(source, said), ...usesProblems);
   problems.sort(byPosition);
   return hasErrors(problems) ? { problems } : { playbook, problems };
+}
+
+/** The problems of a document that is no playbook (one for the whole file, no line of it), or undefined. */
+function notAPlaybook(
+  file: string,
+  data: unknown,
+  problems: Problem[],
+  options: Required<LoadPlaybookOptions>,
+): Problem[] | undefined {
+  const refusal = (message: string) => fileProblem(file, 'NOT_A_PLAYBOOK', message);
+  if (!isRawObject(data))
+    return [...problems, refusal('a playbook is a YAML mapping with `name` and `steps`')].sort(byPosition);
+  if (isPlaybookShaped(data, schemaFor(options.registry, options.description))) return undefined;
+  // Its problems would quote it line by line (a `uses:` of a compose file or a credentials
+  // file under the folder printed its secrets): one problem for the whole file, no line of it.
+  return [
+    refusal(
+      "a playbook is a YAML mapping with `name` and `steps`; most of the fields of this one are not a playbook's, so none of its lines is shown",
+    ),
+  ];
+}
+
+/**
+ * A mapping is a playbook (in error, maybe) when it has `name` or `steps` and more of its
+ * top-level fields are a playbook's than not: a playbook with a misspelt field is one, a
+ * compose file, a workflow of another tool or a credentials file is not.
+ */
+function isPlaybookShaped(data: Record<string, unknown>, schema: JsonSchema): boolean {
+  const fields = new Set(Object.keys((schema as { properties?: Record<string, unknown> }).properties ?? {}));
+  const keys = Object.keys(data);
+  const known = keys.filter((key) => fields.has(key)).length;
+  return (Object.hasOwn(data, 'name') || Object.hasOwn(data, 'steps')) && known > keys.length - known;
 }
 
 /** Loads and checks a playbook file; `playbook` is absent when any problem is an error. */

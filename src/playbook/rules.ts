@@ -90,7 +90,11 @@ export const duplicateStepIdRule: Rule = ({ steps }) => {
   });
 };
 
+/** Longer than any IANA name: Intl's lookup of a long name costs seconds (a minute for 650 KB), so none is asked. */
+const MAX_TIMEZONE_LENGTH = 64;
+
 export function isTimezone(name: string): boolean {
+  if (name.length > MAX_TIMEZONE_LENGTH) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;

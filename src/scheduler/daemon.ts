@@ -12,6 +12,7 @@ import {
   hasErrors,
   isPlaybookFile,
   loadPlaybookFolder,
+  loadPlaybookFolderOffThread,
   type LoadPlaybookOptions,
   type Playbook,
 } from '../playbook/index.js';
@@ -142,7 +143,9 @@ function createReload(state: DaemonState): () => Promise<void> {
   return () =>
     state.serial(async () => {
       if (state.stopping) return;
-      const folder = loadPlaybookFolder(options.playbooksDir, options.loadOptions);
+      // Off the event loop's path: a heavy file dropped into the folder must not stall what
+      // shares this process (a server's `/healthz`, the leader loop's renewals).
+      const folder = await loadPlaybookFolderOffThread(options.playbooksDir, options.loadOptions);
       if (hasErrors(folder.problems))
         return void log.error(
           { event: 'daemon.reloadFailed', problems: folder.problems },

@@ -14,7 +14,12 @@ export {
 export { readScheduleState, writeScheduleState, type ScheduleState, type ScheduleRunResult } from './schedule-state.js';
 export { runPlaybookWithLock, resumeRunWithLock, renderLockKey, type LockOptions } from './run-with-lock.js';
 export { startDaemon, SCHEDULER_LEASE_KEY, type Daemon, type DaemonOptions } from './daemon.js';
-export { isPlaybookFile, loadPlaybookFolder, type PlaybookFolder } from '../playbook/index.js';
+export {
+  isPlaybookFile,
+  loadPlaybookFolder,
+  loadPlaybookFolderOffThread,
+  type PlaybookFolder,
+} from '../playbook/index.js';
 export { SchedulerError, SchedulerErrorCode, isSchedulerError } from './scheduler-error.js';
 export { runWorker, type WorkerOptions, type WorkerSummary } from './worker.js';
 export { createFireQueuer, type FireQueuerOptions } from './fire-queuer.js';

@@ -265,7 +265,7 @@ function registerRunActions(context: RouteContext): void {
       dryRun?: boolean;
       ignoreWindow?: { reason: string };
     };
-    const playbook = catalog.find(body.playbook);
+    const playbook = await catalog.find(body.playbook);
     if (!playbook)
       throw new HttpError(404, ServerErrorCode.notFound, `playbook ${body.playbook} not found`, 'body/playbook');
     const { run } = await launcher.start(
@@ -294,7 +294,7 @@ function registerRunActions(context: RouteContext): void {
         ServerErrorCode.notResumable,
         `run ${run.id} is ${run.status}; only an interrupted run is resumed`,
       );
-    const playbook = catalog.find(run.playbook);
+    const playbook = await catalog.find(run.playbook);
     if (!playbook)
       throw new HttpError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
     const body = (request.body ?? {}) as { secretInputs?: Record<string, string> };
@@ -312,7 +312,7 @@ function registerRunActions(context: RouteContext): void {
     route(operationId, async (request, reply) => {
       const run = await findRun(store, (request.params as { runId: string }).runId);
       const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, unknown> };
-      const after = await launcher.decide(catalog.find(run.playbook), {
+      const after = await launcher.decide(await catalog.find(run.playbook), {
         runId: run.id,
         decision,
         by: callerName(request),
@@ -346,7 +346,7 @@ function registerCatalogRoutes(app: FastifyInstance, context: RouteContext): voi
   const { store, catalog, launcher, metrics, logger, scrub, route } = context;
   const options = context;
   route('listPlaybooks', async () => {
-    const folder = catalog.current();
+    const folder = await catalog.current();
     return {
       playbooks: folder.playbooks.map((playbook) => scrub(playbookView(playbook, options.root))),
       problems: folder.problems.map((problem) => problemView(problem, options.root)),
@@ -355,7 +355,7 @@ function registerCatalogRoutes(app: FastifyInstance, context: RouteContext): voi
 
   route('getPlaybook', async (request) => {
     const { name } = request.params as { name: string };
-    const playbook = catalog.find(name);
+    const playbook = await catalog.find(name);
     if (!playbook) throw notFound(`playbook ${name}`);
     return {
       playbook: scrub(playbookView(playbook, options.root)),
@@ -365,7 +365,7 @@ function registerCatalogRoutes(app: FastifyInstance, context: RouteContext): voi
 
   route('listSchedules', async (request) => {
     const { count } = request.query as { count: number };
-    return { schedules: await scheduleViews(store, catalog.current().playbooks, count, Date.now()) };
+    return { schedules: await scheduleViews(store, (await catalog.current()).playbooks, count, Date.now()) };
   });
 
   route('pauseSchedule', async (request) => ({

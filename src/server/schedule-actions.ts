@@ -20,21 +20,23 @@ interface Deps {
   logger: Logger;
 }
 
-function playbookOf(catalog: PlaybookCatalog, key: string) {
-  const playbook = catalog.current().playbooks.find((candidate) => candidate.schedules.some((s) => s.key === key));
+async function playbookOf(catalog: PlaybookCatalog, key: string) {
+  const playbook = (await catalog.current()).playbooks.find((candidate) =>
+    candidate.schedules.some((s) => s.key === key),
+  );
   if (!playbook) throw new HttpError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   return playbook;
 }
 
 async function viewOf(deps: Deps, key: string): Promise<ScheduleView> {
-  const views = await scheduleViews(deps.store, [playbookOf(deps.catalog, key)], 3, Date.now());
+  const views = await scheduleViews(deps.store, [await playbookOf(deps.catalog, key)], 3, Date.now());
   const view = views.find((candidate) => candidate.key === key);
   if (!view) throw new HttpError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   return view;
 }
 
 export async function pauseSchedule(deps: Deps, key: string, by: string): Promise<ScheduleView> {
-  playbookOf(deps.catalog, key);
+  await playbookOf(deps.catalog, key);
   const state = await readScheduleState(deps.store, key);
   if (!state?.paused) {
     const pause = { paused: true, pausedAt: new Date().toISOString(), pausedBy: by };
@@ -53,7 +55,7 @@ export async function pauseSchedule(deps: Deps, key: string, by: string): Promis
 }
 
 export async function resumeSchedule(deps: Deps, key: string, by: string): Promise<ScheduleView> {
-  playbookOf(deps.catalog, key);
+  await playbookOf(deps.catalog, key);
   const state = await readScheduleState(deps.store, key);
   if (state?.paused) {
     Object.assign(state, { paused: false, consecutiveFailures: 0 });
@@ -84,7 +86,7 @@ export async function triggerSchedule(
   caller: Caller,
   ignoreWindow?: { reason: string },
 ): Promise<TriggerOutcome> {
-  const playbook = playbookOf(deps.catalog, key);
+  const playbook = await playbookOf(deps.catalog, key);
   const schedule = playbook.schedules.find((candidate) => candidate.key === key);
   if (!schedule) throw new HttpError(404, ServerErrorCode.notFound, `schedule ${key} not found`);
   const by = caller.name;

@@ -71,7 +71,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     created: (runId) => hub.notify(runId),
     statusChanged: (runId) => hub.notify(runId),
   });
-  const catalog = createPlaybookCatalog(options.playbooksDir, options.loadOptions);
+  const catalog = createPlaybookCatalog(options.playbooksDir, options.loadOptions, options.logger);
   const launcher = createRunLauncher({
     store,
     client: options.client,

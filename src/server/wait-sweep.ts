@@ -38,7 +38,7 @@ async function continueRun(options: WaitSweepOptions, { run, wait, status }: Wai
     `run ${run.id}: ${describeWait(wait)} ${wait.reason === 'approval' ? 'timed out' : 'came'}`,
   );
   if (status !== RunStatus.interrupted) return;
-  const playbook = options.catalog.find(run.playbook);
+  const playbook = await options.catalog.find(run.playbook);
   const current = await options.store.getRun(run.id);
   if (!playbook || !current) {
     logger.warn(

@@ -18,7 +18,7 @@ export function createHttpApp(logger: boolean): FastifyInstance {
     forceCloseConnections: true,
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    done(null, formFields(body as string));
   });
   const parseJson = app.getDefaultJsonParser('error', 'error');
   const tolerantJsonParser = (
@@ -26,14 +26,43 @@ export function createHttpApp(logger: boolean): FastifyInstance {
     body: string,
     done: (error: Error | null, parsed?: unknown) => void,
   ): void => {
-    void parseJson(request, body, (error: Error | null, parsed?: unknown) =>
-      done(null, error ? new MalformedBody(body, error) : parsed),
-    );
+    void parseJson(request, body, (error: Error | null, parsed?: unknown) => {
+      if (error) return done(null, new MalformedBody(body, error));
+      // The input check, the request log and the handlers walk a body recursively: a body nested
+      // 10,000 deep overflowed the stack there (a 500). Refused here, as any body that is not JSON.
+      if (nestsDeeperThan(parsed, MAX_BODY_DEPTH))
+        return done(null, new MalformedBody('', new Error(`it nests more than ${MAX_BODY_DEPTH} levels deep`)));
+      done(null, parsed);
+    });
   };
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, tolerantJsonParser);
   app.addContentTypeParser(/^application\/[\w.-]+\+json$/, { parseAs: 'string' }, tolerantJsonParser);
   return app;
+}
+
+/** Deeper than any body the platform's operations take: their schemas nest a few levels. */
+export const MAX_BODY_DEPTH = 64;
+
+/** True when `value` holds arrays or objects nested more than `max` deep (walked without recursion). */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    if (next.depth >= max) return true;
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth: next.depth + 1 });
+  }
+  return false;
+}
+
+/** A form's fields; one given more than once is kept as the list of its values (the token endpoint refuses it). */
+function formFields(body: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = {};
+  for (const [key, value] of new URLSearchParams(body)) {
+    const earlier = fields[key];
+    fields[key] = earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value];
+  }
+  return fields;
 }
 
 /** Where a listening simulator answers. */

@@ -114,6 +114,22 @@ function regionOfArrival({ op, request, entry, regionFromPath }: Arrival): strin
   return region;
 }
 
+/**
+ * OAuth 2.0 (RFC 6749, 3.2) allows each parameter of a token request once: one given as a list
+ * (a form field repeated, a JSON array) is `invalid_request`, before the input check calls it
+ * a type error or the client lookup an unknown client.
+ */
+function refuseRepeatedParameters(form: Record<string, unknown>): void {
+  const repeated = Object.keys(form).find((key) => Array.isArray(form[key]));
+  if (repeated === undefined) return;
+  throw new SimHttpError(
+    400,
+    'INVALID_REQUEST',
+    `${repeated} is given more than once; a token request takes each parameter once`,
+    [{ type: 'bad request', issues: [{ source: 'field', subject: repeated, description: 'given more than once' }] }],
+  );
+}
+
 /** The token endpoint: no bearer token and no roles; rate limited per `client_id`. */
 function answerTokenRequest(
   sim: Simulation,
@@ -125,6 +141,7 @@ function answerTokenRequest(
   const clientId = typeof form.client_id === 'string' ? form.client_id : '';
   entry.clientId = clientId;
   applyRateLimit(sim.rateLimits, op, clientId, headers);
+  refuseRepeatedParameters(form);
   checkInput(op, params, query, request.body);
   return { status: 200, body: sim.auth.issue(form), headers: { 'cache-control': 'no-store' } };
 }

@@ -59,6 +59,27 @@ describe('fleetbook validate', () => {
     expect(result.stdout + result.stderr).not.toContain('s3cr3t');
   });
 
+  it('never prints a line of a YAML file uses: names that is not a playbook (credentials, a compose file)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetbook-validate-yml-'));
+    writeFileSync(join(dir, 'creds.yml'), 'db:\n  password: s3cr3t-in-yml\n  user: admin\n');
+    writeFileSync(
+      join(dir, 'compose.yml'),
+      'name: web\nservices:\n  web:\n    environment:\n      TOKEN: s3cr3t-compose\n',
+    );
+    writeFileSync(join(dir, 'parent.yaml'), 'name: parent\nsteps:\n  - uses: ./creds.yml\n  - uses: ./compose.yml\n');
+    const result = await run([join(dir, 'parent.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('creds.yml:1:1  error');
+    expect(result.stdout).toContain('compose.yml:1:1  error');
+    expect(result.stdout.match(/\(NOT_A_PLAYBOOK\)/g)).toHaveLength(2);
+    expect(result.stdout + result.stderr).not.toMatch(/s3cr3t|password|TOKEN|services/);
+    // A playbook in error is still shown line by line, a misspelt top-level field included.
+    writeFileSync(join(dir, 'typo.yaml'), 'name: typo\ninput: {}\nsteps:\n  - log: hi\n');
+    const typo = await run([join(dir, 'typo.yaml')]);
+    expect(typo.stdout).toContain("unknown field 'input' in the playbook. Did you mean 'inputs'?");
+    expect(typo.stdout).toContain('> 2 | input: {}');
+  });
+
   it('lets uses: read a shared folder only when FLEETBOOK_USES_FROM names it, and still only playbook files there', async () => {
     const root = mkdtempSync(join(tmpdir(), 'fleetbook-validate-uses-from-'));
     const [project, shared] = [join(root, 'project'), join(root, 'shared')];

@@ -248,3 +248,44 @@ it('values derived from a secret (encoded, cased, cut, split, passed on) and an 
   );
   expect(leaks).toEqual([]);
 });
+
+it('a secret spelled one character an expression and joined with spaces is redacted whole: stdout, log file, journal, outputs', async () => {
+  const token = 'Zq7xWv3K';
+  const spaced = token.split('').join(' ');
+  const logFile = join(directory, 'split.log');
+  const home = join(directory, 'split-home');
+  const env = {
+    FLEETBOOK_HOME: home,
+    FLEETBOOK_CLIENT_ID: 'sim-operator',
+    FLEETBOOK_CLIENT_SECRET: CLIENT_SECRET,
+    FLEETBOOK_AUTH_URL: sim.authUrl,
+    FLEETBOOK_BASE_URL: sim.baseUrl,
+    FLEETBOOK_REGIONAL_URL: sim.regionalUrl,
+    FLEETBOOK_REGION: 'us-west',
+  };
+  const args = ['run', join(FIXTURES, 'split-secret.yaml'), '-i', `token=${token}`, '--json', '--log-level', 'trace'];
+  const run = await runCli([...args, '--log-file', logFile], { env });
+  expect(run.code, run.stderr).toBe(0);
+  const lines = run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const result = lines.at(-1) as { result: { runId: string; outputs: Record<string, unknown> } };
+  expect(result.result.outputs).toEqual({ spaced: '[REDACTED]', fromStep: '[REDACTED]' });
+  expect(run.stdout).toContain('spelled [REDACTED]');
+  expect(run.stdout).toContain('again [REDACTED]');
+  const show = await runCli(['runs', 'show', result.result.runId, '--json'], { env });
+  expect(show.code, show.stderr).toBe(0);
+  const written = {
+    'run stdout': run.stdout,
+    'run stderr': run.stderr,
+    '--log-file': readFileSync(logFile, 'utf8'),
+    'runs show': show.stdout,
+    ...filesUnder(home),
+  };
+  expect(Object.keys(written).some((name) => name.endsWith(runStoreFileName))).toBe(true);
+  const leaks = Object.entries(written).flatMap(([where, text]) =>
+    [token, spaced].filter((form) => text.includes(form)).map((form) => `${where}: ${form}`),
+  );
+  expect(leaks).toEqual([]);
+});

@@ -227,7 +227,9 @@ describe('daemon', () => {
           await daemon.idle();
           expect(events(event)).toHaveLength(count);
         },
-        { timeout: 5000, interval: 50 },
+        // A reload checks the folder in a worker thread: its first start (the TypeScript source under
+        // the tests, the playbook schema compiled) takes seconds on a loaded machine.
+        { timeout: 60_000, interval: 50 },
       );
 
     copyFileSync(join(fixtures, 'five', 'every-five-minutes.yaml'), join(dir, 'every-five-minutes.yaml'));

@@ -61,6 +61,8 @@ export interface TestServer {
   /** Every answer's text so far. */
   answers: string[];
   logText(): string;
+  /** Resolves at the first log line written from now on that contains `text`. */
+  logged(text: string): Promise<void>;
   api(
     method: string,
     path: string,
@@ -148,12 +150,14 @@ export async function startTestServer(
   const secrets = createSecretRegistry();
   secrets.add(admin.clientSecret);
   const chunks: string[] = [];
+  const watchers = new Set<(line: string) => void>();
   const logger = createLogger({
     level: 'info',
     secrets,
     destination: new Writable({
       write(chunk, _encoding, done) {
         chunks.push(String(chunk));
+        for (const watcher of watchers) watcher(String(chunk));
         done();
       },
     }),
@@ -204,6 +208,15 @@ export async function startTestServer(
     clientSecret: admin.clientSecret,
     answers,
     logText: () => chunks.join(''),
+    logged: (text) =>
+      new Promise<void>((resolve) => {
+        const watcher = (line: string): void => {
+          if (!line.includes(text)) return;
+          watchers.delete(watcher);
+          resolve();
+        };
+        watchers.add(watcher);
+      }),
     async api(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;

@@ -31,6 +31,34 @@ describe('simulator core: auth', () => {
     expect(bad.status).toBe(401);
   });
 
+  it('refuses a token request giving client_id as a list (a repeated form field, a JSON array): 400 INVALID_REQUEST', async () => {
+    const { sim } = await start();
+    const ask = (contentType: string, body: string) =>
+      fetch(`${sim.authUrl}/as/token.oauth2`, { method: 'POST', headers: { 'content-type': contentType }, body });
+    const answers = [
+      await ask(
+        'application/x-www-form-urlencoded',
+        'grant_type=client_credentials&client_id=sim-observer&client_id=sim-admin&client_secret=sim-observer-secret',
+      ),
+      await ask(
+        'application/json',
+        JSON.stringify({
+          grant_type: 'client_credentials',
+          client_id: ['sim-observer'],
+          client_secret: 'sim-observer-secret',
+        }),
+      ),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(await answer.json()).toMatchObject({
+        errorCode: 'INVALID_REQUEST',
+        message: expect.stringContaining('client_id is given more than once'),
+      });
+    }
+    expect(sim.control.requests({ operationId: 'auth.createToken' }).map((entry) => entry.status)).toEqual([400, 400]);
+  });
+
   it('keeps tokens for their lifetime in wall-clock time, whatever the time scale', async () => {
     // 60 s at a time scale of 100,000 would be 0.6 ms of simulated lifetime. Real time on
     // purpose: what is tested is that token lifetimes follow the wall clock, not the scaled one.
@@ -192,6 +220,22 @@ describe('simulator core: limits, validation, regions', () => {
     });
     expect(faults.status).toBe(400);
     expect(((await faults.json()) as { message: string }).message).toContain('not valid JSON');
+  });
+
+  it('refuses a JSON body nested 10,000 deep with a 400, not a 500, and keeps serving', async () => {
+    const { call, sim, token } = await start();
+    const deepList = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const deepObject = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+    for (const body of [deepList, deepObject]) {
+      const answer = await fetch(`${sim.url}/devices/v1/devices`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${await token()}` },
+        body,
+      });
+      expect(answer.status).toBe(400);
+      expect(((await answer.json()) as { message: string }).message).toContain('nests more than 64 levels deep');
+    }
+    expect((await call('GET', '/devices/v1/devices?limit=1')).status).toBe(200);
   });
 
   it('serves regions by prefix or header and names the valid ones for an unknown region', async () => {

@@ -27,7 +27,7 @@ export function registerPlaybookStart(context: UiContext): void {
   app.post('/playbooks/:name/run', async (request, reply) => {
     const caller = await formCaller(request, reply, 'operator');
     if (!caller) return reply;
-    const playbook = catalog.find((request.params as { name: string }).name);
+    const playbook = await catalog.find((request.params as { name: string }).name);
     if (!playbook) return sendNotFound(reply, caller, 'No such playbook');
     const given: Record<string, string> = {};
     try {
@@ -76,7 +76,7 @@ async function playbookPage(
   given: Record<string, string> = {},
 ) {
   const { name } = request.params as { name: string };
-  const playbook = context.catalog.find(name);
+  const playbook = await context.catalog.find(name);
   if (!playbook) return sendNotFound(reply, caller, 'No such playbook');
   const view = context.scrub(playbookView(playbook, context.root));
   const schedules = await scheduleViews(context.store, [playbook], 3, Date.now());

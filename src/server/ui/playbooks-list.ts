@@ -10,7 +10,7 @@ export function registerPlaybooksList(context: UiContext): void {
   app.get('/playbooks', async (request, reply) => {
     const caller = await pageCaller(request, reply);
     if (!caller) return reply;
-    const folder = catalog.current();
+    const folder = await catalog.current();
     const body = html`<h1>Playbooks</h1>
       <ul class="cards">
         ${folder.playbooks.map((book) => {

@@ -22,7 +22,7 @@ export function registerRunActions(context: UiContext): void {
     const caller = await formCaller(request, reply, 'operator');
     if (!caller) return reply;
     const run = await store.getRun((request.params as { runId: string }).runId);
-    const playbook = run && catalog.find(run.playbook);
+    const playbook = run && (await catalog.find(run.playbook));
     if (!run || !playbook) return sendNotFound(reply, caller, 'No such run or playbook');
     try {
       await launcher.resume(playbook, run, {}, caller.token.name);
@@ -45,7 +45,7 @@ function registerDecisions(context: UiContext): void {
       if (!run) return sendNotFound(reply, caller, 'No such run');
       const comment = String((request.body as Record<string, unknown>).comment ?? '').trim();
       try {
-        await launcher.decide(catalog.find(run.playbook), {
+        await launcher.decide(await catalog.find(run.playbook), {
           runId: run.id,
           decision,
           by: caller.token.name,

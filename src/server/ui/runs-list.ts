@@ -18,7 +18,7 @@ export function registerRunsList(context: UiContext): void {
     const status = STATUS_FILTERS.find((candidate) => candidate === query.status);
     const playbook = query.playbook?.trim() || undefined;
     const runs = await store.listRuns({ limit: 100, ...(status ? { status } : {}), ...(playbook ? { playbook } : {}) });
-    const names = catalog.current().playbooks.map((book) => book.name);
+    const names = (await catalog.current()).playbooks.map((book) => book.name);
     const body = html`<h1>Runs</h1>
       ${filters(status, playbook, names)}
       ${

@@ -12,7 +12,7 @@ export function registerSchedulesPage(context: UiContext): void {
   app.get('/schedules', async (request, reply) => {
     const caller = await pageCaller(request, reply);
     if (!caller) return reply;
-    const schedules = await scheduleViews(store, catalog.current().playbooks, 3, Date.now());
+    const schedules = await scheduleViews(store, (await catalog.current()).playbooks, 3, Date.now());
     const body = html`<h1>Schedules</h1>
       ${schedules.length === 0 ? html`<p class="empty">No playbook has a schedule.</p>` : schedulesTable(schedules, caller)}`;
     return send(reply, page(caller, 'Schedules', body));
