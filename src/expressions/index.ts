@@ -1,4 +1,4 @@
-export type { ExpressionContext, ReferenceSite, Template } from './types.js';
+export type { ExpressionContext, ReferenceSite, Template, TemplateExpression, TemplateShape } from './types.js';
 export type { PathSegment } from './references.js';
 export {
   compileTemplate,

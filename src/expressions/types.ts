@@ -1,3 +1,4 @@
+import type jsonata from 'jsonata';
 import type { PathSegment } from './references.js';
 
 /**
@@ -23,7 +24,27 @@ export interface Template {
   readonly readsWholeContext?: boolean;
   /** Plain JSON (arrays and objects normalised, no JSONata sequence artefacts). */
   evaluate(context: ExpressionContext): Promise<unknown>;
+  /** How the value is made of literals and expressions, with each expression's syntax tree: what type inference walks. */
+  shape(): TemplateShape;
 }
+
+/** One `${{ }}` of a template: its text, where the text starts in its string value, its syntax tree. */
+export interface TemplateExpression {
+  readonly text: string;
+  readonly offset: number;
+  readonly ast: jsonata.ExprNode;
+}
+
+/**
+ * A template's value, part by part: a literal; a string that is one expression (the value is the
+ * expression's); a string with text around expressions (a string); a list; an object.
+ */
+export type TemplateShape =
+  | { readonly kind: 'static'; readonly value: unknown }
+  | { readonly kind: 'whole'; readonly pointer: string; readonly expression: TemplateExpression }
+  | { readonly kind: 'interpolation'; readonly pointer: string; readonly expressions: readonly TemplateExpression[] }
+  | { readonly kind: 'array'; readonly items: readonly TemplateShape[] }
+  | { readonly kind: 'object'; readonly entries: ReadonlyArray<readonly [string, TemplateShape]> };
 
 /** One read of a top-level context name in a template: `inputs.x`, `steps.a`, a loop variable... */
 export interface ReferenceSite {

@@ -1,0 +1,86 @@
+/**
+ * Inference over a whole template (a playbook value that may hold `${{ }}`): the type of its
+ * value, and every field read of its expressions that cannot exist, located in its string value.
+ */
+import type { Template, TemplateExpression, TemplateShape } from '../../expressions/index.js';
+import { closedObject, typeOfLiteral, UNKNOWN, type JsonSchema } from '../../steps/index.js';
+import { Inferrer } from './inferrer.js';
+import { joinTypes, listOf, type AstNode, type InferScope } from './values.js';
+
+/** A field read that cannot exist, in a template: the string value holding it and the name's place in it. */
+export interface TemplateMiss {
+  pointer: string;
+  offsetInValue: number;
+  lengthInValue: number;
+  message: string;
+}
+
+function inferExpression(expression: TemplateExpression, scope: InferScope): Inferrer {
+  const inferrer = new Inferrer(scope, expression.text);
+  inferrer.run(expression.ast as unknown as AstNode);
+  return inferrer;
+}
+
+function typeOfShape(shape: TemplateShape, scope: InferScope): JsonSchema {
+  switch (shape.kind) {
+    case 'static':
+      return typeOfLiteral(shape.value);
+    case 'whole':
+      return new Inferrer(scope, shape.expression.text).run(shape.expression.ast as unknown as AstNode);
+    case 'interpolation':
+      return { type: 'string' };
+    case 'array':
+      return listOf(
+        shape.items.length === 0 ? UNKNOWN : joinTypes(shape.items.map((item) => typeOfShape(item, scope))),
+      );
+    case 'object':
+      return closedObject(Object.fromEntries(shape.entries.map(([key, item]) => [key, typeOfShape(item, scope)])));
+  }
+}
+
+/**
+ * The type of a template's value, from the types of the names its expressions read: literals as
+ * written, text a string, an expression's value its inferred type; unknown (`{}`) where it cannot
+ * be told. What request typing checks a computed value against.
+ */
+export function inferTemplateType(template: Template | undefined, scope: InferScope): JsonSchema {
+  if (template === undefined) return UNKNOWN;
+  if (template.isStatic) return typeOfLiteral(template.source);
+  return typeOfShape(template.shape(), scope);
+}
+
+function expressionsOf(shape: TemplateShape, into: Array<{ pointer: string; expression: TemplateExpression }>): void {
+  switch (shape.kind) {
+    case 'static':
+      return;
+    case 'whole':
+      into.push({ pointer: shape.pointer, expression: shape.expression });
+      return;
+    case 'interpolation':
+      for (const expression of shape.expressions) into.push({ pointer: shape.pointer, expression });
+      return;
+    case 'array':
+      for (const item of shape.items) expressionsOf(item, into);
+      return;
+    case 'object':
+      for (const [, item] of shape.entries) expressionsOf(item, into);
+      return;
+  }
+}
+
+/** Every field read of the template's expressions that cannot exist, in the order written. */
+export function fieldMisses(template: Template | undefined, scope: InferScope): TemplateMiss[] {
+  if (template === undefined || template.isStatic) return [];
+  const found: Array<{ pointer: string; expression: TemplateExpression }> = [];
+  expressionsOf(template.shape(), found);
+  return found.flatMap(({ pointer, expression }) =>
+    [...inferExpression(expression, scope).misses.values()]
+      .sort((a, b) => a.offset - b.offset)
+      .map((miss) => ({
+        pointer,
+        offsetInValue: expression.offset + miss.offset,
+        lengthInValue: miss.length,
+        message: miss.message,
+      })),
+  );
+}
