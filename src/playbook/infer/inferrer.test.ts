@@ -25,7 +25,8 @@ const RECORDS: Record<string, JsonSchema> = {
 const scope: InferScope = {
   root: (name) => {
     if (name === 'steps') return { member: (id) => RECORDS[id] };
-    if (name === 'inputs') return { member: (input) => (input === 'ids' ? { type: 'array', items: STRING } : undefined) };
+    if (name === 'inputs')
+      return { member: (input) => (input === 'ids' ? { type: 'array', items: STRING } : undefined) };
     if (name === 'item') return SYSTEM;
     return undefined;
   },
