@@ -91,7 +91,8 @@ export class Inferrer {
   infer(node: AstNode, context: Value, env: Env): Value {
     let value = this.inferNode(node, context, env);
     if (node.type !== 'path') value = this.filter(node.predicate, value, env);
-    if (isNode(node.group)) value = this.group(node.group, value, env);
+    const group = node.group as { lhs?: unknown } | undefined;
+    if (typeof group === 'object' && group !== null) value = this.object(group.lhs, value, env);
     return value;
   }
 
@@ -317,7 +318,10 @@ export class Inferrer {
     return UNKNOWN_VALUE;
   }
 
-  /** `{ "k": v, ... }`: an object of exactly its keys when every key is written as a string. */
+  /**
+   * `{ "k": v, ... }`: an object of exactly its keys when every key is written as a string. Also
+   * a grouping `path{ k: v }`, whose keys and values read the items grouped.
+   */
   private object(pairs: unknown, context: Value, env: Env): Value {
     const properties: Record<string, JsonSchema> = {};
     let literalKeys = true;
@@ -334,11 +338,6 @@ export class Inferrer {
     }
     if (!literalKeys) return { type: { type: 'object' } };
     return { type: { type: 'object', properties, additionalProperties: false } };
-  }
-
-  /** `path{ k: v }`: keys and values are evaluated against the items grouped. */
-  private group(group: AstNode, value: Value, env: Env): Value {
-    return this.object(group.lhs, value, env);
   }
 
   /** A function call: a lambda bound to the name, else a built-in (`first` is what `~>` feeds in). */

@@ -84,11 +84,21 @@ export function isUnknown(type: JsonSchema): boolean {
   return true;
 }
 
-/** A value of either type (a conditional's branches, a list's items). */
+/** Alternatives kept by a join: beyond, the value is of unknown type (a long literal list must not make every read of it long). */
+const MAX_ALTERNATIVES = 16;
+
+/** A value of either type (a conditional's branches, a list's items); plain scalar types of the same name are one. */
 export function joinTypes(types: readonly JsonSchema[]): JsonSchema {
-  const distinct = [...new Set(types)];
-  if (distinct.length === 0 || distinct.some(isUnknown)) return UNKNOWN;
-  return distinct.length === 1 ? (distinct[0] as JsonSchema) : { anyOf: distinct };
+  const distinct = new Map<unknown, JsonSchema>();
+  for (const type of types) {
+    if (isUnknown(type)) return UNKNOWN;
+    const plain = Object.keys(type).length === 1 && typeof type.type === 'string';
+    distinct.set(plain ? `type:${String(type.type)}` : type, type);
+    if (distinct.size > MAX_ALTERNATIVES) return UNKNOWN;
+  }
+  const [first, ...others] = distinct.values();
+  if (first === undefined) return UNKNOWN;
+  return others.length === 0 ? first : { anyOf: [first, ...others] };
 }
 
 /** A list of `items`. */
