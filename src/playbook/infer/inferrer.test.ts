@@ -3,7 +3,7 @@
  * at its name (true positive), and a read inference cannot know is let through (silent).
  */
 import { describe, expect, it } from 'vitest';
-import { compileTemplate, extraFunctions } from '../../expressions/index.js';
+import { compileTemplate, extraFunctions, type Template } from '../../expressions/index.js';
 import { closedObject, fieldOf, UNKNOWN, type JsonSchema } from '../../steps/index.js';
 import { fieldMisses, inferTemplateType, TYPED_FUNCTIONS, type InferScope } from './index.js';
 
@@ -170,5 +170,17 @@ describe('type inference over whole expressions', () => {
     expect(field(type, 'text')).toEqual(STRING);
     expect(typeOf('${{ $eval("1") }}')).toEqual(UNKNOWN);
     expect(typeOf('${{ $$ }}')).toEqual(UNKNOWN);
+  });
+
+  it('an expression nested deeper than the stack allows is of unknown type, with no miss and no crash', () => {
+    let ast: Record<string, unknown> = { type: 'path', steps: [{ type: 'name', value: 'nope', position: 4 }] };
+    for (let depth = 0; depth < 200_000; depth += 1) ast = { type: 'block', expressions: [ast] };
+    const expression = { text: 'nope', offset: 0, ast: ast as never };
+    const template = {
+      isStatic: false,
+      shape: () => ({ kind: 'whole', pointer: '/x', expression }),
+    } as unknown as Template;
+    expect(inferTemplateType(template, scope)).toEqual(UNKNOWN);
+    expect(fieldMisses(template, scope)).toEqual([]);
   });
 });

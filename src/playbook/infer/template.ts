@@ -5,7 +5,7 @@
 import type { Template, TemplateExpression, TemplateShape } from '../../expressions/index.js';
 import { closedObject, typeOfLiteral, UNKNOWN, type JsonSchema } from '../../steps/index.js';
 import { Inferrer } from './inferrer.js';
-import { joinTypes, listOf, type AstNode, type InferScope } from './values.js';
+import { joinTypes, listOf, type AstNode, type FieldMiss, type InferScope } from './values.js';
 
 /** A field read that cannot exist, in a template: the string value holding it and the name's place in it. */
 export interface TemplateMiss {
@@ -15,10 +15,20 @@ export interface TemplateMiss {
   message: string;
 }
 
-function inferExpression(expression: TemplateExpression, scope: InferScope): Inferrer {
+/**
+ * One expression's inference: its type and its misses. An expression nested deeper than the
+ * stack allows (JSONata parsed it, the walk of inference runs out) is of unknown type with no
+ * miss: silent, never a crash of validate.
+ */
+function inferExpression(expression: TemplateExpression, scope: InferScope): { type: JsonSchema; misses: FieldMiss[] } {
   const inferrer = new Inferrer(scope, expression.text);
-  inferrer.run(expression.ast as unknown as AstNode);
-  return inferrer;
+  try {
+    const type = inferrer.run(expression.ast as unknown as AstNode);
+    return { type, misses: [...inferrer.misses.values()] };
+  } catch (error) {
+    if (error instanceof RangeError) return { type: UNKNOWN, misses: [] };
+    throw error;
+  }
 }
 
 function typeOfShape(shape: TemplateShape, scope: InferScope): JsonSchema {
@@ -26,7 +36,7 @@ function typeOfShape(shape: TemplateShape, scope: InferScope): JsonSchema {
     case 'static':
       return typeOfLiteral(shape.value);
     case 'whole':
-      return new Inferrer(scope, shape.expression.text).run(shape.expression.ast as unknown as AstNode);
+      return inferExpression(shape.expression, scope).type;
     case 'interpolation':
       return { type: 'string' };
     case 'array':
@@ -74,8 +84,8 @@ export function fieldMisses(template: Template | undefined, scope: InferScope): 
   const found: Array<{ pointer: string; expression: TemplateExpression }> = [];
   expressionsOf(template.shape(), found);
   return found.flatMap(({ pointer, expression }) =>
-    [...inferExpression(expression, scope).misses.values()]
-      .sort((a, b) => a.offset - b.offset)
+    inferExpression(expression, scope)
+      .misses.sort((a, b) => a.offset - b.offset)
       .map((miss) => ({
         pointer,
         offsetInValue: expression.offset + miss.offset,
