@@ -398,6 +398,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
       });
     }
   }
+  let shape: TemplateShape | undefined;
   const template: Template = {
     source: value,
     pointer: where.pointer,
@@ -407,7 +408,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
     references,
     ...(readsWholeContext ? { readsWholeContext } : {}),
     evaluate: (context) => evaluateNode(root, context),
-    shape: () => shapeOf(root),
+    shape: () => (shape ??= shapeOf(root)),
   };
   return { template, errors };
 }
