@@ -29,6 +29,7 @@ const BENCHMARKS = [
   '14-validation-scaling.ts',
   '15-fleet-10k.ts',
   '16-server.ts',
+  '17-validate-inference.ts',
 ];
 
 const onlyAt = process.argv.indexOf('--only');

@@ -13,7 +13,7 @@ import { plainPathAst } from './plain-path.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
 import { taintTrackerOf } from './taint.js';
-import type { ExpressionContext, ReferenceSite, Template } from '../model/index.js';
+import type { ExpressionContext, ReferenceSite, Template, TemplateShape } from '../model/index.js';
 
 /**
  * Guardrails of one evaluation: JSONata stops an expression that recurses deeper than this, the
@@ -398,6 +398,26 @@ async function evaluateNode(node: Node, context: ExpressionContext): Promise<unk
   }
 }
 
+/** The public shape of a compiled node: what the loader's type inference reads. */
+function shapeOf(node: Node): TemplateShape {
+  switch (node.kind) {
+    case 'static':
+      return node;
+    case 'whole':
+      return { kind: 'whole', pointer: node.where.pointer, expression: node.compiled };
+    case 'interpolation':
+      return {
+        kind: 'interpolation',
+        pointer: node.where.pointer,
+        expressions: node.parts.filter((part): part is CompiledExpression => typeof part !== 'string'),
+      };
+    case 'array':
+      return { kind: 'array', items: node.items.map(shapeOf) };
+    case 'object':
+      return { kind: 'object', entries: node.entries.map(([key, item]) => [key, shapeOf(item)] as const) };
+  }
+}
+
 /**
  * Compiles every `${{ }}` in a playbook value, collecting every expression that does not
  * parse instead of stopping at the first (the loader reports all problems in one pass).
@@ -435,6 +455,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
       });
     }
   }
+  let shape: TemplateShape | undefined;
   const template: Template = {
     source: value,
     pointer: where.pointer,
@@ -445,6 +466,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
     ...(readsWholeContext ? { readsWholeContext } : {}),
     evaluate: (context) => evaluateNode(root, context),
     render: (context, format) => renderNode(root, context, format),
+    shape: () => (shape ??= shapeOf(root)),
   };
   return { template, errors };
 }

@@ -1,4 +1,11 @@
-export type { ExpressionContext, PathSegment, ReferenceSite, Template } from '../model/index.js';
+export type {
+  ExpressionContext,
+  PathSegment,
+  ReferenceSite,
+  Template,
+  TemplateExpression,
+  TemplateShape,
+} from '../model/index.js';
 export {
   compileTemplate,
   tryCompileTemplate,

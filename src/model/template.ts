@@ -1,3 +1,5 @@
+import type jsonata from 'jsonata';
+
 /**
  * A value from a playbook that may hold `${{ }}` expressions, compiled once when the
  * playbook loads. A string that is exactly one expression keeps the expression's type;
@@ -23,7 +25,27 @@ export interface Template {
   evaluate(context: ExpressionContext): Promise<unknown>;
   /** The value as text, each expression's value written by `format` (literal text as it is). */
   render(context: ExpressionContext, format: (value: unknown) => string): Promise<string>;
+  /** How the value is made of literals and expressions, with each expression's syntax tree: what type inference walks. */
+  shape(): TemplateShape;
 }
+
+/** One `${{ }}` of a template: its text, where the text starts in its string value, its syntax tree. */
+export interface TemplateExpression {
+  readonly text: string;
+  readonly offset: number;
+  readonly ast: jsonata.ExprNode;
+}
+
+/**
+ * A template's value, part by part: a literal; a string that is one expression (the value is the
+ * expression's); a string with text around expressions (a string); a list; an object.
+ */
+export type TemplateShape =
+  | { readonly kind: 'static'; readonly value: unknown }
+  | { readonly kind: 'whole'; readonly pointer: string; readonly expression: TemplateExpression }
+  | { readonly kind: 'interpolation'; readonly pointer: string; readonly expressions: readonly TemplateExpression[] }
+  | { readonly kind: 'array'; readonly items: readonly TemplateShape[] }
+  | { readonly kind: 'object'; readonly entries: ReadonlyArray<readonly [string, TemplateShape]> };
 
 /** One read of a top-level context name in a template: `inputs.x`, `steps.a`, a loop variable... */
 export interface ReferenceSite {

@@ -3,33 +3,22 @@
  * `inputs` (their declarations), a loop variable (the items of its `forEach`), `loop`, `run`,
  * `env`. Built lazily, once per step, so validating costs little more than the walk itself.
  */
-import type { PathSegment, ReferenceSite, Template } from '../expressions/index.js';
+import type { Template } from '../expressions/index.js';
 import type { PlatformDescription } from '../openapi/index.js';
 import {
   closedObject,
-  fieldOf,
   itemOf,
   stepRecordType,
-  typeOfLiteral,
   UNKNOWN,
-  type FieldLookup,
   type JsonSchema,
   type OutputTypeTools,
   type StepRegistry,
 } from '../steps/index.js';
+import { inferTemplateType, type InferScope } from './infer/index.js';
 import type { Playbook, Step } from '../model/index.js';
 
 /** Loop variables in scope at a place, by name, and the `forEach` that sets each. */
 export type LoopScope = ReadonlyMap<string, Step>;
-
-/** Where walking a path stopped on a field that cannot be there. */
-export interface PathMiss {
-  /** Index in the walked segments. */
-  at: number;
-  lookup: Extract<FieldLookup, { known: true }>;
-  /** The type the field was read from. */
-  parent: JsonSchema;
-}
 
 const LOOP_TYPE = closedObject({ index: { type: 'integer' }, first: { type: 'boolean' }, last: { type: 'boolean' } });
 const RUN_TYPE = closedObject({
@@ -41,24 +30,6 @@ const RUN_TYPE = closedObject({
 });
 const ENV_TYPE: JsonSchema = { type: 'object', additionalProperties: { type: 'string' } };
 
-/** Walks `segments` from `type`: the type read, or where a field cannot exist. */
-export function walkPath(type: JsonSchema, segments: readonly PathSegment[]): { type: JsonSchema } | PathMiss {
-  let current = type;
-  for (const [index, segment] of segments.entries()) {
-    const lookup = fieldOf(current, segment.name);
-    if (!lookup.found) {
-      if (lookup.known) return { at: index, lookup, parent: current };
-      return { type: UNKNOWN };
-    }
-    current = segment.filter === 'index' ? itemOf(lookup.type) : lookup.type;
-  }
-  return { type: current };
-}
-
-export function isMiss(walked: { type: JsonSchema } | PathMiss): walked is PathMiss {
-  return 'lookup' in walked;
-}
-
 const playbookTypes = new WeakMap<Playbook, PathTypes>();
 
 /** The types of one playbook's steps and inputs. */
@@ -68,7 +39,6 @@ export class PathTypes {
   readonly byId = new Map<string, Step>();
   /** The loop variables in scope at each step (its own `as` excluded). */
   readonly loopsAt = new Map<Step, LoopScope>();
-  private readonly inputsType: JsonSchema;
 
   constructor(
     private readonly playbook: Playbook,
@@ -87,9 +57,6 @@ export class PathTypes {
       }
     };
     collect(playbook.steps, new Map());
-    this.inputsType = closedObject(
-      Object.fromEntries(Object.entries(playbook.inputs).map(([name, spec]) => [name, spec.schema])),
-    );
   }
 
   /** The types of another playbook (one a `uses` runs), made once. */
@@ -115,13 +82,11 @@ export class PathTypes {
     return record;
   }
 
-  /** The type of a top-level name read with `loops` in scope; undefined for a name of nothing. */
+  /** The type of a top-level name besides `steps` and `inputs` read with `loops` in scope; undefined for a name of nothing. */
   root(name: string, loops: LoopScope): JsonSchema | undefined {
     const loop = loops.get(name);
     if (loop !== undefined) return this.loopVariable(loop);
     switch (name) {
-      case 'inputs':
-        return this.inputsType;
       case 'loop':
         return loops.size > 0 ? LOOP_TYPE : undefined;
       case 'run':
@@ -133,18 +98,24 @@ export class PathTypes {
     }
   }
 
-  /** The type of what a reference reads (no error: a mistake in it is the checker's to report). */
-  typeOfSite(site: ReferenceSite, loops: LoopScope): JsonSchema {
-    const [first, ...rest] = site.path;
-    if (site.root === 'steps' && !loops.has('steps')) {
-      if (first === undefined) return UNKNOWN;
-      const walked = walkPath(this.record(first.name), rest);
-      return isMiss(walked) ? UNKNOWN : walked.type;
-    }
-    const root = this.root(site.root, loops);
-    if (root === undefined) return UNKNOWN;
-    const walked = walkPath(root, site.path);
-    return isMiss(walked) ? UNKNOWN : walked.type;
+  /**
+   * What type inference reads at a place: the names in scope there, `steps.<id>` of the steps
+   * `visible` there (every step, for typing), `inputs.<name>` of the declared inputs. A step or an
+   * input of nothing is unknown: the reference rules report it.
+   */
+  scopeAt(loops: LoopScope, visible: (id: string) => boolean = () => true): InferScope {
+    const { inputs } = this.playbook;
+    return {
+      root: (name) => {
+        if (loops.has(name)) return this.root(name, loops);
+        if (name === 'steps')
+          return { member: (id) => (this.byId.has(id) && visible(id) ? this.record(id) : undefined) };
+        if (name === 'inputs')
+          return { member: (input) => (Object.hasOwn(inputs, input) ? inputs[input]?.schema : undefined) };
+        return this.root(name, loops);
+      },
+      stepIds: () => [...this.byId.keys()].filter(visible),
+    };
   }
 
   /** The `forEach` item's type. */
@@ -153,37 +124,9 @@ export class PathTypes {
     return itemOf(this.valueType(items, this.loopsAt.get(loop) ?? new Map()));
   }
 
-  /** The type of a template's value: literals as written, a value that is one plain path its type, text a string. */
+  /** The type of a template's value where it can be told (see `inferTemplateType`), unknown elsewhere. */
   valueType(template: Template | undefined, loops: LoopScope): JsonSchema {
-    if (template === undefined) return UNKNOWN;
-    if (template.isStatic) return typeOfLiteral(template.source);
-    const sites = new Map<string, ReferenceSite[]>();
-    for (const site of template.references) sites.set(site.pointer, [...(sites.get(site.pointer) ?? []), site]);
-    const typeAt = (value: unknown, pointer: string): JsonSchema => {
-      if (typeof value === 'string') {
-        if (!value.includes('${{')) return { type: 'string' };
-        const trimmed = value.trim();
-        const single = trimmed.startsWith('${{') && trimmed.endsWith('}}') && trimmed.indexOf('${{', 3) === -1;
-        if (!single) return { type: 'string' };
-        const [site, other] = sites.get(pointer) ?? [];
-        return site !== undefined && other === undefined && site.entire ? this.typeOfSite(site, loops) : UNKNOWN;
-      }
-      if (Array.isArray(value)) {
-        const [first] = value;
-        return { type: 'array', items: first === undefined ? UNKNOWN : typeAt(first, `${pointer}/0`) };
-      }
-      if (typeof value === 'object' && value !== null)
-        return closedObject(
-          Object.fromEntries(
-            Object.entries(value).map(([key, item]) => [
-              key,
-              typeAt(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`),
-            ]),
-          ),
-        );
-      return typeOfLiteral(value);
-    };
-    return typeAt(template.source, template.pointer);
+    return inferTemplateType(template, this.scopeAt(loops));
   }
 
   /** The tools a kind's `outputType` types its step with, in the step's scope. */

@@ -84,6 +84,7 @@ describe('the precompiled playbook validator', () => {
     // These fixtures are wrong only for the semantic rules, after the schema.
     expect(accepted).toEqual([
       'cron-fields.yaml',
+      'inferred-cluster-ids.yaml',
       'input-defaults.yaml',
       'reference-order.yaml',
       'requests-device-onboarding.yaml',

@@ -6,13 +6,15 @@
  * then: a step sees its earlier siblings (and what ran inside them, loops excepted: their
  * steps belong to one iteration), its ancestors' earlier siblings, the earlier steps of its
  * own loop iteration or branch; `rescue` and `always` also see the step they belong to.
- * Each problem points at the name inside the expression where the file allows it.
+ * What is read under those names is checked by type inference over the whole expression
+ * (`infer/`): a field that cannot exist is `UNKNOWN_PATH_FIELD`. Each problem points at the name
+ * inside the expression where the file allows it.
  */
-import { closestMatches, didYouMean } from '../errors/index.js';
+import { didYouMean } from '../errors/index.js';
 import type { PathSegment, ReferenceSite, Template } from '../expressions/index.js';
 import type { PlatformDescription } from '../openapi/index.js';
-import { fieldOf, type JsonSchema } from '../steps/index.js';
-import { isMiss, PathTypes, walkPath, type LoopScope, type PathMiss } from './path-types.js';
+import { fieldMisses } from './infer/index.js';
+import { PathTypes, type LoopScope } from './path-types.js';
 import type { Finding } from './rules.js';
 import { describePointer } from './schema-validation.js';
 import type { StepRegistry } from '../steps/index.js';
@@ -111,25 +113,6 @@ function written(root: string, segments: readonly PathSegment[]): string {
   );
 }
 
-/** The shortest way from `type` to a field `name` a few levels down (`outputs.items.steps`), or undefined. */
-function pathToField(type: JsonSchema, name: string, depth = 3): string[] | undefined {
-  let frontier: Array<{ type: JsonSchema; path: string[] }> = [{ type, path: [] }];
-  for (let level = 0; level < depth; level += 1) {
-    const next: typeof frontier = [];
-    for (const { type: at, path } of frontier) {
-      const lookup = fieldOf(at, '\u0000');
-      if (lookup.found || !lookup.known) continue;
-      if (path.length > 0 && lookup.fields.includes(name)) return path;
-      for (const field of lookup.fields) {
-        const inner = fieldOf(at, field);
-        if (inner.found) next.push({ type: inner.type, path: [...path, field] });
-      }
-    }
-    frontier = next;
-  }
-  return undefined;
-}
-
 export function expressionReferenceRule(
   playbook: Playbook,
   registry: StepRegistry,
@@ -141,13 +124,6 @@ export function expressionReferenceRule(
 /** Where a reference's problem is: at `offset` in the value, else at the reference's root. */
 function siteAt(site: ReferenceSite, offset: number | undefined): { pointer: string; offsetInValue: number } {
   return { pointer: site.pointer, offsetInValue: offset ?? site.rootOffset };
-}
-
-function fieldsText(miss: PathMiss): string {
-  const { fields, what } = miss.lookup;
-  if (fields.length === 0) return `it is ${what}.`;
-  const shown = fields.slice(0, 12).join(', ');
-  return `its fields are ${shown}${fields.length > 12 ? `, … (${fields.length} in all)` : ''}.`;
 }
 
 /** One pass of `expressionReferenceRule` over a playbook: what it knows of the playbook, and the findings so far. */
@@ -217,58 +193,28 @@ class ReferenceChecker {
       : ` It is the step at ${describePointer(step.location.pointer)}: read it in a step that runs after that one has ended.`;
   }
 
-  /** A path read from `type` after its first `from` segments: each field must be one the type can have. */
-  private checkPath(site: ReferenceSite, type: JsonSchema, from: number, scope: Scope): void {
-    const walked = walkPath(type, site.path.slice(from));
-    if (!isMiss(walked)) return;
-    const index = from + walked.at;
-    const segment = site.path[index];
-    if (segment === undefined) return;
-    const parentText = written(site.root, site.path.slice(0, index));
-    this.findings.push({
-      code: 'UNKNOWN_PATH_FIELD',
-      message: `\`${parentText}\` has no field '${segment.name}': ${fieldsText(walked)}${this.suggestion(site, index, walked, scope)}`,
-      pointer: site.pointer,
-      offsetInValue: segment.offset,
-      lengthInValue: segment.length,
-    });
-  }
-
-  /** A field spelt nearly so, else the same name a few levels down, else the same path read from another step. */
-  private suggestion(site: ReferenceSite, index: number, miss: PathMiss, scope: Scope): string {
-    const segment = site.path[index];
-    if (segment === undefined) return '';
-    const [close] = closestMatches(segment.name, miss.lookup.fields);
-    const before = written(site.root, site.path.slice(0, index));
-    const after = written('', site.path.slice(index + 1));
-    if (close !== undefined) return ` Did you mean \`${before}.${close}${after}\`?`;
-    const deeper = pathToField(miss.parent, segment.name);
-    if (deeper !== undefined) return ` Did you mean \`${before}.${deeper.join('.')}.${segment.name}${after}\`?`;
-    if (site.root !== 'steps' || site.member === undefined) return '';
-    const rest = site.path.slice(1);
-    const other = [...this.types.byId.keys()].find(
-      (id) => id !== site.member && scope.visible.has(id) && !isMiss(walkPath(this.types.record(id), rest)),
-    );
-    return other === undefined
-      ? ''
-      : ` Did you mean \`${written(`steps.${other}`, rest)}\`? That field is in what step '${other}' returns.`;
-  }
-
   private check(template: Template | undefined, scope: Scope, self?: string): void {
     for (const site of template?.references ?? []) this.checkSite(site, scope, self);
+    const readable = (id: string): boolean => id === self || scope.visible.has(id);
+    for (const miss of fieldMisses(template, this.types.scopeAt(scope.loops, readable)))
+      this.findings.push({ code: 'UNKNOWN_PATH_FIELD', ...miss });
   }
 
-  /** One reference, by the name it starts with. */
+  /**
+   * One reference, by the name it starts with: the name, the step or the input must be one that
+   * can be read here (what is read under it is type inference's: `check`).
+   */
   private checkSite(site: ReferenceSite, scope: Scope, self: string | undefined): void {
-    const { types } = this;
     if (site.root === 'steps' && !scope.loops.has('steps')) {
       this.checkStepReference(site, scope, self);
     } else if (site.root === 'inputs' && !scope.loops.has('inputs')) {
-      this.checkInputReference(site, scope);
-    } else if ((CONTEXT_NAMES as readonly string[]).includes(site.root) || scope.loops.has(site.root)) {
-      this.checkPath(site, types.root(site.root, scope.loops) ?? {}, 0, scope);
-    } else if (site.root === 'loop' && scope.loops.size > 0) {
-      this.checkPath(site, types.root('loop', scope.loops) ?? {}, 0, scope);
+      this.checkInputReference(site);
+    } else if (
+      (CONTEXT_NAMES as readonly string[]).includes(site.root) ||
+      scope.loops.has(site.root) ||
+      (site.root === 'loop' && scope.loops.size > 0)
+    ) {
+      // A name that can be read here.
     } else if (site.root === 'loop' || this.loops.has(site.root)) {
       const where =
         site.root === 'loop' ? 'a forEach' : `the forEach at ${describePointer(this.loops.get(site.root) ?? '')}`;
@@ -292,10 +238,7 @@ class ReferenceChecker {
   private checkStepReference(site: ReferenceSite, scope: Scope, self: string | undefined): void {
     const id = site.member;
     if (id === undefined) return;
-    if (scope.visible.has(id) || id === self) {
-      this.checkPath(site, this.types.record(id), 1, scope);
-      return;
-    }
+    if (scope.visible.has(id) || id === self) return;
     const hint = didYouMean(id, this.all);
     this.findings.push(
       this.all.has(id)
@@ -314,14 +257,10 @@ class ReferenceChecker {
   }
 
   /** `inputs.<name>…`: a declared input. */
-  private checkInputReference(site: ReferenceSite, scope: Scope): void {
+  private checkInputReference(site: ReferenceSite): void {
     const { inputs } = this;
     const name = site.member;
-    if (name === undefined) return;
-    if (inputs.includes(name)) {
-      this.checkPath(site, this.types.root('inputs', scope.loops) ?? {}, 0, scope);
-      return;
-    }
+    if (name === undefined || inputs.includes(name)) return;
     const takes = inputs.length > 0 ? `it takes ${inputs.join(', ')}` : 'it takes none';
     this.findings.push({
       code: 'UNKNOWN_INPUT',

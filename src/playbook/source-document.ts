@@ -486,13 +486,35 @@ function spanOf(
   const range = target?.range;
   if (!range) return { start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
   if (options.offsetInValue !== undefined && isScalar(target) && typeof target.value === 'string') {
-    // Exact only when the value is written on one line without escapes; else the scalar's start.
     const written = text.slice(range[0], range[1]);
-    const quote = target.type === 'QUOTE_DOUBLE' || target.type === 'QUOTE_SINGLE' ? 1 : 0;
-    if (written.slice(quote, quote + target.value.length) === target.value) {
-      const start = range[0] + quote + options.offsetInValue;
+    const at = writtenOffset(written, target.value, options.offsetInValue, options.lengthInValue ?? 0);
+    if (at !== undefined) {
+      const start = range[0] + at;
       return { start: place(start), end: place(start + (options.lengthInValue ?? 0)) };
     }
   }
   return { start: place(range[0]), end: place(range[1]) };
+}
+
+const isSpace = (char: string | undefined): boolean => char === ' ' || char === '\t' || char === '\n' || char === '\r';
+
+/**
+ * Where the characters `offset`..`offset + length` of a string scalar's value are written in
+ * its source `written`: the value and the source are walked together, the source's line breaks
+ * and indentation standing for the value's white space (folded and literal blocks, quoted
+ * strings on several lines). Undefined where they part (an escape): the scalar's start is
+ * shown then.
+ */
+function writtenOffset(written: string, value: string, offset: number, length: number): number | undefined {
+  const block = written.startsWith('|') || written.startsWith('>');
+  let index = block ? written.indexOf('\n') + 1 : written.startsWith('"') || written.startsWith("'") ? 1 : 0;
+  if (block && index === 0) return undefined;
+  for (let at = 0; at < offset; at += 1) {
+    const char = value[at];
+    while (written[index] !== char && isSpace(written[index])) index += 1;
+    if (written[index] !== char && !(isSpace(char) && isSpace(written[index - 1]))) return undefined;
+    if (written[index] === char) index += 1;
+  }
+  while (index < written.length && written[index] !== value[offset] && isSpace(written[index])) index += 1;
+  return written.slice(index, index + length) === value.slice(offset, offset + length) ? index : undefined;
 }

@@ -7,7 +7,8 @@
  * replaces the body of `valueTypeOf`, nothing else.
  */
 import { wholeExpressionOf, type ReferenceSite, type Template } from '../expressions/index.js';
-import { typeOfLiteral, UNKNOWN, type JsonSchema } from '../steps/index.js';
+import { fieldOf, typeOfLiteral, UNKNOWN, type JsonSchema } from '../steps/index.js';
+import { inferPartType } from './infer/index.js';
 import type { LoopScope, PathTypes } from './path-types.js';
 import { splitPointer } from './source-document.js';
 
@@ -22,6 +23,25 @@ export interface ValueScope {
  * value, so a problem of the object points at the constructor that builds it.
  */
 export const BUILT_AT = 'x-fleetbook-built-at';
+
+/** The type of a plain read (`root.a.b`, no filter) in `scope`; UNKNOWN where a field is not known. */
+function typeOfPlainRead(scope: ValueScope, site: ReferenceSite): JsonSchema {
+  const root = scope.types.scopeAt(scope.loops).root(site.root);
+  if (root === undefined) return UNKNOWN;
+  let segments = site.path;
+  let type: JsonSchema | undefined;
+  if ('member' in root && typeof root.member === 'function') {
+    const [first, ...rest] = segments;
+    type = first === undefined ? undefined : root.member(first.name);
+    segments = rest;
+  } else type = root as JsonSchema;
+  for (const segment of segments) {
+    if (type === undefined) break;
+    const lookup = fieldOf(type, segment.name);
+    type = lookup.found ? lookup.type : undefined;
+  }
+  return type ?? UNKNOWN;
+}
 
 /** JSONata's node shapes are wider than its published type. */
 interface AstNode {
@@ -56,21 +76,6 @@ function valueAt(template: Template, pointer: string): unknown {
   return value;
 }
 
-/** The part of `template` at `pointer`, as `PathTypes.valueType` reads a template (source, pointer, references). */
-function partOf(template: Template, pointer: string, value: unknown): Template {
-  if (pointer === template.pointer) return template;
-  const references = template.references.filter(
-    (site) => site.pointer === pointer || site.pointer.startsWith(`${pointer}/`),
-  );
-  return { ...template, source: value, pointer, isStatic: !holdsExpression(value), references };
-}
-
-function holdsExpression(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('${{');
-  if (typeof value !== 'object' || value === null) return false;
-  return Object.values(value).some(holdsExpression);
-}
-
 /**
  * The type of the value at `pointer` of `template` (the template's own value by default) in
  * `scope`: UNKNOWN when it cannot be known without running. Sound: a type it gives is one the
@@ -78,9 +83,15 @@ function holdsExpression(value: unknown): boolean {
  */
 export function valueTypeOf(template: Template, scope: ValueScope, pointer = template.pointer): JsonSchema {
   const value = valueAt(template, pointer);
-  const known = scope.types.valueType(partOf(template, pointer, value), scope.loops);
-  // Only a constructor's shape is read from the syntax tree: parsing again costs, so only values that may hold one.
-  if (isKnown(known) || typeof value !== 'string' || !value.includes('{')) return known;
+  // A constructor's type says where its `{` is, for a problem located there; the inferrer's does not.
+  const built =
+    typeof value === 'string' && value.includes('{') ? constructorType(template, scope, pointer, value) : UNKNOWN;
+  if (isKnown(built)) return built;
+  const tokens = pointer === template.pointer ? [] : splitPointer(pointer.slice(template.pointer.length));
+  return inferPartType(template, tokens, scope.types.scopeAt(scope.loops));
+}
+
+function constructorType(template: Template, scope: ValueScope, pointer: string, value: string): JsonSchema {
   const whole = wholeExpressionOf(value);
   if (whole === undefined) return UNKNOWN;
   const sites = template.references.filter((site) => site.pointer === pointer);
@@ -189,7 +200,7 @@ class ConstructorTypes {
         candidate.path.length === steps.length - 1 &&
         candidate.path.every((segment) => segment.filter === undefined),
     );
-    return site === undefined ? UNKNOWN : this.scope.types.typeOfSite(site, this.scope.loops);
+    return site === undefined ? UNKNOWN : typeOfPlainRead(this.scope, site);
   }
 
   /** `c ? a : b`: either branch's value; without `: b`, possibly undefined, so nothing is known. */

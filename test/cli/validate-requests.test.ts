@@ -38,11 +38,11 @@ describe('fleetbook validate: requests typed against the operation', () => {
   it.each([
     ['10:17', 'with.id must be string, and this value is integer: privateCloud.getSystem refuses this request'],
     [
-      '14:13',
+      '20:30',
       "with.body.definition.queryElements has the field 'sortBy', which is not one of columns, filterCriteria: reporting.createReportExport refuses this request",
     ],
     [
-      '14:13',
+      '21:41',
       'with.body.definition.enrollment.delivery.format must be one of "CSV", "TXT", "PDF", "EXCEL", and this value is "DOCX"',
     ],
     ['28:11', 'with.id takes at most 5 items, and this list has at least 6: subscriptions.updateSubscriptions'],

@@ -2,7 +2,9 @@
  * Property test of the typed-reference check against the platform's response schemas, with an
  * oracle of its own that reads the resolved schemas directly (not the checker's walk): every
  * path generated from an operation's answer is accepted; a path with one segment changed is
- * refused, at that segment, unless the change lands on another path the schema allows.
+ * refused, at that segment, unless the change lands on another path the schema allows. The same
+ * reads are also written inside whole expressions (a filter, `.{...}`, `$map` and `$filter` with a
+ * lambda, a block binding a variable, a conditional): type inference must follow each.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,12 +97,17 @@ const operations = description.operations
   .filter((op) => isSchema(op.responses[String(op.successStatus)]?.schema))
   .map((op) => op.id);
 
-const quoted = (name: string): string => (/^[A-Za-z_]\w*$/.test(name) ? name : `\`${name}\``);
+const JSONATA_WORDS = new Set(['and', 'or', 'in', 'true', 'false', 'null', 'function']);
+const quoted = (name: string): string =>
+  /^[A-Za-z_]\w*$/.test(name) && !JSONATA_WORDS.has(name) ? name : `\`${name}\``;
 
 let counter = 0;
-/** The problems of a playbook whose second step reads `steps.answer.outputs.<path>`. */
-function check(operationId: string, path: readonly string[]): Array<{ code: string; column: number }> {
-  const expression = ['steps', 'answer', 'outputs', ...path].map(quoted).join('.');
+/** The problems of a playbook whose second step reads `steps.answer.outputs.<path>`, or `expression`. */
+function check(
+  operationId: string,
+  path: readonly string[],
+  expression = ['steps', 'answer', 'outputs', ...path].map(quoted).join('.'),
+): Array<{ code: string; column: number }> {
   const text = `name: typed-path-property
 steps:
   - id: answer
@@ -119,6 +126,44 @@ steps:
 function columnOf(path: readonly string[], index: number): number {
   const before = ['steps', 'answer', 'outputs', ...path.slice(0, index)].map(quoted).join('.');
   return '  - log: "${{ '.length + before.length + 2;
+}
+
+/**
+ * The read of `path` written inside a construct: the path up to `split` read as a list or value,
+ * the rest read from its items (or from it) the way the construct reads them. Gives the
+ * expression and where each segment of the path is written in it.
+ */
+type Construct = (head: string, rest: string) => string;
+const CONSTRUCTS: Record<string, Construct> = {
+  filter: (head, rest) => `${head}[${rest} = 'x']`,
+  objectOfEach: (head, rest) => `${head}.{ 'v': ${rest} }`,
+  map: (head, rest) => `$map(${head}, function($x) { $x.${rest} })`,
+  filterFunction: (head, rest) => `$filter(${head}, function($x) { $exists($x.${rest}) })`,
+  block: (head, rest) => `($v := ${head}; $v.${rest})`,
+  conditional: (head, rest) => `run.dryRun ? null : ${head}.${rest}`,
+};
+
+/** The expression reading `path` through `construct` (split after `split` segments), and the offset of each segment. */
+function written(path: readonly string[], split: number, construct: Construct): { text: string; offsets: number[] } {
+  const headNames = ['steps', 'answer', 'outputs', ...path.slice(0, split)].map(quoted);
+  const restNames = path.slice(split).map(quoted);
+  const head = headNames.join('.');
+  // Where the head and the rest are written: the construct made around marks first.
+  const headAt = construct('\u0001', '\u0000').indexOf('\u0001');
+  const restAt = construct(head, '\u0000').indexOf('\u0000');
+  const text = construct(head, restNames.join('.'));
+  const offsets: number[] = [];
+  let at = 0;
+  for (const name of headNames.slice(3)) {
+    at = head.indexOf(`.${name}`, at) + 1;
+    offsets.push(headAt + at);
+  }
+  at = restAt;
+  for (const name of restNames) {
+    offsets.push(at);
+    at += name.length + 1;
+  }
+  return { text, offsets };
 }
 
 const mutation = fc.oneof(
@@ -165,6 +210,55 @@ describe('typed paths read from the response schemas', () => {
           const problems = check(operationId, changed);
           if (impossible === undefined) expect(problems).toEqual([]);
           else expect(problems).toEqual([{ code: 'UNKNOWN_PATH_FIELD', column: columnOf(changed, impossible) }]);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('every path generated from an answer is accepted inside filters, constructors, lambdas, blocks and conditionals', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...operations),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
+        fc.nat(),
+        fc.constantFrom(...Object.keys(CONSTRUCTS)),
+        (operationId, choices, where, construct) => {
+          const path = pathFrom(outputsOf(operationId), choices);
+          fc.pre(path.length > 0);
+          const { text } = written(path, where % path.length, CONSTRUCTS[construct] as Construct);
+          expect(check(operationId, path, text)).toEqual([]);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('one changed segment inside a construct is refused at that segment, unless it is another valid path', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...operations),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
+        fc.nat(),
+        fc.nat(),
+        fc.constantFrom(...Object.keys(CONSTRUCTS)),
+        mutation,
+        (operationId, choices, which, where, construct, mutate) => {
+          const schema = outputsOf(operationId);
+          const path = pathFrom(schema, choices);
+          fc.pre(path.length > 0);
+          const index = which % path.length;
+          const changed = [...path];
+          changed[index] = mutate(path[index] as string);
+          fc.pre(changed[index] !== '' && changed[index] !== path[index]);
+          const { text, offsets } = written(changed, where % path.length, CONSTRUCTS[construct] as Construct);
+          const impossible = firstImpossible(schema, changed);
+          const problems = check(operationId, changed, text);
+          if (impossible === undefined) expect(problems, text).toEqual([]);
+          else
+            expect(problems, text).toEqual([
+              { code: 'UNKNOWN_PATH_FIELD', column: '  - log: "${{ '.length + (offsets[impossible] ?? 0) + 1 },
+            ]);
         },
       ),
       { numRuns: 150 },
