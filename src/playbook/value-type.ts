@@ -40,7 +40,7 @@ function typeOfPlainRead(scope: ValueScope, site: ReferenceSite): JsonSchema {
     const lookup = fieldOf(type, segment.name);
     type = lookup.found ? lookup.type : undefined;
   }
-  return type ?? UNKNOWN;
+  return type === undefined ? UNKNOWN : asSequence(type);
 }
 
 /** JSONata's node shapes are wider than its published type. */
@@ -88,7 +88,26 @@ export function valueTypeOf(template: Template, scope: ValueScope, pointer = tem
     typeof value === 'string' && value.includes('{') ? constructorType(template, scope, pointer, value) : UNKNOWN;
   if (isKnown(built)) return built;
   const tokens = pointer === template.pointer ? [] : splitPointer(pointer.slice(template.pointer.length));
-  return inferPartType(template, tokens, scope.types.scopeAt(scope.loops));
+  return asSequence(inferPartType(template, tokens, scope.types.scopeAt(scope.loops)));
+}
+
+/**
+ * What an inferred list may be when it runs: JSONata gives a sequence of one as its one value
+ * and flattens the sequences a path maps out, so an inferred list is the list or one of its
+ * items, all the way down. A value is then refused only where no such form fits (sound: no
+ * alarm for `system.id` that the inferrer sees as a list of one).
+ */
+function asSequence(type: JsonSchema): JsonSchema {
+  if (Array.isArray(type.anyOf)) return { ...type, anyOf: (type.anyOf as JsonSchema[]).map(asSequence) };
+  if (type.type === 'array') {
+    const items = asSequence((type.items as JsonSchema | undefined) ?? UNKNOWN);
+    return isKnown(items) ? { anyOf: [items, { ...type, items }] } : UNKNOWN;
+  }
+  if (type.type === 'object' && typeof type.properties === 'object' && type.properties !== null) {
+    const properties = Object.entries(type.properties as Record<string, JsonSchema>);
+    return { ...type, properties: Object.fromEntries(properties.map(([key, value]) => [key, asSequence(value)])) };
+  }
+  return type;
 }
 
 function constructorType(template: Template, scope: ValueScope, pointer: string, value: string): JsonSchema {
