@@ -419,6 +419,32 @@ function shapeOf(node: Node): TemplateShape {
 }
 
 /**
+ * What an expression reads; undefined, with a located error, for one nested deeper than the
+ * walk's stack (JSONata parsed it, thousands of operators deep): refused, never a crash.
+ */
+function referencesOrError(
+  compiled: CompiledExpression,
+  where: ExpressionWhere,
+  errors: ExpressionError[],
+): ReturnType<typeof findReferences> | undefined {
+  try {
+    return findReferences(compiled.ast, compiled.text);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    errors.push(
+      new ExpressionError('the expression nests too deeply to be checked: split it into `set` values or steps', {
+        code: ExpressionErrorCode.parse,
+        where,
+        expression: compiled.text,
+        position: 0,
+        offsetInValue: compiled.offset,
+      }),
+    );
+    return undefined;
+  }
+}
+
+/**
  * Compiles every `${{ }}` in a playbook value, collecting every expression that does not
  * parse instead of stopping at the first (the loader reports all problems in one pass).
  */
@@ -434,7 +460,8 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
   const single = root.kind === 'whole';
   let readsWholeContext = false;
   for (const { compiled, where: at } of expressions) {
-    const found = findReferences(compiled.ast, compiled.text);
+    const found = referencesOrError(compiled, at, errors);
+    if (found === undefined) continue;
     compiled.reads = found.occurrences.map((occurrence) => ({
       root: occurrence.root,
       ...(occurrence.member === undefined ? {} : { member: occurrence.member }),
@@ -455,6 +482,7 @@ export function tryCompileTemplate(value: unknown, where: ExpressionWhere): Temp
       });
     }
   }
+  if (errors.length > 0) return { errors };
   let shape: TemplateShape | undefined;
   const template: Template = {
     source: value,

@@ -37,3 +37,12 @@ it('locates a timezone of 650 KB as no timezone', () => {
     { code: 'INVALID_TIMEZONE', line: 4 },
   ]);
 });
+
+it('refuses an expression thousands of operators deep, located, instead of crashing', () => {
+  const deep = Array.from({ length: 3000 }, () => '1').join(' + ');
+  const problems = load('deep', `name: deep\nsteps:\n  - log: "\${{ ${deep} }}"\n`);
+  expect(problems.map(({ code, line, column }) => ({ code, line, column }))).toEqual([
+    { code: 'EXPRESSION_PARSE', line: 3, column: 14 },
+  ]);
+  expect(problems[0]?.message).toContain('nests too deeply');
+});
