@@ -4,17 +4,15 @@
  * message and the journal recording it, then `fleetbook resume`; a rehearsal (`--target
  * simulator`) that mails no one; bad input refused by `fleetbook validate`, located, exit 2.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { spawnCliJson, type JsonOutcome } from '../support/spawn-cli.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createSqliteRunStore } from '../../src/store/index.js';
 import { startSmtpSink, type SmtpAnswer, type SmtpSink } from './receivers.js';
 
-const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
-const TSX = import.meta.resolve('tsx');
 const SMTP_PASSWORD = 'smtp-Pa55word-4411';
 const PROCESSES_MS = 120_000;
 /** A platform no step calls: the playbooks here only mail (the connection sends nothing until a call). */
@@ -48,13 +46,6 @@ steps:
       attach: [report.csv]
 `;
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  lines: Array<Record<string, unknown>>;
-}
-
 let dir: string;
 let sink: SmtpSink | undefined;
 beforeEach(() => {
@@ -69,29 +60,7 @@ afterEach(async () => {
 });
 
 function fleetbook(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, ['--import', TSX, RUN_CLI, ...args, '--json'], {
-    cwd: dir,
-    env: { ...process.env, FLEETBOOK_HOME: join(dir, 'home'), SMTP_USER: 'mailer', SMTP_PASSWORD, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<Outcome>((resolve) =>
-    child.on('close', (code) =>
-      resolve({
-        code,
-        stdout,
-        stderr,
-        lines: stdout
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .map((line) => JSON.parse(line) as Record<string, unknown>),
-      }),
-    ),
-  );
-  return { child, done };
+  return spawnCliJson(args, { FLEETBOOK_HOME: join(dir, 'home'), SMTP_USER: 'mailer', SMTP_PASSWORD, ...env }, dir);
 }
 
 async function smtp(answer?: (arrival: number) => SmtpAnswer): Promise<SmtpSink> {
@@ -116,7 +85,7 @@ async function smtp(answer?: (arrival: number) => SmtpAnswer): Promise<SmtpSink>
   return sink;
 }
 
-function runIdOf(outcome: Outcome): string {
+function runIdOf(outcome: JsonOutcome): string {
   const id = outcome.lines.find((line) => typeof line.runId === 'string')?.runId;
   if (typeof id !== 'string') throw new Error(`no run id in:\n${outcome.stdout}\n${outcome.stderr}`);
   return id;

@@ -4,18 +4,16 @@
  * local HTTP receivers; retries and failures that leave the run's result alone; a SIGKILL while
  * a notification is being sent, after which the next process delivers it, once.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { spawnCliJson, type JsonOutcome } from '../support/spawn-cli.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteRunStore } from '../../src/store/index.js';
 import { TOKEN_PATTERN } from '../support/leak-scan.js';
 import { startHttpReceiver, startSmtpSink, type HttpReceiver, type SmtpAnswer, type SmtpSink } from './receivers.js';
 
-const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
-const TSX = import.meta.resolve('tsx');
 const SECRET_INPUT = 'tok-5ecret-value-981';
 const SMTP_PASSWORD = 'smtp-Pa55word-2207';
 /** Tests that start three CLI processes: each costs seconds of start-up on a busy machine. */
@@ -53,13 +51,6 @@ steps:
   - log: all good
 `;
 
-interface Outcome {
-  code: number | null;
-  lines: Array<Record<string, unknown>>;
-  stdout: string;
-  stderr: string;
-}
-
 let dir: string;
 const closers: Array<() => Promise<void>> = [];
 beforeEach(() => {
@@ -72,29 +63,7 @@ afterEach(async () => {
 
 /** `fleetbook <args>` in `dir` (where fleetbook.yaml is), JSON lines on standard output. */
 function fleetbook(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, ['--import', TSX, RUN_CLI, ...args, '--json'], {
-    cwd: dir,
-    env: { ...process.env, FLEETBOOK_HOME: join(dir, 'home'), TSX_DISABLE_CACHE: '1', SMTP_PASSWORD, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<Outcome>((resolve) =>
-    child.on('close', (code) =>
-      resolve({
-        code,
-        stdout,
-        stderr,
-        lines: stdout
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .map((line) => JSON.parse(line) as Record<string, unknown>),
-      }),
-    ),
-  );
-  return { child, done };
+  return spawnCliJson(args, { FLEETBOOK_HOME: join(dir, 'home'), SMTP_PASSWORD, ...env }, dir);
 }
 
 function configure(channels: string, extra = ''): void {
@@ -116,7 +85,7 @@ async function smtpSink(answer?: (arrival: number) => SmtpAnswer): Promise<SmtpS
   return sink;
 }
 
-function runIdOf(outcome: Outcome): string {
+function runIdOf(outcome: JsonOutcome): string {
   const id = outcome.lines.find((line) => typeof line.runId === 'string')?.runId;
   if (typeof id !== 'string') throw new Error(`no run id in:\n${outcome.stdout}\n${outcome.stderr}`);
   return id;

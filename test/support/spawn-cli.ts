@@ -3,7 +3,8 @@
  * shows: signals and exit codes. Its standard output is kept; a test waits for a text to
  * appear in it, then signals the process and reads its exit code.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 
 const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
@@ -62,4 +63,39 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: stri
     },
     exited,
   };
+}
+
+/** How a `--json` command ended: its exit code, its outputs, and its standard output's JSON lines parsed. */
+export interface JsonOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  lines: Array<Record<string, unknown>>;
+}
+
+/**
+ * `fleetbook <args> --json` in a process of its own, in `cwd` (its fleetbook.yaml): the child
+ * (to signal it) and its outcome once it has exited.
+ */
+export function spawnCliJson(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): { child: ChildProcessByStdio<null, Readable, Readable>; done: Promise<JsonOutcome> } {
+  const child = spawn(process.execPath, ['--import', TSX, RUN_CLI, ...args, '--json'], {
+    cwd,
+    env: { ...process.env, ...env, TSX_DISABLE_CACHE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<JsonOutcome>((resolve) =>
+    child.on('close', (code) => {
+      const lines = stdout.split('\n').filter((line) => line.startsWith('{'));
+      resolve({ code, stdout, stderr, lines: lines.map((line) => JSON.parse(line) as Record<string, unknown>) });
+    }),
+  );
+  return { child, done };
 }
