@@ -10,7 +10,12 @@ import { createTokenProvider, type ClientCredentials } from './auth.js';
 import { buildRequest, type CallInput } from './build-request.js';
 import { download, type DownloadDestination, type DownloadResult } from './download.js';
 import { InvalidClientOptionsError } from './errors.js';
-import { createRequestExecutor, type CallOptions, type CallResult, type OperationCatalogue } from './request-executor.js';
+import {
+  createRequestExecutor,
+  type CallOptions,
+  type CallResult,
+  type OperationCatalogue,
+} from './request-executor.js';
 import type {
   AreaMethodsOf,
   InputArgs,
