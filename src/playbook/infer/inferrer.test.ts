@@ -168,6 +168,15 @@ describe('type inference over whole expressions', () => {
     expect(fieldOf(systems, 'name')).toMatchObject({ found: false, known: true, fields: ['id', 'clusters'] });
     expect(field(type, 'count')).toEqual({ type: 'integer' });
     expect(field(type, 'text')).toEqual(STRING);
+    // A path over a list flattens the lists it maps to: every system's clusters, one list of them.
+    expect(typeOf('${{ steps.list.outputs.body.items.hypervisorClusters }}')).toEqual({
+      type: 'array',
+      items: CLUSTER,
+    });
+    expect(typeOf('${{ steps.list.outputs.body.items.(hypervisorClusters) }}')).toEqual({
+      type: 'array',
+      items: CLUSTER,
+    });
     // An index picks one item: `items[0].id` is one id, not a list of them.
     expect(typeOf('${{ steps.list.outputs.body.items[0].id }}')).toEqual(STRING);
     expect(typeOf('${{ $eval("1") }}')).toEqual(UNKNOWN);

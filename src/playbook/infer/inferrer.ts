@@ -172,7 +172,9 @@ export class Inferrer {
     }
     if (first) return this.infer(step, current, env);
     const read = this.infer(step, itemValue(current), env);
-    return itemOf(current.type) === current.type ? read : { type: listOf(read.type) };
+    if (itemOf(current.type) === current.type) return read;
+    // Mapped over a list: the lists each item gives are flattened into one sequence (JSONata).
+    return { type: listOf(read.type.type === 'array' ? itemOf(read.type) : read.type) };
   }
 
   /** Where a name at `index` of a path is written, for the message of a miss. */

@@ -75,7 +75,8 @@ export function fieldOf(type: JsonSchema, name: string): FieldLookup {
   const names = typeNames(type).filter((one) => one !== 'null');
   if (isList(type) || (names.length === 0 && isSchema(type.items))) {
     const inner = fieldOf(itemOf({ ...type, type: 'array' }), name);
-    return inner.found ? { found: true, type: listOf(inner.type) } : inner;
+    // A field read over a list maps it, and the lists it maps to are flattened into one (JSONata).
+    return inner.found ? { found: true, type: listOf(isList(inner.type) ? itemOf(inner.type) : inner.type) } : inner;
   }
   if (names.includes('object') || isSchema(type.properties)) {
     if (names.length > 1) return unknownField;
