@@ -9,6 +9,17 @@ const setupFiles = ['test/support/setup.ts'];
 /** Tests that run the built CLI or engine (`dist/`, `bin/fleetbook.js`). */
 const built = [
   'test/cli/actions.test.ts',
+  // The CLI in processes of their own (test/support/spawn-cli.ts).
+  'test/approvals/canary.test.ts',
+  'test/approvals/rehearsal-world.test.ts',
+  'test/approvals/waits.test.ts',
+  'test/cli/run.test.ts',
+  'test/doors/server-notifications.test.ts',
+  'test/engine/sigint.test.ts',
+  'test/resume/resume.test.ts',
+  'test/server/cli.test.ts',
+  'test/notifications/email-step.test.ts',
+  'test/notifications/notifications-cli.test.ts',
   'test/conformance/simulate-cli.test.ts',
   'test/openapi/dist-layout.test.ts',
   'test/readme.test.ts',

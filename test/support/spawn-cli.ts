@@ -1,15 +1,15 @@
 /**
- * The CLI in a process of its own (from the sources, through tsx), for what only a process
- * shows: signals and exit codes. Its standard output is kept; a test waits for a text to
+ * The CLI in a process of its own (the built command: `npm test` builds dist/ first, and a
+ * child starts in a fraction of the time tsx takes to compile the sources), for what only a
+ * process shows: signals and exit codes. The tests that use it belong to the `built` project
+ * (vitest.config.ts). Its standard output is kept; a test waits for a text to
  * appear in it, then signals the process and reads its exit code.
  */
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 
-const RUN_CLI = join(import.meta.dirname, '..', 'cli', 'run-cli.ts');
-/** Resolved here: run elsewhere (`cwd`), `--import tsx` would be looked for there. */
-const TSX = import.meta.resolve('tsx');
+const BUILT_CLI = join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js');
 
 export interface SpawnedCli {
   child: ChildProcess;
@@ -25,9 +25,8 @@ export interface SpawnedCli {
 
 /** `env`: added to the process's environment; `cwd`: where it runs (its fleetbook.yaml). */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): SpawnedCli {
-  // No tsx cache: it would keep compiled sources (the simulator's client secrets among them) under TMPDIR, which the leak scan reads.
-  const child = spawn(process.execPath, ['--import', TSX, RUN_CLI, ...args], {
-    env: { ...process.env, ...env, TSX_DISABLE_CACHE: '1' },
+  const child = spawn(process.execPath, [BUILT_CLI, ...args], {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(cwd === undefined ? {} : { cwd }),
   });
@@ -82,9 +81,9 @@ export function spawnCliJson(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): { child: ChildProcessByStdio<null, Readable, Readable>; done: Promise<JsonOutcome> } {
-  const child = spawn(process.execPath, ['--import', TSX, RUN_CLI, ...args, '--json'], {
+  const child = spawn(process.execPath, [BUILT_CLI, ...args, '--json'], {
     cwd,
-    env: { ...process.env, ...env, TSX_DISABLE_CACHE: '1' },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
