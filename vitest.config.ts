@@ -13,6 +13,7 @@ const built = [
   'test/approvals/canary.test.ts',
   'test/approvals/rehearsal-world.test.ts',
   'test/approvals/waits.test.ts',
+  'test/cli/daemon.test.ts',
   'test/cli/run.test.ts',
   'test/doors/server-notifications.test.ts',
   'test/engine/sigint.test.ts',

@@ -27,9 +27,8 @@ function startDaemonProcess(playbooks: string) {
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      join(import.meta.dirname, 'run-cli.ts'),
+      // The built command (npm test builds dist/ first): tsx would compile the sources again per child.
+      join(import.meta.dirname, '..', '..', 'bin', 'fleetbook.js'),
       'daemon',
       '--playbooks',
       playbooks,
