@@ -57,6 +57,21 @@ describe('the login form’s CSRF check', () => {
     });
   });
 
+  it('goes back only to a page of its own: another host, a backslash or a line break in next lands on /runs', async () => {
+    for (const next of [
+      '/\\evil.example',
+      '//evil.example',
+      '/\\/evil.example',
+      '/runs\r\nSet-Cookie: x=1',
+      'https://evil.example',
+    ]) {
+      const { cookie, field } = await loginForm(t.server.app);
+      const answer = await post(t.server.app, { token: t.tokens.viewer, _csrf: field, next }, cookie);
+      expect(answer.statusCode, next).toBe(303);
+      expect(answer.headers.location, next).toBe('/runs');
+    }
+  });
+
   it('refuses with 403 and a clear page a login without the form’s pair, and makes no session', async () => {
     const first = await loginForm(t.server.app);
     const second = await loginForm(t.server.app);

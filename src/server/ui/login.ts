@@ -10,9 +10,13 @@ import { createLoginCsrf, LOGIN_COOKIE, type LoginCsrf } from './login-csrf.js';
 import { SESSION_COOKIE } from './sessions.js';
 import type { UiContext } from './ui-context.js';
 
-/** Where to go after the login: a path of this server, never another host (`//host`). */
+/**
+ * Where a login goes back to: a path of this server only. A second slash or a backslash after the
+ * first makes a browser read another host (`//evil`, `/\evil`), and a control character (CR/LF)
+ * would split the header: any of them, and anything else, lands on the runs.
+ */
 const safeNext = (next: unknown): string =>
-  typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') ? next : '/runs';
+  typeof next === 'string' && /^\/(?![/\\])[^\\\u0000-\u001f\u007f]*$/.test(next) ? next : '/runs';
 
 /** The login page with a fresh CSRF pair: its nonce set as a cookie on `reply`, its signature in the form. */
 function loginPage(loginCsrf: LoginCsrf, request: FastifyRequest, reply: FastifyReply, next: string, message?: string) {
