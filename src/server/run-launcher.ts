@@ -63,6 +63,20 @@ export function createRunLauncher(options: RunLauncherOptions): RunLauncher {
 /** The runs this process drives, each with the controller that stops it and its end. */
 type InFlight = Map<string, { controller: AbortController; done: Promise<unknown> }>;
 
+/**
+ * The decision is recorded but this server cannot continue the run: its secret inputs were
+ * given to a server that has since restarted (they are never stored). Said as such, with what
+ * to do, not as a decision refused.
+ */
+function decidedButNotContinued(error: unknown, request: ApprovalRequest): unknown {
+  if (!(error instanceof UsageError) || error.code !== 'SECRET_INPUT_MISSING') return error;
+  const what = request.decision === 'approved' ? 'approval' : 'denial';
+  return new UsageError(
+    `the ${what} is recorded, but the run cannot go on here: ${error.message} (POST /api/v1/runs/${request.runId}/resume with secretInputs, or \`fleetbook resume\` with FLEETBOOK_INPUT_*)`,
+    error.code,
+  );
+}
+
 /** The secret inputs given with `admission` (those left to their default are taken again by the engine). */
 function secretInputsGiven(admission: Admission): Record<string, unknown> {
   const given = admission.inputs.secretNames.filter((name) => admission.request.inputs[name] !== undefined);
@@ -236,7 +250,9 @@ class Launcher implements RunLauncher {
     const continued =
       recorded.status !== RunStatus.interrupted || !playbook
         ? after
-        : await this.resume(playbook, after, {}, request.by);
+        : await this.resume(playbook, after, {}, request.by).catch((error: unknown) => {
+            throw decidedButNotContinued(error, request);
+          });
     // Too late: the gate's onTimeout applies (the run goes on with it), and the decider gets a 409.
     if (recorded.refused) throw recorded.refused;
     return continued;

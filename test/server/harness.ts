@@ -263,3 +263,36 @@ export async function pageSession(app: FastifyInstance, token: string): Promise<
   const page = await app.inject({ method: 'GET', url: '/schedules', headers: { cookie } });
   return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '' };
 }
+
+/** Another `fleetbook server` on the same SQLite file, as a restarted process opens it (nothing in memory). */
+export async function secondServer(t: TestServer): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const admin = t.sim.clients.find((client) => client.clientId === 'sim-admin');
+  if (!admin) throw new Error('no sim-admin client');
+  const secrets = createSecretRegistry();
+  const logger = createLogger({ level: 'error', secrets, destination: { write: () => true } as never });
+  const store = createSqliteRunStore({ file: join(t.dir, 'runs.sqlite') });
+  const server = await startServer({
+    store,
+    client: createPlatformClient({
+      credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
+      authUrl: t.sim.authUrl,
+      baseUrl: t.sim.baseUrl,
+      regionalUrl: t.sim.regionalUrl,
+      region: 'us-west',
+      logger,
+    }),
+    logger,
+    secrets,
+    playbooksDir: join(t.dir, 'playbooks'),
+    env: {},
+    host: '127.0.0.1',
+    port: 0,
+  });
+  return {
+    app: server.app,
+    close: async () => {
+      await server.close();
+      await store.close();
+    },
+  };
+}

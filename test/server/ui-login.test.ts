@@ -10,11 +10,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { createPlatformClient } from '../../src/api/index.js';
-import { createLogger, createSecretRegistry } from '../../src/logging/index.js';
-import { issueApiToken, startServer } from '../../src/server/index.js';
-import { createSqliteRunStore } from '../../src/store/index.js';
-import { startTestServer, type TestServer } from './harness.js';
+import { issueApiToken } from '../../src/server/index.js';
+import { secondServer, startTestServer, type TestServer } from './harness.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -111,39 +108,6 @@ async function logIn(app: FastifyInstance, token: string): Promise<string> {
 const runsPage = (app: FastifyInstance, session: string) =>
   app.inject({ method: 'GET', url: '/runs', headers: { cookie: `fleetbook_session=${session}` } });
 
-/** Another `fleetbook server` on the same SQLite file, as a restarted process opens it (nothing in memory). */
-async function secondServer() {
-  const admin = t.sim.clients.find((client) => client.clientId === 'sim-admin');
-  if (!admin) throw new Error('no sim-admin client');
-  const secrets = createSecretRegistry();
-  const logger = createLogger({ level: 'error', secrets, destination: { write: () => true } as never });
-  const store = createSqliteRunStore({ file: join(t.dir, 'runs.sqlite') });
-  const server = await startServer({
-    store,
-    client: createPlatformClient({
-      credentials: { clientId: admin.clientId, clientSecret: admin.clientSecret },
-      authUrl: t.sim.authUrl,
-      baseUrl: t.sim.baseUrl,
-      regionalUrl: t.sim.regionalUrl,
-      region: 'us-west',
-      logger,
-    }),
-    logger,
-    secrets,
-    playbooksDir: join(t.dir, 'playbooks'),
-    env: {},
-    host: '127.0.0.1',
-    port: 0,
-  });
-  return {
-    app: server.app,
-    close: async () => {
-      await server.close();
-      await store.close();
-    },
-  };
-}
-
 describe('web sessions kept in the store', () => {
   it('keeps only the hash of a session id, and the session outlives a restart of the server', async () => {
     const session = await logIn(t.server.app, t.tokens.operator);
@@ -157,7 +121,7 @@ describe('web sessions kept in the store', () => {
       raw.close();
     }
 
-    const restarted = await secondServer();
+    const restarted = await secondServer(t);
     try {
       const page = await runsPage(restarted.app, session);
       expect(page.statusCode).toBe(200);
@@ -169,7 +133,7 @@ describe('web sessions kept in the store', () => {
 
   it('ends a session on every server sharing the store at a logout on one', async () => {
     const session = await logIn(t.server.app, t.tokens.viewer);
-    const other = await secondServer();
+    const other = await secondServer(t);
     try {
       const page = await runsPage(other.app, session);
       const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';

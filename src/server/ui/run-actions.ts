@@ -55,7 +55,9 @@ function registerDecisions(context: UiContext): void {
         if (!isFleetbookError(error)) throw error;
         const more = html`<p class="error">${scrub(error.message)}</p>
           <p><a href="${runPath(run.id)}">Back to the run</a></p>`;
-        return sendMessage(reply, caller, 'Not recorded', more, 409);
+        // The decision stands when only the run's continuation failed (its secret inputs are gone with a restart).
+        const title = error.code === 'SECRET_INPUT_MISSING' ? 'Recorded, not continued' : 'Not recorded';
+        return sendMessage(reply, caller, title, more, 409);
       }
       return reply.redirect(runPath(run.id), 303);
     });
