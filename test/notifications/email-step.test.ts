@@ -7,11 +7,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { spawnCliJson, type JsonOutcome } from '../support/spawn-cli.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createSqliteRunStore } from '../../src/store/index.js';
-import { startSmtpSink, type SmtpAnswer, type SmtpSink } from './receivers.js';
+import { lockStoreOnFirstArrival, startSmtpSink, type SmtpAnswer, type SmtpSink } from './receivers.js';
 
 const SMTP_PASSWORD = 'smtp-Pa55word-4411';
 const PROCESSES_MS = 120_000;
@@ -125,23 +124,15 @@ it(
 it(
   'a SIGKILL after the server took the message, before the journal recorded it: resume sends no second one and records the outcome',
   async () => {
-    // When the message arrives the test takes the store's write lock before the server answers
-    // 250: the step's `request.answered` cannot be committed, and the process is killed in that window.
+    // The step's `request.answered` cannot be committed, and the process is killed in that window.
     const storeFile = join(dir, 'home', 'runs.sqlite');
-    let lock: Database.Database | undefined;
-    const smtpSink = await smtp((arrival) => {
-      if (arrival === 1) {
-        lock = new Database(storeFile);
-        lock.exec('BEGIN IMMEDIATE');
-      }
-      return 'accept';
-    });
+    const locking = lockStoreOnFirstArrival(storeFile);
+    const smtpSink = await smtp(locking.answer);
     const first = fleetbook(['run', 'mail.yaml'], PLATFORM);
     await smtpSink.received(1);
     first.child.kill('SIGKILL');
     const killed = await first.done;
-    lock?.exec('ROLLBACK');
-    lock?.close();
+    locking.release();
     expect(killed.code).toBe(null);
     const runId = runIdOf(killed);
 

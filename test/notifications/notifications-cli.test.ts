@@ -7,12 +7,18 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { spawnCliJson, type JsonOutcome } from '../support/spawn-cli.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteRunStore } from '../../src/store/index.js';
 import { TOKEN_PATTERN } from '../support/leak-scan.js';
-import { startHttpReceiver, startSmtpSink, type HttpReceiver, type SmtpAnswer, type SmtpSink } from './receivers.js';
+import {
+  lockStoreOnFirstArrival,
+  startHttpReceiver,
+  startSmtpSink,
+  type HttpReceiver,
+  type SmtpAnswer,
+  type SmtpSink,
+} from './receivers.js';
 
 const SECRET_INPUT = 'tok-5ecret-value-981';
 const SMTP_PASSWORD = 'smtp-Pa55word-2207';
@@ -359,17 +365,10 @@ describe('a SIGKILL after the SMTP server took the message, before the row was m
   it(
     'the next process sends it again with the same Message-ID and key (a mail system can drop it), and no process sends it a third time',
     async () => {
-      // When the message arrives, the test takes the store's write lock before the server answers
-      // 250: the sender's "sent" cannot be recorded, and it is killed in exactly that window.
+      // The sender's "sent" cannot be recorded, and it is killed in exactly that window.
       const storeFile = join(dir, 'home', 'runs.sqlite');
-      let lock: Database.Database | undefined;
-      const sink = await smtpSink((arrival) => {
-        if (arrival === 1) {
-          lock = new Database(storeFile);
-          lock.exec('BEGIN IMMEDIATE');
-        }
-        return 'accept';
-      });
+      const locking = lockStoreOnFirstArrival(storeFile);
+      const sink = await smtpSink(locking.answer);
       configure(
         [
           '    ops-mail:',
@@ -389,8 +388,7 @@ describe('a SIGKILL after the SMTP server took the message, before the row was m
       await sink.received(1);
       first.child.kill('SIGKILL');
       const killed = await first.done;
-      lock?.exec('ROLLBACK');
-      lock?.close();
+      locking.release();
       expect(killed.code).toBe(null);
       const runId = runIdOf(killed);
       const key = `${runId}/succeeded/r0/ops-mail`;

@@ -7,10 +7,36 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import Database from 'better-sqlite3';
 import { SMTPServer } from 'smtp-server';
 
 /** What the SMTP sink answers a message's DATA: take it (250), refuse it for now (451), or never answer. */
 export type SmtpAnswer = 'accept' | 'refuse' | 'hold';
+
+/**
+ * An SMTP answer that, when the first message arrives, takes the SQLite store's write lock
+ * before the server answers 250: the sender cannot record what the server took, and a test
+ * kills it in exactly that window. `release` gives the lock back (after the kill).
+ */
+export function lockStoreOnFirstArrival(storeFile: string): {
+  answer: (arrival: number) => SmtpAnswer;
+  release(): void;
+} {
+  let lock: Database.Database | undefined;
+  return {
+    answer: (arrival) => {
+      if (arrival === 1) {
+        lock = new Database(storeFile);
+        lock.exec('BEGIN IMMEDIATE');
+      }
+      return 'accept';
+    },
+    release: () => {
+      lock?.exec('ROLLBACK');
+      lock?.close();
+    },
+  };
+}
 
 export interface SmtpArrival {
   /** The Message-ID header: the same for every send of one notification key. */
