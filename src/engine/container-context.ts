@@ -65,7 +65,7 @@ async function runItem(
   state: RunnerState,
   execution: StepExecution,
   frame: Frame,
-  index: number,
+  { index, label }: { index: number; label: string | undefined },
   steps: readonly Step[],
   names: Record<string, unknown>,
 ): Promise<ItemRun> {
@@ -107,7 +107,7 @@ async function runItem(
     record.status = status;
     record.durationMs = options.clock.now() - startedAt;
     return options
-      .journal({ type: 'item.finished', path: execution.path, index, status }, BUFFERED)
+      .journal({ type: 'item.finished', path: execution.path, index, status, ...(label ? { label } : {}) }, BUFFERED)
       .then(() => ({ status, steps: scope.steps }));
   });
 }
@@ -148,7 +148,7 @@ export function containerContext(state: RunnerState, execution: StepExecution, f
     start: (input) => execution.start(input) ?? Promise.resolve(),
     runSequence: (steps) => state.runSequence(steps, frame),
     failureOf: (steps) => failureOf(steps, frame),
-    runItem: (index, steps, names) => runItem(state, execution, frame, index, steps, names),
+    runItem: (index, steps, names, label) => runItem(state, execution, frame, { index, label }, steps, names),
     itemStepReads: () => itemStepReadsOf(state, frame.scope.root.playbook, execution.step.id),
     itemsNotStarted(indexes) {
       for (const index of indexes) {

@@ -101,6 +101,7 @@ function itemFinished(records: Map<StepPath, StepRecord>, event: EventOf<'item.f
   if (record) {
     record.status = event.status;
     record.endedAt = at;
+    if (event.label !== undefined) record.itemLabel = event.label;
     return;
   }
   // An item whose steps each journal one entry journals no start either (see the loop's items in
@@ -113,6 +114,7 @@ function itemFinished(records: Map<StepPath, StepRecord>, event: EventOf<'item.f
     attempts: 0,
     startedAt: at,
     endedAt: at,
+    ...(event.label === undefined ? {} : { itemLabel: event.label }),
   });
 }
 

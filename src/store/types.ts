@@ -144,7 +144,7 @@ export type JournalEvent =
     }
   /** `path` is the loop step's path; the item itself is `path[index]` (e.g. `systems[3]`). */
   | { type: 'item.started'; path: StepPath; index: number }
-  | { type: 'item.finished'; path: StepPath; index: number; status: StepStatus }
+  | { type: 'item.finished'; path: StepPath; index: number; status: StepStatus; label?: string }
   /** The run stops to wait (`path`: the waiting step); the run's status becomes `waiting`. */
   | { type: 'run.waiting'; path: StepPath; wait: WaitRecord }
   /** The decision on the approval gate at `path`, written before the run goes on. */
@@ -243,6 +243,8 @@ export interface StepRecord {
   /** The last async operation Location seen for the step (re-attach point). */
   location?: string;
   operationOutcome?: string;
+  /** A loop item's label (its item's name or id), from its `item.finished`. */
+  itemLabel?: string;
   /**
    * The last request sent with no answer journaled, or failed with `outcomeUnknown`: the
    * write resume must reconcile before sending it again. Absent once answered or finished.

@@ -9,6 +9,7 @@
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import { registerFleetGrid } from './fleet-grid.js';
 import { registerLogin } from './login.js';
 import { registerPlaybookStart } from './playbook-start.js';
 import { registerPlaybooksList } from './playbooks-list.js';
@@ -42,6 +43,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   registerLogin(context);
   registerRunsList(context);
   registerRunPage(context);
+  registerFleetGrid(context);
   registerRunLive(context);
   registerRunActions(context);
   registerPlaybooksList(context);

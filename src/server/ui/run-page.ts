@@ -8,6 +8,7 @@ import { isLiveStatus } from '../journal-hub.js';
 import { roleAllows } from '../tokens.js';
 import { logLines, runView, type LogLine, type RunView, type Scrub } from '../views.js';
 import { approvalPanel } from './approval-panel.js';
+import { gridLinks } from './fleet-grid.js';
 import { formatDuration, formatTime, json, triggerText } from './format.js';
 import { html, trusted, type Html } from './html.js';
 import { badge, csrfField, page, send, sendNotFound, type Caller } from './layout.js';
@@ -36,7 +37,7 @@ export function registerRunPage(context: UiContext): void {
     >
       <h1>${run.playbook} <span id="run-status">${badge(run.status)}</span></h1>
       ${runFacts(run, view)} ${run.error ? html`<p class="error" role="alert">${run.error.message}</p>` : ''}
-      ${runForms(run, caller, scrub)} ${runValues(view)}
+      ${runForms(run, caller, scrub)} ${runValues(view)} ${parts.gridLinks}
       <h2>Timeline</h2>
       <div id="timeline" class="timeline-box" aria-live="off">${parts.timeline}</div>
       <div class="columns">
@@ -57,12 +58,14 @@ export function registerRunPage(context: UiContext): void {
 async function runParts({ store, scrub }: UiContext, run: RunRecord, pageNumber: number) {
   // One read of the journal, folded here (the store's `steps` would read it again).
   const journal = await store.journal(run.id);
-  const tree = buildStepTree(foldJournal(journal));
+  const records = foldJournal(journal);
+  const tree = buildStepTree(records);
   const rows = timelineRows(tree, progressByPath(journal));
   return {
     // The SVG's texts are escaped where renderTimeline writes them.
     timeline: trusted(renderTimeline(run, rows, Date.now())),
     tree: stepTree(tree, pageNumber, scrub),
+    gridLinks: gridLinks(run, records),
     log: scrub(logLines(journal, LOG_LINES_SHOWN)),
     lastSeq: journal.at(-1)?.seq ?? 0,
   };

@@ -87,7 +87,9 @@ export async function runForEach(context: ContainerContext<ForEachStep>): Promis
   // operation) costs more memory than the one reaction its end needs.
   const runItem = (index: number): Promise<void> => {
     const names = { [step.as]: items[index], loop: { index, first: index === 0, last: index === total - 1 } };
-    return context.runItem(index, step.steps, names).then(({ status, steps }) => ended(index, status, steps));
+    return context
+      .runItem(index, step.steps, names, itemLabel(items[index]))
+      .then(({ status, steps }) => ended(index, status, steps));
   };
 
   // Items in flight are counted, and a loop waiting for a free slot is woken by the next item to
@@ -173,4 +175,23 @@ function loopOutcome(
   }
   if (context.signal.aborted || count('interrupted') > 0) return { status: 'interrupted', outputs, journalOutputs };
   return { status: 'succeeded', outputs, journalOutputs };
+}
+
+/** Fields that name an item, in the order a reader would pick: a system's name before its id. */
+const LABEL_FIELDS = ['name', 'displayName', 'hostname', 'serialNumber', 'email', 'id'] as const;
+/** A label is for a grid cell and a title: longer ones are cut. */
+const LABEL_MAX = 80;
+
+/** What a reader knows an item by: a string or number itself, else its first naming field. */
+export function itemLabel(item: unknown): string | undefined {
+  let label: unknown = item;
+  if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+    const fields = item as Record<string, unknown>;
+    label = LABEL_FIELDS.map((field) => fields[field]).find(
+      (value) => typeof value === 'string' || typeof value === 'number',
+    );
+  }
+  if (typeof label === 'number') return String(label);
+  if (typeof label !== 'string' || label === '') return undefined;
+  return label.length > LABEL_MAX ? `${label.slice(0, LABEL_MAX - 1)}…` : label;
 }

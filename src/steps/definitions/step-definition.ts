@@ -139,7 +139,8 @@ export interface ContainerContext<S extends Step = Step> {
    * Runs `steps` as item `index` of the loop (path `<path>[index]`, its own scope holding
    * `names`): journaled, summarised, replayed whole on resume when it had succeeded.
    */
-  runItem(index: number, steps: readonly Step[], names: Record<string, unknown>): Promise<ItemRun>;
+  /** `label`: what a reader knows the item by (a system's name), journaled with its end for the UI's fleet grid. */
+  runItem(index: number, steps: readonly Step[], names: Record<string, unknown>, label?: string): Promise<ItemRun>;
   /**
    * The step views of an ended item that expressions may still read (`steps.<loop>.outputs.items[n].steps.<id>`),
    * by step id, or `all`: the loop keeps only these, so a fleet of items does not stay in memory.
