@@ -28,7 +28,10 @@ const built = [
 ];
 /** Tests that drive a real Chromium (test/browser/): after unit, integration and built ones. */
 const browser = ['test/browser/**/*.test.ts'];
-/** Tests that rebuild `dist/` (`npm start`): alone, after everything else, so no test runs a half-written dist/. */
+/**
+ * Tests that rebuild `dist/` (`npm start`): after every test that runs dist/, so none runs a
+ * half-written one; beside the browser tests, which run the sources.
+ */
 const rebuilding = ['test/cli/demo.test.ts'];
 
 const integration = { environment: 'node' as const, setupFiles, testTimeout: 60_000, hookTimeout: 60_000 };
@@ -37,8 +40,8 @@ const integration = { environment: 'node' as const, setupFiles, testTimeout: 60_
 // simulator on port 0) in test/, the tests that need a PostgreSQL server in test/postgres/ (a
 // throwaway cluster started once for them), the web UI's in a real Chromium in test/browser/.
 // Groups run in order: unit, integration and the tests of the built CLI together (`npm test`
-// builds dist/ first; none of them writes it), then the browser tests, then the one that
-// rebuilds dist/, then postgres.
+// builds dist/ first; none of them writes it), then the browser tests beside the one that
+// rebuilds dist/ (the browser's server runs the sources), then postgres.
 export default defineConfig({
   test: {
     // Vitest's default is one worker fewer than the cores: one on a 2-core machine, so every file
@@ -57,7 +60,7 @@ export default defineConfig({
       },
       { test: { name: 'built', include: built, ...integration } },
       { test: { name: 'browser', include: browser, ...integration, sequence: { groupOrder: 2 } } },
-      { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 3 } } },
+      { test: { name: 'rebuild', include: rebuilding, ...integration, sequence: { groupOrder: 2 } } },
       {
         test: {
           name: 'postgres',
