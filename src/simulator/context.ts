@@ -167,7 +167,8 @@ export type OperationHandler = (req: SimRequest) => SimResponse | Promise<SimRes
 export interface ExtraRoute {
   /** Label for the request log, e.g. `_sim.downloadReport`. */
   name: string;
-  method: 'GET';
+  /** GET for what a client reads (a signed download); PUT for a change made by hand (a system's health). */
+  method: 'GET' | 'PUT';
   /** Path with `:param` placeholders, e.g. `/_sim/downloads/:id`; parameters land in `req.params`. */
   path: string;
   handler: OperationHandler;

@@ -110,6 +110,88 @@ describe('private cloud: software lifecycle', () => {
     expect(stale.body.errorDetails).toBeUndefined();
   });
 
+  it('degrades a pinned system after its update, and a system set unhealthy by hand', async () => {
+    const probe = await start();
+    const firstName = probe.systems[0].name as string;
+    await probe.sim.close();
+    const { call, advance, systems, sim } = await start({
+      privateCloud: { failures: [], degradeAfterUpdate: { systems: [firstName], to: 'WARNING' } },
+    });
+    const [first, , third] = systems;
+    expect(first.name).toBe(firstName);
+    const health = async (id: string) => (await call('GET', `${BASE}/systems/${id}`)).body.health.overallHealth;
+    const update = async (id: string) => {
+      const path = `${BASE}/systems/${id}`;
+      expect((await call('POST', `${path}/software-prechecks`, { body: { catalogVersion: '2.4.0' } })).status).toBe(
+        202,
+      );
+      advance(5 * MINUTE);
+      expect((await call('POST', `${path}/software-update`, { body: { catalogVersion: '2.4.0' } })).status).toBe(202);
+      advance(60 * MINUTE);
+    };
+    expect(await health(first.id)).toBe('OK');
+    await update(first.id);
+    expect(await health(first.id)).toBe('WARNING');
+    // By hand, through the control surface: by name or id, checked.
+    const base = sim.url;
+    const set = (who: string, body: unknown) =>
+      fetch(`${base}/_sim/private-cloud/systems/${who}/health`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const made = await set(third.name, { overallHealth: 'CRITICAL' });
+    expect(made.status).toBe(200);
+    expect(await made.json()).toEqual({ id: third.id, name: third.name, overallHealth: 'CRITICAL' });
+    expect(await health(third.id)).toBe('CRITICAL');
+    expect((await set(third.id, { overallHealth: 'OK' })).status).toBe(200);
+    expect(await health(third.id)).toBe('OK');
+    expect((await set(third.id, { overallHealth: 'ILL' })).status).toBe(400);
+    expect((await set('nope', { overallHealth: 'OK' })).status).toBe(404);
+  });
+
+  it('degrades systems by probability, the same ones whatever the order of the updates', async () => {
+    const world = {
+      privateCloud: { systems: 30, clustersPerSystem: 1, failures: [], degradeAfterUpdate: { probability: 0.5 } },
+    };
+    /** Updates every system that can take 2.4.0, in `order`; the ids of those left CRITICAL. */
+    const degradedAfterUpdating = async (order: (ids: string[]) => string[]) => {
+      const { call, advance, systems } = await start(world);
+      const ready = systems
+        .filter(
+          (s) =>
+            s.health.overallHealth === 'OK' &&
+            s.softwareInfo.hypervisorClusters[0].availableSoftwareCatalogs.some((c: JsonBody) => c.version === '2.4.0'),
+        )
+        .map((s) => s.id as string);
+      for (const id of order(ready))
+        await call('POST', `${BASE}/systems/${id}/software-prechecks`, { body: { catalogVersion: '2.4.0' } });
+      advance(5 * MINUTE);
+      for (const id of order(ready))
+        await call('POST', `${BASE}/systems/${id}/software-update`, { body: { catalogVersion: '2.4.0' } });
+      advance(60 * MINUTE);
+      const degraded: string[] = [];
+      for (const id of ready)
+        if ((await call('GET', `${BASE}/systems/${id}`)).body.health.overallHealth === 'CRITICAL') degraded.push(id);
+      await close?.();
+      close = undefined;
+      return { ready, degraded };
+    };
+    const forwards = await degradedAfterUpdating((ids) => ids);
+    const backwards = await degradedAfterUpdating((ids) => [...ids].reverse());
+    expect(forwards.ready.length).toBeGreaterThan(8);
+    // About half: neither none nor all, and the same systems either way.
+    expect(forwards.degraded.length).toBeGreaterThan(0);
+    expect(forwards.degraded.length).toBeLessThan(forwards.ready.length);
+    expect(backwards.degraded).toEqual(forwards.degraded);
+  });
+
+  it('refuses a pinned degrade of a system the world does not have', async () => {
+    await expect(
+      startTestSimulator({ world: { privateCloud: { degradeAfterUpdate: { systems: ['no-such-system'] } } } }),
+    ).rejects.toThrow(/degradeAfterUpdate.systems\[0\] 'no-such-system' is not a system/);
+  });
+
   it('refuses unknown clusters, unavailable catalogs, unsupported families and offline systems at once', async () => {
     const { call, systems } = await start();
     const [fresh, offline, , partial, , legacy] = systems;

@@ -12,6 +12,7 @@ import {
   type PrivateCloudState,
   type Server,
   type System,
+  type HealthDegrade,
   type UpdateStep,
 } from './model.js';
 
@@ -36,6 +37,18 @@ export interface PrivateCloudConfig {
     step?: UpdateStep;
     times?: number;
   }>;
+  /**
+   * Systems whose health degrades when an update of theirs succeeds: the named ones at their
+   * next update, any other with `probability` (drawn from the system and the version, so the
+   * same world degrades the same systems whatever the order of the updates). @default none
+   */
+  degradeAfterUpdate?: {
+    systems?: string[];
+    /** @default 0 */
+    probability?: number;
+    /** @default CRITICAL */
+    to?: 'WARNING' | 'CRITICAL';
+  };
 }
 
 export const PRIVATE_CLOUD_CONFIG_SCHEMA = {
@@ -58,6 +71,15 @@ export const PRIVATE_CLOUD_CONFIG_SCHEMA = {
           step: { enum: UPDATE_STEPS },
           times: { type: 'integer', minimum: 1 },
         },
+      },
+    },
+    degradeAfterUpdate: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        systems: { type: 'array', items: { type: 'string', minLength: 1 } },
+        probability: { type: 'number', minimum: 0, maximum: 1 },
+        to: { enum: ['WARNING', 'CRITICAL'] },
       },
     },
   },
@@ -397,6 +419,25 @@ export function generatePrivateCloud(rng: Rng, config: PrivateCloudConfig): Priv
     policies: generatePolicies(rng.fork('policies'), customerId, systems),
     reports: [],
     failures: resolveFailures(config, systems),
+    degradeAfterUpdate: resolveDegrade(config, systems),
     precheckValidityMs: (config.precheckValidityMinutes ?? 240) * 60_000,
   };
+}
+
+/** The world file's `degradeAfterUpdate`, its system names resolved to ids (an unknown one refused). */
+function resolveDegrade(config: PrivateCloudConfig, systems: readonly System[]): HealthDegrade {
+  const given = config.degradeAfterUpdate ?? {};
+  const pinned = (given.systems ?? []).map((name, index) => {
+    const system = systems.find((s) => s.name === name || s.id === name);
+    if (!system)
+      throw new UsageError(
+        `world file: privateCloud.degradeAfterUpdate.systems[${index}] '${name}' is not a system of this world (e.g. ${systems
+          .slice(0, 3)
+          .map((s) => s.name)
+          .join(', ')})`,
+        'INVALID_WORLD_FILE',
+      );
+    return system.id;
+  });
+  return { pinned: new Set(pinned), probability: given.probability ?? 0, to: given.to ?? 'CRITICAL' };
 }

@@ -147,6 +147,14 @@ export interface ConfigurationReport {
   totalWarning: number;
 }
 
+/** Which systems an update leaves unhealthy (`degradeAfterUpdate` of the world file). */
+export interface HealthDegrade {
+  /** System ids that degrade at their next successful update (each once). */
+  pinned: Set<string>;
+  probability: number;
+  to: 'WARNING' | 'CRITICAL';
+}
+
 export interface PrivateCloudState {
   customerId: string;
   systems: System[];
@@ -156,6 +164,7 @@ export interface PrivateCloudState {
   /** Configuration analysis reports, oldest first. */
   reports: ConfigurationReport[];
   failures: PinnedFailure[];
+  degradeAfterUpdate: HealthDegrade;
   precheckValidityMs: number;
 }
 

@@ -6,6 +6,7 @@
 import type {
   AreaModule,
   AsyncOutcome,
+  ExtraRoute,
   InjectedFailure,
   OperationHandler,
   SimContext,
@@ -167,11 +168,57 @@ const READ_ONLY = new Set([
  * The area's handlers over one cache of serialized system views: a handler that may write
  * (any not in READ_ONLY) and the end of any operation the area started invalidate it.
  */
+const HEALTH_STATES = ['OK', 'WARNING', 'CRITICAL'] as const;
+
+/**
+ * `PUT /_sim/private-cloud/systems/:id/health` `{ "overallHealth": "CRITICAL" }`: a system made
+ * unhealthy (or well again) by hand, so a rollout's health gate meets a real answer.
+ */
+function healthRoute(state: PrivateCloudState): ExtraRoute {
+  return {
+    name: '_sim.setSystemHealth',
+    method: 'PUT',
+    path: '/_sim/private-cloud/systems/:id/health',
+    handler: (req) => {
+      const system = state.systemsById.get(req.params.id ?? '') ?? state.systems.find((s) => s.name === req.params.id);
+      if (!system) throw notFound('System (an id or a name)', req.params.id ?? '');
+      const wanted = (req.body as { overallHealth?: unknown } | undefined)?.overallHealth;
+      const health = HEALTH_STATES.find((state) => state === wanted);
+      if (!health) throw badRequest(`overallHealth must be one of ${HEALTH_STATES.join(', ')}`);
+      system.healthStatus = health;
+      viewCacheOf(state).invalidate();
+      return { status: 200, body: { id: system.id, name: system.name, overallHealth: health } };
+    },
+  };
+}
+
+/** Whether the update of `system` to `version` that just succeeded leaves it unhealthy (each pinned system once). */
+function degradesAfterUpdate(
+  degrade: PrivateCloudState['degradeAfterUpdate'],
+  system: System,
+  version: string,
+): boolean {
+  if (degrade.pinned.delete(system.id)) return true;
+  if (degrade.probability <= 0) return false;
+  // FNV-1a of the system and the version: the same systems degrade whatever the updates' order.
+  let hash = 0x811c9dc5;
+  for (const char of `${system.id}@${version}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193);
+  return (hash >>> 0) / 0x1_0000_0000 < degrade.probability;
+}
+
+/** One view cache per world: the handlers and the `/_sim/` health route both invalidate it. */
+const viewCaches = new WeakMap<PrivateCloudState, SystemViewCache>();
+function viewCacheOf(state: PrivateCloudState): SystemViewCache {
+  let cache = viewCaches.get(state);
+  if (!cache) viewCaches.set(state, (cache = createSystemViewCache(state)));
+  return cache;
+}
+
 export function createPrivateCloudHandlers(
   state: PrivateCloudState,
   ctx: SimContext,
 ): Record<string, OperationHandler> {
-  const cache = createSystemViewCache(state);
+  const cache = viewCacheOf(state);
   const { asyncOps } = ctx;
   const invalidatingCtx: SimContext = {
     ...ctx,
@@ -314,7 +361,7 @@ function systemHandlers(state: PrivateCloudState, ctx: SimContext, cache: System
     return failure;
   };
 
-  /** Runs the update steps from `fromStep`; a pinned failure ends it at its step. */
+  /** Runs the update steps from `fromStep`; a pinned failure ends it at its step, a degrade leaves the system unhealthy. */
   const startUpdate = (
     system: System,
     kind: SoftwareOperationKind,
@@ -353,6 +400,8 @@ function systemHandlers(state: PrivateCloudState, ctx: SimContext, cache: System
           cluster.precheckFailed = undefined;
           cluster.lastUpdatedAtMs = endsAtMs;
         }
+        if (degradesAfterUpdate(state.degradeAfterUpdate, system, catalogVersion))
+          system.healthStatus = state.degradeAfterUpdate.to;
         return { status: 'SUCCEEDED' };
       },
     );
@@ -726,6 +775,7 @@ export const privateCloudArea: AreaModule<PrivateCloudState> = {
   configSchema: PRIVATE_CLOUD_CONFIG_SCHEMA,
   createState: (ctx) => generatePrivateCloud(ctx.rng, ctx.config as PrivateCloudConfig),
   handlers: (state, ctx) => createPrivateCloudHandlers(state, ctx),
+  extraRoutes: (state) => [healthRoute(state)],
   summary: (state) => ({
     systems: state.systems.length,
     hypervisorClusters: state.systems.reduce((n, s) => n + s.clusters.length, 0),
