@@ -244,3 +244,41 @@ describe('inputSchemaOf', () => {
     expect(inputSchemaOf(op('privateCloud.getSystem'))).toBe(inputSchemaOf(op('privateCloud.getSystem')));
   });
 });
+
+describe('x-fleetbook-reads: every write names the read that shows what it changes', () => {
+  /** Whether `path` (`id`, `body.catalogVersion`) is an input the write's schema has. */
+  const inputOf = (write: OperationDescriptor, path: string): boolean => {
+    const [first, ...rest] = path.split('.');
+    let schema = (inputSchemaOf(write).properties as Record<string, Record<string, unknown>>)[first ?? ''];
+    for (const name of rest)
+      schema = (schema?.properties as Record<string, Record<string, unknown>> | undefined)?.[name];
+    return schema !== undefined;
+  };
+  const writes = description.operations.filter((candidate) => candidate.isWrite && candidate.base !== 'auth');
+
+  it.each(writes.map((write) => [write.id, write] as const))('%s', (_id, write) => {
+    const reads = write.reads!;
+    expect(reads, 'x-fleetbook-reads').toBeDefined();
+    const read = op(reads.operation);
+    expect(read.method).toBe('GET');
+    expect(read.isWrite).toBe(false);
+    const readInputs = Object.keys(inputSchemaOf(read).properties as object);
+    for (const [name, source] of Object.entries(reads.with)) {
+      expect(readInputs, `${reads.operation} takes ${name}`).toContain(name);
+      expect(inputOf(write, source), `${write.id} has input ${source}`).toBe(true);
+    }
+    // A read by id reads the resource the write names: each required path parameter of the read is given.
+    for (const param of read.pathParams) expect(Object.keys(reads.with)).toContain(param.name);
+    if (reads.pick) expect(inputOf(write, reads.pick.equals)).toBe(true);
+    if (reads.effect) {
+      expect(inputOf(write, reads.effect.to)).toBe(true);
+      if (reads.effect.match) expect(inputOf(write, reads.effect.match.in)).toBe(true);
+    }
+    // A create has nothing to read yet; an update, a delete or an action reads one resource.
+    if (reads.change !== 'create') expect(Object.keys(reads.with).length + (reads.pick ? 1 : 0)).toBeGreaterThan(0);
+  });
+
+  it('covers all 27 writes of the description', () => {
+    expect(writes).toHaveLength(27);
+  });
+});

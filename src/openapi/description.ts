@@ -41,6 +41,8 @@ export interface OperationDescriptor {
   deprecated: boolean;
   /** Not a GET (the token endpoint excepted); a GET that starts an operation is a write too. */
   isWrite: boolean;
+  /** On a write: what it changes and the read that shows that resource as it is (`fleetbook plan`). */
+  reads?: WriteReads;
   summary: string;
   description?: string;
   pathParams: ParamDescriptor[];
@@ -50,6 +52,20 @@ export interface OperationDescriptor {
   responses: Record<string, { schema?: JsonSchema; contentType?: string; headers: string[] }>;
   /** The 2xx the operation answers on success. */
   successStatus: number;
+}
+
+/**
+ * `x-fleetbook-reads` of a write. `with` names, per input of the read, the input of the write
+ * that gives it (`id`, `body.name`); `pick` takes, from a read answering a list, the item whose
+ * `field` equals the write's input `equals`; `effect`, on an action, says which field of which
+ * items of the answer the write sets, and to what.
+ */
+export interface WriteReads {
+  change: 'create' | 'update' | 'delete' | 'action';
+  operation: string;
+  with: Record<string, string>;
+  pick?: { field: string; equals: string };
+  effect?: { list: string; match?: { field: string; in: string }; field: string; to: string };
 }
 
 export interface PlatformDescription {
@@ -75,6 +91,7 @@ const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 const BASES = ['regional', 'global', 'auth'] as const;
 const FLAVOURS = ['dataServices', 'devices', 'subscriptions', 'reporting'] as const;
 const LEVELS = ['view', 'edit', 'delete'] as const;
+const CHANGES = ['create', 'update', 'delete', 'action'] as const;
 
 let cached: PlatformDescription | undefined;
 
@@ -135,6 +152,7 @@ export function buildPlatformDescription(document: unknown): PlatformDescription
       operations.push(op);
     }
   }
+  checkWriteReads(operations, byId);
   const components = isObject(document.components) ? document.components : {};
   const rawSchemas = isObject(components.schemas) ? components.schemas : {};
   const schemas: Record<string, JsonSchema> = {};
@@ -226,12 +244,14 @@ function describeRequestBody(
 function platformExtensions(
   op: Record<string, unknown>,
   at: string,
-): Pick<OperationDescriptor, 'regions' | 'rateLimit' | 'async' | 'paging' | 'permission'> {
+): Pick<OperationDescriptor, 'regions' | 'rateLimit' | 'async' | 'paging' | 'permission' | 'reads'> {
   const rateLimit = op['x-fleetbook-rate-limit'];
   const paging = op['x-fleetbook-paging'];
   const permission = op['x-fleetbook-permission'];
   const regions = op['x-fleetbook-regions'];
+  const reads = op['x-fleetbook-reads'];
   return {
+    ...(isObject(reads) ? { reads: describeReads(reads, at) } : {}),
     ...(Array.isArray(regions) ? { regions: regions.map(String) } : {}),
     ...(isObject(rateLimit)
       ? {
@@ -263,6 +283,48 @@ function platformExtensions(
         }
       : {}),
   };
+}
+
+function describeReads(reads: Record<string, unknown>, at: string): WriteReads {
+  const strings = (value: unknown, field: string): Record<string, string> => {
+    if (value === undefined) return {};
+    if (!isObject(value) || Object.values(value).some((entry) => typeof entry !== 'string'))
+      throw new PlatformDescriptionError(`${at}: x-fleetbook-reads.${field} must map names to input names`);
+    return value as Record<string, string>;
+  };
+  const effect = reads.effect;
+  const pick = strings(reads.pick, 'pick');
+  return {
+    change: oneOf(reads.change, CHANGES, `${at}: x-fleetbook-reads.change`),
+    operation: String(reads.operation),
+    with: strings(reads.with, 'with'),
+    ...(pick.field !== undefined && pick.equals !== undefined
+      ? { pick: { field: pick.field, equals: pick.equals } }
+      : {}),
+    ...(isObject(effect)
+      ? {
+          effect: {
+            list: String(effect.list),
+            ...(isObject(effect.match)
+              ? { match: { field: String(effect.match.field), in: String(effect.match.in) } }
+              : {}),
+            field: String(effect.field),
+            to: String(effect.to),
+          },
+        }
+      : {}),
+  };
+}
+
+/** Every write names its read, and that read is an operation of the description that changes nothing. */
+function checkWriteReads(operations: readonly OperationDescriptor[], byId: ReadonlyMap<string, OperationDescriptor>) {
+  for (const op of operations) {
+    if (!op.isWrite || op.base === 'auth') continue;
+    if (!op.reads) throw new PlatformDescriptionError(`${op.id}: a write without x-fleetbook-reads`);
+    const read = byId.get(op.reads.operation);
+    if (!read || read.isWrite)
+      throw new PlatformDescriptionError(`${op.id}: x-fleetbook-reads.operation '${op.reads.operation}' is not a read`);
+  }
 }
 
 function describeParam(param: Record<string, unknown>, at: string): ParamDescriptor {

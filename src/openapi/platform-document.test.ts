@@ -36,13 +36,13 @@ describe('readPlatformDocument', () => {
   it('ignores a JSON made of another YAML text: an edit without a rebuild is never hidden', () => {
     writePlatformDocumentJson(files);
     const edited = readFileSync(files.yamlPath, 'utf8').replace(
-      /operationId: privateCloud\.getSystem\b/,
-      'operationId: privateCloud.getSystemRenamed',
+      /operationId: privateCloud\.listServers\b/,
+      'operationId: privateCloud.listServersRenamed',
     );
     writeFileSync(files.yamlPath, edited);
     const read = readPlatformDocument(files);
     expect(read.source).toBe('yaml');
-    expect(buildPlatformDescription(read.document).byId.has('privateCloud.getSystemRenamed')).toBe(true);
+    expect(buildPlatformDescription(read.document).byId.has('privateCloud.listServersRenamed')).toBe(true);
   });
 
   it('parses the YAML when the JSON is unreadable', () => {
