@@ -94,6 +94,7 @@ export async function driveAdmitted(admission: Admission, parts: RunParts, optio
     ...common(parts, options, request.playbook),
     inputs: request.inputs,
     dryRun: request.dryRun,
+    ...(request.planWrites ? { planWrites: true } : {}),
     trigger: admission.trigger,
     startGate: admission.startGate,
   });

@@ -54,6 +54,8 @@ export interface RunRequest {
   /** `here`: this process drives the run; `queue`: it is recorded `queued` for a worker (team mode). */
   target: 'here' | 'queue';
   dryRun: boolean;
+  /** With `dryRun` (`fleetbook plan`): each write is planned, its resource read and its change recorded. */
+  planWrites?: boolean;
   /**
    * Start even though the maintenance window is closed or a freeze holds, for this reason
    * (recorded in the run). Only a caller with the `admin` role may.

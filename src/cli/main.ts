@@ -13,6 +13,7 @@ import { registerApproveCommands } from './commands/approve.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerResumeCommand } from './commands/resume.js';
+import { registerPlanCommand } from './commands/plan.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
 import { registerSchedulesCommand } from './commands/schedules.js';
@@ -40,6 +41,7 @@ export function createProgram(io: CliIo): Command {
   registerDemoCommand(program, io);
   registerResumeCommand(program, io);
   registerRunCommand(program, io);
+  registerPlanCommand(program, io);
   registerRunsCommand(program, io);
   registerSchedulesCommand(program, io);
   registerServerCommand(program, io);

@@ -36,6 +36,7 @@ class AttemptRuntime implements StepRuntime {
   readonly client: StepRuntime['client'];
   readonly secrets: StepRuntime['secrets'];
   readonly dryRun: boolean;
+  readonly planWrites: boolean;
   readonly path: string;
   readonly clock: StepRuntime['clock'];
   readonly journal: StepRuntime['journal'];
@@ -54,6 +55,7 @@ class AttemptRuntime implements StepRuntime {
     this.client = options.client;
     this.secrets = options.secrets;
     this.dryRun = options.dryRun;
+    this.planWrites = options.planWrites;
     this.path = execution.path;
     this.clock = options.clock;
     this.journal = state.journal;

@@ -34,6 +34,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Reads are performed, writes are not sent (their steps end `simulated`). @default false */
   dryRun?: boolean;
+  /** With `dryRun`: each write is planned (its resource read, its change recorded in its outputs). @default false */
+  planWrites?: boolean;
   /** @default a random UUID */
   runId?: string;
   /** Time of the run: durations, retry delays, timeouts, sleeps. @default the system clock */

@@ -222,6 +222,7 @@ async function executeSteps(
     logger,
     secrets,
     dryRun,
+    planWrites: dryRun && options.planWrites === true,
     clock: options.clock ?? systemClock,
     reconcileSettleMs: options.reconcileSettleMs ?? DEFAULT_RECONCILE_SETTLE_MS,
     registry,

@@ -34,6 +34,7 @@ export interface RunnerOptions {
   logger: Logger;
   secrets: SecretRegistry;
   dryRun: boolean;
+  planWrites: boolean;
   /** The step kinds: how each step is run. */
   registry: StepRegistry;
   /** Journals an event; `buffered` for events that precede no effect outside the run (see `RunStore.append`). */

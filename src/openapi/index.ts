@@ -8,6 +8,7 @@ export {
   type HttpMethod,
   type JsonSchema,
   type OperationDescriptor,
+  type WriteReads,
   type ParamDescriptor,
   type PlatformDescription,
 } from './description.js';

@@ -72,3 +72,4 @@ export type { ParallelStep } from './definitions/parallel.js';
 export type { SetStep } from './definitions/set.js';
 export type { SleepStep } from './definitions/sleep.js';
 export type { UsesStep } from './definitions/uses.js';
+export { fieldChanges, planWrite, type FieldChange, type PlannedWrite } from './plan/plan-write.js';

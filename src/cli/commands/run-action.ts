@@ -25,6 +25,7 @@ import { formatProblems } from '../problems.js';
 import { localCaller, withProcessHost, type ProcessHost } from '../process-host.js';
 import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
 import { parseTimeScale, reportResult, runOutputMode, withInterruption } from '../run-session.js';
+import { reportPlan } from './plan-action.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -36,6 +37,8 @@ export interface RunCommandOptions {
   faults?: string;
   seed?: string;
   dryRun?: boolean;
+  /** `fleetbook plan`: a dry run whose writes are planned, reported as a plan (and written to `out`). */
+  plan?: { out?: string };
   /** `--ignore-window [reason]`: true without a reason. */
   ignoreWindow?: boolean | string;
   queue?: boolean;
@@ -116,6 +119,7 @@ function runRequestOf(playbook: Playbook, options: RunCommandOptions, scheduled?
     trigger: scheduled ? { kind: 'trigger', schedule: scheduled.schedule } : { kind: 'manual' },
     target: options.queue ? 'queue' : 'here',
     dryRun: options.dryRun === true,
+    ...(options.plan ? { planWrites: true } : {}),
     ...(ignoreWindow === undefined || ignoreWindow === false
       ? {}
       : { ignoreWindow: { reason: ignoreWindow === true ? 'given --ignore-window' : ignoreWindow } }),
@@ -205,7 +209,7 @@ export async function runLoaded(
         logger: host.parts.logger.child({ runId, playbook: playbook.name }),
         keepWorldOf: runId,
       });
-      if (view === 'text')
+      if (view === 'text' && !options.plan)
         io.stdout.write(
           `Running ${playbook.name} (run ${runId}) against ${connection.description}${request.dryRun ? ', dry run' : ''}\n`,
         );
@@ -213,6 +217,7 @@ export async function runLoaded(
         driveAdmitted(admission, host.runParts(connection), { runId, signal }),
       );
       live?.close();
+      if (options.plan) return reportPlan(io, { host, admission, result, target: connection.description }, options);
       reportResult(io, view, host.parts.secrets, result, { simulatedSteps: result.simulatedSteps });
       // After the result is out: a channel that is slow or down delays the exit, never changes it.
       await deliverNotifications(host.parts, runId, true);

@@ -9,6 +9,7 @@ import type { OperationDescriptor } from '../../openapi/index.js';
 import { sleepOn } from '../../timers/index.js';
 import { checkCallInput } from './call-input.js';
 import { toErrorRecord } from './error-record.js';
+import { planWrite } from '../plan/plan-write.js';
 import { StepError, StepFailureKind } from './step-error.js';
 import type { StepRuntime, LeafResult } from './types.js';
 import { errorMessage } from '../../errors/index.js';
@@ -156,7 +157,9 @@ export async function executeCall(args: CallArgs, runtime: StepRuntime): Promise
   if (runtime.dryRun && operation.isWrite) {
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
     log('info', { dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
-    return { status: 'simulated', outputs: { simulated: true, request } };
+    if (!runtime.planWrites) return { status: 'simulated', outputs: { simulated: true, request } };
+    const plan = runtime.secrets.scrubValue(await planWrite(client, operation, args.input, callOptions));
+    return { status: 'simulated', outputs: { simulated: true, request, plan } };
   }
   if (args.saveTo !== undefined) return saveAnswer(context, args.saveTo);
   if (args.paginate === 'all') return gatherAllPages(context);

@@ -21,6 +21,11 @@ export interface StepRuntime {
   log(level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, message: string): void;
   secrets: SecretRegistry;
   dryRun: boolean;
+  /**
+   * A dry run that plans (`fleetbook plan`): each write not sent is planned instead, its
+   * resource read as it is and the change it would make recorded in the step's outputs.
+   */
+  planWrites?: boolean;
   /** The step's place in the run, e.g. `systems[3].update`. */
   path: StepPath;
   /** Attempt of the step, from 1. */
