@@ -95,6 +95,7 @@ export async function driveAdmitted(admission: Admission, parts: RunParts, optio
     inputs: request.inputs,
     dryRun: request.dryRun,
     ...(request.planWrites ? { planWrites: true } : {}),
+    ...(request.planGuard ? { planGuard: request.planGuard } : {}),
     trigger: admission.trigger,
     startGate: admission.startGate,
   });

@@ -5,6 +5,7 @@
  * run may start.
  */
 import type { Playbook, ScheduleSpec } from '../playbook/index.js';
+import type { PlanGuard } from '../steps/index.js';
 import type { TokenRole } from '../store/index.js';
 
 /**
@@ -56,6 +57,8 @@ export interface RunRequest {
   dryRun: boolean;
   /** With `dryRun` (`fleetbook plan`): each write is planned, its resource read and its change recorded. */
   planWrites?: boolean;
+  /** `fleetbook apply`: each write is checked against the plan before it is sent. */
+  planGuard?: PlanGuard;
   /**
    * Start even though the maintenance window is closed or a freeze holds, for this reason
    * (recorded in the run). Only a caller with the `admin` role may.

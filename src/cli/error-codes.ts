@@ -26,5 +26,9 @@ export const CliErrorCode = {
   unknownToken: 'UNKNOWN_TOKEN',
   runEnded: 'RUN_ENDED',
   invalidSavedWorld: 'INVALID_SAVED_WORLD',
+  planInvalid: 'PLAN_INVALID',
+  planTooOld: 'PLAN_TOO_OLD',
+  planPlaybookChanged: 'PLAN_PLAYBOOK_CHANGED',
+  planTargetMismatch: 'PLAN_TARGET_MISMATCH',
 } as const;
 export type CliErrorCode = (typeof CliErrorCode)[keyof typeof CliErrorCode];

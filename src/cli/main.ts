@@ -13,6 +13,7 @@ import { registerApproveCommands } from './commands/approve.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerResumeCommand } from './commands/resume.js';
+import { registerApplyCommand } from './commands/apply.js';
 import { registerPlanCommand } from './commands/plan.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
@@ -42,6 +43,7 @@ export function createProgram(io: CliIo): Command {
   registerResumeCommand(program, io);
   registerRunCommand(program, io);
   registerPlanCommand(program, io);
+  registerApplyCommand(program, io);
   registerRunsCommand(program, io);
   registerSchedulesCommand(program, io);
   registerServerCommand(program, io);

@@ -37,6 +37,7 @@ class AttemptRuntime implements StepRuntime {
   readonly secrets: StepRuntime['secrets'];
   readonly dryRun: boolean;
   readonly planWrites: boolean;
+  readonly planGuard: StepRuntime['planGuard'];
   readonly path: string;
   readonly clock: StepRuntime['clock'];
   readonly journal: StepRuntime['journal'];
@@ -56,6 +57,7 @@ class AttemptRuntime implements StepRuntime {
     this.secrets = options.secrets;
     this.dryRun = options.dryRun;
     this.planWrites = options.planWrites;
+    this.planGuard = options.planGuard;
     this.path = execution.path;
     this.clock = options.clock;
     this.journal = state.journal;

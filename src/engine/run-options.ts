@@ -7,7 +7,7 @@ import { type StartGate } from '../windows/index.js';
 import type { RunStatus, WaitRecord, ErrorRecord, NewNotification, RunStore } from '../store/index.js';
 import { defaultMaxInlineOutputBytes, type SpillOptions } from './large-values.js';
 import { type StepSummary } from './step-runner.js';
-import { createStepRegistry, type Mailer, type StepRegistry } from '../steps/index.js';
+import { createStepRegistry, type Mailer, type PlanGuard, type StepRegistry } from '../steps/index.js';
 import { type Clock } from '../timers/index.js';
 
 /** @default of `RunOptions.cancelCheckMs`. */
@@ -36,6 +36,8 @@ export interface RunOptions {
   dryRun?: boolean;
   /** With `dryRun`: each write is planned (its resource read, its change recorded in its outputs). @default false */
   planWrites?: boolean;
+  /** `fleetbook apply`: each write is checked against the plan before it is sent. */
+  planGuard?: PlanGuard;
   /** @default a random UUID */
   runId?: string;
   /** Time of the run: durations, retry delays, timeouts, sleeps. @default the system clock */

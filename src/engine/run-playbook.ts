@@ -223,6 +223,7 @@ async function executeSteps(
     secrets,
     dryRun,
     planWrites: dryRun && options.planWrites === true,
+    planGuard: dryRun ? undefined : options.planGuard,
     clock: options.clock ?? systemClock,
     reconcileSettleMs: options.reconcileSettleMs ?? DEFAULT_RECONCILE_SETTLE_MS,
     registry,

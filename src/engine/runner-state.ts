@@ -5,7 +5,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { loopItemReads, type ItemStepReads, type Playbook, type Step } from '../playbook/index.js';
-import type { Ending, RunMail, RunWaits } from '../steps/index.js';
+import type { Ending, PlanGuard, RunMail, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
@@ -35,6 +35,7 @@ export interface RunnerOptions {
   secrets: SecretRegistry;
   dryRun: boolean;
   planWrites: boolean;
+  planGuard: PlanGuard | undefined;
   /** The step kinds: how each step is run. */
   registry: StepRegistry;
   /** Journals an event; `buffered` for events that precede no effect outside the run (see `RunStore.append`). */

@@ -30,6 +30,10 @@ export const StepErrorCode = {
   emailNotSent: 'EMAIL_NOT_SENT',
   approvalDenied: 'APPROVAL_DENIED',
   approvalTimedOut: 'APPROVAL_TIMED_OUT',
+  /** `fleetbook apply`: the resource a planned write touches changed since the plan. */
+  planStale: 'PLAN_STALE',
+  /** `fleetbook apply`: a write the plan does not hold. */
+  notInPlan: 'NOT_IN_PLAN',
   /** Something thrown that is no Fleetbook error (a bug, or a library's plain `Error`). */
   error: 'ERROR',
 } as const;

@@ -73,3 +73,4 @@ export type { SetStep } from './definitions/set.js';
 export type { SleepStep } from './definitions/sleep.js';
 export type { UsesStep } from './definitions/uses.js';
 export { fieldChanges, planWrite, type FieldChange, type PlannedWrite } from './plan/plan-write.js';
+export { createPlanGuard, driftOf, type PlanGuard } from './plan/plan-guard.js';

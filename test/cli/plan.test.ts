@@ -43,6 +43,16 @@ const POLICIES = `policies:
 prune: true
 `;
 
+/** Makes the plan of POLICIES into `dir`/plan.json; the plan file's path. */
+async function planPolicies(env: NodeJS.ProcessEnv): Promise<string> {
+  const inputs = join(dir, 'policies.yaml');
+  writeFileSync(inputs, POLICIES);
+  const out = join(dir, 'plan.json');
+  const planned = await runCli(['plan', 'provisioning-policy-sync', '--inputs', inputs, '--out', out], { env });
+  expect(planned.code, planned.stderr).toBe(0);
+  return out;
+}
+
 const writesSent = () =>
   sim!.control.requests().filter((entry) => entry.method !== 'GET' && !entry.path.startsWith('/as/token'));
 
@@ -121,6 +131,92 @@ describe('fleetbook plan', () => {
     expect(unwritable.code).toBe(2);
     expect(unwritable.stderr).toMatch(/--out .*plan\.json/);
     expect(unwritable.stderr).not.toMatch(/\n\s+at /);
+    expect(writesSent()).toEqual([]);
+  });
+});
+
+describe('fleetbook apply', () => {
+  it('sends exactly the planned writes', async () => {
+    const env = await simulatorEnv();
+    const plan = await planPolicies(env);
+    const applied = await runCli(['apply', plan, '-o', 'json'], { env });
+    expect(applied.code, applied.stderr).toBe(0);
+    const planned = JSON.parse(readFileSync(plan, 'utf8')) as { writes: Array<{ id?: string }> };
+    const [, silver, bronze] = planned.writes;
+    expect(writesSent().map((entry) => `${entry.method} ${entry.path.replace(/\?.*$/, '')}`)).toEqual([
+      'POST /regions/us-west/private-cloud-business/v1beta1/vm-provisioning-policies',
+      `PATCH /regions/us-west/private-cloud-business/v1beta1/vm-provisioning-policies/${silver?.id}`,
+      `DELETE /regions/us-west/private-cloud-business/v1beta1/vm-provisioning-policies/${bronze?.id}`,
+    ]);
+  });
+
+  it('stops at a resource changed since the plan (PLAN_STALE, naming it), and sends nothing after it', async () => {
+    const env = await simulatorEnv();
+    const plan = await planPolicies(env);
+    const planned = JSON.parse(readFileSync(plan, 'utf8')) as { writes: Array<{ id?: string }> };
+    const silverId = planned.writes[1]?.id;
+    // Someone else changes silver's description between the plan and its apply.
+    const token = await fetch(`${sim!.authUrl}/as/token.oauth2`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: 'sim-admin',
+        client_secret: 'sim-admin-secret',
+      }),
+    });
+    const bearer = ((await token.json()) as { access_token: string }).access_token;
+    const changed = await fetch(
+      `${sim!.regionalUrl.replace('{region}', 'us-west')}/private-cloud-business/v1beta1/vm-provisioning-policies/${silverId}`,
+      {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ description: 'changed by a colleague' }),
+      },
+    );
+    expect(changed.status).toBeLessThan(300);
+    sim!.control.clearRequests();
+    const applied = await runCli(['apply', plan, '-o', 'json'], { env });
+    expect(applied.code).toBe(1);
+    expect(applied.stdout).toContain('PLAN_STALE');
+    expect(applied.stdout).toMatch(
+      /silver-thin: changed since the plan[^"]*description is now \\"changed by a colleague\\"/,
+    );
+    // The create came before the drifted update in the playbook; nothing after the drift was sent.
+    expect(writesSent().map((entry) => entry.method)).toEqual(['POST']);
+  });
+
+  it('refuses a truncated plan, a plan for another version of the playbook, one too old, or another target (exit 2)', async () => {
+    const env = await simulatorEnv();
+    const plan = await planPolicies(env);
+    const text = readFileSync(plan, 'utf8');
+    const variant = (name: string, body: string) => {
+      const file = join(dir, name);
+      writeFileSync(file, body);
+      return file;
+    };
+    const truncated = await runCli(['apply', variant('truncated.json', text.slice(0, 200))], { env });
+    expect([truncated.code, truncated.stderr]).toEqual([2, expect.stringContaining('not a plan (not JSON')]);
+    const edited = JSON.parse(text) as Record<string, unknown>;
+    const otherHash = await runCli(
+      ['apply', variant('hash.json', JSON.stringify({ ...edited, playbookHash: '0'.repeat(64) }))],
+      { env },
+    );
+    expect([otherHash.code, otherHash.stderr]).toEqual([
+      2,
+      expect.stringContaining('another version of provisioning-policy-sync'),
+    ]);
+    const noWrites = await runCli(['apply', variant('shape.json', JSON.stringify({ ...edited, writes: 'all' }))], {
+      env,
+    });
+    expect([noWrites.code, noWrites.stderr]).toEqual([2, expect.stringContaining('writes must be a list')]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const old = await runCli(['apply', plan, '--max-age', '1ms'], { env });
+    expect([old.code, old.stderr]).toEqual([2, expect.stringContaining('--max-age')]);
+    const elsewhere = await runCli(['apply', plan, '--target', 'simulator'], { env });
+    expect([elsewhere.code, elsewhere.stderr]).toEqual([2, expect.stringContaining('the plan was made against')]);
+    for (const outcome of [truncated, otherHash, noWrites, old, elsewhere])
+      expect(outcome.stderr).not.toMatch(/\n\s+at /);
     expect(writesSent()).toEqual([]);
   });
 });

@@ -10,7 +10,9 @@ import { ExitCode, UsageError } from '../../errors/index.js';
 import { RunStatus } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { writeMachine } from '../output.js';
+import type { Connection } from '../connection.js';
 import type { ProcessHost } from '../process-host.js';
+import { createPlanGuard, type PlanGuard } from '../../steps/index.js';
 import { formatPlan, plannedWrites, PLAN_VERSION, readsSent, summaryOf, type PlanDocument } from './plan-view.js';
 
 export async function reportPlan(
@@ -26,8 +28,9 @@ export async function reportPlan(
     planVersion: PLAN_VERSION,
     playbook: admission.request.playbook.name,
     playbookHash: admission.request.playbook.hash,
+    playbookSource: admission.request.playbook.source,
     inputs: Object.fromEntries(Object.entries(admission.request.inputs).filter(([name]) => !secret.has(name))),
-    target: ran.target,
+    target: targetIdentity(ran.target),
     createdAt: new Date().toISOString(),
     runId: result.runId,
     writes,
@@ -54,4 +57,20 @@ export async function reportPlan(
   }
   if (out !== undefined && options.output !== 'json') io.stdout.write(`Saved the plan to ${out}.\n`);
   io.exitCode = ExitCode.success;
+}
+
+/** What a plan was made against: the platform's address and client, or the embedded simulator (its port left out). */
+export function targetIdentity(description: string): string {
+  return description.replace(/^the embedded simulator at \S+ \(.*$/, 'the embedded simulator');
+}
+
+/** The guard of `fleetbook apply` on this connection, once its target is the plan's (else exit 2, nothing sent). */
+export function planGuardFor(plan: PlanDocument, connection: Connection): PlanGuard {
+  const target = targetIdentity(connection.description);
+  if (target !== plan.target)
+    throw new UsageError(
+      `the plan was made against ${plan.target}, and this apply would run against ${target}: nothing was sent`,
+      'PLAN_TARGET_MISMATCH',
+    );
+  return createPlanGuard(connection.client, plan.writes);
 }

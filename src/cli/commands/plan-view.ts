@@ -12,6 +12,8 @@ export interface PlanDocument {
   playbook: string;
   /** The playbook's hash: an apply of another version of it is refused. */
   playbookHash: string;
+  /** The playbook file the plan was made from: what apply loads (and checks against the hash). */
+  playbookSource: string;
   /** The inputs given, secret ones left out. */
   inputs: Record<string, unknown>;
   target: string;

@@ -25,7 +25,9 @@ import { formatProblems } from '../problems.js';
 import { localCaller, withProcessHost, type ProcessHost } from '../process-host.js';
 import { createLiveProgress, streamTo, wantsLiveProgress } from '../live-progress.js';
 import { parseTimeScale, reportResult, runOutputMode, withInterruption } from '../run-session.js';
-import { reportPlan } from './plan-action.js';
+import { planGuardFor, reportPlan } from './plan-action.js';
+import type { PlanDocument } from './plan-view.js';
+import type { PlanGuard } from '../../steps/index.js';
 
 export interface RunCommandOptions {
   input: string[];
@@ -39,6 +41,8 @@ export interface RunCommandOptions {
   dryRun?: boolean;
   /** `fleetbook plan`: a dry run whose writes are planned, reported as a plan (and written to `out`). */
   plan?: { out?: string };
+  /** `fleetbook apply`: the plan whose inputs the run takes and whose writes guard the run's. */
+  apply?: PlanDocument;
   /** `--ignore-window [reason]`: true without a reason. */
   ignoreWindow?: boolean | string;
   queue?: boolean;
@@ -115,7 +119,7 @@ function runRequestOf(playbook: Playbook, options: RunCommandOptions, scheduled?
   const ignoreWindow = options.ignoreWindow;
   return {
     playbook,
-    inputs: { ...scheduled?.schedule.inputs, ...gatherInputs(playbook, options) },
+    inputs: { ...scheduled?.schedule.inputs, ...options.apply?.inputs, ...gatherInputs(playbook, options) },
     trigger: scheduled ? { kind: 'trigger', schedule: scheduled.schedule } : { kind: 'manual' },
     target: options.queue ? 'queue' : 'here',
     dryRun: options.dryRun === true,
@@ -180,7 +184,12 @@ export async function runLoaded(
 ): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
   const seed = seedOf(options);
-  const request = runRequestOf(playbook, options, scheduled);
+  // `fleetbook apply`: the guard is made once connected (it reads through the connection's client).
+  let applyGuard: PlanGuard | undefined;
+  const request: RunRequest = {
+    ...runRequestOf(playbook, options, scheduled),
+    ...(options.apply ? { planGuard: (write: Parameters<PlanGuard>[0]) => applyGuard!(write) } : {}),
+  };
   const view = runOutputMode(io, options);
   const door = scheduled ? Door.cliTrigger : options.queue ? Door.cliQueue : Door.cliRun;
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
@@ -209,6 +218,8 @@ export async function runLoaded(
         logger: host.parts.logger.child({ runId, playbook: playbook.name }),
         keepWorldOf: runId,
       });
+      const applied = options.apply;
+      if (applied) applyGuard = planGuardFor(applied, connection);
       if (view === 'text' && !options.plan)
         io.stdout.write(
           `Running ${playbook.name} (run ${runId}) against ${connection.description}${request.dryRun ? ', dry run' : ''}\n`,

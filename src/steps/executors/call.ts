@@ -161,6 +161,8 @@ export async function executeCall(args: CallArgs, runtime: StepRuntime): Promise
     const plan = runtime.secrets.scrubValue(await planWrite(client, operation, args.input, callOptions));
     return { status: 'simulated', outputs: { simulated: true, request, plan } };
   }
+  if (runtime.planGuard && operation.isWrite && args.attachTo === undefined)
+    await runtime.planGuard({ path: runtime.path, operation, input: args.input, options: callOptions });
   if (args.saveTo !== undefined) return saveAnswer(context, args.saveTo);
   if (args.paginate === 'all') return gatherAllPages(context);
   if (args.attachTo !== undefined) return reattach(context, args.attachTo);

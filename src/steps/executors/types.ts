@@ -7,6 +7,7 @@ import type { PlatformClient } from '../../api/index.js';
 import type { Logger, SecretRegistry } from '../../logging/index.js';
 import type { AppendOptions, ApprovalDecision, JournalEvent, StepPath, WaitRecord } from '../../store/index.js';
 import type { Clock } from '../../timers/index.js';
+import type { PlanGuard } from '../plan/plan-guard.js';
 
 export interface StepRuntime {
   client: PlatformClient;
@@ -26,6 +27,8 @@ export interface StepRuntime {
    * resource read as it is and the change it would make recorded in the step's outputs.
    */
   planWrites?: boolean;
+  /** `fleetbook apply`: checks each write against the plan just before it is sent (throws to stop it). */
+  planGuard?: PlanGuard;
   /** The step's place in the run, e.g. `systems[3].update`. */
   path: StepPath;
   /** Attempt of the step, from 1. */
