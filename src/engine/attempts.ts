@@ -41,6 +41,7 @@ class AttemptRuntime implements StepRuntime {
   readonly journal: StepRuntime['journal'];
   readonly waits: StepRuntime['waits'];
   readonly mail: StepRuntime['mail'];
+  readonly history: StepRuntime['history'];
   private readonly runLogger: Logger;
   private attemptLog: Logger | undefined;
 
@@ -59,6 +60,7 @@ class AttemptRuntime implements StepRuntime {
     this.journal = state.journal;
     this.waits = options.waits;
     this.mail = options.mail;
+    this.history = options.history;
     this.runLogger = options.logger;
   }
 
