@@ -43,6 +43,7 @@ class AttemptRuntime implements StepRuntime {
   readonly journal: StepRuntime['journal'];
   readonly waits: StepRuntime['waits'];
   readonly mail: StepRuntime['mail'];
+  readonly history: StepRuntime['history'];
   private readonly runLogger: Logger;
   private attemptLog: Logger | undefined;
 
@@ -63,6 +64,7 @@ class AttemptRuntime implements StepRuntime {
     this.journal = state.journal;
     this.waits = options.waits;
     this.mail = options.mail;
+    this.history = options.history;
     this.runLogger = options.logger;
   }
 

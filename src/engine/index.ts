@@ -2,6 +2,7 @@
 export { runPlaybook, enqueuePlaybookRun } from './run-playbook.js';
 export { resumeRun } from './resume-run.js';
 export type { RunOptions, ResumeOptions, RunResult, RunEndingReport } from './run-options.js';
+export { outputsRootOf } from './run-options.js';
 export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
 export { readSpilledInputs } from './large-values.js';

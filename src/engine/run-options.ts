@@ -149,13 +149,17 @@ export interface RunResult {
   wait?: WaitRecord;
 }
 
+/** The folder runs keep their files in (each its own `<folder>/<runId>/`): `outputsDir`, or its default. */
+export const outputsRootOf = (outputsDir: string | undefined): string =>
+  outputsDir ?? join(tmpdir(), 'fleetbook-outputs');
+
 /** Where this run's large values go (see large-values.ts). */
 export function spillOptionsOf(
   options: Pick<RunOptions, 'outputsDir' | 'maxInlineOutputBytes' | 'env'>,
   runId: string,
 ): SpillOptions {
   return {
-    dir: options.outputsDir ?? join(tmpdir(), 'fleetbook-outputs'),
+    dir: outputsRootOf(options.outputsDir),
     runId,
     maxInlineBytes: options.maxInlineOutputBytes ?? defaultMaxInlineOutputBytes,
   };

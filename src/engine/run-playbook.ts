@@ -231,6 +231,7 @@ async function executeSteps(
     journal,
     waits,
     mail: { mailer: options.mailer, runId, outputsDir: join(spill.dir, runId) },
+    history: options.store,
     ...(facts.resume ? { resume: facts.resume } : {}),
     ...startGateOption(playbook, options.startGate),
   });

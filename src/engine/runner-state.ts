@@ -5,7 +5,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { loopItemReads, type ItemStepReads, type Playbook, type Step } from '../playbook/index.js';
-import type { Ending, PlanGuard, RunMail, RunWaits } from '../steps/index.js';
+import type { Ending, PlanGuard, RunHistory, RunMail, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
@@ -53,6 +53,8 @@ export interface RunnerOptions {
   waits: RunWaits;
   /** What `email` steps send with. */
   mail: RunMail;
+  /** What `runs` steps read: the run's store. */
+  history: RunHistory;
 }
 
 /** Where a sequence of steps runs. */

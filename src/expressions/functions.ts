@@ -87,7 +87,8 @@ function cellText(value: unknown): string {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-function tableOf(records: unknown[]): TableValue {
+/** The table of a list of flat objects: what `$table()` shows and what a `file` step writes as CSV. */
+export function tableOf(records: unknown[]): TableValue {
   const columns: string[] = [];
   const objects = records.map((record) => {
     if (record === null || typeof record !== 'object' || Array.isArray(record))

@@ -23,6 +23,6 @@ export {
   type ParseDurationOptions,
 } from './duration.js';
 export { normaliseValue, FORBIDDEN_KEYS } from './normalise.js';
-export { extraFunctions, isTableValue, tableText, type TableValue } from './functions.js';
+export { extraFunctions, isTableValue, tableOf, tableText, type TableValue } from './functions.js';
 export { wholeExpressionOf, type WholeExpression } from './expression-ast.js';
 export { trackTaint, taintTrackerOf, type TaintTracker } from './taint.js';

@@ -47,6 +47,7 @@ export const ProblemCode = {
   invalidCallInput: 'INVALID_CALL_INPUT',
   invalidEmailAddress: 'INVALID_EMAIL_ADDRESS',
   invalidAttachment: 'INVALID_ATTACHMENT',
+  invalidFile: 'INVALID_FILE',
   /** An `email` step's `via:` against fleetbook.yaml's channels (`fleetbook validate`, before a run): */
   emailChannel: 'EMAIL_CHANNEL',
   /** The daemon's playbook folder: */

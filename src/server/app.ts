@@ -23,6 +23,7 @@ import { registerUi, type UiOptions } from './ui/pages.js';
 import { createScrub, logLines, playbookView, problemView, runView, scheduleViews, type Scrub } from './views.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actions.js';
 import { HttpError } from './app-error.js';
+import { findRunFile, sendRunFile } from './run-files.js';
 import { ServerErrorCode } from './error-codes.js';
 import { Door, type Caller } from '../admission/index.js';
 
@@ -88,6 +89,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   registerRunReads(context);
   registerRunActions(context);
   registerCatalogRoutes(app, context);
+  registerRunFiles(app, context);
   await registerUi(app, { ...options, scrub, sessionTtlMs: options.sessionTtlMs ?? 12 * 3600_000 });
   return app;
 }
@@ -256,6 +258,17 @@ function registerRunReads(context: RouteContext): void {
 }
 
 /** Acting on runs: start, resume, approve and deny, cancel. */
+/** A run's file, for a token: the path may hold `/` (fastify's wildcard), so it is not one of the described routes' `{param}`s. */
+function registerRunFiles(app: FastifyInstance, { store, outputsDir }: RouteContext): void {
+  app.get('/api/v1/runs/:runId/files/*', { config: { role: 'viewer' } }, async (request, reply) => {
+    const { runId, '*': path } = request.params as { runId: string; '*': string };
+    await findRun(store, runId);
+    const found = await findRunFile(outputsDir, runId, path);
+    if (!found) throw notFound(`file ${path} of run ${runId}`);
+    return sendRunFile(reply, found);
+  });
+}
+
 function registerRunActions(context: RouteContext): void {
   const { store, catalog, launcher, metrics, scrub, route } = context;
   route('startRun', async (request, reply) => {

@@ -6,7 +6,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { RunParts } from '../admission/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
-import { runEnvironmentOf, type RunEnvironment } from '../engine/index.js';
+import { outputsRootOf, runEnvironmentOf, type RunEnvironment } from '../engine/index.js';
 import type { LoadPlaybookOptions } from '../playbook/index.js';
 import type { RunStore } from '../store/index.js';
 import type { FastifyInstance } from 'fastify';
@@ -91,6 +91,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger: options.logger,
     secrets: options.secrets,
     root: dirname(resolve(options.playbooksDir)),
+    outputsDir: outputsRootOf(options.outputsDir),
   });
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();

@@ -24,6 +24,8 @@ export const StepErrorCode = {
   duplicateStepKind: 'DUPLICATE_STEP_KIND',
   invalidEmailAddress: 'INVALID_EMAIL_ADDRESS',
   invalidAttachment: 'INVALID_ATTACHMENT',
+  /** A `file` step's name is no bare file name, or its rows are not flat objects. */
+  invalidFile: 'INVALID_FILE',
   attachmentTooLarge: 'ATTACHMENT_TOO_LARGE',
   noEmailChannel: 'EMAIL_CHANNEL',
   emailRefused: 'EMAIL_REFUSED',

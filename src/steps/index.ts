@@ -38,6 +38,7 @@ export type {
   Mailer,
   MailReceipt,
   MailToSend,
+  RunHistory,
   RunMail,
   RunWaits,
   WaitRequest,
@@ -65,10 +66,12 @@ export type { BlockStep } from './definitions/block.js';
 export type { CallStep } from './definitions/call.js';
 export type { EmailStep } from './definitions/email.js';
 export type { FailStep } from './definitions/fail.js';
+export type { FileStep } from './definitions/file.js';
 export type { ForEachStep } from './definitions/for-each.js';
 export type { HttpStep } from './definitions/http.js';
 export type { LogStep } from './definitions/log.js';
 export type { ParallelStep } from './definitions/parallel.js';
+export type { RunsStep } from './definitions/runs.js';
 export type { SetStep } from './definitions/set.js';
 export type { SleepStep } from './definitions/sleep.js';
 export type { UsesStep } from './definitions/uses.js';

@@ -16,6 +16,8 @@ describe('createStepRegistry', () => {
       'block',
       'uses',
       'http',
+      'runs',
+      'file',
       'email',
       'approval',
     ]);

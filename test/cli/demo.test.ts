@@ -2,9 +2,9 @@
 // (scripts/build-if-stale.js, tested in build-if-stale.test.ts): one test runs `npm start` itself, the others the built command as a child process (`npm test` builds
 // before the tests), once readable and once as JSON lines.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 
@@ -110,6 +110,16 @@ it.concurrent('tells the whole story and exits 0', async () => {
   const [, rows, file] = csv as unknown as [string, string, string];
   expect(file.startsWith(dir)).toBe(true);
   expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(Number(rows) + 1);
+  // The outbox: the platform's mail of the export (its link), and the CSV's `email` step, rehearsed, with its attachment.
+  const outbox = stdout.slice(stdout.indexOf("4. The simulator's outbox"));
+  expect(outbox).toMatch(
+    /\n {3}to ops@example\.com, finance@example\.com: "Fleetbook demo: subscriptions"\n {5}link: http:\/\/127\.0\.0\.1:\d+\/_sim\/downloads\/\S+\n/,
+  );
+  const attached = new RegExp(
+    `\\n {3}to finops@example\\.com: "Consumption Monthly cost by product \\d{4}-\\d\\d-\\d\\d: [\\d.]+"\\n {5}attached: (\\S+\\.csv) \\((\\d+) bytes\\)\\n`,
+  ).exec(outbox);
+  expect(attached?.[1]).toBe(basename(file));
+  expect(Number(attached?.[2])).toBe(statSync(file).size);
   expect(stdout).toMatch(/Demo succeeded in [\d.]+ s/);
   expect(existsSync(join(dir, 'demo.log'))).toBe(true);
 });
@@ -140,6 +150,7 @@ it.concurrent('--json prints the same story as JSON lines', async () => {
     'rollingUpdate',
     'reportExport',
     'consumptionCsv',
+    'outbox',
     'finished',
   ]);
   const update = events[1] as {
@@ -152,5 +163,17 @@ it.concurrent('--json prints the same story as JSON lines', async () => {
   ]);
   expect(events[2]).toMatchObject({ status: 'succeeded', recipients: ['ops@example.com', 'finance@example.com'] });
   expect(events[3]).toMatchObject({ status: 'succeeded', rows: expect.any(Number) as number });
-  expect(events[4]).toMatchObject({ status: 'succeeded' });
+  const csv = events[3] as { file: string; bytes: number };
+  expect(events[4]).toMatchObject({
+    messages: [
+      { to: ['ops@example.com', 'finance@example.com'], subject: 'Fleetbook demo: subscriptions', attachments: [] },
+      {
+        to: ['finops@example.com'],
+        subject: expect.stringMatching(/^Consumption Monthly cost by product /) as string,
+        attachments: [{ filename: basename(csv.file), bytes: csv.bytes }],
+        links: [],
+      },
+    ],
+  });
+  expect(events[5]).toMatchObject({ status: 'succeeded' });
 });

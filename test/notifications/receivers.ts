@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { SMTPServer } from 'smtp-server';
 
 /** What the SMTP sink answers a message's DATA: take it (250), refuse it for now (451), or never answer. */
-export type SmtpAnswer = 'accept' | 'refuse' | 'hold';
+/** `refuse`: 451 (try again later); `{ code, message }`: that reply (a 5xx refuses for good). */
+export type SmtpAnswer = 'accept' | 'refuse' | 'hold' | { code: number; message: string };
 
 /**
  * An SMTP answer that, when the first message arrives, takes the SQLite store's write lock
@@ -109,7 +110,8 @@ export async function startSmtpSink(
           else if (how === 'accept') take();
           else {
             arrival.answered = 'refuse';
-            callback(Object.assign(new Error('try again later'), { responseCode: 451 }));
+            const { code, message } = how === 'refuse' ? { code: 451, message: 'try again later' } : how;
+            callback(Object.assign(new Error(message), { responseCode: code }));
           }
         },
         (error: Error) => callback(error),

@@ -1,7 +1,7 @@
 /** What `fleetbook demo` does (see demo.ts), imported when the command runs. */
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { admit, Door, driveAdmitted, type RunParts } from '../../admission/index.js';
 import type { RunResult } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
@@ -20,6 +20,8 @@ export interface DemoOptions extends OutputOptions {
 
 /** Recipients of the demo's report export. */
 const RECIPIENTS = ['ops@example.com', 'finance@example.com'];
+/** Recipient of the consumption CSV (its `email` step, rehearsed: it lands in the simulator's outbox). */
+const CSV_RECIPIENTS = ['finops@example.com'];
 /**
  * Polling of the embedded simulator, which answers in well under a millisecond: frequent
  * polls keep the simulated durations in the summary close to the operations' own.
@@ -68,7 +70,16 @@ type DemoEvent =
       bytes?: number;
       error?: string;
     }
+  | { event: 'outbox'; messages: OutboxLine[] }
   | { event: 'finished'; status: 'succeeded' | 'failed'; durationMs: number; logFile: string };
+
+/** A message of the simulator's outbox as the demo shows it: who, what, what came with it. */
+interface OutboxLine {
+  to: string[];
+  subject: string;
+  attachments: Array<{ filename: string; bytes: number }>;
+  links: string[];
+}
 
 /** The process's parts (the host's), which every run of the tour shares. */
 type DemoContext = RunParts;
@@ -131,12 +142,13 @@ async function reportExport(context: DemoContext, sim: Simulator): Promise<DemoE
   };
 }
 
-async function consumptionCsv(context: DemoContext, outputDir: string): Promise<DemoEvent> {
+async function consumptionCsv(context: DemoContext): Promise<DemoEvent> {
   const report = 'Monthly cost by product';
+  // Into the run's outputs folder (the demo's `outputs/<run id>/`), where its `email` step may attach it.
   const result = await run(context, 'consumption-report-download', {
     reportName: report,
     region: 'us-west',
-    directory: outputDir,
+    recipients: CSV_RECIPIENTS,
   });
   // The rows were counted as the CSV streamed to disk (saveTo's sumColumns): no second read.
   const outputs = (result.outputs ?? {}) as { file?: string; bytes?: number; rows?: number };
@@ -151,6 +163,26 @@ async function consumptionCsv(context: DemoContext, outputDir: string): Promise<
     ...(outputs.bytes === undefined ? {} : { bytes: outputs.bytes }),
     ...errorOf(result),
   };
+}
+
+/** What the runs mailed, as the simulator's outbox holds it (a rehearsal mails no one). */
+function outbox(sim: Simulator): DemoEvent {
+  const messages = sim.control.outbox().map((message) => ({
+    to: [...message.to],
+    subject: message.subject,
+    attachments: (message.attachments ?? []).map(({ filename, bytes }) => ({ filename, bytes })),
+    links: [...message.links],
+  }));
+  return { event: 'outbox', messages };
+}
+
+function describeOutbox(messages: readonly OutboxLine[]): string {
+  const lines = messages.flatMap((message) => [
+    `   to ${message.to.join(', ')}: "${message.subject}"`,
+    ...message.attachments.map((file) => `     attached: ${file.filename} (${file.bytes} bytes)`),
+    ...message.links.map((link) => `     link: ${link}`),
+  ]);
+  return `${lines.length === 0 ? '   (empty)' : lines.join('\n')}\n`;
 }
 
 const pad = (text: string, width: number): string => text.padEnd(width);
@@ -183,12 +215,17 @@ function describe(event: DemoEvent): string {
         (event.status === RunStatus.succeeded
           ? `   ready: ${event.downloadUrl ?? ''}\n   (served by the demo's own simulator: the link stops working when the demo ends)\n   the outbox shows "${event.subject ?? ''}" sent to ${event.recipients.join(', ')}\n`
           : `   ${event.status}: ${event.error ?? ''}\n`) +
-        '\n3. Consumption report download (CSV streamed to disk)...\n'
+        '\n3. Consumption report download (CSV streamed to disk, then mailed)...\n'
       );
     case 'consumptionCsv':
-      return event.status === RunStatus.succeeded
-        ? `   "${event.report}": ${event.rows ?? 0} rows (${event.bytes ?? 0} bytes) in ${event.file ?? ''}\n`
-        : `   ${event.status}: ${event.error ?? ''}\n`;
+      return (
+        (event.status === RunStatus.succeeded
+          ? `   "${event.report}": ${event.rows ?? 0} rows (${event.bytes ?? 0} bytes) in ${event.file ?? ''}\n`
+          : `   ${event.status}: ${event.error ?? ''}\n`) +
+        "\n4. The simulator's outbox: the mail of these runs (a rehearsal mails no one)\n"
+      );
+    case 'outbox':
+      return describeOutbox(event.messages);
     case 'finished':
       return `\nDemo ${event.status} in ${Math.round(event.durationMs / 100) / 10} s. Every step's log: ${event.logFile}\n`;
   }
@@ -226,13 +263,15 @@ export async function demoAction(io: CliIo, options: DemoOptions): Promise<void>
       async (host) => {
         const connection = await host.connect({ target: 'simulator', timeScale, region: 'us-west' });
         const sim = connection.simulator as Simulator;
-        const context = host.runParts(connection);
+        // The tour's files (large values, the consumption CSV) stay in its own folder, beside its log.
+        const context = { ...host.runParts(connection), outputsDir: join(outputDir, 'outputs') };
         emit({ event: 'started', simulator: sim.url, timeScale, outputDir });
         const events: DemoEvent[] = [];
         for (const step of [
           () => rollingUpdate(context),
           () => reportExport(context, sim),
-          () => consumptionCsv(context, outputDir),
+          () => consumptionCsv(context),
+          () => Promise.resolve(outbox(sim)),
         ]) {
           const event = await step();
           events.push(event);

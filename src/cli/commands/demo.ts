@@ -2,8 +2,9 @@
  * `fleetbook demo` (what `npm start` runs): starts the embedded simulator and runs three
  * bundled playbooks through the engine, in one process with a memory run store: the
  * rolling cluster update across the default world (whose pinned failure is resumed), a
- * nightly report export e-mailed to two recipients, and a consumption CSV download. It
- * prints what happened as an operator wants to read it, or the same as JSON lines.
+ * nightly report export e-mailed to two recipients, and a consumption CSV download mailed by
+ * an `email` step; then the simulator's outbox (what those runs mailed: a rehearsal mails no
+ * one). It prints what happened as an operator wants to read it, or the same as JSON lines.
  * Its options and help; the work is in demo-action.ts, imported when the command runs.
  */
 import type { Command } from 'commander';

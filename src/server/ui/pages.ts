@@ -14,6 +14,7 @@ import { registerLogin } from './login.js';
 import { registerPlaybookStart } from './playbook-start.js';
 import { registerPlaybooksList } from './playbooks-list.js';
 import { registerRunActions } from './run-actions.js';
+import { registerRunFileDownloads } from './run-files-page.js';
 import { registerRunLive } from './run-live.js';
 import { registerRunPage } from './run-page.js';
 import { registerRunsList } from './runs-list.js';
@@ -46,6 +47,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   registerFleetGrid(context);
   registerRunLive(context);
   registerRunActions(context);
+  registerRunFileDownloads(context);
   registerPlaybooksList(context);
   registerPlaybookStart(context);
   registerSchedulesPage(context);

@@ -12,6 +12,8 @@ import { gridLinks } from './fleet-grid.js';
 import { formatDuration, formatTime, json, triggerText } from './format.js';
 import { html, trusted, type Html } from './html.js';
 import { badge, csrfField, page, send, sendNotFound, type Caller } from './layout.js';
+import { listRunFiles } from '../run-files.js';
+import { runFilesSection } from './run-files-page.js';
 import { stepTree } from './run-steps.js';
 import { progressByPath, renderTimeline, timelineRows } from './timeline.js';
 import type { UiContext } from './ui-context.js';
@@ -28,6 +30,7 @@ export function registerRunPage(context: UiContext): void {
     if (!run) return sendNotFound(reply, caller, 'No such run');
     const pageNumber = Math.max(0, Number.parseInt((request.query as { page?: string }).page ?? '0', 10) || 0);
     const parts = await runParts(context, run, pageNumber);
+    const files = await listRunFiles(context.outputsDir, run.id);
     const view = scrub(runView(run));
     const body = html`<section
       class="run"
@@ -37,7 +40,7 @@ export function registerRunPage(context: UiContext): void {
     >
       <h1>${run.playbook} <span id="run-status">${badge(run.status)}</span></h1>
       ${runFacts(run, view)} ${run.error ? html`<p class="error" role="alert">${run.error.message}</p>` : ''}
-      ${runForms(run, caller, scrub)} ${runValues(view)} ${parts.gridLinks}
+      ${runForms(run, caller, scrub)} ${runValues(view)} ${runFilesSection(run.id, files)} ${parts.gridLinks}
       <h2>Timeline</h2>
       <div id="timeline" class="timeline-box" aria-live="off">${parts.timeline}</div>
       <div class="columns">

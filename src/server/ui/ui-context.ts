@@ -27,6 +27,8 @@ export interface UiOptions {
   /** Folder shown paths are relative to (the playbooks' parent). */
   root: string;
   sessionTtlMs: number;
+  /** Where runs keep their files: a run's are in `<outputsDir>/<runId>/`. */
+  outputsDir: string;
 }
 
 export interface UiContext extends UiOptions {

@@ -153,7 +153,7 @@ export const emailStep = defineLeaf<EmailStep>({
             { type: 'string', pattern: SIZE_PATTERN },
           ],
           description:
-            'Largest attachment sent as it is (`10MB`, `500KB`, bytes). Larger: gzipped; still larger: a link to the run page when `server.url` is set, else the step fails. Default 10MB.',
+            'Largest attachment sent as it is (`10MB`, `500KB`, bytes). Larger: gzipped; still larger: a download link (`<server.url>/runs/<id>/files/<path>`) when `server.url` is set, else the step fails. Default 10MB.',
         },
         onUnknown: {
           enum: ['resend', 'skip', 'fail'],

@@ -4,10 +4,12 @@ import { blockStep } from './block.js';
 import { callStep } from './call.js';
 import { emailStep } from './email.js';
 import { failStep } from './fail.js';
+import { fileStep } from './file.js';
 import { forEachStep } from './for-each.js';
 import { httpStep } from './http.js';
 import { logStep } from './log.js';
 import { parallelStep } from './parallel.js';
+import { runsStep } from './runs.js';
 import { setStep } from './set.js';
 import { sleepStep } from './sleep.js';
 import { usesStep } from './uses.js';
@@ -25,6 +27,8 @@ export const builtinStepDefinitions = [
   blockStep,
   usesStep,
   httpStep,
+  runsStep,
+  fileStep,
   emailStep,
   approvalStep,
 ] as const;

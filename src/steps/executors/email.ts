@@ -5,8 +5,8 @@
  * Message-ID) is journaled before it, `request.answered` after the server took it, so a resume
  * knows whether it went (see `resumeEmail`).
  */
-import { realpathSync, readFileSync, statSync } from 'node:fs';
-import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
+import { copyFileSync, mkdirSync, realpathSync, readFileSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import MarkdownIt from 'markdown-it';
 import { errorMessage } from '../../errors/index.js';
@@ -160,7 +160,23 @@ interface Attachment {
   gzipped: boolean;
 }
 
-/** The attachments read, gzipped when over the limit; one still over it is a link to the run, or the step fails. */
+/**
+ * The download link of a file too large to attach: `<server.url>/runs/<id>/files/<path>`, which
+ * serves only the run's outputs folder, so a file of the playbook's folder is copied there first.
+ */
+function downloadLink(serverUrl: string, runtime: StepRuntime, real: string, filename: string): string {
+  const { outputsDir, runId } = runtime.mail;
+  const folder = realDir(outputsDir);
+  let path = filename;
+  if (folder !== undefined && isInside(real, folder)) path = relative(folder, real).split(sep).join('/');
+  else {
+    mkdirSync(outputsDir, { recursive: true });
+    copyFileSync(real, join(outputsDir, filename));
+  }
+  return `${serverUrl}/runs/${encodeURIComponent(runId)}/files/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** The attachments read, gzipped when over the limit; one still over it is a download link, or the step fails. */
 function readAttachments(args: EmailArgs, runtime: StepRuntime): { files: Attachment[]; links: string[] } {
   const files: Attachment[] = [];
   const links: string[] = [];
@@ -169,7 +185,8 @@ function readAttachments(args: EmailArgs, runtime: StepRuntime): { files: Attach
       fail(`${args.where}: email attach[${index}]: ${JSON.stringify(value)} is not a path`, 'INVALID_ATTACHMENT');
     const problem = attachmentProblem(value, args.playbookDir, [runtime.mail.outputsDir]);
     if (problem) fail(`${args.where}: email attach[${index}]: ${problem}`, 'INVALID_ATTACHMENT');
-    const content = readFileSync(realpathSync(resolve(args.playbookDir, value)));
+    const real = realpathSync(resolve(args.playbookDir, value));
+    const content = readFileSync(real);
     const filename = basename(value);
     if (content.length <= args.maxAttachmentBytes) {
       files.push({ filename, content, contentType: 'application/octet-stream', bytes: content.length, gzipped: false });
@@ -189,10 +206,10 @@ function readAttachments(args: EmailArgs, runtime: StepRuntime): { files: Attach
     const serverUrl = runtime.mail.mailer?.serverUrl;
     if (serverUrl === undefined)
       fail(
-        `${args.where}: email attach[${index}]: '${value}' is ${content.length} bytes, ${gzipped.length} gzipped, over maxAttachment (${args.maxAttachmentBytes}); set server.url in fleetbook.yaml to send a link to the run instead, or raise maxAttachment`,
+        `${args.where}: email attach[${index}]: '${value}' is ${content.length} bytes, ${gzipped.length} gzipped, over maxAttachment (${args.maxAttachmentBytes}); set server.url in fleetbook.yaml to send a download link instead, or raise maxAttachment`,
         'ATTACHMENT_TOO_LARGE',
       );
-    links.push(`${serverUrl}/runs/${runtime.mail.runId}`);
+    links.push(downloadLink(serverUrl, runtime, real, filename));
   }
   return { files, links };
 }
@@ -206,14 +223,14 @@ function composeMail(args: EmailArgs, path: string, runtime: StepRuntime, channe
     fail(`${args.where}: email: no recipient (to, cc and bcc are empty)`, 'INVALID_EMAIL_ADDRESS');
   const { files, links } = readAttachments(args, runtime);
   const key = `${runtime.mail.runId}/${path}`;
-  const linkNote = links.length === 0 ? '' : `\n\nToo large to attach; kept with the run: ${links.join(' ')}\n`;
+  const linkNote = links.length === 0 ? '' : `\n\nToo large to attach; download: ${links.join(' ')}\n`;
   const mail: MailToSend = {
     to,
     cc,
     bcc,
     subject: args.subject,
     text: `${args.text}${linkNote}`,
-    html: `${args.html}${links.map((link) => `<p>Too large to attach; kept with the run: <a href="${link}">${link}</a></p>`).join('')}`,
+    html: `${args.html}${links.map((link) => `<p>Too large to attach; download: <a href="${link}">${link}</a></p>`).join('')}`,
     messageId: runtime.mail.mailer?.messageId(channel, key) ?? `<${key}@fleetbook.invalid>`,
     headers: { 'X-Fleetbook-Run': runtime.mail.runId, 'X-Fleetbook-Step': path },
     attachments: files.map(({ filename, content, contentType }) => ({ filename, content, contentType })),

@@ -5,7 +5,14 @@
  */
 import type { PlatformClient } from '../../api/index.js';
 import type { Logger, SecretRegistry } from '../../logging/index.js';
-import type { AppendOptions, ApprovalDecision, JournalEvent, StepPath, WaitRecord } from '../../store/index.js';
+import type {
+  AppendOptions,
+  ApprovalDecision,
+  JournalEvent,
+  RunStore,
+  StepPath,
+  WaitRecord,
+} from '../../store/index.js';
 import type { Clock } from '../../timers/index.js';
 import type { PlanGuard } from '../plan/plan-guard.js';
 
@@ -45,7 +52,12 @@ export interface StepRuntime {
   waits: RunWaits;
   /** What an `email` step sends with: the run's mailer and folders. */
   mail: RunMail;
+  /** The runs of the store this run is recorded in, for a `runs` step (read only). */
+  history: RunHistory;
 }
+
+/** What a `runs` step reads: the run store's history query, nothing that writes. */
+export type RunHistory = Pick<RunStore, 'listRuns'>;
 
 /** An e-mail as an `email` step hands it to the mailer (the sender is the channel's). */
 export interface MailToSend {
