@@ -31,8 +31,19 @@ function invalid(message: string): never {
   throw new StepError(message, { kind: StepFailureKind.invalidInput, code: 'INVALID_FILE' });
 }
 
+/**
+ * A cell a spreadsheet would read as a formula (`=HYPERLINK(...)`, `+1+2`, `@SUM`) from a value
+ * of the platform or a person: written with a leading `'`, so it opens as the text it is. A
+ * number (`-5`, `+3.2`) stays a number.
+ */
+const inert = (text: string): string =>
+  /^[=+\-@\t\r]/.test(text) && !/^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(text) ? `'${text}` : text;
+
 /** A CSV field (RFC 4180): quoted when it holds a comma, a quote, a line break or edge spaces. */
-const field = (text: string): string => (/[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
+const field = (cell: string): string => {
+  const text = inert(cell);
+  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+};
 
 /** The CSV text of `rows` (a list of flat objects; one object is a list of one). */
 export function csvText(rows: unknown, columns: readonly string[] | undefined): { text: string; rows: number } {
