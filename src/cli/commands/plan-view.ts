@@ -19,7 +19,8 @@ export interface PlanDocument {
   target: string;
   createdAt: string;
   runId: string;
-  writes: Array<PlannedWrite & { step: string }>;
+  /** Each write as planned, with the step that sends it and the request it would send (method, URL). */
+  writes: Array<PlannedWrite & { step: string; request?: { method: string; url: string } }>;
   reads: number;
   summary: { add: number; change: number; delete: number; run: number };
 }
