@@ -30,6 +30,7 @@ const BENCHMARKS = [
   '15-fleet-10k.ts',
   '16-server.ts',
   '17-validate-inference.ts',
+  '18-plan.ts',
 ];
 
 const onlyAt = process.argv.indexOf('--only');

@@ -36,7 +36,7 @@ class AttemptRuntime implements StepRuntime {
   readonly client: StepRuntime['client'];
   readonly secrets: StepRuntime['secrets'];
   readonly dryRun: boolean;
-  readonly planWrites: boolean;
+  readonly planWrites: StepRuntime['planWrites'];
   readonly planGuard: StepRuntime['planGuard'];
   readonly path: string;
   readonly clock: StepRuntime['clock'];

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createSecretRegistry, type SecretRegistry } from '../logging/index.js';
 import { hasTimeRules, timeRulesOf, type Playbook } from '../playbook/index.js';
 import { startGateOf, type StartGate } from '../windows/index.js';
-import { StepErrorCode } from '../steps/index.js';
+import { createPlanSession, StepErrorCode } from '../steps/index.js';
 import {
   StepStatus,
   type AppendOptions,
@@ -222,7 +222,7 @@ async function executeSteps(
     logger,
     secrets,
     dryRun,
-    planWrites: dryRun && options.planWrites === true,
+    planWrites: dryRun && options.planWrites === true ? createPlanSession() : undefined,
     planGuard: dryRun ? undefined : options.planGuard,
     clock: options.clock ?? systemClock,
     reconcileSettleMs: options.reconcileSettleMs ?? DEFAULT_RECONCILE_SETTLE_MS,

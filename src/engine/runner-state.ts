@@ -5,7 +5,7 @@
 import type { PlatformClient } from '../api/index.js';
 import type { Logger, SecretRegistry } from '../logging/index.js';
 import { loopItemReads, type ItemStepReads, type Playbook, type Step } from '../playbook/index.js';
-import type { Ending, PlanGuard, RunHistory, RunMail, RunWaits } from '../steps/index.js';
+import type { Ending, PlanGuard, PlanSession, RunHistory, RunMail, RunWaits } from '../steps/index.js';
 import type { StepRegistry } from '../steps/index.js';
 import { StepStatus, type AppendOptions, type ErrorRecord, type JournalEvent } from '../store/index.js';
 import type { Clock } from '../timers/index.js';
@@ -34,7 +34,7 @@ export interface RunnerOptions {
   logger: Logger;
   secrets: SecretRegistry;
   dryRun: boolean;
-  planWrites: boolean;
+  planWrites: PlanSession | undefined;
   planGuard: PlanGuard | undefined;
   /** The step kinds: how each step is run. */
   registry: StepRegistry;

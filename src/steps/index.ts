@@ -75,5 +75,12 @@ export type { RunsStep } from './definitions/runs.js';
 export type { SetStep } from './definitions/set.js';
 export type { SleepStep } from './definitions/sleep.js';
 export type { UsesStep } from './definitions/uses.js';
-export { fieldChanges, planWrite, type FieldChange, type PlannedWrite } from './plan/plan-write.js';
+export {
+  createPlanSession,
+  fieldChanges,
+  planWrite,
+  type FieldChange,
+  type PlannedWrite,
+  type PlanSession,
+} from './plan/plan-write.js';
 export { createPlanGuard, driftOf, type PlanGuard } from './plan/plan-guard.js';

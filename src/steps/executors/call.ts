@@ -158,7 +158,7 @@ export async function executeCall(args: CallArgs, runtime: StepRuntime): Promise
     const request = runtime.secrets.scrubValue(client.describeRequest(operation.id, args.input, callOptions));
     log('info', { dryRun: true, request }, `dry run: ${request.method} ${request.url} not sent`);
     if (!runtime.planWrites) return { status: 'simulated', outputs: { simulated: true, request } };
-    const planned = await planWrite(client, operation, args.input, callOptions);
+    const planned = await planWrite(client, operation, args.input, callOptions, runtime.planWrites);
     const plan = runtime.secrets.scrubValue({ ...planned, request: { method: request.method, url: request.url } });
     return { status: 'simulated', outputs: { simulated: true, request, plan } };
   }

@@ -15,6 +15,7 @@ import type {
 } from '../../store/index.js';
 import type { Clock } from '../../timers/index.js';
 import type { PlanGuard } from '../plan/plan-guard.js';
+import type { PlanSession } from '../plan/plan-write.js';
 
 export interface StepRuntime {
   client: PlatformClient;
@@ -33,7 +34,7 @@ export interface StepRuntime {
    * A dry run that plans (`fleetbook plan`): each write not sent is planned instead, its
    * resource read as it is and the change it would make recorded in the step's outputs.
    */
-  planWrites?: boolean;
+  planWrites?: PlanSession;
   /** `fleetbook apply`: checks each write against the plan just before it is sent (throws to stop it). */
   planGuard?: PlanGuard;
   /** The step's place in the run, e.g. `systems[3].update`. */

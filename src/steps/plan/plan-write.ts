@@ -30,6 +30,17 @@ export interface PlannedWrite {
   readError?: string;
 }
 
+/**
+ * One plan's reads, kept for the plan: nothing is written while it is made, so a resource two
+ * writes touch (a system's precheck, then its update) is read once. Never kept across plans, and
+ * `fleetbook apply` reads afresh before every write.
+ */
+export interface PlanSession {
+  reads: Map<string, Promise<unknown>>;
+}
+
+export const createPlanSession = (): PlanSession => ({ reads: new Map() });
+
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -102,6 +113,7 @@ export async function planWrite(
   operation: OperationDescriptor,
   input: Json,
   options: Pick<CallOptions, 'region' | 'signal'>,
+  session?: PlanSession,
 ): Promise<PlannedWrite> {
   const reads = operation.reads;
   const base = { operationId: operation.id, changes: [] as FieldChange[] };
@@ -114,7 +126,8 @@ export async function planWrite(
   const listed = Object.entries(readWith).find(([, value]) => Array.isArray(value));
   const reads1 = listed ? (listed[1] as unknown[]).map((value) => ({ ...readWith, [listed[0]]: value })) : [readWith];
   const planned: PlannedWrite[] = [];
-  for (const oneWith of reads1) planned.push(await planOne(client, operation, reads, input, oneWith, options));
+  for (const oneWith of reads1)
+    planned.push(await planOne({ client, session }, operation, reads, input, oneWith, options));
   if (planned.length === 1) return planned[0]!;
   return {
     ...base,
@@ -135,8 +148,27 @@ export async function planWrite(
   };
 }
 
+/** The body of a read, through the plan's session when there is one (a failed read is not kept). */
+function readBody(
+  { client, session }: { client: PlatformClient; session: PlanSession | undefined },
+  operationId: string,
+  readWith: Record<string, unknown>,
+  options: Pick<CallOptions, 'region' | 'signal'>,
+): Promise<unknown> {
+  const read = () => client.invoke(operationId, readWith, options).then((answer) => answer.body);
+  if (!session) return read();
+  const key = JSON.stringify([operationId, options.region ?? '', readWith]);
+  let kept = session.reads.get(key);
+  if (!kept) {
+    kept = read();
+    session.reads.set(key, kept);
+    kept.catch(() => session.reads.delete(key));
+  }
+  return kept;
+}
+
 async function planOne(
-  client: PlatformClient,
+  reader: { client: PlatformClient; session: PlanSession | undefined },
   operation: OperationDescriptor,
   reads: WriteReads,
   input: Json,
@@ -154,7 +186,7 @@ async function planOne(
   };
   let resource: unknown;
   try {
-    resource = resourceOf(reads, (await client.invoke(reads.operation, readWith, options)).body, input);
+    resource = resourceOf(reads, await readBody(reader, reads.operation, readWith, options), input);
   } catch (error) {
     return { ...planned, readError: error instanceof Error ? error.message : String(error) };
   }
