@@ -19,3 +19,4 @@ export { startServer, type ServerOptions, type RunningServer } from './start-ser
 export { CONTENT_SECURITY_POLICY } from './ui/pages.js';
 export { MAX_ITEM_BARS, ITEM_GROUPS } from './ui/timeline.js';
 export { ServerErrorCode } from './error-codes.js';
+export { loadOidcConfig, parseOidcConfig, type OidcSettings } from './oidc-config.js';

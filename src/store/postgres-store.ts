@@ -44,7 +44,8 @@ import {
 } from './postgres-sql.js';
 import { assertLeaseTtl, normaliseFilter, runNotFound } from './run-row.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
-import type { QueueStore, RunQueue, WebSession } from './types.js';
+import type { QueueStore, RunQueue } from './types.js';
+import { webSessionFromRow, webSessionToRow, type WebSessionRow } from './web-session-row.js';
 import type {
   LeaseAndScheduleMethods,
   OutboxMethods,
@@ -294,18 +295,14 @@ function webSessionMethods(context: PostgresContext): WebSessionMethods {
   return {
     createWebSession: (session) =>
       serial(async () => {
-        await query(SQL_CREATE_WEB_SESSION, [session.idHash, session.tokenId, session.createdAt, session.expiresAtMs]);
+        const row = webSessionToRow(session);
+        await query(SQL_CREATE_WEB_SESSION, [row.idHash, row.tokenId, row.createdAt, row.expiresAtMs, row.userJson]);
       }),
 
     getWebSession: (idHash) =>
       serial(async () => {
-        const row = (
-          await query<Omit<WebSession, 'expiresAtMs'> & { expiresAtMs: string | number }>(SQL_GET_WEB_SESSION, [
-            idHash,
-            resolved.now().getTime(),
-          ])
-        ).rows[0];
-        return row && { ...row, expiresAtMs: Number(row.expiresAtMs) };
+        const row = (await query<WebSessionRow>(SQL_GET_WEB_SESSION, [idHash, resolved.now().getTime()])).rows[0];
+        return row && webSessionFromRow(row);
       }),
 
     deleteWebSession: (idHash) =>

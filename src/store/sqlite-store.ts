@@ -4,6 +4,7 @@ import { newNotificationToRow, rowToNotification, settledColumns } from './notif
 import { openSqliteContext, type SqliteContext, type SqliteRunStoreOptions } from './sqlite-context.js';
 import { sqliteJournalReads, sqliteRunReads, sqliteRunWrites, sqliteWaits } from './sqlite-runs.js';
 import { isSqliteError } from './sqlite-statements.js';
+import { webSessionFromRow, webSessionToRow } from './web-session-row.js';
 import type { RunStore } from './types.js';
 import type {
   LeaseAndScheduleMethods,
@@ -198,12 +199,13 @@ function webSessionMethods(context: SqliteContext): WebSessionMethods {
   return {
     async createWebSession(session) {
       open();
-      statements.createWebSession.run(session);
+      statements.createWebSession.run(webSessionToRow(session));
     },
 
     async getWebSession(idHash) {
       open();
-      return statements.getWebSession.get(idHash, resolved.now().getTime());
+      const row = statements.getWebSession.get(idHash, resolved.now().getTime());
+      return row && webSessionFromRow(row);
     },
 
     async deleteWebSession(idHash) {

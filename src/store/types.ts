@@ -405,6 +405,15 @@ export interface WebSession {
   createdAt: string;
   /** Epoch ms after which the session is gone (not returned, swept). */
   expiresAtMs: number;
+  /** A session of a single sign-on: who the identity provider said (no token behind it; `tokenId` names the provider). */
+  user?: WebSessionUser;
+}
+
+/** The person a single sign-on session is for, as read from the ID token at the login. */
+export interface WebSessionUser {
+  name: string;
+  groups: string[];
+  role: TokenRole;
 }
 
 export interface RunCount {

@@ -697,6 +697,12 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await store.createWebSession(session('c'.repeat(64), 60_000));
       expect(await store.getWebSession('a'.repeat(64))).toEqual(session('a'.repeat(64), 60_000));
       expect(await store.getWebSession('d'.repeat(64))).toBeUndefined();
+      // A single sign-on's session keeps its user (no token behind it).
+      const user = { name: 'alice', groups: ['sre', 'change-managers'], role: 'operator' as const };
+      await store.createWebSession({ ...session('e'.repeat(64), 60_000), tokenId: 'oidc', user });
+      expect(await store.getWebSession('e'.repeat(64))).toMatchObject({ tokenId: 'oidc', user });
+      expect((await store.getWebSession('a'.repeat(64)))?.user).toBeUndefined();
+      await store.deleteWebSession('e'.repeat(64));
       // Logout ends one session only.
       await store.deleteWebSession('c'.repeat(64));
       expect(await store.getWebSession('c'.repeat(64))).toBeUndefined();

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../logging/index.js';
 import type { ApiToken, RunStore } from '../../store/index.js';
 import type { JournalHub } from '../journal-hub.js';
+import type { OidcSettings } from '../oidc-config.js';
 import type { ServerMetrics } from '../metrics.js';
 import type { PlaybookCatalog } from '../playbook-catalog.js';
 import type { RunLauncher } from '../run-launcher.js';
@@ -27,6 +28,8 @@ export interface UiOptions {
   /** Folder shown paths are relative to (the playbooks' parent). */
   root: string;
   sessionTtlMs: number;
+  /** Single sign-on (`server.oidc`); none: token login only. */
+  oidc?: OidcSettings;
 }
 
 export interface UiContext extends UiOptions {
