@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isFleetbookError } from '../errors/index.js';
 import { parseOidcConfig, roleOfGroups } from './oidc-config.js';
+import { describeRole, roleFor } from './tokens.js';
 
 const env = { FLEETBOOK_OIDC_SECRET: 's3cret' };
 const FILE = '/ops/fleetbook.yaml';
@@ -48,9 +49,9 @@ describe('server.oidc', () => {
   it('gives the highest role any group is bound to; "*" binds everyone; no match, no role', () => {
     const settings = parseOidcConfig(section(GOOD), FILE, env);
     if (!settings) throw new Error('no settings');
-    expect(roleOfGroups(settings, ['sre', 'platform-admins'])).toBe('admin');
-    expect(roleOfGroups(settings, ['change-managers'])).toBe('operator');
-    expect(roleOfGroups(settings, [])).toBe('viewer');
+    expect(roleOfGroups(settings, ['sre', 'platform-admins'])).toEqual({ role: 'admin' });
+    expect(roleOfGroups(settings, ['change-managers'])).toEqual({ role: 'operator' });
+    expect(roleOfGroups(settings, [])).toEqual({ role: 'viewer' });
     expect(roleOfGroups({ ...settings, roles: settings.roles.slice(0, 2) }, ['marketing'])).toBeUndefined();
   });
 
@@ -72,6 +73,38 @@ describe('server.oidc', () => {
     );
     expect(refusal(section(GOOD.replace('viewer: [auditors, "*"]', 'viewer: []')))).toBe(
       `${FILE}:10:15: server.oidc.roles.viewer must be a non-empty list of group names`,
+    );
+  });
+
+  it('reads a binding limited to playbooks: that role on them, the others elsewhere', () => {
+    const settings = parseOidcConfig(
+      section(
+        GOOD.replace(
+          'operator: [sre, change-managers]',
+          'operator: { groups: [reporting-team], playbooks: ["*-report*"] }',
+        ),
+      ),
+      FILE,
+      env,
+    );
+    if (!settings) throw new Error('no settings');
+    expect(settings.roles[1]).toEqual({ role: 'operator', groups: ['reporting-team'], playbooks: ['*-report*'] });
+    const roles = roleOfGroups(settings, ['reporting-team']);
+    expect(roles).toEqual({
+      role: 'operator',
+      grants: [{ role: 'operator', playbooks: ['*-report*'] }, { role: 'viewer' }],
+    });
+    const erin = { name: 'erin', ...roles, role: roles?.role ?? 'viewer' };
+    expect(roleFor(erin, 'weekly-report')).toBe('operator');
+    expect(roleFor(erin, 'rolling-update')).toBe('viewer');
+    expect(roleFor(erin)).toBe('viewer');
+    expect(describeRole(erin)).toBe('operator on playbooks matching *-report* (viewer elsewhere)');
+    expect(
+      refusal(
+        section(GOOD.replace('operator: [sre, change-managers]', 'operator: { groups: [x], playbooks: ["a/b"] }')),
+      ),
+    ).toBe(
+      `${FILE}:9:44: server.oidc.roles.operator.playbooks[0] 'a/b' is not a playbook name pattern (letters, digits, '.', '_', '-', '*' for any text)`,
     );
   });
 });

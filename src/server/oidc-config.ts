@@ -10,11 +10,13 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'y
 import { didYouMean, UsageError } from '../errors/index.js';
 import type { TokenRole } from '../store/index.js';
 import { ServerErrorCode } from './error-codes.js';
+import { highestRole, PLAYBOOK_PATTERN, type Grant } from './tokens.js';
 
-/** The groups a role is given to (`*`: everyone the provider signs in). */
+/** The groups a role is given to (`*`: everyone the provider signs in), for some playbooks only when `playbooks` is set. */
 export interface RoleBinding {
   role: TokenRole;
   groups: string[];
+  playbooks?: string[];
 }
 
 export interface OidcSettings {
@@ -94,10 +96,29 @@ function readIssuer(read: Reader, node: Node | null | undefined): string {
 function readRoles(read: Reader, node: Node | null | undefined): RoleBinding[] {
   const entries = read.mapping(node, 'server.oidc.roles', ROLES);
   if (entries.size === 0) read.fail(node, 'server.oidc.roles', 'must give at least one role to some groups');
-  return ROLES.filter((role) => entries.has(role)).map((role) => ({
-    role,
-    groups: read.strings(entries.get(role), `server.oidc.roles.${role}`),
-  }));
+  return ROLES.filter((role) => entries.has(role)).map((role) => readBinding(read, role, entries.get(role)));
+}
+
+/** `operator: [groups...]`, or `operator: { groups: [...], playbooks: [patterns...] }`. */
+function readBinding(read: Reader, role: TokenRole, node: Node | null | undefined): RoleBinding {
+  const path = `server.oidc.roles.${role}`;
+  if (!isMap(node)) return { role, groups: read.strings(node, path) };
+  const fields = read.mapping(node, path, ['groups', 'playbooks']);
+  if (!fields.has('groups')) read.fail(node, `${path}.groups`, 'is missing');
+  const binding: RoleBinding = { role, groups: read.strings(fields.get('groups'), `${path}.groups`) };
+  if (fields.has('playbooks')) {
+    const list = fields.get('playbooks');
+    binding.playbooks = read.strings(list, `${path}.playbooks`);
+    binding.playbooks.forEach((pattern, index) => {
+      if (!PLAYBOOK_PATTERN.test(pattern))
+        read.fail(
+          isSeq(list) ? (list.items[index] as Node) : list,
+          `${path}.playbooks[${index}]`,
+          `'${pattern}' is not a playbook name pattern (letters, digits, '.', '_', '-', '*' for any text)`,
+        );
+    });
+  }
+  return binding;
 }
 
 /** The `server.oidc` section of the document `text` (the contents of `file`), or undefined when there is none. */
@@ -137,8 +158,20 @@ export function loadOidcConfig(cwd: string, env: NodeJS.ProcessEnv): OidcSetting
   return existsSync(file) ? parseOidcConfig(readFileSync(file, 'utf8'), file, env) : undefined;
 }
 
-/** The role the user's groups give: the highest role any of them is bound to; undefined when none is. */
-export function roleOfGroups(settings: OidcSettings, groups: readonly string[]): TokenRole | undefined {
-  return settings.roles.find((binding) => binding.groups.some((group) => group === '*' || groups.includes(group)))
-    ?.role;
+/**
+ * The roles the user's groups give: the highest one any of them is bound to, and every binding
+ * they match as a grant when one of those is limited to some playbooks; undefined when no group
+ * is bound.
+ */
+export function roleOfGroups(
+  settings: OidcSettings,
+  groups: readonly string[],
+): { role: TokenRole; grants?: Grant[] } | undefined {
+  const matched = settings.roles.filter((binding) =>
+    binding.groups.some((group) => group === '*' || groups.includes(group)),
+  );
+  if (matched.length === 0) return undefined;
+  const grants = matched.map(({ role, playbooks }) => ({ role, ...(playbooks ? { playbooks } : {}) }));
+  const role = highestRole({ name: '', role: 'viewer', grants });
+  return grants.some((grant) => grant.playbooks) ? { role, grants } : { role };
 }

@@ -6,7 +6,7 @@
  * appended, as with SQLite. Its methods come in groups by the tables they keep, over one
  * `PostgresContext`.
  */
-import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
+import { playbooksJsonOf, rowToApiToken, tokenExists, withoutPlaybooks, type ApiTokenRow } from './api-token-row.js';
 import { pgCode, type PostgresRunStoreOptions } from './postgres-connection.js';
 import { openPostgresContext, type PostgresContext } from './postgres-context.js';
 import {
@@ -266,12 +266,19 @@ function rateAndTokenMethods(context: PostgresContext): RateAndTokenMethods {
     createApiToken: (token) =>
       serial(async () => {
         try {
-          await query(SQL_CREATE_API_TOKEN, [token.id, token.name, token.role, token.hash, token.createdAt]);
+          await query(SQL_CREATE_API_TOKEN, [
+            token.id,
+            token.name,
+            token.role,
+            token.hash,
+            token.createdAt,
+            playbooksJsonOf(token),
+          ]);
         } catch (error) {
           if (pgCode(error) === '23505') throw tokenExists(token.name);
           throw error;
         }
-        return rowToApiToken({ ...token, revokedAt: null });
+        return rowToApiToken({ ...withoutPlaybooks(token), revokedAt: null, playbooksJson: playbooksJsonOf(token) });
       }),
 
     getApiToken: (id) =>

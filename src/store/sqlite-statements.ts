@@ -45,7 +45,7 @@ const SQL_SHOWN_STATUS = `CASE WHEN runs.status = '${RunStatus.running}' AND NOT
 /** `runColumns` with the status readers see. */
 const shownRunColumns = runColumns.replace(/\bstatus,/, `${SQL_SHOWN_STATUS} AS status,`);
 
-const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt`;
+const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt, playbooks_json AS playbooksJson`;
 const notificationColumns = `
   key, run_id AS runId, event, segment, channel, message_json AS messageJson, state, attempts, created_at AS createdAt,
   next_attempt_at_ms AS nextAttemptAtMs, sent_at AS sentAt, last_error AS lastError, claimed_by AS claimedBy,
@@ -252,7 +252,10 @@ function tokenAndSessionStatements(db: Preparer) {
       role: string;
       hash: string;
       createdAt: string;
-    }>(`INSERT INTO api_tokens (id, name, role, hash, created_at) VALUES (@id, @name, @role, @hash, @createdAt)`),
+      playbooksJson: string | null;
+    }>(`
+      INSERT INTO api_tokens (id, name, role, hash, created_at, playbooks_json)
+      VALUES (@id, @name, @role, @hash, @createdAt, @playbooksJson)`),
     getApiToken: db.prepare<[string], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens WHERE id = ?`),
     listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
     revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`

@@ -1,5 +1,5 @@
 import { normaliseFilter, assertLeaseTtl, runNotFound } from './run-row.js';
-import { rowToApiToken, tokenExists } from './api-token-row.js';
+import { playbooksJsonOf, rowToApiToken, tokenExists, withoutPlaybooks } from './api-token-row.js';
 import { newNotificationToRow, rowToNotification, settledColumns } from './notification-row.js';
 import { openSqliteContext, type SqliteContext, type SqliteRunStoreOptions } from './sqlite-context.js';
 import { sqliteJournalReads, sqliteRunReads, sqliteRunWrites, sqliteWaits } from './sqlite-runs.js';
@@ -166,13 +166,13 @@ function rateAndTokenMethods(context: SqliteContext): RateAndTokenMethods {
     async createApiToken(token) {
       open();
       try {
-        statements.createApiToken.run(token);
+        statements.createApiToken.run({ ...withoutPlaybooks(token), playbooksJson: playbooksJsonOf(token) });
       } catch (error) {
         if (isSqliteError(error, 'SQLITE_CONSTRAINT_UNIQUE') || isSqliteError(error, 'SQLITE_CONSTRAINT_PRIMARYKEY'))
           throw tokenExists(token.name);
         throw error;
       }
-      return rowToApiToken({ ...token, revokedAt: null });
+      return rowToApiToken({ ...withoutPlaybooks(token), revokedAt: null, playbooksJson: playbooksJsonOf(token) });
     },
 
     async getApiToken(id) {

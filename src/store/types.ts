@@ -384,6 +384,8 @@ export interface ApiToken {
   /** Unique among the store's tokens (revoked ones too): who the token was made for. */
   name: string;
   role: TokenRole;
+  /** The role holds only for playbooks whose names match one of these patterns (`*`: any text); viewer elsewhere. */
+  playbooks?: string[];
   createdAt: string;
   revokedAt?: string;
 }
@@ -413,7 +415,10 @@ export interface WebSession {
 export interface WebSessionUser {
   name: string;
   groups: string[];
+  /** The highest role the user holds anywhere. */
   role: TokenRole;
+  /** When a role binding is limited to some playbooks: every role the user holds, each with its playbooks (none: all). */
+  grants?: Array<{ role: TokenRole; playbooks?: string[] }>;
 }
 
 export interface RunCount {

@@ -108,7 +108,7 @@ function userOf(settings: OidcSettings, claims: client.IDToken) {
   const name = text(claims.preferred_username) ?? text(claims.email) ?? text(claims.name) ?? claims.sub;
   const raw = claims[settings.groupsClaim];
   const groups = Array.isArray(raw) ? raw.filter((group): group is string => typeof group === 'string') : [];
-  return { name, groups, role: roleOfGroups(settings, groups) };
+  return { name, groups, roles: roleOfGroups(settings, groups) };
 }
 
 export function registerOidcLogin(context: UiContext, settings: OidcSettings, safeNext: (next: unknown) => string) {
@@ -168,7 +168,7 @@ export function registerOidcLogin(context: UiContext, settings: OidcSettings, sa
     if (!user) return reply;
     const session = await context.sessions.createForUser(user);
     logger.info(
-      { event: 'audit.login', by: user.name, role: user.role, via: 'oidc' },
+      { event: 'audit.login', by: user.name, role: user.role, grants: user.grants, via: 'oidc' },
       `${user.name} signed in to the web UI`,
     );
     void reply.setCookie(SESSION_COOKIE, session.id, {
@@ -227,7 +227,7 @@ async function signedInUser(
     return undefined;
   }
   const user = userOf(settings, claims);
-  if (user.role === undefined) {
+  if (user.roles === undefined) {
     const groups = user.groups.length === 0 ? 'no groups' : `the groups ${user.groups.join(', ')}`;
     context.logger.warn(
       { event: 'audit.loginRefused', via: 'oidc', by: user.name, groups: user.groups },
@@ -240,5 +240,5 @@ async function signedInUser(
     );
     return undefined;
   }
-  return { name: user.name, groups: user.groups, role: user.role };
+  return { name: user.name, groups: user.groups, ...user.roles };
 }

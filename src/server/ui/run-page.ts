@@ -5,12 +5,11 @@
  */
 import { buildStepTree, foldJournal, RunStatus, type RunRecord } from '../../store/index.js';
 import { isLiveStatus } from '../journal-hub.js';
-import { roleAllows } from '../tokens.js';
 import { logLines, runView, type LogLine, type RunView, type Scrub } from '../views.js';
 import { approvalPanel } from './approval-panel.js';
 import { formatDuration, formatTime, json, triggerText } from './format.js';
 import { html, trusted, type Html } from './html.js';
-import { badge, csrfField, page, send, sendNotFound, type Caller } from './layout.js';
+import { badge, csrfField, operatesOn, page, send, sendNotFound, type Caller } from './layout.js';
 import { stepTree } from './run-steps.js';
 import { progressByPath, renderTimeline, timelineRows } from './timeline.js';
 import type { UiContext } from './ui-context.js';
@@ -89,7 +88,7 @@ function runFacts(run: RunRecord, view: RunView): Html {
 
 /** Resume (an interrupted run), the approval panel (a waiting one), Cancel (a live or interrupted one). */
 function runForms(run: RunRecord, caller: Caller, scrub: Scrub): Html {
-  const operator = roleAllows(caller.token.role, 'operator');
+  const operator = operatesOn(caller, run.playbook);
   const action = `/runs/${encodeURIComponent(run.id)}`;
   const resume =
     run.status === RunStatus.interrupted && operator

@@ -10,6 +10,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ApiToken, RunStore, WebSessionUser } from '../../store/index.js';
+import type { Grant } from '../tokens.js';
 
 export const SESSION_COOKIE = 'fleetbook_session';
 
@@ -29,7 +30,7 @@ export interface Sessions {
   /** A single sign-on's session: the user the provider named, with the role their groups gave at this login. */
   createForUser(user: WebSessionUser): Promise<Session>;
   /** The session and its still-valid token, or undefined. */
-  find(id: string | undefined): Promise<{ session: Session; token: ApiToken } | undefined>;
+  find(id: string | undefined): Promise<{ session: Session; token: ApiToken & { grants?: Grant[] } } | undefined>;
   end(id: string): Promise<void>;
   csrfMatches(session: Session, given: unknown): boolean;
 }
@@ -69,11 +70,11 @@ export function createSessions(store: RunStore, ttlMs: number): Sessions {
       if (!stored) return undefined;
       const session = { id, tokenId: stored.tokenId, csrf: csrfOf(id), expiresAtMs: stored.expiresAtMs };
       // Who signed in is the caller, under the name and role of that login (as a token's would be).
-      if (stored.user)
-        return {
-          session,
-          token: { id: stored.tokenId, name: stored.user.name, role: stored.user.role, createdAt: stored.createdAt },
-        };
+      if (stored.user) {
+        const { name, role, grants } = stored.user;
+        const token = { id: stored.tokenId, name, role, createdAt: stored.createdAt, ...(grants ? { grants } : {}) };
+        return { session, token };
+      }
       const tokenRecord = await store.getApiToken(stored.tokenId);
       if (!tokenRecord || tokenRecord.revokedAt !== undefined) {
         await store.deleteWebSession(stored.idHash);
