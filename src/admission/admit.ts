@@ -55,14 +55,16 @@ function scheduleOf(request: RunRequest): ScheduleSpec | undefined {
 }
 
 function checkRole(request: RunRequest, caller: Caller): void {
-  if (!allows(caller.role, TokenRole.operator))
+  const role = caller.roleFor?.(request.playbook.name) ?? caller.role;
+  const of = caller.roleFor ? ` for ${request.playbook.name}` : '';
+  if (!allows(role, TokenRole.operator))
     throw new UsageError(
-      `${caller.name} (role ${caller.role}) may not start runs: that takes the operator role`,
+      `${caller.name} (role ${role}${of}) may not start runs: that takes the operator role`,
       AdmissionErrorCode.roleForbidden,
     );
-  if (request.ignoreWindow && !allows(caller.role, TokenRole.admin))
+  if (request.ignoreWindow && !allows(role, TokenRole.admin))
     throw new UsageError(
-      `${caller.name} (role ${caller.role}) may not start a run outside its maintenance window or inside a freeze: that takes the admin role`,
+      `${caller.name} (role ${role}${of}) may not start a run outside its maintenance window or inside a freeze: that takes the admin role`,
       AdmissionErrorCode.roleForbidden,
       { field: 'body/ignoreWindow' },
     );

@@ -37,6 +37,8 @@ export interface Caller {
   name: string;
   role: TokenRole;
   door: Door;
+  /** The caller's role for one playbook, when it differs by playbook (a token or a role binding limited to some). */
+  roleFor?: (playbook: string) => TokenRole;
 }
 
 /** How the run was asked for, as the run records it. */

@@ -18,7 +18,7 @@ import {
 import { apiRoute } from './api-document.js';
 import type { ServerMetrics } from './metrics.js';
 import { streamRunEvents } from './run-events.js';
-import { roleAllows, verifyApiToken } from './tokens.js';
+import { highestRole, playbookRoleRefusal, roleAllows, roleFor, verifyApiToken } from './tokens.js';
 import { registerUi, type UiOptions } from './ui/pages.js';
 import { createScrub, logLines, playbookView, problemView, runView, scheduleViews, type Scrub } from './views.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actions.js';
@@ -43,6 +43,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The role a route needs; none: open (`/healthz`) or checked by the route itself (pages). */
     role?: TokenRole;
+    /** The route acts on a run of one playbook: a role held for some playbooks lets it through to its handler's own check. */
+    playbookScoped?: boolean;
   }
 }
 
@@ -60,6 +62,15 @@ const STATUS_OF_REFUSAL: Record<string, number> = {
   NOT_AN_APPROVER: 403,
   RUN_NOT_FOUND: 404,
 };
+
+/** The operations acting on a run of one playbook: the role they need is checked for that playbook. */
+const PLAYBOOK_SCOPED = new Set(['startRun', 'resumeRun', 'approveRun', 'denyRun', 'cancelRun', 'triggerSchedule']);
+
+/** Refuses (403) a caller whose role for `playbook` is below `needed`. */
+function requirePlaybookRole(request: FastifyRequest, playbook: string, needed: TokenRole): void {
+  const refusal = request.caller && playbookRoleRefusal(request.caller, playbook, needed);
+  if (refusal) throw new HttpError(403, ServerErrorCode.forbidden, refusal);
+}
 
 const notFound = (what: string): HttpError => new HttpError(404, ServerErrorCode.notFound, `${what} not found`);
 
@@ -88,6 +99,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   const context: RouteContext = { ...options, scrub, route: routeOf(app) };
   registerRunReads(context);
   registerRunActions(context);
+  registerDecisions(context);
   registerCatalogRoutes(app, context);
   registerRunFiles(app, context);
   await registerUi(app, { ...options, scrub, sessionTtlMs: options.sessionTtlMs ?? 12 * 3600_000 });
@@ -103,11 +115,15 @@ interface RouteContext extends ServerAppOptions {
 const callerName = (request: FastifyRequest): string => request.caller?.name ?? 'unknown';
 
 // The route's role was checked before the handler; admission checks what the request asks of it.
-const apiCaller = (request: FastifyRequest, door: Door): Caller => ({
-  name: callerName(request),
-  role: request.caller?.role ?? 'viewer',
-  door,
-});
+const apiCaller = (request: FastifyRequest, door: Door): Caller => {
+  const principal = request.caller;
+  return {
+    name: callerName(request),
+    role: principal ? roleFor(principal) : 'viewer',
+    door,
+    ...(principal ? { roleFor: (playbook: string) => roleFor(principal, playbook) } : {}),
+  };
+};
 
 /** Every error as the API's answer: `{ error: { code, message, field? } }` with its status; a stack trace only in the log. */
 function answerErrors(app: FastifyInstance, logger: Logger, scrub: Scrub): void {
@@ -164,11 +180,12 @@ function checkRoles(app: FastifyInstance, store: RunStore, metrics: ServerMetric
         });
       return reply;
     }
-    if (!roleAllows(caller.role, role)) {
+    const held = request.routeOptions.config.playbookScoped ? highestRole(caller) : roleFor(caller);
+    if (!roleAllows(held, role)) {
       await reply.status(403).send({
         error: {
           code: ServerErrorCode.forbidden,
-          message: `this needs the ${role} role; the token '${caller.name}' is ${caller.role}`,
+          message: `this needs the ${role} role; the token '${caller.name}' is ${held}`,
         },
       });
       return reply;
@@ -188,7 +205,10 @@ function routeOf(app: FastifyInstance): RouteContext['route'] {
       method: described.method,
       url: described.url,
       schema: described.schema,
-      config: described.role === undefined ? {} : { role: described.role },
+      config: {
+        ...(described.role === undefined ? {} : { role: described.role }),
+        ...(PLAYBOOK_SCOPED.has(operationId) ? { playbookScoped: true } : {}),
+      },
       // A body the description makes optional is validated as `{}` when left out.
       ...(described.optionalBody
         ? {
@@ -307,6 +327,7 @@ function registerRunActions(context: RouteContext): void {
         ServerErrorCode.notResumable,
         `run ${run.id} is ${run.status}; only an interrupted run is resumed`,
       );
+    requirePlaybookRole(request, run.playbook, 'operator');
     const playbook = await catalog.find(run.playbook);
     if (!playbook)
       throw new HttpError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
@@ -318,12 +339,31 @@ function registerRunActions(context: RouteContext): void {
       .send({ run: scrub(runView(resumed)) });
   });
 
+  route('cancelRun', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    requirePlaybookRole(request, run.playbook, 'operator');
+    const { outcome, run: after } = await launcher.cancel(run.id, callerName(request));
+    // Too late: the run's end was written first, and the journal says nothing of this cancel.
+    if (outcome === 'ended')
+      throw new HttpError(
+        409,
+        ServerErrorCode.runEnded,
+        `run ${run.id} already ended ${after.status}; there is nothing to cancel`,
+      );
+    return reply.status(202).send({ outcome, run: scrub(runView(after)) });
+  });
+}
+
+/** Approving and denying the gate a run waits at. */
+function registerDecisions(context: RouteContext): void {
+  const { store, catalog, launcher, scrub, route } = context;
   for (const [operationId, decision] of [
     ['approveRun', 'approved'],
     ['denyRun', 'denied'],
   ] as const) {
     route(operationId, async (request, reply) => {
       const run = await findRun(store, (request.params as { runId: string }).runId);
+      requirePlaybookRole(request, run.playbook, 'operator');
       const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, unknown> };
       const after = await launcher.decide(await catalog.find(run.playbook), {
         runId: run.id,
@@ -339,19 +379,6 @@ function registerRunActions(context: RouteContext): void {
         .send({ run: scrub(runView(after)) });
     });
   }
-
-  route('cancelRun', async (request, reply) => {
-    const run = await findRun(store, (request.params as { runId: string }).runId);
-    const { outcome, run: after } = await launcher.cancel(run.id, callerName(request));
-    // Too late: the run's end was written first, and the journal says nothing of this cancel.
-    if (outcome === 'ended')
-      throw new HttpError(
-        409,
-        ServerErrorCode.runEnded,
-        `run ${run.id} already ended ${after.status}; there is nothing to cancel`,
-      );
-    return reply.status(202).send({ outcome, run: scrub(runView(after)) });
-  });
 }
 
 /** Playbooks, schedules, tokens and the metrics. */

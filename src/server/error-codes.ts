@@ -12,5 +12,7 @@ export const ServerErrorCode = {
   badRequest: 'BAD_REQUEST',
   refused: 'REFUSED',
   internal: 'INTERNAL',
+  /** `server.oidc` of fleetbook.yaml is wrong (exit 2 at the start). */
+  invalidOidcConfig: 'INVALID_OIDC_CONFIG',
 } as const;
 export type ServerErrorCode = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];

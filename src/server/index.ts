@@ -14,8 +14,18 @@ export { startMetricsEndpoint, type MetricsEndpoint } from './metrics-endpoint.j
 export { observeStore, type StoreListener } from './observed-store.js';
 export { createPlaybookCatalog, type PlaybookCatalog } from './playbook-catalog.js';
 export { createRunLauncher, type RunLauncher, type RunLauncherOptions } from './run-launcher.js';
-export { issueApiToken, verifyApiToken, roleAllows, parseTokenRole, TOKEN_ROLES } from './tokens.js';
+export {
+  describeRole,
+  issueApiToken,
+  verifyApiToken,
+  roleAllows,
+  roleFor,
+  parsePlaybookPatterns,
+  parseTokenRole,
+  TOKEN_ROLES,
+} from './tokens.js';
 export { startServer, type ServerOptions, type RunningServer } from './start-server.js';
 export { CONTENT_SECURITY_POLICY } from './ui/pages.js';
 export { MAX_ITEM_BARS, ITEM_GROUPS } from './ui/timeline.js';
 export { ServerErrorCode } from './error-codes.js';
+export { loadOidcConfig, parseOidcConfig, type OidcSettings } from './oidc-config.js';

@@ -19,6 +19,7 @@ import { createPlaybookCatalog } from './playbook-catalog.js';
 import { createRunLauncher, type RunLauncher } from './run-launcher.js';
 import { systemClock, type Clock } from '../timers/index.js';
 import { startWaitSweep } from './wait-sweep.js';
+import type { OidcSettings } from './oidc-config.js';
 
 export interface ServerOptions extends RunEnvironment {
   store: RunStore;
@@ -46,6 +47,8 @@ export interface ServerOptions extends RunEnvironment {
   clock?: Clock;
   /** How often waits whose time came are ended and their runs continued (`wait-sweep.ts`). @default 15_000 */
   waitSweepMs?: number;
+  /** The web UI's single sign-on (`server.oidc` of fleetbook.yaml). @default token login only */
+  oidc?: OidcSettings;
 }
 
 export interface RunningServer {
@@ -92,6 +95,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     secrets: options.secrets,
     root: dirname(resolve(options.playbooksDir)),
     outputsDir: outputsRootOf(options.outputsDir),
+    ...(options.oidc ? { oidc: options.oidc } : {}),
   });
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();

@@ -19,6 +19,85 @@ export function roleAllows(role: TokenRole, needed: TokenRole): boolean {
   return TOKEN_ROLES.indexOf(role) >= TOKEN_ROLES.indexOf(needed);
 }
 
+/** A role, for the playbooks matching `playbooks` (none: every playbook). */
+export interface Grant {
+  role: TokenRole;
+  playbooks?: string[];
+}
+
+/**
+ * Who calls: a token (its role, maybe for some playbooks only) or a single sign-on's user (every
+ * role their groups give, `grants`). Outside every grant's playbooks, a caller is a viewer.
+ */
+export interface Principal {
+  name: string;
+  role: TokenRole;
+  playbooks?: string[];
+  grants?: Grant[];
+}
+
+/** Playbook name patterns: letters, digits, `.`, `_`, `-`, and `*` for any text. */
+export const PLAYBOOK_PATTERN = /^[A-Za-z0-9._*-]{1,200}$/;
+
+const patternMatches = (pattern: string, playbook: string): boolean =>
+  new RegExp(`^${pattern.replace(/[.]/g, '\\.').replaceAll('*', '.*')}$`).test(playbook);
+
+const grantsOf = (principal: Principal): Grant[] =>
+  principal.grants ?? [{ role: principal.role, ...(principal.playbooks ? { playbooks: principal.playbooks } : {}) }];
+
+/**
+ * The role `principal` holds for `playbook`: the highest of its grants whose patterns match it
+ * (viewer when none does). Without a playbook (a token list, the schedules' pauses of the whole
+ * server): the highest of its grants limited to no playbook.
+ */
+export function roleFor(principal: Principal, playbook?: string): TokenRole {
+  let best: TokenRole = TokenRole.viewer;
+  for (const grant of grantsOf(principal)) {
+    const holds =
+      grant.playbooks === undefined ||
+      (playbook !== undefined && grant.playbooks.some((pattern) => patternMatches(pattern, playbook)));
+    if (holds && roleAllows(grant.role, best)) best = grant.role;
+  }
+  return best;
+}
+
+/** The highest role `principal` holds for some playbook (what a route needing a role lets through to its own check). */
+export const highestRole = (principal: Principal): TokenRole =>
+  grantsOf(principal).reduce<TokenRole>(
+    (best, grant) => (roleAllows(grant.role, best) ? grant.role : best),
+    TokenRole.viewer,
+  );
+
+/** `operator on playbooks matching *-report* (viewer elsewhere)`, or the bare role. */
+export function describeRole(principal: Principal): string {
+  const scoped = grantsOf(principal).filter((grant) => grant.playbooks);
+  if (scoped.length === 0) return principal.role;
+  const elsewhere = roleFor(principal);
+  return `${scoped.map((grant) => `${grant.role} on playbooks matching ${grant.playbooks?.join(', ')}`).join('; ')} (${elsewhere} elsewhere)`;
+}
+
+/** Why `principal` may not act (`needed`) on a run of `playbook`, or undefined when it may. */
+export function playbookRoleRefusal(principal: Principal, playbook: string, needed: TokenRole): string | undefined {
+  const role = roleFor(principal, playbook);
+  if (roleAllows(role, needed)) return undefined;
+  return `this needs the ${needed} role for the playbook ${playbook}; ${principal.name} is ${role} there (${describeRole(principal)})`;
+}
+
+/** `--playbooks` of `tokens create`: comma-separated name patterns. */
+export function parsePlaybookPatterns(text: string): string[] {
+  const patterns = text
+    .split(',')
+    .map((pattern) => pattern.trim())
+    .filter((pattern) => pattern !== '');
+  const wrong = patterns.find((pattern) => !PLAYBOOK_PATTERN.test(pattern));
+  if (patterns.length === 0 || wrong !== undefined)
+    throw new UsageError(
+      `--playbooks takes playbook name patterns (letters, digits, '.', '_', '-', '*' for any text), comma-separated; got '${wrong ?? text}'.`,
+      'INVALID_OPTION',
+    );
+  return patterns;
+}
+
 export function parseTokenRole(text: string): TokenRole {
   const role = TOKEN_ROLES.find((candidate) => candidate === text);
   if (!role) throw new UsageError(`--role must be one of ${TOKEN_ROLES.join(', ')}, got '${text}'.`, 'INVALID_OPTION');
@@ -28,7 +107,7 @@ export function parseTokenRole(text: string): TokenRole {
 /** Makes a token for `name` with `role`; the secret is returned once and stored only hashed. */
 export async function issueApiToken(
   store: RunStore,
-  request: { name: string; role: TokenRole; now?: Date },
+  request: { name: string; role: TokenRole; playbooks?: string[]; now?: Date },
 ): Promise<{ token: ApiToken; secret: string }> {
   const name = request.name.trim();
   if (name === '' || name.length > 100 || /[\u0000-\u001f]/.test(name))
@@ -42,6 +121,7 @@ export async function issueApiToken(
     id,
     name,
     role: request.role,
+    ...(request.playbooks ? { playbooks: request.playbooks } : {}),
     hash: sha256(secret).toString('hex'),
     createdAt: (request.now ?? new Date()).toISOString(),
   });

@@ -9,6 +9,8 @@ export interface ApiTokenRow {
   hash: string;
   createdAt: string;
   revokedAt: string | null;
+  /** JSON of the token's playbook patterns, or null for every playbook. */
+  playbooksJson: string | null;
 }
 
 export function rowToApiToken(row: ApiTokenRow): ApiToken {
@@ -16,10 +18,19 @@ export function rowToApiToken(row: ApiTokenRow): ApiToken {
     id: row.id,
     name: row.name,
     role: row.role as TokenRole,
+    ...(row.playbooksJson === null || row.playbooksJson === undefined
+      ? {}
+      : { playbooks: JSON.parse(row.playbooksJson) as string[] }),
     createdAt: row.createdAt,
     ...(row.revokedAt === null ? {} : { revokedAt: row.revokedAt }),
   };
 }
+
+export const withoutPlaybooks = <T extends { playbooks?: string[] }>({ playbooks: _playbooks, ...token }: T) => token;
+
+/** The playbooks column of a token to record. */
+export const playbooksJsonOf = (token: { playbooks?: string[] }): string | null =>
+  token.playbooks ? JSON.stringify(token.playbooks) : null;
 
 export function tokenExists(name: string): StoreError {
   return new StoreError(

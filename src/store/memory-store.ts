@@ -24,7 +24,7 @@ import {
   type ResolvedStoreOptions,
   type RunRow,
 } from './run-row.js';
-import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
+import { playbooksJsonOf, rowToApiToken, tokenExists, withoutPlaybooks, type ApiTokenRow } from './api-token-row.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import {
   claimable,
@@ -483,7 +483,7 @@ function rateAndTokenMethods(tables: MemoryTables): RateAndTokenMethods {
       open();
       if ([...apiTokens.values()].some((row) => row.name === token.name || row.id === token.id))
         throw tokenExists(token.name);
-      const row: ApiTokenRow = { ...token, revokedAt: null };
+      const row: ApiTokenRow = { ...withoutPlaybooks(token), revokedAt: null, playbooksJson: playbooksJsonOf(token) };
       apiTokens.set(token.id, row);
       return rowToApiToken(row);
     },

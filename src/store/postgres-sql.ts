@@ -121,9 +121,9 @@ export const SQL_PUSH_RATE = `
   INSERT INTO rate_buckets (bucket_key, tat_ms) VALUES ($1, $2::bigint)
   ON CONFLICT (bucket_key) DO UPDATE SET tat_ms = GREATEST(rate_buckets.tat_ms, excluded.tat_ms)`;
 
-const TOKEN_COLUMNS = `id, name, role, hash, created_at AS "createdAt", revoked_at AS "revokedAt"`;
+const TOKEN_COLUMNS = `id, name, role, hash, created_at AS "createdAt", revoked_at AS "revokedAt", playbooks_json AS "playbooksJson"`;
 export const SQL_CREATE_API_TOKEN = `
-  INSERT INTO api_tokens (id, name, role, hash, created_at) VALUES ($1, $2, $3, $4, $5)`;
+  INSERT INTO api_tokens (id, name, role, hash, created_at, playbooks_json) VALUES ($1, $2, $3, $4, $5, $6)`;
 export const SQL_GET_API_TOKEN = `SELECT ${TOKEN_COLUMNS} FROM api_tokens WHERE id = $1`;
 export const SQL_LIST_API_TOKENS = `SELECT ${TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, id`;
 /** A token revoked twice keeps its first revocation time. */
@@ -134,9 +134,10 @@ export const SQL_COUNT_RUNS = `
   SELECT playbook, shown AS status, COUNT(*) AS count
   FROM (SELECT playbook, ${shownStatus(1)} AS shown FROM runs) AS shown_runs GROUP BY playbook, shown ORDER BY playbook, shown`;
 export const SQL_CREATE_WEB_SESSION = `
-  INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES ($1, $2, $3, $4)`;
+  INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms, user_json) VALUES ($1, $2, $3, $4, $5)`;
 export const SQL_GET_WEB_SESSION = `
-  SELECT id_hash AS "idHash", token_id AS "tokenId", created_at AS "createdAt", expires_at_ms AS "expiresAtMs"
+  SELECT id_hash AS "idHash", token_id AS "tokenId", created_at AS "createdAt", expires_at_ms AS "expiresAtMs",
+    user_json AS "userJson"
   FROM web_sessions WHERE id_hash = $1 AND expires_at_ms > $2`;
 export const SQL_DELETE_WEB_SESSION = `DELETE FROM web_sessions WHERE id_hash = $1`;
 export const SQL_SWEEP_WEB_SESSIONS = `DELETE FROM web_sessions WHERE expires_at_ms <= $1`;

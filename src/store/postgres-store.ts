@@ -6,7 +6,7 @@
  * appended, as with SQLite. Its methods come in groups by the tables they keep, over one
  * `PostgresContext`.
  */
-import { rowToApiToken, tokenExists, type ApiTokenRow } from './api-token-row.js';
+import { playbooksJsonOf, rowToApiToken, tokenExists, withoutPlaybooks, type ApiTokenRow } from './api-token-row.js';
 import { pgCode, type PostgresRunStoreOptions } from './postgres-connection.js';
 import { openPostgresContext, type PostgresContext } from './postgres-context.js';
 import {
@@ -44,7 +44,8 @@ import {
 } from './postgres-sql.js';
 import { assertLeaseTtl, normaliseFilter, runNotFound } from './run-row.js';
 import { newNotificationToRow, rowToNotification, settledColumns, type NotificationRow } from './notification-row.js';
-import type { QueueStore, RunQueue, WebSession } from './types.js';
+import type { QueueStore, RunQueue } from './types.js';
+import { webSessionFromRow, webSessionToRow, type WebSessionRow } from './web-session-row.js';
 import type {
   LeaseAndScheduleMethods,
   OutboxMethods,
@@ -265,12 +266,19 @@ function rateAndTokenMethods(context: PostgresContext): RateAndTokenMethods {
     createApiToken: (token) =>
       serial(async () => {
         try {
-          await query(SQL_CREATE_API_TOKEN, [token.id, token.name, token.role, token.hash, token.createdAt]);
+          await query(SQL_CREATE_API_TOKEN, [
+            token.id,
+            token.name,
+            token.role,
+            token.hash,
+            token.createdAt,
+            playbooksJsonOf(token),
+          ]);
         } catch (error) {
           if (pgCode(error) === '23505') throw tokenExists(token.name);
           throw error;
         }
-        return rowToApiToken({ ...token, revokedAt: null });
+        return rowToApiToken({ ...withoutPlaybooks(token), revokedAt: null, playbooksJson: playbooksJsonOf(token) });
       }),
 
     getApiToken: (id) =>
@@ -294,18 +302,14 @@ function webSessionMethods(context: PostgresContext): WebSessionMethods {
   return {
     createWebSession: (session) =>
       serial(async () => {
-        await query(SQL_CREATE_WEB_SESSION, [session.idHash, session.tokenId, session.createdAt, session.expiresAtMs]);
+        const row = webSessionToRow(session);
+        await query(SQL_CREATE_WEB_SESSION, [row.idHash, row.tokenId, row.createdAt, row.expiresAtMs, row.userJson]);
       }),
 
     getWebSession: (idHash) =>
       serial(async () => {
-        const row = (
-          await query<Omit<WebSession, 'expiresAtMs'> & { expiresAtMs: string | number }>(SQL_GET_WEB_SESSION, [
-            idHash,
-            resolved.now().getTime(),
-          ])
-        ).rows[0];
-        return row && { ...row, expiresAtMs: Number(row.expiresAtMs) };
+        const row = (await query<WebSessionRow>(SQL_GET_WEB_SESSION, [idHash, resolved.now().getTime()])).rows[0];
+        return row && webSessionFromRow(row);
       }),
 
     deleteWebSession: (idHash) =>

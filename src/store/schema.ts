@@ -136,6 +136,12 @@ export const migrations: readonly string[] = [
     ELSE key END;
   CREATE UNIQUE INDEX notifications_one_per_end ON notifications (run_id, event, segment, channel);
   `,
+  // A web session of a single sign-on carries its user (name, groups, role) instead of a token;
+  // a token may hold its role for some playbooks only (their name patterns).
+  `
+  ALTER TABLE web_sessions ADD COLUMN user_json TEXT;
+  ALTER TABLE api_tokens ADD COLUMN playbooks_json TEXT;
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */

@@ -7,7 +7,8 @@ import { SMALL_EVENT_BYTES, STEP_EVENT_JSON_START } from './fold-journal.js';
 import type { ApiTokenRow } from './api-token-row.js';
 import type { NotificationRow } from './notification-row.js';
 import type { JournalRow, RunRow } from './run-row.js';
-import type { RunCount, WebSession } from './types.js';
+import type { RunCount } from './types.js';
+import type { WebSessionRow } from './web-session-row.js';
 import { RunStatus } from './types.js';
 
 /**
@@ -44,7 +45,7 @@ const SQL_SHOWN_STATUS = `CASE WHEN runs.status = '${RunStatus.running}' AND NOT
 /** `runColumns` with the status readers see. */
 const shownRunColumns = runColumns.replace(/\bstatus,/, `${SQL_SHOWN_STATUS} AS status,`);
 
-const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt`;
+const tokenColumns = `id, name, role, hash, created_at AS createdAt, revoked_at AS revokedAt, playbooks_json AS playbooksJson`;
 const notificationColumns = `
   key, run_id AS runId, event, segment, channel, message_json AS messageJson, state, attempts, created_at AS createdAt,
   next_attempt_at_ms AS nextAttemptAtMs, sent_at AS sentAt, last_error AS lastError, claimed_by AS claimedBy,
@@ -251,15 +252,19 @@ function tokenAndSessionStatements(db: Preparer) {
       role: string;
       hash: string;
       createdAt: string;
-    }>(`INSERT INTO api_tokens (id, name, role, hash, created_at) VALUES (@id, @name, @role, @hash, @createdAt)`),
+      playbooksJson: string | null;
+    }>(`
+      INSERT INTO api_tokens (id, name, role, hash, created_at, playbooks_json)
+      VALUES (@id, @name, @role, @hash, @createdAt, @playbooksJson)`),
     getApiToken: db.prepare<[string], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens WHERE id = ?`),
     listApiTokens: db.prepare<[], ApiTokenRow>(`SELECT ${tokenColumns} FROM api_tokens ORDER BY created_at, id`),
     revokeApiToken: db.prepare<[string, string, string], ApiTokenRow>(`
       UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? OR name = ? RETURNING ${tokenColumns}`),
-    createWebSession: db.prepare<WebSession>(`
-      INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms) VALUES (@idHash, @tokenId, @createdAt, @expiresAtMs)`),
-    getWebSession: db.prepare<[string, number], WebSession>(`
-      SELECT id_hash AS idHash, token_id AS tokenId, created_at AS createdAt, expires_at_ms AS expiresAtMs
+    createWebSession: db.prepare<WebSessionRow>(`
+      INSERT INTO web_sessions (id_hash, token_id, created_at, expires_at_ms, user_json)
+      VALUES (@idHash, @tokenId, @createdAt, @expiresAtMs, @userJson)`),
+    getWebSession: db.prepare<[string, number], WebSessionRow>(`
+      SELECT id_hash AS idHash, token_id AS tokenId, created_at AS createdAt, expires_at_ms AS expiresAtMs, user_json AS userJson
       FROM web_sessions WHERE id_hash = ? AND expires_at_ms > ?`),
     deleteWebSession: db.prepare<[string]>(`DELETE FROM web_sessions WHERE id_hash = ?`),
     sweepWebSessions: db.prepare<[number]>(`DELETE FROM web_sessions WHERE expires_at_ms <= ?`),

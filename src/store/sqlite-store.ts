@@ -1,9 +1,10 @@
 import { normaliseFilter, assertLeaseTtl, runNotFound } from './run-row.js';
-import { rowToApiToken, tokenExists } from './api-token-row.js';
+import { playbooksJsonOf, rowToApiToken, tokenExists, withoutPlaybooks } from './api-token-row.js';
 import { newNotificationToRow, rowToNotification, settledColumns } from './notification-row.js';
 import { openSqliteContext, type SqliteContext, type SqliteRunStoreOptions } from './sqlite-context.js';
 import { sqliteJournalReads, sqliteRunReads, sqliteRunWrites, sqliteWaits } from './sqlite-runs.js';
 import { isSqliteError } from './sqlite-statements.js';
+import { webSessionFromRow, webSessionToRow } from './web-session-row.js';
 import type { RunStore } from './types.js';
 import type {
   LeaseAndScheduleMethods,
@@ -165,13 +166,13 @@ function rateAndTokenMethods(context: SqliteContext): RateAndTokenMethods {
     async createApiToken(token) {
       open();
       try {
-        statements.createApiToken.run(token);
+        statements.createApiToken.run({ ...withoutPlaybooks(token), playbooksJson: playbooksJsonOf(token) });
       } catch (error) {
         if (isSqliteError(error, 'SQLITE_CONSTRAINT_UNIQUE') || isSqliteError(error, 'SQLITE_CONSTRAINT_PRIMARYKEY'))
           throw tokenExists(token.name);
         throw error;
       }
-      return rowToApiToken({ ...token, revokedAt: null });
+      return rowToApiToken({ ...withoutPlaybooks(token), revokedAt: null, playbooksJson: playbooksJsonOf(token) });
     },
 
     async getApiToken(id) {
@@ -198,12 +199,13 @@ function webSessionMethods(context: SqliteContext): WebSessionMethods {
   return {
     async createWebSession(session) {
       open();
-      statements.createWebSession.run(session);
+      statements.createWebSession.run(webSessionToRow(session));
     },
 
     async getWebSession(idHash) {
       open();
-      return statements.getWebSession.get(idHash, resolved.now().getTime());
+      const row = statements.getWebSession.get(idHash, resolved.now().getTime());
+      return row && webSessionFromRow(row);
     },
 
     async deleteWebSession(idHash) {

@@ -386,6 +386,8 @@ export interface ApiToken {
   /** Unique among the store's tokens (revoked ones too): who the token was made for. */
   name: string;
   role: TokenRole;
+  /** The role holds only for playbooks whose names match one of these patterns (`*`: any text); viewer elsewhere. */
+  playbooks?: string[];
   createdAt: string;
   revokedAt?: string;
 }
@@ -407,6 +409,18 @@ export interface WebSession {
   createdAt: string;
   /** Epoch ms after which the session is gone (not returned, swept). */
   expiresAtMs: number;
+  /** A session of a single sign-on: who the identity provider said (no token behind it; `tokenId` names the provider). */
+  user?: WebSessionUser;
+}
+
+/** The person a single sign-on session is for, as read from the ID token at the login. */
+export interface WebSessionUser {
+  name: string;
+  groups: string[];
+  /** The highest role the user holds anywhere. */
+  role: TokenRole;
+  /** When a role binding is limited to some playbooks: every role the user holds, each with its playbooks (none: all). */
+  grants?: Array<{ role: TokenRole; playbooks?: string[] }>;
 }
 
 export interface RunCount {

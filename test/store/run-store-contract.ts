@@ -682,6 +682,12 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect((await store.revokeApiToken('t1'))?.revokedAt).toBe('2026-03-01T10:00:00.000Z');
       expect((await store.getApiToken('t1'))?.revokedAt).toBe('2026-03-01T10:00:00.000Z');
       expect(await store.revokeApiToken('unknown')).toBeUndefined();
+      // A token whose role holds for some playbooks only keeps their patterns.
+      const scoped = { ...admin, id: 't4', name: 'reports bot', role: 'operator' as const, playbooks: ['*-report*'] };
+      expect(await store.createApiToken(scoped)).toMatchObject({ id: 't4', playbooks: ['*-report*'] });
+      expect(await store.getApiToken('t4')).toMatchObject({ role: 'operator', playbooks: ['*-report*'] });
+      expect((await store.getApiToken('t2'))?.playbooks).toBeUndefined();
+      await store.revokeApiToken('t4');
     });
 
     it('keeps web sessions by their id hash until they expire, end or are swept', async () => {
@@ -697,6 +703,12 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       await store.createWebSession(session('c'.repeat(64), 60_000));
       expect(await store.getWebSession('a'.repeat(64))).toEqual(session('a'.repeat(64), 60_000));
       expect(await store.getWebSession('d'.repeat(64))).toBeUndefined();
+      // A single sign-on's session keeps its user (no token behind it).
+      const user = { name: 'alice', groups: ['sre', 'change-managers'], role: 'operator' as const };
+      await store.createWebSession({ ...session('e'.repeat(64), 60_000), tokenId: 'oidc', user });
+      expect(await store.getWebSession('e'.repeat(64))).toMatchObject({ tokenId: 'oidc', user });
+      expect((await store.getWebSession('a'.repeat(64)))?.user).toBeUndefined();
+      await store.deleteWebSession('e'.repeat(64));
       // Logout ends one session only.
       await store.deleteWebSession('c'.repeat(64));
       expect(await store.getWebSession('c'.repeat(64))).toBeUndefined();

@@ -4,7 +4,13 @@ import { ExitCode, UsageError } from '../../errors/index.js';
 import { startOutboxSweep } from '../../notifications/index.js';
 import { hasErrors, type LoadPlaybookOptions, type PlaybookFolder } from '../../playbook/index.js';
 import { createFireQueuer, loadPlaybookFolder, runWorker, startDaemon, type Daemon } from '../../scheduler/index.js';
-import { createServerMetrics, startServer, type ServerMetrics } from '../../server/index.js';
+import {
+  createServerMetrics,
+  loadOidcConfig,
+  startServer,
+  type OidcSettings,
+  type ServerMetrics,
+} from '../../server/index.js';
 import { isQueueStore } from '../../store/index.js';
 import { countingRateWaits, metricsTee } from '../process-metrics.js';
 import type { Connection } from '../connection.js';
@@ -53,6 +59,8 @@ export async function serverAction(io: CliIo, options: ServerCommandOptions): Pr
     io.exitCode = ExitCode.usage;
     return;
   }
+  // `server.oidc` of fleetbook.yaml: a mistake stops the start (exit 2), located.
+  const oidc = loadOidcConfig(process.cwd(), io.env);
   let metrics: ServerMetrics | undefined;
   await withProcessHost(
     io,
@@ -70,9 +78,10 @@ export async function serverAction(io: CliIo, options: ServerCommandOptions): Pr
           '--no-worker needs a shared store (FLEETBOOK_STORE=postgres://...): with the embedded store this server is the only one to drive the runs it starts.',
           'NO_SHARED_STORE',
         );
+      if (oidc) host.parts.secrets.add(oidc.clientSecret);
       const connection = await host.connect({ timeScale });
       for (const playbook of folder.playbooks) host.warnNotifyRules(playbook);
-      await serve(io, host, connection, options, { folder, loadOptions, port, concurrency, format, metrics });
+      await serve(io, host, connection, options, { folder, loadOptions, port, concurrency, format, metrics, oidc });
     },
   );
 }
@@ -84,6 +93,7 @@ interface Serving {
   concurrency: number;
   format: string;
   metrics: ServerMetrics | undefined;
+  oidc: OidcSettings | undefined;
 }
 
 /** The server, its scheduler and (with --worker) its worker, on the process host's parts, until SIGTERM or SIGINT. */
@@ -103,6 +113,7 @@ async function serve(
     host: command.host,
     port: options.port,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.oidc ? { oidc: options.oidc } : {}),
   });
   let daemon: Daemon | undefined;
   const drain = new AbortController();

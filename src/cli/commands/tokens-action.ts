@@ -1,7 +1,7 @@
 /** What `fleetbook tokens` does (see tokens.ts), imported when the command runs. */
 import { UsageError } from '../../errors/index.js';
 import { CliErrorCode } from '../error-codes.js';
-import { issueApiToken, parseTokenRole } from '../../server/index.js';
+import { describeRole, issueApiToken, parsePlaybookPatterns, parseTokenRole } from '../../server/index.js';
 import { withRunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
@@ -9,19 +9,22 @@ import { table } from './run-log.js';
 
 export async function createTokenAction(
   io: CliIo,
-  options: { role: string; name: string } & OutputOptions,
+  options: { role: string; name: string; playbooks?: string } & OutputOptions,
 ): Promise<void> {
   const format = outputFormat(options);
   const role = parseTokenRole(options.role);
+  const playbooks = options.playbooks === undefined ? undefined : parsePlaybookPatterns(options.playbooks);
+  if (playbooks && role === 'viewer')
+    throw new UsageError('--playbooks limits a role above viewer (a viewer reads every playbook).', 'INVALID_OPTION');
   const { token, secret } = await withRunStore({ env: io.env }, (store) =>
-    issueApiToken(store, { name: options.name, role }),
+    issueApiToken(store, { name: options.name, role, ...(playbooks ? { playbooks } : {}) }),
   );
   if (isMachineFormat(format)) {
     writeMachine(io, format, { ...token, token: secret });
     return;
   }
   io.stdout.write(
-    `Token ${token.id} for ${token.name} (${token.role}); it is shown this once, keep it now:\n\n  ${secret}\n\n` +
+    `Token ${token.id} for ${token.name} (${describeRole(token)}); it is shown this once, keep it now:\n\n  ${secret}\n\n` +
       `Use it as "Authorization: Bearer <token>", FLEETBOOK_TOKEN, or on the server's login page.\n`,
   );
 }
@@ -40,7 +43,7 @@ export async function listTokensAction(io: CliIo, options: OutputOptions): Promi
   io.stdout.write(
     table(
       ['ID', 'NAME', 'ROLE', 'CREATED', 'REVOKED'],
-      tokens.map((token) => [token.id, token.name, token.role, token.createdAt, token.revokedAt ?? '']),
+      tokens.map((token) => [token.id, token.name, describeRole(token), token.createdAt, token.revokedAt ?? '']),
     ),
   );
 }

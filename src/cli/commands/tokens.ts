@@ -20,8 +20,12 @@ export function registerTokensCommand(program: Command, io: CliIo): void {
       'make a token with a role (viewer reads; operator also starts and resumes runs; admin also manages schedules and tokens)',
     )
     .requiredOption('--role <role>', 'viewer, operator or admin')
-    .requiredOption('--name <name>', 'who or what the token is for (unique)');
-  addOutputOptions(create).action(async (options: { role: string; name: string } & OutputOptions) =>
+    .requiredOption('--name <name>', 'who or what the token is for (unique)')
+    .option(
+      '--playbooks <patterns>',
+      'the role holds only for playbooks whose names match one of these comma-separated patterns (* any text); viewer elsewhere',
+    );
+  addOutputOptions(create).action(async (options: { role: string; name: string; playbooks?: string } & OutputOptions) =>
     (await import('./tokens-action.js')).createTokenAction(io, options),
   );
 

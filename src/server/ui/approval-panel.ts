@@ -1,10 +1,9 @@
 /** The run page's panel of a waiting run: what it waits for and, at an approval gate, Approve and Deny. */
 import { RunStatus, type RunRecord } from '../../store/index.js';
-import { roleAllows } from '../tokens.js';
 import type { Scrub } from '../views.js';
 import { formatTime } from './format.js';
 import { html, type Html } from './html.js';
-import { csrfField, type Caller } from './layout.js';
+import { csrfField, operatesOn, type Caller } from './layout.js';
 
 /** A waiting approval: what it asks, and Approve / Deny for an operator (who may be refused as no approver). */
 export function approvalPanel(run: RunRecord, caller: Caller, scrub: Scrub): Html {
@@ -24,7 +23,7 @@ export function approvalPanel(run: RunRecord, caller: Caller, scrub: Scrub): Htm
         wait.approvers ? html`; approvers: ${wait.approvers.join(', ')}` : ''
       }
     </p>
-    ${roleAllows(caller.token.role, 'operator') ? decideForms(run, caller) : html`<p>Deciding needs the operator role.</p>`}
+    ${operatesOn(caller, run.playbook) ? decideForms(run, caller) : html`<p>Deciding needs the operator role for ${run.playbook}.</p>`}
   </section>`;
 }
 

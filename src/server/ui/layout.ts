@@ -4,16 +4,34 @@
  * status badge. Values reach the markup only through `html`, which escapes them.
  */
 import type { FastifyReply } from 'fastify';
+import type { Caller as AdmissionCaller, Door } from '../../admission/index.js';
 import type { ApiToken } from '../../store/index.js';
+import { describeRole, roleAllows, roleFor, type Grant } from '../tokens.js';
 import { html, type Html } from './html.js';
 import type { Session } from './sessions.js';
 import { statusText } from './timeline.js';
 
 /** Who asks for a page: the session's token, and the session (its CSRF token goes into forms). */
 export interface Caller {
-  token: ApiToken;
+  /** The session's token, or the single sign-on's user as one (with every role their groups give, `grants`). */
+  token: ApiToken & { grants?: Grant[] };
   session: Session;
 }
+
+/** Whether the caller may act (start, cancel, resume, approve) on runs of `playbook`. */
+export const operatesOn = (caller: Caller, playbook: string): boolean =>
+  roleAllows(roleFor(caller.token, playbook), 'operator');
+
+/** The caller as admission takes it: its role for each playbook. */
+export const admissionCaller = (caller: Caller, door: Door): AdmissionCaller => ({
+  name: caller.token.name,
+  role: roleFor(caller.token),
+  door,
+  roleFor: (playbook) => roleFor(caller.token, playbook),
+});
+
+/** `operator`, or `operator on playbooks matching *-report* (viewer elsewhere)`. */
+export const roleText = (caller: Caller): string => describeRole(caller.token);
 
 /** The hidden field carrying the session's CSRF token, which every state-changing form sends. */
 export const csrfField = (caller: Caller): Html =>
@@ -31,7 +49,7 @@ export function page(
   const nav = caller
     ? html`<nav aria-label="Main">
         <a href="/runs">Runs</a><a href="/playbooks">Playbooks</a><a href="/schedules">Schedules</a>
-        <span class="who">${caller.token.name} · ${caller.token.role}</span>
+        <span class="who">${caller.token.name} · ${roleText(caller)}</span>
         <form method="post" action="/logout" class="inline">
           ${csrfField(caller)}
           <button type="submit" class="link">Log out</button>

@@ -7,6 +7,8 @@ import { verifyApiToken } from '../tokens.js';
 import { html } from './html.js';
 import { page, send } from './layout.js';
 import { createLoginCsrf, LOGIN_COOKIE, type LoginCsrf } from './login-csrf.js';
+import { issuerHost, registerOidcLogin } from './oidc-login.js';
+import type { OidcSettings } from '../oidc-config.js';
 import { SESSION_COOKIE } from './sessions.js';
 import type { UiContext } from './ui-context.js';
 
@@ -19,7 +21,13 @@ const safeNext = (next: unknown): string =>
   typeof next === 'string' && /^\/(?![/\\])[^\\\u0000-\u001f\u007f]*$/.test(next) ? next : '/runs';
 
 /** The login page with a fresh CSRF pair: its nonce set as a cookie on `reply`, its signature in the form. */
-function loginPage(loginCsrf: LoginCsrf, request: FastifyRequest, reply: FastifyReply, next: string, message?: string) {
+function loginPage(
+  loginCsrf: LoginCsrf,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: { next: string; message?: string; oidc?: OidcSettings },
+) {
+  const { next, message, oidc } = options;
   const { nonce, field } = loginCsrf.issue();
   void reply.setCookie(LOGIN_COOKIE, nonce, {
     httpOnly: true,
@@ -33,8 +41,17 @@ function loginPage(loginCsrf: LoginCsrf, request: FastifyRequest, reply: Fastify
     'Log in',
     html`<section class="login">
       <h1>Log in</h1>
-      <p>Paste an API token (<code>fleetbook tokens create --role viewer --name you</code>).</p>
       ${message ? html`<p class="error" role="alert">${message}</p>` : ''}
+      ${
+        oidc
+          ? html`<p>
+              <a class="button" href="/login/oidc?next=${encodeURIComponent(next)}">Sign in with ${issuerHost(oidc)}</a>
+            </p>`
+          : ''
+      }
+      <p>
+        ${oidc ? 'Or paste' : 'Paste'} an API token (<code>fleetbook tokens create --role viewer --name you</code>).
+      </p>
       <form method="post" action="/login">
         <input type="hidden" name="_csrf" value="${field}" />
         <input type="hidden" name="next" value="${next}" />
@@ -51,8 +68,15 @@ export function registerLogin(context: UiContext): void {
   const loginCsrf = createLoginCsrf();
   app.get('/', async (_request, reply) => reply.redirect('/runs'));
   app.get('/login', async (request, reply) =>
-    send(reply, loginPage(loginCsrf, request, reply, safeNext((request.query as { next?: string }).next))),
+    send(
+      reply,
+      loginPage(loginCsrf, request, reply, {
+        next: safeNext((request.query as { next?: string }).next),
+        ...(context.oidc ? { oidc: context.oidc } : {}),
+      }),
+    ),
   );
+  if (context.oidc) registerOidcLogin(context, context.oidc, safeNext);
   app.post('/login', async (request, reply) => logIn(context, loginCsrf, request, reply));
   app.post('/logout', async (request, reply) => {
     const caller = await formCaller(request, reply, 'viewer');
@@ -66,7 +90,15 @@ export function registerLogin(context: UiContext): void {
 async function logIn(context: UiContext, loginCsrf: LoginCsrf, request: FastifyRequest, reply: FastifyReply) {
   const body = (request.body ?? {}) as { token?: unknown; next?: unknown; _csrf?: unknown };
   const again = (message: string, status: number) =>
-    send(reply, loginPage(loginCsrf, request, reply, safeNext(body.next), message), status);
+    send(
+      reply,
+      loginPage(loginCsrf, request, reply, {
+        next: safeNext(body.next),
+        message,
+        ...(context.oidc ? { oidc: context.oidc } : {}),
+      }),
+      status,
+    );
   // Checked before the token: a forged login (another site logging a browser in as its own token) is refused.
   if (!loginCsrf.matches(request.cookies[LOGIN_COOKIE], body._csrf))
     return again(

@@ -7,11 +7,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Door } from '../../admission/index.js';
 import { isFleetbookError } from '../../errors/index.js';
 import type { Playbook } from '../../playbook/index.js';
-import { roleAllows } from '../tokens.js';
 import { playbookView, scheduleViews, type PlaybookView, type ScheduleView } from '../views.js';
 import { formatTime } from './format.js';
 import { html, type Html } from './html.js';
-import { csrfField, page, send, sendNotFound, type Caller } from './layout.js';
+import { admissionCaller, csrfField, operatesOn, page, send, sendNotFound, type Caller } from './layout.js';
 import { triggerForm } from './schedule-forms.js';
 import { inputField } from './start-form.js';
 import type { UiContext } from './ui-context.js';
@@ -25,7 +24,7 @@ export function registerPlaybookStart(context: UiContext): void {
   });
 
   app.post('/playbooks/:name/run', async (request, reply) => {
-    const caller = await formCaller(request, reply, 'operator');
+    const caller = await formCaller(request, reply, 'operator', true);
     if (!caller) return reply;
     const playbook = await catalog.find((request.params as { name: string }).name);
     if (!playbook) return sendNotFound(reply, caller, 'No such playbook');
@@ -60,7 +59,7 @@ async function startRun(
   }
   const { run } = await launcher.start(
     { playbook, inputs, trigger: { kind: 'manual' }, dryRun: body.dryRun === 'true' },
-    { name: caller.token.name, role: caller.token.role, door: Door.uiStart },
+    admissionCaller(caller, Door.uiStart),
   );
   if (!run) throw new Error('a manual run is never queued behind another');
   metrics.runStarted(playbook.name);
@@ -97,7 +96,7 @@ async function playbookPage(
 }
 
 function startForm(view: PlaybookView, caller: Caller, given: Record<string, string>): Html {
-  if (!roleAllows(caller.token.role, 'operator')) return html`<p>Starting runs needs the operator role.</p>`;
+  if (!operatesOn(caller, view.name)) return html`<p>Starting runs of ${view.name} needs the operator role for it.</p>`;
   return html`<form method="post" action="/playbooks/${encodeURIComponent(view.name)}/run" class="start">
     ${csrfField(caller)} ${view.inputs.map((input) => inputField(input, given))}
     <div class="field">
@@ -116,7 +115,7 @@ function scheduleList(schedules: readonly ScheduleView[], caller: Caller): Html 
         html`<li>
           <strong>${schedule.key}</strong> <code>${schedule.cron}</code> ${schedule.timezone}
           ${schedule.paused ? html`<span class="badge status-interrupted">paused</span>` : ''}
-          ${triggerForm(caller, schedule.key)}
+          ${triggerForm(caller, schedule.key, schedule.playbook)}
           <ul>
             ${schedule.next.map((at) => html`<li>next <time datetime="${at}">${formatTime(at)}</time></li>`)}
           </ul>

@@ -1,29 +1,42 @@
 /** The run page's forms: approve or deny a waiting gate, cancel a run, resume an interrupted one (operator). */
 import { isFleetbookError } from '../../errors/index.js';
 import { html } from './html.js';
-import { sendMessage, sendNotFound } from './layout.js';
+import { operatesOn, roleText, sendMessage, sendNotFound, type Caller } from './layout.js';
+import type { FastifyReply } from 'fastify';
 import type { UiContext } from './ui-context.js';
 
 const runPath = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
+
+/** 403: the caller's role for the run's playbook is below operator (a role held for other playbooks). */
+const refuseOn = (reply: FastifyReply, caller: Caller, playbook: string) =>
+  sendMessage(
+    reply,
+    caller,
+    'Not allowed',
+    html`<p>Acting on runs of ${playbook} needs the operator role for it; you are ${roleText(caller)}.</p>`,
+    403,
+  );
 
 export function registerRunActions(context: UiContext): void {
   registerDecisions(context);
   const { app, store, catalog, launcher, scrub, formCaller } = context;
   app.post('/runs/:runId/cancel', async (request, reply) => {
-    const caller = await formCaller(request, reply, 'operator');
+    const caller = await formCaller(request, reply, 'operator', true);
     if (!caller) return reply;
     const run = await store.getRun((request.params as { runId: string }).runId);
     if (!run) return sendNotFound(reply, caller, 'No such run');
+    if (!operatesOn(caller, run.playbook)) return refuseOn(reply, caller, run.playbook);
     await launcher.cancel(run.id, caller.token.name);
     return reply.redirect(runPath(run.id), 303);
   });
 
   app.post('/runs/:runId/resume', async (request, reply) => {
-    const caller = await formCaller(request, reply, 'operator');
+    const caller = await formCaller(request, reply, 'operator', true);
     if (!caller) return reply;
     const run = await store.getRun((request.params as { runId: string }).runId);
     const playbook = run && (await catalog.find(run.playbook));
     if (!run || !playbook) return sendNotFound(reply, caller, 'No such run or playbook');
+    if (!operatesOn(caller, run.playbook)) return refuseOn(reply, caller, run.playbook);
     try {
       await launcher.resume(playbook, run, {}, caller.token.name);
     } catch (error) {
@@ -39,10 +52,11 @@ function registerDecisions(context: UiContext): void {
   const { app, store, catalog, launcher, scrub, formCaller } = context;
   for (const decision of ['approved', 'denied'] as const) {
     app.post(`/runs/:runId/${decision === 'approved' ? 'approve' : 'deny'}`, async (request, reply) => {
-      const caller = await formCaller(request, reply, 'operator');
+      const caller = await formCaller(request, reply, 'operator', true);
       if (!caller) return reply;
       const run = await store.getRun((request.params as { runId: string }).runId);
       if (!run) return sendNotFound(reply, caller, 'No such run');
+      if (!operatesOn(caller, run.playbook)) return refuseOn(reply, caller, run.playbook);
       const comment = String((request.body as Record<string, unknown>).comment ?? '').trim();
       try {
         await launcher.decide(await catalog.find(run.playbook), {

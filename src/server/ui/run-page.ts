@@ -5,13 +5,12 @@
  */
 import { buildStepTree, foldJournal, RunStatus, type RunRecord } from '../../store/index.js';
 import { isLiveStatus } from '../journal-hub.js';
-import { roleAllows } from '../tokens.js';
 import { logLines, runView, type LogLine, type RunView, type Scrub } from '../views.js';
 import { approvalPanel } from './approval-panel.js';
 import { gridLinks } from './fleet-grid.js';
 import { formatDuration, formatTime, json, triggerText } from './format.js';
 import { html, trusted, type Html } from './html.js';
-import { badge, csrfField, page, send, sendNotFound, type Caller } from './layout.js';
+import { badge, csrfField, operatesOn, page, send, sendNotFound, type Caller } from './layout.js';
 import { listRunFiles } from '../run-files.js';
 import { runFilesSection } from './run-files-page.js';
 import { stepTree } from './run-steps.js';
@@ -95,7 +94,7 @@ function runFacts(run: RunRecord, view: RunView): Html {
 
 /** Resume (an interrupted run), the approval panel (a waiting one), Cancel (a live or interrupted one). */
 function runForms(run: RunRecord, caller: Caller, scrub: Scrub): Html {
-  const operator = roleAllows(caller.token.role, 'operator');
+  const operator = operatesOn(caller, run.playbook);
   const action = `/runs/${encodeURIComponent(run.id)}`;
   const resume =
     run.status === RunStatus.interrupted && operator

@@ -6,15 +6,14 @@ import { Door } from '../../admission/index.js';
 import { isFleetbookError } from '../../errors/index.js';
 import { HttpError } from '../app-error.js';
 import { pauseSchedule, resumeSchedule, triggerSchedule } from '../schedule-actions.js';
-import { roleAllows } from '../tokens.js';
 import type { ScheduleView } from '../views.js';
 import { html, type Html } from './html.js';
-import { csrfField, sendMessage, type Caller } from './layout.js';
+import { admissionCaller, csrfField, operatesOn, sendMessage, type Caller } from './layout.js';
 import type { UiContext } from './ui-context.js';
 
 /** "Trigger now" for a schedule (operator and up): a form with the session's CSRF token. */
-export const triggerForm = (caller: Caller, key: string): Html | '' =>
-  roleAllows(caller.token.role, 'operator')
+export const triggerForm = (caller: Caller, key: string, playbook: string): Html | '' =>
+  operatesOn(caller, playbook)
     ? html`<form method="post" action="/schedules/${encodeURIComponent(key)}/trigger" class="inline">
         ${csrfField(caller)}
         <button type="submit">Trigger ${key} now</button>
@@ -52,7 +51,7 @@ export function registerScheduleForms(context: UiContext): void {
 function registerTrigger(context: UiContext): void {
   const { app, store, catalog, launcher, logger, metrics, scrub, formCaller } = context;
   app.post('/schedules/:key/trigger', async (request, reply) => {
-    const caller = await formCaller(request, reply, 'operator');
+    const caller = await formCaller(request, reply, 'operator', true);
     if (!caller) return reply;
     const key = (request.params as { key: string }).key;
     const answer = (status: number, title: string, message: string) =>
@@ -65,11 +64,11 @@ function registerTrigger(context: UiContext): void {
         status,
       );
     try {
-      const triggered = await triggerSchedule({ store, catalog, logger, launcher }, key, {
-        name: caller.token.name,
-        role: caller.token.role,
-        door: Door.uiTrigger,
-      });
+      const triggered = await triggerSchedule(
+        { store, catalog, logger, launcher },
+        key,
+        admissionCaller(caller, Door.uiTrigger),
+      );
       if (triggered.outcome === 'queued')
         return answer(
           202,

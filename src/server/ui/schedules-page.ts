@@ -1,5 +1,5 @@
 /** The schedules page: each schedule's timing, state, next fires and last run, with its forms for the caller's role. */
-import { roleAllows } from '../tokens.js';
+import { highestRole, roleAllows, roleFor } from '../tokens.js';
 import { scheduleViews, type ScheduleView } from '../views.js';
 import { formatTime } from './format.js';
 import { html, type Html } from './html.js';
@@ -20,7 +20,7 @@ export function registerSchedulesPage(context: UiContext): void {
 }
 
 function schedulesTable(schedules: readonly ScheduleView[], caller: Caller): Html {
-  const canTrigger = roleAllows(caller.token.role, 'operator');
+  const canTrigger = roleAllows(highestRole(caller.token), 'operator');
   return html`<table class="schedules">
     <thead>
       <tr>
@@ -60,8 +60,8 @@ function scheduleRow(schedule: ScheduleView, caller: Caller, canTrigger: boolean
     ${
       canTrigger
         ? html`<td class="actions">
-            ${triggerForm(caller, schedule.key)}
-            ${roleAllows(caller.token.role, 'admin') ? pauseForm(caller, schedule) : ''}
+            ${triggerForm(caller, schedule.key, schedule.playbook)}
+            ${roleAllows(roleFor(caller.token), 'admin') ? pauseForm(caller, schedule) : ''}
           </td>`
         : ''
     }

@@ -9,7 +9,8 @@
  * taken and are swept at logins.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { ApiToken, RunStore } from '../../store/index.js';
+import type { ApiToken, RunStore, WebSessionUser } from '../../store/index.js';
+import type { Grant } from '../tokens.js';
 
 export const SESSION_COOKIE = 'fleetbook_session';
 
@@ -26,11 +27,16 @@ export interface Session {
 
 export interface Sessions {
   create(token: ApiToken): Promise<Session>;
+  /** A single sign-on's session: the user the provider named, with the role their groups gave at this login. */
+  createForUser(user: WebSessionUser): Promise<Session>;
   /** The session and its still-valid token, or undefined. */
-  find(id: string | undefined): Promise<{ session: Session; token: ApiToken } | undefined>;
+  find(id: string | undefined): Promise<{ session: Session; token: ApiToken & { grants?: Grant[] } } | undefined>;
   end(id: string): Promise<void>;
   csrfMatches(session: Session, given: unknown): boolean;
 }
+
+/** The `tokenId` of a single sign-on's session, which has no token behind it. */
+export const OIDC_SESSION = 'oidc';
 
 /** What the store keeps of a session id. */
 export const sessionIdHash = (id: string): string => createHash('sha256').update(id).digest('hex');
@@ -38,34 +44,44 @@ const csrfOf = (id: string): string => createHash('sha256').update(`csrf\u0000${
 
 export function createSessions(store: RunStore, ttlMs: number): Sessions {
   let sweptAtMs = 0;
+  async function create(tokenId: string, user?: WebSessionUser): Promise<Session> {
+    const now = Date.now();
+    if (now - sweptAtMs >= SWEEP_EVERY_MS) {
+      sweptAtMs = now;
+      await store.sweepWebSessions();
+    }
+    const id = randomBytes(32).toString('base64url');
+    const session = { id, tokenId, csrf: csrfOf(id), expiresAtMs: now + ttlMs };
+    await store.createWebSession({
+      idHash: sessionIdHash(id),
+      tokenId,
+      createdAt: new Date(now).toISOString(),
+      expiresAtMs: session.expiresAtMs,
+      ...(user ? { user } : {}),
+    });
+    return session;
+  }
   return {
-    async create(token) {
-      const now = Date.now();
-      if (now - sweptAtMs >= SWEEP_EVERY_MS) {
-        sweptAtMs = now;
-        await store.sweepWebSessions();
-      }
-      const id = randomBytes(32).toString('base64url');
-      const session = { id, tokenId: token.id, csrf: csrfOf(id), expiresAtMs: now + ttlMs };
-      await store.createWebSession({
-        idHash: sessionIdHash(id),
-        tokenId: token.id,
-        createdAt: new Date(now).toISOString(),
-        expiresAtMs: session.expiresAtMs,
-      });
-      return session;
-    },
+    create: (token) => create(token.id, undefined),
+    createForUser: (user) => create(OIDC_SESSION, user),
     async find(id) {
       if (id === undefined || id === '') return undefined;
       const stored = await store.getWebSession(sessionIdHash(id));
       if (!stored) return undefined;
+      const session = { id, tokenId: stored.tokenId, csrf: csrfOf(id), expiresAtMs: stored.expiresAtMs };
+      // Who signed in is the caller, under the name and role of that login (as a token's would be).
+      if (stored.user) {
+        const { name, role, grants } = stored.user;
+        const token = { id: stored.tokenId, name, role, createdAt: stored.createdAt, ...(grants ? { grants } : {}) };
+        return { session, token };
+      }
       const tokenRecord = await store.getApiToken(stored.tokenId);
       if (!tokenRecord || tokenRecord.revokedAt !== undefined) {
         await store.deleteWebSession(stored.idHash);
         return undefined;
       }
       const { hash: _hash, ...token } = tokenRecord;
-      return { session: { id, tokenId: stored.tokenId, csrf: csrfOf(id), expiresAtMs: stored.expiresAtMs }, token };
+      return { session, token };
     },
     end: (id) => store.deleteWebSession(sessionIdHash(id)),
     csrfMatches(session, given) {

@@ -7,10 +7,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../logging/index.js';
 import type { ApiToken, RunStore } from '../../store/index.js';
 import type { JournalHub } from '../journal-hub.js';
+import type { OidcSettings } from '../oidc-config.js';
 import type { ServerMetrics } from '../metrics.js';
 import type { PlaybookCatalog } from '../playbook-catalog.js';
 import type { RunLauncher } from '../run-launcher.js';
-import { roleAllows } from '../tokens.js';
+import { highestRole, roleAllows, roleFor } from '../tokens.js';
 import type { Scrub } from '../views.js';
 import { html } from './html.js';
 import { sendMessage, type Caller } from './layout.js';
@@ -29,35 +30,62 @@ export interface UiOptions {
   sessionTtlMs: number;
   /** Where runs keep their files: a run's are in `<outputsDir>/<runId>/`. */
   outputsDir: string;
+  /** Single sign-on (`server.oidc`); none: token login only. */
+  oidc?: OidcSettings;
 }
 
 export interface UiContext extends UiOptions {
   app: FastifyInstance;
   sessions: Sessions;
   /** The caller of a page, or undefined once a redirect to the login page (or 403 for a role too low) is sent. */
-  pageCaller(request: FastifyRequest, reply: FastifyReply, role?: ApiToken['role']): Promise<Caller | undefined>;
-  /** A state-changing form: the caller with the role, and the session's CSRF token in the body; else undefined, refused. */
-  formCaller(request: FastifyRequest, reply: FastifyReply, role: ApiToken['role']): Promise<Caller | undefined>;
+  pageCaller(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    role?: ApiToken['role'],
+    onSomePlaybook?: boolean,
+  ): Promise<Caller | undefined>;
+  /**
+   * A state-changing form: the caller with the role, and the session's CSRF token in the body; else
+   * undefined, refused. `onSomePlaybook`: the role held for some playbook will do (the form's own
+   * run or playbook is checked by the route).
+   */
+  formCaller(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    role: ApiToken['role'],
+    onSomePlaybook?: boolean,
+  ): Promise<Caller | undefined>;
 }
 
 export function createUiContext(app: FastifyInstance, options: UiOptions): UiContext {
   const sessions = createSessions(options.store, options.sessionTtlMs);
-  async function pageCaller(request: FastifyRequest, reply: FastifyReply, role: ApiToken['role'] = 'viewer') {
+  async function pageCaller(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    role: ApiToken['role'] = 'viewer',
+    onSomePlaybook = false,
+  ) {
     const found = await sessions.find(request.cookies[SESSION_COOKIE]);
     if (!found) {
       await reply.redirect(`/login?next=${encodeURIComponent(request.url)}`);
       return undefined;
     }
     const caller = { token: found.token, session: found.session };
-    if (!roleAllows(caller.token.role, role)) {
-      const more = html`<p>This needs the ${role} role; you are ${caller.token.role}.</p>`;
+    const held = onSomePlaybook ? highestRole(caller.token) : roleFor(caller.token);
+    if (!roleAllows(held, role)) {
+      const more = html`<p>This needs the ${role} role; you are ${held}.</p>`;
       await sendMessage(reply, caller, 'Not allowed', more, 403);
       return undefined;
     }
     return caller;
   }
-  async function formCaller(request: FastifyRequest, reply: FastifyReply, role: ApiToken['role']) {
-    const caller = await pageCaller(request, reply, role);
+  async function formCaller(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    role: ApiToken['role'],
+    onSomePlaybook = false,
+  ) {
+    const caller = await pageCaller(request, reply, role, onSomePlaybook);
     if (!caller) return undefined;
     if (!sessions.csrfMatches(caller.session, (request.body as Record<string, unknown> | undefined)?._csrf)) {
       const more = html`<p>
