@@ -30,6 +30,7 @@ export const ProblemCode = {
   invalidUsesInputs: 'INVALID_USES_INPUTS',
   approvalInConcurrentStep: 'APPROVAL_IN_CONCURRENT_STEP',
   invalidApprovalForm: 'INVALID_APPROVAL_FORM',
+  invalidApprovalPolicy: 'INVALID_APPROVAL_POLICY',
   usesCycle: 'USES_CYCLE',
   usesInvalid: 'USES_INVALID',
   usesNotAllowed: 'USES_NOT_ALLOWED',

@@ -71,8 +71,16 @@ export interface WaitRecord {
   /** ISO time after which the wait's timeout applies (an approval's `onTimeout`). */
   timeoutAt?: string;
   message?: string;
-  /** Who may decide (OS users or token names); absent: anyone. */
+  /** Who may decide by name (OS users, token names, signed-in users); absent with `approverGroups`: anyone. */
   approvers?: string[];
+  /** Who may decide by group: a signed-in user in one of them. */
+  approverGroups?: string[];
+  /** Distinct approvals the gate needs. @default 1 */
+  required?: number;
+  /** The run's requester (`trigger.by`) may not decide. */
+  notRequester?: boolean;
+  /** The approvals given so far (fewer than `required`): each written with the wait by `RunStore.endWait` (`keep`). */
+  approvals?: ApprovalDecision[];
   onTimeout?: 'fail' | 'continue' | 'skip';
   /** The JSON Schema (object) of the form the approver fills in. */
   inputs?: Record<string, unknown>;
@@ -93,6 +101,8 @@ export interface ApprovalDecision {
   comment?: string;
   /** The approver's form values (checked against the gate's `inputs` schema). */
   inputs?: Record<string, unknown>;
+  /** A gate that needs several approvals: the ones given before this decision, in order. */
+  approvals?: ApprovalDecision[];
 }
 
 /** A cancellation asked for a running run: its driver sees it at its next heartbeat. */
@@ -149,6 +159,8 @@ export type JournalEvent =
   | { type: 'run.waiting'; path: StepPath; wait: WaitRecord }
   /** The decision on the approval gate at `path`, written before the run goes on. */
   | ({ type: 'approval.decided'; path: StepPath } & ApprovalDecision)
+  /** An approval counted towards a gate's `required` that does not end the wait yet (written by `endWait` with `keep`). */
+  | ({ type: 'approval.given'; path: StepPath; of: number } & ApprovalDecision)
   /** A wait ended by its time (a maintenance window opened), written before the run goes on. */
   | { type: 'wait.ended'; path: StepPath; reason: WaitReason; at: string }
   /** `fleetbook runs cancel` (`path` is ''): `requested` for a running run, else it ended then. */
@@ -531,10 +543,20 @@ export interface WaitEnding {
   /** What ends the wait once it is due: written instead of `decision` from the due time on. */
   due: JournalEvent;
   next: RunStatus;
+  /**
+   * How many approvals the caller read in the wait (`WaitRecord.approvals`): when the wait holds
+   * another number, another approval came meanwhile and nothing is written (`changed`; read again).
+   */
+  approvalsSeen?: number;
+  /**
+   * An approval that does not end the wait (the gate needs more): the wait as it becomes, written
+   * with `decision` (`approval.given`) while the run keeps waiting (`kept`).
+   */
+  keep?: WaitRecord;
 }
 
-/** What `RunStore.endWait` wrote: the decision, the due event, or nothing (see there). */
-export type WaitOutcome = 'decided' | 'due' | 'notDue' | 'notWaiting';
+/** What `RunStore.endWait` wrote: the decision, an approval kept in the wait, the due event, or nothing (see there). */
+export type WaitOutcome = 'decided' | 'kept' | 'due' | 'notDue' | 'notWaiting' | 'changed';
 
 /** What `setRunStatus` records with the status. */
 export interface RunResultRecord {
@@ -575,8 +597,10 @@ export interface RunStore extends NotificationOutbox {
    * (an approval's `timedOut`, a window's `wait.ended`) whatever decision came with it; before,
    * `ending.decision` is. The run takes `ending.next` (`queued` for a worker to resume it,
    * `interrupted` for this process to). Nothing is written when the run no longer waits there
-   * (`notWaiting`: another decider, the sweep or a resume came first; one wins) or when nothing
-   * ends the wait yet (`notDue`: no decision and not due).
+   * (`notWaiting`: another decider, the sweep or a resume came first; one wins), when nothing
+   * ends the wait yet (`notDue`: no decision and not due), or when its approvals are not the
+   * `approvalsSeen` the caller counted (`changed`). With `keep`, the run stays waiting: the wait
+   * becomes `keep` and `decision` is journaled (`kept`).
    */
   endWait(runId: string, ending: WaitEnding): Promise<WaitOutcome>;
   /** Waiting runs whose timeout or end (`waitDueAt`) is at or before `now` (ISO), oldest first. */

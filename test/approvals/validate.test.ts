@@ -68,3 +68,47 @@ steps:
   );
   expect(code).toBe(0);
 });
+
+it('refuses an approval policy that could never pass, or a groups/users map with another key, located', async () => {
+  const { code, stdout: stderr } = await validate(
+    'bad-policy',
+    `name: bad-policy
+steps:
+  - id: twoOfOne
+    approval:
+      message: go?
+      approvers: [alice]
+      required: 2
+  - id: wrongKey
+    approval:
+      message: go?
+      approvers: { group: [change-managers] }
+      required: 0
+      notRequester: yes please
+`,
+  );
+  expect(code).toBe(2);
+  expect(stderr).toMatch(
+    /bad-policy\.yaml:7:\d+ +error +required: 2 distinct approvals, but approvers names only 1 \(alice\): the gate could never pass.*INVALID_APPROVAL_POLICY/,
+  );
+  expect(stderr).toMatch(/bad-policy\.yaml:11:\d+ +error .*approvers/);
+  expect(stderr).toMatch(/bad-policy\.yaml:12:\d+ +error .*required/);
+  expect(stderr).toMatch(/bad-policy\.yaml:13:\d+ +error .*notRequester/);
+});
+
+it('accepts groups and users, required and notRequester', async () => {
+  const { code, stdout } = await validate(
+    'good-policy',
+    `name: good-policy
+steps:
+  - id: gate
+    approval:
+      message: go?
+      approvers: { groups: [change-managers], users: [alice] }
+      required: 2
+      notRequester: true
+`,
+  );
+  expect(stdout).toBe('1 playbook(s) valid\n');
+  expect(code).toBe(0);
+});

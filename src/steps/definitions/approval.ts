@@ -1,15 +1,22 @@
 import type { StepBase, Template } from '../../model/index.js';
+import type { ApprovalDecision } from '../../store/index.js';
 import { StepError, StepFailureKind } from '../executors/step-error.js';
 import type { StepRuntime, LeafResult } from '../executors/types.js';
 import { duration, inputDeclaration } from './schema-parts.js';
-import { defineLeaf } from './step-definition.js';
+import { defineLeaf, type NormaliseTools } from './step-definition.js';
 import { closedObject, described } from './value-types.js';
 
 export interface ApprovalStep extends StepBase {
   kind: 'approval';
   message: Template;
-  /** Who may decide (OS users or token names); absent: anyone. */
+  /** Who may decide by name (OS users, token names, signed-in users); absent with `approverGroups`: anyone. */
   approvers?: string[];
+  /** Who may decide by group (a signed-in user's groups at the provider). */
+  approverGroups?: string[];
+  /** Distinct approvals the gate needs before the run goes on. @default 1 */
+  required?: number;
+  /** The person who started or triggered the run may not decide. */
+  notRequester?: boolean;
   /** How long the gate waits before `onTimeout` applies. */
   timeoutMs?: number;
   onTimeout: 'fail' | 'continue' | 'skip';
@@ -18,12 +25,29 @@ export interface ApprovalStep extends StepBase {
 }
 
 /** What `step.started` records of a gate: what the approver is asked. */
-interface GateInput {
+interface GateInput extends GatePolicy {
   message: unknown;
-  approvers?: string[];
   timeoutMs?: number;
   onTimeout: ApprovalStep['onTimeout'];
   inputs?: Record<string, Record<string, unknown>>;
+}
+
+/** Who may decide the gate and how many must approve: what the wait records for the deciders. */
+type GatePolicy = Pick<ApprovalStep, 'approvers' | 'approverGroups' | 'required' | 'notRequester'>;
+
+/** The gate's policy fields that are set, to spread into the gate's input and its wait. */
+function policyOf(step: GatePolicy): GatePolicy {
+  return {
+    ...(step.approvers ? { approvers: step.approvers } : {}),
+    ...(step.approverGroups ? { approverGroups: step.approverGroups } : {}),
+    ...(step.required === undefined || step.required === 1 ? {} : { required: step.required }),
+    ...(step.notRequester ? { notRequester: true } : {}),
+  };
+}
+
+/** One approval as the `approvals` output lists it. */
+function withoutEarlier({ approvals: _approvals, ...decision }: ApprovalDecision): ApprovalDecision {
+  return decision;
 }
 
 /** The form's defaults: what a gate passed without an approver's values (dry run, `onTimeout: continue`) gives. */
@@ -51,7 +75,7 @@ async function passGate(gate: GateInput, runtime: StepRuntime): Promise<LeafResu
       reason: 'approval',
       message,
       onTimeout: gate.onTimeout,
-      ...(gate.approvers ? { approvers: gate.approvers } : {}),
+      ...policyOf(gate),
       ...(gate.timeoutMs === undefined ? {} : { timeoutMs: gate.timeoutMs }),
       ...(gate.inputs ? { inputs: gate.inputs } : {}),
     });
@@ -67,6 +91,7 @@ async function passGate(gate: GateInput, runtime: StepRuntime): Promise<LeafResu
           approved: true,
           approvedBy: decision.by,
           ...facts,
+          ...(decision.approvals ? { approvals: [...decision.approvals, withoutEarlier(decision)] } : {}),
           inputs: decision.inputs ?? defaultsOf(gate.inputs),
         },
       };
@@ -96,6 +121,35 @@ async function passGate(gate: GateInput, runtime: StepRuntime): Promise<LeafResu
   }
 }
 
+/** A list of names, as `approvers` and its `groups` and `users` are written. */
+const names = { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } };
+
+/** `approvers` as written (a list of users, or groups and users) read into the step's policy, its impossible counts reported. */
+function normalisePolicy(tools: NormaliseTools, gate: Record<string, unknown>): GatePolicy {
+  const written = gate.approvers;
+  const listed = Array.isArray(written) ? { users: written as string[] } : (written as GroupsAndUsers | undefined);
+  const required = typeof gate.required === 'number' ? gate.required : undefined;
+  const policy = policyOf({
+    ...(listed?.users ? { approvers: [...new Set(listed.users)] } : {}),
+    ...(listed?.groups ? { approverGroups: [...new Set(listed.groups)] } : {}),
+    ...(required === undefined ? {} : { required }),
+    ...(gate.notRequester === true ? { notRequester: true } : {}),
+  });
+  // Only named users can be counted: a group may hold any number of people.
+  if (required !== undefined && policy.approvers && !policy.approverGroups && required > policy.approvers.length)
+    tools.problem(
+      `${tools.at('approval')}/required`,
+      'INVALID_APPROVAL_POLICY',
+      `required: ${required} distinct approvals, but approvers names only ${policy.approvers.length} (${policy.approvers.join(', ')}): the gate could never pass`,
+    );
+  return policy;
+}
+
+interface GroupsAndUsers {
+  groups?: string[];
+  users?: string[];
+}
+
 export const approvalStep = defineLeaf<ApprovalStep>({
   kind: 'approval',
   description:
@@ -110,10 +164,31 @@ export const approvalStep = defineLeaf<ApprovalStep>({
       properties: {
         message: { type: 'string', description: 'What the approver is asked; may hold `${{ }}`.' },
         approvers: {
-          type: 'array',
-          minItems: 1,
-          items: { type: 'string', minLength: 1 },
-          description: 'Who may decide (OS user names, or API token names). Default: anyone.',
+          oneOf: [
+            names,
+            {
+              type: 'object',
+              additionalProperties: false,
+              minProperties: 1,
+              properties: {
+                groups: { ...names, description: "Groups whose members may decide (a signed-in user's groups)." },
+                users: {
+                  ...names,
+                  description: 'Users who may decide (OS user names, API token names, signed-in users).',
+                },
+              },
+            },
+          ],
+          description: 'Who may decide: a list of user names, or `{ groups: [...], users: [...] }`. Default: anyone.',
+        },
+        required: {
+          type: 'integer',
+          minimum: 1,
+          description: 'How many distinct approvers must approve before the run goes on. Default 1.',
+        },
+        notRequester: {
+          type: 'boolean',
+          description: 'When true, the person who started or triggered the run may not decide. Default false.',
         },
         timeout: {
           ...duration,
@@ -138,7 +213,7 @@ export const approvalStep = defineLeaf<ApprovalStep>({
     const timeoutMs = tools.ms(gate.timeout, `${tools.at('approval')}/timeout`);
     return {
       message: tools.template(gate.message, `${tools.at('approval')}/message`),
-      ...(Array.isArray(gate.approvers) ? { approvers: gate.approvers as string[] } : {}),
+      ...normalisePolicy(tools, gate),
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       onTimeout: (gate.onTimeout as ApprovalStep['onTimeout'] | undefined) ?? 'fail',
       ...(gate.inputs === undefined ? {} : { inputs: gate.inputs as ApprovalStep['inputs'] }),
@@ -150,7 +225,11 @@ export const approvalStep = defineLeaf<ApprovalStep>({
         { type: 'boolean' },
         'True when approved; false when it timed out (`onTimeout: continue` or `skip`).',
       ),
-      approvedBy: described({ type: 'string' }, 'Who approved.'),
+      approvedBy: described({ type: 'string' }, 'Who approved (with `required` above 1: who gave the last approval).'),
+      approvals: described(
+        { type: 'array', items: { type: 'object' } },
+        'With `required` above 1: each approval (`by`, `at`, `comment`, `inputs`), in order.',
+      ),
       at: described({ type: 'string' }, 'When it was decided (ISO 8601).'),
       comment: described({ type: 'string' }, "The approver's comment, if any."),
       timedOut: described({ type: 'boolean' }, 'Present, true, when no decision came before the timeout.'),
@@ -173,7 +252,7 @@ export const approvalStep = defineLeaf<ApprovalStep>({
     const gate: GateInput = {
       message: await step.message.evaluate(context()),
       onTimeout: step.onTimeout,
-      ...(step.approvers ? { approvers: step.approvers } : {}),
+      ...policyOf(step),
       ...(step.timeoutMs === undefined ? {} : { timeoutMs: step.timeoutMs }),
       ...(step.inputs ? { inputs: step.inputs } : {}),
     };
