@@ -215,7 +215,7 @@ describe('approval gates', () => {
     await expect(approve({ step: 'other' })).rejects.toMatchObject({ code: 'NOT_THE_WAITING_GATE' });
     await expect(approve({ by: 'mallory' })).rejects.toMatchObject({
       code: 'NOT_AN_APPROVER',
-      message: 'mallory is not an approver of gate in run ' + runId + ' (approvers: alice)',
+      message: `run ${runId}: mallory is not an approver of gate (approvers: users alice; mallory has no groups (a token or the CLI decides by name only))`,
     });
     await expect(approve({ inputs: { batchSize: 0 } })).rejects.toMatchObject({ code: 'INVALID_APPROVAL_INPUTS' });
     // Typed values, as a run's inputs: text is not read as a number (the CLI reads `-i` text first).

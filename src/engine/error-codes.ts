@@ -17,6 +17,8 @@ export const EngineErrorCode = {
   approvalAlreadyDecided: 'APPROVAL_ALREADY_DECIDED',
   notTheWaitingGate: 'NOT_THE_WAITING_GATE',
   notAnApprover: 'NOT_AN_APPROVER',
+  approverIsRequester: 'APPROVER_IS_REQUESTER',
+  alreadyApproved: 'ALREADY_APPROVED',
   invalidApprovalInputs: 'INVALID_APPROVAL_INPUTS',
   approvalTimedOut: 'APPROVAL_TIMED_OUT',
 } as const;

@@ -21,3 +21,4 @@ export {
   type ApprovalRecorded,
   type WaitEnded,
 } from './run-waits.js';
+export { approvalProgress, policyRefusal, type Decider } from './approval-policy.js';

@@ -48,8 +48,8 @@ export interface RunOptions {
   random?: () => number;
   /** The environment expressions see: its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). The engine reads no variable itself. @default {} */
   env?: Record<string, string | undefined>;
-  /** @default { kind: 'manual' } */
-  trigger?: { kind: 'manual' | 'schedule' | 'trigger'; scheduleId?: string; ignoredWindow?: string };
+  /** `by`: who started or triggered the run (a gate's `notRequester` refuses them). @default { kind: 'manual' } */
+  trigger?: { kind: 'manual' | 'schedule' | 'trigger'; scheduleId?: string; by?: string; ignoredWindow?: string };
   /**
    * Folder for step outputs too large for the journal (`<dir>/<runId>/<path>.json`, the journal
    * keeping a reference). The CLI passes `FLEETBOOK_HOME/outputs`. @default `fleetbook-outputs` in the OS temp folder

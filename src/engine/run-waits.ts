@@ -19,6 +19,7 @@ import {
   type StepPath,
   type WaitRecord,
 } from '../store/index.js';
+import { policyRefusal } from './approval-policy.js';
 import { EngineErrorCode } from './error-codes.js';
 import { parseInputText, resolveInputs } from './inputs.js';
 
@@ -92,8 +93,10 @@ export function statusAfterWait(store: RunStore): RunStatus {
 export interface ApprovalRequest {
   runId: string;
   decision: 'approved' | 'denied';
-  /** The OS user, or an API token's name. */
+  /** The OS user, an API token's name, or a signed-in user's name. */
   by: string;
+  /** The decider's groups (a signed-in user's, from the provider); none for a token or the CLI, who are approvers by name only. */
+  groups?: readonly string[];
   comment?: string;
   /** The gate's step id or path (`--step`); the waiting gate when absent. */
   step?: string;
@@ -109,7 +112,10 @@ export interface ApprovalRecorded {
   wait: WaitRecord;
   /** What the journal holds for the gate: the approver's decision, or `timedOut` when the deadline came first. */
   decision: ApprovalDecision;
-  /** The status the run took: `queued` (a worker resumes it) or `interrupted` (resume it here). */
+  /**
+   * The status the run took: `queued` (a worker resumes it) or `interrupted` (resume it here);
+   * `waiting` when the approval was counted and the gate needs more (`wait` holds them).
+   */
   status: RunStatus;
   /**
    * Set when the gate's timeout passed before the decision: the same transaction recorded the
@@ -191,11 +197,8 @@ function gateToDecide(run: RunRecord, request: ApprovalRequest): WaitRecord | un
       `run ${runId} waits at the gate ${wait.path}, not at ${request.step}; leave out --step or give --step ${wait.path}`,
       'NOT_THE_WAITING_GATE',
     );
-  if (wait.approvers && !wait.approvers.includes(request.by))
-    throw new UsageError(
-      `${request.by} is not an approver of ${wait.path} in run ${runId} (approvers: ${wait.approvers.join(', ')})`,
-      'NOT_AN_APPROVER',
-    );
+  const refusal = policyRefusal(wait, run.trigger.by, request);
+  if (refusal) throw new UsageError(`run ${runId}: ${refusal.message}`, refusal.code);
   return wait;
 }
 
@@ -229,6 +232,27 @@ export async function recordApproval(
   request: ApprovalRequest,
   now: () => number,
 ): Promise<ApprovalRecorded> {
+  // A decision made on a count another approval changed meanwhile is checked again on the new one.
+  for (let attempt = 1; ; attempt += 1) {
+    const recorded = await recordOnce(store, request, now);
+    if (recorded !== 'changed') return recorded;
+    if (attempt >= MAX_DECISION_ATTEMPTS)
+      throw new UsageError(
+        `run ${request.runId}: the gate's approvals kept changing while this decision was recorded; nothing was recorded, decide again`,
+        EngineErrorCode.approvalAlreadyDecided,
+      );
+  }
+}
+
+/** How often a decision is checked again after another approval changed the gate's count. */
+const MAX_DECISION_ATTEMPTS = 5;
+
+/** One reading of the run and one `endWait`: `changed` when another approval came in between. */
+async function recordOnce(
+  store: RunStore,
+  request: ApprovalRequest,
+  now: () => number,
+): Promise<ApprovalRecorded | 'changed'> {
   const { runId } = request;
   const run = await store.getRun(runId);
   if (!run)
@@ -247,19 +271,38 @@ export async function recordApproval(
     ...(request.comment === undefined ? {} : { comment: request.comment }),
     ...(inputs && Object.keys(inputs).length > 0 ? { inputs } : {}),
   };
-  const status = statusAfterWait(store);
+  const ending = policyEnding(wait, decision);
+  const status = ending.keep ? RunStatus.waiting : statusAfterWait(store);
   const due = dueEvent(wait, at);
-  const outcome = await store.endWait(runId, {
-    path: wait.path,
-    at,
-    decision: { type: 'approval.decided', path: wait.path, ...decision },
-    due,
-    next: status,
-  });
-  if (outcome === 'decided') return { run, wait, decision, status };
+  const outcome = await store.endWait(runId, { path: wait.path, at, due, next: status, ...ending });
+  if (outcome === 'changed') return 'changed';
+  if (outcome === 'decided' || outcome === 'kept')
+    return { run, wait: ending.keep ?? wait, decision: ending.recorded, status };
   if (outcome !== 'due') return refuseDecided(store, run, at);
   const { type: _type, path: _path, ...timedOut } = due as Extract<JournalEvent, { type: 'approval.decided' }>;
-  return { run, wait, decision: timedOut, status, refused: timedOutRefusal(runId, wait, at) };
+  return { run, wait, decision: timedOut, status: statusAfterWait(store), refused: timedOutRefusal(runId, wait, at) };
+}
+
+/**
+ * What the store writes for `decision` under the gate's policy: a denial, or the approval that
+ * makes `required`, decides the gate (`approval.decided`, with the approvals before it); an
+ * approval short of it is kept in the wait (`approval.given`), the run still waiting. Either
+ * is written only if the wait still holds the approvals counted here (`approvalsSeen`).
+ */
+function policyEnding(
+  wait: WaitRecord,
+  decision: ApprovalDecision,
+): { decision: JournalEvent; approvalsSeen: number; keep?: WaitRecord; recorded: ApprovalDecision } {
+  const earlier = wait.approvals ?? [];
+  const approvalsSeen = earlier.length;
+  const required = wait.required ?? 1;
+  if (decision.decision === 'approved' && earlier.length + 1 < required) {
+    const keep = { ...wait, approvals: [...earlier, decision] };
+    const given: JournalEvent = { type: 'approval.given', path: wait.path, of: required, ...decision };
+    return { decision: given, approvalsSeen, keep, recorded: decision };
+  }
+  const recorded = earlier.length > 0 ? { ...decision, approvals: earlier } : decision;
+  return { decision: { type: 'approval.decided', path: wait.path, ...recorded }, approvalsSeen, recorded };
 }
 
 /** What `endDueWaits` did to one run. */

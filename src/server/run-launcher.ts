@@ -17,7 +17,7 @@ import {
   type RunParts,
   type RunRequest,
 } from '../admission/index.js';
-import { recordApproval, type ApprovalRequest } from '../engine/index.js';
+import { approvalProgress, recordApproval, type ApprovalRequest } from '../engine/index.js';
 import { UsageError } from '../errors/index.js';
 import { ServerErrorCode } from './error-codes.js';
 import type { Playbook } from '../playbook/index.js';
@@ -240,7 +240,7 @@ class Launcher implements RunLauncher {
       },
       recorded.refused
         ? `${request.by}'s ${request.decision === 'approved' ? 'approval' : 'denial'} of ${gate} in run ${request.runId} came after its timeout: refused; its onTimeout applies`
-        : `${request.by} ${request.decision} ${gate} of run ${request.runId}`,
+        : `${request.by} ${request.decision} ${gate} of run ${request.runId}${recorded.status === RunStatus.waiting ? `: ${approvalProgress(recorded.wait, recorded.run.trigger.by)}` : ''}`,
     );
     const after = (await store.getRun(request.runId)) ?? recorded.run;
     // The drive that left the run waiting may still be finishing here (sending its `waiting`

@@ -80,6 +80,8 @@ export function describeEntry(entry: JournalEntry, logs: ReadonlySet<string>): L
       return line(`waiting: ${event.wait.message ?? `for ${event.wait.reason}`}`);
     case 'approval.decided':
       return line(`${event.decision} by ${event.by}${event.comment ? `: ${event.comment}` : ''}`);
+    case 'approval.given':
+      return line(`approved by ${event.by}, counted (${event.of} needed)${event.comment ? `: ${event.comment}` : ''}`);
     case 'wait.ended':
       return line(`wait ended (${event.reason})`);
     case 'run.cancelled':

@@ -228,9 +228,9 @@ function waitMethods(tables: MemoryTables): WaitMethods {
       const row = existing(runId);
       const { outcome, event } = waitEndingOf(row, ending);
       if (!event) return outcome;
-      const change = statusChange(runId, ending.next, {}, resolved);
       const eventJson = encodeEvent(runId, event, resolved);
-      Object.assign(row, change, { waitJson: null, waitDueAt: null });
+      if (outcome === 'kept' && ending.keep) Object.assign(row, waitColumns(runId, ending.keep, resolved));
+      else Object.assign(row, statusChange(runId, ending.next, {}, resolved), { waitJson: null, waitDueAt: null });
       push(runId, eventJson);
       return outcome;
     },

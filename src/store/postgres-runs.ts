@@ -203,13 +203,17 @@ export function postgresWaits(context: PostgresContext): WaitMethods {
           const row = (await client.query<RunRow>(`${SQL_GET_RUN} FOR UPDATE`, [runId])).rows[0];
           const { outcome, event } = waitEndingOf(row, ending);
           if (!event) return outcome;
-          await client.query(SQL_END_WAIT, [
-            runId,
-            change.status,
-            change.endedAt,
-            change.outputsJson ?? null,
-            change.errorJson ?? null,
-          ]);
+          if (outcome === 'kept' && ending.keep) {
+            const columns = waitColumns(runId, ending.keep, resolved);
+            await client.query(SQL_SUSPEND, [runId, columns.waitJson, columns.waitDueAt, null]);
+          } else
+            await client.query(SQL_END_WAIT, [
+              runId,
+              change.status,
+              change.endedAt,
+              change.outputsJson ?? null,
+              change.errorJson ?? null,
+            ]);
           const eventJson = encodeEvent(runId, event, resolved);
           await client.query(SQL_APPEND, appendValues(runId, [resolved.now().toISOString()], [eventJson], undefined));
           return outcome;

@@ -231,7 +231,11 @@ export function waitEndingOf(
   // Due at its due time itself, as `listDueWaits` counts it.
   if (row.waitDueAt !== null && row.waitDueAt <= normaliseTimestamp(ending.at, 'the time the wait ends'))
     return { outcome: 'due', event: ending.due };
-  return ending.decision ? { outcome: 'decided', event: ending.decision } : { outcome: 'notDue' };
+  if (!ending.decision) return { outcome: 'notDue' };
+  // The count the decider read: another approval in between could make this one a duplicate or the last.
+  if (ending.approvalsSeen !== undefined && (wait.approvals?.length ?? 0) !== ending.approvalsSeen)
+    return { outcome: 'changed' };
+  return { outcome: ending.keep ? 'kept' : 'decided', event: ending.decision };
 }
 
 /** Statuses `cancelRun` ends at once: no process drives the run. */

@@ -125,13 +125,16 @@ export function sqliteWaits(context: SqliteContext): WaitMethods {
         .transaction(() => {
           const { outcome, event } = waitEndingOf(statements.getRun.get(runId), ending);
           if (!event) return outcome;
-          statements.endWait.run({
-            id: runId,
-            status: change.status,
-            endedAt: change.endedAt,
-            outputsJson: change.outputsJson ?? null,
-            errorJson: change.errorJson ?? null,
-          });
+          if (outcome === 'kept' && ending.keep)
+            statements.suspend.run({ id: runId, ...waitColumns(runId, ending.keep, resolved) });
+          else
+            statements.endWait.run({
+              id: runId,
+              status: change.status,
+              endedAt: change.endedAt,
+              outputsJson: change.outputsJson ?? null,
+              errorJson: change.errorJson ?? null,
+            });
           journal.insertEntry({
             runId,
             at: resolved.now().toISOString(),

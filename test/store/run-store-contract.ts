@@ -924,6 +924,55 @@ export function describeRunStoreContract(factory: StoreFactory): void {
       expect(await store.endWait('d1', { path: 'gate', at: decision.at, due, next: 'queued' })).toBe('notWaiting');
     });
 
+    it("keeps an approval short of the gate's required in its wait, only on the count its decider read", async () => {
+      await store.createRun(newRun('k1'));
+      const wait = {
+        reason: 'approval' as const,
+        path: 'gate',
+        since: '2026-03-01T10:00:00.000Z',
+        timeoutAt: '2026-03-01T11:00:00.000Z',
+        required: 2,
+      };
+      await store.suspendRun('k1', wait);
+      const alice = { decision: 'approved' as const, by: 'alice', at: '2026-03-01T10:10:00.000Z' };
+      const given = { type: 'approval.given' as const, path: 'gate', of: 2, ...alice };
+      const due = {
+        type: 'approval.decided' as const,
+        path: 'gate',
+        decision: 'timedOut' as const,
+        by: 'timeout',
+        at: alice.at,
+      };
+      const keeping = {
+        path: 'gate',
+        at: alice.at,
+        decision: given,
+        due,
+        next: 'waiting' as const,
+        approvalsSeen: 0,
+        keep: { ...wait, approvals: [alice] },
+      };
+      // Two at once on the same count: one is kept, the other finds the count changed.
+      const outcomes = await Promise.all([store.endWait('k1', keeping), store.endWait('k1', keeping)]);
+      expect(outcomes.sort()).toEqual(['changed', 'kept']);
+      const kept = await store.getRun('k1');
+      expect(kept).toMatchObject({ status: 'waiting', wait: { path: 'gate', approvals: [alice] } });
+      expect(await store.listDueWaits('2026-03-01T11:00:00.000Z')).toMatchObject([{ id: 'k1' }]);
+      const bob = {
+        type: 'approval.decided' as const,
+        path: 'gate',
+        decision: 'approved' as const,
+        by: 'bob',
+        at: alice.at,
+        approvals: [alice],
+      };
+      expect(
+        await store.endWait('k1', { path: 'gate', at: alice.at, decision: bob, due, next: 'queued', approvalsSeen: 1 }),
+      ).toBe('decided');
+      expect(await store.getRun('k1')).toMatchObject({ status: 'queued' });
+      expect((await store.journal('k1')).map((entry) => entry.event)).toEqual([given, bob]);
+    });
+
     it('cancels a waiting run at once, asks a running one to stop, and leaves an ended one', async () => {
       await store.createRun(newRun('c1'));
       await store.suspendRun('c1', {

@@ -1,6 +1,6 @@
 /** What `fleetbook approve` and `deny` do (see approve.ts), imported when the command runs. */
 import { userInfo } from 'node:os';
-import { formInputs, recordApproval } from '../../engine/index.js';
+import { approvalProgress, formInputs, recordApproval } from '../../engine/index.js';
 import { isFleetbookError, UsageError } from '../../errors/index.js';
 import { isQueueStore, openRunStore, RunStatus, type RunRecord, type RunStore } from '../../store/index.js';
 import { postToServer, remoteRunSource, serverSettings, type ServerSettings } from '../remote-runs.js';
@@ -120,7 +120,20 @@ export async function decideAction(
   const said = refused
     ? `run ${run.id}: ${wait.path} timed out before this ${decision === 'approved' ? 'approval' : 'denial'}, so its onTimeout (${wait.onTimeout ?? 'fail'}) applies`
     : `run ${run.id}: ${wait.path} ${decision} by ${recorded.decision.by}${recorded.decision.comment ? ` (${recorded.decision.comment})` : ''}`;
-  if (recorded.status === RunStatus.queued) {
+  if (recorded.status === RunStatus.waiting) {
+    // Counted towards the gate's `required`: the run waits for the others.
+    const progress = approvalProgress(wait, run.trigger.by);
+    const format = outputFormat(options);
+    if (isMachineFormat(format))
+      writeMachine(io, format, {
+        runId: run.id,
+        gate: wait.path,
+        decision: recorded.decision,
+        status: 'waiting',
+        progress,
+      });
+    else io.stdout.write(`${said}; ${progress}\n`);
+  } else if (recorded.status === RunStatus.queued) {
     // Team mode: a worker claims the run and resumes it from the gate.
     const format = outputFormat(options);
     if (refused) io.stderr.write(`fleetbook: ${said}; queued for a worker to continue it\n`);

@@ -13,8 +13,11 @@ import { statusText } from './timeline.js';
 
 /** Who asks for a page: the session's token, and the session (its CSRF token goes into forms). */
 export interface Caller {
-  /** The session's token, or the single sign-on's user as one (with every role their groups give, `grants`). */
-  token: ApiToken & { grants?: Grant[] };
+  /**
+   * The session's token, or the single sign-on's user as one (with every role their groups give,
+   * `grants`, and the groups themselves, which a gate's `approvers.groups` reads).
+   */
+  token: ApiToken & { grants?: Grant[]; groups?: string[] };
   session: Session;
 }
 

@@ -63,6 +63,8 @@ function registerDecisions(context: UiContext): void {
           runId: run.id,
           decision,
           by: caller.token.name,
+          // A signed-in user's groups, for a gate's `approvers.groups`; a token's session has none.
+          ...(caller.token.groups ? { groups: caller.token.groups } : {}),
           ...(comment === '' ? {} : { comment }),
         });
       } catch (error) {

@@ -30,7 +30,9 @@ export interface Sessions {
   /** A single sign-on's session: the user the provider named, with the role their groups gave at this login. */
   createForUser(user: WebSessionUser): Promise<Session>;
   /** The session and its still-valid token, or undefined. */
-  find(id: string | undefined): Promise<{ session: Session; token: ApiToken & { grants?: Grant[] } } | undefined>;
+  find(
+    id: string | undefined,
+  ): Promise<{ session: Session; token: ApiToken & { grants?: Grant[]; groups?: string[] } } | undefined>;
   end(id: string): Promise<void>;
   csrfMatches(session: Session, given: unknown): boolean;
 }
@@ -71,8 +73,15 @@ export function createSessions(store: RunStore, ttlMs: number): Sessions {
       const session = { id, tokenId: stored.tokenId, csrf: csrfOf(id), expiresAtMs: stored.expiresAtMs };
       // Who signed in is the caller, under the name and role of that login (as a token's would be).
       if (stored.user) {
-        const { name, role, grants } = stored.user;
-        const token = { id: stored.tokenId, name, role, createdAt: stored.createdAt, ...(grants ? { grants } : {}) };
+        const { name, role, grants, groups } = stored.user;
+        const token = {
+          id: stored.tokenId,
+          name,
+          role,
+          createdAt: stored.createdAt,
+          groups,
+          ...(grants ? { grants } : {}),
+        };
         return { session, token };
       }
       const tokenRecord = await store.getApiToken(stored.tokenId);
