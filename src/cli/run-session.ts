@@ -5,7 +5,7 @@
  */
 import { openSync } from 'node:fs';
 import { pino, type DestinationStream, type LevelWithSilent } from 'pino';
-import { describeWait, type RunResult } from '../engine/index.js';
+import { approvalProgress, describeWait, type RunResult } from '../engine/index.js';
 import { ExitCode, UsageError } from '../errors/index.js';
 import { createLogger, type Logger, type SecretRegistry } from '../logging/index.js';
 import { RunStatus, type WaitRecord } from '../store/index.js';
@@ -143,12 +143,13 @@ export async function withInterruption<T>(logger: Logger, work: (signal: AbortSi
 
 /** Prints the result (one JSON line, or the summary) and sets the exit code: 0, 1 or 130. */
 /** The lines a waiting run's process ends with: what it waits for, and the commands that end the wait. */
-export function howToEndWait(runId: string, wait: WaitRecord): string {
+export function howToEndWait(runId: string, wait: WaitRecord, requester?: string): string {
   const lines = [
     `fleetbook: run ${runId} is waiting for ${describeWait(wait)}; this process exits, nothing is kept running.`,
   ];
   if (wait.reason === 'approval') {
     if (wait.approvers) lines.push(`  approvers: ${wait.approvers.join(', ')}`);
+    lines.push(`  approvals: ${approvalProgress(wait, requester)}`);
     if (wait.timeoutAt) lines.push(`  times out at ${wait.timeoutAt} (then: ${wait.onTimeout ?? 'fail'})`);
     const form = Object.keys(wait.inputs ?? {});
     const inputs = form.map((name) => ` -i ${name}=<value>`).join('');

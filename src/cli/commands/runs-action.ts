@@ -240,7 +240,7 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], log: readonly Logg
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
   if (run.wait)
     io.stdout.write(
-      `waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait).replace(/^fleetbook: .*\n/, '')}`,
+      `waiting for: ${waitText(run.wait)}\n${howToEndWait(run.id, run.wait, run.trigger.by).replace(/^fleetbook: .*\n/, '')}`,
     );
   if (run.cancelRequested)
     io.stdout.write(`cancel asked by ${run.cancelRequested.by} at ${formatTime(run.cancelRequested.at)}\n`);

@@ -1,4 +1,5 @@
 /** The run page's panel of a waiting run: what it waits for and, at an approval gate, Approve and Deny. */
+import { approvalProgress } from '../../engine/index.js';
 import { RunStatus, type RunRecord } from '../../store/index.js';
 import type { Scrub } from '../views.js';
 import { formatTime } from './format.js';
@@ -23,6 +24,7 @@ export function approvalPanel(run: RunRecord, caller: Caller, scrub: Scrub): Htm
         wait.approvers ? html`; approvers: ${wait.approvers.join(', ')}` : ''
       }
     </p>
+    <p class="approvals" role="status">${approvalProgress(wait, run.trigger.by)}</p>
     ${operatesOn(caller, run.playbook) ? decideForms(run, caller) : html`<p>Deciding needs the operator role for ${run.playbook}.</p>`}
   </section>`;
 }
