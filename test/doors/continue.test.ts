@@ -174,7 +174,7 @@ describe('the pages: start, trigger, approve and cancel', () => {
     expect(refused.body).toContain('This needs the operator role; you are viewer.');
     const admin = await pages(t.tokens.admin);
     const notApprover = await admin.post(`/runs/${runId}/approve`);
-    expect(notApprover.statusCode).toBe(409);
+    expect(notApprover.statusCode).toBe(403);
     expect(notApprover.body).toContain('Not recorded');
     expect(notApprover.body).toContain('ops lead');
     expect((await t.store.getRun(runId))?.status).toBe('waiting');

@@ -47,6 +47,9 @@ export function registerRunActions(context: UiContext): void {
   });
 }
 
+/** Refusals of the decider by the gate's policy (403, as the API answers them). */
+const NOT_THIS_DECIDER = new Set(['NOT_AN_APPROVER', 'APPROVER_IS_REQUESTER']);
+
 /** Approve and Deny of a waiting gate, with the form's comment (Deny's is required by the form). */
 function registerDecisions(context: UiContext): void {
   const { app, store, catalog, launcher, scrub, formCaller } = context;
@@ -73,7 +76,8 @@ function registerDecisions(context: UiContext): void {
           <p><a href="${runPath(run.id)}">Back to the run</a></p>`;
         // The decision stands when only the run's continuation failed (its secret inputs are gone with a restart).
         const title = error.code === 'SECRET_INPUT_MISSING' ? 'Recorded, not continued' : 'Not recorded';
-        return sendMessage(reply, caller, title, more, 409);
+        // Who may not decide is refused as the API refuses them; anything else is the gate's state.
+        return sendMessage(reply, caller, title, more, NOT_THIS_DECIDER.has(error.code) ? 403 : 409);
       }
       return reply.redirect(runPath(run.id), 303);
     });
