@@ -42,7 +42,7 @@ function morePages(pageNumber: number, from: number, shown: number, total: numbe
 }
 
 function stepDetails(node: StepNode): Html {
-  return html`<details>
+  return html`<details data-key="${node.path}">
     <summary>
       ${badge(node.status)} <span class="step">${node.label}</span> <span class="kind">${node.kind}</span>
       ${node.attempts > 1 ? html`<span class="attempts">${node.attempts} attempts</span>` : ''}
