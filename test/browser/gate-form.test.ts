@@ -22,6 +22,11 @@ steps:
         ticket: { type: string, description: the change ticket }
   - id: report
     log: "batches of \${{ steps.gate.outputs.inputs.batchSize }}, \${{ steps.gate.outputs.inputs.mode }}, ticket \${{ steps.gate.outputs.inputs.ticket }}"
+  - id: table
+    log: "system   before\\nsys-1    2.1"
+outputs:
+  systems: '\${{ [{"system": "sys-1", "before": "2.1", "after": "2.2"}, {"system": "sys-2", "before": "2.1", "after": "2.1"}] }}'
+  batchSize: \${{ steps.gate.outputs.inputs.batchSize }}
 `;
 
 let t: TestServer;
@@ -83,6 +88,7 @@ describe("the gate's form in the approval panel", () => {
     await page.goto(`${t.url}/runs/${runId}`);
     await form.getByLabel('batchSize').fill('3');
     await form.getByLabel('ticket').fill('CHG-7');
+    await page.getByLabel('Comment (optional)').fill('canary fine');
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.waitForURL(`${t.url}/runs/${runId}`);
     await expect.poll(() => page.locator('#run-status').textContent(), { timeout: 20_000 }).toContain('succeeded');
@@ -94,5 +100,28 @@ describe("the gate's form in the approval panel", () => {
       }),
     ]);
     await expect.poll(() => page.locator('#log').textContent()).toContain('batches of 3, rolling, ticket CHG-7');
+  });
+
+  it('shows the result readably: who approved and why in the header, outputs as a table and a tree, the log as written', async () => {
+    await page.reload();
+    expect(await page.locator('#run-summary').innerText()).toMatch(/gate approved by on-call operator: canary fine/);
+    const outputs = page.locator('#run-values details[data-key="outputs"]');
+    expect(await outputs.locator('table.value-table th').allTextContents()).toEqual(['system', 'before', 'after']);
+    expect(await outputs.locator('table.value-table tbody tr').first().locator('td').allTextContents()).toEqual([
+      'sys-1',
+      '2.1',
+      '2.2',
+    ]);
+    expect(await outputs.locator('dl.kv > dt').allTextContents()).toEqual(['systems', 'batchSize']);
+    // The JSON is one toggle away.
+    expect(await outputs.locator('details.json pre').isVisible()).toBe(false);
+    await outputs.locator('details.json > summary').click();
+    expect(JSON.parse((await outputs.locator('details.json pre').textContent()) ?? '')).toMatchObject({ batchSize: 3 });
+    // A message's own spaces and line breaks, and no others.
+    expect(await page.locator('#log li.log .message').last().innerText()).toBe('system   before\nsys-1    2.1');
+    expect(await page.locator('#log li.log').last().innerText()).toMatch(
+      /^\d\d:\d\d:\d\d table system {3}before\nsys-1 {4}2\.1$/,
+    );
+    if (shots) await page.screenshot({ path: join(shots, 'run-results.png'), fullPage: true });
   });
 });

@@ -10,12 +10,13 @@ import { isLiveStatus } from '../journal-hub.js';
 import { roleAllows } from '../tokens.js';
 import { runView, type LogLine, type RunView, type Scrub } from '../views.js';
 import { approvalPanel } from './approval-panel.js';
-import { formatDuration, formatTime, json, triggerText } from './format.js';
+import { formatDuration, formatTime, triggerText } from './format.js';
 import { html, trusted, type Html } from './html.js';
 import { badge, csrfField, type Caller } from './layout.js';
 import { runPageState, type DecisionView } from './run-state.js';
 import { stepTree } from './run-steps.js';
 import { progressByPath, renderTimeline, timelineRows } from './timeline.js';
+import { valueView } from './values.js';
 
 /** Log lines a run page shows (the newest). */
 const LOG_LINES_SHOWN = 300;
@@ -102,8 +103,8 @@ export function runSection(run: RunRecord, parts: RunFragments): Html {
 function decisionText(decision: DecisionView): Html {
   const what = decision.decision === 'timedOut' ? 'timed out' : `${decision.decision} by ${decision.by}`;
   return html`<li>
-    <span class="path">${decision.path}</span> ${what}
-    ${decision.comment ? html`: <q class="comment">${decision.comment}</q>` : ''}
+    <span class="path">${decision.path}</span>
+    <span class="decision">${what}${decision.comment ? `: ${decision.comment}` : ''}</span>
     <time>${formatTime(decision.at)}</time>
   </li>`;
 }
@@ -160,26 +161,28 @@ function runForms(run: RunRecord, caller: Caller, scrub: Scrub): Html {
 
 /** The run's inputs and, once it has them, its outputs (scrubbed). */
 function runValues(view: RunView): Html {
-  return html`<details class="inputs">
+  return html`<details class="inputs" data-key="inputs">
       <summary>Inputs</summary>
-      <pre>${json(view.inputs)}</pre>
+      ${valueView(view.inputs, 'inputs')}
     </details>
     ${
       view.outputs === undefined
         ? ''
-        : html`<details class="inputs" open>
+        : html`<details class="inputs" data-key="outputs" open>
             <summary>Outputs</summary>
-            <pre>${json(view.outputs)}</pre>
+            ${valueView(view.outputs, 'outputs')}
           </details>`
     }`;
 }
 
+/** The log: the markup's own line breaks are not the message's, so only the message keeps its whitespace. */
 function logList(lines: readonly LogLine[]): Html {
   return html`<ol class="log">
     ${lines.map(
       (line) =>
         html`<li class="${line.level}">
-          <time>${line.at.slice(11, 19)}</time> <span class="path">${line.path}</span> ${line.message}
+          <time>${line.at.slice(11, 19)}</time> <span class="path">${line.path}</span>
+          <span class="message">${line.message}</span>
         </li>`,
     )}
   </ol>`;

@@ -193,12 +193,15 @@ export function renderTimeline(run: RunRecord, rows: readonly TimelineRow[], now
     if (row.attempts > 1)
       parts.push(`<text class="attempts" x="${(from + 3).toFixed(1)}" y="${y + 11}">×${row.attempts}</text>`);
     // The status in words beside the bar (inside the plot's end when there is no room).
-    const textAt = to + 6 > WIDTH - 120 ? Math.max(LABEL_WIDTH, from - 6) : to + 6;
-    parts.push(
-      `<text class="state" x="${textAt.toFixed(1)}" y="${y + 11}" text-anchor="${textAt === to + 6 ? 'start' : 'end'}">${escapeHtml(detail)}</text>`,
-      '</g>',
-    );
+    parts.push(stateText(detail, from, to, y), '</g>');
   });
   parts.push('</svg>');
   return parts.join('');
+}
+
+/** The status in words beside the bar; with no room after it, inside a long bar, else before it. */
+function stateText(detail: string, from: number, to: number, y: number): string {
+  const inside = to + 6 > WIDTH - 120 && to - from > 240;
+  const textAt = to + 6 <= WIDTH - 120 ? to + 6 : inside ? to - 6 : Math.max(LABEL_WIDTH, from - 6);
+  return `<text class="state${inside ? ' inside' : ''}" x="${textAt.toFixed(1)}" y="${y + 11}" text-anchor="${textAt === to + 6 ? 'start' : 'end'}">${escapeHtml(detail)}</text>`;
 }
