@@ -141,8 +141,8 @@ describe('web UI in Chromium', () => {
       .poll(() => page.locator('#run-status .badge').textContent(), { timeout: 30_000 })
       .toContain('succeeded');
     await page.reload();
-    // One bar per step and per loop item: catalogs, systems, its 9 items (and their steps: 9 × 2), gate, report.
-    await expect.poll(bars).toBe(1 + 1 + 9 + 18 + 1 + 1);
+    // One bar per step and per loop item: catalogs, systems, its 9 items (and their steps: 9 × 2), gate, its wait, report.
+    await expect.poll(bars).toBe(1 + 1 + 9 + 18 + 1 + 1 + 1);
     await expect
       .poll(() => page.locator('#log').textContent())
       .toContain('approved by on-call operator: canaries fine');

@@ -10,6 +10,7 @@ import type { Playbook } from '../../playbook/index.js';
 import { playbookView, scheduleViews, type PlaybookView, type ScheduleView } from '../views.js';
 import { formatTime } from './format.js';
 import { html, type Html } from './html.js';
+import { markdown } from './markdown.js';
 import { admissionCaller, csrfField, operatesOn, page, send, sendNotFound, type Caller } from './layout.js';
 import { triggerForm } from './schedule-forms.js';
 import { inputField } from './start-form.js';
@@ -80,7 +81,7 @@ async function playbookPage(
   const view = context.scrub(playbookView(playbook, context.root));
   const schedules = await scheduleViews(context.store, [playbook], 3, Date.now());
   const body = html`<h1>${view.name}</h1>
-    <p class="description">${view.description ?? ''}</p>
+    <div class="description">${markdown(view.description)}</div>
     <p class="meta"><code>${view.file}</code></p>
     <div class="columns">
       <section>
