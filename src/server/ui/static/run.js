@@ -8,7 +8,7 @@
   const section = document.querySelector('section.run');
   if (!section) return;
   const base = `/runs/${encodeURIComponent(section.dataset.runId)}`;
-  const ids = ['run-status', 'run-summary', 'run-forms', 'run-values', 'timeline', 'steps', 'log'];
+  const ids = ['run-status', 'run-summary', 'run-forms', 'run-values', 'run-files', 'timeline', 'steps', 'log'];
   const shown = new Map(ids.map((id) => [id, document.getElementById(id).innerHTML]));
   const timeline = document.getElementById('timeline');
   let lastSeq = Number(section.dataset.lastSeq);
