@@ -2,9 +2,9 @@
  * The PostgreSQL store's statements: every one a named constant, its comment saying which race
  * it closes, with the helpers that turn rows into their parameters.
  */
-import type { NotificationRow } from './notification-row.js';
-import type { RunRow } from './run-row.js';
-import { RunStatus } from './types.js';
+import type { NotificationRow } from '../notification-row.js';
+import type { RunRow } from '../run-row.js';
+import { RunStatus } from '../types.js';
 
 // Any constant key: every opener of a database takes it while migrating, so two processes
 // meeting a new database migrate it once (the second finds the version already current).
