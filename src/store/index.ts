@@ -48,3 +48,12 @@ export {
 } from './lease-owner.js';
 export { pruneRuns } from './prune.js';
 export { notificationKeyOf } from './notification-row.js';
+export {
+  AUDIT_GENESIS,
+  AUDIT_PAGE_MAX,
+  auditHash,
+  auditPages,
+  canonicalJson,
+  verifyAuditChain,
+  type AuditBreak,
+} from './audit-row.js';

@@ -7,6 +7,8 @@
  * Every method is async so a PostgreSQL store can follow the embedded SQLite one.
  */
 
+import type { AuditFacet } from './audit-types.js';
+
 export type * from './audit-types.js';
 export { AuditAction } from './audit-types.js';
 
@@ -688,4 +690,11 @@ export interface OpenFacet {
  * The run store, facet by facet: each store keeps each facet in a file of its own
  * (`src/store/{memory,sqlite,postgres}/<facet>.ts`), and the contract suite tests it so.
  */
-export type RunStore = RunsFacet & JournalFacet & LeasesFacet & OutboxFacet & TokensFacet & SessionsFacet & OpenFacet;
+export type RunStore = RunsFacet &
+  JournalFacet &
+  LeasesFacet &
+  OutboxFacet &
+  TokensFacet &
+  SessionsFacet &
+  AuditFacet &
+  OpenFacet;

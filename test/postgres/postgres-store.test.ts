@@ -65,13 +65,16 @@ describe.skipIf(!adminUrl)('PostgreSQL run store', () => {
     );
   });
 
+  const segmentMigration = postgresMigrations.findIndex((migration) => migration.includes('ADD COLUMN segment'));
+
   it('migrates an outbox without segments: each row takes its segment from its key, one row per (run, event, segment, channel)', async () => {
     await sql(
       url,
       [
-        ...postgresMigrations.slice(0, -1),
+        // The store as it was before the migration that gives each notification its segment.
+        ...postgresMigrations.slice(0, segmentMigration),
         'CREATE TABLE fleetbook_schema (only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row), version INTEGER NOT NULL)',
-        `INSERT INTO fleetbook_schema (version) VALUES (${postgresSchemaVersion - 1})`,
+        `INSERT INTO fleetbook_schema (version) VALUES (${segmentMigration})`,
         `INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run, trigger_json, started_at, status)
          VALUES ('old', 'p', 'p.yaml', 'h', '{}', '[]', 0, '{"kind":"manual"}', '2026-03-01T10:00:00.000Z', 'failed')`,
         `INSERT INTO notifications (key, run_id, event, channel, message_json, state, attempts, created_at, next_attempt_at_ms)

@@ -4,6 +4,7 @@
  * store (`contract/<facet>.ts`), as the stores are written.
  */
 import { describe } from 'vitest';
+import { describeAuditContract } from './contract/audit.js';
 import { describeJournalContract } from './contract/journal.js';
 import type { StoreFactory } from './contract/kit.js';
 import { describeLeasesContract } from './contract/leases.js';
@@ -24,6 +25,7 @@ export function describeRunStoreContract(factory: StoreFactory): void {
     describeTokensContract(factory);
     describeSessionsContract(factory);
     describeOutboxContract(factory);
+    describeAuditContract(factory);
     describeOpenContract(factory);
   });
 }

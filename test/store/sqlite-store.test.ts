@@ -122,8 +122,10 @@ describe('SQLite run store', () => {
 
   it('migrates an outbox without segments: each row takes its segment from its key, one row per (run, event, segment, channel)', async () => {
     const raw = new Database(file);
-    for (const migration of migrations.slice(0, -1)) raw.exec(migration);
-    raw.pragma(`user_version = ${schemaVersion - 1}`);
+    // The store as it was before the migration that gives each notification its segment.
+    const before = migrations.findIndex((migration) => migration.includes('ADD COLUMN segment'));
+    for (const migration of migrations.slice(0, before)) raw.exec(migration);
+    raw.pragma(`user_version = ${before}`);
     raw
       .prepare(
         `INSERT INTO runs (id, playbook, playbook_source, playbook_hash, inputs_json, secret_input_names_json, dry_run, trigger_json, started_at, status)

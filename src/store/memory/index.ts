@@ -1,3 +1,4 @@
+import { memoryAudit } from './audit.js';
 import type { RunStore, RunStoreOptions } from '../types.js';
 import { memoryJournal } from './journal.js';
 import { memoryLeases } from './leases.js';
@@ -22,6 +23,7 @@ export function createMemoryRunStore(options: RunStoreOptions = {}): RunStore {
     ...memoryLeases(tables),
     ...memoryTokens(tables),
     ...memorySessions(tables),
+    ...memoryAudit(tables),
     async close() {
       tables.close();
     },

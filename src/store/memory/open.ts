@@ -1,3 +1,4 @@
+import type { AuditRow } from '../audit-row.js';
 import { type ApiTokenRow } from '../api-token-row.js';
 import { type StoredViewPart } from '../journal-view.js';
 import { runLeaseKey } from '../lease-owner.js';
@@ -24,6 +25,7 @@ export interface MemoryTables {
   rateBuckets: Map<string, number>;
   apiTokens: Map<string, ApiTokenRow>;
   webSessions: Map<string, WebSession>;
+  auditLog: AuditRow[];
   outbox: Map<string, NotificationRow>;
   record(rows: readonly NotificationRow[]): void;
   open(): void;
@@ -54,6 +56,7 @@ export function createMemoryTables(options: RunStoreOptions): MemoryTables {
     rateBuckets: new Map<string, number>(),
     apiTokens: new Map<string, ApiTokenRow>(),
     webSessions: new Map<string, WebSession>(),
+    auditLog: [],
     outbox,
     /** One row per key and per (run, event, segment, channel), as the SQL stores' constraints keep it: the first stays. */
     record(rows) {

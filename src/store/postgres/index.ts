@@ -1,3 +1,4 @@
+import { postgresAudit } from './audit.js';
 /**
  * The team store: the RunStore contract on a PostgreSQL server, so processes on any number of
  * machines share runs, journals, leases and schedules. Every statement is a named constant
@@ -34,6 +35,7 @@ export async function createPostgresRunStore(options: PostgresRunStoreOptions): 
     ...postgresLeases(context),
     ...postgresTokens(context),
     ...postgresSessions(context),
+    ...postgresAudit(context),
     close: async () => {
       if (link.closed) return;
       try {

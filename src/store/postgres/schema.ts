@@ -160,6 +160,27 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE notifications ALTER COLUMN segment SET NOT NULL;
   ALTER TABLE notifications ADD CONSTRAINT notifications_one_per_end UNIQUE (run_id, event, segment, channel);
   `,
+  // The audit log (audit-row.ts): each entry holds the hash of the one before. Append-only: the
+  // trigger refuses a change through Fleetbook's own role; a hand edit that drops it still
+  // breaks the chain, which \`fleetbook audit verify\` finds.
+  `
+  CREATE TABLE audit_log (
+    seq BIGINT PRIMARY KEY,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    actor_json TEXT NOT NULL,
+    object_json TEXT,
+    detail_json TEXT,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+  );
+  CREATE INDEX audit_log_by_time ON audit_log (at);
+  CREATE FUNCTION fleetbook_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
+  CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
+    FOR EACH ROW EXECUTE FUNCTION fleetbook_audit_append_only();
+  `,
 ];
 
 /** The schema version this Fleetbook writes to PostgreSQL. */

@@ -1,3 +1,4 @@
+import { sqliteAudit } from './audit.js';
 import type { RunStore } from '../types.js';
 import { sqliteJournal } from './journal.js';
 import { sqliteLeases } from './leases.js';
@@ -25,6 +26,7 @@ export function createSqliteRunStore(options: SqliteRunStoreOptions): RunStore {
     ...sqliteLeases(context),
     ...sqliteTokens(context),
     ...sqliteSessions(context),
+    ...sqliteAudit(context),
     async close() {
       if (!db.open) return;
       try {

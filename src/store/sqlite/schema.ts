@@ -136,6 +136,25 @@ export const migrations: readonly string[] = [
     ELSE key END;
   CREATE UNIQUE INDEX notifications_one_per_end ON notifications (run_id, event, segment, channel);
   `,
+  // The audit log (audit-row.ts): each entry holds the hash of the one before. Append-only: the
+  // triggers refuse a change through Fleetbook's own connection; a hand edit that drops them
+  // still breaks the chain, which \`fleetbook audit verify\` finds.
+  `
+  CREATE TABLE audit_log (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    actor_json TEXT NOT NULL,
+    object_json TEXT,
+    detail_json TEXT,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+  );
+  CREATE INDEX audit_log_by_time ON audit_log (at);
+  CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+  CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+  `,
 ];
 
 /** The schema version this Fleetbook writes. */
