@@ -3,7 +3,7 @@
  * token turned into a session cookie, and logout ending the session.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { verifyApiToken } from '../tokens.js';
+import { tokenIdOf, verifyApiToken } from '../tokens.js';
 import { html } from './html.js';
 import { page, send } from './layout.js';
 import { createLoginCsrf, LOGIN_COOKIE, type LoginCsrf } from './login-csrf.js';
@@ -19,13 +19,20 @@ const safeNext = (next: unknown): string =>
   typeof next === 'string' && /^\/(?![/\\])[^\\\u0000-\u001f\u007f]*$/.test(next) ? next : '/runs';
 
 /** The login page with a fresh CSRF pair: its nonce set as a cookie on `reply`, its signature in the form. */
-function loginPage(loginCsrf: LoginCsrf, request: FastifyRequest, reply: FastifyReply, next: string, message?: string) {
+function loginPage(
+  loginCsrf: LoginCsrf,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: { next: string; secureCookies?: boolean | undefined },
+  message?: string,
+) {
+  const { next } = options;
   const { nonce, field } = loginCsrf.issue();
   void reply.setCookie(LOGIN_COOKIE, nonce, {
     httpOnly: true,
     sameSite: 'strict',
     path: '/login',
-    secure: request.protocol === 'https',
+    secure: request.protocol === 'https' || options.secureCookies === true,
     maxAge: 3600,
   });
   return page(
@@ -51,7 +58,13 @@ export function registerLogin(context: UiContext): void {
   const loginCsrf = createLoginCsrf();
   app.get('/', async (_request, reply) => reply.redirect('/runs'));
   app.get('/login', async (request, reply) =>
-    send(reply, loginPage(loginCsrf, request, reply, safeNext((request.query as { next?: string }).next))),
+    send(
+      reply,
+      loginPage(loginCsrf, request, reply, {
+        next: safeNext((request.query as { next?: string }).next),
+        secureCookies: context.secureCookies,
+      }),
+    ),
   );
   app.post('/login', async (request, reply) => logIn(context, loginCsrf, request, reply));
   app.post('/logout', async (request, reply) => {
@@ -66,25 +79,68 @@ export function registerLogin(context: UiContext): void {
 async function logIn(context: UiContext, loginCsrf: LoginCsrf, request: FastifyRequest, reply: FastifyReply) {
   const body = (request.body ?? {}) as { token?: unknown; next?: unknown; _csrf?: unknown };
   const again = (message: string, status: number) =>
-    send(reply, loginPage(loginCsrf, request, reply, safeNext(body.next), message), status);
+    send(
+      reply,
+      loginPage(
+        loginCsrf,
+        request,
+        reply,
+        { next: safeNext(body.next), secureCookies: context.secureCookies },
+        message,
+      ),
+      status,
+    );
   // Checked before the token: a forged login (another site logging a browser in as its own token) is refused.
   if (!loginCsrf.matches(request.cookies[LOGIN_COOKIE], body._csrf))
     return again(
       'Refused: this login was not sent from this server’s login form (its CSRF check failed, or the form is from before a restart). Paste the token again.',
       403,
     );
-  const token = typeof body.token === 'string' ? await verifyApiToken(context.store, body.token.trim()) : undefined;
-  if (!token) return again('That token is not valid (unknown, revoked or mistyped).', 401);
+  const presented = typeof body.token === 'string' ? body.token.trim() : '';
+  const tokenId = tokenIdOf(presented);
+  const address = request.ip;
+  // Per address (one client guessing many tokens) and per token id (many clients guessing one secret).
+  const keys = [`address:${address}`, ...(tokenId ? [`token:${tokenId}`] : [])];
+  const actor = { kind: 'token' as const, name: tokenId ?? '(not a token)', ...(tokenId ? { tokenId } : {}), address };
+  const waitMs = context.loginThrottle.waitMs(keys);
+  if (waitMs > 0) {
+    await context.store.appendAudit({
+      actor,
+      action: 'login.failed',
+      outcome: 'refused',
+      detail: { reason: 'throttled' },
+    });
+    const seconds = Math.ceil(waitMs / 1000);
+    void reply.header('retry-after', String(seconds));
+    return again(`Too many failed logins from this address or for this token: try again in ${seconds} s.`, 429);
+  }
+  const token = presented ? await verifyApiToken(context.store, presented) : undefined;
+  if (!token) {
+    context.loginThrottle.failed(keys);
+    await context.store.appendAudit({
+      actor,
+      action: 'login.failed',
+      outcome: 'refused',
+      detail: { reason: 'invalid token' },
+    });
+    return again('That token is not valid (unknown, revoked or mistyped).', 401);
+  }
+  context.loginThrottle.succeeded(`token:${token.id}`);
   const session = await context.sessions.create(token);
   context.logger.info(
     { event: 'audit.login', by: token.name, role: token.role },
     `${token.name} logged in to the web UI`,
   );
+  await context.store.appendAudit({
+    actor: { kind: 'token', name: token.name, role: token.role, tokenId: token.id, address },
+    action: 'login',
+    outcome: 'ok',
+  });
   void reply.setCookie(SESSION_COOKIE, session.id, {
     httpOnly: true,
     sameSite: 'strict',
     path: '/',
-    secure: request.protocol === 'https',
+    secure: request.protocol === 'https' || context.secureCookies === true,
     maxAge: Math.floor(context.sessionTtlMs / 1000),
   });
   void reply.clearCookie(LOGIN_COOKIE, { path: '/login' });
