@@ -36,6 +36,8 @@ export interface Caller {
   name: string;
   role: TokenRole;
   door: Door;
+  /** The client's address (the server's doors), for the audit log. */
+  address?: string;
 }
 
 /** How the run was asked for, as the run records it. */

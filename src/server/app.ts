@@ -10,6 +10,7 @@ import type { Logger, SecretRegistry } from '../logging/index.js';
 import {
   buildStepTree,
   type ApiToken,
+  type AuditActor,
   type RunRecord,
   type RunStatus,
   type RunStore,
@@ -105,6 +106,16 @@ const apiCaller = (request: FastifyRequest, door: Door): Caller => ({
   name: callerName(request),
   role: request.caller?.role ?? 'viewer',
   door,
+  address: request.ip,
+});
+
+/** The audit log's actor of an API request: its token, role and address. */
+const apiActor = (request: FastifyRequest): AuditActor => ({
+  kind: 'token',
+  name: callerName(request),
+  role: request.caller?.role ?? 'viewer',
+  ...(request.caller ? { tokenId: request.caller.id } : {}),
+  address: request.ip,
 });
 
 /** Every error as the API's answer: `{ error: { code, message, field? } }` with its status; a stack trace only in the log. */
@@ -305,27 +316,7 @@ function registerRunActions(context: RouteContext): void {
       .send({ run: scrub(runView(resumed)) });
   });
 
-  for (const [operationId, decision] of [
-    ['approveRun', 'approved'],
-    ['denyRun', 'denied'],
-  ] as const) {
-    route(operationId, async (request, reply) => {
-      const run = await findRun(store, (request.params as { runId: string }).runId);
-      const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, unknown> };
-      const after = await launcher.decide(await catalog.find(run.playbook), {
-        runId: run.id,
-        decision,
-        by: callerName(request),
-        ...(body.comment === undefined ? {} : { comment: body.comment }),
-        ...(body.step === undefined ? {} : { step: body.step }),
-        ...(body.inputs === undefined ? {} : { inputs: body.inputs }),
-      });
-      return reply
-        .status(202)
-        .header('location', `/api/v1/runs/${run.id}`)
-        .send({ run: scrub(runView(after)) });
-    });
-  }
+  registerDecisions(context);
 
   route('cancelRun', async (request, reply) => {
     const run = await findRun(store, (request.params as { runId: string }).runId);
@@ -339,6 +330,33 @@ function registerRunActions(context: RouteContext): void {
       );
     return reply.status(202).send({ outcome, run: scrub(runView(after)) });
   });
+}
+
+/** Approve and deny: the decision path (`recordApproval`) audits them, for every door. */
+function registerDecisions(context: RouteContext): void {
+  const { store, launcher, catalog, scrub, route } = context;
+  for (const [operationId, decision] of [
+    ['approveRun', 'approved'],
+    ['denyRun', 'denied'],
+  ] as const) {
+    route(operationId, async (request, reply) => {
+      const run = await findRun(store, (request.params as { runId: string }).runId);
+      const body = (request.body ?? {}) as { comment?: string; step?: string; inputs?: Record<string, unknown> };
+      const after = await launcher.decide(await catalog.find(run.playbook), {
+        runId: run.id,
+        decision,
+        by: callerName(request),
+        actor: apiActor(request),
+        ...(body.comment === undefined ? {} : { comment: body.comment }),
+        ...(body.step === undefined ? {} : { step: body.step }),
+        ...(body.inputs === undefined ? {} : { inputs: body.inputs }),
+      });
+      return reply
+        .status(202)
+        .header('location', `/api/v1/runs/${run.id}`)
+        .send({ run: scrub(runView(after)) });
+    });
+  }
 }
 
 /** Playbooks, schedules, tokens and the metrics. */

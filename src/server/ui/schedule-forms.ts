@@ -69,6 +69,7 @@ function registerTrigger(context: UiContext): void {
         name: caller.token.name,
         role: caller.token.role,
         door: Door.uiTrigger,
+        address: request.ip,
       });
       if (triggered.outcome === 'queued')
         return answer(
