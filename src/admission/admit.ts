@@ -10,7 +10,7 @@ import { resolveInputs, type ResolvedInputs } from '../engine/index.js';
 import { UsageError } from '../errors/index.js';
 import { timeRulesOf, type ScheduleSpec } from '../playbook/index.js';
 import { decideTrigger, fireRefusal, startGateOfRun, windowRefusal, type WindowRefusal } from '../scheduler/index.js';
-import { TokenRole, type RunStore } from '../store/index.js';
+import { AuditAction, TokenRole, type AuditActor, type RunStore } from '../store/index.js';
 import type { StartGate } from '../windows/index.js';
 import { AdmissionErrorCode } from './error-codes.js';
 import { Door, type Caller, type RunRequest } from './run-request.js';
@@ -147,6 +147,36 @@ function recordedTrigger(request: RunRequest, caller: Caller, closed: WindowRefu
  * previous run, which may cancel it (so nothing is cancelled for a run then refused).
  */
 export async function admit(request: RunRequest, caller: Caller, context: AdmissionContext): Promise<Admission> {
+  // Every door that starts a run comes through here: its start is audited once, here, refusals too.
+  const entry = {
+    actor: auditActorOf(caller),
+    action: AuditAction.runStart,
+    object: { kind: 'playbook', id: request.playbook.name },
+  };
+  const detail = { door: caller.door, trigger: request.trigger.kind, dryRun: request.dryRun, target: request.target };
+  try {
+    const admission = await admitChecked(request, caller, context);
+    await context.store.appendAudit({ ...entry, outcome: 'ok', detail });
+    return admission;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code?.toString() ?? 'ERROR';
+    await context.store.appendAudit({ ...entry, outcome: 'refused', detail: { ...detail, error: code } });
+    throw error;
+  }
+}
+
+/** The audit log's actor of a door's caller: the scheduler, a person at the CLI, or a token of the server. */
+export function auditActorOf(caller: Caller): AuditActor {
+  const kind =
+    caller.door.startsWith('daemon.') || caller.door.startsWith('worker.')
+      ? 'system'
+      : caller.door.startsWith('cli.')
+        ? 'user'
+        : 'token';
+  return { kind, name: caller.name, role: caller.role, ...(caller.address ? { address: caller.address } : {}) };
+}
+
+async function admitChecked(request: RunRequest, caller: Caller, context: AdmissionContext): Promise<Admission> {
   checkRole(request, caller);
   const inputs = resolveInputs(request.playbook.inputs, request.inputs, request.playbook.name);
   checkSecretInputs(request, inputs);

@@ -39,6 +39,8 @@ export interface Caller {
   door: Door;
   /** The caller's role for one playbook, when it differs by playbook (a token or a role binding limited to some). */
   roleFor?: (playbook: string) => TokenRole;
+  /** The client's address (the server's doors), for the audit log. */
+  address?: string;
 }
 
 /** How the run was asked for, as the run records it. */

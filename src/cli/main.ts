@@ -21,6 +21,7 @@ import { registerSchedulesCommand } from './commands/schedules.js';
 import { registerServerCommand } from './commands/server.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerTokensCommand } from './commands/tokens.js';
+import { registerAuditCommand } from './commands/audit.js';
 import { registerValidateCommand } from './commands/validate.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import type { CliIo } from './io.js';
@@ -49,6 +50,7 @@ export function createProgram(io: CliIo): Command {
   registerServerCommand(program, io);
   registerSimulateCommand(program, io);
   registerTokensCommand(program, io);
+  registerAuditCommand(program, io);
   registerValidateCommand(program, io);
   registerWorkerCommand(program, io);
   for (const command of program.commands) command.exitOverride().configureOutput(program.configureOutput());

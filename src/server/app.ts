@@ -10,6 +10,7 @@ import type { Logger, SecretRegistry } from '../logging/index.js';
 import {
   buildStepTree,
   type ApiToken,
+  type AuditActor,
   type RunRecord,
   type RunStatus,
   type RunStore,
@@ -121,9 +122,19 @@ const apiCaller = (request: FastifyRequest, door: Door): Caller => {
     name: callerName(request),
     role: principal ? roleFor(principal) : 'viewer',
     door,
+    address: request.ip,
     ...(principal ? { roleFor: (playbook: string) => roleFor(principal, playbook) } : {}),
   };
 };
+
+/** The audit log's actor of an API request: its token, role and address. */
+const apiActor = (request: FastifyRequest): AuditActor => ({
+  kind: 'token',
+  name: callerName(request),
+  role: request.caller?.role ?? 'viewer',
+  ...(request.caller ? { tokenId: request.caller.id } : {}),
+  address: request.ip,
+});
 
 /** Every error as the API's answer: `{ error: { code, message, field? } }` with its status; a stack trace only in the log. */
 function answerErrors(app: FastifyInstance, logger: Logger, scrub: Scrub): void {
@@ -354,9 +365,9 @@ function registerRunActions(context: RouteContext): void {
   });
 }
 
-/** Approving and denying the gate a run waits at. */
+/** Approve and deny: the decision path (`recordApproval`) audits them, for every door. */
 function registerDecisions(context: RouteContext): void {
-  const { store, catalog, launcher, scrub, route } = context;
+  const { store, launcher, catalog, scrub, route } = context;
   for (const [operationId, decision] of [
     ['approveRun', 'approved'],
     ['denyRun', 'denied'],
@@ -369,6 +380,7 @@ function registerDecisions(context: RouteContext): void {
         runId: run.id,
         decision,
         by: callerName(request),
+        actor: apiActor(request),
         ...(body.comment === undefined ? {} : { comment: body.comment }),
         ...(body.step === undefined ? {} : { step: body.step }),
         ...(body.inputs === undefined ? {} : { inputs: body.inputs }),

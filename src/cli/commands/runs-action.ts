@@ -68,7 +68,7 @@ function runDurationMs(run: Pick<RunRecord, 'startedAt' | 'endedAt'>): number | 
  * `--since`/`--older-than` as an instant: an ISO date or time, or a duration back from now
  * with a unit (`7d`, `12h`, `1h30m`).
  */
-function parseInstant(option: string, text: string, now: Date): string {
+export function parseInstant(option: string, text: string, now: Date): string {
   const trimmed = text.trim();
   // An age, not a timer: `90d` is fine here, unlike in a playbook.
   const durationMs = /^\d+$/.test(trimmed) ? undefined : parseDuration(trimmed, { maxMs: Number.MAX_SAFE_INTEGER });

@@ -22,11 +22,12 @@ export interface Caller {
 export const operatesOn = (caller: Caller, playbook: string): boolean =>
   roleAllows(roleFor(caller.token, playbook), 'operator');
 
-/** The caller as admission takes it: its role for each playbook. */
-export const admissionCaller = (caller: Caller, door: Door): AdmissionCaller => ({
+/** The caller as admission takes it: its role for each playbook, and its address for the audit log. */
+export const admissionCaller = (caller: Caller, door: Door, address?: string): AdmissionCaller => ({
   name: caller.token.name,
   role: roleFor(caller.token),
   door,
+  ...(address === undefined ? {} : { address }),
   roleFor: (playbook) => roleFor(caller.token, playbook),
 });
 

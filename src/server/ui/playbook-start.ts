@@ -31,7 +31,13 @@ export function registerPlaybookStart(context: UiContext): void {
     if (!playbook) return sendNotFound(reply, caller, 'No such playbook');
     const given: Record<string, string> = {};
     try {
-      const runId = await startRun(context, playbook, caller, (request.body ?? {}) as Record<string, unknown>, given);
+      const runId = await startRun(
+        context,
+        playbook,
+        { ...caller, address: request.ip },
+        (request.body ?? {}) as Record<string, unknown>,
+        given,
+      );
       return reply.redirect(`/runs/${encodeURIComponent(runId)}`, 303);
     } catch (error) {
       if (!isFleetbookError(error)) throw error;
@@ -44,7 +50,7 @@ export function registerPlaybookStart(context: UiContext): void {
 async function startRun(
   { launcher, metrics }: UiContext,
   playbook: Playbook,
-  caller: Caller,
+  caller: Caller & { address: string },
   body: Record<string, unknown>,
   given: Record<string, string>,
 ): Promise<string> {
@@ -60,7 +66,7 @@ async function startRun(
   }
   const { run } = await launcher.start(
     { playbook, inputs, trigger: { kind: 'manual' }, dryRun: body.dryRun === 'true' },
-    admissionCaller(caller, Door.uiStart),
+    admissionCaller(caller, Door.uiStart, caller.address),
   );
   if (!run) throw new Error('a manual run is never queued behind another');
   metrics.runStarted(playbook.name);

@@ -87,6 +87,13 @@ function registerDecisions(context: UiContext): void {
           runId: run.id,
           decision,
           by: caller.token.name,
+          actor: {
+            kind: 'token',
+            name: caller.token.name,
+            role: caller.token.role,
+            tokenId: caller.token.id,
+            address: request.ip,
+          },
           ...(comment === '' ? {} : { comment }),
           ...(Object.keys(inputs).length === 0 ? {} : { inputs }),
         });

@@ -67,7 +67,7 @@ function registerTrigger(context: UiContext): void {
       const triggered = await triggerSchedule(
         { store, catalog, logger, launcher },
         key,
-        admissionCaller(caller, Door.uiTrigger),
+        admissionCaller(caller, Door.uiTrigger, request.ip),
       );
       if (triggered.outcome === 'queued')
         return answer(

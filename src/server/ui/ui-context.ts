@@ -15,6 +15,8 @@ import { highestRole, roleAllows, roleFor } from '../tokens.js';
 import type { Scrub } from '../views.js';
 import { html } from './html.js';
 import { sendMessage, type Caller } from './layout.js';
+import { systemClock, type Clock } from '../../timers/index.js';
+import { createLoginThrottle, type LoginThrottle } from './login-throttle.js';
 import { createSessions, SESSION_COOKIE, type Sessions } from './sessions.js';
 
 export interface UiOptions {
@@ -32,11 +34,16 @@ export interface UiOptions {
   outputsDir: string;
   /** Single sign-on (`server.oidc`); none: token login only. */
   oidc?: OidcSettings;
+  /** The time of login throttling. @default systemClock */
+  clock?: Clock;
+  /** Session cookies are `Secure` even over plain HTTP (a TLS proxy in front). @default only over TLS */
+  secureCookies?: boolean;
 }
 
 export interface UiContext extends UiOptions {
   app: FastifyInstance;
   sessions: Sessions;
+  loginThrottle: LoginThrottle;
   /** The caller of a page, or undefined once a redirect to the login page (or 403 for a role too low) is sent. */
   pageCaller(
     request: FastifyRequest,
@@ -96,5 +103,6 @@ export function createUiContext(app: FastifyInstance, options: UiOptions): UiCon
     }
     return caller;
   }
-  return { ...options, app, sessions, pageCaller, formCaller };
+  const loginThrottle = createLoginThrottle(options.clock ?? systemClock);
+  return { ...options, app, sessions, loginThrottle, pageCaller, formCaller };
 }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { FlushTimer } from './flush-timer.js';
-import { runNotFound, type ResolvedStoreOptions } from './run-row.js';
-import { isSqliteError, type SqliteStatements } from './sqlite-statements.js';
+import { FlushTimer } from '../flush-timer.js';
+import { runNotFound, type ResolvedStoreOptions } from '../run-row.js';
+import { isSqliteError, type SqliteStatements } from './statements.js';
 
 /** A journal entry appended but not yet committed; `at` is the time of the append. */
 export interface PendingEntry {

@@ -4,17 +4,17 @@
  * and what a failure is called.
  */
 import type pg from 'pg';
-import { postgresMigrations, postgresSchemaVersion } from './postgres-schema.js';
+import { postgresMigrations, postgresSchemaVersion } from './schema.js';
 import {
   SQL_CREATE_VERSION_TABLE,
   SQL_LOCK_MIGRATIONS,
   SQL_RUN_FENCE,
   SQL_SCHEMA_VERSION,
   SQL_SET_SCHEMA_VERSION,
-} from './postgres-sql.js';
-import { runNotFound } from './run-row.js';
-import { StoreError, StoreErrorCode } from './store-error.js';
-import type { RunStoreOptions } from './types.js';
+} from './sql.js';
+import { runNotFound } from '../run-row.js';
+import { StoreError, StoreErrorCode } from '../store-error.js';
+import type { RunStoreOptions } from '../types.js';
 
 export interface PostgresRunStoreOptions extends RunStoreOptions {
   /** `postgres://user:password@host:port/database` (libpq's URL form). */

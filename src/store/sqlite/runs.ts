@@ -1,31 +1,28 @@
-import { foldJournal, mapIterable, withoutValues } from './fold-journal.js';
-import { viewOfParts } from './journal-view.js';
-import { normaliseTimestamp } from './payload.js';
+import type { RunReads, RunWrites, WaitMethods } from '../method-groups.js';
+import { normaliseTimestamp } from '../payload.js';
 import {
   cancelEvent,
   cancellableAtOnce,
   cancelledError,
-  drivenEnd,
   defaultListLimit,
-  waitColumns,
+  drivenEnd,
   encodeEvent,
   newRunToRow,
   normaliseFilter,
-  rowToEntry,
   rowToRun,
   runExists,
   runNotFound,
   statusChange,
+  waitColumns,
   waitEndingOf,
-} from './run-row.js';
-import type { SqliteContext } from './sqlite-context.js';
-import { isSqliteError } from './sqlite-statements.js';
-import type { CancelOutcome, RunFilter } from './types.js';
-import { RunStatus } from './types.js';
-import type { JournalReads, RunReads, RunWrites, WaitMethods } from './method-groups.js';
+} from '../run-row.js';
+import type { CancelOutcome, RunFilter, RunsFacet } from '../types.js';
+import { RunStatus } from '../types.js';
+import type { SqliteContext } from './open.js';
+import { isSqliteError } from './statements.js';
 
-/** A run's life as its driver writes it: created, journaled, ended, resumed, cancelled. */
-export function sqliteRunWrites(context: SqliteContext): RunWrites {
+/** A run's life as its driver writes it: created, ended, resumed, cancelled. */
+function sqliteRunWrites(context: SqliteContext): RunWrites {
   const { resolved, db, statements, journal, open, commit, changedRun, endDrive } = context;
   return {
     async createRun(run) {
@@ -39,20 +36,6 @@ export function sqliteRunWrites(context: SqliteContext): RunWrites {
       }
       journal.knowRun(row.id);
       return rowToRun(row);
-    },
-
-    // Not async: an append is hot (two per loop item), and a buffered one needs no promise of its
-    // own. A failure is a rejection, as from the other methods.
-    append(runId, event, appendOptions) {
-      try {
-        open();
-        const entry = { runId, at: journal.appendedAt(), eventJson: encodeEvent(runId, event, resolved) };
-        if (!appendOptions?.buffered) return journal.commitSoon(entry);
-        journal.keepBuffered(entry);
-        return journal.appended;
-      } catch (error) {
-        return Promise.reject(error);
-      }
     },
 
     async setRunStatus(runId, status, result) {
@@ -97,7 +80,7 @@ export function sqliteRunWrites(context: SqliteContext): RunWrites {
   };
 }
 
-export function sqliteWaits(context: SqliteContext): WaitMethods {
+function sqliteWaits(context: SqliteContext): WaitMethods {
   const { resolved, db, statements, journal, open, commit, changedRun, writeEnd } = context;
   return {
     async suspendRun(runId, wait) {
@@ -151,7 +134,7 @@ export function sqliteWaits(context: SqliteContext): WaitMethods {
 }
 
 /** Runs as readers see them (`SQL_SHOWN_STATUS`), and their pruning. */
-export function sqliteRunReads(context: SqliteContext): RunReads {
+function sqliteRunReads(context: SqliteContext): RunReads {
   const { resolved, statements, journal, open, commit } = context;
   return {
     async getRun(runId) {
@@ -194,41 +177,7 @@ export function sqliteRunReads(context: SqliteContext): RunReads {
   };
 }
 
-export function sqliteJournalReads(context: SqliteContext): JournalReads {
-  const { statements, open, commit, saveViewParts } = context;
-  return {
-    async journal(runId, afterSeq = 0, limit, options) {
-      open();
-      commit();
-      const page = options?.values === false ? statements.journalPageWithoutValues : statements.journalPage;
-      const rows =
-        limit === undefined && options?.values !== false
-          ? statements.journal.all(runId, afterSeq)
-          : page.all(runId, afterSeq, limit ?? -1);
-      return options?.values === false ? rows.map((row) => withoutValues(rowToEntry(row))) : rows.map(rowToEntry);
-    },
-
-    async journalAt(runId, seqs) {
-      open();
-      commit();
-      return statements.journalAt.all(runId, JSON.stringify(seqs)).map(rowToEntry);
-    },
-
-    async steps(runId) {
-      open();
-      commit();
-      // One row parsed at a time (`iterate`): the fold keeps the records, never the whole journal.
-      return foldJournal(mapIterable(statements.journal.iterate(runId, 0), rowToEntry));
-    },
-
-    async journalView(runId) {
-      open();
-      return viewOfParts(statements.journalView.iterate(runId));
-    },
-
-    async saveJournalView(runId, view) {
-      open();
-      if (!saveViewParts(runId, view) && !statements.runExists.get(runId)) throw runNotFound(runId);
-    },
-  };
+/** Runs: created, ended, waiting, resumed, cancelled, read as readers see them, pruned. */
+export function sqliteRuns(context: SqliteContext): RunsFacet {
+  return { ...sqliteRunWrites(context), ...sqliteWaits(context), ...sqliteRunReads(context) };
 }

@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
-import { journalViewParts } from './journal-view.js';
-import { drivenEnd, resolveStoreOptions, runNotFound, statusChange, type ResolvedStoreOptions } from './run-row.js';
+import { journalViewParts } from '../journal-view.js';
+import { drivenEnd, resolveStoreOptions, runNotFound, statusChange, type ResolvedStoreOptions } from '../run-row.js';
 import { migrations, schemaVersion } from './schema.js';
-import { SqliteJournalBuffer } from './sqlite-journal-buffer.js';
-import { prepareStatements, type SqliteStatements } from './sqlite-statements.js';
-import { StoreError, StoreErrorCode } from './store-error.js';
-import { newNotificationToRow, type NotificationRow } from './notification-row.js';
-import type { JournalView, RunResultRecord, RunStatus, RunStoreOptions } from './types.js';
+import { SqliteJournalBuffer } from './journal-buffer.js';
+import { prepareStatements, type SqliteStatements } from './statements.js';
+import { StoreError, StoreErrorCode } from '../store-error.js';
+import { newNotificationToRow, type NotificationRow } from '../notification-row.js';
+import type { JournalView, RunResultRecord, RunStatus, RunStoreOptions } from '../types.js';
 
 export interface SqliteRunStoreOptions extends RunStoreOptions {
   /** The database file (created when missing). `:memory:` works for tests. */

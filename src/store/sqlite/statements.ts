@@ -3,13 +3,13 @@
  * touch. Each statement's comment says which race or cost it answers.
  */
 import Database from 'better-sqlite3';
-import { SMALL_EVENT_BYTES, STEP_EVENT_JSON_START } from './fold-journal.js';
-import type { ApiTokenRow } from './api-token-row.js';
-import type { NotificationRow } from './notification-row.js';
-import type { JournalRow, RunRow } from './run-row.js';
-import type { RunCount } from './types.js';
-import type { WebSessionRow } from './web-session-row.js';
-import { RunStatus } from './types.js';
+import { SMALL_EVENT_BYTES, STEP_EVENT_JSON_START } from '../fold-journal.js';
+import type { ApiTokenRow } from '../api-token-row.js';
+import type { NotificationRow } from '../notification-row.js';
+import type { JournalRow, RunRow } from '../run-row.js';
+import type { RunCount } from '../types.js';
+import type { WebSessionRow } from '../web-session-row.js';
+import { RunStatus } from '../types.js';
 
 /**
  * An event's JSON without the step values a `values: false` read leaves out, cut by SQLite (no

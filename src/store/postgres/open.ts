@@ -5,8 +5,8 @@ import {
   refusedWrite,
   type PostgresLink,
   type PostgresRunStoreOptions,
-} from './postgres-connection.js';
-import { PostgresJournalBuffer } from './postgres-journal-buffer.js';
+} from './connection.js';
+import { PostgresJournalBuffer } from './journal-buffer.js';
 import {
   notificationValues,
   runRowValues,
@@ -15,7 +15,7 @@ import {
   SQL_LOCK_RUN_STATUS,
   SQL_SET_STATUS,
   SQL_SET_STATUS_AND_RESULT,
-} from './postgres-sql.js';
+} from './sql.js';
 import {
   newRunToRow,
   resolveStoreOptions,
@@ -25,9 +25,9 @@ import {
   statusChange,
   type ResolvedStoreOptions,
   type RunRow,
-} from './run-row.js';
-import { newNotificationToRow } from './notification-row.js';
-import type { NewRun, QueueStore, RunRecord, RunResultRecord, RunStatus } from './types.js';
+} from '../run-row.js';
+import { newNotificationToRow } from '../notification-row.js';
+import type { NewRun, QueueStore, RunRecord, RunResultRecord, RunStatus } from '../types.js';
 
 /**
  * What every group of the PostgreSQL store's methods works on: its connections (`link`), the

@@ -2,9 +2,9 @@
  * The PostgreSQL store's statements: every one a named constant, its comment saying which race
  * it closes, with the helpers that turn rows into their parameters.
  */
-import type { NotificationRow } from './notification-row.js';
-import type { RunRow } from './run-row.js';
-import { RunStatus } from './types.js';
+import type { NotificationRow } from '../notification-row.js';
+import type { RunRow } from '../run-row.js';
+import { RunStatus } from '../types.js';
 
 // Any constant key: every opener of a database takes it while migrating, so two processes
 // meeting a new database migrate it once (the second finds the version already current).
@@ -334,3 +334,19 @@ export function runRowValues(row: RunRow): unknown[] {
     row.resumes,
   ];
 }
+
+// The audit log. An append reads the last entry and chains to it: the table is locked (against
+// other appenders only; readers go on) until the transaction ends, so two servers never chain
+// two entries to the same one.
+export const SQL_LOCK_AUDIT = `LOCK TABLE audit_log IN SHARE ROW EXCLUSIVE MODE`;
+export const SQL_LAST_AUDIT = `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`;
+export const SQL_APPEND_AUDIT = `
+  INSERT INTO audit_log (seq, at, action, outcome, actor_json, object_json, detail_json, prev_hash, hash)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+export const SQL_LIST_AUDIT = `
+  SELECT seq, at, action, outcome, actor_json AS "actorJson", object_json AS "objectJson",
+    detail_json AS "detailJson", prev_hash AS "prevHash", hash
+  FROM audit_log
+  WHERE seq > $1 AND ($2::text IS NULL OR action = $2) AND ($3::text IS NULL OR actor_json::jsonb ->> 'name' = $3)
+    AND ($4::text IS NULL OR at >= $4)
+  ORDER BY seq LIMIT $5`;

@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { FlushTimer } from './flush-timer.js';
-import { refusedWrite, unavailable, type PostgresLink } from './postgres-connection.js';
-import { appendValues, SQL_APPEND, SQL_GET_RUN } from './postgres-sql.js';
-import { runNotFound } from './run-row.js';
-import { StoreErrorCode, type StoreError } from './store-error.js';
+import { FlushTimer } from '../flush-timer.js';
+import { refusedWrite, unavailable, type PostgresLink } from './connection.js';
+import { appendValues, SQL_APPEND, SQL_GET_RUN } from './sql.js';
+import { runNotFound } from '../run-row.js';
+import { StoreErrorCode, type StoreError } from '../store-error.js';
 
 export interface PendingEntry {
   runId: string;
