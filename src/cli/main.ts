@@ -12,6 +12,7 @@ import { registerActionsCommand } from './commands/actions.js';
 import { registerApproveCommands } from './commands/approve.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerRerunCommand } from './commands/rerun.js';
 import { registerResumeCommand } from './commands/resume.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerRunsCommand } from './commands/runs.js';
@@ -39,6 +40,7 @@ export function createProgram(io: CliIo): Command {
   registerDaemonCommand(program, io);
   registerDemoCommand(program, io);
   registerResumeCommand(program, io);
+  registerRerunCommand(program, io);
   registerRunCommand(program, io);
   registerRunsCommand(program, io);
   registerSchedulesCommand(program, io);

@@ -24,7 +24,13 @@ import { createScrub, logLines, playbookView, problemView, runView, scheduleView
 import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actions.js';
 import { HttpError } from './app-error.js';
 import { ServerErrorCode } from './error-codes.js';
-import { Door, type Caller } from '../admission/index.js';
+import { Door, rerunRequest, type Caller } from '../admission/index.js';
+
+interface RerunBody {
+  failed?: boolean;
+  secretInputs?: Record<string, string>;
+  ignoreWindow?: { reason: string };
+}
 
 export { HttpError };
 
@@ -58,6 +64,10 @@ const STATUS_OF_REFUSAL: Record<string, number> = {
   NOT_THE_WAITING_GATE: 409,
   NOT_AN_APPROVER: 403,
   RUN_NOT_FOUND: 404,
+  RUN_STILL_RUNNING: 409,
+  NOTHING_FAILED: 409,
+  RETRY_IN_FLIGHT: 409,
+  PLAYBOOK_CHANGED: 409,
 };
 
 const notFound = (what: string): HttpError => new HttpError(404, ServerErrorCode.notFound, `${what} not found`);
@@ -87,6 +97,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   const context: RouteContext = { ...options, scrub, route: routeOf(app) };
   registerRunReads(context);
   registerRunActions(context);
+  registerRerunRoute(context);
   registerCatalogRoutes(app, context);
   await registerUi(app, { ...options, scrub, sessionTtlMs: options.sessionTtlMs ?? 12 * 3600_000 });
   return app;
@@ -252,6 +263,30 @@ function registerRunReads(context: RouteContext): void {
     const run = await findRun(store, (request.params as { runId: string }).runId);
     const lastEventId = (request.headers as Record<string, string | undefined>)['last-event-id'];
     await streamRunEvents(reply, { hub, scrub, metrics }, run.id, lastEventId === undefined ? 0 : Number(lastEventId));
+  });
+}
+
+/** "Run again" and "retry failed" of a run (`fleetbook rerun` through the API, door `api.rerun`). */
+function registerRerunRoute(context: RouteContext): void {
+  const { store, catalog, launcher, metrics, scrub, route } = context;
+  route('rerunRun', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const playbook = await catalog.find(run.playbook);
+    if (!playbook)
+      throw new HttpError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
+    const body = (request.body ?? {}) as RerunBody;
+    const asked = await rerunRequest(store, run, playbook, {
+      failed: body.failed === true,
+      secretInputs: body.secretInputs ?? {},
+      ...(body.ignoreWindow ? { ignoreWindow: body.ignoreWindow } : {}),
+    });
+    const { run: started } = await launcher.start(asked, apiCaller(request, Door.apiRerun));
+    if (!started) throw new Error('a rerun is never queued behind another');
+    metrics.runStarted(playbook.name);
+    return reply
+      .status(202)
+      .header('location', `/api/v1/runs/${started.id}`)
+      .send({ run: scrub(runView(started)) });
   });
 }
 

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerLogin } from './login.js';
 import { registerPlaybookStart } from './playbook-start.js';
 import { registerPlaybooksList } from './playbooks-list.js';
+import { registerRerun } from './rerun.js';
 import { registerRunActions } from './run-actions.js';
 import { registerRunLive } from './run-live.js';
 import { registerRunPage } from './run-page.js';
@@ -44,6 +45,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   registerRunPage(context);
   registerRunLive(context);
   registerRunActions(context);
+  registerRerun(context);
   registerPlaybooksList(context);
   registerPlaybookStart(context);
   registerSchedulesPage(context);

@@ -11,6 +11,7 @@ import { approvalPanel } from './approval-panel.js';
 import { formatDuration, formatTime, json, triggerText } from './format.js';
 import { html, trusted, type Html } from './html.js';
 import { badge, csrfField, page, send, sendNotFound, type Caller } from './layout.js';
+import { rerunRow, rerunsOf } from './rerun.js';
 import { stepTree } from './run-steps.js';
 import { progressByPath, renderTimeline, timelineRows } from './timeline.js';
 import type { UiContext } from './ui-context.js';
@@ -27,6 +28,7 @@ export function registerRunPage(context: UiContext): void {
     if (!run) return sendNotFound(reply, caller, 'No such run');
     const pageNumber = Math.max(0, Number.parseInt((request.query as { page?: string }).page ?? '0', 10) || 0);
     const parts = await runParts(context, run, pageNumber);
+    const reruns = await rerunsOf(store, run);
     const view = scrub(runView(run));
     const body = html`<section
       class="run"
@@ -36,7 +38,7 @@ export function registerRunPage(context: UiContext): void {
     >
       <h1>${run.playbook} <span id="run-status">${badge(run.status)}</span></h1>
       ${runFacts(run, view)} ${run.error ? html`<p class="error" role="alert">${run.error.message}</p>` : ''}
-      ${runForms(run, caller, scrub)} ${runValues(view)}
+      ${runForms(run, caller, scrub)} ${rerunRow(run, caller, reruns)} ${runValues(view)}
       <h2>Timeline</h2>
       <div id="timeline" class="timeline-box" aria-live="off">${parts.timeline}</div>
       <div class="columns">
