@@ -16,6 +16,7 @@ import {
   type TokenRole,
 } from '../store/index.js';
 import { apiRoute } from './api-document.js';
+import { pendingApprovals } from './approvals-inbox.js';
 import type { ServerMetrics } from './metrics.js';
 import { streamRunEvents } from './run-events.js';
 import { roleAllows, verifyApiToken } from './tokens.js';
@@ -215,6 +216,11 @@ function routeOf(app: FastifyInstance): RouteContext['route'] {
 function registerRunReads(context: RouteContext): void {
   const { store, hub, metrics, scrub, route } = context;
   route('health', async () => ({ status: 'ok' }));
+
+  route('listApprovals', async (request) => {
+    const caller = request.caller;
+    return { approvals: caller ? scrub(await pendingApprovals(store, caller)) : [] };
+  });
 
   route('listRuns', async (request) => {
     const query = request.query as {

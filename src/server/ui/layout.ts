@@ -13,6 +13,8 @@ import { statusText } from './timeline.js';
 export interface Caller {
   token: ApiToken;
   session: Session;
+  /** How many gates wait for a decision this caller may give (the navigation's count). */
+  pendingApprovals?: number;
 }
 
 /** The hidden field carrying the session's CSRF token, which every state-changing form sends. */
@@ -30,7 +32,10 @@ export function page(
 ): Html {
   const nav = caller
     ? html`<nav aria-label="Main">
-        <a href="/runs">Runs</a><a href="/playbooks">Playbooks</a><a href="/schedules">Schedules</a>
+        <a href="/runs">Runs</a><a href="/playbooks">Playbooks</a><a href="/schedules">Schedules</a
+        ><a href="/approvals" id="nav-approvals"
+          >Approvals${caller.pendingApprovals ? html` <span class="count">${String(caller.pendingApprovals)}</span>` : ''}</a
+        >
         <span class="who">${caller.token.name} · ${caller.token.role}</span>
         <form method="post" action="/logout" class="inline">
           ${csrfField(caller)}

@@ -9,6 +9,7 @@
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyInstance } from 'fastify';
+import { registerApprovalsPage } from './approvals-page.js';
 import { registerLogin } from './login.js';
 import { registerPlaybookStart } from './playbook-start.js';
 import { registerPlaybooksList } from './playbooks-list.js';
@@ -46,6 +47,7 @@ export async function registerUi(app: FastifyInstance, options: UiOptions): Prom
   registerRunLive(context);
   registerRunActions(context);
   registerRerun(context);
+  registerApprovalsPage(context);
   registerPlaybooksList(context);
   registerPlaybookStart(context);
   registerSchedulesPage(context);
