@@ -14,6 +14,7 @@ import { formatTime } from './format.js';
 import { html, type Html } from './html.js';
 import { csrfField, page, send, sendNotFound, type Caller } from './layout.js';
 import { triggerForm } from './schedule-forms.js';
+import { playbookSource, stepOutline } from './playbook-source.js';
 import { inputField } from './start-form.js';
 import type { UiContext } from './ui-context.js';
 
@@ -106,6 +107,16 @@ async function playbookPage(
       <section>
         <h2>Schedules</h2>
         ${scheduleList(schedules, caller)}
+      </section>
+    </div>
+    <div class="columns">
+      <section>
+        <h2>Steps</h2>
+        ${stepOutline(playbook.steps)}
+      </section>
+      <section>
+        <h2>Source</h2>
+        ${await playbookSource(playbook, context.scrub)}
       </section>
     </div>`;
   return send(reply, page(caller, view.name, body), message ? 400 : 200);
