@@ -27,6 +27,8 @@ export interface AdmittedTrigger {
   scheduleId?: string;
   by?: string;
   ignoredWindow?: string;
+  rerunOf?: string;
+  retriedFailed?: boolean;
 }
 
 /** What a run admitted goes on with. */
@@ -106,8 +108,10 @@ export function closedWindow(request: RunRequest, nowMs: number): WindowRefusal 
 
 /** How the caller's door asks to ignore a window, for the refusal's last words. */
 function ignoreHint(door: Door): string {
-  if (door === Door.apiStart || door === Door.apiTrigger) return 'with ignoreWindow: { reason } (admin role)';
-  if (door === Door.uiStart || door === Door.uiTrigger) return 'through the API with ignoreWindow (admin role)';
+  if (door === Door.apiStart || door === Door.apiTrigger || door === Door.apiRerun)
+    return 'with ignoreWindow: { reason } (admin role)';
+  if (door === Door.uiStart || door === Door.uiTrigger || door === Door.uiRerun)
+    return 'through the API with ignoreWindow (admin role)';
   return 'with --ignore-window';
 }
 
@@ -138,6 +142,8 @@ function recordedTrigger(request: RunRequest, caller: Caller, closed: WindowRefu
     ...(schedule ? { scheduleId: schedule.key } : {}),
     ...(request.trigger.kind === 'schedule' ? {} : { by: caller.name }),
     ...(ignored ? { ignoredWindow: ignored } : {}),
+    ...(request.rerun ? { rerunOf: request.rerun.of } : {}),
+    ...(request.rerun?.retry ? { retriedFailed: true } : {}),
   };
 }
 

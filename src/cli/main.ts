@@ -12,6 +12,7 @@ import { registerActionsCommand } from './commands/actions.js';
 import { registerApproveCommands } from './commands/approve.js';
 import { registerDaemonCommand } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerRerunCommand } from './commands/rerun.js';
 import { registerResumeCommand } from './commands/resume.js';
 import { registerApplyCommand } from './commands/apply.js';
 import { registerPlanCommand } from './commands/plan.js';
@@ -42,6 +43,7 @@ export function createProgram(io: CliIo): Command {
   registerDaemonCommand(program, io);
   registerDemoCommand(program, io);
   registerResumeCommand(program, io);
+  registerRerunCommand(program, io);
   registerRunCommand(program, io);
   registerPlanCommand(program, io);
   registerApplyCommand(program, io);

@@ -19,5 +19,8 @@ export const EngineErrorCode = {
   notAnApprover: 'NOT_AN_APPROVER',
   invalidApprovalInputs: 'INVALID_APPROVAL_INPUTS',
   approvalTimedOut: 'APPROVAL_TIMED_OUT',
+  runStillRunning: 'RUN_STILL_RUNNING',
+  nothingFailed: 'NOTHING_FAILED',
+  retryInFlight: 'RETRY_IN_FLIGHT',
 } as const;
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

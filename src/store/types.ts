@@ -203,6 +203,10 @@ export interface NewRun {
     scheduleId?: string;
     by?: string;
     ignoredWindow?: string;
+    /** Started by "run again" or "retry failed" (`fleetbook rerun`) of this run. */
+    rerunOf?: string;
+    /** With `rerunOf`: what succeeded in that run was replayed from its journal, the rest ran. */
+    retriedFailed?: boolean;
   };
   startedAt: string;
 }

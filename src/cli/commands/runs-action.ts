@@ -237,6 +237,10 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], log: readonly Logg
   );
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
+  if (run.trigger.rerunOf !== undefined)
+    io.stdout.write(
+      `${run.trigger.retriedFailed ? 'retries what failed in' : 'runs again'} run ${run.trigger.rerunOf}${run.trigger.by === undefined ? '' : ` (by ${run.trigger.by})`}\n`,
+    );
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
   if (run.wait)
     io.stdout.write(

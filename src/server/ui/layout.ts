@@ -16,6 +16,8 @@ export interface Caller {
   /** The session's token, or the single sign-on's user as one (with every role their groups give, `grants`). */
   token: ApiToken & { grants?: Grant[] };
   session: Session;
+  /** How many gates wait for a decision this caller may give (the navigation's count). */
+  pendingApprovals?: number;
 }
 
 /** Whether the caller may act (start, cancel, resume, approve) on runs of `playbook`. */
@@ -49,7 +51,10 @@ export function page(
 ): Html {
   const nav = caller
     ? html`<nav aria-label="Main">
-        <a href="/runs">Runs</a><a href="/playbooks">Playbooks</a><a href="/schedules">Schedules</a>
+        <a href="/runs">Runs</a><a href="/playbooks">Playbooks</a><a href="/schedules">Schedules</a
+        ><a href="/approvals" id="nav-approvals"
+          >Approvals${caller.pendingApprovals ? html` <span class="count">${String(caller.pendingApprovals)}</span>` : ''}</a
+        >
         <span class="who">${caller.token.name} · ${roleText(caller)}</span>
         <form method="post" action="/logout" class="inline">
           ${csrfField(caller)}

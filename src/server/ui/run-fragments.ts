@@ -14,6 +14,7 @@ import { formatDuration, formatTime, triggerText } from './format.js';
 import { html, trusted, type Html } from './html.js';
 import { gridLinks } from './fleet-grid.js';
 import { badge, csrfField, operatesOn, type Caller } from './layout.js';
+import { rerunRow } from './rerun.js';
 import { runFilesSection } from './run-files-page.js';
 import { runPageState, type DecisionView } from './run-state.js';
 import { stepTree } from './run-steps.js';
@@ -47,6 +48,8 @@ export interface RunPageInput {
   nowMs: number;
   /** The files the run wrote to its outputs folder (run-files.ts). */
   files: readonly RunFile[];
+  /** The runs that run this one again (rerun.ts), linked beside its "Run again" and "Retry failed". */
+  reruns: readonly RunRecord[];
 }
 
 export interface RunFragments {
@@ -55,7 +58,8 @@ export interface RunFragments {
   live: boolean;
 }
 
-export function runFragments({ run, journal, caller, scrub, pageNumber, nowMs, files }: RunPageInput): RunFragments {
+export function runFragments(input: RunPageInput): RunFragments {
+  const { run, journal, caller, scrub, pageNumber, nowMs, files, reruns } = input;
   const state = runPageState(run, journal, LOG_LINES_SHOWN);
   const view = scrub(runView(run));
   const rows = timelineRows(state.tree, progressByPath(journal), state.waits);
@@ -64,7 +68,7 @@ export function runFragments({ run, journal, caller, scrub, pageNumber, nowMs, f
       'run-status': badge(run.status),
       'run-summary': html`${runFacts(run, view, scrub(state.decisions))}
       ${run.error ? html`<p class="error" role="alert">${run.error.message}</p>` : ''}`,
-      'run-forms': runForms(run, caller, scrub),
+      'run-forms': html`${runForms(run, caller, scrub)} ${rerunRow(run, caller, reruns)}`,
       'run-values': runValues(view),
       'run-files': html`${runFilesSection(run.id, files)} ${gridLinks(run, state.records)}`,
       // The SVG's texts are escaped where renderTimeline writes them.

@@ -14,6 +14,7 @@ import { streamRunEvents } from '../run-events.js';
 import { runFragments } from './run-fragments.js';
 import { pageNumberOf } from './run-page.js';
 import { listRunFiles } from '../run-files.js';
+import { rerunsOf } from './rerun.js';
 import type { UiContext } from './ui-context.js';
 
 export function registerRunLive(context: UiContext): void {
@@ -32,6 +33,7 @@ export function registerRunLive(context: UiContext): void {
       pageNumber: pageNumberOf(request.query),
       nowMs: Date.now(),
       files: await listRunFiles(context.outputsDir, run.id),
+      reruns: await rerunsOf(store, run),
     });
     return reply.header('content-type', 'application/json; charset=utf-8').send({
       status: run.status,

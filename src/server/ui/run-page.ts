@@ -6,6 +6,7 @@
 import { page, send, sendNotFound } from './layout.js';
 import { runFragments, runSection } from './run-fragments.js';
 import { listRunFiles } from '../run-files.js';
+import { rerunsOf } from './rerun.js';
 import type { UiContext } from './ui-context.js';
 
 /** The page of a long loop's items asked for (`?page=`), 0 when absent or not a number. */
@@ -29,6 +30,7 @@ export function registerRunPage(context: UiContext): void {
       pageNumber: pageNumberOf(request.query),
       nowMs: Date.now(),
       files: await listRunFiles(context.outputsDir, run.id),
+      reruns: await rerunsOf(store, run),
     });
     return send(reply, page(caller, `${run.playbook} ${run.status}`, runSection(run, parts), { script: 'run.js' }));
   });

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../logging/index.js';
 import type { ApiToken, RunStore } from '../../store/index.js';
+import { pendingApprovals } from '../approvals-inbox.js';
 import type { JournalHub } from '../journal-hub.js';
 import type { OidcSettings } from '../oidc-config.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -77,7 +78,9 @@ export function createUiContext(app: FastifyInstance, options: UiOptions): UiCon
       await reply.redirect(`/login?next=${encodeURIComponent(request.url)}`);
       return undefined;
     }
-    const caller = { token: found.token, session: found.session };
+    // The navigation's count of the gates this caller may decide (the inbox's own list).
+    const pending = await pendingApprovals(options.store, found.token);
+    const caller = { token: found.token, session: found.session, pendingApprovals: pending.length };
     const held = onSomePlaybook ? highestRole(caller.token) : roleFor(caller.token);
     if (!roleAllows(held, role)) {
       const more = html`<p>This needs the ${role} role; you are ${held}.</p>`;
