@@ -7,7 +7,7 @@
 import { loadPlaybook } from '../src/playbook/index.js';
 import { createFireQueuer } from '../src/scheduler/fire-queuer.js';
 import type { FireRequest } from '../src/scheduler/scheduler.js';
-import { createPostgresRunStore } from '../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../src/store/postgres/index.js';
 import { createQuietLogger, printFigures, rootDir } from './lib/harness.js';
 import { createTestDatabase, startBenchCluster } from './lib/postgres.js';
 

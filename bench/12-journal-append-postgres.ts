@@ -7,7 +7,7 @@
  */
 import { createPlatformClient } from '../src/api/index.js';
 import { runPlaybook } from '../src/engine/index.js';
-import { createPostgresRunStore } from '../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../src/store/postgres/index.js';
 import type { RunStore } from '../src/store/types.js';
 import { createQuietLogger, createTempStore, loadBenchPlaybook, ms, printFigures, quick } from './lib/harness.js';
 import { createTestDatabase, startBenchCluster } from './lib/postgres.js';

@@ -10,7 +10,7 @@ import { resolveInputs, type ResolvedInputs } from '../engine/index.js';
 import { UsageError } from '../errors/index.js';
 import { timeRulesOf, type ScheduleSpec } from '../playbook/index.js';
 import { decideTrigger, fireRefusal, startGateOfRun, windowRefusal, type WindowRefusal } from '../scheduler/index.js';
-import { TokenRole, type RunStore } from '../store/index.js';
+import { AuditAction, TokenRole, type AuditActor, type RunStore } from '../store/index.js';
 import type { StartGate } from '../windows/index.js';
 import { AdmissionErrorCode } from './error-codes.js';
 import { Door, type Caller, type RunRequest } from './run-request.js';
@@ -27,6 +27,8 @@ export interface AdmittedTrigger {
   scheduleId?: string;
   by?: string;
   ignoredWindow?: string;
+  rerunOf?: string;
+  retriedFailed?: boolean;
 }
 
 /** What a run admitted goes on with. */
@@ -106,8 +108,10 @@ export function closedWindow(request: RunRequest, nowMs: number): WindowRefusal 
 
 /** How the caller's door asks to ignore a window, for the refusal's last words. */
 function ignoreHint(door: Door): string {
-  if (door === Door.apiStart || door === Door.apiTrigger) return 'with ignoreWindow: { reason } (admin role)';
-  if (door === Door.uiStart || door === Door.uiTrigger) return 'through the API with ignoreWindow (admin role)';
+  if (door === Door.apiStart || door === Door.apiTrigger || door === Door.apiRerun)
+    return 'with ignoreWindow: { reason } (admin role)';
+  if (door === Door.uiStart || door === Door.uiTrigger || door === Door.uiRerun)
+    return 'through the API with ignoreWindow (admin role)';
   return 'with --ignore-window';
 }
 
@@ -138,6 +142,8 @@ function recordedTrigger(request: RunRequest, caller: Caller, closed: WindowRefu
     ...(schedule ? { scheduleId: schedule.key } : {}),
     ...(request.trigger.kind === 'schedule' ? {} : { by: caller.name }),
     ...(ignored ? { ignoredWindow: ignored } : {}),
+    ...(request.rerun ? { rerunOf: request.rerun.of } : {}),
+    ...(request.rerun?.retry ? { retriedFailed: true } : {}),
   };
 }
 
@@ -147,6 +153,36 @@ function recordedTrigger(request: RunRequest, caller: Caller, closed: WindowRefu
  * previous run, which may cancel it (so nothing is cancelled for a run then refused).
  */
 export async function admit(request: RunRequest, caller: Caller, context: AdmissionContext): Promise<Admission> {
+  // Every door that starts a run comes through here: its start is audited once, here, refusals too.
+  const entry = {
+    actor: auditActorOf(caller),
+    action: AuditAction.runStart,
+    object: { kind: 'playbook', id: request.playbook.name },
+  };
+  const detail = { door: caller.door, trigger: request.trigger.kind, dryRun: request.dryRun, target: request.target };
+  try {
+    const admission = await admitChecked(request, caller, context);
+    await context.store.appendAudit({ ...entry, outcome: 'ok', detail });
+    return admission;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code?.toString() ?? 'ERROR';
+    await context.store.appendAudit({ ...entry, outcome: 'refused', detail: { ...detail, error: code } });
+    throw error;
+  }
+}
+
+/** The audit log's actor of a door's caller: the scheduler, a person at the CLI, or a token of the server. */
+export function auditActorOf(caller: Caller): AuditActor {
+  const kind =
+    caller.door.startsWith('daemon.') || caller.door.startsWith('worker.')
+      ? 'system'
+      : caller.door.startsWith('cli.')
+        ? 'user'
+        : 'token';
+  return { kind, name: caller.name, role: caller.role, ...(caller.address ? { address: caller.address } : {}) };
+}
+
+async function admitChecked(request: RunRequest, caller: Caller, context: AdmissionContext): Promise<Admission> {
   checkRole(request, caller);
   const inputs = resolveInputs(request.playbook.inputs, request.inputs, request.playbook.name);
   checkSecretInputs(request, inputs);

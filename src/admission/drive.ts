@@ -54,6 +54,7 @@ export async function queueAdmitted(
     env: parts.env,
     trigger: admission.trigger,
     ...(runId === undefined ? {} : { runId }),
+    ...(admission.request.rerun?.retry ? { retry: admission.request.rerun.retry } : {}),
     ...runEnvironmentOf(parts),
   });
 }
@@ -98,6 +99,7 @@ export async function driveAdmitted(admission: Admission, parts: RunParts, optio
     ...(request.planGuard ? { planGuard: request.planGuard } : {}),
     trigger: admission.trigger,
     startGate: admission.startGate,
+    ...(request.rerun?.retry ? { retry: request.rerun.retry } : {}),
   });
 }
 

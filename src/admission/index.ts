@@ -16,4 +16,5 @@ export {
   type RunParts,
 } from './drive.js';
 export { AdmissionErrorCode } from './error-codes.js';
+export { rerunRequest, type RerunAsked } from './rerun.js';
 export { createFireDriver, type FireDriverOptions } from './fire.js';

@@ -4,6 +4,7 @@
  * `RunRequest` from what it was given and hands it to `admit`; nothing else decides whether a
  * run may start.
  */
+import type { RetrySource } from '../engine/index.js';
 import type { Playbook, ScheduleSpec } from '../playbook/index.js';
 import type { PlanGuard } from '../steps/index.js';
 import type { TokenRole } from '../store/index.js';
@@ -18,16 +19,19 @@ export const Door = {
   cliRun: 'cli.run',
   cliQueue: 'cli.queue',
   cliTrigger: 'cli.trigger',
+  cliRerun: 'cli.rerun',
   cliResume: 'cli.resume',
   cliDecide: 'cli.approve',
   daemonFire: 'daemon.fire',
   workerClaim: 'worker.claim',
   apiStart: 'api.start',
   apiTrigger: 'api.trigger',
+  apiRerun: 'api.rerun',
   apiResume: 'api.resume',
   apiDecide: 'api.approve',
   uiStart: 'ui.start',
   uiTrigger: 'ui.trigger',
+  uiRerun: 'ui.rerun',
   uiDecide: 'ui.approve',
 } as const;
 export type Door = (typeof Door)[keyof typeof Door];
@@ -39,6 +43,8 @@ export interface Caller {
   door: Door;
   /** The caller's role for one playbook, when it differs by playbook (a token or a role binding limited to some). */
   roleFor?: (playbook: string) => TokenRole;
+  /** The client's address (the server's doors), for the audit log. */
+  address?: string;
 }
 
 /** How the run was asked for, as the run records it. */
@@ -66,4 +72,9 @@ export interface RunRequest {
    * (recorded in the run). Only a caller with the `admin` role may.
    */
   ignoreWindow?: { reason: string };
+  /**
+   * Run again (`rerunRequest`): the run this one repeats, recorded as `trigger.rerunOf`; with
+   * `retry`, what succeeded in it is replayed from its journal and only the rest runs.
+   */
+  rerun?: { of: string; retry?: RetrySource };
 }

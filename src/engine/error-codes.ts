@@ -21,5 +21,8 @@ export const EngineErrorCode = {
   alreadyApproved: 'ALREADY_APPROVED',
   invalidApprovalInputs: 'INVALID_APPROVAL_INPUTS',
   approvalTimedOut: 'APPROVAL_TIMED_OUT',
+  runStillRunning: 'RUN_STILL_RUNNING',
+  nothingFailed: 'NOTHING_FAILED',
+  retryInFlight: 'RETRY_IN_FLIGHT',
 } as const;
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

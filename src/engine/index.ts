@@ -7,6 +7,7 @@ export type { StepSummary } from './step-runner.js';
 export { parseInputText, resolveInputs, type ResolvedInputs } from './inputs.js';
 export { readSpilledInputs } from './large-values.js';
 export { platformStateInFlight } from './resume-plan.js';
+export { retrySourceOf, type RetrySource } from './retry-failed.js';
 export { runEnvironmentOf, type RunEnvironment } from './run-environment.js';
 export { exposedEnvironment } from './scope.js';
 export { EngineErrorCode } from './error-codes.js';

@@ -36,7 +36,7 @@ describe('journal rows', () => {
         status: 'succeeded',
         outputs: { value: 2 },
       },
-      { type: 'item.finished', path: 'loop', index: 0, status: 'succeeded' },
+      { type: 'item.finished', path: 'loop', index: 0, status: 'succeeded', label: '1' },
       {
         type: 'step.finished',
         path: 'loop[1].double',
@@ -45,7 +45,7 @@ describe('journal rows', () => {
         status: 'succeeded',
         outputs: { value: 4 },
       },
-      { type: 'item.finished', path: 'loop', index: 1, status: 'succeeded' },
+      { type: 'item.finished', path: 'loop', index: 1, status: 'succeeded', label: '2' },
     ]);
     // The stored record of each step and item, as `runs show` reads it.
     const records = await run.store.steps(run.result.runId);
@@ -140,7 +140,7 @@ describe('journal rows', () => {
         status: 'succeeded',
         outputs: { value: 6 },
       },
-      { type: 'item.finished', path: 'loop', index: 2, status: 'succeeded' },
+      { type: 'item.finished', path: 'loop', index: 2, status: 'succeeded', label: '3' },
       {
         type: 'step.finished',
         path: 'loop[3].double',
@@ -149,7 +149,7 @@ describe('journal rows', () => {
         status: 'succeeded',
         outputs: { value: 8 },
       },
-      { type: 'item.finished', path: 'loop', index: 3, status: 'succeeded' },
+      { type: 'item.finished', path: 'loop', index: 3, status: 'succeeded', label: '4' },
     ]);
     const records = await store.steps(runId);
     expect(records.filter((record) => record.kind === 'item').map((record) => [record.path, record.status])).toEqual([

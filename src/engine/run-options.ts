@@ -6,6 +6,7 @@ import { type Logger, type SecretRegistry } from '../logging/index.js';
 import { type StartGate } from '../windows/index.js';
 import type { RunStatus, WaitRecord, ErrorRecord, NewNotification, RunStore } from '../store/index.js';
 import { defaultMaxInlineOutputBytes, type SpillOptions } from './large-values.js';
+import type { RetrySource } from './retry-failed.js';
 import { type StepSummary } from './step-runner.js';
 import { createStepRegistry, type Mailer, type PlanGuard, type StepRegistry } from '../steps/index.js';
 import { type Clock } from '../timers/index.js';
@@ -49,7 +50,16 @@ export interface RunOptions {
   /** The environment expressions see: its `FLEETBOOK_VAR_*` variables (see `exposedEnvironment`). The engine reads no variable itself. @default {} */
   env?: Record<string, string | undefined>;
   /** `by`: who started or triggered the run (a gate's `notRequester` refuses them). @default { kind: 'manual' } */
-  trigger?: { kind: 'manual' | 'schedule' | 'trigger'; scheduleId?: string; by?: string; ignoredWindow?: string };
+  trigger?: {
+    kind: 'manual' | 'schedule' | 'trigger';
+    scheduleId?: string;
+    by?: string;
+    ignoredWindow?: string;
+    rerunOf?: string;
+    retriedFailed?: boolean;
+  };
+  /** Retry what failed in another run: what its journal says succeeded is replayed, not run (`retrySourceOf`). */
+  retry?: RetrySource;
   /**
    * Folder for step outputs too large for the journal (`<dir>/<runId>/<path>.json`, the journal
    * keeping a reference). The CLI passes `FLEETBOOK_HOME/outputs`. @default `fleetbook-outputs` in the OS temp folder
@@ -116,7 +126,7 @@ export interface RunEndingReport {
 }
 
 /** What `resumeRun` takes: the run's own inputs come from the store. */
-export interface ResumeOptions extends Omit<RunOptions, 'inputs' | 'dryRun' | 'runId' | 'trigger'> {
+export interface ResumeOptions extends Omit<RunOptions, 'inputs' | 'dryRun' | 'runId' | 'trigger' | 'retry'> {
   runId: string;
   /** Values of the run's secret inputs (never stored): from the environment or a prompt. */
   secretInputs?: Record<string, unknown>;

@@ -18,12 +18,14 @@ import {
   type ErrorRecord,
   type RunQueue,
   type RunRecord,
+  type RunStore,
 } from '../store/index.js';
 import { resolveInputs } from './inputs.js';
 import { bindInputSettings } from './input-settings.js';
 import { mayCarryLargeValue, spillLargeEventValues, spillLargeInputs, type SpillOptions } from './large-values.js';
 import { DEFAULT_RECONCILE_SETTLE_MS } from './reconciliation.js';
-import { type ResumePlan } from './resume-plan.js';
+import { createResumePlan, type ResumePlan } from './resume-plan.js';
+import type { RetrySource } from './retry-failed.js';
 import { exposedEnvironment, Scope } from './scope.js';
 import { createTaintTracker } from './taint.js';
 import { createRunWaits, type RunWaitsState } from './run-waits.js';
@@ -73,6 +75,7 @@ export async function runPlaybook(loaded: Playbook, options: RunOptions): Promis
       trigger: options.trigger ?? { kind: 'manual' },
       startedAt,
     });
+    const replay = await copyRetried(store, runId, options.retry);
     return await execute(playbook, options, {
       runId,
       dryRun,
@@ -88,6 +91,7 @@ export async function runPlaybook(loaded: Playbook, options: RunOptions): Promis
       retentionMs,
       trigger: options.trigger ?? { kind: 'manual' },
       occurrence: 'r0',
+      ...(replay ? { resume: replay } : {}),
     });
   } finally {
     await lease.release();
@@ -104,8 +108,8 @@ export async function enqueuePlaybookRun(
   playbook: Playbook,
   options: Pick<
     RunOptions,
-    'inputs' | 'dryRun' | 'runId' | 'trigger' | 'env' | 'outputsDir' | 'maxInlineOutputBytes'
-  > & { store: RunQueue },
+    'inputs' | 'dryRun' | 'runId' | 'trigger' | 'env' | 'outputsDir' | 'maxInlineOutputBytes' | 'retry'
+  > & { store: RunQueue & Pick<RunStore, 'append'> },
 ): Promise<RunRecord> {
   const resolved = resolveInputs(playbook.inputs, options.inputs ?? {}, playbook.name);
   // Checked now, as a run started here would be; the worker binds them again when it runs it.
@@ -114,7 +118,7 @@ export async function enqueuePlaybookRun(
   const storedInputs = Object.fromEntries(
     Object.entries(resolved.values).filter(([name]) => !resolved.secretNames.includes(name)),
   );
-  return options.store.enqueueRun({
+  const run = await options.store.enqueueRun({
     id: runId,
     playbook: playbook.name,
     playbookSource: playbook.source,
@@ -126,6 +130,28 @@ export async function enqueuePlaybookRun(
     trigger: options.trigger ?? { kind: 'manual' },
     startedAt: new Date().toISOString(),
   });
+  // The worker that claims it goes on from its journal as a resume does: the copy is its replay.
+  await copyRetried(options.store, runId, options.retry);
+  return run;
+}
+
+/**
+ * Retrying what failed in another run: the old journal's entries of what is replayed start the
+ * new run's journal, and the plan made of them replays it (nothing of it is sent again).
+ */
+async function copyRetried(
+  store: Pick<RunStore, 'append'>,
+  runId: string,
+  retry: RetrySource | undefined,
+): Promise<ResumePlan | undefined> {
+  if (!retry) return undefined;
+  const { events } = retry;
+  // Buffered, committed together by the last one: a fleet's copy is one transaction, not thousands.
+  for (const [index, event] of events.entries())
+    await store.append(runId, event, index === events.length - 1 ? {} : { buffered: true });
+  return createResumePlan(
+    events.map((event, index) => ({ runId, seq: index + 1, at: new Date(0).toISOString(), event })),
+  );
 }
 
 /** The gate the run's loops ask: the one given, none (`null`), or the playbook's own windows and freezes. */
@@ -206,7 +232,13 @@ async function executeSteps(
   // Every step in flight (loop items, waits, timeouts) listens to the run's signal: dozens at once are normal.
   setMaxListeners(0, signal);
   const logger = options.logger.child({ runId, playbook: playbook.name });
-  if (facts.resume)
+  const retried = 'retry' in options ? options.retry?.runId : undefined;
+  if (retried && facts.resume)
+    logger.info(
+      { dryRun, rerunOf: retried, replayedSteps: facts.resume.records.size },
+      `run ${runId} of ${playbook.name} started: what failed in run ${retried} runs again, what succeeded is replayed`,
+    );
+  else if (facts.resume)
     logger.info({ dryRun, journaledSteps: facts.resume.records.size }, `run ${runId} of ${playbook.name} resumed`);
   else
     logger.info(

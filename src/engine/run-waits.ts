@@ -9,9 +9,11 @@ import { FleetbookError, UsageError } from '../errors/index.js';
 import { inputSpecs } from '../playbook/index.js';
 import type { RunWaits, WaitRequest } from '../steps/index.js';
 import {
+  AuditAction,
   isQueueStore,
   RunStatus,
   type ApprovalDecision,
+  type AuditActor,
   type JournalEntry,
   type JournalEvent,
   type RunRecord,
@@ -97,6 +99,8 @@ export interface ApprovalRequest {
   by: string;
   /** The decider's groups (a signed-in user's, from the provider); none for a token or the CLI, who are approvers by name only. */
   groups?: readonly string[];
+  /** Who decides, for the audit log (role, token, address); `{ kind: 'user', name: by }` when absent. */
+  actor?: AuditActor;
   comment?: string;
   /** The gate's step id or path (`--step`); the waiting gate when absent. */
   step?: string;
@@ -232,7 +236,30 @@ export async function recordApproval(
   request: ApprovalRequest,
   now: () => number,
 ): Promise<ApprovalRecorded> {
-  // A decision made on a count another approval changed meanwhile is checked again on the new one.
+  // Every door's decision comes here (the CLI's approve, the API, the UI): audited once, here.
+  const entry = {
+    actor: request.actor ?? { kind: 'user' as const, name: request.by },
+    action: request.decision === 'approved' ? AuditAction.runApprove : AuditAction.runDeny,
+    object: { kind: 'run', id: request.runId },
+    ...(request.comment === undefined ? {} : { detail: { comment: request.comment } }),
+  };
+  try {
+    const recorded = await decideWait(store, request, now);
+    await store.appendAudit({ ...entry, outcome: recorded.refused ? 'refused' : 'ok' });
+    return recorded;
+  } catch (error) {
+    await store.appendAudit({ ...entry, outcome: 'refused', detail: { ...entry.detail, error: errorCodeOf(error) } });
+    throw error;
+  }
+}
+
+/** The code of a refusal, for the audit log. */
+function errorCodeOf(error: unknown): string {
+  return (error as { code?: unknown }).code?.toString() ?? 'ERROR';
+}
+
+/** A decision made on a count another approval changed meanwhile is checked again on the new one. */
+async function decideWait(store: RunStore, request: ApprovalRequest, now: () => number): Promise<ApprovalRecorded> {
   for (let attempt = 1; ; attempt += 1) {
     const recorded = await recordOnce(store, request, now);
     if (recorded !== 'changed') return recorded;

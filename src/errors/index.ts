@@ -61,3 +61,4 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 export { closestMatches, didYouMean } from './did-you-mean.js';
+export { shownName, withShownNames, SHOWN_NAME_LENGTH, LONGEST_SHOWN_WHOLE } from './shown-text.js';

@@ -10,6 +10,7 @@ import {
 import { directEvaluator, NEEDS_JSONATA, type DirectEvaluator } from './direct-evaluation.js';
 import { isTableValue, registerExtraFunctions, tableText } from './functions.js';
 import { plainPathAst } from './plain-path.js';
+import { parseDetached } from './detached-ast.js';
 import { normaliseValue, UnsafeValueError } from './normalise.js';
 import { findReferences } from './references.js';
 import { taintTrackerOf } from './taint.js';
@@ -163,13 +164,13 @@ function compileExpression(
     );
     return undefined;
   }
-  // A plain path needs no parse by JSONata, which always succeeds on one: its JSONata expression
-  // is made if an evaluation needs it (an array on the path).
+  // A plain path needs no parse by JSONata, which always succeeds on one. Any expression's
+  // JSONata expression is made when an evaluation first needs it: validate never does, and the
+  // parse kept here is a copy that holds nothing of JSONata's parser (see detachedAst).
   const pathAst = plainPathAst(segment.text);
   try {
-    const parsed = pathAst === undefined ? jsonataExpression(segment.text) : undefined;
-    const ast = pathAst ?? (parsed as jsonata.Expression).ast();
-    let expression = parsed;
+    const ast = pathAst ?? parseDetached(segment.text);
+    let expression: jsonata.Expression | undefined;
     const direct = directEvaluator(ast);
     return {
       text: segment.text,

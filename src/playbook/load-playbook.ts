@@ -4,7 +4,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import { didYouMean } from '../errors/index.js';
+import { didYouMean, withShownNames } from '../errors/index.js';
 import { fileURLToPath } from 'node:url';
 import { loadPlatformDescription, type PlatformDescription } from '../openapi/index.js';
 import { createStepRegistry, type StepRegistry } from '../steps/index.js';
@@ -242,7 +242,12 @@ function load(file: string, options: Required<LoadPlaybookOptions>, stack: reado
   const { text, problem } = readPlaybookText(file, options.maxBytes);
   if (text === undefined) return { problems: problem ? [problem] : [] };
   const result = check(file, text, options, stack);
-  return { ...result, problems: result.problems.map((one) => withRange(one, file, text)) };
+  // Every problem's message passes here: a name pasted by mistake (650 KB) is shown by its start and size.
+  const shown = (one: Problem): Problem => {
+    const message = withShownNames(one.message);
+    return message === one.message ? one : { ...one, message };
+  };
+  return { ...result, problems: result.problems.map((one) => shown(withRange(one, file, text))) };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   duration,
   expressionString,
   inputDeclaration,
+  inputNames,
   stepList,
   type JsonSchema,
 } from '../steps/index.js';
@@ -196,7 +197,12 @@ export function createPlaybookSchema(registry: StepRegistry, description: Platfo
         description: 'The playbook name (runs and schedules are keyed by it).',
       },
       description: { type: 'string' },
-      inputs: { type: 'object', additionalProperties: inputDeclaration, description: 'Inputs by name.' },
+      inputs: {
+        type: 'object',
+        propertyNames: inputNames,
+        additionalProperties: inputDeclaration,
+        description: 'Inputs by name.',
+      },
       outputs: { ...anyTemplate, description: 'What the run returns, computed after the last step.' },
       defaults: {
         type: 'object',

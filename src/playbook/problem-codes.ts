@@ -16,6 +16,7 @@ export const ProblemCode = {
   missingField: 'MISSING_FIELD',
   unknownField: 'UNKNOWN_FIELD',
   inputWithoutType: 'INPUT_WITHOUT_TYPE',
+  invalidInputName: 'INVALID_INPUT_NAME',
   invalidInputSchema: 'INVALID_INPUT_SCHEMA',
   invalidDuration: 'INVALID_DURATION',
   unknownStepKind: 'UNKNOWN_STEP_KIND',

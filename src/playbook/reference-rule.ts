@@ -89,11 +89,11 @@ class RanSteps {
 function finishedWithin(registry: StepRegistry, step: Step, into: RanSteps, withHandlers = true): void {
   into.add(step.id);
   const children = registry.childStepsOf(step);
-  const within = [
-    ...(children.scope === 'shared' ? children.sequences.flat() : []),
-    ...(withHandlers ? [...children.rescue, ...children.always] : []),
-  ];
-  for (const child of within) finishedWithin(registry, child, into);
+  if (children.scope === 'shared')
+    for (const sequence of children.sequences) for (const child of sequence) finishedWithin(registry, child, into);
+  if (!withHandlers) return;
+  for (const child of children.rescue) finishedWithin(registry, child, into);
+  for (const child of children.always) finishedWithin(registry, child, into);
 }
 
 /** What an expression at some place may read besides the context names. */
@@ -296,13 +296,24 @@ class ReferenceChecker {
     }
   }
 
+  /** The fields of a kind's steps that read the step itself, by kind: asked once per kind, not per step. */
+  private readonly readsItselfByKind = new Map<string, ReadonlySet<string>>();
+
+  private readsItself(kind: string): ReadonlySet<string> {
+    let fields = this.readsItselfByKind.get(kind);
+    if (fields === undefined)
+      this.readsItselfByKind.set(kind, (fields = new Set(this.registry.get(kind).readsItself ?? [])));
+    return fields;
+  }
+
   private walk(steps: Step[], outer: Scope): void {
+    if (steps.length === 0) return;
     const { registry } = this;
     const visible = new RanSteps(outer.visible);
+    const scope: Scope = { visible, loops: outer.loops };
     for (const step of steps) {
       this.checkInputSettings(step);
-      const scope: Scope = { visible, loops: outer.loops };
-      const readsItself = new Set(registry.get(step.kind).readsItself ?? []);
+      const readsItself = this.readsItself(step.kind);
       for (const template of templatesOf(step, readsItself)) this.check(template, scope);
       for (const field of readsItself) this.check(step[field as keyof Step] as Template | undefined, scope, step.id);
       const children = registry.childStepsOf(step);
@@ -313,10 +324,12 @@ class ReferenceChecker {
       } else {
         for (const sequence of children.sequences) this.walk(sequence, scope);
       }
-      const afterStep = new RanSteps(visible);
-      finishedWithin(registry, step, afterStep, false);
-      this.walk(children.rescue, { visible: afterStep, loops: outer.loops });
-      this.walk(children.always, { visible: afterStep, loops: outer.loops });
+      if (children.rescue.length > 0 || children.always.length > 0) {
+        const afterStep = new RanSteps(visible);
+        finishedWithin(registry, step, afterStep, false);
+        this.walk(children.rescue, { visible: afterStep, loops: outer.loops });
+        this.walk(children.always, { visible: afterStep, loops: outer.loops });
+      }
       finishedWithin(registry, step, visible);
     }
   }

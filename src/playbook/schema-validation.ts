@@ -12,7 +12,7 @@ import { splitPointer } from './source-document.js';
 
 /** A schema finding, before it is located in the file. */
 export interface SchemaFinding {
-  code: 'SCHEMA' | 'UNKNOWN_FIELD' | 'MISSING_FIELD' | 'INVALID_DURATION' | 'INPUT_WITHOUT_TYPE';
+  code: 'SCHEMA' | 'UNKNOWN_FIELD' | 'MISSING_FIELD' | 'INVALID_DURATION' | 'INPUT_WITHOUT_TYPE' | 'INVALID_INPUT_NAME';
   message: string;
   pointer: string;
   /** Point at the key (unknown fields) rather than the value. */
@@ -265,9 +265,20 @@ function enumFinding(view: ErrorView): SchemaFinding {
   return atValue(view, `${view.where} must be ${expected}, not ${view.given}.${guess}`.replace(/\.$/, ''));
 }
 
-/** A duration's pattern gets its own code and example; any other pattern ajv's message. */
+/** An input's name that is no identifier, located at the name. */
+function inputNameFinding(error: ErrorObject, name: string): SchemaFinding {
+  return {
+    code: 'INVALID_INPUT_NAME',
+    message: `input name '${name}' is not an identifier: use letters, digits and _, not starting with a digit (expressions name it as inputs.<name>)`,
+    pointer: `${error.instancePath}/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`,
+    atKey: true,
+  };
+}
+
+/** A duration's pattern gets its own code and example; an input name its own; any other pattern ajv's message. */
 function patternFinding(view: ErrorView): SchemaFinding {
   const { error, where } = view;
+  if (error.propertyName !== undefined) return inputNameFinding(error, error.propertyName);
   if (view.params.pattern !== DURATION_PATTERN_SOURCE)
     return atValue(view, `${where} ${error.message ?? 'does not match its pattern'}`);
   if (view.refusesExpression)
@@ -287,7 +298,10 @@ function patternFinding(view: ErrorView): SchemaFinding {
  */
 function findingsOf(raw: readonly ErrorObject[], hideValues: boolean): SchemaFinding[] {
   const takesExpression = new Set(raw.filter(isExpressionBranch).map((error) => error.instancePath));
-  let errors = raw.filter((error) => error.keyword !== 'if' && !isExpressionBranch(error));
+  // ajv follows a bad key's own error with a generic `propertyNames` one: the first says it all.
+  let errors = raw.filter(
+    (error) => error.keyword !== 'if' && error.keyword !== 'propertyNames' && !isExpressionBranch(error),
+  );
   for (const error of errors) {
     for (const prefix of alternativesOf(error).unfit)
       errors = errors.filter((other) => !isWithin(other, error, prefix));

@@ -12,6 +12,7 @@ export {
   type SchedulerOptions,
 } from './scheduler.js';
 export { readScheduleState, writeScheduleState, type ScheduleState, type ScheduleRunResult } from './schedule-state.js';
+export { localTime, scheduleOverview, type FireTime, type ScheduleOverview } from './schedule-overview.js';
 export { runPlaybookWithLock, resumeRunWithLock, renderLockKey, type LockOptions } from './run-with-lock.js';
 export { startDaemon, SCHEDULER_LEASE_KEY, type Daemon, type DaemonOptions } from './daemon.js';
 export {

@@ -10,12 +10,14 @@ import type { Logger, SecretRegistry } from '../logging/index.js';
 import {
   buildStepTree,
   type ApiToken,
+  type AuditActor,
   type RunRecord,
   type RunStatus,
   type RunStore,
   type TokenRole,
 } from '../store/index.js';
 import { apiRoute } from './api-document.js';
+import { pendingApprovals } from './approvals-inbox.js';
 import type { ServerMetrics } from './metrics.js';
 import { streamRunEvents } from './run-events.js';
 import { highestRole, playbookRoleRefusal, roleAllows, roleFor, verifyApiToken } from './tokens.js';
@@ -25,7 +27,13 @@ import { pauseSchedule, resumeSchedule, triggerSchedule } from './schedule-actio
 import { HttpError } from './app-error.js';
 import { findRunFile, sendRunFile } from './run-files.js';
 import { ServerErrorCode } from './error-codes.js';
-import { Door, type Caller } from '../admission/index.js';
+import { Door, rerunRequest, type Caller } from '../admission/index.js';
+
+interface RerunBody {
+  failed?: boolean;
+  secretInputs?: Record<string, string>;
+  ignoreWindow?: { reason: string };
+}
 
 export { HttpError };
 
@@ -63,6 +71,10 @@ const STATUS_OF_REFUSAL: Record<string, number> = {
   APPROVER_IS_REQUESTER: 403,
   ALREADY_APPROVED: 409,
   RUN_NOT_FOUND: 404,
+  RUN_STILL_RUNNING: 409,
+  NOTHING_FAILED: 409,
+  RETRY_IN_FLIGHT: 409,
+  PLAYBOOK_CHANGED: 409,
 };
 
 /** The operations acting on a run of one playbook: the role they need is checked for that playbook. */
@@ -102,6 +114,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   registerRunReads(context);
   registerRunActions(context);
   registerDecisions(context);
+  registerRerunRoute(context);
   registerCatalogRoutes(app, context);
   registerRunFiles(app, context);
   await registerUi(app, { ...options, scrub, sessionTtlMs: options.sessionTtlMs ?? 12 * 3600_000 });
@@ -123,9 +136,19 @@ const apiCaller = (request: FastifyRequest, door: Door): Caller => {
     name: callerName(request),
     role: principal ? roleFor(principal) : 'viewer',
     door,
+    address: request.ip,
     ...(principal ? { roleFor: (playbook: string) => roleFor(principal, playbook) } : {}),
   };
 };
+
+/** The audit log's actor of an API request: its token, role and address. */
+const apiActor = (request: FastifyRequest): AuditActor => ({
+  kind: 'token',
+  name: callerName(request),
+  role: request.caller?.role ?? 'viewer',
+  ...(request.caller ? { tokenId: request.caller.id } : {}),
+  address: request.ip,
+});
 
 /** Every error as the API's answer: `{ error: { code, message, field? } }` with its status; a stack trace only in the log. */
 function answerErrors(app: FastifyInstance, logger: Logger, scrub: Scrub): void {
@@ -229,6 +252,11 @@ function registerRunReads(context: RouteContext): void {
   const { store, hub, metrics, scrub, route } = context;
   route('health', async () => ({ status: 'ok' }));
 
+  route('listApprovals', async (request) => {
+    const caller = request.caller;
+    return { approvals: caller ? scrub(await pendingApprovals(store, caller)) : [] };
+  });
+
   route('listRuns', async (request) => {
     const query = request.query as {
       status?: RunStatus;
@@ -276,6 +304,30 @@ function registerRunReads(context: RouteContext): void {
     const run = await findRun(store, (request.params as { runId: string }).runId);
     const lastEventId = (request.headers as Record<string, string | undefined>)['last-event-id'];
     await streamRunEvents(reply, { hub, scrub, metrics }, run.id, lastEventId === undefined ? 0 : Number(lastEventId));
+  });
+}
+
+/** "Run again" and "retry failed" of a run (`fleetbook rerun` through the API, door `api.rerun`). */
+function registerRerunRoute(context: RouteContext): void {
+  const { store, catalog, launcher, metrics, scrub, route } = context;
+  route('rerunRun', async (request, reply) => {
+    const run = await findRun(store, (request.params as { runId: string }).runId);
+    const playbook = await catalog.find(run.playbook);
+    if (!playbook)
+      throw new HttpError(409, ServerErrorCode.playbookGone, `the playbook ${run.playbook} is no longer in the folder`);
+    const body = (request.body ?? {}) as RerunBody;
+    const asked = await rerunRequest(store, run, playbook, {
+      failed: body.failed === true,
+      secretInputs: body.secretInputs ?? {},
+      ...(body.ignoreWindow ? { ignoreWindow: body.ignoreWindow } : {}),
+    });
+    const { run: started } = await launcher.start(asked, apiCaller(request, Door.apiRerun));
+    if (!started) throw new Error('a rerun is never queued behind another');
+    metrics.runStarted(playbook.name);
+    return reply
+      .status(202)
+      .header('location', `/api/v1/runs/${started.id}`)
+      .send({ run: scrub(runView(started)) });
   });
 }
 
@@ -356,9 +408,9 @@ function registerRunActions(context: RouteContext): void {
   });
 }
 
-/** Approving and denying the gate a run waits at. */
+/** Approve and deny: the decision path (`recordApproval`) audits them, for every door. */
 function registerDecisions(context: RouteContext): void {
-  const { store, catalog, launcher, scrub, route } = context;
+  const { store, launcher, catalog, scrub, route } = context;
   for (const [operationId, decision] of [
     ['approveRun', 'approved'],
     ['denyRun', 'denied'],
@@ -371,6 +423,7 @@ function registerDecisions(context: RouteContext): void {
         runId: run.id,
         decision,
         by: callerName(request),
+        actor: apiActor(request),
         ...(body.comment === undefined ? {} : { comment: body.comment }),
         ...(body.step === undefined ? {} : { step: body.step }),
         ...(body.inputs === undefined ? {} : { inputs: body.inputs }),

@@ -45,6 +45,8 @@ export interface ServerOptions extends RunEnvironment {
   closeGraceMs?: number;
   /** The time of approval decisions and of the sweep of due waits (the runs keep their own). @default systemClock */
   clock?: Clock;
+  /** The web UI's cookies are `Secure` over plain HTTP too: the server is behind a TLS proxy (`server.secureCookies`). */
+  secureCookies?: boolean;
   /** How often waits whose time came are ended and their runs continued (`wait-sweep.ts`). @default 15_000 */
   waitSweepMs?: number;
   /** The web UI's single sign-on (`server.oidc` of fleetbook.yaml). @default token login only */
@@ -96,6 +98,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     root: dirname(resolve(options.playbooksDir)),
     outputsDir: outputsRootOf(options.outputsDir),
     ...(options.oidc ? { oidc: options.oidc } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.secureCookies ? { secureCookies: true } : {}),
   });
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();

@@ -129,6 +129,11 @@ export async function issueApiToken(
 }
 
 /** The live token `secret` is, or undefined (malformed, unknown, revoked, or a wrong secret). */
+/** The id part of a presented token (`fbk_<id>_...`), or undefined when it has not the token's shape. */
+export function tokenIdOf(secret: string): string | undefined {
+  return /^fbk_([0-9a-f]{12})_/.exec(secret)?.[1];
+}
+
 export async function verifyApiToken(store: RunStore, secret: string): Promise<ApiToken | undefined> {
   const match = TOKEN_PATTERN.exec(secret);
   if (!match?.[1]) return undefined;

@@ -6,6 +6,7 @@
  */
 import { relative } from 'node:path';
 import { withoutSecretKeys, type SecretRegistry } from '../logging/index.js';
+import type { InputSpec } from '../model/index.js';
 import type { Playbook, Problem } from '../playbook/index.js';
 import { createFireTimes, readScheduleState, type ScheduleState } from '../scheduler/index.js';
 import type { JournalEntry, RunRecord, RunStore, StepNode } from '../store/index.js';
@@ -116,6 +117,21 @@ export interface InputView {
   schema: Record<string, unknown>;
 }
 
+/** Declared inputs as a form shows them (a playbook's start form, a gate's form). */
+export function inputViews(specs: Readonly<Record<string, InputSpec>>): InputView[] {
+  return Object.entries(specs).map(([name, spec]) => ({
+    name,
+    type: spec.type,
+    required: spec.required,
+    secret: spec.secret,
+    ...(spec.description === undefined ? {} : { description: spec.description }),
+    // A secret input's default is a secret too.
+    ...(spec.default === undefined || spec.secret ? {} : { default: spec.default }),
+    ...(Array.isArray(spec.schema.enum) ? { enum: spec.schema.enum as unknown[] } : {}),
+    schema: spec.schema,
+  }));
+}
+
 export interface PlaybookView {
   name: string;
   description?: string;
@@ -129,17 +145,7 @@ export function playbookView(playbook: Playbook, root: string): PlaybookView {
     name: playbook.name,
     ...(playbook.description === undefined ? {} : { description: playbook.description }),
     file: relative(root, playbook.source),
-    inputs: Object.entries(playbook.inputs).map(([name, spec]) => ({
-      name,
-      type: spec.type,
-      required: spec.required,
-      secret: spec.secret,
-      ...(spec.description === undefined ? {} : { description: spec.description }),
-      // A secret input's default is a secret too.
-      ...(spec.default === undefined || spec.secret ? {} : { default: spec.default }),
-      ...(Array.isArray(spec.schema.enum) ? { enum: spec.schema.enum as unknown[] } : {}),
-      schema: spec.schema,
-    })),
+    inputs: inputViews(playbook.inputs),
     schedules: playbook.schedules.map((schedule) => schedule.key),
   };
 }

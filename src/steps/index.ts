@@ -26,6 +26,7 @@ export {
   EXPRESSION_PATTERN,
   expressionString,
   inputDeclaration,
+  inputNames,
   orExpression,
   stepList,
   STEP_ID_PATTERN,

@@ -1,6 +1,6 @@
 /** The run store: what Fleetbook remembers across processes (see types.ts for the contract). */
 export * from './types.js';
-export { createMemoryRunStore } from './memory-store.js';
+export { createMemoryRunStore } from './memory/index.js';
 export {
   createJournalFold,
   foldJournal,
@@ -20,8 +20,8 @@ export {
 } from './journal-view.js';
 export { StoreError, StoreErrorCode, isStoreError } from './store-error.js';
 export { defaultMaxPayloadBytes } from './payload.js';
-export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite-store.js';
-export { createPostgresRunStore, redactStoreUrl, type PostgresRunStoreOptions } from './postgres-store.js';
+export { createSqliteRunStore, type SqliteRunStoreOptions } from './sqlite/index.js';
+export { createPostgresRunStore, redactStoreUrl, type PostgresRunStoreOptions } from './postgres/index.js';
 export {
   openRunStore,
   withRunStore,
@@ -48,3 +48,12 @@ export {
 } from './lease-owner.js';
 export { pruneRuns } from './prune.js';
 export { notificationKeyOf } from './notification-row.js';
+export {
+  AUDIT_GENESIS,
+  AUDIT_PAGE_MAX,
+  auditHash,
+  auditPages,
+  canonicalJson,
+  verifyAuditChain,
+  type AuditBreak,
+} from './audit-row.js';

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createPostgresRunStore, redactStoreUrl } from './postgres-store.js';
-import { createSqliteRunStore } from './sqlite-store.js';
+import { createPostgresRunStore, redactStoreUrl } from './postgres/index.js';
+import { createSqliteRunStore } from './sqlite/index.js';
 import { StoreError, StoreErrorCode } from './store-error.js';
 import type { RunStore, RunStoreOptions } from './types.js';
 

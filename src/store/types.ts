@@ -7,6 +7,11 @@
  * Every method is async so a PostgreSQL store can follow the embedded SQLite one.
  */
 
+import type { AuditFacet } from './audit-types.js';
+
+export type * from './audit-types.js';
+export { AuditAction } from './audit-types.js';
+
 export const RunStatus = {
   /** Waiting in the shared store's queue for a worker to claim it (team mode). */
   queued: 'queued',
@@ -210,6 +215,10 @@ export interface NewRun {
     scheduleId?: string;
     by?: string;
     ignoredWindow?: string;
+    /** Started by "run again" or "retry failed" (`fleetbook rerun`) of this run. */
+    rerunOf?: string;
+    /** With `rerunOf`: what succeeded in that run was replayed from its journal, the rest ran. */
+    retriedFailed?: boolean;
   };
   startedAt: string;
 }
@@ -566,16 +575,9 @@ export interface RunResultRecord {
   notifications?: readonly NewNotification[];
 }
 
-export interface RunStore extends NotificationOutbox {
+/** Runs: created, ended by their driver, waiting, resumed, cancelled, read as readers see them (a running run whose driver died reads `interrupted`), pruned. */
+export interface RunsFacet {
   createRun(run: NewRun): Promise<RunRecord>;
-  /**
-   * Appends to the journal. Unbuffered (the default), it resolves once the entry is durable,
-   * together with every entry buffered before it. A buffered entry is kept in order and
-   * committed later, with the entries around it, by the next unbuffered append, by
-   * `setRunStatus`, `markResumed`, `close`, by any read, when the buffer is full, or by a
-   * short timer: a crash may lose it. For events that precede no effect outside the run.
-   */
-  append(runId: string, event: JournalEvent, options?: AppendOptions): Promise<void>;
   /**
    * Writes the run's status (its driver's end), checking in the same transaction whether a
    * cancellation was asked of the running run (`cancelRun`): if so the run ends `cancelled`
@@ -616,6 +618,20 @@ export interface RunStore extends NotificationOutbox {
   listRuns(filter?: RunFilter): Promise<RunRecord[]>;
   /** How many runs the store holds, by playbook and status (one grouped count, for `/metrics`). */
   countRuns(): Promise<RunCount[]>;
+  /** Deletes runs that ended before `before` (ISO); returns how many. */
+  prune(before: string): Promise<number>;
+}
+
+/** The write-ahead journal of each run, and the views kept of a long one. */
+export interface JournalFacet {
+  /**
+   * Appends to the journal. Unbuffered (the default), it resolves once the entry is durable,
+   * together with every entry buffered before it. A buffered entry is kept in order and
+   * committed later, with the entries around it, by the next unbuffered append, by
+   * `setRunStatus`, `markResumed`, `close`, by any read, when the buffer is full, or by a
+   * short timer: a crash may lose it. For events that precede no effect outside the run.
+   */
+  append(runId: string, event: JournalEvent, options?: AppendOptions): Promise<void>;
   /**
    * The run's journal in order; only the entries after seq `afterSeq` when given (a follower
    * reading what is new), and at most `limit` of them (a page: `journalPages` reads a journal
@@ -637,6 +653,10 @@ export interface RunStore extends NotificationOutbox {
    * A view through an earlier seq than the one kept is ignored.
    */
   saveJournalView(runId: string, view: JournalView): Promise<void>;
+}
+
+/** What processes sharing the store coordinate by: leases, the scheduler's state, rate buckets. */
+export interface LeasesFacet {
   /**
    * A lease on `key` for `owner` until `ttlMs` from now; false when another live owner holds
    * it. A renewal by the same owner also extends it (a run renews with `renewLease`). Runs (`run:<id>`) and the scheduler
@@ -666,8 +686,6 @@ export interface RunStore extends NotificationOutbox {
    * the fields they changed never undo each other's.
    */
   patchScheduleState(scheduleKey: string, patch: Record<string, unknown>): Promise<void>;
-  /** Deletes runs that ended before `before` (ISO); returns how many. */
-  prune(before: string): Promise<number>;
   /**
    * The shared rate limiter (GCRA): reserves one start in the bucket `key` (a connection and a
    * rate-limit group) and resolves with how long the caller must wait before starting it
@@ -678,6 +696,10 @@ export interface RunStore extends NotificationOutbox {
   takeRate(key: string, intervalMs: number, toleranceMs: number): Promise<number>;
   /** Nobody starts in bucket `key` before `notBeforeMs` (epoch ms), whatever the tolerance: a 429 or a spent quota, for every process. */
   pushRate(key: string, notBeforeMs: number, toleranceMs: number): Promise<void>;
+}
+
+/** `fleetbook server`'s API tokens (hashes only). */
+export interface TokensFacet {
   /** Records an API token; `TOKEN_EXISTS` when its name or id is taken. */
   createApiToken(token: NewApiToken): Promise<ApiToken>;
   /** The token `id` with its hash (revoked ones too: the caller refuses them), for the server to check a secret against. */
@@ -686,6 +708,10 @@ export interface RunStore extends NotificationOutbox {
   listApiTokens(): Promise<ApiToken[]>;
   /** Revokes the token whose id or name is `idOrName` (kept, marked revoked); undefined when there is none. */
   revokeApiToken(idOrName: string): Promise<ApiToken | undefined>;
+}
+
+/** Web UI sessions of `fleetbook server` (id hashes only). */
+export interface SessionsFacet {
   /** Records a web UI session (its id's hash only). */
   createWebSession(session: WebSession): Promise<void>;
   /** The session whose id hashes to `idHash`, unless it expired by the store's clock. */
@@ -694,5 +720,25 @@ export interface RunStore extends NotificationOutbox {
   deleteWebSession(idHash: string): Promise<void>;
   /** Deletes the sessions expired by the store's clock; how many. */
   sweepWebSessions(): Promise<number>;
+}
+
+/** The outbox of notifications (see `NotificationOutbox`). */
+export type OutboxFacet = NotificationOutbox;
+
+/** Opening is each store's factory; closing commits what is buffered and lets go of the database. */
+export interface OpenFacet {
   close(): Promise<void>;
 }
+
+/**
+ * The run store, facet by facet: each store keeps each facet in a file of its own
+ * (`src/store/{memory,sqlite,postgres}/<facet>.ts`), and the contract suite tests it so.
+ */
+export type RunStore = RunsFacet &
+  JournalFacet &
+  LeasesFacet &
+  OutboxFacet &
+  TokensFacet &
+  SessionsFacet &
+  AuditFacet &
+  OpenFacet;

@@ -125,9 +125,9 @@ describe('web UI in Chromium', () => {
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
     const runId = page.url().split('/').at(-1) ?? '';
     const bars = () => page.locator('#timeline g.row').count();
-    const first = await bars();
-    // The timeline grows while the loop's items start (redrawn from the event stream).
-    await expect.poll(bars, { timeout: 20_000 }).toBeGreaterThan(first);
+    // The timeline grows while the loop's items start (redrawn from the event stream), without a
+    // reload, to every item's bars and the gate's (on a busy machine the page may open late in it).
+    await expect.poll(bars, { timeout: 20_000 }).toBeGreaterThanOrEqual(1 + 1 + 9 + 18 + 1);
     await shot('run-live');
     // The run stops at the gate: the page shows it with Approve / Deny once it waits.
     await expect.poll(() => page.locator('#run-status .badge').textContent(), { timeout: 30_000 }).toContain('waiting');
@@ -141,8 +141,8 @@ describe('web UI in Chromium', () => {
       .poll(() => page.locator('#run-status .badge').textContent(), { timeout: 30_000 })
       .toContain('succeeded');
     await page.reload();
-    // One bar per step and per loop item: catalogs, systems, its 9 items (and their steps: 9 × 2), gate, report.
-    await expect.poll(bars).toBe(1 + 1 + 9 + 18 + 1 + 1);
+    // One bar per step and per loop item: catalogs, systems, its 9 items (and their steps: 9 × 2), gate, its wait, report.
+    await expect.poll(bars).toBe(1 + 1 + 9 + 18 + 1 + 1 + 1);
     await expect
       .poll(() => page.locator('#log').textContent())
       .toContain('approved by on-call operator: canaries fine');

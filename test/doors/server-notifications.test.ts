@@ -2,7 +2,8 @@
  * Door × policy: notifications, through `fleetbook server` as a process (its own process host,
  * its fleetbook.yaml). A run started through the API notifies as one started by `fleetbook run`
  * does: its `notify:` rule's message reaches the webhook, once per key; a failed run's too. So
- * does a run of `fleetbook schedules trigger` (a process of its own, in the same folder).
+ * does a run of `fleetbook schedules trigger` (a process of its own, in the same folder), and a
+ * run started again (`POST /runs/{id}/rerun`, `fleetbook rerun`).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,8 @@ let receiver: HttpReceiver;
 let server: SpawnedCli;
 let url: string;
 let token: string;
+/** The failed run of the API's test, run again by `fleetbook rerun`. */
+let brokenRun: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleetbook-server-notify-'));
@@ -71,11 +74,13 @@ async function post(path: string, body?: unknown): Promise<string> {
 const start = (playbook: string) => post('/api/v1/runs', { playbook });
 
 describe('runs started through the server notify', () => {
-  it("api.start, api.trigger: a run's end reaches the webhook once, succeeded or failed", async () => {
+  it("api.start, api.trigger, api.rerun: a run's end reaches the webhook once, succeeded or failed", async () => {
     const ok = await start('ok');
     const broken = await start('broken');
+    brokenRun = broken;
     const triggered = await post('/api/v1/schedules/nightly-export/trigger');
-    await receiver.arrived(3);
+    const rerun = await post(`/api/v1/runs/${broken}/rerun`, {});
+    await receiver.arrived(4);
     expect(await server.signal('SIGTERM')).toBe(0);
     const byRun = (runId: string) => receiver.arrivals.filter((arrival) => arrival.body.runId === runId);
     expect(byRun(ok)).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'succeeded' }) })]);
@@ -83,8 +88,9 @@ describe('runs started through the server notify', () => {
     expect(byRun(triggered)).toEqual([
       expect.objectContaining({ body: expect.objectContaining({ status: 'succeeded' }) }),
     ]);
-    expect(receiver.deliveredKeys()).toHaveLength(3);
-    expect(receiver.arrivals).toHaveLength(3);
+    expect(byRun(rerun)).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'failed' }) })]);
+    expect(receiver.deliveredKeys()).toHaveLength(4);
+    expect(receiver.arrivals).toHaveLength(4);
   });
 
   it("cli.trigger: `schedules trigger` notifies the run's end once, the schedule's secret input redacted in its output", async () => {
@@ -113,6 +119,21 @@ describe('runs started through the server notify', () => {
     await receiver.arrived(before + 1);
     const arrivals = receiver.arrivals.filter((arrival) => arrival.body.runId === runId);
     expect(arrivals).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'succeeded' }) })]);
+    expect(receiver.deliveredPerKey()[arrivals[0]?.key ?? '']).toBe(1);
+  });
+
+  it("cli.rerun: `rerun` of a failed run notifies the new run's end once", async () => {
+    const before = receiver.arrivals.length;
+    const cwd = process.cwd();
+    process.chdir(dir);
+    const cli = await runCli(['rerun', brokenRun, '--target', 'simulator', '--json'], {
+      env: { FLEETBOOK_HOME: join(dir, 'home') },
+    }).finally(() => process.chdir(cwd));
+    expect(cli.code, cli.stderr).toBe(1);
+    const runId = String((jsonLines(cli.stdout).find((line) => line.result)?.result as { runId: string }).runId);
+    await receiver.arrived(before + 1);
+    const arrivals = receiver.arrivals.filter((arrival) => arrival.body.runId === runId);
+    expect(arrivals).toEqual([expect.objectContaining({ body: expect.objectContaining({ status: 'failed' }) })]);
     expect(receiver.deliveredPerKey()[arrivals[0]?.key ?? '']).toBe(1);
   });
 });

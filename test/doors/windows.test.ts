@@ -98,6 +98,43 @@ describe('a freeze holds at every door that starts a run', () => {
   });
 });
 
+describe('a rerun is admitted as a start is', () => {
+  it('cli.rerun, api.rerun, ui.rerun: a rerun inside the freeze is refused, naming it, nothing recorded', async () => {
+    // Runs started by an admin ignoring the freeze, then run again without ignoring it.
+    const started = await runCli(
+      ['run', join(dir, 'frozen.yaml'), '--target', 'simulator', '--ignore-window', 'rehearsal', '--json'],
+      { env: env() },
+    );
+    expect(started.code, started.stderr).toBe(0);
+    const cliRun = String((started.stdout.match(/"runId":"([^"]+)"/) ?? [])[1]);
+    const cli = await runCli(['rerun', cliRun, '--target', 'simulator'], { env: env() });
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toContain('may not start now: inside the freeze');
+    expect(cli.stderr).not.toMatch(/\n\s+at /);
+    expect(await runsOfHome()).toBe(1);
+
+    const admin = await t.api('POST', '/api/v1/runs', {
+      token: t.tokens.admin,
+      body: { playbook: 'frozen', ignoreWindow: { reason: 'rehearsal' } },
+    });
+    const runId = (admin.body as { run: { id: string } }).run.id;
+    const before = (await t.store.listRuns({ playbook: 'frozen' })).length;
+    const api = await t.api('POST', `/api/v1/runs/${runId}/rerun`, { token: t.tokens.operator });
+    expect(api).toMatchObject({ status: 409, body: { error: { code: 'OUTSIDE_WINDOW' } } });
+    const app = t.server.app;
+    const session = await pageSession(app, t.tokens.operator);
+    const page = await app.inject({
+      method: 'POST',
+      url: `/runs/${runId}/rerun`,
+      headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: session.csrf }).toString(),
+    });
+    expect(page.statusCode).toBe(409);
+    expect(page.body).toContain('may not start now: inside the freeze');
+    expect(await t.store.listRuns({ playbook: 'frozen' })).toHaveLength(before);
+  });
+});
+
 describe('ignoring a window takes the admin role and a reason', () => {
   it('through the API: an operator is refused (403 ROLE_FORBIDDEN), an admin starts it, recorded with the reason', async () => {
     const ignoreWindow = { reason: 'hotfix for INC-4711' };

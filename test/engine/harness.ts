@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import type { LevelWithSilent } from 'pino';
 import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
-import { runPlaybook, type RunOptions, type RunResult } from '../../src/engine/index.js';
+import { resumeRun, runPlaybook, type RunOptions, type RunResult } from '../../src/engine/index.js';
 import { compileTemplate } from '../../src/expressions/index.js';
 import { createLogger, createSecretRegistry, type SecretRegistry } from '../../src/logging/index.js';
 import type { InputSpec, Playbook, RetryPolicy, Step } from '../../src/playbook/index.js';
@@ -65,6 +65,8 @@ export interface Harness {
   /** Every log line written so far, as written. */
   text(): string;
   run(book: Playbook, options?: Partial<RunOptions>): Promise<RunResult>;
+  /** Resumes the stored run `runId` (after a gate's decision, say), as `fleetbook resume` does. */
+  resume(book: Playbook, runId: string): Promise<RunResult>;
   close(): Promise<void>;
 }
 
@@ -121,6 +123,7 @@ export async function startHarness(
         .filter(Boolean)
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     run: (book, runOptions = {}) => runPlaybook(book, { client, store, logger, secrets, ...runOptions }),
+    resume: (book, runId) => resumeRun(book, { runId, client, store, logger, secrets }),
     close: async () => {
       await middle?.close();
       await sim.close();

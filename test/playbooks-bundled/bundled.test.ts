@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { recordApproval } from '../../src/engine/index.js';
 import { loadPlaybook } from '../../src/playbook/index.js';
 import { failures, startBundledHarness, type BundledHarness } from './harness.js';
 
@@ -83,4 +84,22 @@ it.each(NAMES)('%s dry-runs against the default world without sending a write', 
   expect(harness.sim.control.requests({ operationId: 'privateCloud.refreshSoftwareVersions' })).toEqual([]);
   if (!['software-version-refresh', 'consumption-report-download', 'weekly-fleet-report'].includes(name))
     expect(result.simulatedSteps.length, name).toBeGreaterThan(0);
+});
+
+it('canary-rolling-update with its defaults succeeds on the default world: the pinned hypervisor failure is resumed', async () => {
+  harness.sim.control.clearRequests();
+  const first = await harness.run('canary-rolling-update');
+  expect(first.status, failures(first)).toBe('waiting');
+  await recordApproval(harness.store, { runId: first.runId, decision: 'approved', by: 'tester' }, Date.now);
+  const result = await harness.resume('canary-rolling-update', first.runId);
+  expect(result.status, failures(result)).toBe('succeeded');
+  const outputs = result.outputs as {
+    canary: string;
+    systems: Array<{ system: string; status: string; after?: string }>;
+  };
+  // The default canary is the world's first system, whose first cluster fails its first update.
+  expect(outputs.canary).toBe('hci-us-west-01');
+  expect(outputs.systems[0]).toMatchObject({ system: 'hci-us-west-01', status: 'succeeded', after: '2.4.0' });
+  expect(outputs.systems.every((row) => ['succeeded', 'skipped'].includes(row.status))).toBe(true);
+  expect(harness.sim.control.requests({ operationId: 'privateCloud.resumeSoftwareUpdate' })).toHaveLength(1);
 });

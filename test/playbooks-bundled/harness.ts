@@ -7,13 +7,15 @@
 import { expect } from 'vitest';
 import type { PlatformClient } from '../../src/api/index.js';
 import type { RunResult } from '../../src/engine/index.js';
-import { hasErrors, loadPlaybook, resolvePlaybookRef } from '../../src/playbook/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook } from '../../src/playbook/index.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
+import type { RunStore } from '../../src/store/index.js';
 import { startHarness, type HarnessOptions } from '../engine/harness.js';
 
 export interface BundledHarness {
   sim: Simulator;
   client: PlatformClient;
+  store: RunStore;
   /** Every log line so far, parsed. */
   lines(): Array<Record<string, unknown>>;
   run(
@@ -21,7 +23,17 @@ export interface BundledHarness {
     inputs?: Record<string, unknown>,
     options?: { dryRun?: boolean; env?: Record<string, string> },
   ): Promise<RunResult>;
+  /** Resumes the stored run `runId` of `playbooks/<name>.yaml` (after a gate's decision). */
+  resume(name: string, runId: string): Promise<RunResult>;
   close(): Promise<void>;
+}
+
+/** `playbooks/<name>.yaml` loaded exactly as `fleetbook run <name>` loads it. */
+function load(name: string): Playbook {
+  const loaded = loadPlaybook(resolvePlaybookRef(name, process.cwd()));
+  expect(loaded.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
+  if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${name} does not load`);
+  return loaded.playbook;
 }
 
 /** The engine tests' harness, with the simulator checking its own answers and lines at debug. */
@@ -37,12 +49,11 @@ export async function startBundledHarness(
     sim: harness.sim,
     client: harness.client,
     lines: harness.lines,
+    store: harness.store,
     async run(name, inputs = {}, runOptions = {}) {
-      const loaded = loadPlaybook(resolvePlaybookRef(name, process.cwd()));
-      expect(loaded.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
-      if (!loaded.playbook || hasErrors(loaded.problems)) throw new Error(`${name} does not load`);
-      return harness.run(loaded.playbook, { inputs, dryRun: runOptions.dryRun ?? false, env: runOptions.env ?? {} });
+      return harness.run(load(name), { inputs, dryRun: runOptions.dryRun ?? false, env: runOptions.env ?? {} });
     },
+    resume: (name, runId) => harness.resume(load(name), runId),
     close: harness.close,
   };
 }

@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
 import { describeCancelRace } from '../support/cancel-race.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';
 

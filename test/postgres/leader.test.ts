@@ -5,7 +5,7 @@ import { createLogger } from '../../src/logging/index.js';
 import { loadPlaybook } from '../../src/playbook/index.js';
 import { createFireQueuer } from '../../src/scheduler/fire-queuer.js';
 import type { FireRequest } from '../../src/scheduler/scheduler.js';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
 import type { QueueStore } from '../../src/store/types.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';
 

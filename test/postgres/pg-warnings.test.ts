@@ -2,7 +2,7 @@
 // (a DeprecationWarning, an error in pg 9). A daemon renews its team leadership on a timer and
 // before each fire, so two checks of it can overlap on the leadership's own connection.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
 import type { QueueStore } from '../../src/store/types.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';
 

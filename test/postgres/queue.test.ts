@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
 import type { QueueStore } from '../../src/store/types.js';
 import { manualClock, newRun } from '../store/run-store-contract.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe } from 'vitest';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
 import type { RunStore } from '../../src/store/types.js';
 import { describeRunStoreContract } from '../store/run-store-contract.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';

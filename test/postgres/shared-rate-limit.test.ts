@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlatformClient, type PlatformClient } from '../../src/api/index.js';
 import { storeRateBudget } from '../../src/cli/connection.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
-import { createSqliteRunStore } from '../../src/store/sqlite-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
+import { createSqliteRunStore } from '../../src/store/sqlite/index.js';
 import type { RunStore } from '../../src/store/types.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';
 

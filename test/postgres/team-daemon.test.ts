@@ -6,7 +6,7 @@ import { captureLogs } from '../../src/api/testing.js';
 import { startDaemon, type Daemon } from '../../src/scheduler/daemon.js';
 import { createFireQueuer } from '../../src/scheduler/fire-queuer.js';
 import { createManualClock, type ManualClock } from '../../src/scheduler/testing.js';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
 import type { QueueStore } from '../../src/store/types.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres-cluster.js';
 

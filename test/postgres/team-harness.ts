@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { RequestLogEntry } from '../../src/simulator/index.js';
-import { createPostgresRunStore } from '../../src/store/postgres-store.js';
+import { createPostgresRunStore } from '../../src/store/postgres/index.js';
 import type { JournalEntry, RunRecord } from '../../src/store/types.js';
 import { createTestDatabase } from '../support/postgres-cluster.js';
 

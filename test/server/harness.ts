@@ -135,7 +135,7 @@ export async function startTestServer(
     store: given,
     webhook,
     ...options
-  }: Pick<ServerOptions, 'closeGraceMs' | 'clock' | 'waitSweepMs' | 'oidc'> & {
+  }: Pick<ServerOptions, 'closeGraceMs' | 'clock' | 'waitSweepMs' | 'oidc' | 'secureCookies'> & {
     store?: RunStore;
     webhook?: { url: string; on: string[] };
   } = {},

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { createMemoryRunStore } from '../../src/store/memory-store.js';
-import { createSqliteRunStore } from '../../src/store/sqlite-store.js';
+import { createMemoryRunStore } from '../../src/store/memory/index.js';
+import { createSqliteRunStore } from '../../src/store/sqlite/index.js';
 import { describeRunStoreContract } from './run-store-contract.js';
 
 const tempDir = mkdtempSync(join(tmpdir(), 'fleetbook-store-'));

@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openRunStore } from '../../src/store/open-run-store.js';
-import { migrations, schemaVersion } from '../../src/store/schema.js';
-import { createSqliteRunStore } from '../../src/store/sqlite-store.js';
+import { migrations, schemaVersion } from '../../src/store/sqlite/schema.js';
+import { createSqliteRunStore } from '../../src/store/sqlite/index.js';
 import type { NewRun, RunStore } from '../../src/store/types.js';
 
 const run = (id: string): NewRun => ({

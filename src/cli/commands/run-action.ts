@@ -18,6 +18,7 @@ import {
 import { parseInputText } from '../../engine/index.js';
 import { ExitCode, UsageError } from '../../errors/index.js';
 import type { Logger } from '../../logging/index.js';
+import type { RunStore } from '../../store/index.js';
 import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type ScheduleSpec } from '../../playbook/index.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
@@ -50,11 +51,18 @@ export interface RunCommandOptions {
   output?: string;
   logFile?: string;
   logLevel: string;
+  /** A store opened already (`fleetbook rerun` read the run from it): the run's host uses and closes it. */
+  store?: RunStore;
 }
 
 /** What `schedules trigger` adds to a run: the schedule run now by hand (its inputs under the `-i` ones). */
 export interface ScheduledRun {
   schedule: ScheduleSpec;
+}
+
+/** What `fleetbook rerun` asks instead of the options' request: made once the store is open. */
+export interface RerunOfRun {
+  request(host: ProcessHost): Promise<Omit<RunRequest, 'target'>>;
 }
 
 /** `-i name=value` pairs, read with the declared types; `--inputs` file values under them. */
@@ -181,20 +189,20 @@ export async function runLoaded(
   playbook: Playbook,
   options: RunCommandOptions,
   scheduled?: ScheduledRun,
+  rerun?: RerunOfRun,
 ): Promise<void> {
   const timeScale = parseTimeScale(options.timeScale);
   const seed = seedOf(options);
+  // Made first in every case: bad options are refused before the store is opened.
+  const asked = runRequestOf(playbook, options, scheduled);
+  const { target } = asked;
   // `fleetbook apply`: the guard is made once connected (it reads through the connection's client).
   let applyGuard: PlanGuard | undefined;
-  const request: RunRequest = {
-    ...runRequestOf(playbook, options, scheduled),
-    ...(options.apply ? { planGuard: (write: Parameters<PlanGuard>[0]) => applyGuard!(write) } : {}),
-  };
+  const guarded = options.apply ? { planGuard: (write: Parameters<PlanGuard>[0]) => applyGuard!(write) } : {};
   const view = runOutputMode(io, options);
-  const door = scheduled ? Door.cliTrigger : options.queue ? Door.cliQueue : Door.cliRun;
+  const door = rerun ? Door.cliRerun : scheduled ? Door.cliTrigger : options.queue ? Door.cliQueue : Door.cliRun;
   // On a terminal, loops and operations in progress stay in view under the scrolling log lines.
-  const live =
-    request.target === 'here' && wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
+  const live = target === 'here' && wantsLiveProgress(io, view === 'text') ? createLiveProgress(io.stdout) : undefined;
   const runId = randomUUID();
   await withProcessHost(
     io,
@@ -206,6 +214,7 @@ export async function runLoaded(
       runId,
     },
     async (host) => {
+      const request: RunRequest = rerun ? { ...(await rerun.request(host)), target } : { ...asked, ...guarded };
       const admission = await admit(request, localCaller(door), { store: host.parts.store, now: Date.now });
       warnWindowClosed(host.parts.logger, admission);
       if (reportOverlap(io, admission)) return;

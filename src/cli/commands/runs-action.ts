@@ -68,7 +68,7 @@ function runDurationMs(run: Pick<RunRecord, 'startedAt' | 'endedAt'>): number | 
  * `--since`/`--older-than` as an instant: an ISO date or time, or a duration back from now
  * with a unit (`7d`, `12h`, `1h30m`).
  */
-function parseInstant(option: string, text: string, now: Date): string {
+export function parseInstant(option: string, text: string, now: Date): string {
   const trimmed = text.trim();
   // An age, not a timer: `90d` is fine here, unlike in a playbook.
   const durationMs = /^\d+$/.test(trimmed) ? undefined : parseDuration(trimmed, { maxMs: Number.MAX_SAFE_INTEGER });
@@ -237,6 +237,10 @@ function printRun(io: CliIo, run: ShownRun, tree: StepNode[], log: readonly Logg
   );
   const inputs = Object.entries(run.inputs).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   if (inputs.length > 0) io.stdout.write(`inputs: ${inputs.join(' ')}\n`);
+  if (run.trigger.rerunOf !== undefined)
+    io.stdout.write(
+      `${run.trigger.retriedFailed ? 'retries what failed in' : 'runs again'} run ${run.trigger.rerunOf}${run.trigger.by === undefined ? '' : ` (by ${run.trigger.by})`}\n`,
+    );
   if (run.error) io.stdout.write(`error: ${errorText(run.error)}\n`);
   if (run.wait)
     io.stdout.write(

@@ -1,120 +1,34 @@
 /** What `fleetbook schedules` and `fleetbook schedules resume` do (see schedules.ts), imported when the command runs. */
 import { didYouMean, ExitCode, UsageError } from '../../errors/index.js';
+import { hasErrors, loadPlaybook, resolvePlaybookRef, type Playbook, type Problem } from '../../playbook/index.js';
 import {
-  hasErrors,
-  loadPlaybook,
-  resolvePlaybookRef,
-  timeRulesOf,
-  type Playbook,
-  type Problem,
-} from '../../playbook/index.js';
-import {
-  createFireTimes,
   loadPlaybookFolder,
-  offsetAt,
   readScheduleState,
-  runnableFires,
+  scheduleOverview,
   SchedulerError,
-  wallTimeAt,
   writeScheduleState,
+  type ScheduleOverview,
   type ScheduleState,
 } from '../../scheduler/index.js';
-import { hasLiveDriver, RunStatus, withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
+import { withRunStore, resolveFleetbookHome, type RunStore } from '../../store/index.js';
 import type { CliIo } from '../io.js';
 import { playbookLoadOptions } from '../playbook-load-options.js';
 import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
 import { formatProblems, shownPath } from '../problems.js';
 
-/** A fire time as `2025-03-30 06:00:00 +02:00`, the wall clock of `timezone`. */
-function localTime(ms: number, timezone: string): string {
-  const offsetMinutes = Math.round(offsetAt(ms, timezone) / 60_000);
-  const sign = offsetMinutes < 0 ? '-' : '+';
-  const hours = String(Math.floor(Math.abs(offsetMinutes) / 60)).padStart(2, '0');
-  const minutes = String(Math.abs(offsetMinutes) % 60).padStart(2, '0');
-  return `${new Date(wallTimeAt(ms, timezone)).toISOString().slice(0, 19).replace('T', ' ')} ${sign}${hours}:${minutes}`;
-}
-
 const utcTime = (ms: number): string => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
 
-interface ScheduleView {
-  key: string;
-  playbook: string;
-  file: string;
-  line: number;
-  cron: string;
-  timezone: string;
-  enabled: boolean;
-  overlap: string;
-  catchUp: string;
-  /** The next fires that will run: those outside a window or inside a freeze left out. */
-  next: Array<{ local: string; utc: string }>;
-  /** The windows and freezes that apply, in words (empty when none does). */
-  limits: string[];
-  state?: ScheduleState;
-}
-
-/** The playbook's and the schedule's windows and freezes, one line each. */
-function limitsOf(playbook: Playbook, schedule: Playbook['schedules'][number]): string[] {
-  const rules = timeRulesOf(playbook, schedule);
-  return [
-    ...rules.windows.map(
-      (window) =>
-        `window ${window.weekly.map((range) => `${range.days.join(',')} ${range.from}-${range.to}`).join('; ')} ${window.timezone} (onClose ${window.onClose})`,
-    ),
-    ...rules.freezes.map(
-      (freeze) => `freeze ${freeze.from}..${freeze.to} ${freeze.timezone}${freeze.reason ? ` (${freeze.reason})` : ''}`,
-    ),
-  ];
-}
-
-/**
- * The state with the last run's result from its run record: the record is what a later
- * `fleetbook resume` (or a crash) changes, the schedule's state only what its daemon saw. A run
- * the store says is running, with no live process driving it, crashed: shown `interrupted`.
- */
-async function withRunResult(store: RunStore, state: ScheduleState | undefined): Promise<ScheduleState | undefined> {
-  if (state?.lastRunId === undefined) return state;
-  const run = await store.getRun(state.lastRunId);
-  // No record yet: the fire waits for the playbook lock, or its daemon stopped before the run began.
-  if (!run) return state;
-  const lastResult =
-    run.status === RunStatus.running && !(await hasLiveDriver(store, run.id)) ? RunStatus.interrupted : run.status;
-  return { ...state, lastResult };
-}
-
+/** The scheduler's overview of each schedule, its file shown as the CLI shows paths. */
 async function viewsOf(
   playbooks: readonly Playbook[],
   store: RunStore,
   count: number,
   nowMs: number,
-): Promise<ScheduleView[]> {
-  const views: ScheduleView[] = [];
-  for (const playbook of playbooks) {
-    for (const schedule of playbook.schedules) {
-      const fireTimes = createFireTimes(schedule.cron, schedule.timezone);
-      const state = await withRunResult(store, await readScheduleState(store, schedule.key));
-      views.push({
-        key: schedule.key,
-        playbook: playbook.name,
-        file: shownPath(schedule.location.file),
-        line: schedule.location.line,
-        cron: schedule.cron,
-        timezone: schedule.timezone,
-        enabled: schedule.enabled,
-        overlap: schedule.overlap,
-        catchUp: schedule.catchUp,
-        limits: limitsOf(playbook, schedule),
-        next: schedule.enabled
-          ? runnableFires(fireTimes, timeRulesOf(playbook, schedule), nowMs, count).map((at) => ({
-              local: localTime(at, schedule.timezone),
-              utc: new Date(at).toISOString(),
-            }))
-          : [],
-        ...(state ? { state } : {}),
-      });
-    }
-  }
-  return views;
+): Promise<ScheduleOverview[]> {
+  return (await scheduleOverview(playbooks, store, count, nowMs)).map((view) => ({
+    ...view,
+    file: shownPath(view.file),
+  }));
 }
 
 function describeState(state: ScheduleState | undefined): string[] {
@@ -138,7 +52,7 @@ function describeState(state: ScheduleState | undefined): string[] {
   return lines;
 }
 
-function printViews(io: CliIo, views: readonly ScheduleView[]): void {
+function printViews(io: CliIo, views: readonly ScheduleOverview[]): void {
   if (views.length === 0) {
     io.stdout.write('No schedules.\n');
     return;

@@ -20,6 +20,7 @@ import { playbookLoadOptions } from '../playbook-load-options.js';
 import { formatProblems } from '../problems.js';
 import { withProcessHost, type ProcessHost } from '../process-host.js';
 import { parseTimeScale } from '../run-session.js';
+import { readServerSettings, type ServerSettings } from '../server-settings.js';
 import { loadQueuedPlaybook, secretInputsFromEnv } from './worker-action.js';
 
 export interface ServerCommandOptions {
@@ -53,6 +54,8 @@ export async function serverAction(io: CliIo, options: ServerCommandOptions): Pr
 
   // Checked before anything starts, as the daemon checks it.
   const loadOptions = playbookLoadOptions(io.env);
+  // Read before anything opens: a bad server section is refused at start, exit 2.
+  const settings = readServerSettings(process.cwd());
   const folder = loadPlaybookFolder(options.playbooks, loadOptions);
   if (hasErrors(folder.problems)) {
     io.stderr.write(`${formatProblems(folder.problems)}\n\nfleetbook server: not started; fix the errors above.\n`);
@@ -81,7 +84,16 @@ export async function serverAction(io: CliIo, options: ServerCommandOptions): Pr
       if (oidc) host.parts.secrets.add(oidc.clientSecret);
       const connection = await host.connect({ timeScale });
       for (const playbook of folder.playbooks) host.warnNotifyRules(playbook);
-      await serve(io, host, connection, options, { folder, loadOptions, port, concurrency, format, metrics, oidc });
+      await serve(io, host, connection, options, {
+        folder,
+        loadOptions,
+        port,
+        concurrency,
+        format,
+        metrics,
+        oidc,
+        settings,
+      });
     },
   );
 }
@@ -94,6 +106,7 @@ interface Serving {
   format: string;
   metrics: ServerMetrics | undefined;
   oidc: OidcSettings | undefined;
+  settings: ServerSettings;
 }
 
 /** The server, its scheduler and (with --worker) its worker, on the process host's parts, until SIGTERM or SIGINT. */
@@ -114,6 +127,7 @@ async function serve(
     port: options.port,
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.oidc ? { oidc: options.oidc } : {}),
+    ...(options.settings.secureCookies ? { secureCookies: true } : {}),
   });
   let daemon: Daemon | undefined;
   const drain = new AbortController();

@@ -2,7 +2,8 @@
 import { UsageError } from '../../errors/index.js';
 import { CliErrorCode } from '../error-codes.js';
 import { describeRole, issueApiToken, parsePlaybookPatterns, parseTokenRole } from '../../server/index.js';
-import { withRunStore } from '../../store/index.js';
+import { AuditAction, withRunStore, type AuditActor } from '../../store/index.js';
+import { userInfo } from 'node:os';
 import type { CliIo } from '../io.js';
 import { isMachineFormat, outputFormat, writeMachine, type OutputOptions } from '../output.js';
 import { table } from './run-log.js';
@@ -16,9 +17,17 @@ export async function createTokenAction(
   const playbooks = options.playbooks === undefined ? undefined : parsePlaybookPatterns(options.playbooks);
   if (playbooks && role === 'viewer')
     throw new UsageError('--playbooks limits a role above viewer (a viewer reads every playbook).', 'INVALID_OPTION');
-  const { token, secret } = await withRunStore({ env: io.env }, (store) =>
-    issueApiToken(store, { name: options.name, role, ...(playbooks ? { playbooks } : {}) }),
-  );
+  const { token, secret } = await withRunStore({ env: io.env }, async (store) => {
+    const issued = await issueApiToken(store, { name: options.name, role, ...(playbooks ? { playbooks } : {}) });
+    await store.appendAudit({
+      actor: cliActor(io),
+      action: AuditAction.tokenCreate,
+      object: { kind: 'token', id: issued.token.id },
+      outcome: 'ok',
+      detail: { name: issued.token.name, role: issued.token.role, ...(playbooks ? { playbooks } : {}) },
+    });
+    return issued;
+  });
   if (isMachineFormat(format)) {
     writeMachine(io, format, { ...token, token: secret });
     return;
@@ -50,7 +59,18 @@ export async function listTokensAction(io: CliIo, options: OutputOptions): Promi
 
 export async function revokeTokenAction(io: CliIo, idOrName: string, options: OutputOptions): Promise<void> {
   const format = outputFormat(options);
-  const token = await withRunStore({ env: io.env }, (store) => store.revokeApiToken(idOrName));
+  const token = await withRunStore({ env: io.env }, async (store) => {
+    const revoked = await store.revokeApiToken(idOrName);
+    if (revoked)
+      await store.appendAudit({
+        actor: cliActor(io),
+        action: AuditAction.tokenRevoke,
+        object: { kind: 'token', id: revoked.id },
+        outcome: 'ok',
+        detail: { name: revoked.name },
+      });
+    return revoked;
+  });
   if (!token)
     throw new UsageError(
       `No token with the id or name '${idOrName}' (see fleetbook tokens list).`,
@@ -58,4 +78,9 @@ export async function revokeTokenAction(io: CliIo, idOrName: string, options: Ou
     );
   if (isMachineFormat(format)) writeMachine(io, format, token);
   else io.stdout.write(`Token ${token.id} (${token.name}) revoked at ${token.revokedAt ?? ''}.\n`);
+}
+
+/** Who runs the CLI on this machine: it reaches the store directly, with the account's rights, not a token's. */
+export function cliActor(io: CliIo): AuditActor {
+  return { kind: 'user', name: io.env.USER ?? userInfo().username, address: 'local' };
 }

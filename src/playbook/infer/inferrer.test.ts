@@ -148,6 +148,18 @@ describe('type inference over whole expressions', () => {
     expect(names('steps.system.outputs.body.**.anything')).toEqual([]);
   });
 
+  it('types $lookup with a key written as a string as the field it reads; a computed or open key is silent', () => {
+    expect(names('$lookup(steps.system.outputs.body, "hypervisorClusters").nmae')).toEqual(['nmae']);
+    expect(
+      names("steps.system.outputs.body ~> $lookup('hypervisorClusters') ~> $map(function($c) { $c.nmae })"),
+    ).toEqual(['nmae']);
+    expect(names('$lookup(steps.list.outputs.body.items, "hypervisorClusters").nmae')).toEqual(['nmae']);
+    expect(names('$lookup(steps.system.outputs.body, "hypervisorClusters").id')).toEqual([]);
+    expect(names('$lookup(steps.system.outputs.body, "hypervisor" & "Clusters").nmae')).toEqual([]);
+    expect(names('$lookup(steps.system.outputs.body, "nosuch").nmae')).toEqual([]);
+    expect(names('$lookup(steps.web.outputs.body, "anything").nmae')).toEqual([]);
+  });
+
   it("types Fleetbook's own functions", () => {
     for (const fn of extraFunctions) expect(TYPED_FUNCTIONS).toContain(fn.name);
   });

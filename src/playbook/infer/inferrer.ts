@@ -7,8 +7,10 @@
  * conditionals (either branch), and the built-ins' return types. A read of a field that the
  * value's type says cannot be there is a miss, kept with its place and message.
  *
- * Sound, or silent: what is not modelled (`$eval`, `$lookup`, `%`, wildcards, a transform, a
- * function not typed) is of unknown type, and every read through it is accepted.
+ * `$lookup` with a key written as a string is the field it names.
+ *
+ * Sound, or silent: what is not modelled (`$eval`, `$lookup` with a computed key, `%`, wildcards,
+ * a transform, a function not typed) is of unknown type, and every read through it is accepted.
  */
 import { fieldOf, itemOf, typeOfLiteral, UNKNOWN, type JsonSchema } from '../../steps/index.js';
 import { builtinReturn } from './builtins.js';
@@ -62,6 +64,19 @@ function writtenFilter(stage: AstNode): string {
 /** The value read by one item of a list of it (a single value is its own item). */
 function itemValue(value: Value): Value {
   return { ...value, type: itemOf(value.type), lambda: undefined };
+}
+
+/**
+ * `$lookup(object, 'key')` with the key written as a string: the field's type, as `object.key`
+ * reads it (a list of objects maps to their values, flattened, as JSONata does). A computed key,
+ * or a key the type leaves open, is unknown: silent.
+ */
+function lookupValue(node: AstNode, args: readonly Value[], chained: boolean): Value {
+  const [object] = args;
+  const key = nodes(node.arguments)[chained ? 0 : 1];
+  if (object === undefined || key?.type !== 'string' || args.length !== 2) return UNKNOWN_VALUE;
+  const lookup = fieldOf(object.type, String(key.value));
+  return lookup.found ? { type: lookup.type } : UNKNOWN_VALUE;
 }
 
 /** One expression's inference: its root context, its lambdas followed, its misses. */
@@ -360,6 +375,7 @@ export class Inferrer {
     const name = String(procedure.value);
     const bound = env.get(name);
     if (bound !== undefined) return bound.lambda ? this.apply(bound.lambda, args) : UNKNOWN_VALUE;
+    if (name === 'lookup') return lookupValue(node, args, first !== undefined);
     return {
       type: builtinReturn(name, args, (fn, params) => (fn?.lambda ? this.apply(fn.lambda, params) : UNKNOWN_VALUE)),
     };

@@ -32,5 +32,9 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(out);
 }
 
-/** Markup the server built itself from escaped parts (the SVG timeline). */
+/**
+ * Markup the code itself built, every text in it escaped where it was placed: the SVG timeline
+ * (renderTimeline), a description's Markdown (markdown-it, raw HTML off). Never a value: a value
+ * reaches the page through `html`, which escapes it in an attribute as in text.
+ */
 export const trusted = (text: string): Html => new Html(text);

@@ -19,17 +19,20 @@ export interface Caller {
    */
   token: ApiToken & { grants?: Grant[]; groups?: string[] };
   session: Session;
+  /** How many gates wait for a decision this caller may give (the navigation's count). */
+  pendingApprovals?: number;
 }
 
 /** Whether the caller may act (start, cancel, resume, approve) on runs of `playbook`. */
 export const operatesOn = (caller: Caller, playbook: string): boolean =>
   roleAllows(roleFor(caller.token, playbook), 'operator');
 
-/** The caller as admission takes it: its role for each playbook. */
-export const admissionCaller = (caller: Caller, door: Door): AdmissionCaller => ({
+/** The caller as admission takes it: its role for each playbook, and its address for the audit log. */
+export const admissionCaller = (caller: Caller, door: Door, address?: string): AdmissionCaller => ({
   name: caller.token.name,
   role: roleFor(caller.token),
   door,
+  ...(address === undefined ? {} : { address }),
   roleFor: (playbook) => roleFor(caller.token, playbook),
 });
 
@@ -51,7 +54,10 @@ export function page(
 ): Html {
   const nav = caller
     ? html`<nav aria-label="Main">
-        <a href="/runs">Runs</a><a href="/playbooks">Playbooks</a><a href="/schedules">Schedules</a>
+        <a href="/runs">Runs</a><a href="/playbooks">Playbooks</a><a href="/schedules">Schedules</a
+        ><a href="/approvals" id="nav-approvals"
+          >Approvals${caller.pendingApprovals ? html` <span class="count">${String(caller.pendingApprovals)}</span>` : ''}</a
+        >
         <span class="who">${caller.token.name} · ${roleText(caller)}</span>
         <form method="post" action="/logout" class="inline">
           ${csrfField(caller)}

@@ -3,7 +3,7 @@
  * token turned into a session cookie, and logout ending the session.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { verifyApiToken } from '../tokens.js';
+import { tokenIdOf, verifyApiToken } from '../tokens.js';
 import { html } from './html.js';
 import { page, send } from './layout.js';
 import { createLoginCsrf, LOGIN_COOKIE, type LoginCsrf } from './login-csrf.js';
@@ -25,7 +25,7 @@ function loginPage(
   loginCsrf: LoginCsrf,
   request: FastifyRequest,
   reply: FastifyReply,
-  options: { next: string; message?: string; oidc?: OidcSettings },
+  options: { next: string; message?: string; oidc?: OidcSettings; secureCookies?: boolean | undefined },
 ) {
   const { next, message, oidc } = options;
   const { nonce, field } = loginCsrf.issue();
@@ -33,7 +33,7 @@ function loginPage(
     httpOnly: true,
     sameSite: 'strict',
     path: '/login',
-    secure: request.protocol === 'https',
+    secure: request.protocol === 'https' || options.secureCookies === true,
     maxAge: 3600,
   });
   return page(
@@ -73,6 +73,7 @@ export function registerLogin(context: UiContext): void {
       loginPage(loginCsrf, request, reply, {
         next: safeNext((request.query as { next?: string }).next),
         ...(context.oidc ? { oidc: context.oidc } : {}),
+        secureCookies: context.secureCookies,
       }),
     ),
   );
@@ -95,6 +96,7 @@ async function logIn(context: UiContext, loginCsrf: LoginCsrf, request: FastifyR
       loginPage(loginCsrf, request, reply, {
         next: safeNext(body.next),
         message,
+        secureCookies: context.secureCookies,
         ...(context.oidc ? { oidc: context.oidc } : {}),
       }),
       status,
@@ -105,18 +107,51 @@ async function logIn(context: UiContext, loginCsrf: LoginCsrf, request: FastifyR
       'Refused: this login was not sent from this server’s login form (its CSRF check failed, or the form is from before a restart). Paste the token again.',
       403,
     );
-  const token = typeof body.token === 'string' ? await verifyApiToken(context.store, body.token.trim()) : undefined;
-  if (!token) return again('That token is not valid (unknown, revoked or mistyped).', 401);
+  const presented = typeof body.token === 'string' ? body.token.trim() : '';
+  const tokenId = tokenIdOf(presented);
+  const address = request.ip;
+  // Per address (one client guessing many tokens) and per token id (many clients guessing one secret).
+  const keys = [`address:${address}`, ...(tokenId ? [`token:${tokenId}`] : [])];
+  const actor = { kind: 'token' as const, name: tokenId ?? '(not a token)', ...(tokenId ? { tokenId } : {}), address };
+  const waitMs = context.loginThrottle.waitMs(keys);
+  if (waitMs > 0) {
+    await context.store.appendAudit({
+      actor,
+      action: 'login.failed',
+      outcome: 'refused',
+      detail: { reason: 'throttled' },
+    });
+    const seconds = Math.ceil(waitMs / 1000);
+    void reply.header('retry-after', String(seconds));
+    return again(`Too many failed logins from this address or for this token: try again in ${seconds} s.`, 429);
+  }
+  const token = presented ? await verifyApiToken(context.store, presented) : undefined;
+  if (!token) {
+    context.loginThrottle.failed(keys);
+    await context.store.appendAudit({
+      actor,
+      action: 'login.failed',
+      outcome: 'refused',
+      detail: { reason: 'invalid token' },
+    });
+    return again('That token is not valid (unknown, revoked or mistyped).', 401);
+  }
+  context.loginThrottle.succeeded(`token:${token.id}`);
   const session = await context.sessions.create(token);
   context.logger.info(
     { event: 'audit.login', by: token.name, role: token.role },
     `${token.name} logged in to the web UI`,
   );
+  await context.store.appendAudit({
+    actor: { kind: 'token', name: token.name, role: token.role, tokenId: token.id, address },
+    action: 'login',
+    outcome: 'ok',
+  });
   void reply.setCookie(SESSION_COOKIE, session.id, {
     httpOnly: true,
     sameSite: 'strict',
     path: '/',
-    secure: request.protocol === 'https',
+    secure: request.protocol === 'https' || context.secureCookies === true,
     maxAge: Math.floor(context.sessionTtlMs / 1000),
   });
   void reply.clearCookie(LOGIN_COOKIE, { path: '/login' });

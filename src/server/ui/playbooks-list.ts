@@ -2,6 +2,7 @@
 import type { Problem } from '../../playbook/index.js';
 import { playbookView, problemView } from '../views.js';
 import { html, type Html } from './html.js';
+import { markdown } from './markdown.js';
 import { page, send } from './layout.js';
 import type { UiContext } from './ui-context.js';
 
@@ -17,7 +18,7 @@ export function registerPlaybooksList(context: UiContext): void {
           const view = scrub(playbookView(book, root));
           return html`<li class="card">
             <h2><a href="/playbooks/${encodeURIComponent(view.name)}">${view.name}</a></h2>
-            <p>${view.description ?? ''}</p>
+            <div class="description">${markdown(view.description)}</div>
             <p class="meta">
               ${view.inputs.length} input(s) · ${view.schedules.length} schedule(s) · <code>${view.file}</code>
             </p>

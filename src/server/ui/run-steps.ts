@@ -5,10 +5,11 @@
  */
 import type { StepNode } from '../../store/index.js';
 import type { Scrub } from '../views.js';
-import { formatDuration, json } from './format.js';
+import { formatDuration } from './format.js';
 import { html, type Html } from './html.js';
 import { badge } from './layout.js';
 import { isItem } from './timeline.js';
+import { valueView } from './values.js';
 
 /** Items of one loop listed per page of the step tree. */
 const ITEMS_PER_PAGE = 50;
@@ -42,7 +43,7 @@ function morePages(pageNumber: number, from: number, shown: number, total: numbe
 }
 
 function stepDetails(node: StepNode): Html {
-  return html`<details>
+  return html`<details data-key="${node.path}">
     <summary>
       ${badge(node.status)} <span class="step">${node.label}</span> <span class="kind">${node.kind}</span>
       ${node.attempts > 1 ? html`<span class="attempts">${node.attempts} attempts</span>` : ''}
@@ -54,13 +55,13 @@ function stepDetails(node: StepNode): Html {
         node.input === undefined
           ? ''
           : html`<h4>Input</h4>
-              <pre>${json(node.input)}</pre>`
+              ${valueView(node.input, `${node.path}:input`)}`
       }
       ${
         node.outputs === undefined
           ? ''
           : html`<h4>Outputs</h4>
-              <pre>${json(node.outputs)}</pre>`
+              ${valueView(node.outputs, `${node.path}:outputs`)}`
       }
       ${node.asyncOperationId ? html`<p>Operation <code>${node.asyncOperationId}</code> ${node.operationOutcome ?? ''}</p>` : ''}
     </div>

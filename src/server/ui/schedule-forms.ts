@@ -21,7 +21,7 @@ export const triggerForm = (caller: Caller, key: string, playbook: string): Html
     : '';
 
 /** Pause an active schedule, or resume a paused one (the caller is an admin). */
-export const pauseForm = (caller: Caller, schedule: ScheduleView): Html =>
+export const pauseForm = (caller: Caller, schedule: Pick<ScheduleView, 'key' | 'paused'>): Html =>
   html`<form
     method="post"
     action="/schedules/${encodeURIComponent(schedule.key)}/${schedule.paused ? 'resume' : 'pause'}"
@@ -67,7 +67,7 @@ function registerTrigger(context: UiContext): void {
       const triggered = await triggerSchedule(
         { store, catalog, logger, launcher },
         key,
-        admissionCaller(caller, Door.uiTrigger),
+        admissionCaller(caller, Door.uiTrigger, request.ip),
       );
       if (triggered.outcome === 'queued')
         return answer(

@@ -8,16 +8,16 @@ import type { InputView } from '../views.js';
 import { html, type Html } from './html.js';
 import { selectedIf } from './layout.js';
 
+/** The text a field shows for `input`'s default (empty without one): what a form sends when left as it is. */
+export function defaultText(input: InputView): string {
+  if (input.default === undefined) return '';
+  return typeof input.default === 'string' ? input.default : JSON.stringify(input.default);
+}
+
 /** The field of `input`, holding what was `given` (a form shown again) or else its default. */
 export function inputField(input: InputView, given: Record<string, string>): Html {
   const id = `input-${input.name}`;
-  const value =
-    given[input.name] ??
-    (input.default === undefined
-      ? ''
-      : typeof input.default === 'string'
-        ? input.default
-        : JSON.stringify(input.default));
+  const value = given[input.name] ?? defaultText(input);
   const label = html`<label for="${id}"
     >${input.name}${input.required ? html` <span class="required">(required)</span>` : ''}</label
   >`;

@@ -6,7 +6,9 @@
  * items (each with its counts by status), so a 5,000-item loop is a hundred bars, not 5,000.
  */
 import type { JournalEntry, RunRecord, StepNode } from '../../store/index.js';
+import { formatDuration } from './format.js';
 import { escapeHtml } from './html.js';
+import type { WaitSpan } from './run-state.js';
 
 export const MAX_ITEM_BARS = 200;
 export const ITEM_GROUPS = 100;
@@ -28,6 +30,8 @@ export interface TimelineRow {
   progress?: number;
   /** For a group of loop items: how many of each status. */
   counts?: Record<string, number>;
+  /** A wait of the run (its own row under the step that waited): why, and how it ended. */
+  wait?: { reason: string; outcome?: string };
 }
 
 /** Whether `node` is one item of a loop (`[3]`), not a step. */
@@ -51,8 +55,26 @@ function worst(counts: Record<string, number>): string {
   return 'succeeded';
 }
 
-export function timelineRows(tree: readonly StepNode[], progress: ReadonlyMap<string, number>): TimelineRow[] {
+/** The row of a wait: a span from its start to its end (to now while it lasts). */
+const waitRow = (wait: WaitSpan, depth: number): TimelineRow => ({
+  label: `${wait.reason} wait`,
+  depth,
+  status: 'waiting',
+  startMs: Date.parse(wait.since),
+  ...(wait.endedAt === undefined ? {} : { endMs: Date.parse(wait.endedAt) }),
+  attempts: 0,
+  wait: { reason: wait.reason, ...(wait.outcome === undefined ? {} : { outcome: wait.outcome }) },
+});
+
+export function timelineRows(
+  tree: readonly StepNode[],
+  progress: ReadonlyMap<string, number>,
+  waits: readonly WaitSpan[] = [],
+): TimelineRow[] {
   const rows: TimelineRow[] = [];
+  const pushWaits = (path: string, depth: number): void => {
+    for (const wait of waits) if (wait.path === path) rows.push(waitRow(wait, depth));
+  };
   const rowOf = (node: StepNode, depth: number): TimelineRow => ({
     label: node.label,
     depth,
@@ -67,6 +89,7 @@ export function timelineRows(tree: readonly StepNode[], progress: ReadonlyMap<st
     const steps = nodes.filter((node) => !isItem(node));
     for (const node of steps) {
       rows.push(rowOf(node, depth));
+      pushWaits(node.path, depth + 1);
       walk(node.children, depth + 1);
     }
     if (items.length === 0) return;
@@ -110,6 +133,24 @@ function countsText(counts: Record<string, number>): string {
     .join(', ');
 }
 
+/** What a bar says beside it: its status and counts, or for a wait how long it lasted and how it ended. */
+function rowDetail(row: TimelineRow, endMs: number): string {
+  if (row.wait) {
+    const lasted = formatDuration(endMs - row.startMs);
+    return row.endMs === undefined
+      ? `waiting for ${row.wait.reason}, ${lasted}`
+      : `waited for ${row.wait.reason}, ${lasted}${row.wait.outcome ? `: ${row.wait.outcome}` : ''}`;
+  }
+  return [
+    statusText(row.status),
+    row.attempts > 1 ? `${row.attempts} attempts` : '',
+    row.progress === undefined ? '' : `${row.progress}%`,
+    row.counts ? countsText(row.counts) : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
+}
+
 /** The SVG markup (every text escaped). `nowMs` ends the bars of what still runs. */
 export function renderTimeline(run: RunRecord, rows: readonly TimelineRow[], nowMs: number): string {
   const startMs = Date.parse(run.startedAt);
@@ -137,18 +178,10 @@ export function renderTimeline(run: RunRecord, rows: readonly TimelineRow[], now
     const y = 20 + index * ROW_HEIGHT;
     const from = x(row.startMs);
     const to = Math.max(from + 3, x(row.endMs ?? nowMs));
-    const status = statusText(row.status);
     const label = `${'\u00a0\u00a0'.repeat(row.depth)}${row.label}`;
-    const detail = [
-      status,
-      row.attempts > 1 ? `${row.attempts} attempts` : '',
-      row.progress === undefined ? '' : `${row.progress}%`,
-      row.counts ? countsText(row.counts) : '',
-    ]
-      .filter(Boolean)
-      .join(' · ');
+    const detail = rowDetail(row, row.endMs ?? nowMs);
     parts.push(
-      `<g class="row status-${escapeHtml(row.status)}" data-label="${escapeHtml(row.label)}">`,
+      `<g class="row status-${escapeHtml(row.status)}${row.wait ? ' wait' : ''}${row.endMs === undefined ? ' open' : ''}" data-label="${escapeHtml(row.label)}">`,
       `<title>${escapeHtml(`${row.label}: ${detail}`)}</title>`,
       `<text class="label" x="4" y="${y + 11}">${escapeHtml(label.length > 44 ? `${label.slice(0, 43)}…` : label)}</text>`,
       `<rect class="bar" x="${from.toFixed(1)}" y="${y}" width="${(to - from).toFixed(1)}" height="${BAR_HEIGHT}" rx="3"/>`,
@@ -160,12 +193,15 @@ export function renderTimeline(run: RunRecord, rows: readonly TimelineRow[], now
     if (row.attempts > 1)
       parts.push(`<text class="attempts" x="${(from + 3).toFixed(1)}" y="${y + 11}">×${row.attempts}</text>`);
     // The status in words beside the bar (inside the plot's end when there is no room).
-    const textAt = to + 6 > WIDTH - 120 ? Math.max(LABEL_WIDTH, from - 6) : to + 6;
-    parts.push(
-      `<text class="state" x="${textAt.toFixed(1)}" y="${y + 11}" text-anchor="${textAt === to + 6 ? 'start' : 'end'}">${escapeHtml(detail)}</text>`,
-      '</g>',
-    );
+    parts.push(stateText(detail, from, to, y), '</g>');
   });
   parts.push('</svg>');
   return parts.join('');
+}
+
+/** The status in words beside the bar; with no room after it, inside a long bar, else before it. */
+function stateText(detail: string, from: number, to: number, y: number): string {
+  const inside = to + 6 > WIDTH - 120 && to - from > 240;
+  const textAt = to + 6 <= WIDTH - 120 ? to + 6 : inside ? to - 6 : Math.max(LABEL_WIDTH, from - 6);
+  return `<text class="state${inside ? ' inside' : ''}" x="${textAt.toFixed(1)}" y="${y + 11}" text-anchor="${textAt === to + 6 ? 'start' : 'end'}">${escapeHtml(detail)}</text>`;
 }

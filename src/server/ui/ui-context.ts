@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../logging/index.js';
 import type { ApiToken, RunStore } from '../../store/index.js';
+import { pendingApprovals } from '../approvals-inbox.js';
 import type { JournalHub } from '../journal-hub.js';
 import type { OidcSettings } from '../oidc-config.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -15,6 +16,8 @@ import { highestRole, roleAllows, roleFor } from '../tokens.js';
 import type { Scrub } from '../views.js';
 import { html } from './html.js';
 import { sendMessage, type Caller } from './layout.js';
+import { systemClock, type Clock } from '../../timers/index.js';
+import { createLoginThrottle, type LoginThrottle } from './login-throttle.js';
 import { createSessions, SESSION_COOKIE, type Sessions } from './sessions.js';
 
 export interface UiOptions {
@@ -32,11 +35,16 @@ export interface UiOptions {
   outputsDir: string;
   /** Single sign-on (`server.oidc`); none: token login only. */
   oidc?: OidcSettings;
+  /** The time of login throttling. @default systemClock */
+  clock?: Clock;
+  /** Session cookies are `Secure` even over plain HTTP (a TLS proxy in front). @default only over TLS */
+  secureCookies?: boolean;
 }
 
 export interface UiContext extends UiOptions {
   app: FastifyInstance;
   sessions: Sessions;
+  loginThrottle: LoginThrottle;
   /** The caller of a page, or undefined once a redirect to the login page (or 403 for a role too low) is sent. */
   pageCaller(
     request: FastifyRequest,
@@ -70,7 +78,9 @@ export function createUiContext(app: FastifyInstance, options: UiOptions): UiCon
       await reply.redirect(`/login?next=${encodeURIComponent(request.url)}`);
       return undefined;
     }
-    const caller = { token: found.token, session: found.session };
+    // The navigation's count of the gates this caller may decide (the inbox's own list).
+    const pending = await pendingApprovals(options.store, found.token);
+    const caller = { token: found.token, session: found.session, pendingApprovals: pending.length };
     const held = onSomePlaybook ? highestRole(caller.token) : roleFor(caller.token);
     if (!roleAllows(held, role)) {
       const more = html`<p>This needs the ${role} role; you are ${held}.</p>`;
@@ -96,5 +106,6 @@ export function createUiContext(app: FastifyInstance, options: UiOptions): UiCon
     }
     return caller;
   }
-  return { ...options, app, sessions, pageCaller, formCaller };
+  const loginThrottle = createLoginThrottle(options.clock ?? systemClock);
+  return { ...options, app, sessions, loginThrottle, pageCaller, formCaller };
 }

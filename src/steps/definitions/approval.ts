@@ -2,7 +2,7 @@ import type { StepBase, Template } from '../../model/index.js';
 import type { ApprovalDecision } from '../../store/index.js';
 import { StepError, StepFailureKind } from '../executors/step-error.js';
 import type { StepRuntime, LeafResult } from '../executors/types.js';
-import { duration, inputDeclaration } from './schema-parts.js';
+import { duration, inputDeclaration, inputNames } from './schema-parts.js';
 import { defineLeaf, type NormaliseTools } from './step-definition.js';
 import { closedObject, described } from './value-types.js';
 
@@ -201,6 +201,7 @@ export const approvalStep = defineLeaf<ApprovalStep>({
         },
         inputs: {
           type: 'object',
+          propertyNames: inputNames,
           additionalProperties: inputDeclaration,
           description: 'A form the approver fills in (`-i name=value`), declared as playbook inputs are.',
         },

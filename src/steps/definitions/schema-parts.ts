@@ -37,6 +37,15 @@ export const stepList: JsonSchema = { type: 'array', items: { $ref: '#/$defs/ste
 /** Step ids are identifiers so expressions can name them: `steps.<id>`. */
 export const STEP_ID_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
 
+/**
+ * Input names are identifiers, as step ids are: expressions name them (`inputs.<name>`), the CLI
+ * takes them in `-i name=value`, and a form puts them in its fields' ids and names.
+ */
+export const inputNames: JsonSchema = {
+  pattern: STEP_ID_PATTERN,
+  description: 'An input name: letters, digits and `_`, not starting with a digit.',
+};
+
 /** An input declaration (the playbook's `inputs`, an approval gate's form): a JSON Schema with a `type`, plus `secret` and `default`. */
 export const inputDeclaration: JsonSchema = {
   type: 'object',

@@ -72,6 +72,9 @@ export function fieldOf(type: JsonSchema, name: string): FieldLookup {
       'allOf',
     );
   }
+  // Nothing is read from null (JSONata gives no value): beside an object, only the object's fields can be there.
+  if (typeNames(type).length > 0 && typeNames(type).every((one) => one === 'null'))
+    return { found: false, known: true, fields: [], what: 'null' };
   const names = typeNames(type).filter((one) => one !== 'null');
   if (isList(type) || (names.length === 0 && isSchema(type.items))) {
     const inner = fieldOf(itemOf({ ...type, type: 'array' }), name);
