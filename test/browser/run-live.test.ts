@@ -111,6 +111,14 @@ async function sameAsReload(runId: string, point: string, expected: string): Pro
   return reloaded;
 }
 
+/** Resolves once the API says the run is `status`: a point a reload must not come before. */
+async function untilStatus(runId: string, status: string): Promise<void> {
+  const statusOf = async () =>
+    ((await t.api('GET', `/api/v1/runs/${runId}`, { token: t.tokens.viewer })).body as { run: { status: string } }).run
+      .status;
+  await expect.poll(statusOf, { timeout: 20_000 }).toBe(status);
+}
+
 async function startRun(playbook: string): Promise<string> {
   const started = await t.api('POST', '/api/v1/runs', {
     token: t.tokens.operator,
@@ -172,6 +180,8 @@ describe('the live run page says what a reload says', () => {
     hook.release('/item/2');
     await hook.arrived('/item/3');
     hook.release('/item/3');
+    // The point is the run's end: reloaded before it, the reload would show a run the live page has seen end.
+    await untilStatus(runId, 'succeeded');
 
     const ended = await sameAsReload(runId, 'ended', 'succeeded');
     expect(ended).toContain('all systems done');
@@ -201,6 +211,7 @@ describe('the live run page says what a reload says', () => {
     await live.goto(`${t.url}/runs/${runId}`);
     await sameAsReload(runId, 'failing', 'running');
     hook.release('/prepare');
+    await untilStatus(runId, 'failed');
     const text = await sameAsReload(runId, 'failed', 'the canary did not come back');
     expect(await live.locator('#run-status').innerText()).toContain('failed');
     expect(text).not.toContain('still going');

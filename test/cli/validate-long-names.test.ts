@@ -15,7 +15,7 @@ it('shows an unknown operation of 650 KB by its first 60 characters and its size
   writeFileSync(file, `name: long\nsteps:\n  - id: s\n    call: devices.${huge}\n`);
   const result = await runCli(['validate', file]);
   expect(result.code).toBe(2);
-  expect(result.stdout).toContain(`${file}:4:11  error  unknown operation 'devices.${'a'.repeat(52)}… (650 KB)'.`);
+  expect(result.stdout).toContain(`call.yaml:4:11  error  unknown operation 'devices.${'a'.repeat(52)}… (650 KB)'.`);
   expect(result.stdout).toContain('(UNKNOWN_OPERATION)');
   expect(result.stdout).toContain(`> 4 |     call: devices.${'a'.repeat(82)}…\n    |           ^\n`);
   expect(result.stdout.length).toBeLessThan(2000);
